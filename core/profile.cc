@@ -1,0 +1,431 @@
+// Calibration profile YAML: reading, writing, and the nccl-tests bus factors.
+//
+// Format (keys in human units, the unit in the key; SI inside the structs):
+//
+//   name: h100-measured               # optional; default: the file name without .yaml
+//   provenance:                       # first, so a reader sees where the numbers come from
+//     how: measured                   # measured | imported | published
+//     gpu: NVIDIA H100 80GB HBM3
+//     gpu_count: 8
+//     nodes: 1
+//     driver: "550.54.15"              # also cuda, cublas, nccl, date, command (all optional)
+//     nccl_env: {NCCL_ALGO: Ring}
+//     sources: [REFERENCE.md §3]
+//   gemm:                             # per dtype (bf16 | fp16 | fp8 | fp32)
+//     bf16:
+//       max_efficiency: 0.8
+//       samples:
+//         - {m: 8192, n: 8192, k: 8192, tflops: 750.5, heuristic_tflops: 741, p95_time_us: 1520}
+//         - {m: 16, n: 16, k: 16, status: "failed: no algorithm"}
+//   hbm_GBps: 3000
+//   attention_efficiency: 0.55
+//   intra_node_bus_efficiency: 0.8
+//   inter_node_bus_efficiency: 0.9
+//   collectives:
+//     - collective: all_reduce
+//       level: nvlink
+//       group_size: 8
+//       source: measured
+//       samples:
+//         - {bytes: 1048576, time_us: 25.5, busbw_GBps: 71.9}
+//       latency_us: 15
+//       busbw_GBps: 360
+//       half_peak_bytes: 5400000
+//   notes: [cpu backend: no collectives measured]
+//
+// Units: tflops = 1e12 FLOP/s, GBps = 1e9 bytes/s, us = 1e-6 s. The conversion is done on the
+// decimal text (the exponent is shifted), never by multiplying doubles, so a value printed in
+// shortest round-trip form reads back bit-identical: parse(render(p)) == p exactly.
+// Fields equal to their default (0, empty, status ok) are left out of the rendered text.
+#include "core/profile.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "core/yaml_node.h"
+
+namespace meshplan {
+namespace {
+
+constexpr int kTera = 12, kGiga = 9, kMicro = -6;  // decimal exponents of the key units
+const std::vector<std::string> kDtypes = {"bf16", "fp16", "fp8", "fp32"};
+const std::vector<std::string> kHow = {"measured", "imported", "published"};
+
+// ---- Exact decimal scaling ------------------------------------------------------------------
+
+// Digits and exponent of a decimal: value = digits · 10^exp (digits without leading zeros).
+struct Decimal {
+  bool negative = false;
+  std::string digits;
+  int exp = 0;
+};
+
+Decimal to_decimal(const std::string& text) {
+  Decimal d;
+  size_t i = 0;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) d.negative = text[i++] == '-';
+  int frac_digits = 0;
+  bool after_point = false;
+  for (; i < text.size() && text[i] != 'e' && text[i] != 'E'; ++i) {
+    if (text[i] == '.') {
+      after_point = true;
+      continue;
+    }
+    d.digits += text[i];
+    if (after_point) ++frac_digits;
+  }
+  d.exp = (i < text.size() ? std::atoi(text.c_str() + i + 1) : 0) - frac_digits;
+  size_t lead = d.digits.find_first_not_of('0');
+  d.digits = lead == std::string::npos ? "" : d.digits.substr(lead);
+  while (!d.digits.empty() && d.digits.back() == '0') {
+    d.digits.pop_back();
+    ++d.exp;
+  }
+  return d;
+}
+
+std::string from_decimal(const Decimal& d) {
+  if (d.digits.empty()) return "0";
+  std::string sign = d.negative ? "-" : "";
+  int n = static_cast<int>(d.digits.size());
+  int point = n + d.exp;  // digits before the decimal point
+  if (d.exp >= 0 && point <= 17) return sign + d.digits + std::string(d.exp, '0');
+  if (d.exp < 0 && point > 0) return sign + d.digits.substr(0, point) + "." + d.digits.substr(point);
+  if (d.exp < 0 && point > -5) return sign + "0." + std::string(-point, '0') + d.digits;
+  std::string mant = n == 1 ? d.digits : d.digits.substr(0, 1) + "." + d.digits.substr(1);
+  return fmt::format("{}{}e{}", sign, mant, point - 1);
+}
+
+// Text of x · 10^shift, such that parse_scaled(text, -shift) == x bit for bit.
+std::string format_scaled(double x, int shift) {
+  Decimal d = to_decimal(fmt::format("{}", x));
+  d.exp += shift;
+  return from_decimal(d);
+}
+
+bool is_plain_number(const std::string& s) {
+  size_t i = 0, digits = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) ++digits;
+  if (i < s.size() && s[i] == '.')
+    for (++i; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) ++digits;
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    size_t start = i;
+    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+    }
+    if (i == start || i - start > 4) return false;
+  }
+  return i == s.size();
+}
+
+// Reads a non-negative number written in units of 10^shift; the result is the correctly
+// rounded double of the decimal the file holds.
+double parse_scaled(const YamlNode& n, int shift) {
+  std::string s = n.is_scalar() ? n.raw().Scalar() : "";
+  if (!is_plain_number(s)) n.fail("must be a non-negative number");
+  Decimal d = to_decimal(s);
+  d.exp += shift;
+  std::string text = fmt::format("{}e{}", d.digits.empty() ? "0" : d.digits, d.exp);
+  if (d.negative && !d.digits.empty()) n.fail("must be a non-negative number");
+  double v = std::strtod(text.c_str(), nullptr);
+  if (!std::isfinite(v)) n.fail("must be a finite number");
+  return v;
+}
+
+double get_scaled(const YamlNode& n, const std::string& key, int shift) {
+  auto c = n.optional_child(key);
+  return c ? parse_scaled(*c, shift) : 0.0;
+}
+
+std::string get_text(const YamlNode& n, const std::string& key, const std::string& fallback) {
+  auto c = n.optional_child(key);
+  return c ? c->as_string() : fallback;
+}
+
+// ---- Rendering ------------------------------------------------------------------------------
+
+// A YAML scalar for `s`: plain when unambiguous, else double-quoted (JSON escapes are YAML).
+std::string quote(const std::string& s) {
+  bool plain = !s.empty() && !is_plain_number(s) && s != "true" && s != "false" &&
+               s != "null" && s != "~" && std::isalpha(static_cast<unsigned char>(s[0]));
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::strchr("-_./+ ()", c) == nullptr)
+      plain = false;
+  if (!s.empty() && s.back() == ' ') plain = false;
+  return plain ? s : nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void put(std::string& out, const std::string& indent, const std::string& key,
+         const std::string& value) {
+  if (!value.empty()) out += fmt::format("{}{}: {}\n", indent, key, quote(value));
+}
+
+void render_provenance(std::string& out, const Provenance& p) {
+  out += "provenance:\n";
+  put(out, "  ", "how", p.how);
+  put(out, "  ", "gpu", p.gpu);
+  if (p.gpu_count) out += fmt::format("  gpu_count: {}\n", p.gpu_count);
+  if (p.nodes) out += fmt::format("  nodes: {}\n", p.nodes);
+  put(out, "  ", "driver", p.driver);
+  put(out, "  ", "cuda", p.cuda);
+  put(out, "  ", "cublas", p.cublas);
+  put(out, "  ", "nccl", p.nccl);
+  if (!p.nccl_env.empty()) {
+    out += "  nccl_env:\n";
+    for (const auto& [k, v] : p.nccl_env) out += fmt::format("    {}: {}\n", quote(k), quote(v));
+  }
+  put(out, "  ", "date", p.date);
+  put(out, "  ", "command", p.command);
+  if (!p.sources.empty()) {
+    out += "  sources:\n";
+    for (const auto& s : p.sources) out += fmt::format("    - {}\n", quote(s));
+  }
+}
+
+std::string render_gemm_sample(const GemmSample& s) {
+  std::string row = fmt::format("{{m: {}, n: {}, k: {}", s.m, s.n, s.k);
+  if (s.flops_per_s) row += ", tflops: " + format_scaled(s.flops_per_s, -kTera);
+  if (s.heuristic_flops_per_s)
+    row += ", heuristic_tflops: " + format_scaled(s.heuristic_flops_per_s, -kTera);
+  if (s.p95_time_s) row += ", p95_time_us: " + format_scaled(s.p95_time_s, -kMicro);
+  if (s.status != "ok") row += ", status: " + quote(s.status);
+  return row + "}";
+}
+
+void render_gemm(std::string& out, const std::map<std::string, GemmTable>& gemm) {
+  if (gemm.empty()) return;
+  out += "gemm:\n";
+  for (const auto& [dtype, table] : gemm) {
+    out += fmt::format("  {}:\n", quote(dtype));
+    out += fmt::format("    max_efficiency: {}\n", format_scaled(table.max_efficiency, 0));
+    if (table.samples.empty()) continue;
+    out += "    samples:\n";
+    for (const auto& s : table.samples) out += "      - " + render_gemm_sample(s) + "\n";
+  }
+}
+
+void render_collective(std::string& out, const CollectiveFit& c) {
+  out += fmt::format("  - collective: {}\n", quote(c.collective));
+  put(out, "    ", "level", c.level);
+  out += fmt::format("    group_size: {}\n", c.group_size);
+  put(out, "    ", "source", c.source);
+  if (!c.samples.empty()) out += "    samples:\n";
+  for (const auto& s : c.samples) {
+    out += fmt::format("      - {{bytes: {}, time_us: {}, busbw_GBps: {}", s.bytes,
+                       format_scaled(s.time_s, -kMicro),
+                       format_scaled(s.busbw_bytes_per_s, -kGiga));
+    if (s.status != "ok") out += ", status: " + quote(s.status);
+    out += "}\n";
+  }
+  out += fmt::format("    latency_us: {}\n", format_scaled(c.latency_s, -kMicro));
+  out += fmt::format("    busbw_GBps: {}\n", format_scaled(c.busbw_bytes_per_s, -kGiga));
+  out += fmt::format("    half_peak_bytes: {}\n", format_scaled(c.half_peak_bytes, 0));
+}
+
+// ---- Parsing --------------------------------------------------------------------------------
+
+std::string read_status(const YamlNode& row) {
+  auto c = row.optional_child("status");
+  if (!c) return "ok";
+  std::string s = c->as_string();
+  if (s != "ok" && s.rfind("failed", 0) != 0) c->fail("must be 'ok' or start with 'failed'");
+  return s;
+}
+
+Provenance read_provenance(const YamlNode& n) {
+  n.expect_only_keys({"how", "gpu", "gpu_count", "nodes", "driver", "cuda", "cublas", "nccl",
+                      "nccl_env", "date", "command", "sources"});
+  Provenance p;
+  p.how = n.child("how").as_choice(kHow);
+  p.gpu = get_text(n, "gpu", "");
+  p.gpu_count = n.get_int("gpu_count", 0, 0, 100'000'000);
+  p.nodes = n.get_int("nodes", 0, 0, 100'000'000);
+  p.driver = get_text(n, "driver", "");
+  p.cuda = get_text(n, "cuda", "");
+  p.cublas = get_text(n, "cublas", "");
+  p.nccl = get_text(n, "nccl", "");
+  if (auto env = n.optional_child("nccl_env")) {
+    for (const auto& k : env->keys()) p.nccl_env[k] = env->child(k).as_string();
+  }
+  p.date = get_text(n, "date", "");
+  p.command = get_text(n, "command", "");
+  if (auto src = n.optional_child("sources")) {
+    if (!src->is_sequence()) src->fail("must be a list");
+    for (size_t i = 0; i < src->size(); ++i) p.sources.push_back(src->element(i).as_string());
+  }
+  return p;
+}
+
+GemmSample read_gemm_sample(const YamlNode& n) {
+  n.expect_only_keys({"m", "n", "k", "tflops", "heuristic_tflops", "p95_time_us", "status"});
+  GemmSample s;
+  s.m = n.child("m").as_int(1, int64_t{1} << 40);
+  s.n = n.child("n").as_int(1, int64_t{1} << 40);
+  s.k = n.child("k").as_int(1, int64_t{1} << 40);
+  s.status = read_status(n);
+  s.flops_per_s = s.status == "ok" ? parse_scaled(n.child("tflops"), kTera)
+                                   : get_scaled(n, "tflops", kTera);
+  s.heuristic_flops_per_s = get_scaled(n, "heuristic_tflops", kTera);
+  s.p95_time_s = get_scaled(n, "p95_time_us", kMicro);
+  return s;
+}
+
+GemmTable read_gemm_table(const YamlNode& n, const std::string& dtype) {
+  n.expect_only_keys({"max_efficiency", "samples"});
+  GemmTable t;
+  t.dtype = dtype;
+  t.max_efficiency = n.child("max_efficiency").as_double(0.0, 1.0);
+  if (auto samples = n.optional_child("samples")) {
+    if (!samples->is_sequence()) samples->fail("must be a list");
+    for (size_t i = 0; i < samples->size(); ++i)
+      t.samples.push_back(read_gemm_sample(samples->element(i)));
+  }
+  return t;
+}
+
+CollectiveSample read_collective_sample(const YamlNode& n) {
+  n.expect_only_keys({"bytes", "time_us", "busbw_GBps", "status"});
+  CollectiveSample s;
+  s.bytes = n.child("bytes").as_int(0, int64_t{1} << 50);
+  s.status = read_status(n);
+  bool ok = s.status == "ok";
+  s.time_s = ok ? parse_scaled(n.child("time_us"), kMicro) : get_scaled(n, "time_us", kMicro);
+  s.busbw_bytes_per_s =
+      ok ? parse_scaled(n.child("busbw_GBps"), kGiga) : get_scaled(n, "busbw_GBps", kGiga);
+  return s;
+}
+
+CollectiveFit read_collective(const YamlNode& n) {
+  n.expect_only_keys({"collective", "level", "group_size", "source", "samples", "latency_us",
+                      "busbw_GBps", "half_peak_bytes"});
+  CollectiveFit c;
+  c.collective = n.child("collective").as_choice(collective_names());
+  c.level = get_text(n, "level", "");
+  c.group_size = n.child("group_size").as_int(1, 100'000'000);
+  c.source = get_text(n, "source", "");
+  if (auto samples = n.optional_child("samples")) {
+    if (!samples->is_sequence()) samples->fail("must be a list");
+    for (size_t i = 0; i < samples->size(); ++i)
+      c.samples.push_back(read_collective_sample(samples->element(i)));
+  }
+  c.latency_s = parse_scaled(n.child("latency_us"), kMicro);
+  c.busbw_bytes_per_s = parse_scaled(n.child("busbw_GBps"), kGiga);
+  c.half_peak_bytes = get_scaled(n, "half_peak_bytes", 0);
+  return c;
+}
+
+std::string file_stem(const std::string& file) {
+  return std::filesystem::path(file).stem().string();
+}
+
+CalibrationProfile read_profile(const YamlNode& root) {
+  if (!root.is_map()) root.fail("must be a mapping (a calibration profile)");
+  root.expect_only_keys({"name", "provenance", "gemm", "hbm_GBps", "attention_efficiency",
+                         "intra_node_bus_efficiency", "inter_node_bus_efficiency",
+                         "collectives", "notes"});
+  CalibrationProfile p;
+  p.name = get_text(root, "name", file_stem(root.file()));
+  p.provenance = read_provenance(root.child("provenance"));
+  if (auto gemm = root.optional_child("gemm")) {
+    for (const auto& dtype : gemm->keys()) {
+      YamlNode table = gemm->child(dtype);
+      if (std::find(kDtypes.begin(), kDtypes.end(), dtype) == kDtypes.end())
+        table.fail(fmt::format("gemm dtype must be one of {}", fmt::join(kDtypes, "|")));
+      p.gemm[dtype] = read_gemm_table(table, dtype);
+    }
+  }
+  p.hbm_bytes_per_s = get_scaled(root, "hbm_GBps", kGiga);
+  p.attention_efficiency = root.get_double("attention_efficiency", 0.0, 0.0, 1.0);
+  p.intra_node_bus_efficiency = root.get_double("intra_node_bus_efficiency", 0.0, 0.0, 1.0);
+  p.inter_node_bus_efficiency = root.get_double("inter_node_bus_efficiency", 0.0, 0.0, 1.0);
+  if (auto cs = root.optional_child("collectives")) {
+    if (!cs->is_sequence()) cs->fail("must be a list");
+    for (size_t i = 0; i < cs->size(); ++i) p.collectives.push_back(read_collective(cs->element(i)));
+  }
+  if (auto notes = root.optional_child("notes")) {
+    if (!notes->is_sequence()) notes->fail("must be a list");
+    for (size_t i = 0; i < notes->size(); ++i) p.notes.push_back(notes->element(i).as_string());
+  }
+  return p;
+}
+
+}  // namespace
+
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter",
+                                                 "all_to_all", "send_recv",  "broadcast",
+                                                 "reduce"};
+  return names;
+}
+
+double bus_factor(const std::string& collective, int64_t n) {
+  double ranks = static_cast<double>(n);
+  if (collective == "all_reduce") return 2.0 * (ranks - 1) / ranks;
+  if (collective == "all_gather" || collective == "reduce_scatter" || collective == "all_to_all")
+    return (ranks - 1) / ranks;
+  return 1.0;  // send_recv, broadcast, reduce
+}
+
+Result<CalibrationProfile> parse_profile_yaml(const std::string& text, const std::string& file) {
+  return capture_input_errors([&] { return read_profile(YamlNode::parse(text, file)); });
+}
+
+Result<CalibrationProfile> load_profile(const std::string& path) {
+  return capture_input_errors([&] { return read_profile(YamlNode::load_file(path)); });
+}
+
+std::string render_profile_yaml(const CalibrationProfile& p) {
+  std::string out;
+  put(out, "", "name", p.name);
+  render_provenance(out, p.provenance);
+  render_gemm(out, p.gemm);
+  if (p.hbm_bytes_per_s) out += "hbm_GBps: " + format_scaled(p.hbm_bytes_per_s, -kGiga) + "\n";
+  if (p.attention_efficiency)
+    out += "attention_efficiency: " + format_scaled(p.attention_efficiency, 0) + "\n";
+  if (p.intra_node_bus_efficiency)
+    out += "intra_node_bus_efficiency: " + format_scaled(p.intra_node_bus_efficiency, 0) + "\n";
+  if (p.inter_node_bus_efficiency)
+    out += "inter_node_bus_efficiency: " + format_scaled(p.inter_node_bus_efficiency, 0) + "\n";
+  if (!p.collectives.empty()) out += "collectives:\n";
+  for (const auto& c : p.collectives) render_collective(out, c);
+  if (!p.notes.empty()) out += "notes:\n";
+  for (const auto& n : p.notes) out += "  - " + quote(n) + "\n";
+  return out;
+}
+
+Result<bool> write_profile_atomically(const CalibrationProfile& p, const std::string& path) {
+  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
+  std::string text = render_profile_yaml(p);
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.flush();
+    if (!f) {
+      int err = errno;
+      std::filesystem::remove(tmp);
+      return Diagnostic{{path, 0, 0, ""}, "", "", fmt::format("cannot write: {}", std::strerror(err))};
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return Diagnostic{{path, 0, 0, ""}, "", "", fmt::format("cannot write: {}", ec.message())};
+  }
+  return true;
+}
+
+}  // namespace meshplan

@@ -1,0 +1,176 @@
+// core/profile.cc: YAML round trip, units at the edge, errors with positions.
+#include "core/profile.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+namespace meshplan {
+namespace {
+
+CalibrationProfile awkward_profile() {
+  CalibrationProfile p;
+  p.name = "test-profile";
+  p.provenance.how = "measured";
+  p.provenance.gpu = "NVIDIA H100 80GB HBM3";
+  p.provenance.gpu_count = 8;
+  p.provenance.nodes = 1;
+  p.provenance.driver = "550.54.15";
+  p.provenance.cuda = "12.4";
+  p.provenance.nccl_env = {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple,LL128"}};
+  p.provenance.command = "meshplan calibrate --out \"x: y.yaml\"";
+  p.provenance.sources = {"nccl-tests: all_reduce_perf.txt", "true"};
+  GemmTable bf16;
+  bf16.dtype = "bf16";
+  bf16.max_efficiency = 0.8004044489383215;
+  bf16.samples.push_back({8192, 8192, 8192, 7.9154e14 / 3.0, 1.0 / 3.0 * 1e14, 1.234567e-3, "ok"});
+  bf16.samples.push_back({16, 16, 16, 0, 0, 0, "failed: CUBLAS_STATUS_NOT_SUPPORTED"});
+  p.gemm["bf16"] = bf16;
+  p.hbm_bytes_per_s = 2.9e12 + 0.1;
+  p.attention_efficiency = 0.1 + 0.2;
+  p.intra_node_bus_efficiency = 0.8;
+  CollectiveFit c;
+  c.collective = "all_reduce";
+  c.level = "nvlink";
+  c.group_size = 8;
+  c.latency_s = 1.5e-5 / 7;
+  c.busbw_bytes_per_s = 3.6e11 / 9;
+  c.half_peak_bytes = 5.4e6 / 3;
+  c.source = "measured";
+  c.samples = {{8, 2.1e-5, 8 / 2.1e-5 * 1.75, "ok"},
+               {8589934592, 0.0401, 8589934592 / 0.0401 * 1.75, "ok"},
+               {16, 0, 0, "failed: out of memory"}};
+  p.collectives.push_back(c);
+  p.notes = {"cpu backend: no collectives measured", "# not a comment"};
+  return p;
+}
+
+TEST_CASE("a profile renders, parses back, and renders to the same text, bit-exact doubles") {
+  CalibrationProfile p = awkward_profile();
+  std::string text = render_profile_yaml(p);
+  auto back = parse_profile_yaml(text, "test.yaml");
+  REQUIRE_MESSAGE(back.ok(), (back.ok() ? "" : format_diagnostics(back.errors())));
+  CHECK(render_profile_yaml(*back) == text);
+  const CalibrationProfile& q = *back;
+  CHECK(q.name == "test-profile");
+  CHECK(q.provenance.command == p.provenance.command);
+  CHECK(q.provenance.sources == p.provenance.sources);
+  CHECK(q.provenance.nccl_env == p.provenance.nccl_env);
+  CHECK(q.gemm.at("bf16").max_efficiency == p.gemm.at("bf16").max_efficiency);
+  CHECK(q.gemm.at("bf16").samples[0].flops_per_s == p.gemm.at("bf16").samples[0].flops_per_s);
+  CHECK(q.gemm.at("bf16").samples[0].heuristic_flops_per_s ==
+        p.gemm.at("bf16").samples[0].heuristic_flops_per_s);
+  CHECK(q.gemm.at("bf16").samples[0].p95_time_s == p.gemm.at("bf16").samples[0].p95_time_s);
+  CHECK(q.gemm.at("bf16").samples[1].status == "failed: CUBLAS_STATUS_NOT_SUPPORTED");
+  CHECK(q.hbm_bytes_per_s == p.hbm_bytes_per_s);
+  CHECK(q.attention_efficiency == p.attention_efficiency);
+  REQUIRE(q.collectives.size() == 1);
+  CHECK(q.collectives[0].latency_s == p.collectives[0].latency_s);
+  CHECK(q.collectives[0].busbw_bytes_per_s == p.collectives[0].busbw_bytes_per_s);
+  CHECK(q.collectives[0].half_peak_bytes == p.collectives[0].half_peak_bytes);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(q.collectives[0].samples[i].bytes == p.collectives[0].samples[i].bytes);
+    CHECK(q.collectives[0].samples[i].time_s == p.collectives[0].samples[i].time_s);
+    CHECK(q.collectives[0].samples[i].busbw_bytes_per_s ==
+          p.collectives[0].samples[i].busbw_bytes_per_s);
+    CHECK(q.collectives[0].samples[i].status == p.collectives[0].samples[i].status);
+  }
+  CHECK(q.notes == p.notes);
+}
+
+TEST_CASE("keys carry human units: tflops, GBps and microseconds") {
+  CalibrationProfile p;
+  p.name = "units";
+  GemmTable t;
+  t.dtype = "bf16";
+  t.max_efficiency = 0.8;
+  t.samples.push_back({4096, 4096, 4096, 7.92e14, 0, 2e-3, "ok"});
+  p.gemm["bf16"] = t;
+  p.hbm_bytes_per_s = 3.35e12;
+  CollectiveFit c;
+  c.collective = "all_gather";
+  c.group_size = 2;
+  c.latency_s = 6e-6;
+  c.busbw_bytes_per_s = 3.6e11;
+  p.collectives.push_back(c);
+  std::string text = render_profile_yaml(p);
+  CHECK(text.find("{m: 4096, n: 4096, k: 4096, tflops: 792, p95_time_us: 2000}") !=
+        std::string::npos);
+  CHECK(text.find("hbm_GBps: 3350\n") != std::string::npos);
+  CHECK(text.find("latency_us: 6\n") != std::string::npos);
+  CHECK(text.find("busbw_GBps: 360\n") != std::string::npos);
+  CHECK(text.rfind("name: units\nprovenance:\n  how: published\n", 0) == 0);
+}
+
+TEST_CASE("a hand-written profile converts units exactly as decimal text") {
+  auto r = parse_profile_yaml(
+      "provenance: {how: published}\n"
+      "gemm:\n  fp8: {max_efficiency: 0.75, samples: [{m: 1, n: 2, k: 3, tflops: 1.5e3}]}\n"
+      "hbm_GBps: 0.25\n"
+      "collectives:\n  - {collective: send_recv, group_size: 2, latency_us: 7.5, busbw_GBps: 46}\n",
+      "profiles/hand.yaml");
+  REQUIRE(r.ok());
+  CHECK(r->name == "hand");  // file stem when the name is left out
+  CHECK(r->gemm.at("fp8").samples[0].flops_per_s == 1.5e15);
+  CHECK(r->hbm_bytes_per_s == 2.5e8);
+  CHECK(r->collectives[0].latency_s == 7.5e-6);
+  CHECK(r->collectives[0].busbw_bytes_per_s == 4.6e10);
+}
+
+TEST_CASE("profile errors name file, line and column") {
+  auto r = parse_profile_yaml(
+      "provenance:\n  how: measured\nhbm_GBps: -3\n", "bad.yaml");
+  REQUIRE(!r.ok());
+  CHECK(r.errors()[0].where.line == 3);
+  CHECK(r.errors()[0].rule == "must be a non-negative number");
+
+  auto unknown = parse_profile_yaml("provenance: {how: measured}\nhbm_gbps: 3\n", "bad.yaml");
+  REQUIRE(!unknown.ok());
+  CHECK(unknown.errors()[0].where.line == 2);
+  CHECK(format_diagnostics(unknown.errors()).find("hbm_GBps") != std::string::npos);
+
+  auto coll = parse_profile_yaml(
+      "provenance: {how: measured}\ncollectives:\n  - {collective: allreduce, group_size: 8,"
+      " latency_us: 1, busbw_GBps: 1}\n",
+      "bad.yaml");
+  REQUIRE(!coll.ok());
+  CHECK(coll.errors()[0].where.line == 3);
+  CHECK(format_diagnostics(coll.errors()).find("all_reduce") != std::string::npos);
+
+  auto missing = parse_profile_yaml("gemm: {}\n", "bad.yaml");
+  REQUIRE(!missing.ok());
+  CHECK(missing.errors()[0].rule == "is required but missing");
+}
+
+TEST_CASE("bus factors follow nccl-tests doc/PERFORMANCE.md") {
+  CHECK(bus_factor("all_reduce", 8) == 1.75);
+  CHECK(bus_factor("all_gather", 8) == 0.875);
+  CHECK(bus_factor("reduce_scatter", 4) == 0.75);
+  CHECK(bus_factor("all_to_all", 2) == 0.5);
+  CHECK(bus_factor("send_recv", 2) == 1.0);
+}
+
+TEST_CASE("write_profile_atomically replaces the file and reports unwritable paths") {
+  auto dir = std::filesystem::temp_directory_path() / "meshplan_profile_test";
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "p.yaml").string();
+  CalibrationProfile p = awkward_profile();
+  REQUIRE(write_profile_atomically(p, path).ok());
+  auto back = load_profile(path);
+  REQUIRE(back.ok());
+  CHECK(render_profile_yaml(*back) == render_profile_yaml(p));
+  auto bad = write_profile_atomically(p, (dir / "no/such/dir/p.yaml").string());
+  REQUIRE(!bad.ok());
+  CHECK(bad.errors()[0].rule.rfind("cannot write", 0) == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the shipped example profile parses") {
+  auto r = load_profile(std::string(MESHPLAN_SOURCE_DIR) + "/profiles/example.yaml");
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : format_diagnostics(r.errors())));
+  CHECK(r->provenance.how == "published");
+  CHECK(!r->collectives.empty());
+}
+
+}  // namespace
+}  // namespace meshplan
