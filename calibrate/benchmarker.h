@@ -1,0 +1,83 @@
+// The measuring side of calibration: one interface, a CPU implementation (always built) and a
+// CUDA/cuBLASLt/NCCL implementation (built when CUDA is found). The calibration loop
+// (calibration_run.h) only sees this interface, so tests drive it with a fake.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/profile.h"
+#include "core/result.h"
+
+namespace meshplan::calibrate {
+
+// C[m×n] = A[m×k]·B[k×n]; `label` says where the shape came from ("grid", "fwd qkv", …).
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  std::string label;
+  bool operator==(const GemmShape&) const = default;
+};
+
+// Warm-up runs are untimed; each timed iteration is one sample for the median and p95.
+struct TimingOptions {
+  int warmup = 5;
+  int iterations = 20;
+};
+
+struct GemmResult {
+  double median_s = 0;            // best algorithm
+  double p95_s = 0;               // best algorithm
+  double heuristic_median_s = 0;  // the heuristic's first choice; 0 when not measured
+  int algorithms_tried = 0;
+};
+
+struct HbmResult {
+  double copy_bytes_per_s = 0;   // device-to-device copy, bytes read + written
+  double triad_bytes_per_s = 0;  // a[i] = b[i] + s·c[i], 3 arrays moved; 0 when not measured
+};
+
+struct CollectiveRequest {
+  std::string collective;  // one of collective_names()
+  int64_t group_size = 0;  // ranks taking part; REQUIRES: one of collective_group_sizes()
+  int64_t bytes = 0;       // nccl-tests "size" (see core/profile.h CollectiveSample)
+  bool in_place = false;
+  bool graph = false;      // launched through a captured CUDA graph
+  TimingOptions timing;
+};
+
+struct CollectiveResult {
+  double median_s = 0;
+  double p95_s = 0;
+  std::string algorithm;  // NCCL's algorithm/protocol when it reported one, else empty
+};
+
+class Benchmarker {
+ public:
+  virtual ~Benchmarker() = default;
+
+  // Device and software versions for the profile's provenance (how = measured).
+  virtual Provenance describe() const = 0;
+  // GEMM dtypes this backend can run, in the order to measure them.
+  virtual std::vector<std::string> gemm_dtypes() const = 0;
+  // Dense peak FLOP/s of `dtype` on this device (for efficiencies); 0 when unknown.
+  virtual double peak_flops(const std::string& dtype) const = 0;
+  virtual Result<GemmResult> gemm(const GemmShape& shape, const std::string& dtype,
+                                  const TimingOptions& timing) = 0;
+  // `bytes`: size of one buffer; the backend may use less when memory is short.
+  virtual Result<HbmResult> hbm(int64_t bytes, const TimingOptions& timing) = 0;
+
+  // Group sizes collectives can be measured on; empty when the backend has no collectives.
+  virtual std::vector<int64_t> collective_group_sizes() const = 0;
+  // Network level a group of `group_size` consecutive ranks spans (cluster YAML names).
+  virtual std::string level_for_group(int64_t group_size) const = 0;
+  // Largest message the backend can allocate for `collective` (free-memory cap).
+  virtual int64_t max_collective_bytes(const std::string& collective) const = 0;
+  // Every rank of a multi-process run must make the same sequence of calls.
+  virtual Result<CollectiveResult> collective(const CollectiveRequest& request) = 0;
+
+  // False on ranks other than 0 of a multi-process run: only rank 0 writes the profile.
+  virtual bool is_reporting_rank() const { return true; }
+};
+
+}  // namespace meshplan::calibrate

@@ -1,0 +1,176 @@
+// Text logs of nccl-tests (variants listed in nccl_tests_import.h).
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "calibrate/nccl_tests_import.h"
+
+namespace meshplan::calibrate {
+namespace {
+
+struct TextState {
+  NcclTestsLog log;
+  std::set<std::string> hosts;
+  bool header_seen = false;  // "# nThread …"
+  bool footer_seen = false;  // "# Avg bus bandwidth …"
+  int last_row_line = 0;
+};
+
+Diagnostic error_at(const std::string& file, int line, const std::string& text,
+                    const std::string& rule) {
+  return Diagnostic{{file, line, 1, text}, "", "", rule};
+}
+
+// Removes launcher prefixes: OpenMPI --tag-output "[1,0]<stdout>:" and srun --label "0: ".
+std::string strip_prefix(const std::string& line) {
+  static const std::regex mpi(R"(^\[\d+,\d+\]<std(out|err)>:)");
+  static const std::regex srun(R"(^\s*\d+: )");
+  std::smatch m;
+  if (std::regex_search(line, m, mpi)) return m.suffix().str();
+  if (std::regex_search(line, m, srun)) return m.suffix().str();
+  return line;
+}
+
+std::vector<std::string> tokens(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+bool parse_int(const std::string& s, int64_t& v) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool parse_num(const std::string& s, double& v) {
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
+}
+
+void read_header_line(const std::string& line, TextState& st) {
+  static const std::regex rank(
+      R"(Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*)$)");
+  static const std::regex nthread(R"(nThread\s+(\d+)\s+nGpus\s+(\d+))");
+  static const std::regex start(R"(Collective test starting:\s*(\S+))");
+  static const std::regex version(R"(nccl-library=(\d+))");
+  std::smatch m;
+  if (std::regex_search(line, m, rank)) {
+    ++st.log.ranks;
+    st.hosts.insert(m[2].str());
+    if (st.log.gpu.empty()) st.log.gpu = m[3].str();
+  } else if (std::regex_search(line, m, nthread)) {
+    st.header_seen = true;
+    st.log.threads = std::stoll(m[1].str());
+    st.log.gpus_per_thread = std::stoll(m[2].str());
+  } else if (std::regex_search(line, m, start)) {
+    st.log.program = m[1].str();
+  } else if (line.find("Out of bounds values") != std::string::npos) {
+    st.log.validation_failed = line.find("FAILED") != std::string::npos;
+  } else if (line.find("Avg bus bandwidth") != std::string::npos) {
+    st.footer_seen = true;
+  } else if (std::regex_search(line, m, version) && st.log.nccl_version.empty()) {
+    int64_t code = std::stoll(m[1].str());  // NCCL_VERSION_CODE: major·10000 + minor·100 + patch
+    st.log.nccl_version = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
+  }
+}
+
+// One half of a row (out-of-place or in-place): time algbw busbw #wrong [i_min i_max i_p99 i_cv].
+bool read_half(const std::vector<std::string>& t, size_t at, bool optional, NcclTestsHalf& h) {
+  double time = 0, alg = 0, bus = 0;
+  bool ok = parse_num(t[at], time) && parse_num(t[at + 1], alg) && parse_num(t[at + 2], bus);
+  if (!ok) {
+    if (!optional) return false;
+    time = alg = bus = std::numeric_limits<double>::quiet_NaN();
+  }
+  h = NcclTestsHalf{time, alg, bus, t[at + 3]};
+  return true;
+}
+
+Result<bool> read_row(const std::string& line, int number, TextState& st) {
+  const std::string& file = st.log.file;
+  auto t = tokens(line);
+  size_t n = t.size();
+  bool with_root = n == 13 || n == 21;
+  if (!with_root && n != 12 && n != 20)
+    return error_at(file, number, line,
+                    fmt::format("data row has {} fields; nccl-tests rows have 12 or 13 (20 or "
+                                "21 with -I 1): truncated or not an nccl-tests log",
+                                n));
+  NcclTestsRow row;
+  row.line = number;
+  size_t prefix = with_root ? 5 : 4, half = (n - prefix) / 2;
+  bool ok = parse_int(t[0], row.bytes) && parse_int(t[1], row.count) &&
+            (!with_root || parse_int(t[4], row.root));
+  row.type = t[2];
+  row.redop = t[3];
+  ok = ok && read_half(t, prefix, false, row.out_of_place) &&
+       read_half(t, prefix + half, true, row.in_place);
+  if (!ok) return error_at(file, number, line, "data row has a field that is not a number");
+  if (st.log.rows.empty()) st.log.wrong_is_count = with_root;
+  st.log.rows.push_back(row);
+  st.last_row_line = number;
+  return true;
+}
+
+bool is_noise(const std::string& line, TextState& st) {
+  static const std::regex nccl_version(R"(NCCL version (\d+\.\d+\.\d+))");
+  std::smatch m;
+  if (std::regex_search(line, m, nccl_version)) {
+    st.log.nccl_version = m[1].str();
+    return true;
+  }
+  return line.find(" NCCL INFO ") != std::string::npos ||
+         line.find(" NCCL WARN ") != std::string::npos;
+}
+
+Result<bool> read_line(const std::string& raw, int number, TextState& st) {
+  std::string line = strip_prefix(raw);
+  if (is_noise(line, st)) return true;
+  size_t first = line.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return true;
+  if (line[first] == '#') {
+    if (line.find("nThread") != std::string::npos && !st.log.rows.empty())
+      return error_at(st.log.file, number, raw,
+                      "a second nccl-tests run starts here; import one run per file");
+    read_header_line(line, st);
+    return true;
+  }
+  if (!std::isdigit(static_cast<unsigned char>(line[first]))) return true;  // other output
+  if (!st.header_seen)
+    return error_at(st.log.file, number, raw,
+                    "data row before the '# nThread … nGpus …' header: not an nccl-tests log");
+  return read_row(line, number, st);
+}
+
+}  // namespace
+
+Result<NcclTestsLog> parse_nccl_tests_text(const std::string& text, const std::string& file) {
+  TextState st;
+  st.log.file = file;
+  std::istringstream in(text);
+  int number = 0;
+  for (std::string raw; std::getline(in, raw);) {
+    auto r = read_line(raw, ++number, st);
+    if (!r) return r.errors();
+  }
+  if (!st.header_seen)
+    return error_at(file, 1, "", "not an nccl-tests log: no '# nThread … nGpus …' header line");
+  if (st.log.rows.empty())
+    return error_at(file, number, "", "nccl-tests log has no data rows (truncated?)");
+  if (!st.footer_seen)
+    return error_at(file, st.last_row_line, "",
+                    "nccl-tests log ends without its '# Avg bus bandwidth' footer: truncated "
+                    "after this line");
+  st.log.nodes = static_cast<int64_t>(st.hosts.size());
+  st.log.collective = collective_from_name(st.log.program);
+  return st.log;
+}
+
+}  // namespace meshplan::calibrate

@@ -1,0 +1,70 @@
+#include "cli/cli_common.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace meshplan::cli {
+
+void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
+  sub->add_option("--model", in.model_path, "model YAML (models/*.yaml) or Hugging Face config.json")
+      ->required();
+  sub->add_option("--cluster", in.cluster_path, "cluster YAML (topologies/*.yaml)")->required();
+  sub->add_option("--seq-len", in.seq_len, "tokens per sequence (default: the model's training.seq_len)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--global-batch", in.global_batch,
+                  "sequences per optimizer step (default: the model's training.global_batch)")
+      ->check(CLI::PositiveNumber);
+  if (with_layout) {
+    sub->add_option("--layout", in.layout_text,
+                    "e.g. tp=8,pp=4,zero=1,mbs=1,recompute=selective (dp fills the rest)")
+        ->required();
+  }
+}
+
+void add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& choices) {
+  sub->add_option("--format", format, "output format")->check(CLI::IsMember(choices));
+}
+
+int print_errors(const std::vector<Diagnostic>& errors) {
+  std::fputs(format_diagnostics(errors).c_str(), stderr);
+  return kExitBadInput;
+}
+
+std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
+  Result<ModelSpec> model = load_model(in.model_path);
+  Result<ClusterSpec> cluster = load_cluster(in.cluster_path);
+  std::vector<Diagnostic> errors;
+  if (!model) errors.insert(errors.end(), model.errors().begin(), model.errors().end());
+  if (!cluster) errors.insert(errors.end(), cluster.errors().begin(), cluster.errors().end());
+  if (!errors.empty()) {
+    print_errors(errors);
+    return std::nullopt;
+  }
+  Inputs out{model.value(), cluster.value(), model->training, Layout{}, cluster->gpus()};
+  if (in.seq_len > 0) out.training.seq_len = in.seq_len;
+  if (in.global_batch > 0) out.training.global_batch = in.global_batch;
+  if (in.gpus > 0) {
+    if (in.gpus > out.gpus) {
+      print_errors({Diagnostic{{"--gpus", 0, 0, ""}, "gpus", std::to_string(in.gpus),
+                               fmt::format("must not exceed the cluster's {} GPUs", out.gpus)}});
+      return std::nullopt;
+    }
+    out.gpus = in.gpus;
+  }
+  if (!with_layout) return out;
+  Result<Layout> layout = parse_layout(in.layout_text);
+  if (!layout) {
+    print_errors(layout.errors());
+    return std::nullopt;
+  }
+  out.layout = layout.value();
+  errors = check_layout(out.layout, out.model, out.gpus, out.training);
+  if (!errors.empty()) {
+    print_errors(errors);
+    return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace meshplan::cli

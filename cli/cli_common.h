@@ -1,0 +1,47 @@
+// What the subcommands share: the --model/--cluster/--layout options, loading them with every
+// error printed as file:line:col diagnostics, and writing output.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "core/diagnostic.h"
+#include "core/layout.h"
+#include "core/model_spec.h"
+
+namespace meshplan::cli {
+
+constexpr int kExitBadInput = 2;
+
+struct InputOptions {
+  std::string model_path, cluster_path, layout_text, profile_path;
+  int64_t seq_len = 0;       // 0: the model's training.seq_len
+  int64_t global_batch = 0;  // 0: the model's training.global_batch
+  int64_t gpus = 0;          // 0: every GPU of the cluster
+  std::string format = "table";
+};
+
+// Adds --model, --cluster, --seq-len, --global-batch (and --layout when `with_layout`).
+void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout);
+// Adds --format with the given choices.
+void add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& choices);
+
+struct Inputs {
+  ModelSpec model;
+  ClusterSpec cluster;
+  TrainingSpec training;
+  Layout layout;  // checked and resolved when a layout was requested
+  int64_t gpus = 0;
+};
+
+// Loads and checks everything; on failure prints the diagnostics to stderr and returns nullopt.
+std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout);
+
+// Prints diagnostics to stderr; returns kExitBadInput.
+int print_errors(const std::vector<Diagnostic>& errors);
+
+}  // namespace meshplan::cli

@@ -1,0 +1,33 @@
+// meshplan: a parallelism planner and cluster simulator for large-model training.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+
+namespace {
+
+struct CommandEntry {
+  const char* name;
+  meshplan::cli::AddCommand add;
+};
+
+// Subcommands, in the order `meshplan --help` lists them.
+const CommandEntry kCommands[] = {
+    {"memory", meshplan::cli::add_memory_command},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"meshplan: plan DP/TP/PP/CP/EP layouts for large-model training"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "meshplan 0.1.0");
+  int exit_code = 0;
+  for (const auto& c : kCommands) c.add(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,61 @@
+// The machine: GPU type, node count, and the network as levels, innermost first (DESIGN.md §2).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model_spec.h"
+#include "core/result.h"
+
+namespace meshplan {
+
+struct GpuSpec {
+  std::string name;
+  double peak_bf16_flops_per_s = 0;  // dense, never the 2:4-sparse figure
+  double peak_fp8_flops_per_s = 0;   // 0 when the GPU has no fp8 tensor cores
+  int64_t hbm_bytes = 0;
+  double hbm_bytes_per_s = 0;
+  std::string source;  // datasheet the numbers come from
+
+  double peak_flops_per_s(Precision p) const {
+    return p == Precision::fp8 && peak_fp8_flops_per_s > 0 ? peak_fp8_flops_per_s
+                                                           : peak_bf16_flops_per_s;
+  }
+};
+
+// A network level: `span` GPUs share it (8 for an NVLink node, the pod size for a leaf/spine).
+struct NetworkLevel {
+  std::string name;
+  int64_t span = 0;
+  double bandwidth_bytes_per_s = 0;  // per GPU, per direction
+  double latency_s = 0;
+  double oversubscription = 1.0;  // traffic crossing this level gets bandwidth / oversubscription
+  double effective_bandwidth_bytes_per_s() const {
+    return bandwidth_bytes_per_s / oversubscription;
+  }
+};
+
+struct ClusterSpec {
+  std::string name;
+  GpuSpec gpu;
+  int64_t nodes = 0;
+  int64_t gpus_per_node = 0;
+  std::string profile;  // name of a calibration profile (profiles/<name>.yaml); may be empty
+  std::vector<NetworkLevel> network;
+  std::string file;  // where it was read from; profiles are looked up beside it
+
+  int64_t gpus() const { return nodes * gpus_per_node; }
+  // Index of the innermost level whose span covers a group of `span` consecutive ranks.
+  // REQUIRES: span <= network.back().span
+  size_t level_for_span(int64_t span) const;
+};
+
+// The built-in GPU table (datasheet numbers). Returns nullptr for unknown names.
+const GpuSpec* find_gpu(const std::string& name);
+std::vector<std::string> gpu_names();
+
+Result<ClusterSpec> load_cluster(const std::string& path);
+Result<ClusterSpec> parse_cluster_yaml(const std::string& text, const std::string& file);
+
+}  // namespace meshplan

@@ -1,0 +1,154 @@
+// Maps a Hugging Face config.json (model_type llama, mistral, qwen2, mixtral, qwen3_moe,
+// deepseek_v3) onto a ModelSpec. Fields we do not use are ignored, as transformers does.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/json_location.h"
+#include "core/model_checks.h"
+#include "core/model_spec.h"
+#include "core/result.h"
+
+namespace meshplan {
+namespace {
+
+using nlohmann::json;
+
+class ConfigReader {
+ public:
+  ConfigReader(const json& j, const std::string& text, const std::string& file)
+      : j_(j), text_(text), file_(file) {}
+
+  Diagnostic diagnostic(const std::string& key, const std::string& rule) const {
+    std::string value = j_.contains(key) ? j_.at(key).dump() : "";
+    return Diagnostic{location_of_json_key(file_, text_, key), key, value, rule};
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& rule) const {
+    throw InputError{{diagnostic(key, rule)}};
+  }
+
+  bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+
+  int64_t get_int(const std::string& key, int64_t min) const {
+    if (!has(key)) fail(key, "is required but missing");
+    const json& v = j_.at(key);
+    if (!v.is_number_integer()) fail(key, "must be an integer");
+    int64_t i = v.get<int64_t>();
+    if (i < min) fail(key, fmt::format("must be at least {}", min));
+    return i;
+  }
+  int64_t get_int(const std::string& key, int64_t fallback, int64_t min) const {
+    return has(key) ? get_int(key, min) : fallback;
+  }
+  bool get_bool(const std::string& key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_boolean()) fail(key, "must be true or false");
+    return j_.at(key).get<bool>();
+  }
+  std::string get_string(const std::string& key) const {
+    if (!has(key)) fail(key, "is required but missing");
+    if (!j_.at(key).is_string()) fail(key, "must be a string");
+    return j_.at(key).get<std::string>();
+  }
+  // First present key of `keys`, else fallback.
+  int64_t get_first(const std::vector<std::string>& keys, int64_t fallback, int64_t min) const {
+    for (const auto& k : keys)
+      if (has(k)) return get_int(k, min);
+    return fallback;
+  }
+
+ private:
+  const json& j_;
+  const std::string& text_;
+  const std::string& file_;
+};
+
+std::string stem_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base == "config.json" && slash != std::string::npos) {
+    auto prev = path.find_last_of('/', slash - 1);
+    return path.substr(prev == std::string::npos ? 0 : prev + 1,
+                       slash - (prev == std::string::npos ? 0 : prev + 1));
+  }
+  auto dot = base.rfind('.');
+  return dot == std::string::npos ? base : base.substr(0, dot);
+}
+
+ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
+  ConfigReader r(j, text, file);
+  const std::vector<std::string> types = {"llama", "mistral", "qwen2", "mixtral", "qwen3",
+                                          "qwen3_moe", "deepseek_v3"};
+  std::string type = r.get_string("model_type");
+  if (std::find(types.begin(), types.end(), type) == types.end()) {
+    r.fail("model_type", fmt::format("must be one of {}", fmt::join(types, "|")));
+  }
+  ModelSpec m;
+  m.name = stem_of(file);
+  m.layers = r.get_int("num_hidden_layers", 1);
+  m.hidden = r.get_int("hidden_size", 1);
+  m.heads = r.get_int("num_attention_heads", 1);
+  m.kv_heads = r.get_int("num_key_value_heads", m.heads, 1);
+  m.head_dim = r.get_int("head_dim", 0, 1);
+  m.vocab = r.get_int("vocab_size", 1);
+  m.ffn_hidden = r.get_int("intermediate_size", 1);
+  m.mlp = MlpKind::swiglu;
+  m.norm = NormKind::rmsnorm;
+  m.tied_embeddings = r.get_bool("tie_word_embeddings", false);
+  m.qk_norm = type == "qwen3" || type == "qwen3_moe";
+  m.attention = AttentionKind::flash;
+  // Training defaults: the pre-training length of these families is 4K-8K tokens; the model's
+  // max_position_embeddings is a ceiling, not what pre-training used.
+  m.training.seq_len = std::min<int64_t>(8192, r.get_int("max_position_embeddings", 8192, 1));
+  int64_t experts = r.get_first({"num_local_experts", "num_experts", "n_routed_experts"}, 0, 1);
+  if (experts > 0) {
+    MoeSpec moe;
+    moe.experts = experts;
+    moe.top_k = r.get_int("num_experts_per_tok", 1);
+    moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", m.ffn_hidden, 1);
+    moe.shared_experts = r.get_int("n_shared_experts", 0, 0);
+    moe.first_dense_layers = r.get_int("first_k_dense_replace", 0, 0);
+    if (moe.top_k > moe.experts) r.fail("num_experts_per_tok", "must not exceed the expert count");
+    m.moe = moe;
+  }
+  if (r.has("kv_lora_rank")) {
+    MlaSpec mla;
+    mla.q_lora_rank = r.get_int("q_lora_rank", 0, 0);
+    mla.kv_lora_rank = r.get_int("kv_lora_rank", 1);
+    mla.qk_nope_head_dim = r.get_int("qk_nope_head_dim", 1);
+    mla.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 0);
+    mla.v_head_dim = r.get_int("v_head_dim", 1);
+    m.mla = mla;
+    m.head_dim = mla.v_head_dim;
+    m.kv_heads = m.heads;
+  }
+  complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
+    return r.diagnostic(field, rule);
+  });
+  return m;
+}
+
+}  // namespace
+
+Result<ModelSpec> parse_hf_config(const std::string& text, const std::string& file) {
+  return capture_input_errors([&]() -> ModelSpec {
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::parse_error& e) {
+      std::string what = e.what();
+      auto colon = what.find("syntax error");
+      throw InputError{{Diagnostic{location_of_offset(file, text, e.byte > 0 ? e.byte - 1 : 0),
+                                   "", "",
+                                   "invalid JSON: " + (colon == std::string::npos
+                                                           ? what
+                                                           : what.substr(colon))}}};
+    }
+    if (!j.is_object()) {
+      throw InputError{{Diagnostic{{file, 1, 1, ""}, "", "", "must be a JSON object"}}};
+    }
+    return read_config(j, text, file);
+  });
+}
+
+}  // namespace meshplan

@@ -1,0 +1,68 @@
+// One way to lay a training job out on the GPUs (DESIGN.md §2, "Layout").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "core/model_spec.h"
+#include "core/result.h"
+
+namespace meshplan {
+
+enum class Recompute { none, selective, full };
+// Pipeline schedules (a table in planner/ and simulator/ gives their properties).
+enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1 };
+// The four factors of the GPU count; `order` lists them innermost first.
+enum class Dim { tp, cp, dp, pp };
+
+struct Layout {
+  int64_t dp = 0;  // 0: fill the GPUs left after tp·pp·cp (resolved by check_layout)
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t cp = 1;
+  int64_t ep = 1;  // expert parallel; EP groups are carved out of the dp·cp ranks
+  int zero = 1;    // 0: none, 1: optimizer states sharded (Megatron distributed optimizer),
+                   // 2: + gradients, 3: + parameters (FSDP / ZeRO-3)
+  int64_t mbs = 1; // micro-batch size, sequences
+  int64_t vpp = 1; // virtual pipeline stages (model chunks) per rank
+  Recompute recompute = Recompute::none;
+  int64_t recompute_layers = 0;  // layers per stage fully recomputed; the rest follow recompute
+  bool sp = true;                // sequence parallel (only meaningful with tp > 1)
+  Schedule schedule = Schedule::one_f_one_b;
+  bool tp_overlap = false;  // TP communication overlapped with GEMMs (userbuffers / async TP)
+  bool uneven = false;      // allow layers not divisible by pp·vpp (first/last chunks get fewer)
+  std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
+
+  int64_t model_parallel() const { return tp * pp * cp; }
+  int64_t gpus() const { return dp * tp * pp * cp; }
+  // Ranks between consecutive members of a `d` group (product of the degrees inside it).
+  int64_t stride(Dim d) const;
+  int64_t degree(Dim d) const;
+};
+
+const char* to_string(Recompute r);
+const char* to_string(Schedule s);
+const char* to_string(Dim d);
+// "tp=8,pp=4,dp=2,cp=1,ep=1,zero=1,mbs=1,vpp=1,recompute=none,..." (every field, parseable).
+std::string to_string(const Layout& l);
+// Compact label for tables: "tp8 pp4 dp2 z1 mbs1 sel 1f1b" (defaults omitted).
+std::string short_label(const Layout& l);
+
+// Parses "--layout tp=8,pp=4,..." (keys: dp tp pp cp ep zero mbs vpp recompute
+// recompute_layers sp schedule order tp_overlap uneven). Unset keys keep their defaults; sp
+// defaults to tp > 1 and schedule to interleaved when vpp > 1. Errors carry the column.
+Result<Layout> parse_layout(const std::string& text, const std::string& origin = "--layout");
+
+// Per-chunk layer counts for pp·vpp chunks in pipeline order (chunk c lives on rank c % pp).
+// Even when divisible; otherwise ceil-sized chunks with the deficit taken from the last chunk,
+// then the first, then the second-to-last, ... (Llama 3 405B: first and last stages hold fewer).
+std::vector<int64_t> chunk_layers(int64_t layers, int64_t pp, int64_t vpp);
+
+// Checks `l` against the model, cluster and batch; resolves dp when 0. Returns every violation.
+std::vector<Diagnostic> check_layout(Layout& l, const ModelSpec& m, int64_t gpus,
+                                     const TrainingSpec& t, const std::string& origin = "--layout");
+
+}  // namespace meshplan

@@ -1,0 +1,38 @@
+#include "core/model_checks.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+namespace meshplan {
+
+void complete_and_check_model(ModelSpec& m, const FieldDiagnostic& at) {
+  std::vector<Diagnostic> errors;
+  auto fail = [&](const std::string& field, const std::string& rule) {
+    errors.push_back(at(field, rule));
+  };
+  if (m.head_dim == 0) {
+    if (m.hidden % m.heads != 0) {
+      fail("heads", fmt::format("must divide hidden ({}) when head_dim is not given", m.hidden));
+    }
+    m.head_dim = m.hidden / m.heads;
+  }
+  if (m.heads % m.kv_heads != 0) {
+    fail("kv_heads", fmt::format("must divide heads ({}) (grouped-query attention)", m.heads));
+  }
+  if (m.ffn_hidden == 0) {
+    if (m.mlp == MlpKind::swiglu && !(m.moe && m.moe->first_dense_layers == 0)) {
+      fail("ffn_hidden", "is required when mlp is swiglu");
+    }
+    m.ffn_hidden = m.mlp == MlpKind::swiglu ? 0 : 4 * m.hidden;
+  }
+  if (m.moe && m.moe->first_dense_layers >= m.layers) {
+    fail("moe.first_dense_layers", fmt::format("must be less than layers ({})", m.layers));
+  }
+  if (m.position_embedding == PositionEmbedding::learned && m.max_positions == 0) {
+    fail("max_positions", "is required when position_embedding is learned");
+  }
+  if (!errors.empty()) throw InputError{errors};
+}
+
+}  // namespace meshplan

@@ -1,0 +1,83 @@
+// The transformer being trained: shapes only, no parallelism. Key names follow DESIGN.md §2.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+
+namespace meshplan {
+
+enum class MlpKind { gelu, swiglu, relu };
+enum class NormKind { layernorm, rmsnorm };
+enum class AttentionKind { flash, standard };
+enum class PositionEmbedding { rope, alibi, learned };
+enum class Precision { bf16, fp8 };
+
+struct MoeSpec {
+  int64_t experts = 0;            // routed experts per MoE layer
+  int64_t top_k = 0;              // routed experts per token
+  int64_t expert_ffn_hidden = 0;  // FFN width of one expert
+  int64_t shared_experts = 0;     // always-active experts of the same width (DeepSeek)
+  int64_t first_dense_layers = 0; // leading layers with a dense MLP of width ffn_hidden
+  // Tokens an expert accepts relative to a perfectly even split (GShard's capacity factor).
+  // Default 1.0: dropless routing balanced on average (Megatron-core's default is dropless).
+  double capacity_factor = 1.0;
+};
+
+struct MlaSpec {  // DeepSeek-V2/V3 multi-head latent attention
+  int64_t q_lora_rank = 0;  // 0: queries projected directly from the hidden state
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+};
+
+struct TrainingSpec {
+  int64_t seq_len = 4096;      // tokens per sequence
+  int64_t global_batch = 1024; // sequences per optimizer step
+  Precision precision = Precision::bf16;
+};
+
+struct ModelSpec {
+  std::string name;
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;    // default: heads (MHA)
+  int64_t head_dim = 0;    // default: hidden / heads
+  int64_t ffn_hidden = 0;  // default 4·hidden for gelu/relu; required for swiglu
+  int64_t vocab = 0;
+  MlpKind mlp = MlpKind::gelu;
+  NormKind norm = NormKind::layernorm;
+  bool tied_embeddings = false;
+  bool dropout = false;  // dropout masks cost activation memory when true
+  bool bias = false;     // linear layers carry biases (GPT-2/3, BLOOM); LayerNorm has β anyway
+  bool qk_norm = false;  // per-head RMSNorm on queries and keys (Qwen3)
+  AttentionKind attention = AttentionKind::flash;
+  PositionEmbedding position_embedding = PositionEmbedding::rope;
+  int64_t max_positions = 0;  // rows of a learned position table
+  std::optional<MoeSpec> moe;
+  std::optional<MlaSpec> mla;
+  TrainingSpec training;
+
+  bool is_moe_layer(int64_t layer) const { return moe && layer >= moe->first_dense_layers; }
+  int64_t moe_layers() const { return moe ? layers - moe->first_dense_layers : 0; }
+  int64_t dense_layers() const { return layers - moe_layers(); }
+  int64_t q_width() const;   // columns of Q = heads · (qk head dim)
+  int64_t kv_width() const;  // columns of K (and of V for non-MLA) = kv_heads · head_dim
+};
+
+const char* to_string(MlpKind k);
+const char* to_string(NormKind k);
+const char* to_string(AttentionKind k);
+const char* to_string(Precision p);
+
+// Loads a model from our YAML (models/*.yaml) or from a Hugging Face config.json (chosen by
+// extension .json). Unknown YAML fields are errors; unknown config.json fields are ignored.
+Result<ModelSpec> load_model(const std::string& path);
+Result<ModelSpec> parse_model_yaml(const std::string& text, const std::string& file);
+Result<ModelSpec> parse_hf_config(const std::string& text, const std::string& file);
+
+}  // namespace meshplan

@@ -1,0 +1,124 @@
+// Reads models/*.yaml (DESIGN.md §2) into a ModelSpec, then checks it (model_checks.cc).
+#include <fmt/format.h>
+
+#include "core/model_checks.h"
+#include "core/model_spec.h"
+#include "core/yaml_node.h"
+
+namespace meshplan {
+namespace {
+
+// Bounds that reject typos and absurd sizes, not plausible future models.
+constexpr int64_t kMaxLayers = 100'000;
+constexpr int64_t kMaxWidth = 10'000'000;
+constexpr int64_t kMaxVocab = 100'000'000;
+
+MlpKind mlp_kind(const std::string& s) {
+  return s == "swiglu" ? MlpKind::swiglu : s == "relu" ? MlpKind::relu : MlpKind::gelu;
+}
+
+MoeSpec read_moe(const YamlNode& n) {
+  n.expect_only_keys({"experts", "top_k", "expert_ffn_hidden", "shared_experts",
+                      "first_dense_layers", "capacity_factor"});
+  MoeSpec m;
+  m.experts = n.child("experts").as_int(1, 1'000'000);
+  m.top_k = n.child("top_k").as_int(1, 1'000'000);
+  m.expert_ffn_hidden = n.child("expert_ffn_hidden").as_int(1, kMaxWidth);
+  m.shared_experts = n.get_int("shared_experts", 0, 0, 1'000'000);
+  m.first_dense_layers = n.get_int("first_dense_layers", 0, 0, kMaxLayers);
+  m.capacity_factor = n.get_double("capacity_factor", 1.0, 1.0, 1000.0);
+  if (m.top_k > m.experts) {
+    n.child("top_k").fail(fmt::format("must not exceed moe.experts ({})", m.experts));
+  }
+  return m;
+}
+
+MlaSpec read_mla(const YamlNode& n) {
+  n.expect_only_keys(
+      {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+  MlaSpec m;
+  m.q_lora_rank = n.get_int("q_lora_rank", 0, 0, kMaxWidth);
+  m.kv_lora_rank = n.child("kv_lora_rank").as_int(1, kMaxWidth);
+  m.qk_nope_head_dim = n.child("qk_nope_head_dim").as_int(1, kMaxWidth);
+  m.qk_rope_head_dim = n.child("qk_rope_head_dim").as_int(0, kMaxWidth);
+  m.v_head_dim = n.child("v_head_dim").as_int(1, kMaxWidth);
+  return m;
+}
+
+TrainingSpec read_training(const YamlNode& n) {
+  n.expect_only_keys({"seq_len", "global_batch", "precision"});
+  TrainingSpec t;
+  t.seq_len = n.get_int("seq_len", t.seq_len, 1, 100'000'000);
+  t.global_batch = n.get_int("global_batch", t.global_batch, 1, 1'000'000'000);
+  t.precision = n.get_choice("precision", "bf16", {"bf16", "fp8"}) == "fp8" ? Precision::fp8
+                                                                           : Precision::bf16;
+  return t;
+}
+
+ModelSpec read_model(const YamlNode& root) {
+  root.expect_only_keys({"name", "layers", "hidden", "heads", "kv_heads", "head_dim",
+                         "ffn_hidden", "vocab", "mlp", "norm", "tied_embeddings", "dropout",
+                         "bias", "qk_norm", "attention", "position_embedding", "max_positions",
+                         "moe", "mla", "training"});
+  ModelSpec m;
+  m.name = root.child("name").as_string();
+  m.layers = root.child("layers").as_int(1, kMaxLayers);
+  m.hidden = root.child("hidden").as_int(1, kMaxWidth);
+  m.heads = root.child("heads").as_int(1, kMaxWidth);
+  m.kv_heads = root.get_int("kv_heads", m.heads, 1, kMaxWidth);
+  m.head_dim = root.get_int("head_dim", 0, 1, kMaxWidth);
+  m.vocab = root.child("vocab").as_int(1, kMaxVocab);
+  m.mlp = mlp_kind(root.get_choice("mlp", "gelu", {"gelu", "swiglu", "relu"}));
+  m.ffn_hidden = root.get_int("ffn_hidden", 0, 1, kMaxWidth);
+  m.norm = root.get_choice("norm", "layernorm", {"layernorm", "rmsnorm"}) == "rmsnorm"
+               ? NormKind::rmsnorm
+               : NormKind::layernorm;
+  m.tied_embeddings = root.get_bool("tied_embeddings", false);
+  m.dropout = root.get_bool("dropout", false);
+  m.bias = root.get_bool("bias", false);
+  m.qk_norm = root.get_bool("qk_norm", false);
+  m.attention = root.get_choice("attention", "flash", {"flash", "standard"}) == "standard"
+                    ? AttentionKind::standard
+                    : AttentionKind::flash;
+  std::string pos = root.get_choice("position_embedding", "rope", {"rope", "alibi", "learned"});
+  m.position_embedding = pos == "learned" ? PositionEmbedding::learned
+                         : pos == "alibi" ? PositionEmbedding::alibi
+                                          : PositionEmbedding::rope;
+  m.max_positions = root.get_int("max_positions", 0, 1, 100'000'000);
+  if (auto n = root.optional_child("moe")) m.moe = read_moe(*n);
+  if (auto n = root.optional_child("mla")) m.mla = read_mla(*n);
+  if (auto n = root.optional_child("training")) m.training = read_training(*n);
+  complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
+    auto dot = field.find('.');
+    YamlNode at = root;
+    if (dot != std::string::npos && root.has(field.substr(0, dot))) {
+      at = root.child(field.substr(0, dot));
+      auto leaf = field.substr(dot + 1);
+      if (at.has(leaf)) at = at.child(leaf);
+    } else if (root.has(field)) {
+      at = root.child(field);
+    }
+    Diagnostic d = at.diagnostic(rule);
+    d.field = field;
+    return d;
+  });
+  return m;
+}
+
+}  // namespace
+
+Result<ModelSpec> parse_model_yaml(const std::string& text, const std::string& file) {
+  return capture_input_errors([&] { return read_model(YamlNode::parse(text, file)); });
+}
+
+Result<ModelSpec> load_model(const std::string& path) {
+  return capture_input_errors([&]() -> ModelSpec {
+    std::string text = read_text_file(path);
+    bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
+    Result<ModelSpec> r = json ? parse_hf_config(text, path) : parse_model_yaml(text, path);
+    if (!r) throw InputError{r.errors()};
+    return r.value();
+  });
+}
+
+}  // namespace meshplan

@@ -1,0 +1,89 @@
+// Calibration profile: measured (or published) throughput the cost model reads (DESIGN.md §2).
+// Provenance first, then raw samples, then fits. Every number the cost model uses comes from
+// here or from a documented default in planner/.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace meshplan {
+
+struct Provenance {
+  std::string how = "published";  // measured | imported | published
+  std::string gpu;                // GPU name
+  int64_t gpu_count = 0;
+  int64_t nodes = 0;
+  std::string driver, cuda, cublas, nccl;
+  std::map<std::string, std::string> nccl_env;  // NCCL_* variables in effect
+  std::string date;
+  std::string command;
+  std::vector<std::string> sources;  // papers, datasheets, logs the numbers come from
+};
+
+// One timed GEMM C[m×n] = A[m×k]·B[k×n].
+struct GemmSample {
+  int64_t m = 0, n = 0, k = 0;
+  double flops_per_s = 0;             // best algorithm, median time
+  double heuristic_flops_per_s = 0;   // cuBLASLt heuristic's first choice (0: not measured)
+  double p95_time_s = 0;              // 0: not measured
+  std::string status = "ok";          // ok | failed: <reason>
+};
+
+// Throughput of one dtype. Between samples the cost model interpolates; away from them it uses
+// the fallback: time = flops / (max_efficiency · peak) + bytes moved / HBM bandwidth.
+struct GemmTable {
+  std::string dtype;            // bf16 | fp16 | fp8
+  double max_efficiency = 0;    // best achieved / dense peak
+  std::vector<GemmSample> samples;
+};
+
+struct CollectiveSample {
+  int64_t bytes = 0;   // nccl-tests "size": the larger of send and receive buffer per rank
+  double time_s = 0;   // out-of-place median
+  double busbw_bytes_per_s = 0;
+  std::string status = "ok";
+};
+
+// A collective on one network level and group size: samples, then the α-β fit
+// t = α + bytes·factor/busbw (factor: nccl-tests bus factor).
+struct CollectiveFit {
+  std::string collective;  // all_reduce | all_gather | reduce_scatter | all_to_all | send_recv
+  std::string level;       // network level name as in the cluster YAML (nvlink, ib, ...)
+  int64_t group_size = 0;
+  double latency_s = 0;
+  double busbw_bytes_per_s = 0;
+  double half_peak_bytes = 0;  // message size reaching half the peak bus bandwidth
+  std::string source;
+  std::vector<CollectiveSample> samples;
+};
+
+struct CalibrationProfile {
+  std::string name;
+  Provenance provenance;
+  std::map<std::string, GemmTable> gemm;  // by dtype
+  double hbm_bytes_per_s = 0;             // achieved copy bandwidth (read + write counted)
+  double attention_efficiency = 0;        // fused attention fwd+bwd achieved / dense peak
+  // Bus bandwidth / link bandwidth for levels without a measured fit: innermost level, others.
+  double intra_node_bus_efficiency = 0;
+  double inter_node_bus_efficiency = 0;
+  std::vector<CollectiveFit> collectives;
+  std::vector<std::string> notes;  // e.g. "cpu backend: no collectives measured"
+};
+
+const std::vector<std::string>& collective_names();
+// nccl-tests bus-bandwidth factor for a collective over n ranks (doc/PERFORMANCE.md).
+double bus_factor(const std::string& collective, int64_t n);
+
+Result<CalibrationProfile> load_profile(const std::string& path);
+Result<CalibrationProfile> parse_profile_yaml(const std::string& text, const std::string& file);
+// YAML text; parse_profile_yaml(render_profile_yaml(p)) == p (doubles print round-trip exact).
+std::string render_profile_yaml(const CalibrationProfile& p);
+// Writes through a temporary file and rename, so readers never see half a profile.
+// Returns an error diagnostic naming the file when the write fails.
+Result<bool> write_profile_atomically(const CalibrationProfile& p, const std::string& path);
+
+}  // namespace meshplan

@@ -1,0 +1,213 @@
+#include "core/yaml_node.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "core/edit_distance.h"
+
+namespace meshplan {
+
+std::shared_ptr<const SourceText> SourceText::from_string(std::string file,
+                                                          const std::string& text) {
+  auto s = std::make_shared<SourceText>();
+  s->file = std::move(file);
+  std::istringstream in(text);
+  std::string l;
+  while (std::getline(in, l)) {
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    s->lines.push_back(l);
+  }
+  return s;
+}
+
+std::string SourceText::line(int one_based) const {
+  if (one_based < 1 || one_based > static_cast<int>(lines.size())) return "";
+  return lines[static_cast<size_t>(one_based - 1)];
+}
+
+std::string read_text_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw InputError{{Diagnostic{{file, 0, 0, ""}, "", "", "cannot open file (does it exist?)"}}};
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const SourceText> source, std::string path)
+    : node_(std::move(node)), source_(std::move(source)), path_(std::move(path)) {}
+
+YamlNode YamlNode::parse(const std::string& text, const std::string& file) {
+  auto source = SourceText::from_string(file, text);
+  try {
+    YAML::Node root = YAML::Load(text);
+    YamlNode n(root, source, "");
+    if (!root.IsMap()) {
+      SourceLocation where{file, 1, 1, source->line(1)};
+      throw InputError{{Diagnostic{where, "", "", "must be a YAML mapping of fields"}}};
+    }
+    return n;
+  } catch (const YAML::Exception& e) {
+    SourceLocation where{file, e.mark.line + 1, e.mark.column + 1, source->line(e.mark.line + 1)};
+    throw InputError{{Diagnostic{where, "", "", "invalid YAML: " + e.msg}}};
+  }
+}
+
+YamlNode YamlNode::load_file(const std::string& file) { return parse(read_text_file(file), file); }
+
+SourceLocation YamlNode::location() const {
+  YAML::Mark m = node_.Mark();
+  if (m.line < 0) return {source_->file, 0, 0, ""};
+  return {source_->file, m.line + 1, m.column + 1, source_->line(m.line + 1)};
+}
+
+Diagnostic YamlNode::diagnostic(const std::string& rule) const {
+  std::string value = node_.IsScalar() ? node_.Scalar() : "";
+  return Diagnostic{location(), path_, value, rule};
+}
+
+void YamlNode::fail(const std::string& rule) const { throw InputError{{diagnostic(rule)}}; }
+
+SourceLocation YamlNode::key_location(const std::string& key) const {
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == key) {
+      YAML::Mark m = it->first.Mark();
+      return {source_->file, m.line + 1, m.column + 1, source_->line(m.line + 1)};
+    }
+  }
+  return location();
+}
+
+static std::string join_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+bool YamlNode::has(const std::string& key) const {
+  if (!node_.IsMap()) fail("must be a mapping of fields");
+  return static_cast<bool>(node_[key]);
+}
+
+std::optional<YamlNode> YamlNode::optional_child(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  YAML::Node c = node_[key];
+  if (c.IsNull()) {
+    SourceLocation where = key_location(key);
+    throw InputError{{Diagnostic{where, join_path(path_, key), "", "has no value"}}};
+  }
+  return YamlNode(c, source_, join_path(path_, key));
+}
+
+YamlNode YamlNode::child(const std::string& key) const {
+  auto c = optional_child(key);
+  if (!c) {
+    SourceLocation where = location();
+    throw InputError{
+        {Diagnostic{where, join_path(path_, key), "", "is required but missing"}}};
+  }
+  return *c;
+}
+
+std::vector<std::string> YamlNode::keys() const {
+  std::vector<std::string> out;
+  for (auto it = node_.begin(); it != node_.end(); ++it) out.push_back(it->first.as<std::string>());
+  return out;
+}
+
+void YamlNode::expect_only_keys(const std::vector<std::string>& allowed) const {
+  if (!node_.IsMap()) fail("must be a mapping of fields");
+  std::vector<Diagnostic> errors;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    std::string key = it->first.Scalar();
+    bool known = false;
+    for (const auto& a : allowed) known = known || a == key;
+    if (known) continue;
+    YAML::Mark m = it->first.Mark();
+    SourceLocation where{source_->file, m.line + 1, m.column + 1, source_->line(m.line + 1)};
+    errors.push_back(
+        Diagnostic{where, join_path(path_, key), "", "unknown field" + did_you_mean(key, allowed)});
+  }
+  if (!errors.empty()) throw InputError{errors};
+}
+
+size_t YamlNode::size() const {
+  if (!node_.IsSequence()) fail("must be a list");
+  return node_.size();
+}
+
+YamlNode YamlNode::element(size_t i) const {
+  return YamlNode(node_[i], source_, fmt::format("{}[{}]", path_, i));
+}
+
+std::string YamlNode::scalar_text() const {
+  if (!node_.IsScalar()) fail("must be a single value, not a list or mapping");
+  return node_.Scalar();
+}
+
+std::string YamlNode::as_string() const {
+  std::string s = scalar_text();
+  if (s.empty()) fail("must not be empty");
+  return s;
+}
+
+int64_t YamlNode::as_int(int64_t min, int64_t max) const {
+  std::string s = scalar_text();
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  bool whole = ec == std::errc() && ptr == s.data() + s.size();
+  if (!whole) fail(fmt::format("must be an integer between {} and {}", min, max));
+  if (v < min || v > max) fail(fmt::format("must be an integer between {} and {}", min, max));
+  return v;
+}
+
+double YamlNode::as_double(double min, double max) const {
+  std::string s = scalar_text();
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  bool whole = !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
+  if (!whole || v < min || v > max) fail(fmt::format("must be a number between {} and {}", min, max));
+  return v;
+}
+
+bool YamlNode::as_bool() const {
+  std::string s = scalar_text();
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  fail("must be true or false");
+}
+
+std::string YamlNode::as_choice(const std::vector<std::string>& choices) const {
+  std::string s = scalar_text();
+  for (const auto& c : choices)
+    if (c == s) return s;
+  fail(fmt::format("must be one of {}{}", fmt::join(choices, "|"), did_you_mean(s, choices)));
+}
+
+int64_t YamlNode::get_int(const std::string& key, int64_t fallback, int64_t min,
+                          int64_t max) const {
+  auto c = optional_child(key);
+  return c ? c->as_int(min, max) : fallback;
+}
+
+double YamlNode::get_double(const std::string& key, double fallback, double min,
+                            double max) const {
+  auto c = optional_child(key);
+  return c ? c->as_double(min, max) : fallback;
+}
+
+bool YamlNode::get_bool(const std::string& key, bool fallback) const {
+  auto c = optional_child(key);
+  return c ? c->as_bool() : fallback;
+}
+
+std::string YamlNode::get_choice(const std::string& key, const std::string& fallback,
+                                 const std::vector<std::string>& choices) const {
+  auto c = optional_child(key);
+  return c ? c->as_choice(choices) : fallback;
+}
+
+}  // namespace meshplan

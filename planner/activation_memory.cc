@@ -1,0 +1,97 @@
+#include "planner/activation_memory.h"
+
+#include <algorithm>
+
+namespace meshplan {
+namespace {
+
+constexpr double kAct = 2;  // bytes per 16-bit activation element
+constexpr double kMask = 1; // bytes per dropout-mask element
+
+// Per-GPU widths after tensor parallelism.
+struct Widths {
+  double q, k, v, attn_out;  // columns of Q, K, V and of the attention output
+  double heads;              // attention heads on this GPU
+};
+
+Widths widths(const ModelSpec& m, int64_t tp) {
+  Widths w;
+  w.heads = static_cast<double>(m.heads) / static_cast<double>(tp);
+  if (m.mla) {
+    w.q = w.heads * static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim);
+    w.k = w.q;
+    w.v = w.heads * static_cast<double>(m.mla->v_head_dim);
+  } else {
+    double kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / static_cast<double>(tp));
+    w.q = w.heads * static_cast<double>(m.head_dim);
+    w.k = kv_heads * static_cast<double>(m.head_dim);
+    w.v = w.k;
+  }
+  w.attn_out = m.mla ? w.v : w.q;
+  return w;
+}
+
+// Intermediates of one MLP of width `ffn` over `tokens` tokens, split by tp: the activation
+// function's input (gate and up for SwiGLU) and the down-projection's input.
+double ffn_intermediates(const ModelSpec& m, double tokens, double ffn, double tp) {
+  double act_in = m.mlp == MlpKind::swiglu ? 2 * ffn : ffn;
+  return kAct * tokens * (act_in + ffn) / tp;
+}
+
+}  // namespace
+
+ActivationShape activation_shape(const Layout& l, int64_t seq_len) {
+  return {l.mbs, seq_len, l.tp, l.cp, l.ep, l.sp && l.tp > 1};
+}
+
+LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const ActivationShape& a) {
+  const double t = static_cast<double>(a.tp);
+  const double s = static_cast<double>(a.seq_len) / static_cast<double>(a.cp);  // local queries
+  const double s_kv = s;  // flash/ring attention holds one K/V block at a time
+  const double tokens = s * static_cast<double>(a.micro_batch);
+  const double h = static_cast<double>(m.hidden);
+  const double rep = a.sp ? 1.0 / t : 1.0;  // share of a TP-replicated tensor kept per GPU
+  const Widths w = widths(m, a.tp);
+  LayerActivations out;
+  out.layer_input = kAct * tokens * h * rep;
+
+  // Attention block: norm input, QKV input, Q, K, V, out-projection input, dropout mask.
+  double attn = 2 * kAct * tokens * h * rep + kAct * tokens * (w.q + w.k + w.v + w.attn_out);
+  if (m.mla) {  // compressed latents and their normalised copies (duplicated across TP)
+    attn += 2 * kAct * tokens *
+            static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
+  }
+  if (m.dropout) attn += kMask * tokens * h * rep;
+  if (m.attention == AttentionKind::flash) {
+    attn += 4 * tokens * w.heads;  // fp32 log-sum-exp per query and head
+  } else {
+    double scores = tokens * w.heads * s_kv;
+    out.attention_scores = kAct * scores + (m.dropout ? (kMask + kAct) * scores : 0);
+  }
+  out.attention_other = attn;
+
+  // MLP block: norm input, MLP input, intermediates, dropout mask.
+  double mlp = 2 * kAct * tokens * h * rep + (m.dropout ? kMask * tokens * h * rep : 0);
+  if (!m.is_moe_layer(layer)) {
+    mlp += ffn_intermediates(m, tokens, static_cast<double>(m.ffn_hidden), t);
+  } else {
+    const MoeSpec& e = *m.moe;
+    const double fe = static_cast<double>(e.expert_ffn_hidden);
+    // Each EP rank receives, on average, top_k·capacity copies of the TP group's tokens
+    // (all-gathered over TP before dispatch when experts are TP-split).
+    const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
+    mlp += 4 * tokens * static_cast<double>(e.experts) * rep;  // fp32 router probabilities
+    mlp += kAct * routed * h * 2;                              // dispatched input, expert output
+    mlp += ffn_intermediates(m, routed, fe, t);
+    mlp += ffn_intermediates(m, tokens, fe * static_cast<double>(e.shared_experts), t);
+  }
+  out.mlp = mlp;
+  return out;
+}
+
+double logits_bytes(const ModelSpec& m, const ActivationShape& a) {
+  double tokens = static_cast<double>(a.seq_len / a.cp * a.micro_batch);
+  return 6.0 * tokens * static_cast<double>(m.vocab) / static_cast<double>(a.tp);
+}
+
+}  // namespace meshplan

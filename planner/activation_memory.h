@@ -1,0 +1,44 @@
+// Activation memory of one transformer layer for one micro-batch, tensor by tensor, following
+// Korthikanti et al. 2022 (arXiv 2205.05198) §4: with 16-bit activations, dropout and standard
+// attention a GPT layer stores s·b·h·(34 + 5·a·s/h) bytes; TP splits 24 of the 34 and the
+// attention scores; sequence parallelism splits the other 10; selective recompute drops the
+// 5·a·s/h term; full recompute keeps only the 2·s·b·h layer input. Deriving it per tensor lets
+// the same code follow SwiGLU, GQA, MLA, MoE, no-dropout and flash attention.
+#pragma once
+
+#include <cstdint>
+
+#include "core/layout.h"
+#include "core/model_spec.h"
+
+namespace meshplan {
+
+struct ActivationShape {
+  int64_t micro_batch = 1;  // b, sequences
+  int64_t seq_len = 0;      // s, before CP splitting
+  int64_t tp = 1, cp = 1, ep = 1;
+  bool sp = false;
+};
+
+ActivationShape activation_shape(const Layout& l, int64_t seq_len);
+
+// Bytes one GPU keeps from the forward to the backward pass of one layer, for one micro-batch.
+struct LayerActivations {
+  double attention_scores = 0;  // softmax output, its dropout mask and output (standard only)
+  double attention_other = 0;   // norm/QKV inputs, Q, K, V, softmax statistics, out-proj input
+  double mlp = 0;               // norm/MLP inputs, FFN intermediates, dropout mask; MoE experts
+  double layer_input = 0;       // the 2·s·b·h input (÷t with SP): what full recompute keeps
+  double no_recompute() const { return attention_scores + attention_other + mlp; }
+  double selective() const { return attention_other + mlp; }
+  double stored(Recompute r) const {
+    return r == Recompute::full ? layer_input : r == Recompute::selective ? selective() : no_recompute();
+  }
+};
+
+LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const ActivationShape& a);
+
+// Last stage: logits in bf16 plus their fp32 copy for the loss (Megatron-LM's fused
+// vocab-parallel cross entropy), 6·s·b·V/t bytes, for the one micro-batch in backward.
+double logits_bytes(const ModelSpec& m, const ActivationShape& a);
+
+}  // namespace meshplan

@@ -1,0 +1,59 @@
+// Per-GPU memory of every pipeline stage under a layout (DESIGN.md §3): model states under
+// ZeRO 0-3, activations for the micro-batches in flight, logits, and named allowances.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "core/layout.h"
+#include "core/model_spec.h"
+#include "planner/memory_options.h"
+
+namespace meshplan {
+
+// Model-state bytes per GPU for ψ parameters sharded over `shards` data-parallel ranks.
+struct ModelStateBytes {
+  double params = 0, grads = 0, optimizer = 0;
+  double total() const { return params + grads + optimizer; }
+};
+ModelStateBytes model_state_bytes(double params, int zero, int64_t shards, const MemoryOptions& o);
+
+struct StageMemory {
+  int64_t stage = 0;
+  int64_t layers = 0;
+  int64_t params = 0;  // per GPU, after TP/EP splitting (before ZeRO sharding)
+  double params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0;
+  double activations_bytes = 0;            // all in-flight micro-batches, incl. recompute buffer
+  double activations_per_layer_bytes = 0;  // one layer, one micro-batch, as stored
+  double in_flight_micro_batches = 0;      // whole-stage micro-batch equivalents held at once
+  double logits_bytes = 0;                 // last stage only
+  double zero3_buffer_bytes = 0;           // gathered parameters of two layers (ZeRO-3 prefetch)
+  double cuda_context_bytes = 0, nccl_bytes = 0, allocator_slack_bytes = 0;
+  double other_bytes() const {
+    return logits_bytes + zero3_buffer_bytes + cuda_context_bytes + nccl_bytes + allocator_slack_bytes;
+  }
+  double total_bytes() const {
+    return params_bytes + grads_bytes + optimizer_bytes + activations_bytes + other_bytes();
+  }
+};
+
+struct MemoryEstimate {
+  int64_t params_total = 0;
+  std::vector<StageMemory> stages;
+  double peak_bytes = 0;
+  int64_t peak_stage = 0;
+  double capacity_bytes = 0;
+  bool fits() const { return peak_bytes <= capacity_bytes; }
+};
+
+// Whole-stage micro-batches whose activations pipeline stage `stage` holds at once:
+// GPipe m; 1F1B and ZB-H1 min(m, p − stage); interleaved (Megatron-LM warm-up) chunk
+// micro-batches min(m·v, 2(p − stage − 1) + (v − 1)p + 1) divided by v.
+double in_flight_micro_batches(const Layout& l, int64_t micro_batches, int64_t stage);
+
+// REQUIRES: check_layout(l, m, gpus, t) returned no errors.
+MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Layout& l,
+                               const TrainingSpec& t, const MemoryOptions& o = {});
+
+}  // namespace meshplan

@@ -1,0 +1,49 @@
+// Parameter counts per tensor group, from the model spec alone (no parallelism), and per GPU
+// under a layout. Published totals these reproduce: Llama 3.1 8B 8,030,261,248; 70B
+// 70,553,706,496; 405B 405,853,388,800; Mixtral-8x7B 46,702,792,704.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/layout.h"
+#include "core/model_spec.h"
+
+namespace meshplan {
+
+// Parameters of one transformer layer, split by how TP/EP shard them.
+struct LayerParams {
+  int64_t attention = 0;         // split by tp (Q, K, V, O; MLA up-projections)
+  int64_t attention_kv = 0;      // K and V projections (replicated when tp > kv_heads); ⊂ attention
+  int64_t replicated = 0;        // identical on every TP rank: norms, row-parallel biases,
+                                 // MLA down-projections, router
+  int64_t dense_mlp = 0;         // dense or shared-expert MLP, split by tp
+  int64_t routed_experts = 0;    // all routed experts, split by ep (experts) and tp (width)
+  int64_t total() const { return attention + replicated + dense_mlp + routed_experts; }
+};
+
+LayerParams layer_params(const ModelSpec& m, int64_t layer);
+int64_t embedding_params(const ModelSpec& m);  // word (+ learned position) embeddings
+int64_t lm_head_params(const ModelSpec& m);    // 0 when tied
+int64_t final_norm_params(const ModelSpec& m);
+int64_t total_params(const ModelSpec& m);
+// Parameters one token touches (routed experts at top_k) — "active" parameters.
+int64_t active_params(const ModelSpec& m);
+
+// Parameters held by one GPU of pipeline stage `stage`, split into those sharded by data
+// parallelism over dp·cp (dense) and over dp·cp/ep (experts).
+struct StageParams {
+  int64_t stage = 0;
+  int64_t layers = 0;           // transformer layers on this stage (all its chunks)
+  int64_t full_params = 0;      // before TP/EP splitting
+  int64_t dense_per_gpu = 0;    // after TP splitting
+  int64_t expert_per_gpu = 0;   // after EP and TP splitting
+  int64_t per_gpu() const { return dense_per_gpu + expert_per_gpu; }
+};
+
+// REQUIRES: the layout passed check_layout for this model.
+std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l);
+// First layer index of every chunk (pp·vpp chunks in model order) plus the end.
+std::vector<int64_t> chunk_boundaries(const ModelSpec& m, const Layout& l);
+
+}  // namespace meshplan

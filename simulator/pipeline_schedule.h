@@ -1,0 +1,58 @@
+// Pipeline schedules: for each stage (pipeline rank), the order in which it runs the forward
+// (F), backward (B) and, for zero-bubble schedules, weight-gradient (W) passes of its model
+// chunks and micro-batches. Each schedule is an entry of one table (STYLE.md rule 6).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/layout.h"
+#include "core/result.h"
+
+namespace meshplan::sim {
+
+enum class PassKind : uint8_t {
+  forward,   // F
+  backward,  // B: the full backward, or only the input gradient when the schedule splits it
+  weight,    // W: the weight gradient (only in schedules with splits_backward)
+};
+
+struct Pass {
+  PassKind kind;
+  int virtual_chunk;  // 0 .. vpp-1 on this stage; model chunk = virtual_chunk·pp + stage
+  int micro_batch;    // 0 .. m-1
+  bool operator==(const Pass&) const = default;
+};
+
+// passes[stage] is that stage's order; every (virtual chunk, micro-batch) appears once as F,
+// once as B and, when splits_backward, once as W.
+struct PipelineOrder {
+  Schedule schedule;
+  int pp = 1;
+  int vpp = 1;
+  int micro_batches = 1;
+  bool splits_backward = false;
+  std::vector<std::vector<Pass>> passes;
+};
+
+struct ScheduleInfo {
+  Schedule schedule;
+  const char* name;         // as in --layout schedule=...
+  bool splits_backward;     // B and W are separate passes
+  bool allows_vpp;          // accepts vpp > 1 (otherwise vpp must be 1)
+  const char* source;       // where the ordering comes from
+};
+// The table of schedules, in enum order.
+const std::vector<ScheduleInfo>& schedule_table();
+const ScheduleInfo& schedule_info(Schedule s);
+
+// The per-stage order of `schedule` for pp stages, vpp chunks per stage and m micro-batches.
+// Errors (values, not asserts): pp, vpp or m < 1; vpp > 1 for a schedule without chunks;
+// interleaved with vpp < 2 or m not a multiple of pp (Megatron-LM's requirement).
+Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, int micro_batches);
+
+// "F0 F1 B0 W0 ..." for one stage; with vpp > 1 each pass carries its chunk: "F0.1" is
+// micro-batch 0 of virtual chunk 1.
+std::string format_stage_order(const PipelineOrder& order, int stage);
+
+}  // namespace meshplan::sim
