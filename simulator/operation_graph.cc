@@ -76,7 +76,10 @@ std::string display_name(const Operation& op) {
   if (!op.name.empty()) return op.name;
   std::string s(1, kind_letter(op.tags.kind));
   if (op.tags.micro_batch >= 0) s += std::to_string(op.tags.micro_batch);
-  if (op.tags.chunk >= 0) s += ".c" + std::to_string(op.tags.chunk);
+  if (op.tags.chunk >= 0) {
+    s += ".c";
+    s += std::to_string(op.tags.chunk);
+  }
   return s;
 }
 

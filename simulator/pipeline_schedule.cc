@@ -151,7 +151,10 @@ std::string format_stage_order(const PipelineOrder& order, int stage) {
     if (!out.empty()) out += ' ';
     out += p.kind == PassKind::forward ? 'F' : p.kind == PassKind::backward ? 'B' : 'W';
     out += std::to_string(p.micro_batch);
-    if (order.vpp > 1) out += "." + std::to_string(p.virtual_chunk);
+    if (order.vpp > 1) {
+      out += '.';
+      out += std::to_string(p.virtual_chunk);
+    }
   }
   return out;
 }
