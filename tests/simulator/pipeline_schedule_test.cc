@@ -1,0 +1,109 @@
+// Per-stage pass orders of each schedule, pinned as text (p = 4, m = 8; interleaved v = 2).
+#include <doctest/doctest.h>
+
+#include <set>
+#include <tuple>
+
+#include "simulator/pipeline_schedule.h"
+
+namespace meshplan::sim {
+namespace {
+
+std::vector<std::string> orders(Schedule s, int pp, int vpp, int m) {
+  Result<PipelineOrder> o = make_pipeline_order(s, pp, vpp, m);
+  REQUIRE(o.ok());
+  std::vector<std::string> out;
+  for (int i = 0; i < pp; ++i) out.push_back(format_stage_order(*o, i));
+  return out;
+}
+
+TEST_CASE("gpipe runs every forward and then every backward in micro-batch order") {
+  const auto o = orders(Schedule::gpipe, 4, 1, 8);
+  for (const std::string& stage : o)
+    CHECK(stage == "F0 F1 F2 F3 F4 F5 F6 F7 B0 B1 B2 B3 B4 B5 B6 B7");
+}
+
+TEST_CASE("1f1b warms up with p-stage-1 forwards then alternates then drains") {
+  const auto o = orders(Schedule::one_f_one_b, 4, 1, 8);
+  CHECK(o[0] == "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7");
+  CHECK(o[1] == "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7");
+  CHECK(o[2] == "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 F6 B5 F7 B6 B7");
+  CHECK(o[3] == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7");
+}
+
+TEST_CASE("zb-h1 keeps 1f1b's F/B order and defers W by the stage index") {
+  const auto o = orders(Schedule::zb_h1, 4, 1, 8);
+  CHECK(o[0] == "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 B4 W4 B5 W5 B6 W6 B7 W7");
+  CHECK(o[1] == "F0 F1 F2 B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 F6 B4 W3 F7 B5 W4 B6 W5 B7 W6 W7");
+  CHECK(o[2] == "F0 F1 B0 F2 B1 F3 B2 W0 F4 B3 W1 F5 B4 W2 F6 B5 W3 F7 B6 W4 B7 W5 W6 W7");
+  CHECK(o[3] == "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 B7 W4 W5 W6 W7");
+}
+
+TEST_CASE("interleaved follows Megatron-LM's chunk groups and warm-up counts") {
+  const auto o = orders(Schedule::interleaved, 4, 2, 8);
+  CHECK(o[0] ==
+        "F0.0 F1.0 F2.0 F3.0 F0.1 F1.1 F2.1 F3.1 F4.0 F5.0 F6.0 B0.1 F7.0 B1.1 F4.1 B2.1 F5.1 "
+        "B3.1 F6.1 B0.0 F7.1 B1.0 B2.0 B3.0 B4.1 B5.1 B6.1 B7.1 B4.0 B5.0 B6.0 B7.0");
+  CHECK(o[1] ==
+        "F0.0 F1.0 F2.0 F3.0 F0.1 F1.1 F2.1 F3.1 F4.0 B0.1 F5.0 B1.1 F6.0 B2.1 F7.0 B3.1 F4.1 "
+        "B0.0 F5.1 B1.0 F6.1 B2.0 F7.1 B3.0 B4.1 B5.1 B6.1 B7.1 B4.0 B5.0 B6.0 B7.0");
+  CHECK(o[2] ==
+        "F0.0 F1.0 F2.0 F3.0 F0.1 F1.1 F2.1 B0.1 F3.1 B1.1 F4.0 B2.1 F5.0 B3.1 F6.0 B0.0 F7.0 "
+        "B1.0 F4.1 B2.0 F5.1 B3.0 F6.1 B4.1 F7.1 B5.1 B6.1 B7.1 B4.0 B5.0 B6.0 B7.0");
+  CHECK(o[3] ==
+        "F0.0 F1.0 F2.0 F3.0 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.1 B3.1 F4.0 B0.0 F5.0 B1.0 F6.0 "
+        "B2.0 F7.0 B3.0 F4.1 B4.1 F5.1 B5.1 F6.1 B6.1 F7.1 B7.1 B4.0 B5.0 B6.0 B7.0");
+}
+
+TEST_CASE("every schedule runs each chunk and micro-batch exactly once per pass kind") {
+  for (const ScheduleInfo& info : schedule_table()) {
+    for (int m : {1, 3, 4, 8, 12}) {
+      const int vpp = info.allows_vpp ? 3 : 1;
+      Result<PipelineOrder> o = make_pipeline_order(info.schedule, 4, vpp, m);
+      if (info.schedule == Schedule::interleaved && m % 4 != 0) {
+        CHECK_FALSE(o.ok());
+        continue;
+      }
+      REQUIRE(o.ok());
+      for (const std::vector<Pass>& stage : o->passes) {
+        std::set<std::tuple<int, int, int>> seen;
+        for (const Pass& p : stage)
+          seen.insert({static_cast<int>(p.kind), p.virtual_chunk, p.micro_batch});
+        const size_t kinds = info.splits_backward ? 3 : 2;
+        CHECK(seen.size() == stage.size());
+        CHECK(stage.size() == kinds * vpp * m);
+      }
+    }
+  }
+}
+
+TEST_CASE("1f1b and zb-h1 run fewer micro-batches than stages") {
+  CHECK(orders(Schedule::one_f_one_b, 4, 1, 2)[0] == "F0 F1 B0 B1");
+  CHECK(orders(Schedule::zb_h1, 4, 1, 2)[3] == "F0 B0 F1 B1 W0 W1");
+}
+
+TEST_CASE("a shape a schedule cannot run is an error value") {
+  Result<PipelineOrder> bad_m = make_pipeline_order(Schedule::interleaved, 4, 2, 6);
+  REQUIRE_FALSE(bad_m.ok());
+  CHECK(bad_m.errors()[0].field == "schedule");
+  CHECK(bad_m.errors()[0].value == "interleaved: pp=4, vpp=2, micro_batches=6");
+  CHECK(bad_m.errors()[0].rule ==
+        "interleaved needs micro_batches to be a multiple of pp (Megatron-LM)");
+  CHECK_FALSE(make_pipeline_order(Schedule::interleaved, 4, 1, 8).ok());
+  CHECK_FALSE(make_pipeline_order(Schedule::one_f_one_b, 4, 2, 8).ok());
+  CHECK_FALSE(make_pipeline_order(Schedule::gpipe, 0, 1, 8).ok());
+  CHECK_FALSE(make_pipeline_order(Schedule::zb_h1, 4, 1, 0).ok());
+}
+
+TEST_CASE("the schedule table lists every schedule in enum order") {
+  const std::vector<ScheduleInfo>& t = schedule_table();
+  REQUIRE(t.size() == 4);
+  CHECK(t[0].schedule == Schedule::gpipe);
+  CHECK(t[1].schedule == Schedule::one_f_one_b);
+  CHECK(t[2].schedule == Schedule::interleaved);
+  CHECK(t[3].schedule == Schedule::zb_h1);
+  CHECK(std::string(schedule_info(Schedule::zb_h1).name) == "zb-h1");
+}
+
+}  // namespace
+}  // namespace meshplan::sim

@@ -1,0 +1,191 @@
+// Simulated steps against closed forms (Narayanan et al. 2021; Qi et al. 2023) and against
+// timelines derived by hand.
+#include <doctest/doctest.h>
+
+#include "simulator/pipeline_simulation.h"
+
+namespace meshplan::sim {
+namespace {
+
+// Every chunk costs forward f, backward b (all of it input gradient unless w > 0).
+PipelineProblem uniform(Schedule s, int pp, int vpp, int m, double f, double b, double w = 0) {
+  PipelineProblem p;
+  p.pp = pp;
+  p.vpp = vpp;
+  p.micro_batches = m;
+  p.schedule = s;
+  for (int c = 0; c < pp * vpp; ++c) p.chunks.push_back(ChunkCosts{f / vpp, b / vpp, w / vpp});
+  return p;
+}
+
+SimulationResult run(const PipelineProblem& p) {
+  Result<PipelineSimulation> r = simulate_pipeline(p);
+  REQUIRE(r.ok());
+  return r->result;
+}
+
+constexpr double kEps = 1e-9;
+
+TEST_CASE("gpipe and 1f1b with uniform stages take (m+p-1)(f+b) with bubble (p-1)/(m+p-1)") {
+  const double f = 1.25, b = 2.5;
+  for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b}) {
+    for (int p : {1, 2, 4, 8}) {
+      for (int m : {1, 3, 8, 16}) {
+        CAPTURE(p);
+        CAPTURE(m);
+        const SimulationResult r = run(uniform(s, p, 1, m, f, b));
+        CHECK(r.step_s == doctest::Approx((m + p - 1) * (f + b)).epsilon(kEps));
+        CHECK(r.bubble_fraction == doctest::Approx((p - 1.0) / (m + p - 1)).epsilon(kEps));
+        for (const StageSummary& st : r.stages)
+          CHECK(st.bubble_fraction == doctest::Approx((p - 1.0) / (m + p - 1)).epsilon(kEps));
+      }
+    }
+  }
+}
+
+TEST_CASE("interleaved with v chunks per stage has bubble (p-1)/(v·m+p-1)") {
+  const double f = 1.0, b = 2.0;
+  for (int p : {2, 4, 8}) {
+    for (int v : {2, 4}) {
+      for (int m : {p, 2 * p, 4 * p}) {
+        CAPTURE(p);
+        CAPTURE(v);
+        CAPTURE(m);
+        const SimulationResult r = run(uniform(Schedule::interleaved, p, v, m, f, b));
+        const double bubble = (p - 1.0) / (v * m + p - 1);
+        CHECK(r.bubble_fraction == doctest::Approx(bubble).epsilon(kEps));
+        CHECK(r.step_s == doctest::Approx(m * (f + b) / (1 - bubble)).epsilon(kEps));
+      }
+    }
+  }
+}
+
+TEST_CASE("1f1b stage i holds at most p-i micro-batches and gpipe holds all m") {
+  const int p = 4, m = 8;
+  const SimulationResult one = run(uniform(Schedule::one_f_one_b, p, 1, m, 1, 2));
+  const SimulationResult gp = run(uniform(Schedule::gpipe, p, 1, m, 1, 2));
+  for (int i = 0; i < p; ++i) {
+    CHECK(one.stages[i].peak_chunk_micro_batches == p - i);
+    CHECK(one.stages[i].peak_micro_batches == p - i);
+    CHECK(gp.stages[i].peak_chunk_micro_batches == m);
+  }
+}
+
+TEST_CASE("interleaved stage 0 holds p·v + p - 1 chunk-micro-batches: 1 + (p-1)/(p·v) times p") {
+  const int p = 4, v = 2, m = 8;
+  const SimulationResult r = run(uniform(Schedule::interleaved, p, v, m, 1, 2));
+  CHECK(r.stages[0].peak_chunk_micro_batches == p * v + p - 1);
+  CHECK(r.stages[0].peak_micro_batches == doctest::Approx(p * (1 + (p - 1.0) / (p * v))));
+}
+
+TEST_CASE("zb-h1 with f = b = w = t leaves (p-1)·t idle per stage: a third of 1f1b's") {
+  const double t = 0.75;
+  for (int p : {2, 4, 8}) {
+    for (int m : {p, 2 * p, 3 * p + 1}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      const SimulationResult zb = run(uniform(Schedule::zb_h1, p, 1, m, t, t, t));
+      const SimulationResult base = run(uniform(Schedule::one_f_one_b, p, 1, m, t, t, t));
+      for (int i = 0; i < p; ++i) {
+        CHECK(zb.stages[i].idle_s == doctest::Approx((p - 1) * t).epsilon(kEps));
+        CHECK(base.stages[i].idle_s == doctest::Approx((p - 1) * 3 * t).epsilon(kEps));
+        CHECK(zb.stages[i].peak_chunk_micro_batches == base.stages[i].peak_chunk_micro_batches);
+      }
+      CHECK(zb.step_s == doctest::Approx((3 * m + p - 1) * t).epsilon(kEps));
+    }
+  }
+}
+
+TEST_CASE("1f1b with a light first stage and a heavy last stage is paced by the last stage") {
+  // Stage 0 holds fewer layers (f = 0.5, b = 1); stage 3 adds the logits (f = 1.5, b = 3).
+  // The last stage is the bottleneck and never waits once F0 arrives at 0.5 + 1 + 1 = 2.5: it
+  // runs 8·(1.5 + 3) = 36, then B7 walks back through stages 2, 1, 0 (2 + 2 + 1).
+  PipelineProblem p = uniform(Schedule::one_f_one_b, 4, 1, 8, 1, 2);
+  p.chunks[0] = ChunkCosts{0.5, 1.0};
+  p.chunks[3] = ChunkCosts{1.5, 3.0};
+  const SimulationResult r = run(p);
+  CHECK(r.step_s == doctest::Approx(2.5 + 36 + 5).epsilon(kEps));
+  CHECK(r.stages[3].idle_s == doctest::Approx(2.5 + 5).epsilon(kEps));
+  // The analytic uniform formula with the mean stage (f + b = 3) gives (8 + 3)·3 = 33: the
+  // simulation is longer because the slowest stage, not the mean one, sets the pace.
+  CHECK(r.step_s > 33);
+}
+
+TEST_CASE("a stage with zero-cost chunks shortens the pipeline by one stage") {
+  PipelineProblem p = uniform(Schedule::gpipe, 4, 1, 8, 1, 2);
+  p.chunks[0] = ChunkCosts{};
+  CHECK(run(p).step_s == doctest::Approx((8 + 3 - 1) * 3.0).epsilon(kEps));
+}
+
+TEST_CASE("point-to-point sends delay the receiver and count as its exposed communication") {
+  // p = 2, m = 1, f = 1, b = 2, send 0.5: F0 [0,1], send [1,1.5], F0' [1.5,2.5],
+  // B0' [2.5,4.5], send [4.5,5], B0 [5,7].
+  PipelineProblem p = uniform(Schedule::one_f_one_b, 2, 1, 1, 1, 2);
+  p.p2p_s = 0.5;
+  const SimulationResult r = run(p);
+  CHECK(r.step_s == doctest::Approx(7.0));
+  for (const StageSummary& s : r.stages) {
+    CHECK(s.compute_s == doctest::Approx(3.0));
+    CHECK(s.exposed_comm_s == doctest::Approx(0.5));
+    CHECK(s.idle_s == doctest::Approx(3.5));
+  }
+}
+
+TEST_CASE("a chunk's gradient reduction overlaps later backwards and the optimizer waits for all reductions") {
+  // pp = 1, two chunks: F0.c0 [0,1], F0.c1 [1,2], B0.c1 [2,4], D.c1 [4,5.5] under
+  // B0.c0 [4,6], D.c0 [6,7.5], optimizer [7.5,8.5].
+  PipelineProblem p = uniform(Schedule::interleaved, 1, 2, 1, 2, 4);
+  for (ChunkCosts& c : p.chunks) c.dp_grad_sync_s = 1.5;
+  p.optimizer_s = 1.0;
+  Result<PipelineSimulation> sim = simulate_pipeline(p);
+  REQUIRE(sim.ok());
+  CHECK(sim->result.step_s == doctest::Approx(8.5));
+  CHECK(sim->result.stages[0].exposed_comm_s == doctest::Approx(1.5));
+  CHECK(sim->result.stages[0].compute_s == doctest::Approx(7.0));
+  // Critical path: F, F, B, B, reduction of chunk 0, optimizer.
+  std::string path;
+  for (OpId id : sim->result.critical_path)
+    path += display_name(sim->pipeline.graph.op(id)) + " ";
+  CHECK(path == "F0.c0 F0.c1 B0.c1 B0.c0 D.c0 O ");
+}
+
+TEST_CASE("zero-3 gathers are prefetched one operation ahead") {
+  // pp = 1, m = 2, 1f1b order F0 B0 F1 B1, f = 1, b = 2, each gather 3 (slower than compute):
+  // G0 [0,3] F0 [3,4]; G1 [3,6] B0 [6,8]; G2 waits for F0 and the stream: [6,9] F1 [9,10];
+  // G3 waits for B0: [9,12] B1 [12,14].
+  PipelineProblem p = uniform(Schedule::one_f_one_b, 1, 1, 2, 1, 2);
+  p.chunks[0].zero3_gather_s = 3;
+  const SimulationResult r = run(p);
+  CHECK(r.step_s == doctest::Approx(14.0));
+  CHECK(r.stages[0].exposed_comm_s == doctest::Approx(3 + 2 + 1 + 2));
+  CHECK(r.stages[0].idle_s == doctest::Approx(0.0));
+}
+
+TEST_CASE("recompute runs on the compute stream right before its backward") {
+  PipelineProblem p = uniform(Schedule::one_f_one_b, 1, 1, 1, 1, 2);
+  p.chunks[0].recompute_s = 1;
+  Result<PipelineSimulation> sim = simulate_pipeline(p);
+  REQUIRE(sim.ok());
+  CHECK(sim->result.step_s == doctest::Approx(4.0));
+  CHECK(sim->result.stages[0].recompute_s == doctest::Approx(1.0));
+  const OperationGraph& g = sim->pipeline.graph;
+  CHECK(g.op(1).tags.kind == OpKind::recompute);
+  CHECK(sim->timeline.end_s[1] == sim->timeline.start_s[2]);
+}
+
+TEST_CASE("bad problems are error values") {
+  PipelineProblem p = uniform(Schedule::one_f_one_b, 2, 1, 4, 1, 2);
+  p.chunks.pop_back();
+  Result<PipelineSimulation> short_chunks = simulate_pipeline(p);
+  REQUIRE_FALSE(short_chunks.ok());
+  CHECK(short_chunks.errors()[0].rule == "must have pp·vpp = 2 entries");
+  PipelineProblem q = uniform(Schedule::one_f_one_b, 2, 1, 4, 1, 2);
+  q.chunks[1].forward_s = -1;
+  Result<PipelineSimulation> negative = simulate_pipeline(q);
+  REQUIRE_FALSE(negative.ok());
+  CHECK(negative.errors()[0].field == "chunks[1].forward_s");
+  CHECK_FALSE(simulate_pipeline(uniform(Schedule::interleaved, 4, 2, 6, 1, 2)).ok());
+}
+
+}  // namespace
+}  // namespace meshplan::sim
