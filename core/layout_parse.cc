@@ -1,6 +1,7 @@
 // "--layout tp=8,pp=4,..." → Layout, with the column of every error.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 
@@ -28,7 +29,12 @@ class LayoutParser {
     std::optional<bool> sp;
     std::optional<Schedule> schedule;
     for (const Item& it : split()) apply(it, l, sp, schedule);
-    if (!errors_.empty()) throw InputError{errors_};
+    if (!errors_.empty()) {
+      std::stable_sort(errors_.begin(), errors_.end(), [](const Diagnostic& a, const Diagnostic& b) {
+        return a.where.column < b.where.column;
+      });
+      throw InputError{errors_};
+    }
     l.sp = sp.value_or(l.tp > 1);
     l.schedule = schedule.value_or(l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
     return l;
@@ -94,7 +100,7 @@ class LayoutParser {
              std::optional<Schedule>& schedule) {
     constexpr int64_t kMaxDegree = 1'000'000;
     const std::string& k = it.key;
-    if (k == "dp") set_int(it, l.dp, 1, kMaxDegree);
+    if (k == "dp") set_int(it, l.dp, 0, kMaxDegree);  // 0: fill
     else if (k == "tp") set_int(it, l.tp, 1, kMaxDegree);
     else if (k == "pp") set_int(it, l.pp, 1, kMaxDegree);
     else if (k == "cp") set_int(it, l.cp, 1, kMaxDegree);

@@ -1,0 +1,131 @@
+#include "core/layout.h"
+
+#include <doctest/doctest.h>
+
+using namespace meshplan;
+
+namespace {
+
+ModelSpec llama70b() {
+  ModelSpec m;
+  m.name = "llama3-70b";
+  m.layers = 80;
+  m.hidden = 8192;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden = 28672;
+  m.vocab = 128256;
+  m.mlp = MlpKind::swiglu;
+  return m;
+}
+
+std::string errors_of(const std::string& layout, int64_t gpus, int64_t batch = 1024) {
+  Result<Layout> l = parse_layout(layout);
+  if (!l) return format_diagnostics(l.errors());
+  Layout resolved = l.value();
+  TrainingSpec t{8192, batch, Precision::bf16};
+  return format_diagnostics(check_layout(resolved, llama70b(), gpus, t));
+}
+
+}  // namespace
+
+TEST_CASE("layout string sets every field and leaves the documented defaults") {
+  Result<Layout> r = parse_layout("tp=8,pp=4,dp=2,zero=1,mbs=2,recompute=selective");
+  REQUIRE(r.ok());
+  CHECK(r->tp == 8);
+  CHECK(r->pp == 4);
+  CHECK(r->dp == 2);
+  CHECK(r->cp == 1);
+  CHECK(r->mbs == 2);
+  CHECK(r->recompute == Recompute::selective);
+  CHECK(r->sp);  // defaults to tp > 1
+  CHECK(r->schedule == Schedule::one_f_one_b);
+  CHECK(to_string(r.value()) ==
+        "tp=8,pp=4,dp=2,cp=1,ep=1,zero=1,mbs=2,vpp=1,recompute=selective,recompute_layers=0,"
+        "sp=true,schedule=1f1b,tp_overlap=false,uneven=false,order=tp-cp-dp-pp");
+}
+
+TEST_CASE("vpp > 1 defaults the schedule to interleaved; tp = 1 defaults sp off") {
+  Result<Layout> r = parse_layout("pp=4,vpp=2");
+  REQUIRE(r.ok());
+  CHECK(r->schedule == Schedule::interleaved);
+  CHECK_FALSE(r->sp);
+}
+
+TEST_CASE("to_string of a layout parses back to the same layout") {
+  Result<Layout> a = parse_layout("tp=4,pp=2,cp=2,vpp=2,zero=3,recompute=full,order=tp-dp-cp-pp");
+  REQUIRE(a.ok());
+  Result<Layout> b = parse_layout(to_string(a.value()));
+  REQUIRE(b.ok());
+  CHECK(to_string(a.value()) == to_string(b.value()));
+  CHECK(b->stride(Dim::cp) == 4 * a->dp);
+}
+
+TEST_CASE("dp fills the GPUs left by tp·pp·cp") {
+  Result<Layout> r = parse_layout("tp=8,pp=4");
+  Layout l = r.value();
+  CHECK(check_layout(l, llama70b(), 512, {8192, 1024, Precision::bf16}).empty());
+  CHECK(l.dp == 16);
+}
+
+TEST_CASE("rank order gives each dimension its stride: tp innermost by default") {
+  Layout l;
+  l.tp = 8;
+  l.cp = 2;
+  l.dp = 4;
+  l.pp = 16;
+  CHECK(l.stride(Dim::tp) == 1);
+  CHECK(l.stride(Dim::cp) == 8);
+  CHECK(l.stride(Dim::dp) == 16);
+  CHECK(l.stride(Dim::pp) == 64);
+}
+
+TEST_CASE("uneven chunks take the deficit from the last chunk, then the first") {
+  CHECK(chunk_layers(126, 16, 1) == std::vector<int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
+  CHECK(chunk_layers(80, 4, 1) == std::vector<int64_t>{20, 20, 20, 20});
+  CHECK(chunk_layers(10, 4, 1) == std::vector<int64_t>{2, 3, 3, 2});
+  CHECK(chunk_layers(9, 4, 1) == std::vector<int64_t>{2, 3, 2, 2});
+}
+
+TEST_CASE("every layout violation is reported, not just the first") {
+  CHECK(errors_of("tp=6,pp=3,dp=2,mbs=3", 512) ==
+        "--layout: error: field 'dp' = '2': dp·tp·pp·cp = 2·6·3·1 = 36 must equal the GPU count (512)\n"
+        "--layout: error: field 'tp' = '6': must divide heads (64)\n"
+        "--layout: error: field 'tp' = '6': must divide kv_heads (8) or be a multiple of it (KV heads are then replicated tp/kv_heads times)\n"
+        "--layout: error: field 'tp' = '6': must divide ffn_hidden (28672)\n"
+        "--layout: error: field 'pp' = '3': pp·vpp = 3 must divide layers (80); add uneven=true to let the first and last stages hold fewer layers\n"
+        "--layout: error: field 'mbs' = '3': dp·mbs = 2·3 = 6 must divide the global batch (1024 sequences)\n"
+        "--layout: error: field 'tp' = '6': must divide the per-rank sequence (8192) under sequence parallelism\n");
+}
+
+TEST_CASE("interleaving needs a schedule, pp > 1, and micro-batches in multiples of pp") {
+  CHECK(errors_of("tp=8,pp=4,vpp=2,schedule=1f1b,dp=16", 512) ==
+        "--layout: error: field 'vpp' = '2': vpp > 1 needs schedule=interleaved\n");
+  CHECK(errors_of("tp=8,pp=8,vpp=2,dp=8", 512, 8 * 12) ==
+        "--layout: error: field 'pp' = '8': the interleaved schedule needs the micro-batch count (12) to be a multiple of pp (Megatron-LM)\n");
+}
+
+TEST_CASE("expert parallelism is refused for a dense model") {
+  CHECK(errors_of("tp=8,ep=2", 512) ==
+        "--layout: error: field 'ep' = '2': must be 1 for a dense model (it has no experts)\n");
+}
+
+TEST_CASE("layout syntax errors point at the column of the bad entry") {
+  CHECK(errors_of("tp=8,pp=x,recompute=sel,zero=4,tpp=2,vpp", 512) ==
+        "--layout:1:6: error: field 'pp' = 'x': must be an integer between 1 and 1000000\n"
+        "  tp=8,pp=x,recompute=sel,zero=4,tpp=2,vpp\n"
+        "       ^\n"
+        "--layout:1:11: error: field 'recompute' = 'sel': must be one of none|selective|full (did you mean 'selective'?)\n"
+        "  tp=8,pp=x,recompute=sel,zero=4,tpp=2,vpp\n"
+        "            ^\n"
+        "--layout:1:25: error: field 'zero' = '4': must be an integer between 0 and 3\n"
+        "  tp=8,pp=x,recompute=sel,zero=4,tpp=2,vpp\n"
+        "                          ^\n"
+        "--layout:1:32: error: field 'tpp' = '2': unknown layout key (did you mean 'tp'?)\n"
+        "  tp=8,pp=x,recompute=sel,zero=4,tpp=2,vpp\n"
+        "                                 ^\n"
+        "--layout:1:38: error: field 'vpp': must be written key=value\n"
+        "  tp=8,pp=x,recompute=sel,zero=4,tpp=2,vpp\n"
+        "                                       ^\n");
+}

@@ -1,0 +1,82 @@
+#include "core/model_spec.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "planner/param_count.h"
+
+using namespace meshplan;
+
+namespace {
+
+ModelSpec load(const std::string& relative) {
+  Result<ModelSpec> r = load_model(std::string(MESHPLAN_SOURCE_DIR) + "/" + relative);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : format_diagnostics(r.errors())));
+  return r.value();
+}
+
+}  // namespace
+
+TEST_CASE("shipped llama3 YAML models reproduce the published parameter totals") {
+  CHECK(total_params(load("models/llama3-8b.yaml")) == 8'030'261'248);
+  CHECK(total_params(load("models/llama3-70b.yaml")) == 70'553'706'496);
+  CHECK(total_params(load("models/llama3-405b.yaml")) == 405'853'388'800);
+}
+
+TEST_CASE("mixtral-8x7b counts 46,702,792,704 parameters and 12.9B active") {
+  ModelSpec m = load("models/mixtral-8x7b.yaml");
+  CHECK(total_params(m) == 46'702'792'704);
+  // Two of eight experts per token: 32 layers × 6 experts × 3·4096·14336 fewer.
+  CHECK(active_params(m) == 46'702'792'704 - 32LL * 6 * 3 * 4096 * 14336);
+  CHECK(active_params(m) == 12'879'925'248);
+}
+
+TEST_CASE("gpt3-175b follows Megatron's eq. 2 plus the final LayerNorm") {
+  ModelSpec m = load("models/gpt3-175b.yaml");
+  // 12·l·h²·(1 + 13/(12h) + (V+s)/(12·l·h)) = 12lh² + 13lh + (V+s)h; final LayerNorm adds 2h.
+  const int64_t l = 96, h = 12288, V = 51200, s = 2048;
+  CHECK(total_params(m) == 12 * l * h * h + 13 * l * h + (V + s) * h + 2 * h);
+}
+
+TEST_CASE("deepseek-v3 main model has about 671B parameters and 37B active") {
+  ModelSpec m = load("models/deepseek-v3.yaml");
+  CHECK(total_params(m) == 671'026'404'352);
+  CHECK(active_params(m) > 37.0e9);
+  CHECK(active_params(m) < 38.0e9);
+}
+
+TEST_CASE("qwen3-235b-a22b has about 235B parameters and 22B active") {
+  ModelSpec m = load("models/qwen3-235b-a22b.yaml");
+  CHECK(total_params(m) == 235'093'634'560);
+  CHECK(active_params(m) > 22.0e9);
+  CHECK(active_params(m) < 22.5e9);
+}
+
+TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") {
+  const char* pairs[][2] = {{"tests/data/hf/llama-3.1-8b.json", "models/llama3-8b.yaml"},
+                            {"tests/data/hf/mixtral-8x7b.json", "models/mixtral-8x7b.yaml"},
+                            {"tests/data/hf/qwen3-235b-a22b.json", "models/qwen3-235b-a22b.yaml"},
+                            {"tests/data/hf/deepseek-v3.json", "models/deepseek-v3.yaml"}};
+  for (auto& p : pairs) {
+    CAPTURE(p[0]);
+    ModelSpec hf = load(p[0]);
+    ModelSpec yaml = load(p[1]);
+    CHECK(total_params(hf) == total_params(yaml));
+    CHECK(hf.layers == yaml.layers);
+    CHECK(hf.kv_heads == yaml.kv_heads);
+    CHECK(hf.moe.has_value() == yaml.moe.has_value());
+    CHECK(hf.mla.has_value() == yaml.mla.has_value());
+  }
+}
+
+TEST_CASE("defaults: kv_heads = heads, head_dim = hidden/heads, ffn_hidden = 4·hidden for gelu") {
+  Result<ModelSpec> r = parse_model_yaml("name: x\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 100\n", "x.yaml");
+  REQUIRE(r.ok());
+  CHECK(r->kv_heads == 4);
+  CHECK(r->head_dim == 16);
+  CHECK(r->ffn_hidden == 256);
+  CHECK(r->mlp == MlpKind::gelu);
+  CHECK(r->attention == AttentionKind::flash);
+  CHECK(r->training.seq_len == 4096);
+}

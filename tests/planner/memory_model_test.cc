@@ -1,0 +1,151 @@
+#include "planner/memory_model.h"
+
+#include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <string>
+
+#include "planner/activation_memory.h"
+#include "planner/param_count.h"
+
+using namespace meshplan;
+
+namespace {
+
+// Decimal places the table printed a number with ("31.4" -> 1).
+int decimals(const std::string& s) {
+  auto dot = s.find('.');
+  return dot == std::string::npos ? 0 : static_cast<int>(s.size() - dot - 1);
+}
+
+ModelSpec gpt3_175b() {
+  ModelSpec m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.head_dim = 128;
+  m.ffn_hidden = 4 * 12288;
+  m.vocab = 51200;
+  m.dropout = true;
+  m.attention = AttentionKind::standard;
+  return m;
+}
+
+ActivationShape shape(int64_t tp, bool sp) { return ActivationShape{1, 2048, tp, 1, 1, sp}; }
+
+}  // namespace
+
+TEST_CASE("ZeRO Table 1: model-state memory for every DP degree, to the table's rounding") {
+  YAML::Node runs = YAML::LoadFile(std::string(MESHPLAN_TEST_DATA) + "/published_runs.yaml");
+  MemoryOptions zero_paper;
+  zero_paper.grad_bytes_per_param = 2;  // the paper's fp16 gradients
+  int checked = 0;
+  for (const auto& row : runs["zero_model_state_memory_gb"]["rows"]) {
+    const double psi = row["params_b"].as<double>() * 1e9;
+    for (const auto& by_dp : row["by_dp"]) {
+      const int64_t dp = by_dp.first.as<int64_t>();
+      for (int stage = 1; stage <= 3; ++stage) {
+        const std::string printed = by_dp.second[stage - 1].Scalar();
+        const double table_gb = by_dp.second[stage - 1].as<double>();
+        const double ours_gb = model_state_bytes(psi, stage, dp, zero_paper).total() / 1e9;
+        CAPTURE(psi);
+        CAPTURE(dp);
+        CAPTURE(stage);
+        // The table rounds or truncates to its last printed digit.
+        CHECK(std::fabs(ours_gb - table_gb) < std::pow(10.0, -decimals(printed)));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 54);
+}
+
+TEST_CASE("ZeRO example: 7.5B parameters on DP 64 need 120, 31.4, 16.6 and 1.9 GB") {
+  MemoryOptions o;
+  o.grad_bytes_per_param = 2;
+  CHECK(model_state_bytes(7.5e9, 0, 64, o).total() == doctest::Approx(120e9).epsilon(1e-12));
+  CHECK(model_state_bytes(7.5e9, 1, 64, o).total() == doctest::Approx(31.40625e9).epsilon(1e-12));
+  CHECK(model_state_bytes(7.5e9, 2, 64, o).total() == doctest::Approx(16.640625e9).epsilon(1e-12));
+  CHECK(model_state_bytes(7.5e9, 3, 64, o).total() == doctest::Approx(1.875e9).epsilon(1e-12));
+}
+
+TEST_CASE("Korthikanti: GPT-3 175B layer stores sbh(34 + 5as/h) bytes with no parallelism") {
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  LayerActivations act = layer_activations(gpt3_175b(), 0, shape(1, false));
+  CHECK(act.no_recompute() == doctest::Approx(s * b * h * (34 + 5 * a * s / h)).epsilon(1e-9));
+}
+
+TEST_CASE("Korthikanti: tensor parallelism alone leaves 10·sbh replicated") {
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  LayerActivations act = layer_activations(gpt3_175b(), 0, shape(8, false));
+  CHECK(act.no_recompute() ==
+        doctest::Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))).epsilon(1e-9));
+}
+
+TEST_CASE("Korthikanti: sequence parallelism splits the rest: sbh(34/t + 5as/(ht))") {
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  LayerActivations act = layer_activations(gpt3_175b(), 0, shape(8, true));
+  CHECK(act.no_recompute() == doctest::Approx(s * b * h * (34 / t + 5 * a * s / (h * t))).epsilon(1e-9));
+  CHECK(act.stored(Recompute::selective) == doctest::Approx(34 * s * b * h / t).epsilon(1e-9));
+  CHECK(act.stored(Recompute::full) == doctest::Approx(2 * s * b * h / t).epsilon(1e-9));
+}
+
+TEST_CASE("flash attention drops the s² scores and keeps fp32 softmax statistics") {
+  ModelSpec m = gpt3_175b();
+  m.attention = AttentionKind::flash;
+  m.dropout = false;
+  const double s = 2048, h = 12288, a = 96, t = 8;
+  LayerActivations act = layer_activations(m, 0, shape(8, true));
+  // 34 − 2 dropout masks = 32·sbh/t, plus 4 bytes per query and head.
+  CHECK(act.no_recompute() == doctest::Approx(32 * s * h / t + 4 * s * a / t).epsilon(1e-9));
+}
+
+TEST_CASE("in-flight micro-batches: 1F1B p − i, GPipe m, interleaved 1 + (p−1)/(p·v) times p") {
+  Layout l;
+  l.pp = 4;
+  l.schedule = Schedule::one_f_one_b;
+  CHECK(in_flight_micro_batches(l, 8, 0) == 4);
+  CHECK(in_flight_micro_batches(l, 8, 3) == 1);
+  CHECK(in_flight_micro_batches(l, 2, 0) == 2);
+  l.schedule = Schedule::gpipe;
+  CHECK(in_flight_micro_batches(l, 8, 3) == 8);
+  l.schedule = Schedule::interleaved;
+  l.vpp = 2;
+  CHECK(in_flight_micro_batches(l, 8, 0) == doctest::Approx(4 * (1 + 3.0 / 8)));
+}
+
+TEST_CASE("per-stage model states: first and last stages carry embeddings and the LM head") {
+  ModelSpec m;
+  m.name = "llama3-70b";
+  m.layers = 80;
+  m.hidden = 8192;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden = 28672;
+  m.vocab = 128256;
+  m.mlp = MlpKind::swiglu;
+  m.norm = NormKind::rmsnorm;
+  Layout l;
+  l.tp = 8;
+  l.pp = 4;
+  l.dp = 16;
+  l.zero = 1;
+  std::vector<StageParams> s = stage_params(m, l);
+  const int64_t per_layer_split = (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672) / 8;
+  const int64_t norms = 2 * 8192;
+  CHECK(s[1].dense_per_gpu == 20 * (per_layer_split + norms));
+  CHECK(s[0].dense_per_gpu == 20 * (per_layer_split + norms) + 128256 * 8192 / 8);
+  CHECK(s[3].dense_per_gpu == 20 * (per_layer_split + norms) + 128256 * 8192 / 8 + 8192);
+  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  MemoryEstimate e = estimate_memory(m, gpu, l, {8192, 1024, Precision::bf16});
+  const double p1 = static_cast<double>(s[1].dense_per_gpu);
+  CHECK(e.stages[1].params_bytes == doctest::Approx(2 * p1));
+  CHECK(e.stages[1].grads_bytes == doctest::Approx(4 * p1));
+  CHECK(e.stages[1].optimizer_bytes == doctest::Approx(12 * p1 / 16));
+  CHECK(e.stages[1].in_flight_micro_batches == 3);
+  CHECK(e.peak_stage == 0);
+  CHECK(e.fits());
+}
