@@ -92,10 +92,10 @@ class Engine {
  private:
   bool started(OpId op) const {
     const StreamId s = g_.op(op).stream;
-    const int32_t pos = static_cast<int32_t>(
-        std::find(queue_.items.begin() + queue_.offset[s], queue_.items.begin() + queue_.offset[s + 1],
-                  op) -
-        queue_.items.begin());
+    const int32_t pos =
+        static_cast<int32_t>(std::find(queue_.items.begin() + queue_.offset[s],
+                                       queue_.items.begin() + queue_.offset[s + 1], op) -
+                             queue_.items.begin());
     return pos < head_[s] || (pos == head_[s] && busy_[s]);
   }
 

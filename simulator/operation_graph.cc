@@ -7,32 +7,52 @@ namespace meshplan::sim {
 
 const char* to_string(OpKind k) {
   switch (k) {
-    case OpKind::forward: return "forward";
-    case OpKind::backward: return "backward";
-    case OpKind::backward_input: return "backward_input";
-    case OpKind::backward_weight: return "backward_weight";
-    case OpKind::recompute: return "recompute";
-    case OpKind::p2p: return "p2p";
-    case OpKind::dp_comm: return "dp_comm";
-    case OpKind::zero_gather: return "zero_gather";
-    case OpKind::optimizer: return "optimizer";
-    case OpKind::other: return "other";
+    case OpKind::forward:
+      return "forward";
+    case OpKind::backward:
+      return "backward";
+    case OpKind::backward_input:
+      return "backward_input";
+    case OpKind::backward_weight:
+      return "backward_weight";
+    case OpKind::recompute:
+      return "recompute";
+    case OpKind::p2p:
+      return "p2p";
+    case OpKind::dp_comm:
+      return "dp_comm";
+    case OpKind::zero_gather:
+      return "zero_gather";
+    case OpKind::optimizer:
+      return "optimizer";
+    case OpKind::other:
+      return "other";
   }
   return "other";
 }
 
 char kind_letter(OpKind k) {
   switch (k) {
-    case OpKind::forward: return 'F';
-    case OpKind::backward: return 'B';
-    case OpKind::backward_input: return 'B';
-    case OpKind::backward_weight: return 'W';
-    case OpKind::recompute: return 'R';
-    case OpKind::p2p: return 'P';
-    case OpKind::dp_comm: return 'D';
-    case OpKind::zero_gather: return 'G';
-    case OpKind::optimizer: return 'O';
-    case OpKind::other: return '?';
+    case OpKind::forward:
+      return 'F';
+    case OpKind::backward:
+      return 'B';
+    case OpKind::backward_input:
+      return 'B';
+    case OpKind::backward_weight:
+      return 'W';
+    case OpKind::recompute:
+      return 'R';
+    case OpKind::p2p:
+      return 'P';
+    case OpKind::dp_comm:
+      return 'D';
+    case OpKind::zero_gather:
+      return 'G';
+    case OpKind::optimizer:
+      return 'O';
+    case OpKind::other:
+      return '?';
   }
   return '?';
 }
@@ -44,8 +64,10 @@ bool is_compute(OpKind k) {
     case OpKind::backward_input:
     case OpKind::backward_weight:
     case OpKind::recompute:
-    case OpKind::optimizer: return true;
-    default: return false;
+    case OpKind::optimizer:
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -87,8 +87,8 @@ class Builder {
 
   OpId add_forward(int stage, int chunk, int mb) {
     const OpId g = gather(stage, chunk, mb);
-    const OpId f = add(stage, StageStream::compute, p_.chunks[chunk].forward_s, OpKind::forward,
-                       chunk, mb);
+    const OpId f =
+        add(stage, StageStream::compute, p_.chunks[chunk].forward_s, OpKind::forward, chunk, mb);
     consume(f, g);
     fwd_[index(chunk, mb)] = f;
     if (sends() && chunk + 1 < chunks_) {
@@ -156,7 +156,8 @@ class Builder {
       for (int mb = 0; mb < m_; ++mb) {
         if (c > 0) {
           const int prev = index(c - 1, mb);
-          g_.add_dependency(fwd_[index(c, mb)], send_fwd_[prev] >= 0 ? send_fwd_[prev] : fwd_[prev]);
+          g_.add_dependency(fwd_[index(c, mb)],
+                            send_fwd_[prev] >= 0 ? send_fwd_[prev] : fwd_[prev]);
         }
         if (c + 1 < chunks_) {
           const int next = index(c + 1, mb);
@@ -180,11 +181,16 @@ class Builder {
 
 const char* to_string(StageStream s) {
   switch (s) {
-    case StageStream::compute: return "compute";
-    case StageStream::send_forward: return "send-forward";
-    case StageStream::send_backward: return "send-backward";
-    case StageStream::dp: return "dp";
-    case StageStream::zero3: return "zero3-gather";
+    case StageStream::compute:
+      return "compute";
+    case StageStream::send_forward:
+      return "send-forward";
+    case StageStream::send_backward:
+      return "send-backward";
+    case StageStream::dp:
+      return "dp";
+    case StageStream::zero3:
+      return "zero3-gather";
   }
   return "?";
 }

@@ -102,7 +102,8 @@ const std::vector<ScheduleEntry>& entries() {
 }
 
 Diagnostic order_error(Schedule s, const std::string& value, const std::string& rule) {
-  return Diagnostic{{"--layout", 0, 0, ""}, "schedule", std::string(schedule_info(s).name) + ": " + value, rule};
+  return Diagnostic{
+      {"--layout", 0, 0, ""}, "schedule", std::string(schedule_info(s).name) + ": " + value, rule};
 }
 
 }  // namespace

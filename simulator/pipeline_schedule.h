@@ -37,10 +37,10 @@ struct PipelineOrder {
 
 struct ScheduleInfo {
   Schedule schedule;
-  const char* name;         // as in --layout schedule=...
-  bool splits_backward;     // B and W are separate passes
-  bool allows_vpp;          // accepts vpp > 1 (otherwise vpp must be 1)
-  const char* source;       // where the ordering comes from
+  const char* name;      // as in --layout schedule=...
+  bool splits_backward;  // B and W are separate passes
+  bool allows_vpp;       // accepts vpp > 1 (otherwise vpp must be 1)
+  const char* source;    // where the ordering comes from
 };
 // The table of schedules, in enum order.
 const std::vector<ScheduleInfo>& schedule_table();

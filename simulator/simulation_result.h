@@ -26,8 +26,8 @@ struct StageSummary {
   double end_s = 0;            // when the stage's last compute operation ends
   // Activations held: a (chunk, micro-batch) is held from its forward's start to its backward's
   // (B's) end; releases at an instant count before acquisitions at that instant.
-  int peak_chunk_micro_batches = 0;     // peak count of held (chunk, micro-batch) pairs
-  double peak_micro_batches = 0;        // the same in micro-batches: pairs / vpp
+  int peak_chunk_micro_batches = 0;  // peak count of held (chunk, micro-batch) pairs
+  double peak_micro_batches = 0;     // the same in micro-batches: pairs / vpp
 };
 
 struct SimulationResult {

@@ -68,7 +68,8 @@ TEST_CASE("equal-time events fire in insertion order") {
   CHECK(t->makespan_s == 1.0);
 }
 
-TEST_CASE("equal-time ready operations on one stream keep insertion order rather than readiness order") {
+TEST_CASE(
+    "equal-time ready operations on one stream keep insertion order rather than readiness order") {
   OperationGraph g;
   const StreamId a = g.add_stream("a", 0);
   const StreamId b = g.add_stream("b", 0);

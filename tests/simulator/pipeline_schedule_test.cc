@@ -1,10 +1,10 @@
 // Per-stage pass orders of each schedule, pinned as text (p = 4, m = 8; interleaved v = 2).
+#include "simulator/pipeline_schedule.h"
+
 #include <doctest/doctest.h>
 
 #include <set>
 #include <tuple>
-
-#include "simulator/pipeline_schedule.h"
 
 namespace meshplan::sim {
 namespace {

@@ -1,8 +1,8 @@
 // Simulated steps against closed forms (Narayanan et al. 2021; Qi et al. 2023) and against
 // timelines derived by hand.
-#include <doctest/doctest.h>
-
 #include "simulator/pipeline_simulation.h"
+
+#include <doctest/doctest.h>
 
 namespace meshplan::sim {
 namespace {
@@ -131,7 +131,9 @@ TEST_CASE("point-to-point sends delay the receiver and count as its exposed comm
   }
 }
 
-TEST_CASE("a chunk's gradient reduction overlaps later backwards and the optimizer waits for all reductions") {
+TEST_CASE(
+    "a chunk's gradient reduction overlaps later backwards and the optimizer waits for all "
+    "reductions") {
   // pp = 1, two chunks: F0.c0 [0,1], F0.c1 [1,2], B0.c1 [2,4], D.c1 [4,5.5] under
   // B0.c0 [4,6], D.c0 [6,7.5], optimizer [7.5,8.5].
   PipelineProblem p = uniform(Schedule::interleaved, 1, 2, 1, 2, 4);
@@ -144,8 +146,7 @@ TEST_CASE("a chunk's gradient reduction overlaps later backwards and the optimiz
   CHECK(sim->result.stages[0].compute_s == doctest::Approx(7.0));
   // Critical path: F, F, B, B, reduction of chunk 0, optimizer.
   std::string path;
-  for (OpId id : sim->result.critical_path)
-    path += display_name(sim->pipeline.graph.op(id)) + " ";
+  for (OpId id : sim->result.critical_path) path += display_name(sim->pipeline.graph.op(id)) + " ";
   CHECK(path == "F0.c0 F0.c1 B0.c1 B0.c0 D.c0 O ");
 }
 

@@ -1,0 +1,100 @@
+// Chrome Trace Event JSON of simulated pipelines.
+#include "simulator/trace_json.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "simulator/pipeline_simulation.h"
+
+namespace meshplan::sim {
+namespace {
+
+PipelineSimulation simulated(Schedule s, int vpp) {
+  PipelineProblem p;
+  p.pp = 4;
+  p.vpp = vpp;
+  p.micro_batches = 8;
+  p.schedule = s;
+  p.p2p_s = 0.1e-3;
+  p.optimizer_s = 1e-3;
+  for (int c = 0; c < 4 * vpp; ++c)
+    p.chunks.push_back(ChunkCosts{1.1e-3 * (1 + c % 3), 1.3e-3, 0.7e-3, 0.2e-3, 0.9e-3, 0.3e-3});
+  Result<PipelineSimulation> r = simulate_pipeline(p);
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+TEST_CASE(
+    "the trace is valid JSON whose X events have non-negative durations and never overlap "
+    "on one stream") {
+  for (auto [schedule, vpp] : {std::pair{Schedule::one_f_one_b, 1},
+                               {Schedule::zb_h1, 1},
+                               {Schedule::interleaved, 2},
+                               {Schedule::gpipe, 1}}) {
+    const PipelineSimulation sim = simulated(schedule, vpp);
+    const nlohmann::json trace =
+        nlohmann::json::parse(chrome_trace_json(sim.pipeline.graph, sim.timeline));
+    REQUIRE(trace.contains("traceEvents"));
+    std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> by_thread;
+    int x_events = 0;
+    for (const nlohmann::json& e : trace["traceEvents"]) {
+      if (e["ph"] != "X") continue;
+      ++x_events;
+      CHECK(e["dur"].get<double>() >= 0);
+      CHECK(e["name"].is_string());
+      const double ts = e["ts"].get<double>();
+      by_thread[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back(
+          {ts, ts + e["dur"].get<double>()});
+    }
+    CHECK(x_events == sim.pipeline.graph.op_count());
+    for (auto& [thread, spans] : by_thread) {
+      std::sort(spans.begin(), spans.end());
+      for (size_t i = 1; i < spans.size(); ++i) CHECK(spans[i].first >= spans[i - 1].second - 1e-9);
+    }
+  }
+}
+
+TEST_CASE("the trace names every stage and every used stream") {
+  const PipelineSimulation sim = simulated(Schedule::one_f_one_b, 1);
+  const nlohmann::json trace =
+      nlohmann::json::parse(chrome_trace_json(sim.pipeline.graph, sim.timeline));
+  int processes = 0, threads = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] != "M") continue;
+    if (e["name"] == "process_name") ++processes;
+    if (e["name"] == "thread_name") ++threads;
+  }
+  CHECK(processes == 4);
+  // compute, send-forward, send-backward, dp and zero3 on every stage, except the last stage's
+  // send-forward and the first stage's send-backward, which carry nothing.
+  CHECK(threads == 4 * 5 - 2);
+  CHECK(trace["traceEvents"][0] ==
+        nlohmann::json::parse(
+            R"({"name":"process_name","ph":"M","pid":0,"tid":0,"args":{"name":"stage 0"}})"));
+}
+
+TEST_CASE("the trace of one operation is pinned byte for byte") {
+  OperationGraph g;
+  const StreamId s = g.add_stream("compute", 2);
+  g.add_op(s, 1.5e-3, OpTags{OpKind::forward, 2, 6, 3});
+  Result<Timeline> t = simulate(g);
+  REQUIRE(t.ok());
+  CHECK(
+      chrome_trace_json(g, *t) ==
+      R"({"traceEvents":[{"name":"process_name","ph":"M","pid":2,"tid":0,"args":{"name":"stage 2"}},)"
+      R"({"name":"thread_name","ph":"M","pid":2,"tid":0,"args":{"name":"compute"}},)"
+      R"({"name":"F3.c6","ph":"X","ts":0.0,"dur":1500.0,"pid":2,"tid":0,)"
+      R"("args":{"kind":"forward","op":0,"chunk":6,"micro_batch":3}}]})");
+}
+
+TEST_CASE("the trace is deterministic") {
+  const PipelineSimulation a = simulated(Schedule::interleaved, 2);
+  const PipelineSimulation b = simulated(Schedule::interleaved, 2);
+  CHECK(chrome_trace_json(a.pipeline.graph, a.timeline) ==
+        chrome_trace_json(b.pipeline.graph, b.timeline));
+}
+
+}  // namespace
+}  // namespace meshplan::sim
