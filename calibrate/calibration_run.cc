@@ -1,0 +1,227 @@
+#include "calibrate/calibration_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "calibrate/alpha_beta_fit.h"
+
+namespace meshplan::calibrate {
+namespace {
+
+struct Variant {
+  bool in_place, graph;
+  const char* source;
+};
+constexpr Variant kDefaultVariant{false, false, "measured"};
+constexpr Variant kExtraVariants[] = {{true, false, "measured, in-place"},
+                                      {false, true, "measured, cuda graph"}};
+
+class Run {
+ public:
+  Run(Benchmarker& bench, const CalibrationPlan& plan, const ProgressFn& progress)
+      : bench_(bench), plan_(plan), progress_(progress) {}
+
+  Result<CalibrationProfile> execute();
+
+ private:
+  Result<bool> gemm_section();
+  Result<bool> hbm_section();
+  Result<bool> collective_section();
+  CollectiveFit measure_collective(const std::string& kind, int64_t group, const Variant& v);
+  Result<bool> save();
+  void report(const std::string& section, const std::string& item) {
+    if (progress_) progress_({section, item, done_++, total_});
+  }
+  std::vector<std::string> dtypes() const {
+    return plan_.dtypes.empty() ? bench_.gemm_dtypes() : plan_.dtypes;
+  }
+  std::vector<Variant> variants() const;
+  std::vector<int64_t> sizes(const std::string& kind) const {
+    return message_sizes(plan_.min_bytes,
+                         std::min(plan_.max_bytes, bench_.max_collective_bytes(kind)),
+                         plan_.step_factor);
+  }
+  int64_t count_items() const;
+
+  Benchmarker& bench_;
+  const CalibrationPlan& plan_;
+  const ProgressFn& progress_;
+  CalibrationProfile profile_;
+  int64_t done_ = 0, total_ = 0;
+};
+
+std::vector<Variant> Run::variants() const {
+  std::vector<Variant> v = {kDefaultVariant};
+  if (plan_.collective_variants) v.insert(v.end(), std::begin(kExtraVariants), std::end(kExtraVariants));
+  return v;
+}
+
+int64_t Run::count_items() const {
+  int64_t n = 0;
+  if (plan_.gemm)
+    n += static_cast<int64_t>(dtypes().size() * plan_.gemm_shapes.size());
+  if (plan_.hbm) n += 1;
+  if (plan_.collectives)
+    for (const auto& kind : plan_.collective_kinds)
+      n += static_cast<int64_t>(bench_.collective_group_sizes().size() * variants().size() *
+                                sizes(kind).size());
+  return n;
+}
+
+Result<bool> Run::save() {
+  if (plan_.out_path.empty() || !bench_.is_reporting_rank()) return true;
+  return write_profile_atomically(profile_, plan_.out_path);
+}
+
+Result<bool> Run::gemm_section() {
+  for (const auto& dtype : dtypes()) {
+    GemmTable table;
+    table.dtype = dtype;
+    double peak = bench_.peak_flops(dtype), best = 0;
+    for (const auto& shape : plan_.gemm_shapes) {
+      report("gemm", fmt::format("{} {}x{}x{}", dtype, shape.m, shape.n, shape.k));
+      GemmSample s{shape.m, shape.n, shape.k, 0, 0, 0, "ok"};
+      auto r = bench_.gemm(shape, dtype, plan_.gemm_timing);
+      double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
+                     static_cast<double>(shape.k);
+      if (r && r->median_s > 0) {
+        s.flops_per_s = flops / r->median_s;
+        s.heuristic_flops_per_s = r->heuristic_median_s > 0 ? flops / r->heuristic_median_s : 0;
+        s.p95_time_s = r->p95_s;
+        best = std::max(best, s.flops_per_s);
+      } else {
+        s.status = "failed: " + (r ? std::string("zero time") : r.errors()[0].rule);
+      }
+      table.samples.push_back(s);
+    }
+    table.max_efficiency = peak > 0 ? std::min(1.0, best / peak) : 0.0;
+    profile_.gemm[dtype] = table;
+    auto w = save();
+    if (!w) return w;
+  }
+  return true;
+}
+
+Result<bool> Run::hbm_section() {
+  report("hbm", fmt::format("copy {} MiB", plan_.hbm_bytes >> 20));
+  auto r = bench_.hbm(plan_.hbm_bytes, plan_.hbm_timing);
+  if (r) {
+    profile_.hbm_bytes_per_s = r->copy_bytes_per_s;
+    if (r->triad_bytes_per_s > 0)
+      profile_.notes.push_back(fmt::format("hbm triad: {:.1f} GB/s", r->triad_bytes_per_s * 1e-9));
+  } else {
+    profile_.notes.push_back("hbm failed: " + r.errors()[0].rule);
+  }
+  return save();
+}
+
+CollectiveFit Run::measure_collective(const std::string& kind, int64_t group, const Variant& v) {
+  CollectiveFit fit;
+  fit.collective = kind;
+  fit.group_size = group;
+  fit.level = bench_.level_for_group(group);
+  fit.source = v.source;
+  double factor = bus_factor(kind, group);
+  for (int64_t bytes : sizes(kind)) {
+    report("collectives", fmt::format("{} x{} {} B{}", kind, group, bytes,
+                                      v.in_place ? " in-place" : v.graph ? " graph" : ""));
+    CollectiveRequest req{kind, group, bytes, v.in_place, v.graph, plan_.collective_timing};
+    auto r = bench_.collective(req);
+    CollectiveSample s{bytes, 0, 0, "ok"};
+    if (r && r->median_s > 0) {
+      s.time_s = r->median_s;
+      s.busbw_bytes_per_s = static_cast<double>(bytes) / r->median_s * factor;
+    } else {
+      s.status = "failed: " + (r ? std::string("zero time") : r.errors()[0].rule);
+    }
+    fit.samples.push_back(s);
+  }
+  auto f = refit(fit);
+  if (!f) profile_.notes.push_back(fmt::format("no fit for {} x{} ({}): {}", kind, group,
+                                               v.source, f.errors()[0].rule));
+  return fit;
+}
+
+Result<bool> Run::collective_section() {
+  if (bench_.collective_group_sizes().empty()) return true;
+  for (const auto& kind : plan_.collective_kinds)
+    for (int64_t group : bench_.collective_group_sizes())
+      for (const auto& v : variants()) {
+        profile_.collectives.push_back(measure_collective(kind, group, v));
+        auto w = save();
+        if (!w) return w;
+      }
+  return true;
+}
+
+Result<CalibrationProfile> Run::execute() {
+  profile_.name = plan_.name;
+  profile_.provenance = bench_.describe();
+  profile_.provenance.how = "measured";
+  profile_.provenance.command = plan_.command;
+  profile_.provenance.date = plan_.date;
+  if (bench_.collective_group_sizes().empty())
+    profile_.notes.push_back("backend has no collectives: none measured");
+  total_ = count_items();
+  if (plan_.gemm)
+    if (auto r = gemm_section(); !r) return r.errors();
+  if (plan_.hbm)
+    if (auto r = hbm_section(); !r) return r.errors();
+  if (plan_.collectives)
+    if (auto r = collective_section(); !r) return r.errors();
+  if (auto r = save(); !r) return r.errors();
+  return profile_;
+}
+
+}  // namespace
+
+std::vector<int64_t> message_sizes(int64_t min_bytes, int64_t max_bytes, int64_t factor) {
+  std::vector<int64_t> out;
+  for (int64_t s = min_bytes; s >= 1 && s <= max_bytes; s *= factor) {
+    out.push_back(s);
+    if (s > max_bytes / factor) break;
+  }
+  return out;
+}
+
+std::vector<GemmShape> gemm_grid(int lo_log2, int hi_log2) {
+  std::vector<GemmShape> out;
+  for (int e = lo_log2; e <= hi_log2; ++e) out.push_back({1 << e, 1 << e, 1 << e, "grid cube"});
+  const int64_t mid = int64_t{1} << std::max(lo_log2, hi_log2 - 1);
+  for (int e = lo_log2; e <= hi_log2; ++e) {
+    const int64_t x = int64_t{1} << e;
+    if (x != mid) out.push_back({mid, mid, x, "grid k sweep"});
+    if (x != mid) out.push_back({x, mid, mid, "grid m sweep"});
+  }
+  return out;
+}
+
+CalibrationPlan cuda_plan(bool quick) {
+  CalibrationPlan p;
+  p.gemm_shapes = quick ? gemm_grid(10, 13) : gemm_grid(8, 14);
+  p.gemm_timing = quick ? TimingOptions{3, 10} : TimingOptions{10, 50};
+  p.hbm_bytes = quick ? int64_t{1} << 30 : int64_t{4} << 30;
+  p.max_bytes = quick ? int64_t{1} << 30 : int64_t{8} << 30;
+  p.step_factor = quick ? 4 : 2;
+  p.collective_timing = quick ? TimingOptions{3, 10} : TimingOptions{5, 20};
+  p.collective_variants = !quick;
+  return p;
+}
+
+CalibrationPlan cpu_plan(bool quick) {
+  CalibrationPlan p;
+  p.gemm_shapes = quick ? gemm_grid(6, 8) : gemm_grid(6, 10);
+  p.gemm_timing = quick ? TimingOptions{1, 3} : TimingOptions{2, 10};
+  p.hbm_bytes = quick ? int64_t{16} << 20 : int64_t{256} << 20;
+  p.hbm_timing = quick ? TimingOptions{1, 3} : TimingOptions{2, 10};
+  p.collectives = false;
+  return p;
+}
+
+Result<CalibrationProfile> run_calibration(Benchmarker& bench, const CalibrationPlan& plan,
+                                           const ProgressFn& progress) {
+  return Run(bench, plan, progress).execute();
+}
+
+}  // namespace meshplan::calibrate

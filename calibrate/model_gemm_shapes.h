@@ -1,0 +1,20 @@
+// The GEMMs of one transformer layer (and the logits) at a tensor-parallel degree, in the
+// three training variants: forward Y = X·W, input gradient dX = dY·Wᵀ, weight gradient
+// dW = Xᵀ·dY. Column-parallel layers (QKV, MLP up/gate, logits) split their output width by
+// tp, row-parallel ones (attention out, MLP down) their input width (Megatron-LM, arXiv
+// 1909.08053 §3).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "calibrate/benchmarker.h"
+#include "core/model_spec.h"
+
+namespace meshplan::calibrate {
+
+// `tokens` rows per GEMM (sequence length × micro-batch). REQUIRES: tp ≥ 1, tokens ≥ 1.
+// Duplicated shapes are listed once (first label kept). MoE layers use expert_ffn_hidden.
+std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int64_t tokens);
+
+}  // namespace meshplan::calibrate

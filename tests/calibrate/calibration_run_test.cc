@@ -1,0 +1,192 @@
+// calibrate/calibration_run.cc driven by a fake Benchmarker: what it asks for, in which order,
+// with which warm-up and iteration counts, and what it records (failures included).
+#include "calibrate/calibration_run.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+namespace meshplan::calibrate {
+namespace {
+
+// Deterministic device: a GEMM runs at 100 TFLOP/s (peak 200); HBM copies 2 TB/s; a
+// collective takes 10 µs + bytes·factor / 100 GB/s. Sizes listed in fail_bytes fail.
+class FakeBenchmarker : public Benchmarker {
+ public:
+  std::vector<std::string> calls;
+  std::vector<TimingOptions> timings;
+  int64_t fail_bytes = -1;
+  int64_t fail_gemm_m = -1;
+
+  Provenance describe() const override {
+    Provenance p;
+    p.gpu = "Fake GPU";
+    p.gpu_count = 4;
+    p.nodes = 1;
+    return p;
+  }
+  std::vector<std::string> gemm_dtypes() const override { return {"bf16", "fp8"}; }
+  double peak_flops(const std::string& dtype) const override {
+    return dtype == "fp8" ? 400e12 : 200e12;
+  }
+  Result<GemmResult> gemm(const GemmShape& s, const std::string& dtype,
+                          const TimingOptions& t) override {
+    calls.push_back("gemm " + dtype + " " + std::to_string(s.m));
+    timings.push_back(t);
+    if (s.m == fail_gemm_m) return Diagnostic{{}, "", "", "CUBLAS_STATUS_NOT_SUPPORTED"};
+    double time = 2.0 * static_cast<double>(s.m * s.n * s.k) / 100e12;
+    return GemmResult{time, time * 1.5, time * 2, 4};
+  }
+  Result<HbmResult> hbm(int64_t bytes, const TimingOptions& t) override {
+    calls.push_back("hbm " + std::to_string(bytes));
+    timings.push_back(t);
+    return HbmResult{2e12, 1.5e12};
+  }
+  std::vector<int64_t> collective_group_sizes() const override { return {2, 4}; }
+  std::string level_for_group(int64_t) const override { return "nvlink"; }
+  int64_t max_collective_bytes(const std::string&) const override { return 4096; }
+  Result<CollectiveResult> collective(const CollectiveRequest& r) override {
+    calls.push_back(r.collective + " x" + std::to_string(r.group_size) + " " +
+                    std::to_string(r.bytes) + (r.in_place ? " ip" : "") + (r.graph ? " g" : ""));
+    timings.push_back(r.timing);
+    if (r.bytes == fail_bytes) return Diagnostic{{}, "", "", "ncclSystemError"};
+    double t = 10e-6 + static_cast<double>(r.bytes) * bus_factor(r.collective, r.group_size) / 100e9;
+    return CollectiveResult{t, t, ""};
+  }
+};
+
+CalibrationPlan small_plan() {
+  CalibrationPlan p;
+  p.gemm_shapes = {{1024, 1024, 1024, "grid"}, {2048, 1024, 512, "fwd qkv"}};
+  p.gemm_timing = {2, 7};
+  p.hbm_bytes = 1 << 20;
+  p.hbm_timing = {1, 3};
+  p.collective_kinds = {"all_reduce"};
+  p.min_bytes = 8;
+  p.max_bytes = 1 << 20;  // capped to 4096 by the backend
+  p.step_factor = 8;      // 8, 64, 512, 4096
+  p.collective_timing = {4, 11};
+  p.name = "fake";
+  p.command = "meshplan calibrate --fake";
+  return p;
+}
+
+TEST_CASE("message sizes follow nccl-tests -b/-e/-f") {
+  CHECK(message_sizes(8, 64, 2) == std::vector<int64_t>{8, 16, 32, 64});
+  CHECK(message_sizes(8, 100, 4) == std::vector<int64_t>{8, 32});
+  CHECK(message_sizes(8, int64_t{8} << 30, 2).size() == 31);  // 8 B .. 8 GiB
+  CHECK(message_sizes(16, 8, 2).empty());
+}
+
+TEST_CASE("the loop measures every dtype, shape, size and group in order with the plan's timings") {
+  FakeBenchmarker fake;
+  std::vector<Progress> progress;
+  auto r = run_calibration(fake, small_plan(), [&](const Progress& p) { progress.push_back(p); });
+  REQUIRE(r.ok());
+  const std::vector<std::string> expected = {
+      "gemm bf16 1024", "gemm bf16 2048", "gemm fp8 1024", "gemm fp8 2048", "hbm 1048576",
+      "all_reduce x2 8", "all_reduce x2 64", "all_reduce x2 512", "all_reduce x2 4096",
+      "all_reduce x4 8", "all_reduce x4 64", "all_reduce x4 512", "all_reduce x4 4096"};
+  CHECK(fake.calls == expected);
+  CHECK(fake.timings[0].warmup == 2);
+  CHECK(fake.timings[0].iterations == 7);
+  CHECK(fake.timings[4].iterations == 3);
+  CHECK(fake.timings[5].warmup == 4);
+  CHECK(fake.timings[12].iterations == 11);
+  REQUIRE(progress.size() == 13);
+  CHECK(progress[0].total == 13);
+  CHECK(progress[12].done == 12);
+  CHECK(progress[5].item == "all_reduce x2 8 B");
+}
+
+TEST_CASE("the profile records samples, efficiencies and fits (pinned)") {
+  FakeBenchmarker fake;
+  auto r = run_calibration(fake, small_plan());
+  REQUIRE(r.ok());
+  const CalibrationProfile& p = *r;
+  CHECK(p.provenance.how == "measured");
+  CHECK(p.provenance.command == "meshplan calibrate --fake");
+  // 100 TFLOP/s achieved: 0.5 of bf16's 200 peak, 0.25 of fp8's 400.
+  CHECK(p.gemm.at("bf16").max_efficiency == doctest::Approx(0.5));
+  CHECK(p.gemm.at("fp8").max_efficiency == doctest::Approx(0.25));
+  CHECK(p.hbm_bytes_per_s == 2e12);
+  REQUIRE(p.collectives.size() == 2);
+  const CollectiveFit& x2 = p.collectives[0];
+  CHECK(x2.group_size == 2);
+  CHECK(x2.level == "nvlink");
+  CHECK(x2.source == "measured");
+  CHECK(x2.latency_s == doctest::Approx(10e-6));
+  CHECK(x2.busbw_bytes_per_s == doctest::Approx(100e9));
+  CHECK(x2.half_peak_bytes == doctest::Approx(1e6));  // 10e-6·100e9/factor 1
+  std::string text = render_profile_yaml(p);
+  CHECK(text.find("      - {m: 1024, n: 1024, k: 1024, tflops: 100, heuristic_tflops: 50, "
+                  "p95_time_us: 32.21225472}\n") != std::string::npos);
+  // time = 10 µs + 4096·factor/100 GB/s (factor 1 for 2 ranks, 1.5 for 4), printed shortest.
+  CHECK(text.find("      - {bytes: 4096, time_us: 10.040960000000002, "
+                  "busbw_GBps: 0.40792912231499773}\n") != std::string::npos);
+  CHECK(text.find("      - {bytes: 4096, time_us: 10.061440000000001, "
+                  "busbw_GBps: 0.6106481775968449}\n") != std::string::npos);
+  CHECK(text.find("notes:\n  - \"hbm triad: 1500.0 GB/s\"\n") != std::string::npos);
+}
+
+TEST_CASE("failures become failed samples, and the rest is still measured and fitted") {
+  FakeBenchmarker fake;
+  fake.fail_bytes = 64;
+  fake.fail_gemm_m = 2048;
+  auto r = run_calibration(fake, small_plan());
+  REQUIRE(r.ok());
+  CHECK(r->gemm.at("bf16").samples[1].status == "failed: CUBLAS_STATUS_NOT_SUPPORTED");
+  CHECK(r->gemm.at("bf16").samples[1].flops_per_s == 0);
+  const auto& s = r->collectives[0].samples;
+  REQUIRE(s.size() == 4);
+  CHECK(s[1].bytes == 64);
+  CHECK(s[1].status == "failed: ncclSystemError");
+  CHECK(r->collectives[0].busbw_bytes_per_s == doctest::Approx(100e9));
+}
+
+TEST_CASE("the profile is written after each section, so an interrupted run keeps its data") {
+  auto dir = std::filesystem::temp_directory_path() / "meshplan_run_test";
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "p.yaml").string();
+  FakeBenchmarker fake;
+  CalibrationPlan plan = small_plan();
+  plan.out_path = path;
+  int gemm_sections_seen_on_disk = 0;
+  auto r = run_calibration(fake, plan, [&](const Progress& p) {
+    if (p.section == "hbm") {  // the GEMM tables are already on disk when HBM starts
+      auto partial = load_profile(path);
+      REQUIRE(partial.ok());
+      gemm_sections_seen_on_disk = static_cast<int>(partial->gemm.size());
+      CHECK(partial->collectives.empty());
+    }
+  });
+  REQUIRE(r.ok());
+  CHECK(gemm_sections_seen_on_disk == 2);
+  auto final_profile = load_profile(path);
+  REQUIRE(final_profile.ok());
+  CHECK(render_profile_yaml(*final_profile) == render_profile_yaml(*r));
+
+  plan.out_path = (dir / "missing" / "p.yaml").string();
+  auto bad = run_calibration(fake, plan);
+  REQUIRE(!bad.ok());
+  CHECK(bad.errors()[0].where.file == plan.out_path);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("variants add in-place and CUDA-graph entries after the default one") {
+  FakeBenchmarker fake;
+  CalibrationPlan plan = small_plan();
+  plan.gemm = plan.hbm = false;
+  plan.collective_variants = true;
+  auto r = run_calibration(fake, plan);
+  REQUIRE(r.ok());
+  REQUIRE(r->collectives.size() == 6);
+  CHECK(r->collectives[0].source == "measured");
+  CHECK(r->collectives[1].source == "measured, in-place");
+  CHECK(r->collectives[2].source == "measured, cuda graph");
+  CHECK(fake.calls[4] == "all_reduce x2 8 ip");
+  CHECK(fake.calls[8] == "all_reduce x2 8 g");
+}
+
+}  // namespace
+}  // namespace meshplan::calibrate
