@@ -58,6 +58,7 @@ class Engine {
       : g_(g), succ_(successors(g, indegree_)), queue_(stream_queues(g)) {
     head_.assign(queue_.offset.begin(), queue_.offset.end() - 1);
     busy_.assign(g.stream_count(), 0);
+    started_.assign(g.op_count(), 0);
     t_.start_s.assign(g.op_count(), 0);
     t_.end_s.assign(g.op_count(), 0);
     t_.cause.assign(g.op_count(), -1);
@@ -85,25 +86,17 @@ class Engine {
   // The first operation (lowest id) that never ran; REQUIRES: run() left some.
   OpId first_stuck() const {
     for (OpId i = 0; i < g_.op_count(); ++i)
-      if (!started(i)) return i;
+      if (!started_[i]) return i;
     return -1;
   }
 
  private:
-  bool started(OpId op) const {
-    const StreamId s = g_.op(op).stream;
-    const int32_t pos =
-        static_cast<int32_t>(std::find(queue_.items.begin() + queue_.offset[s],
-                                       queue_.items.begin() + queue_.offset[s + 1], op) -
-                             queue_.items.begin());
-    return pos < head_[s] || (pos == head_[s] && busy_[s]);
-  }
-
   void try_start_head(StreamId s, OpId cause) {
     if (busy_[s] || head_[s] == queue_.offset[s + 1]) return;
     const OpId op = queue_.items[head_[s]];
     if (indegree_[op] != 0) return;
     busy_[s] = 1;
+    started_[op] = 1;
     const double end = now_ + g_.op(op).duration_s;
     t_.start_s[op] = now_;
     t_.end_s[op] = end;
@@ -130,6 +123,7 @@ class Engine {
   Csr queue_;
   std::vector<int32_t> head_;  // per stream: position in queue_.items of the next operation
   std::vector<uint8_t> busy_;
+  std::vector<uint8_t> started_;
   std::vector<Event> heap_;
   Timeline t_;
   double now_ = 0;

@@ -81,12 +81,12 @@ TEST_CASE("the trace of one operation is pinned byte for byte") {
   g.add_op(s, 1.5e-3, OpTags{OpKind::forward, 2, 6, 3});
   Result<Timeline> t = simulate(g);
   REQUIRE(t.ok());
-  CHECK(
-      chrome_trace_json(g, *t) ==
-      R"({"traceEvents":[{"name":"process_name","ph":"M","pid":2,"tid":0,"args":{"name":"stage 2"}},)"
-      R"({"name":"thread_name","ph":"M","pid":2,"tid":0,"args":{"name":"compute"}},)"
-      R"({"name":"F3.c6","ph":"X","ts":0.0,"dur":1500.0,"pid":2,"tid":0,)"
-      R"("args":{"kind":"forward","op":0,"chunk":6,"micro_batch":3}}]})");
+  CHECK(chrome_trace_json(g, *t) ==
+        R"({"traceEvents":[)"
+        R"({"name":"process_name","ph":"M","pid":2,"tid":0,"args":{"name":"stage 2"}},)"
+        R"({"name":"thread_name","ph":"M","pid":2,"tid":0,"args":{"name":"compute"}},)"
+        R"({"name":"F3.c6","ph":"X","ts":0.0,"dur":1500.0,"pid":2,"tid":0,)"
+        R"("args":{"kind":"forward","op":0,"chunk":6,"micro_batch":3}}]})");
 }
 
 TEST_CASE("the trace is deterministic") {
