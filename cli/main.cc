@@ -13,6 +13,7 @@ struct CommandEntry {
 // Subcommands, in the order `meshplan --help` lists them.
 const CommandEntry kCommands[] = {
     {"memory", meshplan::cli::add_memory_command},
+    {"calibrate", meshplan::cli::add_calibrate_command},
 };
 
 }  // namespace
