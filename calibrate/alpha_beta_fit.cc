@@ -30,8 +30,8 @@ Result<AlphaBetaFit> fit_alpha_beta(const std::vector<CollectiveSample>& samples
   Eigen::VectorXd b = Eigen::VectorXd::Ones(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     double t = used[i]->time_s;
-    a(i, 0) = 1.0 / t;                                            // coefficient of α
-    a(i, 1) = static_cast<double>(used[i]->bytes) * factor / t;   // coefficient of 1/busbw
+    a(i, 0) = 1.0 / t;                                           // coefficient of α
+    a(i, 1) = static_cast<double>(used[i]->bytes) * factor / t;  // coefficient of 1/busbw
   }
   Eigen::Vector2d x = a.colPivHouseholderQr().solve(b);
   if (x(0) < 0) {  // negative latency is noise at large sizes: fit the slope alone

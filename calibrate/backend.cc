@@ -16,7 +16,7 @@ std::vector<std::string> backend_names() {
 }
 
 Result<std::shared_ptr<Benchmarker>> make_benchmarker(const std::string& name, int* argc,
-                                                     char*** argv) {
+                                                      char*** argv) {
   if (name == "cpu") return std::shared_ptr<Benchmarker>(std::make_shared<CpuBenchmarker>());
 #ifdef MESHPLAN_HAVE_CUDA
   if (name == "cuda") {
@@ -28,7 +28,9 @@ Result<std::shared_ptr<Benchmarker>> make_benchmarker(const std::string& name, i
   (void)argc;
   (void)argv;
   if (name == "cuda")
-    return Diagnostic{{}, "--backend", name,
+    return Diagnostic{{},
+                      "--backend",
+                      name,
                       "this meshplan was built without CUDA (no nvcc found at configure time)"};
 #endif
   return Diagnostic{{}, "--backend", name, "must be cuda or cpu"};

@@ -13,7 +13,7 @@ namespace meshplan::calibrate {
 // "cpu" always; "cuda" when built with CUDA (else an error saying how to get it).
 // `argc/argv` reach MPI_Init for multi-node runs (ignored otherwise).
 Result<std::shared_ptr<Benchmarker>> make_benchmarker(const std::string& name, int* argc,
-                                                     char*** argv);
+                                                      char*** argv);
 std::vector<std::string> backend_names();  // those built into this binary
 
 }  // namespace meshplan::calibrate

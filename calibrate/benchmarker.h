@@ -42,7 +42,7 @@ struct CollectiveRequest {
   int64_t group_size = 0;  // ranks taking part; REQUIRES: one of collective_group_sizes()
   int64_t bytes = 0;       // nccl-tests "size" (see core/profile.h CollectiveSample)
   bool in_place = false;
-  bool graph = false;      // launched through a captured CUDA graph
+  bool graph = false;  // launched through a captured CUDA graph
   TimingOptions timing;
 };
 

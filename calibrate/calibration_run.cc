@@ -36,7 +36,7 @@ class Run {
   std::vector<std::string> dtypes() const {
     return plan_.dtypes.empty() ? bench_.gemm_dtypes() : plan_.dtypes;
   }
-  std::vector<Variant> variants() const;
+  std::vector<Variant> variants(const std::string& kind) const;
   std::vector<int64_t> sizes(const std::string& kind) const {
     return message_sizes(plan_.min_bytes,
                          std::min(plan_.max_bytes, bench_.max_collective_bytes(kind)),
@@ -51,20 +51,22 @@ class Run {
   int64_t done_ = 0, total_ = 0;
 };
 
-std::vector<Variant> Run::variants() const {
+// In-place all-to-all and send/recv are not defined (nccl-tests reports them as N/A).
+std::vector<Variant> Run::variants(const std::string& kind) const {
   std::vector<Variant> v = {kDefaultVariant};
-  if (plan_.collective_variants) v.insert(v.end(), std::begin(kExtraVariants), std::end(kExtraVariants));
+  if (!plan_.collective_variants) return v;
+  for (const Variant& x : kExtraVariants)
+    if (!x.in_place || (kind != "all_to_all" && kind != "send_recv")) v.push_back(x);
   return v;
 }
 
 int64_t Run::count_items() const {
   int64_t n = 0;
-  if (plan_.gemm)
-    n += static_cast<int64_t>(dtypes().size() * plan_.gemm_shapes.size());
+  if (plan_.gemm) n += static_cast<int64_t>(dtypes().size() * plan_.gemm_shapes.size());
   if (plan_.hbm) n += 1;
   if (plan_.collectives)
     for (const auto& kind : plan_.collective_kinds)
-      n += static_cast<int64_t>(bench_.collective_group_sizes().size() * variants().size() *
+      n += static_cast<int64_t>(bench_.collective_group_sizes().size() * variants(kind).size() *
                                 sizes(kind).size());
   return n;
 }
@@ -125,7 +127,9 @@ CollectiveFit Run::measure_collective(const std::string& kind, int64_t group, co
   double factor = bus_factor(kind, group);
   for (int64_t bytes : sizes(kind)) {
     report("collectives", fmt::format("{} x{} {} B{}", kind, group, bytes,
-                                      v.in_place ? " in-place" : v.graph ? " graph" : ""));
+                                      v.in_place ? " in-place"
+                                      : v.graph  ? " graph"
+                                                 : ""));
     CollectiveRequest req{kind, group, bytes, v.in_place, v.graph, plan_.collective_timing};
     auto r = bench_.collective(req);
     CollectiveSample s{bytes, 0, 0, "ok"};
@@ -138,8 +142,9 @@ CollectiveFit Run::measure_collective(const std::string& kind, int64_t group, co
     fit.samples.push_back(s);
   }
   auto f = refit(fit);
-  if (!f) profile_.notes.push_back(fmt::format("no fit for {} x{} ({}): {}", kind, group,
-                                               v.source, f.errors()[0].rule));
+  if (!f)
+    profile_.notes.push_back(
+        fmt::format("no fit for {} x{} ({}): {}", kind, group, v.source, f.errors()[0].rule));
   return fit;
 }
 
@@ -147,7 +152,7 @@ Result<bool> Run::collective_section() {
   if (bench_.collective_group_sizes().empty()) return true;
   for (const auto& kind : plan_.collective_kinds)
     for (int64_t group : bench_.collective_group_sizes())
-      for (const auto& v : variants()) {
+      for (const auto& v : variants(kind)) {
         profile_.collectives.push_back(measure_collective(kind, group, v));
         auto w = save();
         if (!w) return w;

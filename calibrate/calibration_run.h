@@ -25,16 +25,16 @@ struct CalibrationPlan {
   TimingOptions hbm_timing{3, 20};
   std::vector<std::string> collective_kinds = {"all_reduce", "all_gather", "reduce_scatter",
                                                "all_to_all", "send_recv"};
-  int64_t min_bytes = 8;                       // nccl-tests -b
-  int64_t max_bytes = int64_t{8} << 30;        // nccl-tests -e; capped by free memory
-  int64_t step_factor = 2;                     // nccl-tests -f
+  int64_t min_bytes = 8;                 // nccl-tests -b
+  int64_t max_bytes = int64_t{8} << 30;  // nccl-tests -e; capped by free memory
+  int64_t step_factor = 2;               // nccl-tests -f
   TimingOptions collective_timing{5, 20};
   // Also measure in-place and CUDA-graph variants (extra entries, source says which).
   bool collective_variants = false;
   std::string out_path;  // empty: nothing written
   std::string name = "measured";
-  std::string command;   // recorded in provenance
-  std::string date;      // recorded in provenance (the caller knows the clock)
+  std::string command;  // recorded in provenance
+  std::string date;     // recorded in provenance (the caller knows the clock)
 };
 
 struct Progress {

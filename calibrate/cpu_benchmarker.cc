@@ -40,8 +40,8 @@ std::string cpu_model_name() {
 Provenance CpuBenchmarker::describe() const {
   Provenance p;
   p.how = "measured";
-  p.gpu = fmt::format("cpu: {} ({} threads)", cpu_model_name(),
-                      std::thread::hardware_concurrency());
+  p.gpu =
+      fmt::format("cpu: {} ({} threads)", cpu_model_name(), std::thread::hardware_concurrency());
   p.gpu_count = 1;
   p.nodes = 1;
   p.sources = {"meshplan calibrate --backend cpu (Eigen fp32 GEMM, memcpy bandwidth)"};
@@ -51,8 +51,8 @@ Provenance CpuBenchmarker::describe() const {
 Result<GemmResult> CpuBenchmarker::gemm(const GemmShape& s, const std::string& dtype,
                                         const TimingOptions& timing) {
   if (dtype != "fp32") return failure(fmt::format("cpu backend has no {} GEMM", dtype));
-  double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
-                 static_cast<double>(s.k);
+  double flops =
+      2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
   if (flops > max_flops_) return failure("shape too large for the cpu backend");
   Eigen::MatrixXf a = Eigen::MatrixXf::Random(s.m, s.k);
   Eigen::MatrixXf b = Eigen::MatrixXf::Random(s.k, s.n);

@@ -1,4 +1,6 @@
 // Turning parsed nccl-tests logs into profile entries, with consistency checks.
+#include "calibrate/nccl_tests_import.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <sstream>
 
 #include "calibrate/alpha_beta_fit.h"
-#include "calibrate/nccl_tests_import.h"
 #include "core/yaml_node.h"
 
 namespace meshplan::calibrate {
@@ -34,9 +35,9 @@ Result<CollectiveSample> to_sample(const NcclTestsLog& log, const NcclTestsRow& 
   double algbw = static_cast<double>(row.bytes) / s.time_s;  // bytes/s
   s.busbw_bytes_per_s = algbw * factor;
   if (!close(h.algbw_GBps, algbw * 1e-9, 0.011))
-    return row_error(log, row.line,
-                     fmt::format("algbw {} GB/s is not size/time = {:.3f} GB/s", h.algbw_GBps,
-                                 algbw * 1e-9));
+    return row_error(
+        log, row.line,
+        fmt::format("algbw {} GB/s is not size/time = {:.3f} GB/s", h.algbw_GBps, algbw * 1e-9));
   if (!close(h.busbw_GBps, h.algbw_GBps * factor, 0.011 + 0.005 * factor))
     return row_error(log, row.line,
                      fmt::format("busbw {} GB/s is not algbw {} x {} ({} over {} ranks): wrong "
@@ -49,9 +50,11 @@ Result<CollectiveSample> to_sample(const NcclTestsLog& log, const NcclTestsRow& 
 }
 
 Diagnostic infer_error(const NcclTestsLog& log, const std::string& what, const std::string& flag) {
-  return Diagnostic{{log.file, 0, 0, ""}, "", "",
-                    fmt::format("cannot infer the {} from the log or its file name; pass {}",
-                                what, flag)};
+  return Diagnostic{
+      {log.file, 0, 0, ""},
+      "",
+      "",
+      fmt::format("cannot infer the {} from the log or its file name; pass {}", what, flag)};
 }
 
 }  // namespace
@@ -61,9 +64,9 @@ std::string collective_from_name(const std::string& name) {
   for (char c : std::filesystem::path(name).filename().string())
     if (std::isalnum(static_cast<unsigned char>(c))) s += static_cast<char>(std::tolower(c));
   const std::pair<const char*, const char*> table[] = {
-      {"allreduce", "all_reduce"}, {"allgather", "all_gather"},
-      {"reducescatter", "reduce_scatter"}, {"alltoall", "all_to_all"},
-      {"sendrecv", "send_recv"}, {"broadcast", "broadcast"}, {"reduce", "reduce"}};
+      {"allreduce", "all_reduce"}, {"allgather", "all_gather"}, {"reducescatter", "reduce_scatter"},
+      {"alltoall", "all_to_all"},  {"sendrecv", "send_recv"},   {"broadcast", "broadcast"},
+      {"reduce", "reduce"}};
   for (const auto& [key, collective] : table)
     if (s.find(key) != std::string::npos) return collective;
   return "";
@@ -100,7 +103,7 @@ Result<CollectiveFit> to_collective_fit(const NcclTestsLog& log, const ImportOpt
 }
 
 Result<CalibrationProfile> import_nccl_tests(const std::vector<std::string>& files,
-                                            const ImportOptions& options) {
+                                             const ImportOptions& options) {
   CalibrationProfile p;
   p.provenance.how = "imported";
   std::vector<Diagnostic> errors;

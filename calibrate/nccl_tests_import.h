@@ -21,12 +21,12 @@ struct NcclTestsHalf {
   double time_us = 0;  // NaN when the log prints N/A
   double algbw_GBps = 0;
   double busbw_GBps = 0;
-  std::string wrong;   // wrong-value count, "N/A", or (old logs) a max-error float
+  std::string wrong;  // wrong-value count, "N/A", or (old logs) a max-error float
 };
 
 struct NcclTestsRow {
-  int line = 0;        // 1-based line in the file
-  int64_t bytes = 0;   // "size"
+  int line = 0;       // 1-based line in the file
+  int64_t bytes = 0;  // "size"
   int64_t count = 0;
   std::string type, redop;
   int64_t root = -1;
@@ -35,14 +35,14 @@ struct NcclTestsRow {
 
 struct NcclTestsLog {
   std::string file;
-  std::string collective;     // one of collective_names(); empty when not inferable
-  std::string program;        // e.g. all_reduce_perf, when the log names it
-  int64_t ranks = 0;          // rank lines in the header (0: none listed)
-  int64_t nodes = 0;          // distinct hosts in the rank lines (0: none listed)
+  std::string collective;                    // one of collective_names(); empty when not inferable
+  std::string program;                       // e.g. all_reduce_perf, when the log names it
+  int64_t ranks = 0;                         // rank lines in the header (0: none listed)
+  int64_t nodes = 0;                         // distinct hosts in the rank lines (0: none listed)
   int64_t threads = 0, gpus_per_thread = 0;  // "# nThread T nGpus G"
-  std::string gpu;            // device name from the first rank line
-  std::string nccl_version;   // from "NCCL version x.y.z" or the nccl-tests version line
-  bool wrong_is_count = true; // false for pre-2022 logs, whose field is a max error
+  std::string gpu;                           // device name from the first rank line
+  std::string nccl_version;        // from "NCCL version x.y.z" or the nccl-tests version line
+  bool wrong_is_count = true;      // false for pre-2022 logs, whose field is a max error
   bool validation_failed = false;  // "# Out of bounds values : N FAILED"
   std::vector<NcclTestsRow> rows;
 };
@@ -71,6 +71,6 @@ Result<CollectiveFit> to_collective_fit(const NcclTestsLog& log, const ImportOpt
 
 // Reads every file and assembles a profile (provenance how = imported, sources = files).
 Result<CalibrationProfile> import_nccl_tests(const std::vector<std::string>& files,
-                                            const ImportOptions& options);
+                                             const ImportOptions& options);
 
 }  // namespace meshplan::calibrate

@@ -106,7 +106,9 @@ void add_import(CLI::App* sub, int& exit_code) {
   CLI::App* imp = sub->add_subcommand("import", "import measurements made by other tools");
   imp->require_subcommand(1);
   CLI::App* nt = imp->add_subcommand("nccl-tests", "import nccl-tests logs (text or -J JSON)");
-  nt->add_option("files", o->files, "nccl-tests output files")->required()->check(CLI::ExistingFile);
+  nt->add_option("files", o->files, "nccl-tests output files")
+      ->required()
+      ->check(CLI::ExistingFile);
   nt->add_option("--out", o->out, "profile to write")->capture_default_str();
   nt->add_option("--collective", o->import.collective, "collective, when the log does not say")
       ->check(CLI::IsMember(collective_names()));

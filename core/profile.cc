@@ -40,7 +40,7 @@
 #include "core/profile.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -50,7 +50,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "core/yaml_node.h"
 
@@ -100,7 +100,8 @@ std::string from_decimal(const Decimal& d) {
   int n = static_cast<int>(d.digits.size());
   int point = n + d.exp;  // digits before the decimal point
   if (d.exp >= 0 && point <= 17) return sign + d.digits + std::string(d.exp, '0');
-  if (d.exp < 0 && point > 0) return sign + d.digits.substr(0, point) + "." + d.digits.substr(point);
+  if (d.exp < 0 && point > 0)
+    return sign + d.digits.substr(0, point) + "." + d.digits.substr(point);
   if (d.exp < 0 && point > -5) return sign + "0." + std::string(-point, '0') + d.digits;
   std::string mant = n == 1 ? d.digits : d.digits.substr(0, 1) + "." + d.digits.substr(1);
   return fmt::format("{}{}e{}", sign, mant, point - 1);
@@ -159,13 +160,14 @@ std::string get_text(const YamlNode& n, const std::string& key, const std::strin
 
 // A YAML scalar for `s`: plain when unambiguous, else double-quoted (JSON escapes are YAML).
 std::string quote(const std::string& s) {
-  bool plain = !s.empty() && !is_plain_number(s) && s != "true" && s != "false" &&
-               s != "null" && s != "~" && std::isalpha(static_cast<unsigned char>(s[0]));
+  bool plain = !s.empty() && !is_plain_number(s) && s != "true" && s != "false" && s != "null" &&
+               s != "~" && std::isalpha(static_cast<unsigned char>(s[0]));
   for (char c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && std::strchr("-_./+ ()", c) == nullptr)
       plain = false;
   if (!s.empty() && s.back() == ' ') plain = false;
-  return plain ? s : nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return plain ? s
+               : nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void put(std::string& out, const std::string& indent, const std::string& key,
@@ -224,9 +226,9 @@ void render_collective(std::string& out, const CollectiveFit& c) {
   put(out, "    ", "source", c.source);
   if (!c.samples.empty()) out += "    samples:\n";
   for (const auto& s : c.samples) {
-    out += fmt::format("      - {{bytes: {}, time_us: {}, busbw_GBps: {}", s.bytes,
-                       format_scaled(s.time_s, -kMicro),
-                       format_scaled(s.busbw_bytes_per_s, -kGiga));
+    out +=
+        fmt::format("      - {{bytes: {}, time_us: {}, busbw_GBps: {}", s.bytes,
+                    format_scaled(s.time_s, -kMicro), format_scaled(s.busbw_bytes_per_s, -kGiga));
     if (s.status != "ok") out += ", status: " + quote(s.status);
     out += "}\n";
   }
@@ -276,8 +278,8 @@ GemmSample read_gemm_sample(const YamlNode& n) {
   s.n = n.child("n").as_int(1, int64_t{1} << 40);
   s.k = n.child("k").as_int(1, int64_t{1} << 40);
   s.status = read_status(n);
-  s.flops_per_s = s.status == "ok" ? parse_scaled(n.child("tflops"), kTera)
-                                   : get_scaled(n, "tflops", kTera);
+  s.flops_per_s =
+      s.status == "ok" ? parse_scaled(n.child("tflops"), kTera) : get_scaled(n, "tflops", kTera);
   s.heuristic_flops_per_s = get_scaled(n, "heuristic_tflops", kTera);
   s.p95_time_s = get_scaled(n, "p95_time_us", kMicro);
   return s;
@@ -334,8 +336,8 @@ std::string file_stem(const std::string& file) {
 CalibrationProfile read_profile(const YamlNode& root) {
   if (!root.is_map()) root.fail("must be a mapping (a calibration profile)");
   root.expect_only_keys({"name", "provenance", "gemm", "hbm_GBps", "attention_efficiency",
-                         "intra_node_bus_efficiency", "inter_node_bus_efficiency",
-                         "collectives", "notes"});
+                         "intra_node_bus_efficiency", "inter_node_bus_efficiency", "collectives",
+                         "notes"});
   CalibrationProfile p;
   p.name = get_text(root, "name", file_stem(root.file()));
   p.provenance = read_provenance(root.child("provenance"));
@@ -353,7 +355,8 @@ CalibrationProfile read_profile(const YamlNode& root) {
   p.inter_node_bus_efficiency = root.get_double("inter_node_bus_efficiency", 0.0, 0.0, 1.0);
   if (auto cs = root.optional_child("collectives")) {
     if (!cs->is_sequence()) cs->fail("must be a list");
-    for (size_t i = 0; i < cs->size(); ++i) p.collectives.push_back(read_collective(cs->element(i)));
+    for (size_t i = 0; i < cs->size(); ++i)
+      p.collectives.push_back(read_collective(cs->element(i)));
   }
   if (auto notes = root.optional_child("notes")) {
     if (!notes->is_sequence()) notes->fail("must be a list");
@@ -416,7 +419,8 @@ Result<bool> write_profile_atomically(const CalibrationProfile& p, const std::st
     if (!f) {
       int err = errno;
       std::filesystem::remove(tmp);
-      return Diagnostic{{path, 0, 0, ""}, "", "", fmt::format("cannot write: {}", std::strerror(err))};
+      return Diagnostic{
+          {path, 0, 0, ""}, "", "", fmt::format("cannot write: {}", std::strerror(err))};
     }
   }
   std::error_code ec;

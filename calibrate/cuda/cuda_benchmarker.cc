@@ -41,8 +41,10 @@ class CudaBenchmarker : public Benchmarker {
     int count = 0;
     MP_CUDA(cudaGetDeviceCount(&count));
     if (count == 0) throw GpuError{"no CUDA device visible"};
-    if (layout_.multi_process) devices_ = {layout_.local_rank % count};
-    else for (int d = 0; d < count; ++d) devices_.push_back(d);
+    if (layout_.multi_process)
+      devices_ = {layout_.local_rank % count};
+    else
+      for (int d = 0; d < count; ++d) devices_.push_back(d);
     for (int d : devices_) {
       MP_CUDA(cudaSetDevice(d));
       cudaStream_t s = nullptr;
@@ -69,7 +71,8 @@ class CudaBenchmarker : public Benchmarker {
 
   Provenance describe() const override;
   std::vector<std::string> gemm_dtypes() const override {
-    if (props_.major >= 9 || (props_.major == 8 && props_.minor == 9)) return {"bf16", "fp16", "fp8"};
+    if (props_.major >= 9 || (props_.major == 8 && props_.minor == 9))
+      return {"bf16", "fp16", "fp8"};
     return {"bf16", "fp16"};
   }
   double peak_flops(const std::string& dtype) const override {
@@ -93,7 +96,8 @@ class CudaBenchmarker : public Benchmarker {
     return nccl() ? nccl()->group_sizes() : std::vector<int64_t>{};
   }
   std::string level_for_group(int64_t group) const override {
-    int per_node = layout_.multi_process ? layout_.ranks_per_node : static_cast<int>(devices_.size());
+    int per_node =
+        layout_.multi_process ? layout_.ranks_per_node : static_cast<int>(devices_.size());
     return group <= per_node ? "nvlink" : "ib";
   }
   int64_t max_collective_bytes(const std::string&) const override {
@@ -141,7 +145,8 @@ void CudaBenchmarker::init_lt() {
   MP_CUDA(cudaStreamSynchronize(lt_.stream));
 }
 
-// NCCL starts on first use (after GEMM and HBM have freed their memory); buffers take at most
+// NCCL starts on first use (communicators only; buffers are allocated at the first collective,
+// after GEMM and HBM have freed theirs); buffers take at most
 // 35% of free memory each, rounded down to a power of two, capped at 8 GiB (nccl-tests -e 8G).
 gpu::NcclBench* CudaBenchmarker::nccl() const {
   if (nccl_tried_) return nccl_.get();
@@ -186,7 +191,8 @@ HbmResult CudaBenchmarker::measure_hbm(int64_t bytes, const TimingOptions& timin
     }
     return summarize(t).median_s;
   };
-  double copy = time_op([&] { MP_CUDA(cudaMemcpyAsync(a, b, n * 4, cudaMemcpyDeviceToDevice, s)); });
+  double copy =
+      time_op([&] { MP_CUDA(cudaMemcpyAsync(a, b, n * 4, cudaMemcpyDeviceToDevice, s)); });
   double tri = time_op([&] { MP_CUDA(gpu::triad(a, b, c, 3.0f, static_cast<int64_t>(n), s)); });
   float probe = 0;
   MP_CUDA(cudaMemcpyAsync(&probe, a + n / 2, sizeof(float), cudaMemcpyDeviceToHost, s));

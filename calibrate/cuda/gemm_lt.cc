@@ -20,9 +20,11 @@ struct Types {
 };
 
 Types types_for(const std::string& dtype) {
-  if (dtype == "bf16") return {CUDA_R_16BF, CUDA_R_16BF, ElemType::bf16, ElemType::bf16, 2, 2, false};
+  if (dtype == "bf16")
+    return {CUDA_R_16BF, CUDA_R_16BF, ElemType::bf16, ElemType::bf16, 2, 2, false};
   if (dtype == "fp16") return {CUDA_R_16F, CUDA_R_16F, ElemType::f16, ElemType::f16, 2, 2, false};
-  if (dtype == "fp8") return {CUDA_R_8F_E4M3, CUDA_R_16BF, ElemType::fp8_e4m3, ElemType::bf16, 1, 2, true};
+  if (dtype == "fp8")
+    return {CUDA_R_8F_E4M3, CUDA_R_16BF, ElemType::fp8_e4m3, ElemType::bf16, 1, 2, true};
   throw GpuError{"unsupported GEMM dtype " + dtype};
 }
 

@@ -21,10 +21,10 @@ constexpr size_t kWorkspaceBytes = size_t{32} << 20;  // 32 MiB, as cuBLAS recom
 struct LtContext {
   cudaStream_t stream = nullptr;  // non-default, non-blocking
   cublasLtHandle_t handle = nullptr;
-  void* workspace = nullptr;      // kWorkspaceBytes
-  void* flush = nullptr;          // ≥ 2× L2, memset before each timed iteration
+  void* workspace = nullptr;  // kWorkspaceBytes
+  void* flush = nullptr;      // ≥ 2× L2, memset before each timed iteration
   size_t flush_bytes = 0;
-  float* scale_one = nullptr;     // device 1.0f for fp8 scale pointers
+  float* scale_one = nullptr;  // device 1.0f for fp8 scale pointers
 };
 
 GemmResult time_gemm(LtContext& ctx, const GemmShape& shape, const std::string& dtype,

@@ -17,8 +17,7 @@ struct GpuError {
   std::string message;
 };
 
-inline std::string gpu_error_text(const char* file, int line, const char* call,
-                                  const char* what) {
+inline std::string gpu_error_text(const char* file, int line, const char* call, const char* what) {
   std::string f = file;
   size_t slash = f.rfind("calibrate/");
   if (slash != std::string::npos) f = f.substr(slash);

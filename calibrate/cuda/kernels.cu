@@ -72,20 +72,38 @@ __global__ void mismatch_kernel(const float* p, int64_t n, int64_t chunk, float 
 
 cudaError_t fill_pattern(void* p, ElemType type, int64_t n, uint32_t seed, cudaStream_t s) {
   switch (type) {
-    case ElemType::f32: fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<float*>(p), n, seed); break;
-    case ElemType::bf16: fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed); break;
-    case ElemType::f16: fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__half*>(p), n, seed); break;
-    case ElemType::fp8_e4m3: fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed); break;
+    case ElemType::f32:
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<float*>(p), n, seed);
+      break;
+    case ElemType::bf16:
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed);
+      break;
+    case ElemType::f16:
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__half*>(p), n, seed);
+      break;
+    case ElemType::fp8_e4m3:
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed);
+      break;
   }
   return cudaGetLastError();
 }
 
 cudaError_t to_float(const void* src, ElemType type, float* dst, int64_t n, cudaStream_t s) {
   switch (type) {
-    case ElemType::f32: to_float_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const float*>(src), dst, n); break;
-    case ElemType::bf16: to_float_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(src), dst, n); break;
-    case ElemType::f16: to_float_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const __half*>(src), dst, n); break;
-    case ElemType::fp8_e4m3: to_float_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const __nv_fp8_e4m3*>(src), dst, n); break;
+    case ElemType::f32:
+      to_float_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const float*>(src), dst, n);
+      break;
+    case ElemType::bf16:
+      to_float_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(src),
+                                                         dst, n);
+      break;
+    case ElemType::f16:
+      to_float_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const __half*>(src), dst, n);
+      break;
+    case ElemType::fp8_e4m3:
+      to_float_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const __nv_fp8_e4m3*>(src),
+                                                         dst, n);
+      break;
   }
   return cudaGetLastError();
 }

@@ -93,7 +93,8 @@ void NcclBench::launch(const Shape& s) {
     const int64_t r = s.sub_rank(l);
     const size_t n = static_cast<size_t>(s.elems), p = static_cast<size_t>(per);
     if (s.kind == "all_reduce") {
-      MP_NCCL(ncclAllReduce(s.in_place ? l.recv : l.send, l.recv, n, ncclFloat, ncclSum, c, l.stream));
+      MP_NCCL(
+          ncclAllReduce(s.in_place ? l.recv : l.send, l.recv, n, ncclFloat, ncclSum, c, l.stream));
     } else if (s.kind == "all_gather") {
       float* src = s.in_place ? l.recv + r * per : l.send;
       MP_NCCL(ncclAllGather(src, l.recv, p, ncclFloat, c, l.stream));
@@ -106,7 +107,8 @@ void NcclBench::launch(const Shape& s) {
         MP_NCCL(ncclRecv(l.recv + peer * per, p, ncclFloat, static_cast<int>(peer), c, l.stream));
       }
     } else if (s.kind == "send_recv") {
-      int next = static_cast<int>((r + 1) % s.group), prev = static_cast<int>((r + s.group - 1) % s.group);
+      int next = static_cast<int>((r + 1) % s.group),
+          prev = static_cast<int>((r + s.group - 1) % s.group);
       MP_NCCL(ncclSend(l.send, n, ncclFloat, next, c, l.stream));
       MP_NCCL(ncclRecv(l.recv, n, ncclFloat, prev, c, l.stream));
     } else {
@@ -124,8 +126,10 @@ void NcclBench::check(const Shape& s) {
     MP_CUDA(cudaSetDevice(l.device));
     const float mine = static_cast<float>(s.sub_rank(l) + 1);
     MP_CUDA(fill_constant(l.send, s.elems, mine, l.stream));
-    MP_CUDA(fill_constant(l.recv, s.elems, s.kind == "all_reduce" && s.in_place ? mine : 0.0f, l.stream));
-    if (s.kind == "all_gather" && s.in_place) MP_CUDA(fill_constant(l.recv, s.elems, mine, l.stream));
+    MP_CUDA(fill_constant(l.recv, s.elems, s.kind == "all_reduce" && s.in_place ? mine : 0.0f,
+                          l.stream));
+    if (s.kind == "all_gather" && s.in_place)
+      MP_CUDA(fill_constant(l.recv, s.elems, mine, l.stream));
     MP_CUDA(cudaMemsetAsync(l.bad, 0, sizeof(unsigned long long), l.stream));
   }
   launch(s);
@@ -137,9 +141,12 @@ void NcclBench::check(const Shape& s) {
     if (s.kind == "all_gather" || s.kind == "all_to_all")
       MP_CUDA(count_mismatches(l.recv, s.elems, per, 1.0f, l.bad, l.stream));
     if (s.kind == "reduce_scatter")
-      MP_CUDA(count_mismatches(s.in_place ? l.send + r * per : l.recv, per, 0, sum, l.bad, l.stream));
+      MP_CUDA(
+          count_mismatches(s.in_place ? l.send + r * per : l.recv, per, 0, sum, l.bad, l.stream));
     if (s.kind == "send_recv")
-      MP_CUDA(count_mismatches(l.recv, s.elems, 0, static_cast<float>((r + s.group - 1) % s.group + 1), l.bad, l.stream));
+      MP_CUDA(count_mismatches(l.recv, s.elems, 0,
+                               static_cast<float>((r + s.group - 1) % s.group + 1), l.bad,
+                               l.stream));
     unsigned long long bad = 0;
     MP_CUDA(cudaMemcpyAsync(&bad, l.bad, sizeof(bad), cudaMemcpyDeviceToHost, l.stream));
     MP_CUDA(cudaStreamSynchronize(l.stream));
@@ -201,7 +208,8 @@ CollectiveResult NcclBench::run(const CollectiveRequest& req) {
   s.in_place = req.in_place;
   if (req.bytes > buffer_bytes_) throw GpuError{"message larger than the benchmark buffers"};
   s.elems = std::max<int64_t>(req.bytes / 4 / s.group, 1) * s.group;
-  if (s.kind == "all_reduce" || s.kind == "send_recv") s.elems = std::max<int64_t>(req.bytes / 4, 1);
+  if (s.kind == "all_reduce" || s.kind == "send_recv")
+    s.elems = std::max<int64_t>(req.bytes / 4, 1);
   if ((s.kind == "all_to_all" || s.kind == "send_recv") && s.in_place)
     throw GpuError{s.kind + " has no in-place form"};
   ensure_buffers();

@@ -28,11 +28,11 @@ int launched_processes() {
 }  // namespace
 
 #ifdef MESHPLAN_HAVE_MPI
-#define MP_MPI(call)                                                                  \
-  do {                                                                                \
-    int mp_rc_ = (call);                                                              \
-    if (mp_rc_ != MPI_SUCCESS)                                                        \
-      throw GpuError{gpu_error_text(__FILE__, __LINE__, #call, "MPI call failed")};   \
+#define MP_MPI(call)                                                                \
+  do {                                                                              \
+    int mp_rc_ = (call);                                                            \
+    if (mp_rc_ != MPI_SUCCESS)                                                      \
+      throw GpuError{gpu_error_text(__FILE__, __LINE__, #call, "MPI call failed")}; \
   } while (0)
 
 RankLayout bootstrap(int* argc, char*** argv) {
@@ -74,8 +74,9 @@ void finish(const RankLayout& l) {
 #else
 RankLayout bootstrap(int*, char***) {
   if (launched_processes() > 1)
-    throw GpuError{"launched as several processes, but this meshplan was built without MPI; "
-                   "install libopenmpi-dev and rebuild, or run one process per node"};
+    throw GpuError{
+        "launched as several processes, but this meshplan was built without MPI; "
+        "install libopenmpi-dev and rebuild, or run one process per node"};
   return RankLayout{};
 }
 

@@ -13,10 +13,10 @@ namespace meshplan::calibrate::gpu {
 
 struct RankLayout {
   bool multi_process = false;
-  int rank = 0, size = 1;      // process rank and count (1 in single-process mode)
-  int local_rank = 0;          // rank among the processes on this host
-  int nodes = 1;               // distinct hosts
-  int ranks_per_node = 1;      // GPUs (ranks) per host
+  int rank = 0, size = 1;  // process rank and count (1 in single-process mode)
+  int local_rank = 0;      // rank among the processes on this host
+  int nodes = 1;           // distinct hosts
+  int ranks_per_node = 1;  // GPUs (ranks) per host
 };
 
 // Reads the launcher's environment (OMPI_COMM_WORLD_*, PMI_*/SLURM_*), calling MPI_Init when

@@ -54,8 +54,8 @@ TEST_CASE("failed samples are ignored and one size is not enough") {
 
 TEST_CASE("a negative latency is clamped to zero and the bandwidth refitted") {
   // t = n/1e9 exactly, minus 1 µs at the smallest size: the free fit wants α < 0.
-  std::vector<CollectiveSample> s = {{1000, 0.5e-6, 0, "ok"}, {1000000, 1e-3, 0, "ok"},
-                                     {10000000, 1e-2, 0, "ok"}};
+  std::vector<CollectiveSample> s = {
+      {1000, 0.5e-6, 0, "ok"}, {1000000, 1e-3, 0, "ok"}, {10000000, 1e-2, 0, "ok"}};
   auto fit = fit_alpha_beta(s, 1.0, "x");
   REQUIRE(fit.ok());
   CHECK(fit->latency_s == 0.0);

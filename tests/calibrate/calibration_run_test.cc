@@ -50,7 +50,8 @@ class FakeBenchmarker : public Benchmarker {
                     std::to_string(r.bytes) + (r.in_place ? " ip" : "") + (r.graph ? " g" : ""));
     timings.push_back(r.timing);
     if (r.bytes == fail_bytes) return Diagnostic{{}, "", "", "ncclSystemError"};
-    double t = 10e-6 + static_cast<double>(r.bytes) * bus_factor(r.collective, r.group_size) / 100e9;
+    double t =
+        10e-6 + static_cast<double>(r.bytes) * bus_factor(r.collective, r.group_size) / 100e9;
     return CollectiveResult{t, t, ""};
   }
 };
@@ -84,9 +85,10 @@ TEST_CASE("the loop measures every dtype, shape, size and group in order with th
   auto r = run_calibration(fake, small_plan(), [&](const Progress& p) { progress.push_back(p); });
   REQUIRE(r.ok());
   const std::vector<std::string> expected = {
-      "gemm bf16 1024", "gemm bf16 2048", "gemm fp8 1024", "gemm fp8 2048", "hbm 1048576",
-      "all_reduce x2 8", "all_reduce x2 64", "all_reduce x2 512", "all_reduce x2 4096",
-      "all_reduce x4 8", "all_reduce x4 64", "all_reduce x4 512", "all_reduce x4 4096"};
+      "gemm bf16 1024",     "gemm bf16 2048",  "gemm fp8 1024",    "gemm fp8 2048",
+      "hbm 1048576",        "all_reduce x2 8", "all_reduce x2 64", "all_reduce x2 512",
+      "all_reduce x2 4096", "all_reduce x4 8", "all_reduce x4 64", "all_reduce x4 512",
+      "all_reduce x4 4096"};
   CHECK(fake.calls == expected);
   CHECK(fake.timings[0].warmup == 2);
   CHECK(fake.timings[0].iterations == 7);
@@ -186,6 +188,12 @@ TEST_CASE("variants add in-place and CUDA-graph entries after the default one") 
   CHECK(r->collectives[2].source == "measured, cuda graph");
   CHECK(fake.calls[4] == "all_reduce x2 8 ip");
   CHECK(fake.calls[8] == "all_reduce x2 8 g");
+
+  plan.collective_kinds = {"send_recv"};  // no in-place form: default and graph only
+  auto sr = run_calibration(fake, plan);
+  REQUIRE(sr.ok());
+  REQUIRE(sr->collectives.size() == 4);
+  CHECK(sr->collectives[1].source == "measured, cuda graph");
 }
 
 }  // namespace

@@ -43,8 +43,8 @@ TEST_CASE("repeated shapes are listed once") {
   auto shapes = model_gemm_shapes(m, 1, 8192);
   for (size_t i = 0; i < shapes.size(); ++i)
     for (size_t j = i + 1; j < shapes.size(); ++j)
-      CHECK_FALSE((shapes[i].m == shapes[j].m && shapes[i].n == shapes[j].n &&
-                   shapes[i].k == shapes[j].k));
+      CHECK_FALSE(
+          (shapes[i].m == shapes[j].m && shapes[i].n == shapes[j].n && shapes[i].k == shapes[j].k));
   // qkv (3); attention out, MLP up and down share 8192x4096x4096 (fwd = dgrad) and the wgrad
   // 4096x4096x8192 (2); logits (3).
   CHECK(shapes.size() == 3 + 2 + 3);

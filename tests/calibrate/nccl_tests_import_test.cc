@@ -169,8 +169,8 @@ TEST_CASE("garbage, truncated rows, missing footers and truncated JSON name the 
 }
 
 TEST_CASE("import_nccl_tests assembles an imported profile from several files") {
-  auto p = import_nccl_tests({fixture("all_reduce_perf.txt"), fixture("all_gather_2node_mpi.log")},
-                             {});
+  auto p =
+      import_nccl_tests({fixture("all_reduce_perf.txt"), fixture("all_gather_2node_mpi.log")}, {});
   REQUIRE_MESSAGE(p.ok(), (p.ok() ? "" : format_diagnostics(p.errors())));
   CHECK(p->provenance.how == "imported");
   CHECK(p->provenance.gpu == "NVIDIA H100 80GB HBM3");

@@ -118,8 +118,7 @@ TEST_CASE("a hand-written profile converts units exactly as decimal text") {
 }
 
 TEST_CASE("profile errors name file, line and column") {
-  auto r = parse_profile_yaml(
-      "provenance:\n  how: measured\nhbm_GBps: -3\n", "bad.yaml");
+  auto r = parse_profile_yaml("provenance:\n  how: measured\nhbm_GBps: -3\n", "bad.yaml");
   REQUIRE(!r.ok());
   CHECK(r.errors()[0].where.line == 3);
   CHECK(r.errors()[0].rule == "must be a non-negative number");
