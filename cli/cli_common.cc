@@ -22,6 +22,15 @@ void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
   }
 }
 
+void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
+  sub->add_option("--profile", in.profile_path,
+                  "calibration profile YAML (default: the cluster's profile, else built-in defaults)");
+  sub->add_option("--gpus", in.gpus, "use this many of the cluster's GPUs (default: all)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
+                "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
+}
+
 void add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& choices) {
   sub->add_option("--format", format, "output format")->check(CLI::IsMember(choices));
 }

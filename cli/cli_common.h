@@ -12,6 +12,7 @@
 #include "core/diagnostic.h"
 #include "core/layout.h"
 #include "core/model_spec.h"
+#include "planner/planner_options.h"
 
 namespace meshplan::cli {
 
@@ -27,6 +28,8 @@ struct InputOptions {
 
 // Adds --model, --cluster, --seq-len, --global-batch (and --layout when `with_layout`).
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout);
+// Adds --profile, --gpus and --causal-attention-flops.
+void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost);
 // Adds --format with the given choices.
 void add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& choices);
 

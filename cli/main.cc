@@ -13,6 +13,8 @@ struct CommandEntry {
 // Subcommands, in the order `meshplan --help` lists them.
 const CommandEntry kCommands[] = {
     {"memory", meshplan::cli::add_memory_command},
+    {"estimate", meshplan::cli::add_estimate_command},
+    {"plan", meshplan::cli::add_plan_command},
     {"calibrate", meshplan::cli::add_calibrate_command},
 };
 

@@ -39,41 +39,83 @@ int64_t communicators(const Layout& l) {
   return n;
 }
 
-// Activations of one micro-batch over the stage's layers, with `full` of them fully recomputed,
-// and the largest single layer as stored without recompute (rebuilt during its backward).
+// Activations of one micro-batch over the stage's layers: the first `full` layers (dense
+// ones first) are recomputed in full, the rest follow the layout's policy. Also the largest
+// layer rebuilt during backward (its activations exist again while it is differentiated).
 struct StageActivations {
-  double per_micro_batch = 0;
-  double largest_layer_full = 0;
-  double first_layer_stored = 0;
+  double per_micro_batch = 0, recompute_buffer = 0, first_layer = 0;
 };
 
-StageActivations stage_activations(const ModelSpec& m, const Layout& l, const TrainingSpec& t,
-                                   const std::vector<int64_t>& layer_ids) {
-  ActivationShape shape = activation_shape(l, t.seq_len);
+StageActivations stage_activations(const StageLayerMix& mix, const LayerActivations& dense,
+                                   const LayerActivations& moe, const Layout& l) {
+  const int64_t full = l.recompute == Recompute::full ? mix.layers()
+                                                      : std::min(l.recompute_layers, mix.layers());
+  const int64_t full_dense = std::min(full, mix.dense_layers);
+  const int64_t full_moe = full - full_dense;
   StageActivations s;
-  const int64_t full = l.recompute == Recompute::full
-                           ? static_cast<int64_t>(layer_ids.size())
-                           : std::min<int64_t>(l.recompute_layers, static_cast<int64_t>(layer_ids.size()));
-  for (size_t i = 0; i < layer_ids.size(); ++i) {
-    LayerActivations a = layer_activations(m, layer_ids[i], shape);
-    Recompute policy = static_cast<int64_t>(i) < full ? Recompute::full : l.recompute;
-    double stored = a.stored(policy);
-    if (i == 0) s.first_layer_stored = stored;
-    s.per_micro_batch += stored;
-    if (policy != Recompute::none) s.largest_layer_full = std::max(s.largest_layer_full, a.no_recompute());
+  s.per_micro_batch = static_cast<double>(full_dense) * dense.stored(Recompute::full) +
+                      static_cast<double>(mix.dense_layers - full_dense) * dense.stored(l.recompute) +
+                      static_cast<double>(full_moe) * moe.stored(Recompute::full) +
+                      static_cast<double>(mix.moe_layers - full_moe) * moe.stored(l.recompute);
+  const bool rebuilds = l.recompute != Recompute::none || full > 0;
+  if (rebuilds) {
+    if (full_dense > 0 || (l.recompute != Recompute::none && mix.dense_layers > 0))
+      s.recompute_buffer = dense.no_recompute();
+    if (full_moe > 0 || (l.recompute != Recompute::none && mix.moe_layers > 0))
+      s.recompute_buffer = std::max(s.recompute_buffer, moe.no_recompute());
   }
+  const Recompute first_policy = full > 0 ? Recompute::full : l.recompute;
+  s.first_layer = mix.dense_layers > 0 ? dense.stored(first_policy)
+                  : mix.moe_layers > 0 ? moe.stored(first_policy) : 0;
   return s;
 }
 
-std::vector<int64_t> layers_of_stage(const ModelSpec& m, const Layout& l, int64_t stage) {
+}  // namespace
+
+std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l) {
+  std::vector<StageLayerMix> mix(static_cast<size_t>(l.pp));
   std::vector<int64_t> bounds = chunk_boundaries(m, l);
-  std::vector<int64_t> ids;
-  for (size_t c = static_cast<size_t>(stage); c + 1 < bounds.size(); c += static_cast<size_t>(l.pp))
-    for (int64_t i = bounds[c]; i < bounds[c + 1]; ++i) ids.push_back(i);
-  return ids;
+  const int64_t first_moe = m.moe ? m.moe->first_dense_layers : m.layers;
+  for (size_t c = 0; c + 1 < bounds.size(); ++c) {
+    StageLayerMix& s = mix[c % static_cast<size_t>(l.pp)];
+    const int64_t dense = std::max<int64_t>(0, std::min(bounds[c + 1], first_moe) - bounds[c]);
+    s.dense_layers += dense;
+    s.moe_layers += bounds[c + 1] - bounds[c] - dense;
+  }
+  return mix;
 }
 
-}  // namespace
+StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
+                         const LayerActivations& dense, const LayerActivations& moe,
+                         const Layout& l, int64_t micro_batches, double logits,
+                         const MemoryOptions& o) {
+  StageMemory s;
+  s.stage = params.stage;
+  s.layers = params.layers;
+  s.params = params.per_gpu();
+  const int64_t dense_shards = l.dp * l.cp;
+  const int64_t expert_shards = std::max<int64_t>(1, l.dp * l.cp / l.ep);
+  ModelStateBytes d = model_state_bytes(static_cast<double>(params.dense_per_gpu), l.zero, dense_shards, o);
+  ModelStateBytes e = model_state_bytes(static_cast<double>(params.expert_per_gpu), l.zero, expert_shards, o);
+  s.params_bytes = d.params + e.params;
+  s.grads_bytes = d.grads + e.grads;
+  s.optimizer_bytes = d.optimizer + e.optimizer;
+  StageActivations a = stage_activations(mix, dense, moe, l);
+  s.in_flight_micro_batches = in_flight_micro_batches(l, micro_batches, params.stage);
+  s.activations_per_layer_bytes = a.first_layer;
+  s.activations_bytes = a.per_micro_batch * s.in_flight_micro_batches + a.recompute_buffer;
+  if (params.stage == l.pp - 1) s.logits_bytes = logits;
+  if (l.zero >= 3 && params.layers > 0) {
+    s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(params.per_gpu()) /
+                           static_cast<double>(params.layers);
+  }
+  s.cuda_context_bytes = static_cast<double>(o.cuda_context_bytes);
+  s.nccl_bytes = static_cast<double>(o.nccl_bytes_per_communicator * communicators(l));
+  const double tensors = s.params_bytes + s.grads_bytes + s.optimizer_bytes + s.activations_bytes +
+                         s.logits_bytes + s.zero3_buffer_bytes;
+  s.allocator_slack_bytes = o.allocator_slack_fraction * tensors;
+  return s;
+}
 
 MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Layout& l,
                                const TrainingSpec& t, const MemoryOptions& o) {
@@ -81,33 +123,15 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Lay
   est.params_total = total_params(m);
   est.capacity_bytes = static_cast<double>(gpu.hbm_bytes);
   const int64_t micro_batches = t.global_batch / (l.dp * l.mbs);
-  const int64_t dense_shards = l.dp * l.cp;
-  const int64_t expert_shards = std::max<int64_t>(1, l.dp * l.cp / l.ep);
-  ActivationShape shape = activation_shape(l, t.seq_len);
+  const ActivationShape shape = activation_shape(l, t.seq_len);
+  const int64_t first_moe = m.moe ? m.moe->first_dense_layers : 0;
+  const LayerActivations dense = layer_activations(m, 0, shape);
+  const LayerActivations moe = m.moe ? layer_activations(m, first_moe, shape) : dense;
+  const std::vector<StageLayerMix> mix = stage_layer_mix(m, l);
+  const double logits = logits_bytes(m, shape);
   for (const StageParams& sp : stage_params(m, l)) {
-    StageMemory s;
-    s.stage = sp.stage;
-    s.layers = sp.layers;
-    s.params = sp.per_gpu();
-    ModelStateBytes dense = model_state_bytes(static_cast<double>(sp.dense_per_gpu), l.zero, dense_shards, o);
-    ModelStateBytes expert = model_state_bytes(static_cast<double>(sp.expert_per_gpu), l.zero, expert_shards, o);
-    s.params_bytes = dense.params + expert.params;
-    s.grads_bytes = dense.grads + expert.grads;
-    s.optimizer_bytes = dense.optimizer + expert.optimizer;
-    StageActivations a = stage_activations(m, l, t, layers_of_stage(m, l, sp.stage));
-    s.in_flight_micro_batches = in_flight_micro_batches(l, micro_batches, sp.stage);
-    s.activations_per_layer_bytes = a.first_layer_stored;
-    s.activations_bytes = a.per_micro_batch * s.in_flight_micro_batches + a.largest_layer_full;
-    if (sp.stage == l.pp - 1) s.logits_bytes = logits_bytes(m, shape);
-    if (l.zero >= 3 && sp.layers > 0) {
-      s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(sp.per_gpu()) /
-                             static_cast<double>(sp.layers);
-    }
-    s.cuda_context_bytes = static_cast<double>(o.cuda_context_bytes);
-    s.nccl_bytes = static_cast<double>(o.nccl_bytes_per_communicator * communicators(l));
-    double tensors = s.params_bytes + s.grads_bytes + s.optimizer_bytes + s.activations_bytes +
-                     s.logits_bytes + s.zero3_buffer_bytes;
-    s.allocator_slack_bytes = o.allocator_slack_fraction * tensors;
+    StageMemory s = stage_memory(sp, mix[static_cast<size_t>(sp.stage)], dense, moe, l,
+                                 micro_batches, logits, o);
     if (s.total_bytes() > est.peak_bytes) {
       est.peak_bytes = s.total_bytes();
       est.peak_stage = s.stage;

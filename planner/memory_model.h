@@ -8,7 +8,9 @@
 #include "core/cluster_spec.h"
 #include "core/layout.h"
 #include "core/model_spec.h"
+#include "planner/activation_memory.h"
 #include "planner/memory_options.h"
+#include "planner/param_count.h"
 
 namespace meshplan {
 
@@ -51,6 +53,20 @@ struct MemoryEstimate {
 // GPipe m; 1F1B and ZB-H1 min(m, p − stage); interleaved (Megatron-LM warm-up) chunk
 // micro-batches min(m·v, 2(p − stage − 1) + (v − 1)p + 1) divided by v.
 double in_flight_micro_batches(const Layout& l, int64_t micro_batches, int64_t stage);
+
+// Dense and MoE layers on one stage (dense layers come first: they are the model's first).
+struct StageLayerMix {
+  int64_t dense_layers = 0, moe_layers = 0;
+  int64_t layers() const { return dense_layers + moe_layers; }
+};
+std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l);
+
+// One stage's memory from its parameters, the per-micro-batch activations of one dense and one
+// MoE layer, and the layout. `logits` is counted on the last stage only.
+StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
+                         const LayerActivations& dense, const LayerActivations& moe,
+                         const Layout& l, int64_t micro_batches, double logits,
+                         const MemoryOptions& o);
 
 // REQUIRES: check_layout(l, m, gpus, t) returned no errors.
 MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Layout& l,

@@ -1,0 +1,36 @@
+// meshplan estimate: one layout's memory, step time, bubble and MFU.
+#include <iostream>
+#include <memory>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "planner/cost_model.h"
+#include "planner/profile_defaults.h"
+#include "reports/estimate_render.h"
+
+namespace meshplan::cli {
+
+static int run_estimate(const InputOptions& opts, const CostOptions& cost) {
+  std::optional<Inputs> in = load_inputs(opts, /*with_layout=*/true);
+  if (!in) return kExitBadInput;
+  Result<CalibrationProfile> profile = resolve_profile(in->cluster, opts.profile_path);
+  if (!profile) return print_errors(profile.errors());
+  CostModel model(in->model, in->cluster, profile.value(), in->training, cost);
+  Estimate e = model.evaluate(in->layout);
+  if (opts.format == "json") std::cout << estimate_json(e).dump(2) << "\n";
+  else std::cout << estimate_table(e, model);
+  return 0;
+}
+
+CLI::App* add_estimate_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<InputOptions>();
+  auto cost = std::make_shared<CostOptions>();
+  CLI::App* sub = app.add_subcommand("estimate", "memory, step time, bubble and MFU of one layout");
+  add_input_options(sub, *opts, /*with_layout=*/true);
+  add_cost_options(sub, *opts, *cost);
+  add_format_option(sub, opts->format, {"table", "json"});
+  sub->callback([opts, cost, &exit_code] { exit_code = run_estimate(*opts, *cost); });
+  return sub;
+}
+
+}  // namespace meshplan::cli

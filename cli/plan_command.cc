@@ -1,0 +1,86 @@
+// meshplan plan: exhaustive layout search, ranked.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "planner/layout_search.h"
+#include "planner/profile_defaults.h"
+#include "reports/estimate_render.h"
+
+namespace meshplan::cli {
+namespace {
+
+struct PlanOptions {
+  InputOptions in;
+  CostOptions cost;
+  std::string fix, objective = "mfu";
+  int top = 10;
+  int threads = 0;  // 0: hardware concurrency
+};
+
+// A progress bar on stderr, only when stderr is a terminal.
+std::function<void(int64_t, int64_t)> progress_bar() {
+  if (!isatty(fileno(stderr))) return nullptr;
+  auto mutex = std::make_shared<std::mutex>();
+  return [mutex](int64_t done, int64_t total) {
+    std::lock_guard<std::mutex> lock(*mutex);
+    const int width = 40;
+    int filled = static_cast<int>(width * done / std::max<int64_t>(total, 1));
+    std::fprintf(stderr, "\r[%s%s] %3d%%", std::string(static_cast<size_t>(filled), '#').c_str(),
+                 std::string(static_cast<size_t>(width - filled), ' ').c_str(),
+                 static_cast<int>(100 * done / std::max<int64_t>(total, 1)));
+    if (done == total) std::fprintf(stderr, "\r%*s\r", width + 8, "");
+  };
+}
+
+int run_plan(const PlanOptions& o) {
+  std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/false);
+  if (!in) return kExitBadInput;
+  Result<CalibrationProfile> profile = resolve_profile(in->cluster, o.in.profile_path);
+  if (!profile) return print_errors(profile.errors());
+  SearchOptions search;
+  if (!o.fix.empty()) {
+    Result<LayoutFix> fix = parse_layout_fix(o.fix);
+    if (!fix) return print_errors(fix.errors());
+    search.fix = fix.value();
+  }
+  search.objective = o.objective == "memory" ? Objective::memory
+                     : o.objective == "tokens_per_s" ? Objective::tokens_per_s : Objective::mfu;
+  search.top_k = o.top;
+  search.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  search.progress = progress_bar();
+  CostModel model(in->model, in->cluster, profile.value(), in->training, o.cost);
+  SearchResult r = search_layouts(model, in->gpus, search);
+  if (o.in.format == "json") std::cout << plan_json(r).dump(2) << "\n";
+  else if (o.in.format == "csv") std::cout << plan_csv(r);
+  else if (o.in.format == "md") std::cout << plan_markdown(r);
+  else std::cout << plan_table(r, model, in->gpus);
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_plan_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<PlanOptions>();
+  CLI::App* sub = app.add_subcommand("plan", "search every layout and rank those that fit");
+  add_input_options(sub, o->in, /*with_layout=*/false);
+  add_cost_options(sub, o->in, o->cost);
+  sub->add_option("--fix", o->fix, "pin layout fields, e.g. tp=8,pp=16");
+  sub->add_option("--objective", o->objective, "ranking: mfu | tokens_per_s | memory")
+      ->check(CLI::IsMember({"mfu", "tokens_per_s", "memory"}));
+  sub->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 10000));
+  sub->add_option("--threads", o->threads, "worker threads (default: all cores); output is the same for any count")
+      ->check(CLI::NonNegativeNumber);
+  add_format_option(sub, o->in.format, {"table", "json", "csv", "md"});
+  sub->callback([o, &exit_code] { exit_code = run_plan(*o); });
+  return sub;
+}
+
+}  // namespace meshplan::cli

@@ -1,0 +1,158 @@
+#include "planner/collective_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/profile_defaults.h"
+
+namespace meshplan {
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::all_to_all: return "all_to_all";
+    case Collective::send_recv: return "send_recv";
+  }
+  return "?";
+}
+
+int64_t GroupShape::size() const {
+  int64_t n = 1;
+  for (int i = 0; i < dim_count; ++i) n *= dims[static_cast<size_t>(i)].size;
+  return n;
+}
+
+CollectiveModel::CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster)
+    : levels_(cluster.network) {
+  intra_efficiency_ = profile.intra_node_bus_efficiency > 0 ? profile.intra_node_bus_efficiency
+                                                            : kDefaultIntraNodeBusEfficiency;
+  inter_efficiency_ = profile.inter_node_bus_efficiency > 0 ? profile.inter_node_bus_efficiency
+                                                            : kDefaultInterNodeBusEfficiency;
+  for (auto& per_level : fits_) per_level.resize(levels_.size());
+  for (const CollectiveFit& f : profile.collectives) {
+    if (f.busbw_bytes_per_s <= 0) continue;
+    for (int c = 0; c < kCollectiveCount; ++c) {
+      if (f.collective != to_string(static_cast<Collective>(c))) continue;
+      for (size_t l = 0; l < levels_.size(); ++l)
+        if (levels_[l].name == f.level) fits_[static_cast<size_t>(c)][l].push_back(f);
+    }
+  }
+  for (auto& per_level : fits_)
+    for (auto& v : per_level)
+      std::stable_sort(v.begin(), v.end(), [](const CollectiveFit& a, const CollectiveFit& b) {
+        return a.group_size < b.group_size;
+      });
+}
+
+int64_t CollectiveModel::members_within(const GroupShape& group, size_t level) const {
+  const int64_t span = levels_[level].span;
+  int64_t n = 1;
+  for (int i = 0; i < group.dim_count; ++i) {
+    const GroupShape::Dim& d = group.dims[static_cast<size_t>(i)];
+    if (d.stride < span) n *= std::min(d.size, std::max<int64_t>(1, span / d.stride));
+  }
+  return n;
+}
+
+static double ring_steps(Collective c, int64_t n) {
+  switch (c) {
+    case Collective::all_reduce: return 2.0 * static_cast<double>(n - 1);
+    case Collective::send_recv: return 1.0;
+    default: return static_cast<double>(n - 1);
+  }
+}
+
+static double factor(Collective c, int64_t n) {
+  const double r = static_cast<double>(n);
+  switch (c) {
+    case Collective::all_reduce: return 2.0 * (r - 1) / r;
+    case Collective::send_recv: return 1.0;
+    default: return (r - 1) / r;
+  }
+}
+
+CollectiveModel::LevelFit CollectiveModel::fit(Collective c, size_t level, int64_t members) const {
+  const std::vector<CollectiveFit>& fits = fits_[static_cast<size_t>(c)][level];
+  const NetworkLevel& l = levels_[level];
+  LevelFit out;
+  if (!fits.empty()) {
+    const CollectiveFit* best = &fits.front();
+    double best_d = 1e30;
+    for (const CollectiveFit& f : fits) {  // nearest group size in log space; ties: smaller
+      double d = std::fabs(std::log2(static_cast<double>(f.group_size)) -
+                           std::log2(static_cast<double>(members)));
+      if (d < best_d) {
+        best_d = d;
+        best = &f;
+      }
+    }
+    out = {best->latency_s, best->busbw_bytes_per_s, true};
+  } else {
+    const double eff = level == 0 ? intra_efficiency_ : inter_efficiency_;
+    out = {l.latency_s * ring_steps(c, members), l.bandwidth_bytes_per_s * eff, false};
+  }
+  out.busbw_bytes_per_s /= l.oversubscription;
+  return out;
+}
+
+double CollectiveModel::level_time_s(Collective c, size_t level, int64_t members,
+                                     double bytes) const {
+  if (members <= 1) return 0;
+  LevelFit f = fit(c, level, members);
+  return f.latency_s + bytes * factor(c, members) / f.busbw_bytes_per_s;
+}
+
+double CollectiveModel::time_s(Collective c, const GroupShape& group, double bytes) const {
+  const int64_t n = group.size();
+  if (n <= 1 || bytes <= 0) return 0;
+  double total = 0, data = bytes, slowest = 0;
+  int64_t inside = 1;  // members within one domain of the previous level
+  for (size_t l = 0; l < levels_.size() && inside < n; ++l) {
+    const int64_t within = members_within(group, l);
+    const int64_t here = within / inside;  // members this level joins together
+    if (here <= 1) continue;
+    if (c == Collective::all_to_all) {
+      // Share of each rank's (n−1)/n·S that crosses this level but no outer one.
+      double share = static_cast<double>(within - inside) / static_cast<double>(n);
+      LevelFit f = fit(c, l, here);
+      slowest = std::max(slowest, f.latency_s + bytes * share / f.busbw_bytes_per_s);
+    } else {
+      total += level_time_s(c, l, here, data);
+      // Each member now holds (all-reduce, reduce-scatter) or contributes 1/here of the data.
+      if (c != Collective::send_recv) data /= static_cast<double>(here);
+    }
+    inside = within;
+  }
+  return c == Collective::all_to_all ? slowest : total;
+}
+
+double CollectiveModel::ring_step_time_s(const GroupShape& group, double bytes) const {
+  const int64_t n = group.size();
+  if (n <= 1 || bytes <= 0) return 0;
+  size_t level = levels_.size() - 1;
+  for (size_t l = 0; l < levels_.size(); ++l) {
+    if (members_within(group, l) >= n) {
+      level = l;
+      break;
+    }
+  }
+  LevelFit f = fit(Collective::send_recv, level, 2);
+  return f.latency_s + bytes / f.busbw_bytes_per_s;
+}
+
+double CollectiveModel::p2p_time_s(int64_t distance, double bytes) const {
+  if (bytes <= 0) return 0;
+  size_t level = levels_.size() - 1;
+  for (size_t l = 0; l < levels_.size(); ++l) {
+    if (levels_[l].span > distance) {
+      level = l;
+      break;
+    }
+  }
+  LevelFit f = fit(Collective::send_recv, level, 2);
+  return f.latency_s + bytes / f.busbw_bytes_per_s;
+}
+
+}  // namespace meshplan

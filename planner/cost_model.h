@@ -1,0 +1,132 @@
+// Step time, MFU and memory of one layout (DESIGN.md §3): per-stage compute from the
+// calibrated GEMM/attention/HBM throughput, exposed communication under the overlap rules in
+// planner_options.h, the pipeline bubble of the schedule, gradient sync and the optimizer step.
+//
+// Overlap rules (each a documented choice):
+// - TP collectives are exposed unless the layout sets tp_overlap (then only the part longer
+//   than the same pass's GEMMs is).
+// - CP's K/V ring exchange hides behind attention compute; only the excess is exposed.
+// - EP all-to-alls are exposed.
+// - PP sends are asynchronous: only the chain along pipeline fill and drain is exposed,
+//   2·(p − 1) transfers per step.
+// - DP gradient reduction overlaps the backward pass of the last micro-batch except the last
+//   bucket; ZeRO-1/2 parameter all-gathers overlap the first forward except the last bucket;
+//   ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward; ZeRO-3 gathers each
+//   layer's parameters one layer ahead in forward and backward.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "core/layout.h"
+#include "core/model_spec.h"
+#include "core/profile.h"
+#include "planner/collective_model.h"
+#include "planner/gemm_model.h"
+#include "planner/layer_cost.h"
+#include "planner/memory_model.h"
+#include "planner/planner_options.h"
+
+namespace meshplan {
+
+struct TimeBreakdown {
+  double compute_s = 0, recompute_s = 0;
+  double tp_s = 0, cp_s = 0, ep_s = 0, pp_s = 0, dp_s = 0;  // exposed communication
+  double bubble_s = 0, optimizer_s = 0;
+  double total_s() const {
+    return compute_s + recompute_s + tp_s + cp_s + ep_s + pp_s + dp_s + bubble_s + optimizer_s;
+  }
+};
+
+// One pipeline stage, per micro-batch unless named otherwise.
+struct StageTiming {
+  int64_t stage = 0;
+  double forward_s = 0, backward_s = 0, backward_weight_s = 0, recompute_s = 0;  // compute
+  double tp_s = 0, cp_s = 0, ep_s = 0;  // exposed communication, all passes
+  double dp_exposed_s = 0;              // per step
+  double optimizer_s = 0;               // per step
+  double per_micro_batch_s() const {
+    return forward_s + backward_s + recompute_s + tp_s + cp_s + ep_s;
+  }
+};
+
+struct Estimate {
+  Layout layout;
+  int64_t micro_batches = 0;
+  double step_time_s = 0;
+  double bubble_fraction = 0;
+  double model_flops = 0, hardware_flops = 0;  // per step, whole job
+  double mfu = 0, hfu = 0;
+  double model_tflops_per_gpu = 0, hardware_tflops_per_gpu = 0;
+  double tokens_per_s = 0;
+  TimeBreakdown breakdown;
+  double peak_bytes = 0, capacity_bytes = 0;
+  int64_t peak_stage = 0;
+  bool fits() const { return peak_bytes <= capacity_bytes; }
+  // Filled only when evaluate() is asked for detail:
+  MemoryEstimate memory;
+  std::vector<StageTiming> stages;
+  double p2p_s = 0;  // one activation transfer between stages
+};
+
+class CostModel {
+ public:
+  CostModel(const ModelSpec& m, const ClusterSpec& c, const CalibrationProfile& p,
+            const TrainingSpec& t, const CostOptions& o = {});
+  // A fresh model on the same inputs (caches are per instance: one per search thread).
+  CostModel(const CostModel& other)
+      : CostModel(other.model_, other.cluster_, other.profile_, other.training_, other.options_) {}
+  CostModel& operator=(const CostModel&) = delete;
+
+  // REQUIRES: check_layout passed for this model, GPU count and batch.
+  // With detail, fills memory and stages; the search asks without (faster, same numbers).
+  Estimate evaluate(const Layout& l, bool detail = true);
+  // Memory only: the stage with the highest total; the search calls it before timing.
+  StageMemory peak_stage_memory(const Layout& l);
+
+  const ModelSpec& model() const { return model_; }
+  const ClusterSpec& cluster() const { return cluster_; }
+  const TrainingSpec& training() const { return training_; }
+  const CostOptions& options() const { return options_; }
+  const CalibrationProfile& profile() const { return profile_; }
+
+ private:
+  struct LayerPair {
+    LayerCost dense, moe;
+  };
+  const LayerPair& layer_costs(const Layout& l);
+  const std::vector<StageParams>& params_of(const Layout& l);
+  const std::vector<StageLayerMix>& mix_of(const Layout& l);
+  StageTiming stage_timing(const Layout& l, const StageLayerMix& mix, const LayerPair& c,
+                           int64_t stage) const;
+  double dp_exposed_s(const Layout& l, const StageParams& p, const StageTiming& st,
+                      const StageLayerMix& mix, int64_t micro_batches) const;
+  void fill_pipeline(const Layout& l, const std::vector<StageTiming>& st, Estimate& e) const;
+
+  ModelSpec model_;
+  ClusterSpec cluster_;
+  CalibrationProfile profile_;
+  TrainingSpec training_;
+  CostOptions options_;
+  GemmModel gemm_;
+  CollectiveModel collectives_;
+  LayerCostContext context_;
+  double dense_layer_flops_ = 0, moe_layer_flops_ = 0;          // forward, global batch
+  double dense_attention_flops_ = 0, moe_attention_flops_ = 0;  // of which core attention
+  double head_flops_ = 0;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>, LayerPair> layer_cache_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<StageParams>> params_cache_;
+  std::map<std::pair<int64_t, int64_t>, std::vector<StageLayerMix>> mix_cache_;
+};
+
+// The group of ranks of each kind under the layout's rank order.
+GroupShape tp_group(const Layout& l);
+GroupShape cp_group(const Layout& l);
+GroupShape ep_group(const Layout& l);
+GroupShape dp_group(const Layout& l);         // dense gradients: dp × cp
+GroupShape expert_dp_group(const Layout& l);  // expert gradients: dp·cp / ep
+
+}  // namespace meshplan

@@ -1,0 +1,39 @@
+// Model FLOPs, counted per GEMM from the spec (Narayanan et al. 2021, eq. 3, as the GPT-style
+// special case): QKV with GQA (or MLA's projections), attention scores and values, output
+// projection, MLP/SwiGLU, MoE router and top-k experts (plus shared experts), LM head. A
+// multiply-add is 2 FLOPs; backward is twice forward; recompute repeats forward work.
+#pragma once
+
+#include <cstdint>
+
+#include "core/layout.h"
+#include "core/model_spec.h"
+
+namespace meshplan {
+
+struct FlopOptions {
+  // Attention scores and values counted for every (query, key) pair, the Megatron-LM / PaLM
+  // convention; true halves them (causal mask).
+  bool causal_attention = false;
+};
+
+// Forward FLOPs of one layer for `tokens` tokens in sequences of `seq_len`.
+struct LayerFlops {
+  double dense_gemms = 0;      // projections and MLP (experts at top_k)
+  double attention_core = 0;   // Q·Kᵀ and softmax·V
+  double total() const { return dense_gemms + attention_core; }
+};
+LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens, double seq_len,
+                               const FlopOptions& o = {});
+double lm_head_forward_flops(const ModelSpec& m, double tokens);
+
+struct StepFlops {
+  double model = 0;     // 3 × forward, no recompute (MFU)
+  double hardware = 0;  // model + recomputed forward work (HFU)
+};
+
+// FLOPs of one optimizer step of `global_batch` sequences under the layout's recompute policy
+// (the layout only matters through recompute, recompute_layers, pp and vpp).
+StepFlops step_flops(const ModelSpec& m, const Layout& l, const TrainingSpec& t, const FlopOptions& o = {});
+
+}  // namespace meshplan

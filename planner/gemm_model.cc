@@ -1,0 +1,52 @@
+#include "planner/gemm_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/profile_defaults.h"
+
+namespace meshplan {
+
+GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision)
+    : peak_(gpu.peak_flops_per_s(precision)), hbm_bytes_per_s_(hbm_bandwidth(profile, gpu)) {
+  const bool fp8 = precision == Precision::fp8 && gpu.peak_fp8_flops_per_s > 0;
+  in_bytes_ = fp8 ? 1 : 2;
+  const char* dtype = fp8 ? "fp8" : "bf16";
+  auto it = profile.gemm.find(dtype);
+  max_efficiency_ = it != profile.gemm.end() && it->second.max_efficiency > 0
+                        ? it->second.max_efficiency
+                        : kDefaultGemmEfficiency;
+  if (it == profile.gemm.end()) return;
+  for (const GemmSample& s : it->second.samples) {
+    if (s.status != "ok" || s.flops_per_s <= 0) continue;
+    double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
+    double measured = 2 * m * n * k / s.flops_per_s;
+    anchors_.push_back({std::log2(m), std::log2(n), std::log2(k),
+                        std::log(fallback_time_s(m, n, k) / measured)});
+  }
+}
+
+double GemmModel::fallback_time_s(double m, double n, double k) const {
+  double bytes = (m * k + k * n) * in_bytes_ + m * n * out_bytes_;
+  return 2 * m * n * k / (max_efficiency_ * peak_) + bytes / hbm_bytes_per_s_;
+}
+
+double GemmModel::time_s(double m, double n, double k) const {
+  double t = fallback_time_s(m, n, k);
+  if (anchors_.empty()) return t;
+  const double lm = std::log2(m), ln = std::log2(n), lk = std::log2(k);
+  double weight_sum = 0, weighted = 0, nearest = 1e30;
+  for (const Anchor& a : anchors_) {
+    double d2 = (lm - a.log_m) * (lm - a.log_m) + (ln - a.log_n) * (ln - a.log_n) +
+                (lk - a.log_k) * (lk - a.log_k);
+    if (d2 < 1e-18) return t / std::exp(a.log_ratio);
+    nearest = std::min(nearest, d2);
+    weight_sum += 1 / d2;
+    weighted += a.log_ratio / d2;
+  }
+  constexpr double kReachLog2 = 3;
+  double fade = std::max(0.0, 1 - std::sqrt(nearest) / kReachLog2);
+  return t / std::exp(fade * weighted / weight_sum);
+}
+
+}  // namespace meshplan

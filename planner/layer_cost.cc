@@ -1,0 +1,186 @@
+#include "planner/layer_cost.h"
+
+#include <algorithm>
+
+namespace meshplan {
+namespace {
+
+// Forward, input-gradient and weight-gradient time of `count` GEMMs C[m×n] = A[m×k]·W[k×n].
+struct GemmTimes {
+  double forward = 0, input_grad = 0, weight_grad = 0;
+  void add(const GemmModel& g, double m, double n, double k, double count = 1) {
+    if (count <= 0) return;
+    m = std::max(m, 1.0);
+    forward += count * g.time_s(m, n, k);
+    input_grad += count * g.time_s(m, k, n);
+    weight_grad += count * g.time_s(k, n, m);
+  }
+};
+
+void add_mlp(GemmTimes& g, const LayerCostContext& ctx, double tokens, double ffn, double tp,
+             double count = 1) {
+  const double h = static_cast<double>(ctx.model->hidden);
+  const double in_mats = ctx.model->mlp == MlpKind::swiglu ? 2 : 1;
+  g.add(*ctx.gemm, tokens, in_mats * ffn / tp, h, count);
+  g.add(*ctx.gemm, tokens, h, ffn / tp, count);
+}
+
+void add_attention_projections(GemmTimes& g, const LayerCostContext& ctx, double tokens, double tp) {
+  const ModelSpec& m = *ctx.model;
+  const double h = static_cast<double>(m.hidden), heads = static_cast<double>(m.heads) / tp;
+  if (m.mla) {
+    const MlaSpec& a = *m.mla;
+    const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+    if (a.q_lora_rank > 0) {
+      g.add(*ctx.gemm, tokens, static_cast<double>(a.q_lora_rank), h);
+      g.add(*ctx.gemm, tokens, heads * qk, static_cast<double>(a.q_lora_rank));
+    } else {
+      g.add(*ctx.gemm, tokens, heads * qk, h);
+    }
+    g.add(*ctx.gemm, tokens, static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim), h);
+    g.add(*ctx.gemm, tokens, heads * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim),
+          static_cast<double>(a.kv_lora_rank));
+    g.add(*ctx.gemm, tokens, h, heads * static_cast<double>(a.v_head_dim));
+    return;
+  }
+  const double kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / tp);
+  const double hd = static_cast<double>(m.head_dim);
+  g.add(*ctx.gemm, tokens, heads * hd + 2 * kv_heads * hd, h);
+  g.add(*ctx.gemm, tokens, h, heads * hd);
+}
+
+// Core attention (scores, softmax, values) forward and backward seconds.
+struct AttentionTimes {
+  double forward = 0, backward = 0;
+};
+
+AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& key, double tokens) {
+  const ModelSpec& m = *ctx.model;
+  const double heads = static_cast<double>(m.heads) / static_cast<double>(key.tp);
+  const double qk = m.mla ? static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim)
+                          : static_cast<double>(m.head_dim);
+  const double v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
+  const double s_kv = static_cast<double>(ctx.seq_len);
+  AttentionTimes t;
+  if (m.attention == AttentionKind::flash) {
+    const double work = ctx.options->causal_attention_time ? 0.5 : 1.0;
+    t.forward = 2 * tokens * s_kv * heads * (qk + v) * work / ctx.attention_flops_per_s;
+    t.backward = ctx.options->flash_backward_factor * t.forward;
+    return t;
+  }
+  // Standard attention: batched GEMMs per sequence and head, and the s×s scores through HBM
+  // (softmax read+write, dropout mask and output when dropout is on).
+  const double q_len = static_cast<double>(ctx.seq_len / key.cp);
+  const double batch = heads * static_cast<double>(key.mbs);
+  GemmTimes g;
+  g.add(*ctx.gemm, q_len, s_kv, qk, batch);
+  g.add(*ctx.gemm, q_len, v, s_kv, batch);
+  const double scores = batch * q_len * s_kv;
+  const double bytes = scores * (4 + (m.dropout ? 5 : 0));
+  t.forward = g.forward + bytes / ctx.hbm_bytes_per_s;
+  t.backward = g.input_grad + g.weight_grad + 2 * bytes / ctx.hbm_bytes_per_s;
+  return t;
+}
+
+// Bytes of memory-bound work in one layer's forward (norms, residuals, dropout, RoPE,
+// activation function, MoE permutation).
+double elementwise_bytes(const LayerCostContext& ctx, const LayerCostKey& key, bool moe,
+                         double tokens) {
+  const ModelSpec& m = *ctx.model;
+  const CostOptions& o = *ctx.options;
+  const double t = static_cast<double>(key.tp), h = static_cast<double>(m.hidden);
+  const double rep_tokens = key.sp ? tokens / t : tokens;
+  double bytes = rep_tokens * h *
+                 (o.norm_residual_bytes_per_token_hidden + (m.dropout ? o.dropout_bytes_per_token_hidden : 0));
+  if (m.position_embedding == PositionEmbedding::rope) {
+    bytes += 4 * tokens * static_cast<double>(m.q_width() + m.kv_width()) / t;
+  }
+  const double act = m.mlp == MlpKind::swiglu ? 6 : 4;  // bytes per FFN element
+  if (!moe) return bytes + act * tokens * static_cast<double>(m.ffn_hidden) / t;
+  const MoeSpec& e = *m.moe;
+  const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
+  const double fe = static_cast<double>(e.expert_ffn_hidden);
+  bytes += act * (routed + tokens * static_cast<double>(e.shared_experts)) * fe / t;
+  bytes += 8 * routed * h;  // permute and un-permute: read and write each routed token
+  return bytes;
+}
+
+}  // namespace
+
+LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                     const GroupShape& tp_group, const GroupShape& cp_group,
+                     const GroupShape& ep_group) {
+  const ModelSpec& m = *ctx.model;
+  const double tp = static_cast<double>(key.tp);
+  const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
+  const double h = static_cast<double>(m.hidden);
+  GemmTimes g;
+  add_attention_projections(g, ctx, tokens, tp);
+  if (!moe_layer) {
+    add_mlp(g, ctx, tokens, static_cast<double>(m.ffn_hidden), tp);
+  } else {
+    const MoeSpec& e = *m.moe;
+    const double local_experts = static_cast<double>(e.experts / key.ep);
+    const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
+    g.add(*ctx.gemm, tokens, static_cast<double>(e.experts), h);  // router
+    add_mlp(g, ctx, routed / local_experts, static_cast<double>(e.expert_ffn_hidden), tp,
+            local_experts);
+    if (e.shared_experts > 0) {
+      add_mlp(g, ctx, tokens, static_cast<double>(e.expert_ffn_hidden * e.shared_experts), tp);
+    }
+  }
+  const AttentionTimes attn = attention_times(ctx, key, tokens);
+  const double elementwise = elementwise_bytes(ctx, key, moe_layer, tokens) / ctx.hbm_bytes_per_s;
+  LayerCost c;
+  c.attention_forward_s = attn.forward;
+  c.forward_s = g.forward + attn.forward + elementwise;
+  c.backward_weight_s = g.weight_grad;
+  c.backward_s = g.input_grad + g.weight_grad + attn.backward + 2 * elementwise;
+
+  if (key.tp > 1) {  // two collectives per pass of 2·T·h bytes each (Korthikanti et al. 2022)
+    const double bytes = 2 * tokens * h;
+    const double pass = key.sp ? 2 * (ctx.collectives->time_s(Collective::all_gather, tp_group, bytes) +
+                                      ctx.collectives->time_s(Collective::reduce_scatter, tp_group, bytes))
+                               : 2 * ctx.collectives->time_s(Collective::all_reduce, tp_group, bytes);
+    // With TP overlap the communication hides behind the GEMMs of the same pass.
+    c.tp_forward_s = key.tp_overlap ? std::max(0.0, pass - g.forward) : pass;
+    c.tp_backward_s = key.tp_overlap ? std::max(0.0, pass - g.input_grad - g.weight_grad) : pass;
+  }
+  if (key.cp > 1) {  // ring exchange of K and V blocks, hidden behind attention compute
+    const double kv_cols = m.mla ? static_cast<double>(m.heads) / tp *
+                                       static_cast<double>(m.mla->qk_nope_head_dim +
+                                                           m.mla->qk_rope_head_dim + m.mla->v_head_dim)
+                                 : 2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) *
+                                       static_cast<double>(m.head_dim);
+    const double step = ctx.collectives->ring_step_time_s(cp_group, 2 * tokens * kv_cols);
+    const double ring = static_cast<double>(key.cp - 1) * step;
+    c.cp_forward_s = std::max(0.0, ring - attn.forward);
+    c.cp_backward_s = std::max(0.0, 2 * ring - attn.backward);
+  }
+  if (moe_layer && key.ep > 1) {  // dispatch and combine all-to-alls, each pass
+    const MoeSpec& e = *m.moe;
+    const double bytes = 2 * tokens * static_cast<double>(e.top_k) * e.capacity_factor * h;
+    const double pass = 2 * ctx.collectives->time_s(Collective::all_to_all, ep_group, bytes);
+    c.ep_forward_s = pass;
+    c.ep_backward_s = pass;
+  }
+  c.activations = layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
+                                    {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp});
+  return c;
+}
+
+HeadCost lm_head_cost(const LayerCostContext& ctx, const LayerCostKey& key) {
+  const ModelSpec& m = *ctx.model;
+  const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
+  const double vocab = static_cast<double>(m.vocab) / static_cast<double>(key.tp);
+  GemmTimes g;
+  g.add(*ctx.gemm, tokens, vocab, static_cast<double>(m.hidden));
+  // Vocabulary-parallel cross entropy: bf16 logits read, fp32 softmax written and read back.
+  const double ce_bytes = tokens * vocab * (2 + 4 + 4);
+  HeadCost c;
+  c.forward_s = g.forward + ce_bytes / ctx.hbm_bytes_per_s;
+  c.backward_s = g.input_grad + g.weight_grad + ce_bytes / ctx.hbm_bytes_per_s;
+  return c;
+}
+
+}  // namespace meshplan

@@ -1,0 +1,56 @@
+// Time of one transformer layer for one micro-batch on one GPU, for a fixed (tp, cp, ep, mbs,
+// sp) — the part of the cost model that does not depend on dp, pp, ZeRO or the schedule, so the
+// search computes it once per combination.
+#pragma once
+
+#include <cstdint>
+
+#include "core/layout.h"
+#include "core/model_spec.h"
+#include "planner/activation_memory.h"
+#include "planner/collective_model.h"
+#include "planner/gemm_model.h"
+#include "planner/planner_options.h"
+
+namespace meshplan {
+
+struct LayerCostKey {
+  int64_t tp = 1, cp = 1, ep = 1, mbs = 1;
+  bool sp = false, tp_overlap = false;
+  bool operator==(const LayerCostKey&) const = default;
+};
+
+struct LayerCost {
+  double forward_s = 0;         // GEMMs, attention, memory-bound ops
+  double backward_s = 0;        // input- and weight-gradient GEMMs, attention and elementwise
+  double backward_weight_s = 0; // the weight-gradient GEMMs alone (ZB-H1's W)
+  double attention_forward_s = 0;  // core attention forward (selective recompute repeats it)
+  double tp_forward_s = 0, tp_backward_s = 0;  // exposed TP communication
+  double cp_forward_s = 0, cp_backward_s = 0;  // exposed CP K/V exchange
+  double ep_forward_s = 0, ep_backward_s = 0;  // EP all-to-all dispatch + combine
+  LayerActivations activations;
+};
+
+// Everything a layer's cost depends on besides the key.
+struct LayerCostContext {
+  const ModelSpec* model = nullptr;
+  const GemmModel* gemm = nullptr;
+  const CollectiveModel* collectives = nullptr;
+  const CostOptions* options = nullptr;
+  double hbm_bytes_per_s = 0;
+  double attention_flops_per_s = 0;  // attention efficiency × peak
+  int64_t seq_len = 0;
+};
+
+// `tp_group`, `cp_group`, `ep_group`: where those groups sit on the network.
+LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                     const GroupShape& tp_group, const GroupShape& cp_group,
+                     const GroupShape& ep_group);
+
+// The LM head (last stage) and loss for one micro-batch: forward and backward seconds.
+struct HeadCost {
+  double forward_s = 0, backward_s = 0;
+};
+HeadCost lm_head_cost(const LayerCostContext& ctx, const LayerCostKey& key);
+
+}  // namespace meshplan

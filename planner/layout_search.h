@@ -1,0 +1,58 @@
+// Exhaustive layout search (no sampling): every factorisation of the GPU count into
+// dp·tp·pp·cp (and ep for MoE), ZeRO stage, recompute policy and recompute_layers count,
+// micro-batch size dividing the batch, virtual-stage count, SP on/off and schedule. Invalid
+// layouts are never generated; layouts that do not fit are rejected on memory before timing.
+// Multithreaded and deterministic: results are identical for any thread count (ties broken by
+// enumeration order).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/cost_model.h"
+
+namespace meshplan {
+
+enum class Objective { mfu, tokens_per_s, memory };
+
+// Fields the user pinned with --fix (unset: searched).
+struct LayoutFix {
+  std::optional<int64_t> dp, tp, pp, cp, ep, mbs, vpp, recompute_layers;
+  std::optional<int> zero;
+  std::optional<Recompute> recompute;
+  std::optional<Schedule> schedule;
+  std::optional<bool> sp;
+};
+// Parses "tp=8,pp=16,..." (layout keys). Errors carry the column.
+Result<LayoutFix> parse_layout_fix(const std::string& text);
+
+struct SearchOptions {
+  LayoutFix fix;
+  Objective objective = Objective::mfu;
+  int top_k = 10;
+  int threads = 1;
+  // Largest uneven deficit considered: chunk counts not dividing the layers are searched when
+  // the first and last chunks together are at most this many layers short (Llama 3 405B: 126
+  // layers on 16 stages, first and last hold 7).
+  int64_t max_uneven_deficit = 2;
+  // Called from worker threads with (work items done, total); must be thread-safe.
+  std::function<void(int64_t, int64_t)> progress;
+};
+
+struct SearchResult {
+  int64_t evaluated = 0;  // layouts generated and evaluated (memory at least)
+  int64_t feasible = 0;   // of which fit in memory and were timed
+  double wall_s = 0;
+  std::vector<Estimate> ranked;            // best first, at most top_k, with detail
+  std::map<std::string, int64_t> rejected; // reason → count (memory by dominant term, rules)
+  std::optional<Estimate> smallest;        // least peak memory, when nothing fits
+};
+
+SearchResult search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& o);
+
+}  // namespace meshplan

@@ -1,0 +1,33 @@
+// Every documented default of the cost model; the report's "Assumptions" lists them.
+#pragma once
+
+#include <cstdint>
+
+#include "planner/flop_count.h"
+#include "planner/memory_options.h"
+
+namespace meshplan {
+
+struct CostOptions {
+  MemoryOptions memory;
+  FlopOptions flops;
+  // Attention kernels skip masked blocks: causal attention does half the work of full
+  // attention (FlashAttention's causal mode). Affects time, not the FLOPs reported.
+  bool causal_attention_time = true;
+  // FlashAttention-2 backward performs 2.5× the forward matmul FLOPs (it recomputes the scores;
+  // Dao 2023 §3.1.2); standard attention's backward is 2× forward.
+  double flash_backward_factor = 2.5;
+  // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
+  // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
+  // default ddp_bucket_size).
+  double dp_bucket_params = 40e6;
+  // Adam step streams fp32 master, momentum, variance and gradient in and writes them and the
+  // bf16 weights back: 4·4 + 3·4 + 2 = 30 bytes per parameter held.
+  double optimizer_bytes_per_param = 30;
+  // Memory-bound bytes of one layer's forward per token and hidden unit, beyond GEMM
+  // operands: two norms (8), two residual adds (12). Dropout adds 10. Backward moves 2×.
+  double norm_residual_bytes_per_token_hidden = 20;
+  double dropout_bytes_per_token_hidden = 10;
+};
+
+}  // namespace meshplan

@@ -1,0 +1,37 @@
+#include "planner/profile_defaults.h"
+
+#include <filesystem>
+
+namespace meshplan {
+
+double hbm_bandwidth(const CalibrationProfile& p, const GpuSpec& gpu) {
+  return p.hbm_bytes_per_s > 0 ? p.hbm_bytes_per_s : kDefaultHbmEfficiency * gpu.hbm_bytes_per_s;
+}
+
+double attention_efficiency(const CalibrationProfile& p) {
+  return p.attention_efficiency > 0 ? p.attention_efficiency : kDefaultAttentionEfficiency;
+}
+
+Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path) {
+  namespace fs = std::filesystem;
+  if (!override_path.empty()) return load_profile(override_path);
+  if (c.profile.empty()) {
+    CalibrationProfile p;
+    p.name = "defaults";
+    p.notes.push_back("no calibration profile: every throughput from documented defaults");
+    return p;
+  }
+  std::vector<fs::path> candidates;
+  if (!c.file.empty()) candidates.push_back(fs::path(c.file).parent_path() / ".." / "profiles");
+  candidates.push_back(fs::path(MESHPLAN_PROFILE_DIR));
+  for (const fs::path& dir : candidates) {
+    fs::path f = dir / (c.profile + ".yaml");
+    std::error_code ec;
+    if (fs::exists(f, ec)) return load_profile(f.lexically_normal().string());
+  }
+  return Diagnostic{{c.file, 0, 0, ""}, "profile", c.profile,
+                    "no such calibration profile (looked in ../profiles/ beside the cluster file "
+                    "and in " MESHPLAN_PROFILE_DIR ")"};
+}
+
+}  // namespace meshplan

@@ -1,0 +1,35 @@
+// Defaults used when a profile lacks a number, and how a cluster finds its profile.
+#pragma once
+
+#include <string>
+
+#include "core/cluster_spec.h"
+#include "core/profile.h"
+#include "core/result.h"
+
+namespace meshplan {
+
+// Best GEMM efficiency when the profile has none: A100's 268 of 312 TFLOP/s is 0.86, H100's
+// 792 of 989 is 0.80 (REFERENCE.md §3); we take the lower.
+constexpr double kDefaultGemmEfficiency = 0.80;
+// Fused (flash) attention forward+backward: FlashAttention-2 reaches 50-73% of A100 peak
+// (Dao 2023, arXiv 2307.08691); FlashAttention-3 75% of H100 forward, FA2 35-40% on H100
+// (Shah et al. 2024, arXiv 2407.08608). Default 0.5.
+constexpr double kDefaultAttentionEfficiency = 0.5;
+// Achieved HBM copy bandwidth as a share of the datasheet figure (STREAM-style copies reach
+// 85-92% on A100/H100).
+constexpr double kDefaultHbmEfficiency = 0.9;
+// Ring bus bandwidth over link bandwidth: NVLink4 360-370 of 450 GB/s (0.81); NDR 46-48 of 50
+// GB/s (0.94) (REFERENCE.md §3).
+constexpr double kDefaultIntraNodeBusEfficiency = 0.8;
+constexpr double kDefaultInterNodeBusEfficiency = 0.94;
+
+double hbm_bandwidth(const CalibrationProfile& p, const GpuSpec& gpu);
+double attention_efficiency(const CalibrationProfile& p);
+
+// The profile for a cluster: `override_path` when given; else the cluster's `profile:` name,
+// looked up as <cluster dir>/../profiles/<name>.yaml and then in the installed profiles/;
+// else an empty profile (every number from the defaults above, said in notes).
+Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path);
+
+}  // namespace meshplan

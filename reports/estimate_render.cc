@@ -1,0 +1,159 @@
+#include "reports/estimate_render.h"
+
+#include <fmt/format.h>
+
+#include "reports/memory_render.h"
+#include "reports/text_format.h"
+
+namespace meshplan {
+namespace {
+
+nlohmann::ordered_json breakdown_json(const TimeBreakdown& b) {
+  return {{"compute_s", b.compute_s}, {"recompute_s", b.recompute_s}, {"tp_s", b.tp_s},
+          {"cp_s", b.cp_s},           {"ep_s", b.ep_s},               {"pp_s", b.pp_s},
+          {"dp_s", b.dp_s},           {"bubble_s", b.bubble_s},       {"optimizer_s", b.optimizer_s}};
+}
+
+std::vector<std::string> summary_row(const Estimate& e, size_t rank) {
+  return {std::to_string(rank), short_label(e.layout),
+          fmt::format("{:.1f}/{:.1f}", e.peak_bytes / (1 << 30), e.capacity_bytes / (1 << 30)),
+          fmt::format("{:.1f}%", 100 * e.bubble_fraction), seconds(e.step_time_s),
+          short_count(e.tokens_per_s), fmt::format("{:.1f}", e.model_tflops_per_gpu),
+          fmt::format("{:.1f}%", 100 * e.mfu)};
+}
+
+const std::vector<std::string> kSummaryHeader = {"#", "layout", "peak/cap GiB", "bubble", "step",
+                                                 "tokens/s", "TFLOP/s", "MFU"};
+
+}  // namespace
+
+nlohmann::ordered_json estimate_json(const Estimate& e) {
+  nlohmann::ordered_json j = memory_json(e.memory);
+  j["layout"] = to_string(e.layout);
+  j["micro_batches"] = e.micro_batches;
+  j["step_time_s"] = e.step_time_s;
+  j["bubble_fraction"] = e.bubble_fraction;
+  j["mfu"] = e.mfu;
+  j["hfu"] = e.hfu;
+  j["model_tflops_per_gpu"] = e.model_tflops_per_gpu;
+  j["hardware_tflops_per_gpu"] = e.hardware_tflops_per_gpu;
+  j["tokens_per_s"] = e.tokens_per_s;
+  j["model_flops_per_step"] = e.model_flops;
+  j["hardware_flops_per_step"] = e.hardware_flops;
+  j["time_breakdown"] = breakdown_json(e.breakdown);
+  j["stage_times"] = nlohmann::ordered_json::array();
+  for (const StageTiming& s : e.stages) {
+    j["stage_times"].push_back({{"stage", s.stage},
+                                {"forward_s", s.forward_s},
+                                {"backward_s", s.backward_s},
+                                {"recompute_s", s.recompute_s},
+                                {"tp_s", s.tp_s},
+                                {"cp_s", s.cp_s},
+                                {"ep_s", s.ep_s},
+                                {"per_micro_batch_s", s.per_micro_batch_s()},
+                                {"dp_exposed_s", s.dp_exposed_s},
+                                {"optimizer_s", s.optimizer_s}});
+  }
+  return j;
+}
+
+std::string estimate_table(const Estimate& e, const CostModel& model) {
+  std::string out = memory_table(e.memory, model.model(), model.cluster(), e.layout, model.training());
+  const TimeBreakdown& b = e.breakdown;
+  std::vector<std::vector<std::string>> rows;
+  auto row = [&](const char* name, double s) {
+    rows.push_back({name, seconds(s), fmt::format("{:.1f}%", 100 * s / e.step_time_s)});
+  };
+  row("compute", b.compute_s);
+  row("recompute", b.recompute_s);
+  row("TP communication (exposed)", b.tp_s);
+  row("CP communication (exposed)", b.cp_s);
+  row("EP all-to-all (exposed)", b.ep_s);
+  row("PP transfers (exposed)", b.pp_s);
+  row("DP gradient sync (exposed)", b.dp_s);
+  row("pipeline bubble", b.bubble_s);
+  row("optimizer step", b.optimizer_s);
+  out += "\nstep time breakdown (critical stage)\n";
+  out += text_table({"component", "time", "share"}, rows);
+  out += fmt::format(
+      "\nstep     {}   bubble {:.1f}%   {} tokens/s\nMFU      {:.1f}% ({:.1f} model TFLOP/s per GPU)   "
+      "HFU {:.1f}% ({:.1f} hardware TFLOP/s per GPU)\n",
+      seconds(e.step_time_s), 100 * e.bubble_fraction, short_count(e.tokens_per_s), 100 * e.mfu,
+      e.model_tflops_per_gpu, 100 * e.hfu, e.hardware_tflops_per_gpu);
+  return out;
+}
+
+nlohmann::ordered_json plan_json(const SearchResult& r) {
+  nlohmann::ordered_json j;
+  j["search"] = {{"evaluated", r.evaluated}, {"feasible", r.feasible}, {"wall_s", r.wall_s}};
+  nlohmann::ordered_json rejected = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : r.rejected) rejected[reason] = n;
+  j["search"]["rejected"] = rejected;
+  j["ranked"] = nlohmann::ordered_json::array();
+  for (const Estimate& e : r.ranked) j["ranked"].push_back(estimate_json(e));
+  if (r.smallest) j["smallest"] = estimate_json(*r.smallest);
+  return j;
+}
+
+std::string plan_table(const SearchResult& r, const CostModel& model, int64_t gpus) {
+  std::string out = fmt::format(
+      "{} on {} × {} — {} sequences × {} tokens per step\nsearched {} layouts in {}: {} fit "
+      "({:.1f} M layouts/s)\n\n",
+      model.model().name, gpus, model.cluster().gpu.name, model.training().global_batch,
+      model.training().seq_len, with_commas(r.evaluated), seconds(r.wall_s), with_commas(r.feasible),
+      static_cast<double>(r.evaluated) / std::max(r.wall_s, 1e-9) / 1e6);
+  if (r.ranked.empty()) return out + nothing_fits_text(r, model);
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < r.ranked.size(); ++i) rows.push_back(summary_row(r.ranked[i], i + 1));
+  out += text_table(kSummaryHeader, rows, 2);
+  out += fmt::format("\nbest: --layout {}\n", to_string(r.ranked.front().layout));
+  return out;
+}
+
+std::string plan_csv(const SearchResult& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    const Estimate& e = r.ranked[i];
+    rows.push_back({std::to_string(i + 1), to_string(e.layout), fmt::format("{:.0f}", e.peak_bytes),
+                    fmt::format("{:.0f}", e.capacity_bytes), fmt::format("{:.6f}", e.bubble_fraction),
+                    fmt::format("{:.6f}", e.step_time_s), fmt::format("{:.1f}", e.tokens_per_s),
+                    fmt::format("{:.3f}", e.model_tflops_per_gpu), fmt::format("{:.6f}", e.mfu)});
+  }
+  return csv_table({"rank", "layout", "peak_bytes", "capacity_bytes", "bubble_fraction",
+                    "step_time_s", "tokens_per_s", "model_tflops_per_gpu", "mfu"},
+                   rows);
+}
+
+std::string plan_markdown(const SearchResult& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    std::vector<std::string> row = summary_row(r.ranked[i], i + 1);
+    row[1] = "`" + row[1] + "`";
+    rows.push_back(row);
+  }
+  return markdown_table(kSummaryHeader, rows);
+}
+
+std::string nothing_fits_text(const SearchResult& r, const CostModel& model) {
+  if (!r.smallest) return "no valid layout exists for this GPU count and batch\n";
+  const Estimate& e = *r.smallest;
+  const StageMemory& s = e.memory.stages[static_cast<size_t>(e.peak_stage)];
+  const double states = s.params_bytes + s.grads_bytes + s.optimizer_bytes;
+  std::string out = fmt::format(
+      "nothing fits in {} per GPU.\nsmallest peak: --layout {}\n  stage {} needs {}, over by {}: "
+      "model states {}, activations {}, other {}\n",
+      gib(e.capacity_bytes), to_string(e.layout), e.peak_stage, gib(e.peak_bytes),
+      gib(e.peak_bytes - e.capacity_bytes), gib(states), gib(s.activations_bytes), gib(s.other_bytes()));
+  out += "what would make it fit:\n";
+  if (states >= s.activations_bytes) {
+    out += "  - more GPUs (model states shrink with tp·pp and with ZeRO sharding over dp)\n";
+    if (e.layout.zero < 3) out += "  - a higher ZeRO stage (the search tried up to 3 already if not fixed)\n";
+  } else {
+    out += "  - full recompute or a smaller micro-batch (activations dominate)\n";
+    out += fmt::format("  - a shorter sequence than {} or more context parallelism\n", model.training().seq_len);
+    out += "  - more GPUs for tensor/pipeline parallelism\n";
+  }
+  return out;
+}
+
+}  // namespace meshplan

@@ -1,0 +1,28 @@
+// Renderings of cost-model estimates and search results: terminal tables, JSON (the stable
+// interface), CSV and Markdown.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "planner/cost_model.h"
+#include "planner/layout_search.h"
+
+namespace meshplan {
+
+// The memory JSON of `meshplan memory` plus: layout, micro_batches, step_time_s,
+// bubble_fraction, mfu, hfu, model_tflops_per_gpu, hardware_tflops_per_gpu, tokens_per_s,
+// time_breakdown{...}, stage_times[].
+nlohmann::ordered_json estimate_json(const Estimate& e);
+std::string estimate_table(const Estimate& e, const CostModel& model);
+
+// search{evaluated, feasible, wall_s, rejected{}}, ranked[] (estimate JSON each), and
+// smallest (when nothing fits).
+nlohmann::ordered_json plan_json(const SearchResult& r);
+std::string plan_table(const SearchResult& r, const CostModel& model, int64_t gpus);
+std::string plan_csv(const SearchResult& r);
+std::string plan_markdown(const SearchResult& r);
+// Why nothing fits, and what would make it fit.
+std::string nothing_fits_text(const SearchResult& r, const CostModel& model);
+
+}  // namespace meshplan
