@@ -15,6 +15,7 @@ const CommandEntry kCommands[] = {
     {"memory", meshplan::cli::add_memory_command},
     {"estimate", meshplan::cli::add_estimate_command},
     {"plan", meshplan::cli::add_plan_command},
+    {"simulate", meshplan::cli::add_simulate_command},
     {"calibrate", meshplan::cli::add_calibrate_command},
 };
 

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "planner/layout_search.h"
 #include "planner/profile_defaults.h"
+#include "planner/simulated_plan.h"
 #include "reports/estimate_render.h"
 
 namespace meshplan::cli {
@@ -23,6 +24,7 @@ struct PlanOptions {
   std::string fix, objective = "mfu";
   int top = 10;
   int threads = 0;  // 0: hardware concurrency
+  int simulate_top = 0;
 };
 
 // A progress bar on stderr, only when stderr is a terminal.
@@ -58,6 +60,10 @@ int run_plan(const PlanOptions& o) {
   search.progress = progress_bar();
   CostModel model(in->model, in->cluster, profile.value(), in->training, o.cost);
   SearchResult r = search_layouts(model, in->gpus, search);
+  if (o.simulate_top > 0) {
+    std::vector<Diagnostic> errors = rerank_by_simulation(model, r, o.simulate_top);
+    if (!errors.empty()) return print_errors(errors);
+  }
   if (o.in.format == "json") std::cout << plan_json(r).dump(2) << "\n";
   else if (o.in.format == "csv") std::cout << plan_csv(r);
   else if (o.in.format == "md") std::cout << plan_markdown(r);
@@ -78,6 +84,9 @@ CLI::App* add_plan_command(CLI::App& app, int& exit_code) {
   sub->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 10000));
   sub->add_option("--threads", o->threads, "worker threads (default: all cores); output is the same for any count")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--simulate-top", o->simulate_top,
+                  "simulate the K best layouts and re-rank them by simulated step time")
+      ->check(CLI::Range(0, 1000));
   add_format_option(sub, o->in.format, {"table", "json", "csv", "md"});
   sub->callback([o, &exit_code] { exit_code = run_plan(*o); });
   return sub;

@@ -29,6 +29,7 @@
 #include "planner/layer_cost.h"
 #include "planner/memory_model.h"
 #include "planner/planner_options.h"
+#include "simulator/pipeline_graph.h"
 
 namespace meshplan {
 
@@ -70,6 +71,7 @@ struct Estimate {
   MemoryEstimate memory;
   std::vector<StageTiming> stages;
   double p2p_s = 0;  // one activation transfer between stages
+  double simulated_step_s = 0;  // set when the simulator replayed this layout (0: not)
 };
 
 class CostModel {
@@ -86,6 +88,11 @@ class CostModel {
   Estimate evaluate(const Layout& l, bool detail = true);
   // Memory only: the stage with the highest total; the search calls it before timing.
   StageMemory peak_stage_memory(const Layout& l);
+
+  // The per-chunk costs the simulator replays (pipeline_problem.cc). The stage's gradient
+  // reduction and ZeRO-3 gathers are split over its chunks in proportion to their layers.
+  // REQUIRES: check_layout passed.
+  sim::PipelineProblem pipeline_problem(const Layout& l);
 
   const ModelSpec& model() const { return model_; }
   const ClusterSpec& cluster() const { return cluster_; }

@@ -18,12 +18,13 @@ std::vector<std::string> summary_row(const Estimate& e, size_t rank) {
   return {std::to_string(rank), short_label(e.layout),
           fmt::format("{:.1f}/{:.1f}", e.peak_bytes / (1 << 30), e.capacity_bytes / (1 << 30)),
           fmt::format("{:.1f}%", 100 * e.bubble_fraction), seconds(e.step_time_s),
+          e.simulated_step_s > 0 ? seconds(e.simulated_step_s) : "-",
           short_count(e.tokens_per_s), fmt::format("{:.1f}", e.model_tflops_per_gpu),
           fmt::format("{:.1f}%", 100 * e.mfu)};
 }
 
 const std::vector<std::string> kSummaryHeader = {"#", "layout", "peak/cap GiB", "bubble", "step",
-                                                 "tokens/s", "TFLOP/s", "MFU"};
+                                                 "simulated", "tokens/s", "TFLOP/s", "MFU"};
 
 }  // namespace
 
@@ -38,6 +39,7 @@ nlohmann::ordered_json estimate_json(const Estimate& e) {
   j["model_tflops_per_gpu"] = e.model_tflops_per_gpu;
   j["hardware_tflops_per_gpu"] = e.hardware_tflops_per_gpu;
   j["tokens_per_s"] = e.tokens_per_s;
+  if (e.simulated_step_s > 0) j["simulated_step_time_s"] = e.simulated_step_s;
   j["model_flops_per_step"] = e.model_flops;
   j["hardware_flops_per_step"] = e.hardware_flops;
   j["time_breakdown"] = breakdown_json(e.breakdown);

@@ -1,0 +1,78 @@
+// Layout → the simulator's PipelineProblem: per-chunk forward, backward (input and weight
+// gradients), recompute, gradient-reduction and ZeRO-3 gather times from the same layer costs
+// the analytic model uses.
+#include <algorithm>
+
+#include "planner/cost_model.h"
+#include "planner/param_count.h"
+
+namespace meshplan {
+
+sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
+  const LayerPair& c = layer_costs(l);
+  const std::vector<StageParams>& params = params_of(l);
+  const std::vector<int64_t> bounds = chunk_boundaries(model_, l);
+  const int64_t first_moe = model_.moe ? model_.moe->first_dense_layers : model_.layers;
+  sim::PipelineProblem p;
+  p.pp = static_cast<int>(l.pp);
+  p.vpp = static_cast<int>(l.vpp);
+  p.micro_batches = static_cast<int>(training_.global_batch / (l.dp * l.mbs));
+  p.schedule = l.pp == 1 ? Schedule::one_f_one_b : l.schedule;
+  Estimate analytic = evaluate(l, /*detail=*/true);
+  p.p2p_s = analytic.p2p_s;
+  std::vector<int64_t> full_left(static_cast<size_t>(l.pp),
+                                 l.recompute == Recompute::full ? model_.layers : l.recompute_layers);
+  LayerCostKey key{l.tp, l.cp, l.ep, l.mbs, l.sp && l.tp > 1, l.tp_overlap};
+  const HeadCost head = lm_head_cost(context_, key);
+  for (size_t ch = 0; ch + 1 < bounds.size(); ++ch) {
+    const size_t stage = ch % static_cast<size_t>(l.pp);
+    const int64_t dense = std::max<int64_t>(0, std::min(bounds[ch + 1], first_moe) - bounds[ch]);
+    const int64_t moe = bounds[ch + 1] - bounds[ch] - dense;
+    int64_t& left = full_left[stage];
+    const int64_t full_dense = std::min(left, dense);
+    const int64_t full_moe = std::min(left - full_dense, moe);
+    left -= full_dense + full_moe;
+    const double nd = static_cast<double>(dense), nm = static_cast<double>(moe);
+    sim::ChunkCosts k;
+    k.forward_s = nd * (c.dense.forward_s + c.dense.tp_forward_s + c.dense.cp_forward_s) +
+                  nm * (c.moe.forward_s + c.moe.tp_forward_s + c.moe.cp_forward_s + c.moe.ep_forward_s);
+    k.backward_weight_s = nd * c.dense.backward_weight_s + nm * c.moe.backward_weight_s;
+    k.backward_input_s =
+        nd * (c.dense.backward_s - c.dense.backward_weight_s + c.dense.tp_backward_s + c.dense.cp_backward_s) +
+        nm * (c.moe.backward_s - c.moe.backward_weight_s + c.moe.tp_backward_s + c.moe.cp_backward_s +
+              c.moe.ep_backward_s);
+    k.recompute_s = static_cast<double>(full_dense) *
+                        (c.dense.forward_s + c.dense.tp_forward_s + c.dense.cp_forward_s) +
+                    static_cast<double>(full_moe) *
+                        (c.moe.forward_s + c.moe.tp_forward_s + c.moe.cp_forward_s + c.moe.ep_forward_s);
+    if (l.recompute == Recompute::selective) {
+      k.recompute_s += static_cast<double>(dense - full_dense) * c.dense.attention_forward_s +
+                       static_cast<double>(moe - full_moe) * c.moe.attention_forward_s;
+    }
+    if (ch + 2 == bounds.size()) {
+      k.forward_s += head.forward_s;
+      k.backward_input_s += head.backward_s;
+    }
+    // The stage's share of gradient reduction and ZeRO-3 gathers, by layers.
+    const StageParams& sp = params[stage];
+    const double share = sp.layers > 0 ? (nd + nm) / static_cast<double>(sp.layers) : 0;
+    const double grads = static_cast<double>(sp.dense_per_gpu) * options_.memory.grad_bytes_per_param;
+    const Collective reduce = l.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+    k.dp_grad_sync_s = collectives_.time_s(reduce, dp_group(l), grads * share) +
+                       collectives_.time_s(reduce, expert_dp_group(l),
+                                           static_cast<double>(sp.expert_per_gpu) *
+                                               options_.memory.grad_bytes_per_param * share);
+    if (l.zero >= 3) {
+      k.zero3_gather_s = collectives_.time_s(Collective::all_gather, dp_group(l),
+                                             static_cast<double>(sp.per_gpu()) *
+                                                 options_.memory.weight_bytes_per_param * share);
+    }
+    p.chunks.push_back(k);
+  }
+  double optimizer = 0;
+  for (const StageTiming& st : analytic.stages) optimizer = std::max(optimizer, st.optimizer_s);
+  p.optimizer_s = optimizer;
+  return p;
+}
+
+}  // namespace meshplan

@@ -1,0 +1,187 @@
+#include "planner/regression.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "core/cluster_spec.h"
+#include "core/layout.h"
+#include "core/model_spec.h"
+#include "planner/cost_model.h"
+#include "planner/layout_search.h"
+#include "planner/profile_defaults.h"
+
+namespace meshplan {
+namespace {
+
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+// Slack for comparing numbers that went through decimal text: far below the 0.001 printed.
+constexpr double kCompareSlack = 1e-9;
+
+struct LoadedScenario {
+  ModelSpec model;
+  ClusterSpec cluster;
+  CalibrationProfile profile;
+  TrainingSpec training;
+  int64_t gpus = 0;
+};
+
+Result<LoadedScenario> load(const RegressionScenario& s) {
+  Result<ModelSpec> model = load_model(s.model_path);
+  Result<ClusterSpec> cluster = load_cluster(s.cluster_path);
+  std::vector<Diagnostic> errors;
+  if (!model) errors.insert(errors.end(), model.errors().begin(), model.errors().end());
+  if (!cluster) errors.insert(errors.end(), cluster.errors().begin(), cluster.errors().end());
+  if (!errors.empty()) return errors;
+  Result<CalibrationProfile> profile = resolve_profile(cluster.value(), s.profile_path);
+  if (!profile) return profile.errors();
+  LoadedScenario out{model.value(), cluster.value(), profile.value(), model->training,
+                     cluster->gpus()};
+  if (s.seq_len > 0) out.training.seq_len = s.seq_len;
+  if (s.global_batch > 0) out.training.global_batch = s.global_batch;
+  if (s.gpus > out.gpus) {
+    return Diagnostic{s.where, s.name + ".gpus", std::to_string(s.gpus),
+                      fmt::format("must not exceed the cluster's {} GPUs", out.gpus)};
+  }
+  if (s.gpus > 0) out.gpus = s.gpus;
+  return out;
+}
+
+RegressionRecord record_of(const Estimate& e) {
+  RegressionRecord r;
+  r.layout = to_string(e.layout);
+  r.fits = e.fits();
+  r.step_time_s = e.step_time_s;
+  r.mfu_percent = 100.0 * e.mfu;
+  r.peak_gib = e.peak_bytes / kBytesPerGiB;
+  return quantize(r);
+}
+
+Result<RegressionRecord> evaluate_fixed(const RegressionScenario& s, const LoadedScenario& in) {
+  Result<Layout> parsed = parse_layout(*s.layout, s.layout_where.file);
+  if (!parsed) return relocate_layout_errors(parsed.errors(), s.layout_where);
+  Layout layout = parsed.value();
+  std::vector<Diagnostic> errors =
+      check_layout(layout, in.model, in.gpus, in.training, s.layout_where.file);
+  if (!errors.empty()) return relocate_layout_errors(errors, s.layout_where);
+  CostModel model(in.model, in.cluster, in.profile, in.training, CostOptions{});
+  return record_of(model.evaluate(layout, /*detail=*/false));
+}
+
+Result<RegressionRecord> evaluate_best(const RegressionScenario& s, const LoadedScenario& in,
+                                       int threads) {
+  SearchOptions options;
+  if (!s.fix.empty()) {
+    Result<LayoutFix> fix = parse_layout_fix(s.fix);
+    if (!fix) return relocate_layout_errors(fix.errors(), s.fix_where);
+    options.fix = fix.value();
+  }
+  options.objective = Objective::mfu;
+  options.top_k = 1;
+  options.threads = threads;
+  CostModel model(in.model, in.cluster, in.profile, in.training, CostOptions{});
+  SearchResult r = search_layouts(model, in.gpus, options);
+  if (!r.ranked.empty()) return record_of(r.ranked.front());
+  RegressionRecord none;
+  none.layout = "none";
+  if (r.smallest) {  // nothing fits: pin the smallest layout and its memory, no timing
+    none.layout = to_string(r.smallest->layout);
+    none.peak_gib = r.smallest->peak_bytes / kBytesPerGiB;
+  }
+  return quantize(none);
+}
+
+Result<RegressionRecord> evaluate_one(const RegressionScenario& s, int threads) {
+  Result<LoadedScenario> in = load(s);
+  if (!in) return in.errors();
+  return s.layout ? evaluate_fixed(s, in.value()) : evaluate_best(s, in.value(), threads);
+}
+
+bool same(double a, double b) { return std::fabs(a - b) <= kCompareSlack; }
+
+ScenarioComparison compare_one(const std::string& name, const RegressionRecord* now,
+                               const RegressionRecord* base, double tolerance_pp) {
+  ScenarioComparison c;
+  c.name = name;
+  if (now) c.now = *now;
+  if (base) c.baseline = *base;
+  if (!now || !base) return c;
+  // Rounded to the printed precision, so "+0.000" never hides a failure or shows as "-0.000".
+  c.mfu_change_pp = std::round((now->mfu_percent - base->mfu_percent) * 1000.0) / 1000.0 + 0.0;
+  c.mfu_moved = std::fabs(c.mfu_change_pp) > tolerance_pp + kCompareSlack;
+  c.layout_changed = now->layout != base->layout;
+  c.no_longer_fits = base->fits && !now->fits;
+  return c;
+}
+
+}  // namespace
+
+std::string step_time_text(double seconds) { return fmt::format("{:.6g}", seconds); }
+std::string percent_text(double percent) { return fmt::format("{:.3f}", percent); }
+std::string gib_text(double gib) { return fmt::format("{:.3f}", gib); }
+
+RegressionRecord quantize(RegressionRecord r) {
+  r.step_time_s = std::stod(step_time_text(r.step_time_s));
+  r.mfu_percent = std::stod(percent_text(r.mfu_percent));
+  r.peak_gib = std::stod(gib_text(r.peak_gib));
+  return r;
+}
+
+Result<RegressionRecords> evaluate_scenarios(const std::vector<RegressionScenario>& scenarios,
+                                             int threads) {
+  RegressionRecords out;
+  std::vector<Diagnostic> errors;
+  for (const RegressionScenario& s : scenarios) {
+    Result<RegressionRecord> r = evaluate_one(s, threads);
+    if (!r) {
+      errors.insert(errors.end(), r.errors().begin(), r.errors().end());
+      continue;
+    }
+    out.push_back({s.name, r.value()});
+  }
+  if (!errors.empty()) return errors;
+  return out;
+}
+
+bool ScenarioComparison::changed() const {
+  if (!baseline || !now) return true;
+  return baseline->layout != now->layout || baseline->fits != now->fits ||
+         !same(baseline->step_time_s, now->step_time_s) ||
+         !same(baseline->mfu_percent, now->mfu_percent) ||
+         !same(baseline->peak_gib, now->peak_gib);
+}
+
+int64_t RegressionReport::failures() const {
+  int64_t n = 0;
+  for (const auto& r : rows) n += r.failed() ? 1 : 0;
+  return n;
+}
+
+int64_t RegressionReport::changes() const {
+  int64_t n = 0;
+  for (const auto& r : rows) n += r.changed() ? 1 : 0;
+  return n;
+}
+
+RegressionReport compare_to_baseline(const RegressionRecords& now,
+                                     const RegressionRecords& baseline, double tolerance_pp) {
+  std::map<std::string, const RegressionRecord*> base_by_name, now_by_name;
+  for (const auto& b : baseline) base_by_name[b.name] = &b.record;
+  for (const auto& n : now) now_by_name[n.name] = &n.record;
+  RegressionReport report;
+  report.tolerance_pp = tolerance_pp;
+  for (const auto& n : now) {
+    auto it = base_by_name.find(n.name);
+    const RegressionRecord* base = it == base_by_name.end() ? nullptr : it->second;
+    report.rows.push_back(compare_one(n.name, &n.record, base, tolerance_pp));
+  }
+  for (const auto& b : baseline) {
+    if (now_by_name.count(b.name) == 0) {
+      report.rows.push_back(compare_one(b.name, nullptr, &b.record, tolerance_pp));
+    }
+  }
+  return report;
+}
+
+}  // namespace meshplan
