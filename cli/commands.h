@@ -16,5 +16,6 @@ CLI::App* add_plan_command(CLI::App& app, int& exit_code);
 CLI::App* add_simulate_command(CLI::App& app, int& exit_code);
 CLI::App* add_validate_command(CLI::App& app, int& exit_code);
 CLI::App* add_bench_command(CLI::App& app, int& exit_code);
+CLI::App* add_regress_command(CLI::App& app, int& exit_code);
 
 }  // namespace meshplan::cli

@@ -17,6 +17,7 @@ const CommandEntry kCommands[] = {
     {"plan", meshplan::cli::add_plan_command},
     {"simulate", meshplan::cli::add_simulate_command},
     {"calibrate", meshplan::cli::add_calibrate_command},
+    {"regress", meshplan::cli::add_regress_command},
 };
 
 }  // namespace
