@@ -16,6 +16,7 @@ const CommandEntry kCommands[] = {
     {"estimate", meshplan::cli::add_estimate_command},
     {"plan", meshplan::cli::add_plan_command},
     {"simulate", meshplan::cli::add_simulate_command},
+    {"validate", meshplan::cli::add_validate_command},
     {"calibrate", meshplan::cli::add_calibrate_command},
     {"regress", meshplan::cli::add_regress_command},
 };

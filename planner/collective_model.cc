@@ -24,8 +24,9 @@ int64_t GroupShape::size() const {
   return n;
 }
 
-CollectiveModel::CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster)
-    : levels_(cluster.network) {
+CollectiveModel::CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster,
+                                 CollectiveAlgorithm algorithm)
+    : levels_(cluster.network), algorithm_(algorithm) {
   intra_efficiency_ = profile.intra_node_bus_efficiency > 0 ? profile.intra_node_bus_efficiency
                                                             : kDefaultIntraNodeBusEfficiency;
   inter_efficiency_ = profile.inter_node_bus_efficiency > 0 ? profile.inter_node_bus_efficiency
@@ -104,9 +105,24 @@ double CollectiveModel::level_time_s(Collective c, size_t level, int64_t members
   return f.latency_s + bytes * factor(c, members) / f.busbw_bytes_per_s;
 }
 
+double CollectiveModel::ring_time_s(Collective c, const GroupShape& group, double bytes) const {
+  const int64_t n = group.size();
+  size_t level = levels_.size() - 1;
+  for (size_t l = 0; l < levels_.size(); ++l) {
+    if (members_within(group, l) >= n) {
+      level = l;
+      break;
+    }
+  }
+  return level_time_s(c, level, n, bytes);
+}
+
 double CollectiveModel::time_s(Collective c, const GroupShape& group, double bytes) const {
   const int64_t n = group.size();
   if (n <= 1 || bytes <= 0) return 0;
+  if (algorithm_ == CollectiveAlgorithm::ring && c != Collective::all_to_all) {
+    return ring_time_s(c, group, bytes);
+  }
   double total = 0, data = bytes, slowest = 0;
   int64_t inside = 1;  // members within one domain of the previous level
   for (size_t l = 0; l < levels_.size() && inside < n; ++l) {

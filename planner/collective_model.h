@@ -1,5 +1,11 @@
 // Time of a collective over a group of ranks placed on the cluster's network levels.
 //
+// Two algorithms for groups that span several levels (a documented choice, CostOptions):
+// - ring (default): NCCL's flat ring over all n ranks, bound by the slowest level it crosses:
+//   t = α + S·factor(n)/busbw of the outermost level the group spans. This is what nccl-tests
+//   reports as multi-node bus bandwidth (~46-48 GB/s on NDR, ~23.5 on HDR per GPU;
+//   REFERENCE.md §3), and it reproduces the ZeRO-3 scaling of Narayanan et al. 2021 Table 2.
+// - hierarchical: as below.
 // Per level: t = α + S·factor(n)/busbw, with α and busbw from the profile's fit for that
 // collective, level name and the nearest measured group size; without a fit α is the level's
 // latency times the ring steps and busbw the level bandwidth times the default bus efficiency
@@ -35,9 +41,12 @@ struct GroupShape {
   static GroupShape of(int64_t size, int64_t stride) { return {{{{size, stride}, {}}}, 1}; }
 };
 
+enum class CollectiveAlgorithm { ring, hierarchical };
+
 class CollectiveModel {
  public:
-  CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster);
+  CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster,
+                  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring);
 
   // Seconds for collective `c` over `group` with nccl-tests size `bytes` (the full buffer of
   // one rank: the gathered output for all-gather, the input for reduce-scatter).
@@ -59,7 +68,10 @@ class CollectiveModel {
   LevelFit fit(Collective c, size_t level, int64_t members) const;
   double level_time_s(Collective c, size_t level, int64_t members, double bytes) const;
 
+  double ring_time_s(Collective c, const GroupShape& group, double bytes) const;
+
   std::vector<NetworkLevel> levels_;
+  CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::ring;
   // Per collective and level: the profile's fits, sorted by group size.
   std::array<std::vector<std::vector<CollectiveFit>>, kCollectiveCount> fits_;
   double intra_efficiency_ = 0, inter_efficiency_ = 0;

@@ -37,7 +37,7 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
       training_(t),
       options_(o),
       gemm_(profile_, cluster_.gpu, t.precision),
-      collectives_(profile_, cluster_) {
+      collectives_(profile_, cluster_, o.collective_algorithm) {
   context_.model = &model_;
   context_.gemm = &gemm_;
   context_.collectives = &collectives_;
@@ -144,7 +144,7 @@ double CostModel::dp_exposed_s(const Layout& l, const StageParams& p, const Stag
     const Collective reduce = l.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
     const double t_reduce = collectives_.time_s(reduce, g, grads);
     const double t_last = collectives_.time_s(reduce, g, last_grads);
-    const double per_mb_window = st.backward_s + st.recompute_s;
+    const double per_mb_window = options_.overlap_grad_reduce ? st.backward_s + st.recompute_s : 0;
     if (l.zero <= 1) {
       exposed += std::max(t_last, t_reduce - per_mb_window);
     } else {  // reduce-scatter after every micro-batch's backward
@@ -206,6 +206,7 @@ void CostModel::fill_pipeline(const Layout& l, const std::vector<StageTiming>& s
     const double bytes = 2 * tokens * static_cast<double>(model_.hidden) / static_cast<double>(l.tp);
     e.p2p_s = collectives_.p2p_time_s(l.stride(Dim::pp), bytes);
     b.pp_s = 2 * (p - 1) * e.p2p_s;
+    if (!options_.overlap_p2p) b.pp_s += 2 * m * static_cast<double>(l.vpp) * e.p2p_s;
   }
   for (const StageTiming& s : st) {
     b.dp_s = std::max(b.dp_s, s.dp_exposed_s);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "planner/collective_model.h"
 #include "planner/flop_count.h"
 #include "planner/memory_options.h"
 
@@ -17,6 +18,14 @@ struct CostOptions {
   // FlashAttention-2 backward performs 2.5× the forward matmul FLOPs (it recomputes the scores;
   // Dao 2023 §3.1.2); standard attention's backward is 2× forward.
   double flash_backward_factor = 2.5;
+  // How collectives over several network levels run (collective_model.h).
+  CollectiveAlgorithm collective_algorithm = CollectiveAlgorithm::ring;
+  // Whether DP gradient reduction overlaps the backward pass (Megatron-LM --overlap-grad-reduce,
+  // PyTorch DDP/FSDP buckets). Megatron-LM before 2023 reduced after the backward pass.
+  bool overlap_grad_reduce = true;
+  // Whether pipeline sends and receives overlap compute. When not, every micro-batch's
+  // activation and gradient transfer of every chunk sits on the stage's critical path.
+  bool overlap_p2p = true;
   // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
   // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
   // default ddp_bucket_size).

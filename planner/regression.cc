@@ -41,7 +41,7 @@ Result<LoadedScenario> load(const RegressionScenario& s) {
   if (s.seq_len > 0) out.training.seq_len = s.seq_len;
   if (s.global_batch > 0) out.training.global_batch = s.global_batch;
   if (s.gpus > out.gpus) {
-    return Diagnostic{s.where, s.name + ".gpus", std::to_string(s.gpus),
+    return Diagnostic{s.where, s.path + ".gpus", std::to_string(s.gpus),
                       fmt::format("must not exceed the cluster's {} GPUs", out.gpus)};
   }
   if (s.gpus > 0) out.gpus = s.gpus;
@@ -60,11 +60,11 @@ RegressionRecord record_of(const Estimate& e) {
 
 Result<RegressionRecord> evaluate_fixed(const RegressionScenario& s, const LoadedScenario& in) {
   Result<Layout> parsed = parse_layout(*s.layout, s.layout_where.file);
-  if (!parsed) return relocate_layout_errors(parsed.errors(), s.layout_where);
+  if (!parsed) return relocate_layout_errors(parsed.errors(), s.layout_where, s.path + ".layout");
   Layout layout = parsed.value();
   std::vector<Diagnostic> errors =
       check_layout(layout, in.model, in.gpus, in.training, s.layout_where.file);
-  if (!errors.empty()) return relocate_layout_errors(errors, s.layout_where);
+  if (!errors.empty()) return relocate_layout_errors(errors, s.layout_where, s.path + ".layout");
   CostModel model(in.model, in.cluster, in.profile, in.training, CostOptions{});
   return record_of(model.evaluate(layout, /*detail=*/false));
 }
@@ -74,7 +74,7 @@ Result<RegressionRecord> evaluate_best(const RegressionScenario& s, const Loaded
   SearchOptions options;
   if (!s.fix.empty()) {
     Result<LayoutFix> fix = parse_layout_fix(s.fix);
-    if (!fix) return relocate_layout_errors(fix.errors(), s.fix_where);
+    if (!fix) return relocate_layout_errors(fix.errors(), s.fix_where, s.path + ".fix");
     options.fix = fix.value();
   }
   options.objective = Objective::mfu;

@@ -49,7 +49,7 @@ void read_layout(const YamlNode& entry, RegressionScenario& s) {
   std::string text = layout.as_string();
   if (text != "best") {
     Result<Layout> parsed = parse_layout(text, entry.file());
-    if (!parsed) throw InputError{relocate_layout_errors(parsed.errors(), s.layout_where)};
+    if (!parsed) throw InputError{relocate_layout_errors(parsed.errors(), s.layout_where, layout.path())};
     s.layout = text;
   }
   std::optional<YamlNode> fix = entry.optional_child("fix");
@@ -58,7 +58,7 @@ void read_layout(const YamlNode& entry, RegressionScenario& s) {
   if (s.layout) fix->fail("applies only to `layout: best` (a fixed layout pins every field)");
   s.fix = fix->as_string();
   Result<LayoutFix> parsed = parse_layout_fix(s.fix);
-  if (!parsed) throw InputError{relocate_layout_errors(parsed.errors(), s.fix_where)};
+  if (!parsed) throw InputError{relocate_layout_errors(parsed.errors(), s.fix_where, fix->path())};
 }
 
 RegressionScenario read_scenario(const YamlNode& entry, const fs::path& root) {
@@ -66,6 +66,7 @@ RegressionScenario read_scenario(const YamlNode& entry, const fs::path& root) {
                           "gpus", "layout", "fix"});
   RegressionScenario s;
   s.where = entry.location();
+  s.path = entry.path();
   YamlNode name = entry.child("name");
   s.name = name.as_string();
   if (!valid_name(s.name)) name.fail("must be letters, digits, '.', '_' or '-' (a YAML key)");
@@ -112,7 +113,8 @@ Result<std::vector<RegressionScenario>> load_scenarios(const std::string& path) 
 }
 
 std::vector<Diagnostic> relocate_layout_errors(std::vector<Diagnostic> errors,
-                                               const SourceLocation& where) {
+                                               const SourceLocation& where,
+                                               const std::string& field) {
   // A quoted scalar's mark is its opening quote; the text starts one column later.
   int quote = 0;
   if (where.column >= 1 && static_cast<size_t>(where.column) <= where.source_line.size()) {
@@ -123,6 +125,7 @@ std::vector<Diagnostic> relocate_layout_errors(std::vector<Diagnostic> errors,
     int column = d.where.line == 0 ? where.column : where.column + quote + d.where.column - 1;
     d.where = where;
     d.where.column = column;
+    d.field = d.field.empty() ? field : field + "." + d.field;
   }
   return errors;
 }

@@ -37,8 +37,10 @@ struct RegressionScenario {
   int64_t gpus = 0;          // 0: every GPU of the cluster
   std::optional<std::string> layout;  // nullopt: the search's best layout
   std::string fix;                    // with the search: pinned layout fields ("" none)
-  // Where the entry, its layout and its fix are written, for diagnostics found later.
+  // Where the entry, its layout and its fix are written, for diagnostics found later, and the
+  // entry's field path ("scenarios[3]").
   SourceLocation where, layout_where, fix_where;
+  std::string path;
 };
 
 // Reads and checks a scenario file: known keys, types, unique names, files that exist.
@@ -46,8 +48,10 @@ struct RegressionScenario {
 Result<std::vector<RegressionScenario>> load_scenarios(const std::string& path);
 
 // Moves diagnostics about a layout string (column-positioned, as parse_layout reports them, or
-// without position, as check_layout does) onto `where`, the string's place in its YAML file.
+// without position, as check_layout does) onto `where`, the string's place in its YAML file,
+// and prefixes their fields with `field` ("scenarios[0].layout" + ".tp").
 std::vector<Diagnostic> relocate_layout_errors(std::vector<Diagnostic> errors,
-                                               const SourceLocation& where);
+                                               const SourceLocation& where,
+                                               const std::string& field);
 
 }  // namespace meshplan
