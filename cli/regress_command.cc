@@ -42,7 +42,8 @@ std::optional<Diagnostic> write_atomically(const std::string& text, const std::s
       int err = errno;
       std::error_code ignored;
       std::filesystem::remove(tmp, ignored);
-      return Diagnostic{{path, 0, 0, ""}, "", "", fmt::format("cannot write: {}", std::strerror(err))};
+      return Diagnostic{
+          {path, 0, 0, ""}, "", "", fmt::format("cannot write: {}", std::strerror(err))};
     }
   }
   std::error_code ec;
@@ -69,8 +70,10 @@ std::optional<RegressionRecords> read_baseline(const RegressOptions& o) {
 
 void print_report(const RegressionReport& report, const RegressOptions& o) {
   RegressMode mode = o.update ? RegressMode::update : RegressMode::check;
-  if (o.format == "json") std::cout << regress_json(report, mode).dump(2) << "\n";
-  else std::cout << regress_markdown(report, mode);
+  if (o.format == "json")
+    std::cout << regress_json(report, mode).dump(2) << "\n";
+  else
+    std::cout << regress_markdown(report, mode);
 }
 
 int run_regress(const RegressOptions& o) {

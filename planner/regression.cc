@@ -148,8 +148,7 @@ bool ScenarioComparison::changed() const {
   if (!baseline || !now) return true;
   return baseline->layout != now->layout || baseline->fits != now->fits ||
          !same(baseline->step_time_s, now->step_time_s) ||
-         !same(baseline->mfu_percent, now->mfu_percent) ||
-         !same(baseline->peak_gib, now->peak_gib);
+         !same(baseline->mfu_percent, now->mfu_percent) || !same(baseline->peak_gib, now->peak_gib);
 }
 
 int64_t RegressionReport::failures() const {

@@ -51,12 +51,10 @@ struct ScenarioComparison {
   std::string name;
   std::optional<RegressionRecord> baseline, now;  // absent: not in that side
   double mfu_change_pp = 0;                       // now − baseline, percentage points
-  bool mfu_moved = false;       // |mfu change| > tolerance
-  bool layout_changed = false;  // chosen (or written) layout differs
-  bool no_longer_fits = false;  // fitted in the baseline, does not now
-  bool failed() const {
-    return mfu_moved || layout_changed || no_longer_fits || !baseline || !now;
-  }
+  bool mfu_moved = false;                         // |mfu change| > tolerance
+  bool layout_changed = false;                    // chosen (or written) layout differs
+  bool no_longer_fits = false;                    // fitted in the baseline, does not now
+  bool failed() const { return mfu_moved || layout_changed || no_longer_fits || !baseline || !now; }
   // Any recorded number or the layout differs at all (what --update reports as changed).
   bool changed() const;
 };

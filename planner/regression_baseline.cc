@@ -30,8 +30,8 @@ RegressionRecords read_baseline(const YamlNode& doc) {
   doc.expect_only_keys({"version", "scenarios"});
   YamlNode version = doc.child("version");
   if (version.as_int(0, 1 << 30) != kBaselineVersion) {
-    version.fail(fmt::format("must be {} (the baseline format this meshplan writes)",
-                             kBaselineVersion));
+    version.fail(
+        fmt::format("must be {} (the baseline format this meshplan writes)", kBaselineVersion));
   }
   YamlNode scenarios = doc.child("scenarios");
   if (!scenarios.is_map() && !(scenarios.is_sequence() && scenarios.size() == 0)) {

@@ -49,7 +49,8 @@ void read_layout(const YamlNode& entry, RegressionScenario& s) {
   std::string text = layout.as_string();
   if (text != "best") {
     Result<Layout> parsed = parse_layout(text, entry.file());
-    if (!parsed) throw InputError{relocate_layout_errors(parsed.errors(), s.layout_where, layout.path())};
+    if (!parsed)
+      throw InputError{relocate_layout_errors(parsed.errors(), s.layout_where, layout.path())};
     s.layout = text;
   }
   std::optional<YamlNode> fix = entry.optional_child("fix");
@@ -62,8 +63,8 @@ void read_layout(const YamlNode& entry, RegressionScenario& s) {
 }
 
 RegressionScenario read_scenario(const YamlNode& entry, const fs::path& root) {
-  entry.expect_only_keys({"name", "model", "cluster", "profile", "seq_len", "global_batch",
-                          "gpus", "layout", "fix"});
+  entry.expect_only_keys(
+      {"name", "model", "cluster", "profile", "seq_len", "global_batch", "gpus", "layout", "fix"});
   RegressionScenario s;
   s.where = entry.location();
   s.path = entry.path();

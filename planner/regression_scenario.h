@@ -32,11 +32,11 @@ struct RegressionScenario {
   // Resolved paths: root-relative paths joined to the root and normalized (relative to the
   // current directory when the scenario file was named relatively).
   std::string model_path, cluster_path, profile_path;  // profile_path "": the cluster's
-  int64_t seq_len = 0;       // 0: the model's training.seq_len
-  int64_t global_batch = 0;  // 0: the model's training.global_batch
-  int64_t gpus = 0;          // 0: every GPU of the cluster
-  std::optional<std::string> layout;  // nullopt: the search's best layout
-  std::string fix;                    // with the search: pinned layout fields ("" none)
+  int64_t seq_len = 0;                                 // 0: the model's training.seq_len
+  int64_t global_batch = 0;                            // 0: the model's training.global_batch
+  int64_t gpus = 0;                                    // 0: every GPU of the cluster
+  std::optional<std::string> layout;                   // nullopt: the search's best layout
+  std::string fix;  // with the search: pinned layout fields ("" none)
   // Where the entry, its layout and its fix are written, for diagnostics found later, and the
   // entry's field path ("scenarios[3]").
   SourceLocation where, layout_where, fix_where;

@@ -100,17 +100,21 @@ nlohmann::ordered_json record_json(const std::optional<RegressionRecord>& r) {
 }  // namespace
 
 std::string regress_markdown(const RegressionReport& r, RegressMode mode) {
-  std::string out = mode == RegressMode::check ? "## meshplan regress\n\n"
-                                               : "## meshplan regress --update\n\n";
-  out += "| scenario | baseline MFU | now MFU | change | step time (s) | peak memory (GiB) | status |\n";
+  std::string out =
+      mode == RegressMode::check ? "## meshplan regress\n\n" : "## meshplan regress --update\n\n";
+  out +=
+      "| scenario | baseline MFU | now MFU | change | step time (s) | peak memory (GiB) "
+      "| status |\n";
   out += "|---|--:|--:|--:|--:|--:|---|\n";
   for (const auto& c : r.rows) {
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.name, mfu_cell(c.baseline),
                        mfu_cell(c.now), change_cell(c), step_cell(c), peak_cell(c),
                        status_cell(c, mode));
   }
-  out += "\n" + layout_changes(r);
-  return out + summary_line(r, mode);
+  out += '\n';
+  out += layout_changes(r);
+  out += summary_line(r, mode);
+  return out;
 }
 
 nlohmann::ordered_json regress_json(const RegressionReport& r, RegressMode mode) {
