@@ -17,5 +17,7 @@ CLI::App* add_simulate_command(CLI::App& app, int& exit_code);
 CLI::App* add_validate_command(CLI::App& app, int& exit_code);
 CLI::App* add_bench_command(CLI::App& app, int& exit_code);
 CLI::App* add_regress_command(CLI::App& app, int& exit_code);
+CLI::App* add_report_command(CLI::App& app, int& exit_code);
+CLI::App* add_export_command(CLI::App& app, int& exit_code);
 
 }  // namespace meshplan::cli

@@ -17,8 +17,11 @@ const CommandEntry kCommands[] = {
     {"plan", meshplan::cli::add_plan_command},
     {"simulate", meshplan::cli::add_simulate_command},
     {"validate", meshplan::cli::add_validate_command},
+    {"bench", meshplan::cli::add_bench_command},
     {"calibrate", meshplan::cli::add_calibrate_command},
     {"regress", meshplan::cli::add_regress_command},
+    {"report", meshplan::cli::add_report_command},
+    {"export", meshplan::cli::add_export_command},
 };
 
 }  // namespace

@@ -79,13 +79,15 @@ CollectiveModel::LevelFit CollectiveModel::fit(Collective c, size_t level, int64
   const NetworkLevel& l = levels_[level];
   LevelFit out;
   if (!fits.empty()) {
+    // Nearest group size on a log scale (ratio closest to 1); ties go to the smaller group.
     const CollectiveFit* best = &fits.front();
-    double best_d = 1e30;
-    for (const CollectiveFit& f : fits) {  // nearest group size in log space; ties: smaller
-      double d = std::fabs(std::log2(static_cast<double>(f.group_size)) -
-                           std::log2(static_cast<double>(members)));
-      if (d < best_d) {
-        best_d = d;
+    double best_ratio = 1e300;
+    const double n = static_cast<double>(members);
+    for (const CollectiveFit& f : fits) {
+      const double g = static_cast<double>(f.group_size);
+      const double ratio = g > n ? g / n : n / g;
+      if (ratio < best_ratio) {
+        best_ratio = ratio;
         best = &f;
       }
     }

@@ -67,6 +67,7 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
   LayerPair pair;
   pair.dense = layer_cost(context_, k, false, tp_group(l), cp_group(l), ep);
   pair.moe = model_.moe ? layer_cost(context_, k, true, tp_group(l), cp_group(l), ep) : pair.dense;
+  pair.head = lm_head_cost(context_, k);
   return layer_cache_.emplace(key, pair).first->second;
 }
 
@@ -82,6 +83,79 @@ const std::vector<StageLayerMix>& CostModel::mix_of(const Layout& l) {
   auto it = mix_cache_.find(key);
   if (it != mix_cache_.end()) return it->second;
   return mix_cache_.emplace(key, stage_layer_mix(model_, l)).first->second;
+}
+
+CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& g, double params,
+                                           int zero, int64_t layers) const {
+  SyncTimes t;
+  if (g.size() <= 1 || params <= 0) return t;
+  const MemoryOptions& mo = options_.memory;
+  const double bucket = std::min(params, std::max(options_.dp_bucket_params, 1e6 * static_cast<double>(l.dp)));
+  const Collective reduce = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+  t.reduce = collectives_.time_s(reduce, g, params * mo.grad_bytes_per_param);
+  t.reduce_last = collectives_.time_s(reduce, g, bucket * mo.grad_bytes_per_param);
+  if (zero == 1 || zero == 2) {
+    t.gather = collectives_.time_s(Collective::all_gather, g, params * mo.weight_bytes_per_param);
+    t.gather_last = collectives_.time_s(Collective::all_gather, g, bucket * mo.weight_bytes_per_param);
+  }
+  if (zero == 3 && layers > 0) {
+    t.layer_gather = collectives_.time_s(Collective::all_gather, g,
+                                         params * mo.weight_bytes_per_param / static_cast<double>(layers));
+  }
+  return t;
+}
+
+CostModel::Shape CostModel::build_shape(const Layout& l) {
+  Shape shape;
+  shape.costs = &layer_costs(l);
+  const std::vector<StageParams>& params = params_of(l);
+  const std::vector<StageLayerMix>& mix = mix_of(l);
+  shape.micro_batches = training_.global_batch / (l.dp * l.mbs);
+  shape.logits_bytes = logits_bytes(model_, activation_shape(l, training_.seq_len));
+  if (l.pp > 1) {
+    const double tokens = static_cast<double>(l.mbs * training_.seq_len / l.cp);
+    shape.p2p_s = collectives_.p2p_time_s(
+        l.stride(Dim::pp), 2 * tokens * static_cast<double>(model_.hidden) / static_cast<double>(l.tp));
+  }
+  const GroupShape dense_group = dp_group(l), expert_group = expert_dp_group(l);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const bool last = static_cast<int64_t>(i) == l.pp - 1;
+    size_t c = 0;
+    for (; c < shape.classes.size(); ++c) {
+      const StageClass& k = shape.classes[c];
+      // The last stage (LM head, logits) always forms its own class.
+      if (!last && k.mix.dense_layers == mix[i].dense_layers && k.mix.moe_layers == mix[i].moe_layers &&
+          k.params.dense_per_gpu == params[i].dense_per_gpu &&
+          k.params.expert_per_gpu == params[i].expert_per_gpu)
+        break;
+    }
+    if (c == shape.classes.size()) {
+      StageClass k;
+      k.first = static_cast<int64_t>(i);
+      k.mix = mix[i];
+      k.params = params[i];
+      for (int zero = 0; zero <= 3; ++zero) {
+        k.sync[static_cast<size_t>(zero)][0] = sync_times(l, dense_group, static_cast<double>(params[i].dense_per_gpu), zero, mix[i].layers());
+        k.sync[static_cast<size_t>(zero)][1] = sync_times(l, expert_group, static_cast<double>(params[i].expert_per_gpu), zero, mix[i].layers());
+      }
+      shape.classes.push_back(k);
+    }
+    shape.classes[c].count += 1;
+    shape.class_of_stage.push_back(c);
+  }
+  return shape;
+}
+
+const CostModel::Shape& CostModel::shape_of(const Layout& l) {
+  const ShapeKey key = {l.tp, l.cp, l.pp, l.dp, l.vpp, l.ep, l.mbs, l.sp && l.tp > 1, l.tp_overlap,
+                        static_cast<int64_t>(l.order[0]), static_cast<int64_t>(l.order[1]),
+                        static_cast<int64_t>(l.order[2]), static_cast<int64_t>(l.order[3])};
+  if (last_shape_ && key == last_key_) return *last_shape_;
+  auto it = shape_cache_.find(key);
+  if (it == shape_cache_.end()) it = shape_cache_.emplace(key, build_shape(l)).first;
+  last_key_ = key;
+  last_shape_ = &it->second;
+  return it->second;
 }
 
 namespace {
@@ -100,13 +174,13 @@ FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix) {
 
 }  // namespace
 
-StageTiming CostModel::stage_timing(const Layout& l, const StageLayerMix& mix, const LayerPair& c,
-                                    int64_t stage) const {
+StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k, const LayerPair& c) const {
+  const StageLayerMix& mix = k.mix;
   const double nd = static_cast<double>(mix.dense_layers), nm = static_cast<double>(mix.moe_layers);
   const FullRecompute full = full_recompute(l, mix);
   const double fd = static_cast<double>(full.dense), fm = static_cast<double>(full.moe);
   StageTiming s;
-  s.stage = stage;
+  s.stage = k.first;
   s.forward_s = nd * c.dense.forward_s + nm * c.moe.forward_s;
   s.backward_s = nd * c.dense.backward_s + nm * c.moe.backward_s;
   s.backward_weight_s = nd * c.dense.backward_weight_s + nm * c.moe.backward_weight_s;
@@ -120,68 +194,54 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageLayerMix& mix, c
   s.cp_s = (nd + fd) * c.dense.cp_forward_s + nd * c.dense.cp_backward_s +
            (nm + fm) * c.moe.cp_forward_s + nm * c.moe.cp_backward_s;
   s.ep_s = (nm + fm) * c.moe.ep_forward_s + nm * c.moe.ep_backward_s;
-  if (stage == l.pp - 1) {
-    LayerCostKey key{l.tp, l.cp, l.ep, l.mbs, l.sp && l.tp > 1, l.tp_overlap};
-    HeadCost head = lm_head_cost(context_, key);
-    s.forward_s += head.forward_s;
-    s.backward_s += head.backward_s;
+  if (k.first == l.pp - 1) {
+    s.forward_s += c.head.forward_s;
+    s.backward_s += c.head.backward_s;
   }
+  const double shards = l.zero >= 1 ? static_cast<double>(l.dp * l.cp) : 1.0;
+  s.optimizer_s = options_.optimizer_bytes_per_param * static_cast<double>(k.params.per_gpu()) /
+                  shards / context_.hbm_bytes_per_s;
   return s;
 }
 
-double CostModel::dp_exposed_s(const Layout& l, const StageParams& p, const StageTiming& st,
-                               const StageLayerMix& mix, int64_t micro_batches) const {
-  if (l.dp * l.cp == 1) return 0;
-  const MemoryOptions& mo = options_.memory;
-  const double bucket = std::max(options_.dp_bucket_params, 1e6 * static_cast<double>(l.dp));
+double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const StageTiming& st) const {
+  const double m = static_cast<double>(training_.global_batch / (l.dp * l.mbs));
+  const double window = options_.overlap_grad_reduce ? st.backward_s + st.recompute_s : 0;
+  const double layers = static_cast<double>(k.mix.layers());
   double exposed = 0;
-  auto sync = [&](const GroupShape& g, double params) {
-    if (g.size() <= 1 || params <= 0) return;
-    const double grads = params * mo.grad_bytes_per_param;
-    const double last_grads = std::min(params, bucket) * mo.grad_bytes_per_param;
-    const double weights = params * mo.weight_bytes_per_param;
-    const double last_weights = std::min(params, bucket) * mo.weight_bytes_per_param;
-    const Collective reduce = l.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-    const double t_reduce = collectives_.time_s(reduce, g, grads);
-    const double t_last = collectives_.time_s(reduce, g, last_grads);
-    const double per_mb_window = options_.overlap_grad_reduce ? st.backward_s + st.recompute_s : 0;
-    if (l.zero <= 1) {
-      exposed += std::max(t_last, t_reduce - per_mb_window);
-    } else {  // reduce-scatter after every micro-batch's backward
-      exposed += static_cast<double>(micro_batches - 1) * std::max(0.0, t_reduce - per_mb_window) +
-                 std::max(t_last, t_reduce - per_mb_window);
+  for (const SyncTimes& t : k.sync[static_cast<size_t>(l.zero)]) {
+    if (t.reduce <= 0) continue;
+    const double once = std::max(t.reduce_last, t.reduce - window);
+    // ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward.
+    exposed += l.zero <= 1 ? once : (m - 1) * std::max(0.0, t.reduce - window) + once;
+    // ZeRO-1/2: updated weights gathered behind the next step's first forward.
+    if (t.gather > 0) exposed += std::max(t.gather_last, t.gather - st.forward_s);
+    // ZeRO-3: each layer gathered one layer ahead, in forward and backward.
+    if (t.layer_gather > 0 && layers > 0) {
+      const double fwd = st.forward_s / layers, bwd = st.backward_s / layers;
+      exposed += m * (t.layer_gather + (layers - 1) * (std::max(0.0, t.layer_gather - fwd) +
+                                                        std::max(0.0, t.layer_gather - bwd)));
     }
-    if (l.zero == 1 || l.zero == 2) {  // updated weights gathered behind the next forward
-      const double t_gather = collectives_.time_s(Collective::all_gather, g, weights);
-      exposed += std::max(collectives_.time_s(Collective::all_gather, g, last_weights),
-                          t_gather - st.forward_s);
-    }
-    if (l.zero == 3 && mix.layers() > 0) {  // per layer, prefetched one ahead, fwd and bwd
-      const double layers = static_cast<double>(mix.layers());
-      const double t_layer = collectives_.time_s(Collective::all_gather, g, weights / layers);
-      const double fwd_layer = st.forward_s / layers, bwd_layer = st.backward_s / layers;
-      exposed += static_cast<double>(micro_batches) *
-                 (t_layer + (layers - 1) * (std::max(0.0, t_layer - fwd_layer) +
-                                            std::max(0.0, t_layer - bwd_layer)));
-    }
-  };
-  sync(dp_group(l), static_cast<double>(p.dense_per_gpu));
-  sync(expert_dp_group(l), static_cast<double>(p.expert_per_gpu));
+  }
   return exposed;
 }
 
-void CostModel::fill_pipeline(const Layout& l, const std::vector<StageTiming>& st, Estimate& e) const {
+void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
+                              const std::vector<StageTiming>& st, Estimate& e) const {
   const double m = static_cast<double>(e.micro_batches);
   size_t critical = 0;
   double t_max = 0, t_sum = 0, zb_bubble = 0;
+  TimeBreakdown& b = e.breakdown;
   for (size_t i = 0; i < st.size(); ++i) {
     const double t = st[i].per_micro_batch_s();
     if (t > t_max) {
       t_max = t;
       critical = i;
     }
-    t_sum += t;
+    t_sum += static_cast<double>(shape.classes[i].count) * t;
     zb_bubble = std::max(zb_bubble, t - 2 * st[i].backward_weight_s);
+    b.dp_s = std::max(b.dp_s, st[i].dp_exposed_s);
+    b.optimizer_s = std::max(b.optimizer_s, st[i].optimizer_s);
   }
   const double p = static_cast<double>(l.pp);
   double pipe = m * t_max;
@@ -194,97 +254,91 @@ void CostModel::fill_pipeline(const Layout& l, const std::vector<StageTiming>& s
     }
   }
   const StageTiming& c = st[critical];
-  TimeBreakdown& b = e.breakdown;
   b.compute_s = m * (c.forward_s + c.backward_s);
   b.recompute_s = m * c.recompute_s;
   b.tp_s = m * c.tp_s;
   b.cp_s = m * c.cp_s;
   b.ep_s = m * c.ep_s;
   b.bubble_s = pipe - m * t_max;
+  e.p2p_s = shape.p2p_s;
   if (l.pp > 1) {
-    const double tokens = static_cast<double>(l.mbs * training_.seq_len / l.cp);
-    const double bytes = 2 * tokens * static_cast<double>(model_.hidden) / static_cast<double>(l.tp);
-    e.p2p_s = collectives_.p2p_time_s(l.stride(Dim::pp), bytes);
     b.pp_s = 2 * (p - 1) * e.p2p_s;
     if (!options_.overlap_p2p) b.pp_s += 2 * m * static_cast<double>(l.vpp) * e.p2p_s;
-  }
-  for (const StageTiming& s : st) {
-    b.dp_s = std::max(b.dp_s, s.dp_exposed_s);
-    b.optimizer_s = std::max(b.optimizer_s, s.optimizer_s);
   }
   e.step_time_s = b.total_s();
   e.bubble_fraction = b.bubble_s / e.step_time_s;
 }
 
 StageMemory CostModel::peak_stage_memory(const Layout& l) {
-  const LayerPair& costs = layer_costs(l);
-  const std::vector<StageParams>& params = params_of(l);
-  const std::vector<StageLayerMix>& mix = mix_of(l);
-  const int64_t micro_batches = training_.global_batch / (l.dp * l.mbs);
-  const double logits = logits_bytes(model_, activation_shape(l, training_.seq_len));
+  const Shape& shape = shape_of(l);
   StageMemory peak;
-  for (size_t i = 0; i < params.size(); ++i) {
-    StageMemory s = stage_memory(params[i], mix[i], costs.dense.activations, costs.moe.activations,
-                                 l, micro_batches, logits, options_.memory);
-    if (i == 0 || s.total_bytes() > peak.total_bytes()) peak = s;
+  bool first = true;
+  for (const StageClass& k : shape.classes) {
+    StageMemory s = stage_memory(k.params, k.mix, shape.costs->dense.activations,
+                                 shape.costs->moe.activations, l, shape.micro_batches,
+                                 shape.logits_bytes, options_.memory);
+    if (first || s.total_bytes() > peak.total_bytes()) peak = s;
+    first = false;
   }
   return peak;
 }
 
 Estimate CostModel::evaluate(const Layout& l, bool detail) {
+  return evaluate(l, peak_stage_memory(l), detail);
+}
+
+Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool detail) {
+  const Shape& shape = shape_of(l);
+  const LayerPair& costs = *shape.costs;
   Estimate e;
   e.layout = l;
-  e.micro_batches = training_.global_batch / (l.dp * l.mbs);
+  e.micro_batches = shape.micro_batches;
   e.capacity_bytes = static_cast<double>(cluster_.gpu.hbm_bytes);
-  const LayerPair& costs = layer_costs(l);
-  const std::vector<StageParams>& params = params_of(l);
-  const std::vector<StageLayerMix>& mix = mix_of(l);
-  const double logits = logits_bytes(model_, activation_shape(l, training_.seq_len));
-  std::vector<StageTiming> timings;
-  timings.reserve(params.size());
+  e.peak_bytes = peak.total_bytes();
+  e.peak_stage = peak.stage;
+  std::vector<StageTiming> per_class;
+  per_class.reserve(shape.classes.size());
   double recomputed_flops = 0;
-  if (detail) e.memory.params_total = total_params(model_);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const StageMemory mem = stage_memory(params[i], mix[i], costs.dense.activations,
-                                         costs.moe.activations, l, e.micro_batches, logits,
-                                         options_.memory);
-    if (mem.total_bytes() > e.peak_bytes) {
-      e.peak_bytes = mem.total_bytes();
-      e.peak_stage = static_cast<int64_t>(i);
-    }
-    if (detail) e.memory.stages.push_back(mem);
-    StageTiming t = stage_timing(l, mix[i], costs, static_cast<int64_t>(i));
-    t.dp_exposed_s = dp_exposed_s(l, params[i], t, mix[i], e.micro_batches);
-    const double shards = l.zero >= 1 ? static_cast<double>(l.dp * l.cp) : 1.0;
-    t.optimizer_s = options_.optimizer_bytes_per_param * static_cast<double>(params[i].per_gpu()) /
-                    shards / context_.hbm_bytes_per_s;
-    timings.push_back(t);
-    const FullRecompute full = full_recompute(l, mix[i]);
-    recomputed_flops += static_cast<double>(full.dense) * dense_layer_flops_ +
-                        static_cast<double>(full.moe) * moe_layer_flops_;
+  for (const StageClass& k : shape.classes) {
+    StageTiming t = stage_timing(l, k, costs);
+    t.dp_exposed_s = dp_exposed_s(l, k, t);
+    per_class.push_back(t);
+    const FullRecompute full = full_recompute(l, k.mix);
+    double flops = static_cast<double>(full.dense) * dense_layer_flops_ +
+                   static_cast<double>(full.moe) * moe_layer_flops_;
     if (l.recompute == Recompute::selective) {
-      recomputed_flops += static_cast<double>(mix[i].dense_layers - full.dense) * dense_attention_flops_ +
-                          static_cast<double>(mix[i].moe_layers - full.moe) * moe_attention_flops_;
+      flops += static_cast<double>(k.mix.dense_layers - full.dense) * dense_attention_flops_ +
+               static_cast<double>(k.mix.moe_layers - full.moe) * moe_attention_flops_;
     }
+    recomputed_flops += static_cast<double>(k.count) * flops;
   }
-  fill_pipeline(l, timings, e);
+  fill_pipeline(l, shape, per_class, e);
   const double dense_layers = static_cast<double>(model_.dense_layers());
   const double moe_layers = static_cast<double>(model_.moe_layers());
   e.model_flops = 3 * (dense_layers * dense_layer_flops_ + moe_layers * moe_layer_flops_ + head_flops_);
   e.hardware_flops = e.model_flops + recomputed_flops;
   const double gpus = static_cast<double>(l.gpus());
-  const double peak = cluster_.gpu.peak_flops_per_s(training_.precision);
+  const double peak_flops = cluster_.gpu.peak_flops_per_s(training_.precision);
   e.model_tflops_per_gpu = e.model_flops / (e.step_time_s * gpus) / 1e12;
   e.hardware_tflops_per_gpu = e.hardware_flops / (e.step_time_s * gpus) / 1e12;
-  e.mfu = e.model_flops / (e.step_time_s * gpus * peak);
-  e.hfu = e.hardware_flops / (e.step_time_s * gpus * peak);
+  e.mfu = e.model_flops / (e.step_time_s * gpus * peak_flops);
+  e.hfu = e.hardware_flops / (e.step_time_s * gpus * peak_flops);
   e.tokens_per_s = static_cast<double>(training_.global_batch * training_.seq_len) / e.step_time_s;
-  if (detail) {
-    e.stages = std::move(timings);
-    e.memory.peak_bytes = e.peak_bytes;
-    e.memory.peak_stage = e.peak_stage;
-    e.memory.capacity_bytes = e.capacity_bytes;
+  if (!detail) return e;
+  const std::vector<StageParams>& params = params_of(l);
+  e.memory.params_total = total_params(model_);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const StageClass& k = shape.classes[shape.class_of_stage[i]];
+    e.memory.stages.push_back(stage_memory(params[i], k.mix, costs.dense.activations,
+                                           costs.moe.activations, l, shape.micro_batches,
+                                           shape.logits_bytes, options_.memory));
+    StageTiming t = per_class[shape.class_of_stage[i]];
+    t.stage = static_cast<int64_t>(i);
+    e.stages.push_back(t);
   }
+  e.memory.peak_bytes = e.peak_bytes;
+  e.memory.peak_stage = e.peak_stage;
+  e.memory.capacity_bytes = e.capacity_bytes;
   return e;
 }
 

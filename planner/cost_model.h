@@ -15,6 +15,7 @@
 //   layer's parameters one layer ahead in forward and backward.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -86,6 +87,8 @@ class CostModel {
   // REQUIRES: check_layout passed for this model, GPU count and batch.
   // With detail, fills memory and stages; the search asks without (faster, same numbers).
   Estimate evaluate(const Layout& l, bool detail = true);
+  // The same, given peak_stage_memory(l) already computed (the search's hot path).
+  Estimate evaluate(const Layout& l, const StageMemory& peak, bool detail);
   // Memory only: the stage with the highest total; the search calls it before timing.
   StageMemory peak_stage_memory(const Layout& l);
 
@@ -103,15 +106,40 @@ class CostModel {
  private:
   struct LayerPair {
     LayerCost dense, moe;
+    HeadCost head;
   };
+  // Gradient-sync collective times of one data-parallel group, for one ZeRO stage.
+  struct SyncTimes {
+    double reduce = 0, reduce_last = 0, gather = 0, gather_last = 0, layer_gather = 0;
+  };
+  // Stages with identical layers and parameters; `first` is the lowest stage index, which holds
+  // the most micro-batches in flight, so it carries the class's peak memory.
+  struct StageClass {
+    int64_t first = 0, count = 0;
+    StageLayerMix mix;
+    StageParams params;
+    std::array<std::array<SyncTimes, 2>, 4> sync{};  // [zero][dense, expert]
+  };
+  // Everything that depends on the layout's shape (degrees, micro-batch, order) but not on
+  // ZeRO, recompute or schedule: the search evaluates many layouts per shape.
+  struct Shape {
+    const LayerPair* costs = nullptr;
+    std::vector<StageClass> classes;
+    std::vector<size_t> class_of_stage;
+    double p2p_s = 0, logits_bytes = 0;
+    int64_t micro_batches = 0;
+  };
+  using ShapeKey = std::array<int64_t, 13>;
+  const Shape& shape_of(const Layout& l);
+  Shape build_shape(const Layout& l);
+  SyncTimes sync_times(const Layout& l, const GroupShape& g, double params, int zero, int64_t layers) const;
   const LayerPair& layer_costs(const Layout& l);
   const std::vector<StageParams>& params_of(const Layout& l);
   const std::vector<StageLayerMix>& mix_of(const Layout& l);
-  StageTiming stage_timing(const Layout& l, const StageLayerMix& mix, const LayerPair& c,
-                           int64_t stage) const;
-  double dp_exposed_s(const Layout& l, const StageParams& p, const StageTiming& st,
-                      const StageLayerMix& mix, int64_t micro_batches) const;
-  void fill_pipeline(const Layout& l, const std::vector<StageTiming>& st, Estimate& e) const;
+  StageTiming stage_timing(const Layout& l, const StageClass& c, const LayerPair& costs) const;
+  double dp_exposed_s(const Layout& l, const StageClass& c, const StageTiming& st) const;
+  void fill_pipeline(const Layout& l, const Shape& shape, const std::vector<StageTiming>& per_class,
+                     Estimate& e) const;
 
   ModelSpec model_;
   ClusterSpec cluster_;
@@ -127,6 +155,9 @@ class CostModel {
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>, LayerPair> layer_cache_;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<StageParams>> params_cache_;
   std::map<std::pair<int64_t, int64_t>, std::vector<StageLayerMix>> mix_cache_;
+  std::map<ShapeKey, Shape> shape_cache_;
+  ShapeKey last_key_{};
+  const Shape* last_shape_ = nullptr;
 };
 
 // The group of ranks of each kind under the layout's rank order.

@@ -168,7 +168,7 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order, 
             continue;
           }
           ++out.feasible;
-          Estimate e = model.evaluate(l, /*detail=*/false);
+          Estimate e = model.evaluate(l, peak, /*detail=*/false);
           keep_best(out.best, Ranked{rank_key(e, o.objective), order, l}, static_cast<size_t>(o.top_k));
         }
       }

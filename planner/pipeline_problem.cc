@@ -22,8 +22,7 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
   p.p2p_s = analytic.p2p_s;
   std::vector<int64_t> full_left(static_cast<size_t>(l.pp),
                                  l.recompute == Recompute::full ? model_.layers : l.recompute_layers);
-  LayerCostKey key{l.tp, l.cp, l.ep, l.mbs, l.sp && l.tp > 1, l.tp_overlap};
-  const HeadCost head = lm_head_cost(context_, key);
+  const HeadCost head = c.head;
   for (size_t ch = 0; ch + 1 < bounds.size(); ++ch) {
     const size_t stage = ch % static_cast<size_t>(l.pp);
     const int64_t dense = std::max<int64_t>(0, std::min(bounds[ch + 1], first_moe) - bounds[ch]);

@@ -1,0 +1,43 @@
+// meshplan export: the chosen layout as launcher configuration (Megatron-LM arguments, DeepSpeed
+// JSON, NeMo YAML keys, torchtitan overrides).
+#include <iostream>
+#include <memory>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "reports/launcher_export.h"
+
+namespace meshplan::cli {
+namespace {
+
+struct ExportOptions {
+  InputOptions in;
+  std::string launcher;
+};
+
+int run_export(const ExportOptions& o) {
+  std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/true);
+  if (!in) return kExitBadInput;
+  Result<std::string> text =
+      export_launcher(*parse_launcher(o.launcher), in->model, in->training, in->layout);
+  if (!text) return print_errors(text.errors());
+  std::cout << text.value();
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_export_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ExportOptions>();
+  CLI::App* sub = app.add_subcommand("export", "print a layout as launcher configuration");
+  add_input_options(sub, o->in, /*with_layout=*/true);
+  sub->add_option("--gpus", o->in.gpus, "use this many of the cluster's GPUs (default: all)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--format", o->launcher, "launcher: megatron | deepspeed | nemo | torchtitan")
+      ->required()
+      ->check(CLI::IsMember(launcher_names()));
+  sub->callback([o, &exit_code] { exit_code = run_export(*o); });
+  return sub;
+}
+
+}  // namespace meshplan::cli

@@ -1,0 +1,73 @@
+// meshplan report: search, simulate the best, and write report.md with its SVG charts.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "planner/profile_defaults.h"
+#include "reports/markdown_report.h"
+
+namespace meshplan::cli {
+namespace {
+
+struct ReportOptions {
+  InputOptions in;
+  CostOptions cost;
+  std::string out_dir;
+  int top = 5;
+  int sample = 200;
+  int threads = 0;
+};
+
+int write_files(const std::vector<ReportFile>& files, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (const ReportFile& f : files) {
+    const std::filesystem::path path = std::filesystem::path(dir) / f.name;
+    std::ofstream out(path, std::ios::binary);
+    out << f.content;
+    if (!out) return print_errors({Diagnostic{{path.string(), 0, 0, ""}, "", "", "cannot write the report file"}});
+  }
+  return 0;
+}
+
+int run_report(const ReportOptions& o) {
+  std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/false);
+  if (!in) return kExitBadInput;
+  Result<CalibrationProfile> profile = resolve_profile(in->cluster, o.in.profile_path);
+  if (!profile) return print_errors(profile.errors());
+  CostModel model(in->model, in->cluster, profile.value(), in->training, o.cost);
+  ReportRequest request;
+  request.top_k = o.top;
+  request.sample = std::max(o.sample, o.top);
+  request.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Result<ReportData> data = build_report(model, in->gpus, request);
+  if (!data) return print_errors(data.errors());
+  std::vector<ReportFile> files = render_report(data.value());
+  if (int rc = write_files(files, o.out_dir); rc != 0) return rc;
+  for (const ReportFile& f : files) std::cout << (std::filesystem::path(o.out_dir) / f.name).string() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_report_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* sub = app.add_subcommand("report", "write a Markdown report with SVG charts for the best layouts");
+  add_input_options(sub, o->in, /*with_layout=*/false);
+  add_cost_options(sub, o->in, o->cost);
+  sub->add_option("--top", o->top, "layouts in the table, each simulated")->check(CLI::Range(1, 100));
+  sub->add_option("--sample", o->sample, "best feasible layouts plotted in the MFU chart")->check(CLI::Range(1, 5000));
+  sub->add_option("--threads", o->threads, "search threads (default: all cores); the report is the same for any count")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--out", o->out_dir, "folder for report.md and its SVG files")->required();
+  sub->callback([o, &exit_code] { exit_code = run_report(*o); });
+  return sub;
+}
+
+}  // namespace meshplan::cli
