@@ -57,12 +57,13 @@ StageActivations stage_activations(const StageLayerMix& mix, const LayerActivati
                       static_cast<double>(mix.dense_layers - full_dense) * dense.stored(l.recompute) +
                       static_cast<double>(full_moe) * moe.stored(Recompute::full) +
                       static_cast<double>(mix.moe_layers - full_moe) * moe.stored(l.recompute);
-  const bool rebuilds = l.recompute != Recompute::none || full > 0;
-  if (rebuilds) {
-    if (full_dense > 0 || (l.recompute != Recompute::none && mix.dense_layers > 0))
-      s.recompute_buffer = dense.no_recompute();
-    if (full_moe > 0 || (l.recompute != Recompute::none && mix.moe_layers > 0))
-      s.recompute_buffer = std::max(s.recompute_buffer, moe.no_recompute());
+  // While a recomputed layer is differentiated its activations exist again: all of them for a
+  // fully recomputed layer, the attention scores for a selectively recomputed one.
+  if (full_dense > 0) s.recompute_buffer = dense.no_recompute();
+  if (full_moe > 0) s.recompute_buffer = std::max(s.recompute_buffer, moe.no_recompute());
+  if (l.recompute == Recompute::selective) {
+    if (mix.dense_layers > full_dense) s.recompute_buffer = std::max(s.recompute_buffer, dense.attention_scores);
+    if (mix.moe_layers > full_moe) s.recompute_buffer = std::max(s.recompute_buffer, moe.attention_scores);
   }
   const Recompute first_policy = full > 0 ? Recompute::full : l.recompute;
   s.first_layer = mix.dense_layers > 0 ? dense.stored(first_policy)

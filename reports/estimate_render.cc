@@ -98,12 +98,11 @@ nlohmann::ordered_json plan_json(const SearchResult& r) {
 }
 
 std::string plan_table(const SearchResult& r, const CostModel& model, int64_t gpus) {
+  // No wall time here: the table is byte-identical for any thread count (JSON has wall_s).
   std::string out = fmt::format(
-      "{} on {} × {} — {} sequences × {} tokens per step\nsearched {} layouts in {}: {} fit "
-      "({:.1f} M layouts/s)\n\n",
+      "{} on {} × {} — {} sequences × {} tokens per step\nsearched {} layouts: {} fit\n\n",
       model.model().name, gpus, model.cluster().gpu.name, model.training().global_batch,
-      model.training().seq_len, with_commas(r.evaluated), seconds(r.wall_s), with_commas(r.feasible),
-      static_cast<double>(r.evaluated) / std::max(r.wall_s, 1e-9) / 1e6);
+      model.training().seq_len, with_commas(r.evaluated), with_commas(r.feasible));
   if (r.ranked.empty()) return out + nothing_fits_text(r, model);
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < r.ranked.size(); ++i) rows.push_back(summary_row(r.ranked[i], i + 1));

@@ -1,0 +1,101 @@
+#include "planner/collective_model.h"
+
+#include <doctest/doctest.h>
+
+#include "test_inputs.h"
+
+using namespace meshplan;
+using namespace meshplan::testing;
+
+namespace {
+
+CalibrationProfile profile_with(const std::string& collective, const std::string& level, int64_t group,
+                                double latency_s, double busbw) {
+  CalibrationProfile p;
+  CollectiveFit f;
+  f.collective = collective;
+  f.level = level;
+  f.group_size = group;
+  f.latency_s = latency_s;
+  f.busbw_bytes_per_s = busbw;
+  p.collectives.push_back(f);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("ring all-reduce inside a node: α + 2(n−1)/n·S/busbw from the profile's fit") {
+  ClusterSpec c = two_level_cluster(4);
+  CollectiveModel m(profile_with("all_reduce", "nvlink", 8, 20e-6, 360e9), c);
+  const double S = 1e9;
+  CHECK(m.time_s(Collective::all_reduce, GroupShape::of(8, 1), S) ==
+        doctest::Approx(20e-6 + 2.0 * 7 / 8 * S / 360e9).epsilon(1e-12));
+}
+
+TEST_CASE("without a fit: latency × ring steps and link bandwidth × default bus efficiency") {
+  ClusterSpec c = two_level_cluster(4);
+  CollectiveModel m(CalibrationProfile{}, c);
+  const double S = 1e8;
+  CHECK(m.time_s(Collective::all_gather, GroupShape::of(4, 1), S) ==
+        doctest::Approx(3 * 5e-6 + 3.0 / 4 * S / (400e9 * 0.8)).epsilon(1e-12));
+}
+
+TEST_CASE("flat ring across nodes is bound by the outer level's bus bandwidth") {
+  ClusterSpec c = two_level_cluster(4);
+  CollectiveModel m(CalibrationProfile{}, c);
+  const double S = 1e9;
+  // 32 ranks over 4 nodes: the ring crosses InfiniBand.
+  CHECK(m.time_s(Collective::all_reduce, GroupShape::of(32, 1), S) ==
+        doctest::Approx(2 * 31 * 10e-6 + 2.0 * 31 / 32 * S / (50e9 * 0.94)).epsilon(1e-12));
+}
+
+TEST_CASE("hierarchical all-reduce: inside the node on S, across nodes on S/8") {
+  ClusterSpec c = two_level_cluster(4);
+  CollectiveModel m(CalibrationProfile{}, c, CollectiveAlgorithm::hierarchical);
+  const double S = 1e9;
+  const double inner = 2 * 7 * 5e-6 + 2.0 * 7 / 8 * S / (400e9 * 0.8);
+  const double outer = 2 * 3 * 10e-6 + 2.0 * 3 / 4 * (S / 8) / (50e9 * 0.94);
+  CHECK(m.time_s(Collective::all_reduce, GroupShape::of(32, 1), S) == doctest::Approx(inner + outer).epsilon(1e-12));
+}
+
+TEST_CASE("a strided group (one rank per node) uses only the outer level") {
+  ClusterSpec c = two_level_cluster(4);
+  CollectiveModel m(CalibrationProfile{}, c, CollectiveAlgorithm::hierarchical);
+  CHECK(m.members_within(GroupShape::of(4, 8), 0) == 1);
+  CHECK(m.members_within(GroupShape::of(4, 8), 1) == 4);
+  CHECK(m.time_s(Collective::reduce_scatter, GroupShape::of(4, 8), 1e9) ==
+        doctest::Approx(3 * 10e-6 + 3.0 / 4 * 1e9 / (50e9 * 0.94)).epsilon(1e-12));
+}
+
+TEST_CASE("oversubscription divides the bus bandwidth of the level it applies to") {
+  ClusterSpec c = two_level_cluster(4);
+  c.network[1].oversubscription = 7;
+  CollectiveModel m(CalibrationProfile{}, c);
+  CHECK(m.time_s(Collective::all_gather, GroupShape::of(4, 8), 1e9) ==
+        doctest::Approx(3 * 10e-6 + 3.0 / 4 * 1e9 / (50e9 * 0.94 / 7)).epsilon(1e-12));
+}
+
+TEST_CASE("all-to-all sends each level its share, and the slowest level bounds it") {
+  ClusterSpec c = two_level_cluster(2);
+  CollectiveModel m(CalibrationProfile{}, c);
+  const double S = 1e9;
+  // 16 ranks: 7/16 of S stays on NVLink, 8/16 crosses InfiniBand.
+  const double nvlink = 7 * 5e-6 + 7.0 / 16 * S / (400e9 * 0.8);
+  const double ib = 1 * 10e-6 + 8.0 / 16 * S / (50e9 * 0.94);
+  CHECK(m.time_s(Collective::all_to_all, GroupShape::of(16, 1), S) == doctest::Approx(std::max(nvlink, ib)).epsilon(1e-12));
+}
+
+TEST_CASE("the fit of the nearest measured group size is used") {
+  ClusterSpec c = two_level_cluster(1);
+  CalibrationProfile p = profile_with("all_reduce", "nvlink", 2, 6e-6, 300e9);
+  CollectiveFit eight = p.collectives.front();
+  eight.group_size = 8;
+  eight.latency_s = 25e-6;
+  eight.busbw_bytes_per_s = 470e9;
+  p.collectives.push_back(eight);
+  CollectiveModel m(p, c);
+  CHECK(m.time_s(Collective::all_reduce, GroupShape::of(4, 1), 1e9) ==
+        doctest::Approx(6e-6 + 1.5 * 1e9 / 300e9).epsilon(1e-12));  // 4 is as near 2 as 8: smaller wins
+  CHECK(m.time_s(Collective::all_reduce, GroupShape::of(8, 1), 1e9) ==
+        doctest::Approx(25e-6 + 1.75 * 1e9 / 470e9).epsilon(1e-12));
+}

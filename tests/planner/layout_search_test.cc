@@ -1,0 +1,101 @@
+#include "planner/layout_search.h"
+
+#include <doctest/doctest.h>
+
+#include "test_inputs.h"
+
+using namespace meshplan;
+using namespace meshplan::testing;
+
+namespace {
+
+SearchResult run(const ModelSpec& m, const ClusterSpec& c, const TrainingSpec& t, int threads,
+                 const std::string& fix = "", int top = 20) {
+  CostModel model(m, c, CalibrationProfile{}, t);
+  SearchOptions o;
+  o.threads = threads;
+  o.top_k = top;
+  if (!fix.empty()) o.fix = parse_layout_fix(fix).value();
+  return search_layouts(model, c.gpus(), o);
+}
+
+}  // namespace
+
+TEST_CASE("every layout the search ranks passes check_layout") {
+  ModelSpec m = shipped_model("mixtral-8x7b");
+  TrainingSpec t{4096, 256, Precision::bf16};
+  ClusterSpec c = two_level_cluster(4);
+  SearchResult r = run(m, c, t, 2, "", 200);
+  REQUIRE(!r.ranked.empty());
+  for (const Estimate& e : r.ranked) {
+    Layout l = e.layout;
+    CAPTURE(to_string(l));
+    CHECK(check_layout(l, m, 32, t).empty());
+    CHECK(e.fits());
+  }
+}
+
+TEST_CASE("search results are identical for 1 and 2 threads") {
+  ModelSpec m = shipped_model("llama3-8b");
+  TrainingSpec t{8192, 128, Precision::bf16};
+  ClusterSpec c = two_level_cluster(4);
+  SearchResult a = run(m, c, t, 1), b = run(m, c, t, 2);
+  CHECK(a.evaluated == b.evaluated);
+  CHECK(a.feasible == b.feasible);
+  CHECK(a.rejected == b.rejected);
+  REQUIRE(a.ranked.size() == b.ranked.size());
+  for (size_t i = 0; i < a.ranked.size(); ++i) {
+    CHECK(to_string(a.ranked[i].layout) == to_string(b.ranked[i].layout));
+    CHECK(a.ranked[i].step_time_s == b.ranked[i].step_time_s);
+  }
+}
+
+TEST_CASE("results are ranked by step time, fastest first") {
+  ModelSpec m = shipped_model("llama3-8b");
+  SearchResult r = run(m, two_level_cluster(2), {8192, 64, Precision::bf16}, 2);
+  for (size_t i = 1; i < r.ranked.size(); ++i) CHECK(r.ranked[i - 1].step_time_s <= r.ranked[i].step_time_s);
+}
+
+TEST_CASE("--fix pins fields: every ranked layout has them") {
+  ModelSpec m = shipped_model("llama3-8b");
+  SearchResult r = run(m, two_level_cluster(2), {8192, 64, Precision::bf16}, 2, "tp=4,zero=1,recompute=full");
+  REQUIRE(!r.ranked.empty());
+  for (const Estimate& e : r.ranked) {
+    CHECK(e.layout.tp == 4);
+    CHECK(e.layout.zero == 1);
+    CHECK(e.layout.recompute == Recompute::full);
+  }
+}
+
+TEST_CASE("exhaustive count on a tiny case: 1 GPU, 2 layers, batch 1") {
+  // tp = pp = cp = dp = ep = mbs = 1 → one shape; pp = 1 → one schedule; recompute none or
+  // selective with 0..2 full layers (3 each) plus full (1) = 7; ZeRO 0..3 → 28 layouts.
+  ModelSpec m = gpt_like(2, 256, 4, 1000, 128);
+  ClusterSpec c = two_level_cluster(1);
+  c.nodes = 1;
+  c.gpus_per_node = 1;
+  c.network = {{"local", 1, 100e9, 1e-6, 1.0}};
+  CostModel model(m, c, CalibrationProfile{}, {128, 1, Precision::bf16});
+  SearchResult r = search_layouts(model, 1, SearchOptions{});
+  CHECK(r.evaluated == 28);
+  CHECK(r.feasible == 28);
+}
+
+TEST_CASE("when nothing fits, the smallest-memory layout is reported") {
+  ModelSpec m = shipped_model("llama3-405b");
+  ClusterSpec c = two_level_cluster(1);
+  SearchResult r = run(m, c, {8192, 16, Precision::bf16}, 2);
+  CHECK(r.ranked.empty());
+  REQUIRE(r.smallest.has_value());
+  CHECK(r.smallest->peak_bytes > r.smallest->capacity_bytes);
+  CHECK(r.rejected.count("exceeds memory: model states dominate") == 1);
+}
+
+TEST_CASE("--fix rejects keys a search cannot pin, with the column") {
+  Result<LayoutFix> f = parse_layout_fix("tp=8,order=tp-cp-dp-pp");
+  REQUIRE_FALSE(f.ok());
+  CHECK(format_diagnostics(f.errors()) ==
+        "--fix:1:6: error: field 'order': cannot be fixed in a search (use estimate --layout)\n"
+        "  tp=8,order=tp-cp-dp-pp\n"
+        "       ^\n");
+}
