@@ -1,4 +1,7 @@
 // meshplan validate: predicted vs measured for published training runs.
+#include <fmt/format.h>
+
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -14,7 +17,35 @@ namespace {
 struct ValidateOptions {
   std::string runs_path, root = MESHPLAN_SOURCE_DIR, format = "table";
   int threads = 0;
+  std::vector<std::string> bounds;  // "NAME=FRACTION": mean |error| of that summary must not exceed it
 };
+
+// Exit 1 when a summary's mean absolute error exceeds its bound; 2 for a malformed bound.
+int check_bounds(const ValidationReport& r, const std::vector<std::string>& bounds) {
+  int status = 0;
+  for (const std::string& b : bounds) {
+    const size_t eq = b.rfind('=');
+    char* end = nullptr;
+    const double limit = eq == std::string::npos ? -1 : std::strtod(b.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || end == b.c_str() + eq + 1 || *end != '\0' || limit < 0) {
+      return print_errors({Diagnostic{{"--max-error", 0, 0, ""}, "max-error", b,
+                                      "must be NAME=FRACTION, e.g. all=0.15"}});
+    }
+    const std::string name = b.substr(0, eq);
+    const ErrorSummary* found = nullptr;
+    for (const ErrorSummary& s : r.summaries)
+      if (s.name == name) found = &s;
+    if (!found) {
+      return print_errors({Diagnostic{{"--max-error", 0, 0, ""}, "max-error", name,
+                                      "names no summary (sources, 'source table' or all)"}});
+    }
+    const bool ok = found->mean_abs <= limit;
+    std::cerr << fmt::format("validate: {} mean |error| {:.1f}% (bound {:.1f}%): {}\n", name,
+                             100 * found->mean_abs, 100 * limit, ok ? "ok" : "EXCEEDED");
+    if (!ok) status = 1;
+  }
+  return status;
+}
 
 int run_validate(const ValidateOptions& o) {
   Result<std::vector<PublishedRun>> runs = load_published_runs(o.runs_path);
@@ -25,7 +56,7 @@ int run_validate(const ValidateOptions& o) {
   if (o.format == "json") std::cout << validation_json(report.value()).dump(2) << "\n";
   else if (o.format == "md") std::cout << validation_markdown(report.value());
   else std::cout << validation_table(report.value());
-  return 0;
+  return check_bounds(report.value(), o.bounds);
 }
 
 }  // namespace
@@ -36,6 +67,8 @@ CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--runs", o->runs_path, "published runs YAML (tests/data/published_runs.yaml)")->required();
   sub->add_option("--root", o->root, "directory holding topologies/ and profiles/");
   sub->add_option("--threads", o->threads, "search threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--max-error", o->bounds,
+                  "NAME=FRACTION: exit 1 when that summary's mean |error| exceeds it (repeatable)");
   add_format_option(sub, o->format, {"table", "md", "json"});
   sub->callback([o, &exit_code] { exit_code = run_validate(*o); });
   return sub;
