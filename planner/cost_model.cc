@@ -204,7 +204,8 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k, const 
   return s;
 }
 
-double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const StageTiming& st) const {
+double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const StageTiming& st,
+                               bool with_zero3_gathers) const {
   const double m = static_cast<double>(training_.global_batch / (l.dp * l.mbs));
   const double window = options_.overlap_grad_reduce ? st.backward_s + st.recompute_s : 0;
   const double layers = static_cast<double>(k.mix.layers());
@@ -217,7 +218,7 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
     // ZeRO-1/2: updated weights gathered behind the next step's first forward.
     if (t.gather > 0) exposed += std::max(t.gather_last, t.gather - st.forward_s);
     // ZeRO-3: each layer gathered one layer ahead, in forward and backward.
-    if (t.layer_gather > 0 && layers > 0) {
+    if (with_zero3_gathers && t.layer_gather > 0 && layers > 0) {
       const double fwd = st.forward_s / layers, bwd = st.backward_s / layers;
       exposed += m * (t.layer_gather + (layers - 1) * (std::max(0.0, t.layer_gather - fwd) +
                                                         std::max(0.0, t.layer_gather - bwd)));
@@ -301,7 +302,7 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
   double recomputed_flops = 0;
   for (const StageClass& k : shape.classes) {
     StageTiming t = stage_timing(l, k, costs);
-    t.dp_exposed_s = dp_exposed_s(l, k, t);
+    t.dp_exposed_s = dp_exposed_s(l, k, t, /*with_zero3_gathers=*/true);
     per_class.push_back(t);
     const FullRecompute full = full_recompute(l, k.mix);
     double flops = static_cast<double>(full.dense) * dense_layer_flops_ +

@@ -92,8 +92,10 @@ class CostModel {
   // Memory only: the stage with the highest total; the search calls it before timing.
   StageMemory peak_stage_memory(const Layout& l);
 
-  // The per-chunk costs the simulator replays (pipeline_problem.cc). The stage's gradient
-  // reduction and ZeRO-3 gathers are split over its chunks in proportion to their layers.
+  // The per-chunk costs the simulator replays (pipeline_problem.cc). The simulator issues a
+  // chunk's gradient sync after its last backward, so it receives the part of the stage's
+  // reduction (and ZeRO-1/2 weight gather) that the overlap rules leave exposed, split over the
+  // stage's chunks by layers; ZeRO-3 gathers are replayed as operations (whole chunk per pass).
   // REQUIRES: check_layout passed.
   sim::PipelineProblem pipeline_problem(const Layout& l);
 
@@ -137,7 +139,8 @@ class CostModel {
   const std::vector<StageParams>& params_of(const Layout& l);
   const std::vector<StageLayerMix>& mix_of(const Layout& l);
   StageTiming stage_timing(const Layout& l, const StageClass& c, const LayerPair& costs) const;
-  double dp_exposed_s(const Layout& l, const StageClass& c, const StageTiming& st) const;
+  double dp_exposed_s(const Layout& l, const StageClass& c, const StageTiming& st,
+                      bool with_zero3_gathers) const;
   void fill_pipeline(const Layout& l, const Shape& shape, const std::vector<StageTiming>& per_class,
                      Estimate& e) const;
 

@@ -9,7 +9,8 @@
 namespace meshplan {
 
 sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
-  const LayerPair& c = layer_costs(l);
+  const Shape& shape = shape_of(l);
+  const LayerPair& c = *shape.costs;
   const std::vector<StageParams>& params = params_of(l);
   const std::vector<int64_t> bounds = chunk_boundaries(model_, l);
   const int64_t first_moe = model_.moe ? model_.moe->first_dense_layers : model_.layers;
@@ -52,15 +53,11 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
       k.forward_s += head.forward_s;
       k.backward_input_s += head.backward_s;
     }
-    // The stage's share of gradient reduction and ZeRO-3 gathers, by layers.
+    // The stage's share of exposed gradient sync and of ZeRO-3 gathers, by layers.
     const StageParams& sp = params[stage];
     const double share = sp.layers > 0 ? (nd + nm) / static_cast<double>(sp.layers) : 0;
-    const double grads = static_cast<double>(sp.dense_per_gpu) * options_.memory.grad_bytes_per_param;
-    const Collective reduce = l.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-    k.dp_grad_sync_s = collectives_.time_s(reduce, dp_group(l), grads * share) +
-                       collectives_.time_s(reduce, expert_dp_group(l),
-                                           static_cast<double>(sp.expert_per_gpu) *
-                                               options_.memory.grad_bytes_per_param * share);
+    const StageClass& cls = shape.classes[shape.class_of_stage[stage]];
+    k.dp_grad_sync_s = share * dp_exposed_s(l, cls, analytic.stages[stage], /*with_zero3_gathers=*/false);
     if (l.zero >= 3) {
       k.zero3_gather_s = collectives_.time_s(Collective::all_gather, dp_group(l),
                                              static_cast<double>(sp.per_gpu()) *
