@@ -118,3 +118,18 @@ TEST_CASE("validate --max-error exits 1 when a bound is exceeded, 2 when it name
   CHECK(run_meshplan(runs + " --max-error nothing=0.5").rc == 2);
   CHECK(run_meshplan(runs + " --max-error all=0.5").rc == 0);
 }
+
+TEST_CASE("a profile from the CPU calibration backend drives plan end to end") {
+  const std::string profile = (std::filesystem::temp_directory_path() / "meshplan-cli-cpu-profile.yaml").string();
+  Run cal = run_meshplan("calibrate --backend cpu --quick --out '" + profile + "'");
+  REQUIRE(cal.rc == 0);
+  Run plan = run_meshplan("plan " + k8b + " --top 2 --profile '" + profile + "' --format json");
+  REQUIRE(plan.rc == 0);
+  nlohmann::json j = nlohmann::json::parse(plan.out);
+  REQUIRE(j["ranked"].size() == 2);
+  // The CPU's HBM stands in for the GPU's, so the step is far slower than on the H100 defaults.
+  Run defaults = run_meshplan("plan " + k8b + " --top 1 --format json");
+  CHECK(j["ranked"][0]["step_time_s"].get<double>() >
+        10 * nlohmann::json::parse(defaults.out)["ranked"][0]["step_time_s"].get<double>());
+  std::filesystem::remove(profile);
+}
