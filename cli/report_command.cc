@@ -31,7 +31,9 @@ int write_files(const std::vector<ReportFile>& files, const std::string& dir) {
     const std::filesystem::path path = std::filesystem::path(dir) / f.name;
     std::ofstream out(path, std::ios::binary);
     out << f.content;
-    if (!out) return print_errors({Diagnostic{{path.string(), 0, 0, ""}, "", "", "cannot write the report file"}});
+    if (!out)
+      return print_errors(
+          {Diagnostic{{path.string(), 0, 0, ""}, "", "", "cannot write the report file"}});
   }
   return 0;
 }
@@ -45,12 +47,15 @@ int run_report(const ReportOptions& o) {
   ReportRequest request;
   request.top_k = o.top;
   request.sample = std::max(o.sample, o.top);
-  request.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  request.threads = o.threads > 0
+                        ? o.threads
+                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   Result<ReportData> data = build_report(model, in->gpus, request);
   if (!data) return print_errors(data.errors());
   std::vector<ReportFile> files = render_report(data.value());
   if (int rc = write_files(files, o.out_dir); rc != 0) return rc;
-  for (const ReportFile& f : files) std::cout << (std::filesystem::path(o.out_dir) / f.name).string() << "\n";
+  for (const ReportFile& f : files)
+    std::cout << (std::filesystem::path(o.out_dir) / f.name).string() << "\n";
   return 0;
 }
 
@@ -58,12 +63,16 @@ int run_report(const ReportOptions& o) {
 
 CLI::App* add_report_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ReportOptions>();
-  CLI::App* sub = app.add_subcommand("report", "write a Markdown report with SVG charts for the best layouts");
+  CLI::App* sub =
+      app.add_subcommand("report", "write a Markdown report with SVG charts for the best layouts");
   add_input_options(sub, o->in, /*with_layout=*/false);
   add_cost_options(sub, o->in, o->cost);
-  sub->add_option("--top", o->top, "layouts in the table, each simulated")->check(CLI::Range(1, 100));
-  sub->add_option("--sample", o->sample, "best feasible layouts plotted in the MFU chart")->check(CLI::Range(1, 5000));
-  sub->add_option("--threads", o->threads, "search threads (default: all cores); the report is the same for any count")
+  sub->add_option("--top", o->top, "layouts in the table, each simulated")
+      ->check(CLI::Range(1, 100));
+  sub->add_option("--sample", o->sample, "best feasible layouts plotted in the MFU chart")
+      ->check(CLI::Range(1, 5000));
+  sub->add_option("--threads", o->threads,
+                  "search threads (default: all cores); the report is the same for any count")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--out", o->out_dir, "folder for report.md and its SVG files")->required();
   sub->callback([o, &exit_code] { exit_code = run_report(*o); });

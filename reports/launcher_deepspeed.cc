@@ -1,0 +1,71 @@
+// DeepSpeed JSON config. DeepSpeed's batch identity: train_batch_size =
+// train_micro_batch_size_per_gpu × gradient_accumulation_steps × data-parallel world size.
+// Its pipeline engine runs its own 1F1B schedule (TrainSchedule) and supports ZeRO-0/1 only.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/launcher_export.h"
+
+namespace meshplan {
+namespace {
+
+std::vector<Diagnostic> deepspeed_refusals(const Layout& l, const TrainingSpec& t) {
+  const Launcher ds = Launcher::deepspeed;
+  std::vector<Diagnostic> out;
+  if (l.cp > 1)
+    out.push_back(launcher_refusal(ds, "cp", std::to_string(l.cp),
+                                   "the config has no ring context parallelism (Ulysses is a "
+                                   "different split); use cp=1"));
+  if (l.ep > 1)
+    out.push_back(
+        launcher_refusal(ds, "ep", std::to_string(l.ep),
+                         "expert parallelism is set in model code (deepspeed.moe ep_size), "
+                         "not in the JSON config"));
+  if (l.tp > 1 && l.sp)
+    out.push_back(launcher_refusal(
+        ds, "sp", "true", "AutoTP has no Megatron-style sequence parallelism; use sp=false"));
+  if (l.tp_overlap)
+    out.push_back(
+        launcher_refusal(ds, "tp_overlap", "true", "AutoTP does not overlap TP communication"));
+  if (l.pp > 1 && l.zero >= 2)
+    out.push_back(launcher_refusal(ds, "zero", std::to_string(l.zero),
+                                   "the pipeline engine supports ZeRO stages 0 and 1 only"));
+  if (l.pp > 1 && l.schedule != Schedule::one_f_one_b)
+    out.push_back(launcher_refusal(ds, "schedule", to_string(l.schedule),
+                                   "the pipeline engine runs its own 1F1B schedule only"));
+  if (t.precision == Precision::fp8)
+    out.push_back(launcher_refusal(
+        ds, "precision", "fp8", "FP8 comes from Transformer Engine in model code, not the config"));
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> export_deepspeed(const ModelSpec& m, const TrainingSpec& t, const Layout& l) {
+  (void)m;
+  std::vector<Diagnostic> refused = deepspeed_refusals(l, t);
+  if (!refused.empty()) return refused;
+  nlohmann::ordered_json j;
+  j["train_batch_size"] = t.global_batch;
+  j["train_micro_batch_size_per_gpu"] = l.mbs;
+  j["gradient_accumulation_steps"] = t.global_batch / (l.mbs * l.dp);
+  j["zero_optimization"] = {
+      {"stage", l.zero}, {"overlap_comm", true}, {"contiguous_gradients", true}};
+  j["bf16"] = {{"enabled", true}};
+  if (l.tp > 1) j["tensor_parallel"] = {{"autotp_size", l.tp}};
+  if (l.recompute != Recompute::none || l.recompute_layers > 0) {
+    j["activation_checkpointing"] = {{"partition_activations", l.tp > 1},
+                                     {"contiguous_memory_optimization", false},
+                                     {"cpu_checkpointing", false},
+                                     {"synchronize_checkpoint_boundary", false}};
+  }
+  if (l.pp > 1) {
+    j["pipeline"] = {{"stages", l.pp},
+                     {"partition", "uniform"},
+                     {"activation_checkpoint_interval", l.recompute == Recompute::full ? 1 : 0}};
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace meshplan

@@ -1,0 +1,21 @@
+// The plan report (issue 6): report.md and the SVG charts it links, as named files. Pure: the
+// caller writes them. Deterministic: no timestamps, timings or paths beyond the file names.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reports/report_data.h"
+
+namespace meshplan {
+
+struct ReportFile {
+  std::string name;  // relative to the report folder: "report.md", "memory.svg", ...
+  std::string content;
+};
+
+// report.md first, then the charts it links (none when nothing fits).
+std::vector<ReportFile> render_report(const ReportData& d);
+
+}  // namespace meshplan

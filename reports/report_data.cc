@@ -1,0 +1,141 @@
+#include "reports/report_data.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "planner/param_count.h"
+#include "planner/simulated_plan.h"
+
+namespace meshplan {
+namespace {
+
+// Evaluates `l` on `gpus` GPUs of `cluster`, or says why not.
+WhatIf evaluate_variant(const CostModel& base, const ClusterSpec& cluster, int64_t gpus, Layout l,
+                        std::string scenario, std::string change) {
+  WhatIf w{std::move(scenario), std::move(change), std::nullopt, ""};
+  std::vector<Diagnostic> errors = check_layout(l, base.model(), gpus, base.training());
+  if (!errors.empty()) {
+    w.note = fmt::format("not valid: {} {}", errors.front().field, errors.front().rule);
+    return w;
+  }
+  CostModel model(base.model(), cluster, base.profile(), base.training(), base.options());
+  w.estimate = model.evaluate(l);
+  if (!w.estimate->fits()) w.note = "does not fit in memory";
+  return w;
+}
+
+// The cluster with at least `gpus` GPUs: more nodes of the same kind, the outermost network level
+// widened to span them (a hypothetical; said in the report).
+ClusterSpec cluster_with(const ClusterSpec& c, int64_t gpus) {
+  ClusterSpec out = c;
+  if (gpus > out.gpus()) out.nodes = (gpus + c.gpus_per_node - 1) / c.gpus_per_node;
+  if (!out.network.empty()) out.network.back().span = std::max(out.network.back().span, out.gpus());
+  return out;
+}
+
+WhatIf scaled_gpus(const CostModel& m, int64_t gpus, const Estimate& best, int64_t factor_num,
+                   int64_t factor_den) {
+  const int64_t n = gpus * factor_num / factor_den;
+  Layout l = best.layout;
+  l.dp = 0;
+  const int64_t new_dp = l.model_parallel() > 0 ? n / l.model_parallel() : 0;
+  std::string scenario =
+      fmt::format("{} the GPUs ({})", factor_num > factor_den ? "double" : "half", n);
+  std::string change = fmt::format("dp {} -> {}", best.layout.dp, new_dp);
+  if (n < 1 || new_dp < 1) return WhatIf{scenario, change, std::nullopt, "not valid: too few GPUs"};
+  WhatIf w = evaluate_variant(m, cluster_with(m.cluster(), n), n, l, scenario, change);
+  if (n > m.cluster().gpus() && w.estimate) w.note = "cluster extended with the same network";
+  return w;
+}
+
+WhatIf larger_micro_batch(const CostModel& m, int64_t gpus, const Estimate& best) {
+  const Layout& b = best.layout;
+  const int64_t per_dp = m.training().global_batch / std::max<int64_t>(b.dp, 1);
+  for (int64_t mbs = b.mbs + 1; mbs <= per_dp; ++mbs) {
+    if (per_dp % mbs != 0) continue;
+    Layout l = b;
+    l.mbs = mbs;
+    return evaluate_variant(m, m.cluster(), gpus, l, "next-larger micro-batch",
+                            fmt::format("mbs {} -> {}", b.mbs, mbs));
+  }
+  return WhatIf{"next-larger micro-batch", "-", std::nullopt,
+                fmt::format("none: mbs {} already takes the whole per-replica batch", b.mbs)};
+}
+
+WhatIf less_recompute(const CostModel& m, int64_t gpus, const Estimate& best) {
+  Layout l = best.layout;
+  std::string change;
+  if (l.recompute_layers > 0) {
+    change = fmt::format("recompute_layers {} -> 0", l.recompute_layers);
+    l.recompute_layers = 0;
+  } else if (l.recompute == Recompute::full) {
+    change = "recompute full -> selective";
+    l.recompute = Recompute::selective;
+  } else if (l.recompute == Recompute::selective) {
+    change = "recompute selective -> none";
+    l.recompute = Recompute::none;
+  } else {
+    return WhatIf{"one recompute level less", "-", std::nullopt,
+                  "none: the layout recomputes nothing"};
+  }
+  return evaluate_variant(m, m.cluster(), gpus, l, "one recompute level less", change);
+}
+
+std::vector<LauncherConfig> launcher_configs(const CostModel& m, const Layout& l) {
+  std::vector<LauncherConfig> out;
+  for (const std::string& name : launcher_names()) {
+    const Launcher launcher = *parse_launcher(name);
+    Result<std::string> r = export_launcher(launcher, m.model(), m.training(), l);
+    if (r)
+      out.push_back({launcher, r.value(), {}});
+    else
+      out.push_back({launcher, std::nullopt, r.errors()});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<WhatIf> what_ifs(const CostModel& model, int64_t gpus, const Estimate& best) {
+  return {scaled_gpus(model, gpus, best, 1, 2), scaled_gpus(model, gpus, best, 2, 1),
+          larger_micro_batch(model, gpus, best), less_recompute(model, gpus, best)};
+}
+
+Result<ReportData> build_report(const CostModel& base, int64_t gpus, const ReportRequest& request) {
+  CostModel model(base);
+  ReportData d{base.model(),
+               base.cluster(),
+               base.training(),
+               base.profile(),
+               base.options(),
+               gpus,
+               0,
+               request,
+               {},
+               {},
+               std::nullopt,
+               {},
+               {}};
+  SearchOptions o;
+  o.top_k = std::max(request.top_k, request.sample);
+  o.threads = request.threads;
+  d.params_total = total_params(base.model());
+  d.search = search_layouts(model, gpus, o);
+  d.search.wall_s = 0;  // a timing: never part of a report
+  d.sample = d.search.ranked;
+  if (d.search.ranked.size() > static_cast<size_t>(request.top_k))
+    d.search.ranked.resize(request.top_k);
+  if (d.search.ranked.empty()) return d;
+  std::vector<Diagnostic> errors = rerank_by_simulation(model, d.search, request.top_k);
+  if (!errors.empty()) return errors;
+  const Estimate& best = d.search.ranked.front();
+  Result<sim::PipelineSimulation> s = simulate_layout(model, best.layout);
+  if (!s) return s.errors();
+  d.best_simulation = std::move(s).value();
+  d.what_ifs = what_ifs(model, gpus, best);
+  d.launchers = launcher_configs(model, best.layout);
+  return d;
+}
+
+}  // namespace meshplan

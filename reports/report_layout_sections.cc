@@ -1,0 +1,191 @@
+// The sections about the chosen layout: memory, time, timeline, what-ifs, launchers, and the
+// assumptions list (declared in report_sections.h).
+#include <fmt/format.h>
+
+#include "planner/profile_defaults.h"
+#include "reports/report_sections.h"
+#include "reports/text_format.h"
+
+namespace meshplan {
+namespace {
+
+constexpr double kGiB = 1 << 30;
+
+std::string memory_rows(const Estimate& e) {
+  std::vector<std::vector<std::string>> rows;
+  auto g = [](double b) { return fmt::format("{:.2f}", b / kGiB); };
+  for (const StageMemory& s : e.memory.stages) {
+    rows.push_back({std::to_string(s.stage), std::to_string(s.layers), g(s.params_bytes),
+                    g(s.grads_bytes), g(s.optimizer_bytes), g(s.activations_bytes),
+                    g(s.other_bytes()), g(s.total_bytes())});
+  }
+  return markdown_table({"stage", "layers", "params GiB", "grads GiB", "optimizer GiB",
+                         "activations GiB", "other GiB", "total GiB"},
+                        rows);
+}
+
+std::string time_rows(const Estimate& e) {
+  const TimeBreakdown& b = e.breakdown;
+  std::vector<std::vector<std::string>> rows;
+  auto row = [&](const char* name, double s) {
+    rows.push_back(
+        {name, fmt::format("{:.2f}", s * 1e3), fmt::format("{:.1f}%", 100 * s / e.step_time_s)});
+  };
+  row("compute", b.compute_s);
+  row("recompute", b.recompute_s);
+  row("TP communication (exposed)", b.tp_s);
+  row("CP communication (exposed)", b.cp_s);
+  row("EP all-to-all (exposed)", b.ep_s);
+  row("PP transfers (exposed)", b.pp_s);
+  row("DP gradient sync (exposed)", b.dp_s);
+  row("pipeline bubble", b.bubble_s);
+  row("optimizer step", b.optimizer_s);
+  return markdown_table({"component", "ms", "share"}, rows);
+}
+
+std::string simulation_rows(const sim::SimulationResult& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const sim::StageSummary& s : r.stages) {
+    rows.push_back({std::to_string(s.stage), fmt::format("{:.1f}", s.compute_s * 1e3),
+                    fmt::format("{:.1f}", s.exposed_comm_s * 1e3),
+                    fmt::format("{:.1f}", s.idle_s * 1e3),
+                    fmt::format("{:.1f}%", 100 * s.bubble_fraction),
+                    fmt::format("{:.1f}", s.peak_micro_batches)});
+  }
+  return markdown_table({"stage", "compute ms", "waiting on communication ms", "idle ms",
+                         "idle share", "peak micro-batches held"},
+                        rows);
+}
+
+}  // namespace
+
+std::string best_section(const ReportData& d) {
+  const Estimate& e = d.search.ranked.front();
+  std::string out = fmt::format(
+      "## Best layout\n\n```\n--layout {}\n```\n\n{} micro-batches per step; analytic step {}, "
+      "simulated {}; "
+      "MFU {:.1f}% ({:.1f} TFLOP/s per GPU), HFU {:.1f}%; {} tokens/s.\n\n",
+      to_string(e.layout), e.micro_batches, seconds(e.step_time_s),
+      e.simulated_step_s > 0 ? seconds(e.simulated_step_s) : "-", 100 * e.mfu,
+      e.model_tflops_per_gpu, 100 * e.hfu, short_count(e.tokens_per_s));
+  out += "### Memory per GPU by stage\n\n![Memory per GPU by pipeline stage](memory.svg)\n\n";
+  out += memory_rows(e);
+  out += "\n### Step time\n\n![Step time breakdown](breakdown.svg)\n\n";
+  out += time_rows(e);
+  out += "\n";
+  out += "### Simulated pipeline timeline\n\n![Simulated pipeline timeline](timeline.svg)\n\n";
+  out +=
+      "Each row is a stage's compute stream (communication in the thin lane under it; grey is "
+      "idle). "
+      "Each of the 400 time columns stacks the share of every kind in it, in eighths.\n\n";
+  if (d.best_simulation) out += simulation_rows(d.best_simulation->result) + "\n";
+  out += fmt::format(
+      "## MFU against peak memory\n\n![MFU against peak memory](mfu_vs_memory.svg)\n\n"
+      "The {} best feasible layouts by analytic MFU (a bounded, deterministic sample of the {} "
+      "feasible), the chosen layout marked.\n\n",
+      d.sample.size(), with_commas(d.search.feasible));
+  return out;
+}
+
+std::string what_if_section(const ReportData& d) {
+  std::vector<std::vector<std::string>> rows;
+  for (const WhatIf& w : d.what_ifs) {
+    if (!w.estimate) {
+      rows.push_back({w.scenario, w.change, "-", "-", "-", w.note});
+      continue;
+    }
+    const Estimate& e = *w.estimate;
+    rows.push_back({w.scenario, w.change,
+                    fmt::format("{:.1f} / {:.1f}", e.peak_bytes / kGiB, e.capacity_bytes / kGiB),
+                    fmt::format("{:.1f}", e.step_time_s * 1e3), fmt::format("{:.1f}%", 100 * e.mfu),
+                    w.note});
+  }
+  std::string out = "## What if\n\nThe best layout under one change (analytic).\n\n";
+  out += markdown_table({"scenario", "change", "peak / capacity GiB", "step ms", "MFU", "note"}, rows);
+  out += "\n";
+  return out;
+}
+
+std::string launcher_section(const ReportData& d) {
+  std::string out =
+      "## Launcher configurations\n\nFor the best layout (`meshplan export --format ...`).\n\n";
+  for (const LauncherConfig& c : d.launchers) {
+    out += fmt::format("### {}\n\n", launcher_title(c.launcher));
+    if (c.text) {
+      out += fmt::format("```{}\n{}```\n\n",
+                         c.launcher == Launcher::deepspeed ? "json"
+                         : c.launcher == Launcher::nemo    ? "yaml"
+                                                           : "bash",
+                         *c.text);
+      continue;
+    }
+    for (const Diagnostic& e : c.refused)
+      out += fmt::format("- not expressible: `{}={}`: {}\n", e.field, e.value, e.rule);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string assumptions_section(const ReportData& d) {
+  std::string out = "## Assumptions\n\n";
+  for (const std::string& a : report_assumptions(d.options, d.profile)) {
+    out += "- ";
+    out += a;
+    out += '\n';
+  }
+  return out;
+}
+
+std::vector<std::string> report_assumptions(const CostOptions& o, const CalibrationProfile& p) {
+  const MemoryOptions& m = o.memory;
+  auto from = [](double profile_value, double fallback) {
+    return profile_value > 0 ? fmt::format("{:.2f} (profile)", profile_value)
+                             : fmt::format("{:.2f} (default)", fallback);
+  };
+  const auto bf16 = p.gemm.find("bf16");
+  const double gemm_eff = bf16 != p.gemm.end() ? bf16->second.max_efficiency : 0;
+  return {
+      fmt::format("Weights {:.0f} B, gradients {:.0f} B, optimizer states {:.0f} B per parameter "
+                  "(mixed-precision Adam; Megatron fp32 main gradients).",
+                  m.weight_bytes_per_param, m.grad_bytes_per_param, m.optimizer_bytes_per_param),
+      fmt::format("CUDA context and library workspaces: {} per GPU.",
+                  gib(static_cast<double>(m.cuda_context_bytes))),
+      fmt::format("NCCL buffers: {:.0f} MiB per communicator a rank belongs to.",
+                  static_cast<double>(m.nccl_bytes_per_communicator) / (1 << 20)),
+      fmt::format("Allocator fragmentation: {:.0f}% of tensor bytes.",
+                  100 * m.allocator_slack_fraction),
+      fmt::format(
+          "Attention FLOPs counted {} (model FLOPs for MFU); kernel time {}.",
+          o.flops.causal_attention ? "causal (half)" : "non-causal (Megatron/PaLM convention)",
+          o.causal_attention_time ? "skips masked blocks (causal)" : "covers every block"),
+      fmt::format("Flash-attention backward = {:.1f}× forward matmul FLOPs.",
+                  o.flash_backward_factor),
+      fmt::format(
+          "Collectives over several network levels: {} algorithm.",
+          o.collective_algorithm == CollectiveAlgorithm::ring ? "flat ring" : "hierarchical"),
+      fmt::format("DP gradient reduction {} the backward pass, except the last bucket of "
+                  "max({:.0f} M, 1 M·dp) parameters.",
+                  o.overlap_grad_reduce ? "overlaps" : "follows", o.dp_bucket_params / 1e6),
+      fmt::format("Pipeline sends {} compute.", o.overlap_p2p ? "overlap" : "do not overlap"),
+      "TP collectives exposed unless tp_overlap; CP ring exchange hidden behind attention; EP "
+      "all-to-alls exposed.",
+      fmt::format("Optimizer step streams {:.0f} bytes per parameter at HBM bandwidth.",
+                  o.optimizer_bytes_per_param),
+      fmt::format("Memory-bound layer traffic: {:.0f} bytes per token and hidden unit (norms, "
+                  "residuals), +{:.0f} with dropout.",
+                  o.norm_residual_bytes_per_token_hidden, o.dropout_bytes_per_token_hidden),
+      fmt::format("GEMM efficiency (bf16, outside samples): {}.",
+                  from(gemm_eff, kDefaultGemmEfficiency)),
+      fmt::format("Fused attention efficiency: {}.",
+                  from(p.attention_efficiency, kDefaultAttentionEfficiency)),
+      fmt::format("HBM bandwidth: {}.",
+                  p.hbm_bytes_per_s > 0
+                      ? fmt::format("{:.0f} GB/s (profile)", p.hbm_bytes_per_s / 1e9)
+                      : fmt::format("{:.0f}% of datasheet (default)", 100 * kDefaultHbmEfficiency)),
+      fmt::format("Ring bus efficiency: innermost level {}, other levels {}.",
+                  from(p.intra_node_bus_efficiency, kDefaultIntraNodeBusEfficiency),
+                  from(p.inter_node_bus_efficiency, kDefaultInterNodeBusEfficiency)),
+  };
+}
+
+}  // namespace meshplan

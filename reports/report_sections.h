@@ -1,0 +1,23 @@
+// The Markdown sections of a plan report (markdown_report.h puts them together). Each returns
+// its heading and body, ending with a blank line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reports/report_data.h"
+
+namespace meshplan {
+
+std::string inputs_section(const ReportData& d);  // model, cluster, training, profile
+std::string search_section(const ReportData& d);  // evaluated, feasible, rejections
+std::string top_section(const ReportData& d);     // the top-K table
+std::string best_section(const ReportData& d);    // memory, time, timeline of the best
+std::string what_if_section(const ReportData& d);
+std::string launcher_section(const ReportData& d);
+std::string assumptions_section(const ReportData& d);
+
+// Every documented default the estimate used, one line each.
+std::vector<std::string> report_assumptions(const CostOptions& o, const CalibrationProfile& p);
+
+}  // namespace meshplan
