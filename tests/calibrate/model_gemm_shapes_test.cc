@@ -3,22 +3,12 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/test_inputs.h"
+
 namespace meshplan::calibrate {
 namespace {
 
-ModelSpec llama3_8b() {
-  ModelSpec m;
-  m.name = "llama3-8b";
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.head_dim = 128;
-  m.ffn_hidden = 14336;
-  m.vocab = 128256;
-  m.mlp = MlpKind::swiglu;
-  return m;
-}
+ModelSpec llama3_8b() { return testing::shipped_model("llama3-8b"); }
 
 TEST_CASE("llama3-8b at tp=2: qkv, attention out, swiglu up/gate, down and logits") {
   auto shapes = model_gemm_shapes(llama3_8b(), 2, 8192);  // 2 sequences of 4096

@@ -2,23 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/test_inputs.h"
+
 using namespace meshplan;
 
 namespace {
 
-ModelSpec llama70b() {
-  ModelSpec m;
-  m.name = "llama3-70b";
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.head_dim = 128;
-  m.ffn_hidden = 28672;
-  m.vocab = 128256;
-  m.mlp = MlpKind::swiglu;
-  return m;
-}
+ModelSpec llama70b() { return testing::shipped_model("llama3-70b"); }
 
 std::string errors_of(const std::string& layout, int64_t gpus, int64_t batch = 1024) {
   Result<Layout> l = parse_layout(layout);

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "test_inputs.h"
+#include "tests/test_inputs.h"
 
 using namespace meshplan;
 using namespace meshplan::testing;

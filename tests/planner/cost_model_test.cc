@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "planner/simulated_plan.h"
-#include "test_inputs.h"
+#include "tests/test_inputs.h"
 
 using namespace meshplan;
 using namespace meshplan::testing;

@@ -4,7 +4,7 @@
 
 #include "planner/cost_model.h"
 #include "planner/model_flops_eq3.h"
-#include "test_inputs.h"
+#include "tests/test_inputs.h"
 
 using namespace meshplan;
 using namespace meshplan::testing;

@@ -8,6 +8,7 @@
 
 #include "planner/activation_memory.h"
 #include "planner/param_count.h"
+#include "tests/test_inputs.h"
 
 using namespace meshplan;
 
@@ -117,17 +118,7 @@ TEST_CASE("in-flight micro-batches: 1F1B p − i, GPipe m, interleaved 1 + (p−
 }
 
 TEST_CASE("per-stage model states: first and last stages carry embeddings and the LM head") {
-  ModelSpec m;
-  m.name = "llama3-70b";
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.head_dim = 128;
-  m.ffn_hidden = 28672;
-  m.vocab = 128256;
-  m.mlp = MlpKind::swiglu;
-  m.norm = NormKind::rmsnorm;
+  ModelSpec m = testing::shipped_model("llama3-70b");
   Layout l;
   l.tp = 8;
   l.pp = 4;
