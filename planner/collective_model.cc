@@ -116,7 +116,13 @@ double CollectiveModel::ring_time_s(Collective c, const GroupShape& group, doubl
       break;
     }
   }
-  return level_time_s(c, level, n, bytes);
+  // Only the ring edges that leave a domain of the level inside cross this one: 1 in `inner`
+  // of them. With every GPU in some ring at once, the uplinks carry 1/inner of the GPUs'
+  // traffic, so oversubscription bites only beyond that (max(1, oversubscription / inner)).
+  const int64_t inner = level > 0 ? members_within(group, level - 1) : 1;
+  LevelFit f = fit(c, level, n);
+  const double relief = std::min(levels_[level].oversubscription, static_cast<double>(inner));
+  return f.latency_s + bytes * factor(c, n) / (f.busbw_bytes_per_s * relief);
 }
 
 double CollectiveModel::time_s(Collective c, const GroupShape& group, double bytes) const {

@@ -5,6 +5,9 @@
 //   t = α + S·factor(n)/busbw of the outermost level the group spans. This is what nccl-tests
 //   reports as multi-node bus bandwidth (~46-48 GB/s on NDR, ~23.5 on HDR per GPU;
 //   REFERENCE.md §3), and it reproduces the ZeRO-3 scaling of Narayanan et al. 2021 Table 2.
+//   Only 1 in `inner` ring edges leaves a domain of the level inside (inner = the group's
+//   members per such domain), so an oversubscribed level slows the ring by
+//   max(1, oversubscription / inner), not by the full oversubscription.
 // - hierarchical: as below.
 // Per level: t = α + S·factor(n)/busbw, with α and busbw from the profile's fit for that
 // collective, level name and the nearest measured group size; without a fit α is the level's

@@ -39,8 +39,9 @@ struct Ranked {
 
 class Enumerator {
  public:
-  Enumerator(const ModelSpec& m, const TrainingSpec& t, int64_t gpus, const SearchOptions& o)
-      : m_(m), t_(t), gpus_(gpus), o_(o) {}
+  Enumerator(const ModelSpec& m, const TrainingSpec& t, int64_t gpus, size_t levels,
+             const SearchOptions& o)
+      : m_(m), t_(t), gpus_(gpus), levels_(levels), o_(o) {}
 
   std::vector<WorkItem> work_items(std::map<std::string, int64_t>& rejected) const {
     std::vector<WorkItem> items;
@@ -89,20 +90,31 @@ class Enumerator {
           for (bool sp : {true, false}) {
             if ((sp && tp == 1) || !allowed(o_.fix.sp, sp && tp > 1)) continue;
             if (sp && (t_.seq_len / cp) % tp != 0) continue;
-            Layout l;
-            l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.vpp = v, l.ep = ep, l.mbs = mbs;
-            l.sp = sp;
-            l.uneven = deficit > 0;
-            items.push_back({l});
+            for (const auto& order : orders()) {
+              Layout l;
+              l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.vpp = v, l.ep = ep, l.mbs = mbs;
+              l.sp = sp;
+              l.uneven = deficit > 0;
+              l.order = order;
+              items.push_back({l});
+            }
           }
         }
       }
     }
   }
 
+  std::vector<std::array<Dim, 4>> orders() const {
+    if (o_.fix.order) return {*o_.fix.order};
+    std::vector<std::array<Dim, 4>> out = {{Dim::tp, Dim::cp, Dim::dp, Dim::pp}};
+    if (o_.search_orders && levels_ > 2) out.push_back({Dim::tp, Dim::cp, Dim::pp, Dim::dp});
+    return out;
+  }
+
   const ModelSpec& m_;
   const TrainingSpec& t_;
   int64_t gpus_;
+  size_t levels_ = 0;
   const SearchOptions& o_;
 };
 
@@ -207,7 +219,8 @@ Result<LayoutFix> parse_layout_fix(const std::string& text) {
     else if (key == "recompute_layers") f.recompute_layers = l.recompute_layers;
     else if (key == "schedule") f.schedule = l.schedule;
     else if (key == "sp") f.sp = l.sp;
-    else if (key == "order" || key == "tp_overlap" || key == "uneven") {
+    else if (key == "order") f.order = l.order;
+    else if (key == "tp_overlap" || key == "uneven") {
       return Diagnostic{{"--fix", 1, static_cast<int>(start) + 1, text}, key, "",
                         "cannot be fixed in a search (use estimate --layout)"};
     }
@@ -219,7 +232,8 @@ Result<LayoutFix> parse_layout_fix(const std::string& text) {
 SearchResult search_layouts(const CostModel& prototype, int64_t gpus, const SearchOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   SearchResult result;
-  Enumerator enumerator(prototype.model(), prototype.training(), gpus, o);
+  Enumerator enumerator(prototype.model(), prototype.training(), gpus,
+                        prototype.cluster().network.size(), o);
   const std::vector<WorkItem> items = enumerator.work_items(result.rejected);
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)

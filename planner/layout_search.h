@@ -6,6 +6,7 @@
 // enumeration order).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -27,6 +28,7 @@ struct LayoutFix {
   std::optional<Recompute> recompute;
   std::optional<Schedule> schedule;
   std::optional<bool> sp;
+  std::optional<std::array<Dim, 4>> order;
 };
 // Parses "tp=8,pp=16,..." (layout keys). Errors carry the column.
 Result<LayoutFix> parse_layout_fix(const std::string& text);
@@ -40,6 +42,10 @@ struct SearchOptions {
   // the first and last chunks together are at most this many layers short (Llama 3 405B: 126
   // layers on 16 stages, first and last hold 7).
   int64_t max_uneven_deficit = 2;
+  // Rank orders searched (innermost first) unless --fix pins one: Megatron-LM's tp-cp-dp-pp,
+  // and on clusters with more than two network levels also Llama 3's tp-cp-pp-dp, which keeps
+  // data-parallel groups (the largest per-step traffic) inside pods (arXiv 2407.21783 §3.3.2).
+  bool search_orders = true;
   // Called from worker threads with (work items done, total); must be thread-safe.
   std::function<void(int64_t, int64_t)> progress;
 };

@@ -92,10 +92,27 @@ TEST_CASE("when nothing fits, the smallest-memory layout is reported") {
 }
 
 TEST_CASE("--fix rejects keys a search cannot pin, with the column") {
-  Result<LayoutFix> f = parse_layout_fix("tp=8,order=tp-cp-dp-pp");
+  Result<LayoutFix> f = parse_layout_fix("tp=8,uneven=true");
   REQUIRE_FALSE(f.ok());
   CHECK(format_diagnostics(f.errors()) ==
-        "--fix:1:6: error: field 'order': cannot be fixed in a search (use estimate --layout)\n"
-        "  tp=8,order=tp-cp-dp-pp\n"
+        "--fix:1:6: error: field 'uneven': cannot be fixed in a search (use estimate --layout)\n"
+        "  tp=8,uneven=true\n"
         "       ^\n");
+  CHECK(parse_layout_fix("order=tp-cp-pp-dp")->order == std::array<Dim, 4>{Dim::tp, Dim::cp, Dim::pp, Dim::dp});
+}
+
+TEST_CASE("on a three-level fabric the search also tries Llama 3's rank order tp-cp-pp-dp") {
+  ModelSpec m = shipped_model("llama3-8b");
+  ClusterSpec c = shipped_cluster("llama3-24k-h100");
+  CostModel model(m, c, CalibrationProfile{}, {8192, 256, Precision::bf16});
+  SearchOptions both;
+  both.threads = 2;
+  both.fix = parse_layout_fix("tp=8,cp=1,mbs=1,zero=1").value();
+  SearchOptions one = both;
+  one.fix.order = std::array<Dim, 4>{Dim::tp, Dim::cp, Dim::pp, Dim::dp};
+  SearchResult r_both = search_layouts(model, 64, both), r_one = search_layouts(model, 64, one);
+  CHECK(r_both.evaluated == 2 * r_one.evaluated);
+  // On two-level clusters the order stays Megatron's.
+  CostModel flat(m, two_level_cluster(8), CalibrationProfile{}, {8192, 256, Precision::bf16});
+  CHECK(search_layouts(flat, 64, both).evaluated == r_one.evaluated);
 }
