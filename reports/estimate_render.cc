@@ -28,6 +28,19 @@ const std::vector<std::string> kSummaryHeader = {"#", "layout", "peak/cap GiB", 
 
 }  // namespace
 
+std::vector<BreakdownComponent> breakdown_components(const TimeBreakdown& b) {
+  using K = ComponentKind;
+  return {{"compute", b.compute_s, K::compute},
+          {"recompute", b.recompute_s, K::recompute},
+          {"TP communication (exposed)", b.tp_s, K::communication},
+          {"CP communication (exposed)", b.cp_s, K::communication},
+          {"EP all-to-all (exposed)", b.ep_s, K::communication},
+          {"PP transfers (exposed)", b.pp_s, K::communication},
+          {"DP gradient sync (exposed)", b.dp_s, K::communication},
+          {"pipeline bubble", b.bubble_s, K::bubble},
+          {"optimizer step", b.optimizer_s, K::optimizer}};
+}
+
 nlohmann::ordered_json estimate_json(const Estimate& e) {
   nlohmann::ordered_json j = memory_json(e.memory);
   j["layout"] = to_string(e.layout);
@@ -63,18 +76,9 @@ std::string estimate_table(const Estimate& e, const CostModel& model) {
   std::string out = memory_table(e.memory, model.model(), model.cluster(), e.layout, model.training());
   const TimeBreakdown& b = e.breakdown;
   std::vector<std::vector<std::string>> rows;
-  auto row = [&](const char* name, double s) {
-    rows.push_back({name, seconds(s), fmt::format("{:.1f}%", 100 * s / e.step_time_s)});
-  };
-  row("compute", b.compute_s);
-  row("recompute", b.recompute_s);
-  row("TP communication (exposed)", b.tp_s);
-  row("CP communication (exposed)", b.cp_s);
-  row("EP all-to-all (exposed)", b.ep_s);
-  row("PP transfers (exposed)", b.pp_s);
-  row("DP gradient sync (exposed)", b.dp_s);
-  row("pipeline bubble", b.bubble_s);
-  row("optimizer step", b.optimizer_s);
+  for (const BreakdownComponent& c : breakdown_components(b)) {
+    rows.push_back({c.label, seconds(c.seconds), fmt::format("{:.1f}%", 100 * c.seconds / e.step_time_s)});
+  }
   out += "\nstep time breakdown (critical stage)\n";
   out += text_table({"component", "time", "share"}, rows);
   out += fmt::format(

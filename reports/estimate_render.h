@@ -4,11 +4,21 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "planner/cost_model.h"
 #include "planner/layout_search.h"
 
 namespace meshplan {
+
+// The step-time components in display order, with their labels (one table for every renderer).
+enum class ComponentKind { compute, recompute, communication, bubble, optimizer };
+struct BreakdownComponent {
+  const char* label;
+  double seconds;
+  ComponentKind kind;
+};
+std::vector<BreakdownComponent> breakdown_components(const TimeBreakdown& b);
 
 // The memory JSON of `meshplan memory` plus: layout, micro_batches, step_time_s,
 // bubble_fraction, mfu, hfu, model_tflops_per_gpu, hardware_tflops_per_gpu, tokens_per_s,

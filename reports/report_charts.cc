@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "reports/estimate_render.h"
+
 #include "reports/svg_canvas.h"
 #include "reports/svg_charts.h"
 #include "reports/svg_timeline.h"
@@ -43,15 +45,14 @@ std::string breakdown_chart(const Estimate& e) {
       fmt::format("Step time breakdown (critical stage), step {:.1f} ms", e.step_time_s * 1e3);
   c.x_label = "milliseconds per step";
   c.value_suffix = " ms";
-  c.bars = {{"compute", b.compute_s * 1e3, svg::kBlue},
-            {"recompute", b.recompute_s * 1e3, svg::kPurple},
-            {"TP communication (exposed)", b.tp_s * 1e3, svg::kSkyBlue},
-            {"CP communication (exposed)", b.cp_s * 1e3, svg::kSkyBlue},
-            {"EP all-to-all (exposed)", b.ep_s * 1e3, svg::kSkyBlue},
-            {"PP transfers (exposed)", b.pp_s * 1e3, svg::kSkyBlue},
-            {"DP gradient sync (exposed)", b.dp_s * 1e3, svg::kSkyBlue},
-            {"pipeline bubble", b.bubble_s * 1e3, svg::kGrey},
-            {"optimizer step", b.optimizer_s * 1e3, svg::kGreen}};
+  for (const BreakdownComponent& k : breakdown_components(b)) {
+    const char* colour = k.kind == ComponentKind::compute     ? svg::kBlue
+                         : k.kind == ComponentKind::recompute ? svg::kPurple
+                         : k.kind == ComponentKind::bubble    ? svg::kGrey
+                         : k.kind == ComponentKind::optimizer ? svg::kGreen
+                                                              : svg::kSkyBlue;
+    c.bars.push_back({k.label, k.seconds * 1e3, colour});
+  }
   return svg::horizontal_bar_chart(c);
 }
 

@@ -2,6 +2,8 @@
 // assumptions list (declared in report_sections.h).
 #include <fmt/format.h>
 
+#include "reports/estimate_render.h"
+
 #include "planner/profile_defaults.h"
 #include "reports/report_sections.h"
 #include "reports/text_format.h"
@@ -27,19 +29,10 @@ std::string memory_rows(const Estimate& e) {
 std::string time_rows(const Estimate& e) {
   const TimeBreakdown& b = e.breakdown;
   std::vector<std::vector<std::string>> rows;
-  auto row = [&](const char* name, double s) {
-    rows.push_back(
-        {name, fmt::format("{:.2f}", s * 1e3), fmt::format("{:.1f}%", 100 * s / e.step_time_s)});
-  };
-  row("compute", b.compute_s);
-  row("recompute", b.recompute_s);
-  row("TP communication (exposed)", b.tp_s);
-  row("CP communication (exposed)", b.cp_s);
-  row("EP all-to-all (exposed)", b.ep_s);
-  row("PP transfers (exposed)", b.pp_s);
-  row("DP gradient sync (exposed)", b.dp_s);
-  row("pipeline bubble", b.bubble_s);
-  row("optimizer step", b.optimizer_s);
+  for (const BreakdownComponent& c : breakdown_components(b)) {
+    rows.push_back({c.label, fmt::format("{:.2f}", c.seconds * 1e3),
+                    fmt::format("{:.1f}%", 100 * c.seconds / e.step_time_s)});
+  }
   return markdown_table({"component", "ms", "share"}, rows);
 }
 
