@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "planner/profile_defaults.h"
+
 namespace meshplan::cli {
 
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
@@ -74,6 +76,19 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
     return std::nullopt;
   }
   return out;
+}
+
+std::optional<Planning> load_planning(const InputOptions& in, const CostOptions& cost, bool with_layout) {
+  std::optional<Inputs> inputs = load_inputs(in, with_layout);
+  if (!inputs) return std::nullopt;
+  Result<CalibrationProfile> profile = resolve_profile(inputs->cluster, in.profile_path);
+  if (!profile) {
+    print_errors(profile.errors());
+    return std::nullopt;
+  }
+  auto model = std::make_unique<CostModel>(inputs->model, inputs->cluster, profile.value(),
+                                           inputs->training, cost);
+  return Planning{std::move(inputs.value()), std::move(model)};
 }
 
 }  // namespace meshplan::cli

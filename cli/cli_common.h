@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/diagnostic.h"
 #include "core/layout.h"
 #include "core/model_spec.h"
+#include "planner/cost_model.h"
 #include "planner/planner_options.h"
 
 namespace meshplan::cli {
@@ -43,6 +45,14 @@ struct Inputs {
 
 // Loads and checks everything; on failure prints the diagnostics to stderr and returns nullopt.
 std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout);
+
+// The inputs and a cost model on them (the cluster's or --profile's calibration profile).
+struct Planning {
+  Inputs inputs;
+  std::unique_ptr<CostModel> model;
+};
+// Loads inputs and profile; on failure prints the diagnostics and returns nullopt.
+std::optional<Planning> load_planning(const InputOptions& in, const CostOptions& cost, bool with_layout);
 
 // Prints diagnostics to stderr; returns kExitBadInput.
 int print_errors(const std::vector<Diagnostic>& errors);

@@ -5,17 +5,15 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "planner/cost_model.h"
-#include "planner/profile_defaults.h"
 #include "reports/estimate_render.h"
 
 namespace meshplan::cli {
 
 static int run_estimate(const InputOptions& opts, const CostOptions& cost) {
-  std::optional<Inputs> in = load_inputs(opts, /*with_layout=*/true);
-  if (!in) return kExitBadInput;
-  Result<CalibrationProfile> profile = resolve_profile(in->cluster, opts.profile_path);
-  if (!profile) return print_errors(profile.errors());
-  CostModel model(in->model, in->cluster, profile.value(), in->training, cost);
+  std::optional<Planning> p = load_planning(opts, cost, /*with_layout=*/true);
+  if (!p) return kExitBadInput;
+  CostModel& model = *p->model;
+  const Inputs* in = &p->inputs;
   Estimate e = model.evaluate(in->layout);
   if (opts.format == "json") std::cout << estimate_json(e).dump(2) << "\n";
   else std::cout << estimate_table(e, model);

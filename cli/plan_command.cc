@@ -11,7 +11,6 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "planner/layout_search.h"
-#include "planner/profile_defaults.h"
 #include "planner/simulated_plan.h"
 #include "reports/estimate_render.h"
 
@@ -43,10 +42,10 @@ std::function<void(int64_t, int64_t)> progress_bar() {
 }
 
 int run_plan(const PlanOptions& o) {
-  std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/false);
-  if (!in) return kExitBadInput;
-  Result<CalibrationProfile> profile = resolve_profile(in->cluster, o.in.profile_path);
-  if (!profile) return print_errors(profile.errors());
+  std::optional<Planning> p = load_planning(o.in, o.cost, /*with_layout=*/false);
+  if (!p) return kExitBadInput;
+  const Inputs* in = &p->inputs;
+  CostModel& model = *p->model;
   SearchOptions search;
   if (!o.fix.empty()) {
     Result<LayoutFix> fix = parse_layout_fix(o.fix);
@@ -58,7 +57,6 @@ int run_plan(const PlanOptions& o) {
   search.top_k = o.top;
   search.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   search.progress = progress_bar();
-  CostModel model(in->model, in->cluster, profile.value(), in->training, o.cost);
   SearchResult r = search_layouts(model, in->gpus, search);
   if (o.simulate_top > 0) {
     std::vector<Diagnostic> errors = rerank_by_simulation(model, r, o.simulate_top);

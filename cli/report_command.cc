@@ -9,7 +9,6 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "planner/profile_defaults.h"
 #include "reports/markdown_report.h"
 
 namespace meshplan::cli {
@@ -39,11 +38,10 @@ int write_files(const std::vector<ReportFile>& files, const std::string& dir) {
 }
 
 int run_report(const ReportOptions& o) {
-  std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/false);
-  if (!in) return kExitBadInput;
-  Result<CalibrationProfile> profile = resolve_profile(in->cluster, o.in.profile_path);
-  if (!profile) return print_errors(profile.errors());
-  CostModel model(in->model, in->cluster, profile.value(), in->training, o.cost);
+  std::optional<Planning> p = load_planning(o.in, o.cost, /*with_layout=*/false);
+  if (!p) return kExitBadInput;
+  const Inputs* in = &p->inputs;
+  CostModel& model = *p->model;
   ReportRequest request;
   request.top_k = o.top;
   request.sample = std::max(o.sample, o.top);

@@ -5,7 +5,6 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "planner/profile_defaults.h"
 #include "planner/simulated_plan.h"
 #include "reports/simulation_render.h"
 #include "simulator/trace_json.h"
@@ -21,11 +20,10 @@ struct SimulateOptions {
 };
 
 int run_simulate(const SimulateOptions& o) {
-  std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/true);
-  if (!in) return kExitBadInput;
-  Result<CalibrationProfile> profile = resolve_profile(in->cluster, o.in.profile_path);
-  if (!profile) return print_errors(profile.errors());
-  CostModel model(in->model, in->cluster, profile.value(), in->training, o.cost);
+  std::optional<Planning> p = load_planning(o.in, o.cost, /*with_layout=*/true);
+  if (!p) return kExitBadInput;
+  const Inputs* in = &p->inputs;
+  CostModel& model = *p->model;
   Estimate analytic = model.evaluate(in->layout);
   Result<sim::PipelineSimulation> s = simulate_layout(model, in->layout);
   if (!s) return print_errors(s.errors());
