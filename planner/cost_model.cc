@@ -114,8 +114,9 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
   shape.logits_bytes = logits_bytes(model_, activation_shape(l, training_.seq_len));
   if (l.pp > 1) {
     const double tokens = static_cast<double>(l.mbs * training_.seq_len / l.cp);
-    shape.p2p_s = collectives_.p2p_time_s(
-        l.stride(Dim::pp), 2 * tokens * static_cast<double>(model_.hidden) / static_cast<double>(l.tp));
+    const double activation = 2 * tokens * static_cast<double>(model_.hidden);
+    shape.p2p_s = collectives_.p2p_time_s(l.stride(Dim::pp), activation / static_cast<double>(l.tp));
+    if (l.tp > 1 && !l.sp) shape.p2p_gather_s = collectives_.time_s(Collective::all_gather, tp_group(l), activation);
   }
   const GroupShape dense_group = dp_group(l), expert_group = expert_dp_group(l);
   for (size_t i = 0; i < params.size(); ++i) {
@@ -261,7 +262,7 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
   b.cp_s = m * c.cp_s;
   b.ep_s = m * c.ep_s;
   b.bubble_s = pipe - m * t_max;
-  e.p2p_s = shape.p2p_s;
+  e.p2p_s = shape.p2p_s + shape.p2p_gather_s;
   if (l.pp > 1) {
     b.pp_s = 2 * (p - 1) * e.p2p_s;
     if (!options_.overlap_p2p) b.pp_s += 2 * m * static_cast<double>(l.vpp) * e.p2p_s;

@@ -129,6 +129,9 @@ class CostModel {
     std::vector<StageClass> classes;
     std::vector<size_t> class_of_stage;
     double p2p_s = 0, logits_bytes = 0;
+    // Without sequence parallelism the receiver all-gathers the TP-scattered activation over
+    // its TP group (Narayanan et al. 2021 §4.1, scatter/gather optimisation).
+    double p2p_gather_s = 0;
     int64_t micro_batches = 0;
   };
   using ShapeKey = std::array<int64_t, 13>;
