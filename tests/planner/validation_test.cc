@@ -31,12 +31,11 @@ TEST_CASE("validation: mean absolute error over every published run stays within
   CHECK(summary(r, "all").mean_abs <= 0.15);
 }
 
-TEST_CASE("validation: Megatron-LM Table 1 mean absolute error stays within 10%") {
-  // The issue's target is 8%; the model reaches 8.7% (pipelined rows are predicted ~10-12% fast,
-  // see the closing note of the cost-model issue). This bound keeps it from drifting.
+TEST_CASE("validation: Megatron-LM Table 1 mean absolute error stays within 8%") {
+  // The model reaches 7.6%: unpipelined rows within ±2.5%, pipelined rows predicted 9-13% fast.
   ValidationReport r = report();
   CHECK(summary(r, "narayanan2021 Table 1").runs == 10);
-  CHECK(summary(r, "narayanan2021 Table 1").mean_abs <= 0.10);
+  CHECK(summary(r, "narayanan2021 Table 1").mean_abs <= 0.08);
 }
 
 TEST_CASE("error statistics: mean, median and max of absolute relative errors") {
