@@ -6,6 +6,22 @@
 #include "simulator/text_gantt.h"
 
 namespace meshplan {
+namespace {
+
+// Seconds of the critical path by operation kind, in OpKind order.
+std::vector<std::pair<std::string, double>> critical_seconds_by_kind(const sim::PipelineSimulation& s) {
+  std::vector<double> seconds(static_cast<size_t>(sim::OpKind::other) + 1, 0.0);
+  for (sim::OpId id : s.result.critical_path) {
+    const sim::Operation& op = s.pipeline.graph.op(id);
+    seconds[static_cast<size_t>(op.tags.kind)] += op.duration_s;
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (size_t k = 0; k < seconds.size(); ++k)
+    if (seconds[k] > 0) out.emplace_back(sim::to_string(static_cast<sim::OpKind>(k)), seconds[k]);
+  return out;
+}
+
+}  // namespace
 
 nlohmann::ordered_json simulation_json(const Estimate& a, const sim::PipelineSimulation& s) {
   const sim::SimulationResult& r = s.result;
@@ -17,6 +33,11 @@ nlohmann::ordered_json simulation_json(const Estimate& a, const sim::PipelineSim
                     {"ops", r.ops},
                     {"events", r.events},
                     {"critical_path_ops", r.critical_path.size()}};
+  nlohmann::ordered_json by_kind = nlohmann::ordered_json::object();
+  for (const auto& [kind, sec] : critical_seconds_by_kind(s)) by_kind[kind] = sec;
+  nlohmann::ordered_json names = nlohmann::ordered_json::array();
+  for (sim::OpId id : r.critical_path) names.push_back(sim::display_name(s.pipeline.graph.op(id)));
+  j["simulated"]["critical_path"] = {{"seconds_by_kind", by_kind}, {"operations", names}};
   j["simulated"]["stages"] = nlohmann::ordered_json::array();
   for (const sim::StageSummary& st : r.stages) {
     const double model_in_flight =
@@ -40,10 +61,12 @@ std::string simulation_table(const Estimate& a, const sim::PipelineSimulation& s
   const sim::SimulationResult& r = s.result;
   std::string out = fmt::format(
       "layout   {}\nanalytic step {} (bubble {:.1f}%)   simulated step {} (bubble {:.1f}%)   "
-      "difference {:+.2f}%\nsimulated {} operations, {} events; critical path {} operations\n\n",
+      "difference {:+.2f}%\nsimulated {} operations, {} events; critical path {} operations:",
       short_label(a.layout), seconds(a.step_time_s), 100 * a.bubble_fraction, seconds(r.step_s),
       100 * r.bubble_fraction, 100 * (r.step_s - a.step_time_s) / a.step_time_s, r.ops, r.events,
       r.critical_path.size());
+  for (const auto& [kind, sec] : critical_seconds_by_kind(s)) out += fmt::format(" {} {}", kind, seconds(sec));
+  out += "\n\n";
   std::vector<std::vector<std::string>> rows;
   for (const sim::StageSummary& st : r.stages) {
     const double model_in_flight =
