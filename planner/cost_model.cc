@@ -115,8 +115,12 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
   if (l.pp > 1) {
     const double tokens = static_cast<double>(l.mbs * training_.seq_len / l.cp);
     const double activation = 2 * tokens * static_cast<double>(model_.hidden);
-    shape.p2p_s = collectives_.p2p_time_s(l.stride(Dim::pp), activation / static_cast<double>(l.tp));
-    if (l.tp > 1 && !l.sp) shape.p2p_gather_s = collectives_.time_s(Collective::all_gather, tp_group(l), activation);
+    const bool scatter = options_.pp_scatter_gather || (l.sp && l.tp > 1);
+    shape.p2p_s = collectives_.p2p_time_s(l.stride(Dim::pp),
+                                          scatter ? activation / static_cast<double>(l.tp) : activation);
+    if (scatter && l.tp > 1 && !l.sp) {
+      shape.p2p_gather_s = collectives_.time_s(Collective::all_gather, tp_group(l), activation);
+    }
   }
   const GroupShape dense_group = dp_group(l), expert_group = expert_dp_group(l);
   for (size_t i = 0; i < params.size(); ++i) {

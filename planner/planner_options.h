@@ -26,6 +26,10 @@ struct CostOptions {
   // Whether pipeline sends and receives overlap compute. When not, every micro-batch's
   // activation and gradient transfer of every chunk sits on the stage's critical path.
   bool overlap_p2p = true;
+  // Megatron-LM's scatter/gather optimisation: each TP rank sends 1/t of the activation across
+  // the pipeline boundary (Narayanan et al. 2021 §4.1). DeepSpeed's PipelineEngine sends it
+  // whole from every TP rank.
+  bool pp_scatter_gather = true;
   // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
   // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
   // default ddp_bucket_size).

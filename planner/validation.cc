@@ -163,6 +163,7 @@ Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_roo
   // Their pipeline engines waited for every send and receive (Megatron-LM added
   // --overlap-p2p-communication in 2023; DeepSpeed's PipelineEngine is synchronous).
   options.overlap_p2p = options.overlap_grad_reduce;
+  options.pp_scatter_gather = r.source != "bloom";  // Megatron-DeepSpeed: DeepSpeed's PipelineEngine
   // Megatron-LM 2021 trained in fp16 and kept gradients (and their all-reduce) in the parameter
   // dtype unless --accumulate-allreduce-grads-in-fp32 was given (default off; forced on only for
   // bf16). The ZeRO-3 rows ran DeepSpeed, which keeps meshplan's default fp32 gradients.
