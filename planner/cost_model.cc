@@ -212,14 +212,21 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k, const 
 double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const StageTiming& st,
                                bool with_zero3_gathers) const {
   const double m = static_cast<double>(training_.global_batch / (l.dp * l.mbs));
-  const double window = options_.overlap_grad_reduce ? st.backward_s + st.recompute_s : 0;
+  // Gradients of a chunk are final after its last micro-batch's backward. Without interleaving
+  // that is the last backward of the step; with v chunks per stage the chunks finish one after
+  // another through the cool-down, which leaves (p·(v − 1) + 1)/v micro-batch backwards to
+  // hide the reduction behind (Megatron-LM reduces each chunk's buckets as they complete).
+  const double p = static_cast<double>(l.pp), v = static_cast<double>(l.vpp);
+  const double stagger = l.schedule == Schedule::interleaved ? (p * (v - 1) + 1) / v : 1.0;
+  const double per_mb_window = options_.overlap_grad_reduce ? st.backward_s + st.recompute_s : 0;
+  const double last_window = stagger * per_mb_window;
   const double layers = static_cast<double>(k.mix.layers());
   double exposed = 0;
   for (const SyncTimes& t : k.sync[static_cast<size_t>(l.zero)]) {
     if (t.reduce <= 0) continue;
-    const double once = std::max(t.reduce_last, t.reduce - window);
+    const double once = std::max(t.reduce_last, t.reduce - last_window);
     // ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward.
-    exposed += l.zero <= 1 ? once : (m - 1) * std::max(0.0, t.reduce - window) + once;
+    exposed += l.zero <= 1 ? once : (m - 1) * std::max(0.0, t.reduce - per_mb_window) + once;
     // ZeRO-1/2: updated weights gathered behind the next step's first forward.
     if (t.gather > 0) exposed += std::max(t.gather_last, t.gather - st.forward_s);
     // ZeRO-3: each layer gathered one layer ahead, in forward and backward.
