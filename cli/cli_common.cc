@@ -17,6 +17,8 @@ void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
   sub->add_option("--global-batch", in.global_batch,
                   "sequences per optimizer step (default: the model's training.global_batch)")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--gpus", in.gpus, "use this many of the cluster's GPUs (default: all)")
+      ->check(CLI::PositiveNumber);
   if (with_layout) {
     sub->add_option("--layout", in.layout_text,
                     "e.g. tp=8,pp=4,zero=1,mbs=1,recompute=selective (dp fills the rest)")
@@ -27,8 +29,6 @@ void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
   sub->add_option("--profile", in.profile_path,
                   "calibration profile YAML (default: the cluster's profile, else built-in defaults)");
-  sub->add_option("--gpus", in.gpus, "use this many of the cluster's GPUs (default: all)")
-      ->check(CLI::PositiveNumber);
   sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
                 "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
 }

@@ -28,9 +28,9 @@ struct InputOptions {
   std::string format = "table";
 };
 
-// Adds --model, --cluster, --seq-len, --global-batch (and --layout when `with_layout`).
+// Adds --model, --cluster, --seq-len, --global-batch, --gpus (and --layout when `with_layout`).
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout);
-// Adds --profile, --gpus and --causal-attention-flops.
+// Adds --profile and --causal-attention-flops.
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost);
 // Adds --format with the given choices.
 void add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& choices);

@@ -31,8 +31,6 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ExportOptions>();
   CLI::App* sub = app.add_subcommand("export", "print a layout as launcher configuration");
   add_input_options(sub, o->in, /*with_layout=*/true);
-  sub->add_option("--gpus", o->in.gpus, "use this many of the cluster's GPUs (default: all)")
-      ->check(CLI::PositiveNumber);
   sub->add_option("--format", o->launcher, "launcher: megatron | deepspeed | nemo | torchtitan")
       ->required()
       ->check(CLI::IsMember(launcher_names()));
