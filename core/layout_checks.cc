@@ -19,11 +19,8 @@ class Checker {
   std::string origin_;
 };
 
-}  // namespace
-
-std::vector<Diagnostic> check_layout(Layout& l, const ModelSpec& m, int64_t gpus,
-                                     const TrainingSpec& t, const std::string& origin) {
-  Checker c(origin);
+// The degrees multiply to the GPU count; resolves dp when it was left to fill.
+void check_gpu_count(Checker& c, Layout& l, int64_t gpus) {
   const int64_t mp = l.tp * l.pp * l.cp;
   if (l.dp == 0) {
     c.require(gpus % mp == 0, "tp", l.tp,
@@ -34,6 +31,10 @@ std::vector<Diagnostic> check_layout(Layout& l, const ModelSpec& m, int64_t gpus
               fmt::format("dp·tp·pp·cp = {}·{}·{}·{} = {} must equal the GPU count ({})", l.dp,
                           l.tp, l.pp, l.cp, l.gpus(), gpus));
   }
+}
+
+// Tensor and expert parallelism split the model's heads, widths and experts evenly.
+void check_model_split(Checker& c, const Layout& l, const ModelSpec& m) {
   c.require(m.heads % l.tp == 0, "tp", l.tp, fmt::format("must divide heads ({})", m.heads));
   c.require(m.kv_heads % l.tp == 0 || l.tp % m.kv_heads == 0, "tp", l.tp,
             fmt::format("must divide kv_heads ({}) or be a multiple of it (KV heads are then "
@@ -54,6 +55,10 @@ std::vector<Diagnostic> check_layout(Layout& l, const ModelSpec& m, int64_t gpus
   } else {
     c.require(l.ep == 1, "ep", l.ep, "must be 1 for a dense model (it has no experts)");
   }
+}
+
+// Layers split over pp·vpp chunks, and the schedule's own rules.
+void check_pipeline(Checker& c, const Layout& l, const ModelSpec& m) {
   const int64_t chunks = l.pp * l.vpp;
   c.require(l.uneven || m.layers % chunks == 0, "pp", l.pp,
             fmt::format("pp·vpp = {} must divide layers ({}); add uneven=true to let the first "
@@ -68,6 +73,13 @@ std::vector<Diagnostic> check_layout(Layout& l, const ModelSpec& m, int64_t gpus
   if (l.schedule == Schedule::interleaved) {
     c.require(l.vpp > 1, "vpp", l.vpp, "schedule=interleaved needs vpp ≥ 2");
   }
+  const int64_t stage_layers = (m.layers + chunks - 1) / chunks * l.vpp;  // the largest stage
+  c.require(l.recompute_layers <= stage_layers, "recompute_layers", l.recompute_layers,
+            fmt::format("must not exceed the layers per stage ({})", stage_layers));
+}
+
+// The batch splits into micro-batches, and the sequence into CP and SP shards.
+void check_batch_and_sequence(Checker& c, const Layout& l, const TrainingSpec& t) {
   const int64_t per_step = l.dp * l.mbs;
   c.require(t.global_batch % per_step == 0, "mbs", l.mbs,
             fmt::format("dp·mbs = {}·{} = {} must divide the global batch ({} sequences)", l.dp,
@@ -88,10 +100,17 @@ std::vector<Diagnostic> check_layout(Layout& l, const ModelSpec& m, int64_t gpus
               fmt::format("must divide the per-rank sequence ({}) under sequence parallelism",
                           t.seq_len / l.cp));
   }
-  int64_t min_chunk = m.layers / chunks;
-  c.require(l.recompute_layers <= (m.layers + chunks - 1) / chunks * l.vpp, "recompute_layers",
-            l.recompute_layers,
-            fmt::format("must not exceed the layers per stage ({})", min_chunk * l.vpp));
+}
+
+}  // namespace
+
+std::vector<Diagnostic> check_layout(Layout& l, const ModelSpec& m, int64_t gpus,
+                                     const TrainingSpec& t, const std::string& origin) {
+  Checker c(origin);
+  check_gpu_count(c, l, gpus);
+  check_model_split(c, l, m);
+  check_pipeline(c, l, m);
+  check_batch_and_sequence(c, l, t);
   return c.errors;
 }
 
