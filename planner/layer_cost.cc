@@ -107,41 +107,43 @@ double elementwise_bytes(const LayerCostContext& ctx, const LayerCostKey& key, b
 
 }  // namespace
 
-LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
-                     const GroupShape& tp_group, const GroupShape& cp_group,
-                     const GroupShape& ep_group) {
+namespace {
+
+// The GEMMs of one layer: attention projections, then the dense MLP or router, experts and
+// shared experts.
+GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                      double tokens) {
   const ModelSpec& m = *ctx.model;
   const double tp = static_cast<double>(key.tp);
-  const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
-  const double h = static_cast<double>(m.hidden);
   GemmTimes g;
   add_attention_projections(g, ctx, tokens, tp);
   if (!moe_layer) {
     add_mlp(g, ctx, tokens, static_cast<double>(m.ffn_hidden), tp);
-  } else {
-    const MoeSpec& e = *m.moe;
-    const double local_experts = static_cast<double>(e.experts / key.ep);
-    const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
-    g.add(*ctx.gemm, tokens, static_cast<double>(e.experts), h);  // router
-    add_mlp(g, ctx, routed / local_experts, static_cast<double>(e.expert_ffn_hidden), tp,
-            local_experts);
-    if (e.shared_experts > 0) {
-      add_mlp(g, ctx, tokens, static_cast<double>(e.expert_ffn_hidden * e.shared_experts), tp);
-    }
+    return g;
   }
-  const AttentionTimes attn = attention_times(ctx, key, tokens);
-  const double elementwise = elementwise_bytes(ctx, key, moe_layer, tokens) / ctx.hbm_bytes_per_s;
-  LayerCost c;
-  c.attention_forward_s = attn.forward;
-  c.forward_s = g.forward + attn.forward + elementwise;
-  c.backward_weight_s = g.weight_grad;
-  c.backward_s = g.input_grad + g.weight_grad + attn.backward + 2 * elementwise;
+  const MoeSpec& e = *m.moe;
+  const double local_experts = static_cast<double>(e.experts / key.ep);
+  const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
+  g.add(*ctx.gemm, tokens, static_cast<double>(e.experts), static_cast<double>(m.hidden));  // router
+  add_mlp(g, ctx, routed / local_experts, static_cast<double>(e.expert_ffn_hidden), tp, local_experts);
+  if (e.shared_experts > 0) {
+    add_mlp(g, ctx, tokens, static_cast<double>(e.expert_ffn_hidden * e.shared_experts), tp);
+  }
+  return g;
+}
 
+// Exposed TP, CP and EP communication of one layer under the overlap rules of cost_model.h.
+void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCostKey& key,
+                       bool moe_layer, double tokens, const GemmTimes& g, const AttentionTimes& attn,
+                       const GroupShape& tp_group, const GroupShape& cp_group, const GroupShape& ep_group) {
+  const ModelSpec& m = *ctx.model;
+  const double tp = static_cast<double>(key.tp), h = static_cast<double>(m.hidden);
+  const CollectiveModel& net = *ctx.collectives;
   if (key.tp > 1) {  // two collectives per pass of 2·T·h bytes each (Korthikanti et al. 2022)
     const double bytes = 2 * tokens * h;
-    const double pass = key.sp ? 2 * (ctx.collectives->time_s(Collective::all_gather, tp_group, bytes) +
-                                      ctx.collectives->time_s(Collective::reduce_scatter, tp_group, bytes))
-                               : 2 * ctx.collectives->time_s(Collective::all_reduce, tp_group, bytes);
+    const double pass = key.sp ? 2 * (net.time_s(Collective::all_gather, tp_group, bytes) +
+                                      net.time_s(Collective::reduce_scatter, tp_group, bytes))
+                               : 2 * net.time_s(Collective::all_reduce, tp_group, bytes);
     // With TP overlap the communication hides behind the GEMMs of the same pass.
     c.tp_forward_s = key.tp_overlap ? std::max(0.0, pass - g.forward) : pass;
     c.tp_backward_s = key.tp_overlap ? std::max(0.0, pass - g.input_grad - g.weight_grad) : pass;
@@ -152,18 +154,33 @@ LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool 
                                                            m.mla->qk_rope_head_dim + m.mla->v_head_dim)
                                  : 2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) *
                                        static_cast<double>(m.head_dim);
-    const double step = ctx.collectives->ring_step_time_s(cp_group, 2 * tokens * kv_cols);
-    const double ring = static_cast<double>(key.cp - 1) * step;
+    const double ring = static_cast<double>(key.cp - 1) * net.ring_step_time_s(cp_group, 2 * tokens * kv_cols);
     c.cp_forward_s = std::max(0.0, ring - attn.forward);
     c.cp_backward_s = std::max(0.0, 2 * ring - attn.backward);
   }
   if (moe_layer && key.ep > 1) {  // dispatch and combine all-to-alls, each pass
     const MoeSpec& e = *m.moe;
     const double bytes = 2 * tokens * static_cast<double>(e.top_k) * e.capacity_factor * h;
-    const double pass = 2 * ctx.collectives->time_s(Collective::all_to_all, ep_group, bytes);
-    c.ep_forward_s = pass;
-    c.ep_backward_s = pass;
+    c.ep_forward_s = c.ep_backward_s = 2 * net.time_s(Collective::all_to_all, ep_group, bytes);
   }
+}
+
+}  // namespace
+
+LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                     const GroupShape& tp_group, const GroupShape& cp_group,
+                     const GroupShape& ep_group) {
+  const ModelSpec& m = *ctx.model;
+  const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
+  const GemmTimes g = layer_gemms(ctx, key, moe_layer, tokens);
+  const AttentionTimes attn = attention_times(ctx, key, tokens);
+  const double elementwise = elementwise_bytes(ctx, key, moe_layer, tokens) / ctx.hbm_bytes_per_s;
+  LayerCost c;
+  c.attention_forward_s = attn.forward;
+  c.forward_s = g.forward + attn.forward + elementwise;
+  c.backward_weight_s = g.weight_grad;
+  c.backward_s = g.input_grad + g.weight_grad + attn.backward + 2 * elementwise;
+  add_communication(c, ctx, key, moe_layer, tokens, g, attn, tp_group, cp_group, ep_group);
   c.activations = layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
                                     {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp});
   return c;
