@@ -163,21 +163,6 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
   return it->second;
 }
 
-namespace {
-
-// Layers of a stage recomputed in full: dense ones first (they come first in the model).
-struct FullRecompute {
-  int64_t dense = 0, moe = 0;
-};
-
-FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix) {
-  const int64_t full = l.recompute == Recompute::full ? mix.layers()
-                                                      : std::min(l.recompute_layers, mix.layers());
-  const int64_t dense = std::min(full, mix.dense_layers);
-  return {dense, full - dense};
-}
-
-}  // namespace
 
 StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k, const LayerPair& c) const {
   const StageLayerMix& mix = k.mix;

@@ -48,10 +48,8 @@ struct StageActivations {
 
 StageActivations stage_activations(const StageLayerMix& mix, const LayerActivations& dense,
                                    const LayerActivations& moe, const Layout& l) {
-  const int64_t full = l.recompute == Recompute::full ? mix.layers()
-                                                      : std::min(l.recompute_layers, mix.layers());
-  const int64_t full_dense = std::min(full, mix.dense_layers);
-  const int64_t full_moe = full - full_dense;
+  const FullRecompute f = full_recompute(l, mix);
+  const int64_t full = f.dense + f.moe, full_dense = f.dense, full_moe = f.moe;
   StageActivations s;
   s.per_micro_batch = static_cast<double>(full_dense) * dense.stored(Recompute::full) +
                       static_cast<double>(mix.dense_layers - full_dense) * dense.stored(l.recompute) +
@@ -72,6 +70,13 @@ StageActivations stage_activations(const StageLayerMix& mix, const LayerActivati
 }
 
 }  // namespace
+
+FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix) {
+  const int64_t full = l.recompute == Recompute::full ? mix.layers()
+                                                      : std::min(l.recompute_layers, mix.layers());
+  const int64_t dense = std::min(full, mix.dense_layers);
+  return {dense, full - dense};
+}
 
 std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l) {
   std::vector<StageLayerMix> mix(static_cast<size_t>(l.pp));

@@ -61,6 +61,13 @@ struct StageLayerMix {
 };
 std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l);
 
+// Layers of a stage recomputed in full: every layer under recompute=full, else the first
+// recompute_layers — dense ones first (they come first in the model).
+struct FullRecompute {
+  int64_t dense = 0, moe = 0;
+};
+FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix);
+
 // One stage's memory from its parameters, the per-micro-batch activations of one dense and one
 // MoE layer, and the layout. `logits` is counted on the last stage only.
 StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,

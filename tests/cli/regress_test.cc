@@ -2,30 +2,20 @@
 // names a regression, --update's round trip, and byte-identical output across runs and thread
 // counts. Runs the built executable (MESHPLAN_BINARY) on files in a temporary directory.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
+#include "run_meshplan.h"
+
 namespace fs = std::filesystem;
+using meshplan::testing::Run;
 
 namespace {
 
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read(const fs::path& p) { return meshplan::testing::read_file(p); }
 
 void write(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
@@ -62,20 +52,8 @@ class Fixture {
 
   // meshplan regress with the fixture's files and `extra` arguments.
   Run regress(const std::string& extra) const {
-    fs::path err = dir_ / "stderr.txt";
-    std::string cmd = std::string("'") + MESHPLAN_BINARY + "' regress --scenarios '" +
-                      scenarios().string() + "' --baseline '" + baseline().string() + "' " + extra +
-                      " 2>'" + err.string() + "'";
-    Run r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buf[4096];
-    size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-    int status = pclose(pipe);
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = read(err);
-    return r;
+    return meshplan::testing::run_meshplan("regress --scenarios '" + scenarios().string() +
+                                           "' --baseline '" + baseline().string() + "' " + extra);
   }
 
  private:
