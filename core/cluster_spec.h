@@ -17,6 +17,7 @@ struct GpuSpec {
   int64_t hbm_bytes = 0;
   double hbm_bytes_per_s = 0;
   std::string source;  // datasheet the numbers come from
+  int64_t sm_count = 0;  // streaming multiprocessors (0: unknown, no wave quantization)
 
   double peak_flops_per_s(Precision p) const {
     return p == Precision::fp8 && peak_fp8_flops_per_s > 0 ? peak_fp8_flops_per_s

@@ -19,6 +19,10 @@
 //         - {m: 16, n: 16, k: 16, status: "failed: no algorithm"}
 //   hbm_GBps: 3000
 //   attention_efficiency: 0.55
+//   attention:                        # fused attention kernels (FlashAttention FLOP convention)
+//     - {kernel: cudnn, head_dim: 128, seq_len: 4096, causal: true, fwd_tflops: 518,
+//        bwd_tflops: 450, source: "..."}   # or fwd_bwd_tflops alone
+//   fp8_quantization_overhead: 0.21
 //   intra_node_bus_efficiency: 0.8
 //   inter_node_bus_efficiency: 0.9
 //   collectives:
@@ -219,6 +223,17 @@ void render_gemm(std::string& out, const std::map<std::string, GemmTable>& gemm)
   }
 }
 
+std::string render_attention_sample(const AttentionSample& a) {
+  std::string row = fmt::format("{{kernel: {}, head_dim: {}, seq_len: {}, causal: {}", quote(a.kernel),
+                                a.head_dim, a.seq_len, a.causal ? "true" : "false");
+  if (a.fwd_flops_per_s) row += ", fwd_tflops: " + format_scaled(a.fwd_flops_per_s, -kTera);
+  if (a.bwd_flops_per_s) row += ", bwd_tflops: " + format_scaled(a.bwd_flops_per_s, -kTera);
+  if (a.fwd_bwd_flops_per_s)
+    row += ", fwd_bwd_tflops: " + format_scaled(a.fwd_bwd_flops_per_s, -kTera);
+  if (!a.source.empty()) row += ", source: " + quote(a.source);
+  return row + "}";
+}
+
 void render_collective(std::string& out, const CollectiveFit& c) {
   out += fmt::format("  - collective: {}\n", quote(c.collective));
   put(out, "    ", "level", c.level);
@@ -333,10 +348,27 @@ std::string file_stem(const std::string& file) {
   return std::filesystem::path(file).stem().string();
 }
 
+AttentionSample read_attention_sample(const YamlNode& n) {
+  n.expect_only_keys({"kernel", "head_dim", "seq_len", "causal", "fwd_tflops", "bwd_tflops",
+                      "fwd_bwd_tflops", "source"});
+  AttentionSample s;
+  s.kernel = n.child("kernel").as_string();
+  s.head_dim = n.child("head_dim").as_int(1, 1 << 20);
+  s.seq_len = n.child("seq_len").as_int(1, int64_t{1} << 32);
+  s.causal = n.child("causal").as_bool();
+  s.fwd_flops_per_s = get_scaled(n, "fwd_tflops", kTera);
+  s.bwd_flops_per_s = get_scaled(n, "bwd_tflops", kTera);
+  s.fwd_bwd_flops_per_s = get_scaled(n, "fwd_bwd_tflops", kTera);
+  if (s.fwd_flops_per_s <= 0 && s.fwd_bwd_flops_per_s <= 0)
+    n.fail("needs fwd_tflops or fwd_bwd_tflops greater than 0");
+  s.source = get_text(n, "source", "");
+  return s;
+}
+
 CalibrationProfile read_profile(const YamlNode& root) {
   if (!root.is_map()) root.fail("must be a mapping (a calibration profile)");
   root.expect_only_keys({"name", "provenance", "gemm", "hbm_GBps", "attention_efficiency",
-                         "intra_node_bus_efficiency", "inter_node_bus_efficiency", "collectives",
+                         "attention", "fp8_quantization_overhead", "intra_node_bus_efficiency", "inter_node_bus_efficiency", "collectives",
                          "notes"});
   CalibrationProfile p;
   p.name = get_text(root, "name", file_stem(root.file()));
@@ -351,6 +383,12 @@ CalibrationProfile read_profile(const YamlNode& root) {
   }
   p.hbm_bytes_per_s = get_scaled(root, "hbm_GBps", kGiga);
   p.attention_efficiency = root.get_double("attention_efficiency", 0.0, 0.0, 1.0);
+  if (auto att = root.optional_child("attention")) {
+    if (!att->is_sequence()) att->fail("must be a list");
+    for (size_t i = 0; i < att->size(); ++i)
+      p.attention.push_back(read_attention_sample(att->element(i)));
+  }
+  p.fp8_quantization_overhead = root.get_double("fp8_quantization_overhead", 0.0, 0.0, 10.0);
   p.intra_node_bus_efficiency = root.get_double("intra_node_bus_efficiency", 0.0, 0.0, 1.0);
   p.inter_node_bus_efficiency = root.get_double("inter_node_bus_efficiency", 0.0, 0.0, 1.0);
   if (auto cs = root.optional_child("collectives")) {
@@ -398,6 +436,10 @@ std::string render_profile_yaml(const CalibrationProfile& p) {
   if (p.hbm_bytes_per_s) out += "hbm_GBps: " + format_scaled(p.hbm_bytes_per_s, -kGiga) + "\n";
   if (p.attention_efficiency)
     out += "attention_efficiency: " + format_scaled(p.attention_efficiency, 0) + "\n";
+  if (!p.attention.empty()) out += "attention:\n";
+  for (const auto& a : p.attention) out += "  - " + render_attention_sample(a) + "\n";
+  if (p.fp8_quantization_overhead)
+    out += "fp8_quantization_overhead: " + format_scaled(p.fp8_quantization_overhead, 0) + "\n";
   if (p.intra_node_bus_efficiency)
     out += "intra_node_bus_efficiency: " + format_scaled(p.intra_node_bus_efficiency, 0) + "\n";
   if (p.inter_node_bus_efficiency)

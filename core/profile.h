@@ -61,12 +61,29 @@ struct CollectiveFit {
   std::vector<CollectiveSample> samples;
 };
 
+// Fused attention of one kernel at one head dim, sequence length and mask, in FlashAttention's
+// FLOP convention (forward 4·batch·seq²·heads·head_dim, halved when causal; backward 2.5× the
+// forward; flash-attention benchmarks/benchmark_flash_attention.py). A sample gives forward and
+// backward throughput, or only their combined fwd+bwd figure (3.5× forward FLOPs over both
+// times), or only the forward.
+struct AttentionSample {
+  std::string kernel;  // cudnn | fa2 | fa3 | ... (which implementation was timed)
+  int64_t head_dim = 0, seq_len = 0;
+  bool causal = true;
+  double fwd_flops_per_s = 0, bwd_flops_per_s = 0, fwd_bwd_flops_per_s = 0;  // 0: not given
+  std::string source;
+};
+
 struct CalibrationProfile {
   std::string name;
   Provenance provenance;
   std::map<std::string, GemmTable> gemm;  // by dtype
   double hbm_bytes_per_s = 0;             // achieved copy bandwidth (read + write counted)
   double attention_efficiency = 0;        // fused attention fwd+bwd achieved / dense peak
+  std::vector<AttentionSample> attention;  // by kernel, head dim, sequence length, mask
+  // FP8 GEMMs with dynamic (current) scaling: extra time to quantize their operands, as a share
+  // of the quantized GEMM's own time (0: not measured).
+  double fp8_quantization_overhead = 0;
   // Bus bandwidth / link bandwidth for levels without a measured fit: innermost level, others.
   double intra_node_bus_efficiency = 0;
   double inter_node_bus_efficiency = 0;

@@ -109,20 +109,37 @@ double CollectiveModel::level_time_s(Collective c, size_t level, int64_t members
 
 double CollectiveModel::ring_time_s(Collective c, const GroupShape& group, double bytes) const {
   const int64_t n = group.size();
-  size_t level = levels_.size() - 1;
-  for (size_t l = 0; l < levels_.size(); ++l) {
-    if (members_within(group, l) >= n) {
-      level = l;
-      break;
-    }
-  }
-  // Only the ring edges that leave a domain of the level inside cross this one: 1 in `inner`
-  // of them. With every GPU in some ring at once, the uplinks carry 1/inner of the GPUs'
-  // traffic, so oversubscription bites only beyond that (max(1, oversubscription / inner)).
-  const int64_t inner = level > 0 ? members_within(group, level - 1) : 1;
-  LevelFit f = fit(c, level, n);
-  const double relief = std::min(levels_[level].oversubscription, static_cast<double>(inner));
-  return f.latency_s + bytes * factor(c, n) / (f.busbw_bytes_per_s * relief);
+  const size_t level = spanned_level(group);
+  const LevelFit f = fit(c, level, n);
+  return f.latency_s + bytes * factor(c, n) / ring_busbw(c, group, level);
+}
+
+size_t CollectiveModel::spanned_level(const GroupShape& group) const {
+  const int64_t n = group.size();
+  for (size_t l = 0; l < levels_.size(); ++l)
+    if (members_within(group, l) >= n) return l;
+  return levels_.size() - 1;
+}
+
+// Rail-optimized fabrics: every GPU has its own NIC (DGX H100: 8 × 400 Gb/s per node), and
+// NCCL runs one ring channel per rail, so a ring whose members sit `inner` to a domain of the
+// level inside drives `inner` links of this level at once. Its bus bandwidth is then
+// min(inner × per-GPU busbw of this level, busbw of the ring inside the domain): 8 GPUs per
+// node on NDR give min(8 × 47, 365) = 365 GB/s, matching NVIDIA's 370-380 GB/s for DGX H100
+// all-reduce at 32 GPUs (GTC24 S62129; ../shared/REFERENCE-performance.md §4.3); one GPU per
+// node gives one NIC's 47 GB/s. Every member's traffic crosses the level, so an oversubscribed
+// level (fit() divides its busbw) slows the ring by the full factor.
+double CollectiveModel::ring_busbw(Collective c, const GroupShape& group, size_t level) const {
+  return ring_busbw_within(c, group, level, group.size());
+}
+
+double CollectiveModel::ring_busbw_within(Collective c, const GroupShape& group, size_t level,
+                                          int64_t members) const {
+  const double own = fit(c, level, members).busbw_bytes_per_s;
+  if (level == 0) return own;
+  const int64_t inner = members_within(group, level - 1);
+  if (inner <= 1) return own;
+  return std::min(static_cast<double>(inner) * own, ring_busbw_within(c, group, level - 1, inner));
 }
 
 double CollectiveModel::time_s(Collective c, const GroupShape& group, double bytes) const {

@@ -2,12 +2,11 @@
 //
 // Two algorithms for groups that span several levels (a documented choice, CostOptions):
 // - ring (default): NCCL's flat ring over all n ranks, bound by the slowest level it crosses:
-//   t = α + S·factor(n)/busbw of the outermost level the group spans. This is what nccl-tests
-//   reports as multi-node bus bandwidth (~46-48 GB/s on NDR, ~23.5 on HDR per GPU;
-//   REFERENCE.md §3), and it reproduces the ZeRO-3 scaling of Narayanan et al. 2021 Table 2.
-//   Only 1 in `inner` ring edges leaves a domain of the level inside (inner = the group's
-//   members per such domain), so an oversubscribed level slows the ring by
-//   max(1, oversubscription / inner), not by the full oversubscription.
+//   t = α + S·factor(n)/busbw, where busbw is that of the outermost level the group spans
+//   times the group's members per domain of the level inside (one NIC per GPU: rails), capped
+//   by the ring inside that domain: one GPU per node gets one NIC's ~47 GB/s on NDR, eight get
+//   min(8 × 47, 365) GB/s (NVIDIA: 370-380 GB/s for DGX H100 all-reduce; REFERENCE-performance
+//   §4.3). Oversubscription divides a level's busbw for every ring crossing it.
 // - hierarchical: as below.
 // Per level: t = α + S·factor(n)/busbw, with α and busbw from the profile's fit for that
 // collective, level name and the nearest measured group size; without a fit α is the level's
@@ -72,6 +71,13 @@ class CollectiveModel {
   double level_time_s(Collective c, size_t level, int64_t members, double bytes) const;
 
   double ring_time_s(Collective c, const GroupShape& group, double bytes) const;
+  // The innermost level whose domain holds the whole group.
+  size_t spanned_level(const GroupShape& group) const;
+  // Bus bandwidth of a flat ring over `group`, which spans `level` (rails, see the .cc).
+  double ring_busbw(Collective c, const GroupShape& group, size_t level) const;
+  // The same for the `members` of `group` inside one domain of `level`.
+  double ring_busbw_within(Collective c, const GroupShape& group, size_t level,
+                           int64_t members) const;
 
   std::vector<NetworkLevel> levels_;
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::ring;

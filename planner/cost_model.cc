@@ -37,14 +37,14 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
       training_(t),
       options_(o),
       gemm_(profile_, cluster_.gpu, t.precision),
+      attention_(profile_, cluster_.gpu, o.attention_kernels),
       collectives_(profile_, cluster_, o.collective_algorithm) {
   context_.model = &model_;
   context_.gemm = &gemm_;
   context_.collectives = &collectives_;
   context_.options = &options_;
   context_.hbm_bytes_per_s = hbm_bandwidth(profile_, cluster_.gpu);
-  context_.attention_flops_per_s =
-      attention_efficiency(profile_) * cluster_.gpu.peak_flops_per_s(t.precision);
+  context_.attention = &attention_;
   context_.seq_len = t.seq_len;
   const double tokens = static_cast<double>(t.global_batch * t.seq_len);
   const double seq = static_cast<double>(t.seq_len);

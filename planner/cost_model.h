@@ -25,6 +25,7 @@
 #include "core/layout.h"
 #include "core/model_spec.h"
 #include "core/profile.h"
+#include "planner/attention_model.h"
 #include "planner/collective_model.h"
 #include "planner/gemm_model.h"
 #include "planner/layer_cost.h"
@@ -153,6 +154,7 @@ class CostModel {
   TrainingSpec training_;
   CostOptions options_;
   GemmModel gemm_;
+  AttentionModel attention_;
   CollectiveModel collectives_;
   LayerCostContext context_;
   double dense_layer_flops_ = 0, moe_layer_flops_ = 0;          // forward, global batch

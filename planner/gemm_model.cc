@@ -8,9 +8,12 @@
 namespace meshplan {
 
 GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision)
-    : peak_(gpu.peak_flops_per_s(precision)), hbm_bytes_per_s_(hbm_bandwidth(profile, gpu)) {
+    : peak_(gpu.peak_flops_per_s(precision)),
+      hbm_bytes_per_s_(hbm_bandwidth(profile, gpu)),
+      sm_count_(static_cast<double>(gpu.sm_count)) {
   const bool fp8 = precision == Precision::fp8 && gpu.peak_fp8_flops_per_s > 0;
   in_bytes_ = fp8 ? 1 : 2;
+  if (fp8) quantization_factor_ = 1 + profile.fp8_quantization_overhead;
   const char* dtype = fp8 ? "fp8" : "bf16";
   auto it = profile.gemm.find(dtype);
   max_efficiency_ = it != profile.gemm.end() && it->second.max_efficiency > 0
@@ -26,12 +29,26 @@ GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Prec
   }
 }
 
+double GemmModel::wave_efficiency(double m, double n) const {
+  if (sm_count_ <= 0) return 1;
+  auto tiled = [&](double tile_m, double tile_n) {
+    const double tiles = std::ceil(m / tile_m) * std::ceil(n / tile_n);
+    return tiles / (std::ceil(tiles / sm_count_) * sm_count_);
+  };
+  return std::max(tiled(128, 256), tiled(256, 128));
+}
+
 double GemmModel::fallback_time_s(double m, double n, double k) const {
   double bytes = (m * k + k * n) * in_bytes_ + m * n * out_bytes_;
-  return 2 * m * n * k / (max_efficiency_ * peak_) + bytes / hbm_bytes_per_s_;
+  return 2 * m * n * k / (max_efficiency_ * peak_ * wave_efficiency(m, n)) +
+         bytes / hbm_bytes_per_s_;
 }
 
 double GemmModel::time_s(double m, double n, double k) const {
+  return quantization_factor_ * kernel_time_s(m, n, k);
+}
+
+double GemmModel::kernel_time_s(double m, double n, double k) const {
   double t = fallback_time_s(m, n, k);
   if (anchors_.empty()) return t;
   const double lm = std::log2(m), ln = std::log2(n), lk = std::log2(k);

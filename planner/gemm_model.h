@@ -6,6 +6,14 @@
 // a no-overlap roofline that reproduces the published H100 fp8 K-sweep (M = N = 8192:
 // K = 256, 1024, 4096 → 537, 1000, 1278 TFLOP/s vs measured 376-569, 927-1129, 1378-1467;
 // ../shared/REFERENCE.md §3) within its spread.
+// Wave quantization: a GEMM runs as output tiles spread over the GPU's SMs in waves, and its
+// time grows with the number of waves, ceil(tiles / SMs) (ml-engineering "Do more SMs give more
+// TFLOPS?"; ../shared/REFERENCE-performance.md §1.7). The compute term is divided by
+// tiles / (waves · SMs) for the better of 128×256 and 256×128 tiles (the tile the source's
+// worked example uses; cuBLAS picks the orientation). GPUs of unknown SM count skip this.
+// FP8 with dynamic scaling: the operands are quantized before each GEMM, which adds the
+// profile's fp8_quantization_overhead × the GEMM time (Transformer Engine GEMM profiling:
+// autocast vs pre-quantized, ~17% of autocast time for current scaling; §1.4).
 // Near samples: the curve is scaled by the measured/fallback ratio of the samples, weighted by
 // inverse squared distance in log2(m, n, k) space; the correction fades linearly to none at a
 // log2 distance of 3 (8× in one dimension) from the nearest sample.
@@ -27,6 +35,8 @@ class GemmModel {
   // Seconds for C[m×n] = A[m×k]·B[k×n]. REQUIRES: m, n, k > 0.
   double time_s(double m, double n, double k) const;
   double fallback_time_s(double m, double n, double k) const;
+  // The GEMM kernel alone (what a profile sample measures): time_s without FP8 quantization.
+  double kernel_time_s(double m, double n, double k) const;
   double peak_flops_per_s() const { return peak_; }
   double max_efficiency() const { return max_efficiency_; }
 
@@ -34,7 +44,11 @@ class GemmModel {
   struct Anchor {
     double log_m, log_n, log_k, log_ratio;  // ratio = fallback time / measured time
   };
+  // Share of the SMs busy in the last wave's tiling (1 when unknown).
+  double wave_efficiency(double m, double n) const;
+
   double peak_ = 0, max_efficiency_ = 0, hbm_bytes_per_s_ = 0;
+  double sm_count_ = 0, quantization_factor_ = 1;
   double in_bytes_ = 2, out_bytes_ = 2;
   std::vector<Anchor> anchors_;
 };

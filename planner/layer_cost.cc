@@ -63,9 +63,14 @@ AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& 
   const double s_kv = static_cast<double>(ctx.seq_len);
   AttentionTimes t;
   if (m.attention == AttentionKind::flash) {
-    const double work = ctx.options->causal_attention_time ? 0.5 : 1.0;
-    t.forward = 2 * tokens * s_kv * heads * (qk + v) * work / ctx.attention_flops_per_s;
-    t.backward = ctx.options->flash_backward_factor * t.forward;
+    const bool causal = ctx.options->causal_attention_time;
+    const double flops = 2 * tokens * s_kv * heads * (qk + v) * (causal ? 0.5 : 1.0);
+    // Each kernel call sees the query block of this CP rank against key blocks of the same
+    // length (ring attention), so its efficiency is that of a seq_len/cp sequence.
+    const AttentionModel::Times a = ctx.attention->time(
+        flops, static_cast<int64_t>(qk), std::max<int64_t>(1, ctx.seq_len / key.cp), causal);
+    t.forward = a.forward_s;
+    t.backward = a.backward_s;
     return t;
   }
   // Standard attention: batched GEMMs per sequence and head, and the s×s scores through HBM

@@ -8,6 +8,7 @@
 #include "core/layout.h"
 #include "core/model_spec.h"
 #include "planner/activation_memory.h"
+#include "planner/attention_model.h"
 #include "planner/collective_model.h"
 #include "planner/gemm_model.h"
 #include "planner/planner_options.h"
@@ -37,8 +38,8 @@ struct LayerCostContext {
   const GemmModel* gemm = nullptr;
   const CollectiveModel* collectives = nullptr;
   const CostOptions* options = nullptr;
+  const AttentionModel* attention = nullptr;
   double hbm_bytes_per_s = 0;
-  double attention_flops_per_s = 0;  // attention efficiency × peak
   int64_t seq_len = 0;
 };
 

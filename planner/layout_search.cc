@@ -94,6 +94,7 @@ class Enumerator {
               Layout l;
               l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.vpp = v, l.ep = ep, l.mbs = mbs;
               l.sp = sp;
+              l.tp_overlap = tp > 1 && o_.fix.tp_overlap.value_or(false);
               l.uneven = deficit > 0;
               l.order = order;
               items.push_back({l});
@@ -220,7 +221,8 @@ Result<LayoutFix> parse_layout_fix(const std::string& text) {
     else if (key == "schedule") f.schedule = l.schedule;
     else if (key == "sp") f.sp = l.sp;
     else if (key == "order") f.order = l.order;
-    else if (key == "tp_overlap" || key == "uneven") {
+    else if (key == "tp_overlap") f.tp_overlap = l.tp_overlap;
+    else if (key == "uneven") {
       return Diagnostic{{"--fix", 1, static_cast<int>(start) + 1, text}, key, "",
                         "cannot be fixed in a search (use estimate --layout)"};
     }

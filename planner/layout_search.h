@@ -27,7 +27,7 @@ struct LayoutFix {
   std::optional<int> zero;
   std::optional<Recompute> recompute;
   std::optional<Schedule> schedule;
-  std::optional<bool> sp;
+  std::optional<bool> sp, tp_overlap;
   std::optional<std::array<Dim, 4>> order;
 };
 // Parses "tp=8,pp=16,..." (layout keys). Errors carry the column.

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "planner/collective_model.h"
 #include "planner/flop_count.h"
@@ -15,9 +17,10 @@ struct CostOptions {
   // Attention kernels skip masked blocks: causal attention does half the work of full
   // attention (FlashAttention's causal mode). Affects time, not the FLOPs reported.
   bool causal_attention_time = true;
-  // FlashAttention-2 backward performs 2.5× the forward matmul FLOPs (it recomputes the scores;
-  // Dao 2023 §3.1.2); standard attention's backward is 2× forward.
-  double flash_backward_factor = 2.5;
+  // Fused attention kernels the framework runs, in preference order; the first one the
+  // profile has samples for prices attention (attention_model.h). Megatron-Core and NeMo run
+  // Transformer Engine's cuDNN fused attention on Hopper (TE's default backend there).
+  std::vector<std::string> attention_kernels = {"cudnn", "fa3", "fa2"};
   // How collectives over several network levels run (collective_model.h).
   CollectiveAlgorithm collective_algorithm = CollectiveAlgorithm::ring;
   // Whether DP gradient reduction overlaps the backward pass (Megatron-LM --overlap-grad-reduce,

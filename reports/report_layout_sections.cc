@@ -1,10 +1,11 @@
 // The sections about the chosen layout: memory, time, timeline, what-ifs, launchers, and the
 // assumptions list (declared in report_sections.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include "reports/estimate_render.h"
-
+#include "planner/attention_model.h"
 #include "planner/profile_defaults.h"
+#include "reports/estimate_render.h"
 #include "reports/report_sections.h"
 #include "reports/text_format.h"
 
@@ -151,8 +152,9 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
           "Attention FLOPs counted {} (model FLOPs for MFU); kernel time {}.",
           o.flops.causal_attention ? "causal (half)" : "non-causal (Megatron/PaLM convention)",
           o.causal_attention_time ? "skips masked blocks (causal)" : "covers every block"),
-      fmt::format("Flash-attention backward = {:.1f}× forward matmul FLOPs.",
-                  o.flash_backward_factor),
+      fmt::format("Fused attention: kernel preference {}; backward = 2.5× forward FLOPs at "
+                  "{:.2f}× the forward throughput when a sample lacks it.",
+                  fmt::join(o.attention_kernels, ", "), kAttentionBackwardThroughputRatio),
       fmt::format(
           "Collectives over several network levels: {} algorithm.",
           o.collective_algorithm == CollectiveAlgorithm::ring ? "flat ring" : "hierarchical"),
