@@ -23,6 +23,7 @@
 //     - {kernel: cudnn, head_dim: 128, seq_len: 4096, causal: true, fwd_tflops: 518,
 //        bwd_tflops: 450, source: "..."}   # or fwd_bwd_tflops alone
 //   fp8_quantization_overhead: 0.21
+//   sustained_compute_ratio: 0.85     # sustained / burst clock of compute-bound kernels
 //   intra_node_bus_efficiency: 0.8
 //   inter_node_bus_efficiency: 0.9
 //   collectives:
@@ -368,7 +369,7 @@ AttentionSample read_attention_sample(const YamlNode& n) {
 CalibrationProfile read_profile(const YamlNode& root) {
   if (!root.is_map()) root.fail("must be a mapping (a calibration profile)");
   root.expect_only_keys({"name", "provenance", "gemm", "hbm_GBps", "attention_efficiency",
-                         "attention", "fp8_quantization_overhead", "intra_node_bus_efficiency", "inter_node_bus_efficiency", "collectives",
+                         "attention", "fp8_quantization_overhead", "sustained_compute_ratio", "intra_node_bus_efficiency", "inter_node_bus_efficiency", "collectives",
                          "notes"});
   CalibrationProfile p;
   p.name = get_text(root, "name", file_stem(root.file()));
@@ -389,6 +390,7 @@ CalibrationProfile read_profile(const YamlNode& root) {
       p.attention.push_back(read_attention_sample(att->element(i)));
   }
   p.fp8_quantization_overhead = root.get_double("fp8_quantization_overhead", 0.0, 0.0, 10.0);
+  p.sustained_compute_ratio = root.get_double("sustained_compute_ratio", 0.0, 0.0, 1.0);
   p.intra_node_bus_efficiency = root.get_double("intra_node_bus_efficiency", 0.0, 0.0, 1.0);
   p.inter_node_bus_efficiency = root.get_double("inter_node_bus_efficiency", 0.0, 0.0, 1.0);
   if (auto cs = root.optional_child("collectives")) {
@@ -438,6 +440,8 @@ std::string render_profile_yaml(const CalibrationProfile& p) {
     out += "attention_efficiency: " + format_scaled(p.attention_efficiency, 0) + "\n";
   if (!p.attention.empty()) out += "attention:\n";
   for (const auto& a : p.attention) out += "  - " + render_attention_sample(a) + "\n";
+  if (p.sustained_compute_ratio)
+    out += "sustained_compute_ratio: " + format_scaled(p.sustained_compute_ratio, 0) + "\n";
   if (p.fp8_quantization_overhead)
     out += "fp8_quantization_overhead: " + format_scaled(p.fp8_quantization_overhead, 0) + "\n";
   if (p.intra_node_bus_efficiency)

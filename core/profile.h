@@ -81,6 +81,11 @@ struct CalibrationProfile {
   double hbm_bytes_per_s = 0;             // achieved copy bandwidth (read + write counted)
   double attention_efficiency = 0;        // fused attention fwd+bwd achieved / dense peak
   std::vector<AttentionSample> attention;  // by kernel, head dim, sequence length, mask
+  // Sustained over burst throughput of compute-bound kernels (GEMMs, attention) in a long run:
+  // the clock a power-limited GPU holds under continuous load. GEMM max_efficiency and the
+  // attention samples are burst figures (short benchmarks); the cost model multiplies them by
+  // this (0: not known, taken as 1).
+  double sustained_compute_ratio = 0;
   // FP8 GEMMs with dynamic (current) scaling: extra time to quantize their operands, as a share
   // of the quantized GEMM's own time (0: not measured).
   double fp8_quantization_overhead = 0;

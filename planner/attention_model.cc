@@ -25,7 +25,8 @@ std::pair<double, double> sample_throughputs(const AttentionSample& s) {
 
 AttentionModel::AttentionModel(const CalibrationProfile& profile, const GpuSpec& gpu,
                                const std::vector<std::string>& kernels)
-    : fallback_flops_per_s_(attention_efficiency(profile) * gpu.peak_bf16_flops_per_s) {
+    : fallback_flops_per_s_(attention_efficiency(profile) * gpu.peak_bf16_flops_per_s),
+      sustained_(sustained_compute_ratio(profile)) {
   for (const std::string& k : kernels) {
     const bool present = std::any_of(profile.attention.begin(), profile.attention.end(),
                                      [&](const AttentionSample& s) { return s.kernel == k; });
@@ -99,10 +100,10 @@ AttentionModel::Times AttentionModel::time(double forward_flops, int64_t head_di
   if (forward_flops <= 0) return {};
   if (curves_.empty()) {
     const double fwd = forward_of_combined(fallback_flops_per_s_);
-    return {forward_flops / fwd, 2.5 * forward_flops / (r * fwd)};
+    return {forward_flops / (sustained_ * fwd), 2.5 * forward_flops / (sustained_ * r * fwd)};
   }
   const Point p = throughput(head_dim, seq_len, causal);
-  return {forward_flops / p.fwd, 2.5 * forward_flops / p.bwd};
+  return {forward_flops / (sustained_ * p.fwd), 2.5 * forward_flops / (sustained_ * p.bwd)};
 }
 
 }  // namespace meshplan

@@ -9,6 +9,7 @@
 // head dims. Throughput is in FlashAttention's FLOP convention, so a causal kernel's time is
 // its halved FLOPs over its (causal) throughput.
 //
+// Samples are burst figures: throughput is multiplied by the profile's sustained_compute_ratio.
 // A sample without backward throughput gets it from the forward: backward runs at 0.87× the
 // forward throughput (FA2 318/370 and FA3 559/646 TFLOP/s at d=128, 8k on H100; derived in
 // ../shared/REFERENCE-performance.md §2.4). A combined fwd+bwd figure T (3.5·F over both
@@ -64,6 +65,7 @@ class AttentionModel {
   std::string kernel_;
   std::vector<Curve> curves_;
   double fallback_flops_per_s_ = 0;
+  double sustained_ = 1;  // the profile's sustained_compute_ratio
 };
 
 }  // namespace meshplan

@@ -260,7 +260,11 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
   b.bubble_s = pipe - m * t_max;
   e.p2p_s = shape.p2p_s + shape.p2p_gather_s;
   if (l.pp > 1) {
-    b.pp_s = 2 * (p - 1) * e.p2p_s;
+    // The fill and drain chains cross every chunk boundary once each way: p − 1 transfers in
+    // 1F1B, p·v − 1 when each stage holds v chunks (interleaving multiplies pipeline transfers
+    // by v; Narayanan et al. 2021 §2.2). Megatron-LM blocks on them in warm-up and cool-down.
+    const double chain = l.schedule == Schedule::interleaved ? p * static_cast<double>(l.vpp) - 1 : p - 1;
+    b.pp_s = 2 * chain * e.p2p_s;
     if (!options_.overlap_p2p) b.pp_s += 2 * m * static_cast<double>(l.vpp) * e.p2p_s;
   }
   e.step_time_s = b.total_s();

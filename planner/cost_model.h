@@ -8,7 +8,8 @@
 // - CP's K/V ring exchange hides behind attention compute; only the excess is exposed.
 // - EP all-to-alls are exposed.
 // - PP sends are asynchronous: only the chain along pipeline fill and drain is exposed,
-//   2·(p − 1) transfers per step (plus 2·m·v when CostOptions::overlap_p2p is off).
+//   2·(p − 1) transfers per step, 2·(p·v − 1) interleaved (plus 2·m·v when
+//   CostOptions::overlap_p2p is off).
 // - DP gradient reduction overlaps the backward pass of the last micro-batch except the last
 //   bucket; ZeRO-1/2 parameter all-gathers overlap the first forward except the last bucket;
 //   ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward; ZeRO-3 gathers each

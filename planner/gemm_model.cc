@@ -8,7 +8,7 @@
 namespace meshplan {
 
 GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision)
-    : peak_(gpu.peak_flops_per_s(precision)),
+    : peak_(gpu.peak_flops_per_s(precision) * sustained_compute_ratio(profile)),
       hbm_bytes_per_s_(hbm_bandwidth(profile, gpu)),
       sm_count_(static_cast<double>(gpu.sm_count)) {
   const bool fp8 = precision == Precision::fp8 && gpu.peak_fp8_flops_per_s > 0;

@@ -6,6 +6,8 @@
 // a no-overlap roofline that reproduces the published H100 fp8 K-sweep (M = N = 8192:
 // K = 256, 1024, 4096 → 537, 1000, 1278 TFLOP/s vs measured 376-569, 927-1129, 1378-1467;
 // ../shared/REFERENCE.md §3) within its spread.
+// Peak is the dense datasheet figure times the profile's sustained_compute_ratio (the clock a
+// power-limited GPU holds in a long run; max_efficiency and samples are burst measurements).
 // Wave quantization: a GEMM runs as output tiles spread over the GPU's SMs in waves, and its
 // time grows with the number of waves, ceil(tiles / SMs) (ml-engineering "Do more SMs give more
 // TFLOPS?"; ../shared/REFERENCE-performance.md §1.7). The compute term is divided by

@@ -150,8 +150,10 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
                                       net.time_s(Collective::reduce_scatter, tp_group, bytes))
                                : 2 * net.time_s(Collective::all_reduce, tp_group, bytes);
     // With TP overlap the communication hides behind the GEMMs of the same pass.
-    c.tp_forward_s = key.tp_overlap ? std::max(0.0, pass - g.forward) : pass;
-    c.tp_backward_s = key.tp_overlap ? std::max(0.0, pass - g.input_grad - g.weight_grad) : pass;
+    const double eta = ctx.options->overlap_efficiency;
+    c.tp_forward_s = key.tp_overlap ? exposed_after_overlap(pass, g.forward, eta) : pass;
+    c.tp_backward_s =
+        key.tp_overlap ? exposed_after_overlap(pass, g.input_grad + g.weight_grad, eta) : pass;
   }
   if (key.cp > 1) {  // ring exchange of K and V blocks, hidden behind attention compute
     const double kv_cols = m.mla ? static_cast<double>(m.heads) / tp *
@@ -160,8 +162,9 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
                                  : 2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) *
                                        static_cast<double>(m.head_dim);
     const double ring = static_cast<double>(key.cp - 1) * net.ring_step_time_s(cp_group, 2 * tokens * kv_cols);
-    c.cp_forward_s = std::max(0.0, ring - attn.forward);
-    c.cp_backward_s = std::max(0.0, 2 * ring - attn.backward);
+    const double eta = ctx.options->overlap_efficiency;
+    c.cp_forward_s = exposed_after_overlap(ring, attn.forward, eta);
+    c.cp_backward_s = exposed_after_overlap(2 * ring, attn.backward, eta);
   }
   if (moe_layer && key.ep > 1) {  // dispatch and combine all-to-alls, each pass
     const MoeSpec& e = *m.moe;

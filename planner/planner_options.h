@@ -11,6 +11,14 @@
 
 namespace meshplan {
 
+// Exposed part of `comm` seconds of communication run beside `compute` seconds of work it
+// overlaps: only `efficiency` of the overlappable part hides (the collective's SMs and HBM
+// traffic slow the compute it runs beside, and the first chunk of a split GEMM waits for its
+// data): comm − efficiency · min(comm, compute).
+inline double exposed_after_overlap(double comm, double compute, double efficiency) {
+  return comm - efficiency * (comm < compute ? comm : compute);
+}
+
 struct CostOptions {
   MemoryOptions memory;
   FlopOptions flops;
@@ -21,6 +29,10 @@ struct CostOptions {
   // profile has samples for prices attention (attention_model.h). Megatron-Core and NeMo run
   // Transformer Engine's cuDNN fused attention on Hopper (TE's default backend there).
   std::vector<std::string> attention_kernels = {"cudnn", "fa3", "fa2"};
+  // Share of overlappable communication that actually hides behind compute
+  // (exposed_after_overlap). 1: perfect overlap. Fitted on the development set (see README,
+  // "Validation"): communication kernels occupy SMs and HBM bandwidth while GEMMs run.
+  double overlap_efficiency = 1.0;
   // How collectives over several network levels run (collective_model.h).
   CollectiveAlgorithm collective_algorithm = CollectiveAlgorithm::ring;
   // Whether DP gradient reduction overlaps the backward pass (Megatron-LM --overlap-grad-reduce,

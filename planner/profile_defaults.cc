@@ -8,6 +8,10 @@ double hbm_bandwidth(const CalibrationProfile& p, const GpuSpec& gpu) {
   return p.hbm_bytes_per_s > 0 ? p.hbm_bytes_per_s : kDefaultHbmEfficiency * gpu.hbm_bytes_per_s;
 }
 
+double sustained_compute_ratio(const CalibrationProfile& p) {
+  return p.sustained_compute_ratio > 0 ? p.sustained_compute_ratio : 1.0;
+}
+
 double attention_efficiency(const CalibrationProfile& p) {
   return p.attention_efficiency > 0 ? p.attention_efficiency : kDefaultAttentionEfficiency;
 }

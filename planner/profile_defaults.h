@@ -25,6 +25,8 @@ constexpr double kDefaultIntraNodeBusEfficiency = 0.8;
 constexpr double kDefaultInterNodeBusEfficiency = 0.94;
 
 double hbm_bandwidth(const CalibrationProfile& p, const GpuSpec& gpu);
+// The profile's sustained_compute_ratio, or 1 (burst throughput) when it has none.
+double sustained_compute_ratio(const CalibrationProfile& p);
 double attention_efficiency(const CalibrationProfile& p);
 
 // The profile for a cluster: `override_path` when given; else the cluster's `profile:` name,
