@@ -157,3 +157,19 @@ TEST_CASE("an unknown --framework exits 2 with the choices and the closest name"
         "megatron-core|nemo|megatron-2021|deepspeed|deepspeed-2021|megatron-deepspeed|fsdp2|"
         "torchtitan|composer (did you mean 'deepspeed'?)\n");
 }
+
+TEST_CASE("validate takes several --runs files and shows each modern run's framework and fit") {
+  const std::string data = std::string(MESHPLAN_TEST_DATA);
+  Run both = run_meshplan("validate --threads 2 --format json --runs '" + data + "/published_runs.yaml' --runs '" +
+                          data + "/published_runs_modern.yaml'");
+  REQUIRE(both.rc == 0);
+  nlohmann::json j = nlohmann::json::parse(both.out);
+  CHECK(j["runs"].size() == 47);
+  CHECK(j["summaries"].back()["name"] == "all");
+  CHECK(j["summaries"].back()["runs"] == 47);
+  Run modern = run_meshplan("validate --threads 2 --runs '" + data + "/published_runs_modern.yaml'");
+  REQUIRE(modern.rc == 0);
+  CHECK(modern.out.find("framework") != std::string::npos);
+  CHECK(modern.out.find("fits") != std::string::npos);
+  CHECK(modern.out.find("runs predicted not to fit in GPU memory") != std::string::npos);
+}
