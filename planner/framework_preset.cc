@@ -19,8 +19,9 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // pipeline. bf16 forces accumulate_allreduce_grads_in_fp32 (fp32 main gradients, 4 bytes).
     // Gradient accumulation: all but the last micro-batch run under no_sync
     // (megatron/core/pipeline_parallel/schedules.py), so ZeRO-0/1 reduce once per step. ZeRO-2/3
-    // (Megatron-FSDP) keep meshplan's earlier per-micro-batch reduce-scatter: not re-checked
-    // against megatron/core/distributed/fsdp, and the default must not move predictions.
+    // are Megatron-FSDP (--data-parallel-sharding-strategy optim_grads / optim_grads_params),
+    // which reduce-scatters gradients during every backward; only the outer-DP reduction of
+    // hybrid sharding waits for the last micro-batch (NVIDIA/Megatron-LM#7186).
     {"megatron-core", "Megatron-Core (Megatron-LM 2024+): distributed optimizer, overlapped grad reduce, param gather and p2p",
      "github.com/NVIDIA/Megatron-LM megatron/training/arguments.py, megatron/core/pipeline_parallel/schedules.py",
      true, true, true, true, true, 4, true},
