@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "planner/framework_preset.h"
 #include "planner/profile_defaults.h"
 
 namespace meshplan::cli {
@@ -29,12 +30,20 @@ void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
   sub->add_option("--profile", in.profile_path,
                   "calibration profile YAML (default: the cluster's profile, else built-in defaults)");
+  sub->add_option("--framework", in.framework,
+                  fmt::format("training framework whose overlap and gradient rules to model: {} "
+                              "(default: {})", fmt::join(framework_names(), " | "), kDefaultFramework));
   sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
                 "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
 }
 
 void add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& choices) {
   sub->add_option("--format", format, "output format")->check(CLI::IsMember(choices));
+}
+
+std::string framework_line(const CostOptions& cost) {
+  Result<FrameworkPreset> f = find_framework(cost.framework);
+  return fmt::format("framework: {}{}\n", cost.framework, f ? std::string(" — ") + f->description : "");
 }
 
 int print_errors(const std::vector<Diagnostic>& errors) {
@@ -86,8 +95,16 @@ std::optional<Planning> load_planning(const InputOptions& in, const CostOptions&
     print_errors(profile.errors());
     return std::nullopt;
   }
+  const std::string name = in.framework.empty() ? kDefaultFramework : in.framework;
+  Result<FrameworkPreset> framework = find_framework(name, SourceLocation{"--framework", 0, 0, ""});
+  if (!framework) {
+    print_errors(framework.errors());
+    return std::nullopt;
+  }
+  CostOptions options = cost;
+  apply_framework(framework.value(), options);
   auto model = std::make_unique<CostModel>(inputs->model, inputs->cluster, profile.value(),
-                                           inputs->training, cost);
+                                           inputs->training, options);
   return Planning{std::move(inputs.value()), std::move(model)};
 }
 

@@ -25,12 +25,13 @@ struct InputOptions {
   int64_t seq_len = 0;       // 0: the model's training.seq_len
   int64_t global_batch = 0;  // 0: the model's training.global_batch
   int64_t gpus = 0;          // 0: every GPU of the cluster
+  std::string framework;     // "": the default preset (megatron-core)
   std::string format = "table";
 };
 
 // Adds --model, --cluster, --seq-len, --global-batch, --gpus (and --layout when `with_layout`).
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout);
-// Adds --profile and --causal-attention-flops.
+// Adds --profile, --framework and --causal-attention-flops.
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost);
 // Adds --format with the given choices.
 void add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& choices);
@@ -46,13 +47,17 @@ struct Inputs {
 // Loads and checks everything; on failure prints the diagnostics to stderr and returns nullopt.
 std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout);
 
-// The inputs and a cost model on them (the cluster's or --profile's calibration profile).
+// The inputs and a cost model on them (the cluster's or --profile's calibration profile), with
+// the --framework preset applied to the cost options.
 struct Planning {
   Inputs inputs;
   std::unique_ptr<CostModel> model;
 };
 // Loads inputs and profile; on failure prints the diagnostics and returns nullopt.
 std::optional<Planning> load_planning(const InputOptions& in, const CostOptions& cost, bool with_layout);
+
+// "framework: NAME — description" for text output (estimate, plan).
+std::string framework_line(const CostOptions& cost);
 
 // Prints diagnostics to stderr; returns kExitBadInput.
 int print_errors(const std::vector<Diagnostic>& errors);

@@ -15,8 +15,13 @@ static int run_estimate(const InputOptions& opts, const CostOptions& cost) {
   CostModel& model = *p->model;
   const Inputs* in = &p->inputs;
   Estimate e = model.evaluate(in->layout);
-  if (opts.format == "json") std::cout << estimate_json(e).dump(2) << "\n";
-  else std::cout << estimate_table(e, model);
+  if (opts.format == "json") {
+    nlohmann::ordered_json j = estimate_json(e);
+    j["framework"] = model.options().framework;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << estimate_table(e, model) << framework_line(model.options());
+  }
   return 0;
 }
 

@@ -62,10 +62,17 @@ int run_plan(const PlanOptions& o) {
     std::vector<Diagnostic> errors = rerank_by_simulation(model, r, o.simulate_top);
     if (!errors.empty()) return print_errors(errors);
   }
-  if (o.in.format == "json") std::cout << plan_json(r).dump(2) << "\n";
-  else if (o.in.format == "csv") std::cout << plan_csv(r);
-  else if (o.in.format == "md") std::cout << plan_markdown(r);
-  else std::cout << plan_table(r, model, in->gpus);
+  if (o.in.format == "json") {
+    nlohmann::ordered_json j = plan_json(r);
+    j["framework"] = model.options().framework;
+    std::cout << j.dump(2) << "\n";
+  } else if (o.in.format == "csv") {
+    std::cout << plan_csv(r);
+  } else if (o.in.format == "md") {
+    std::cout << plan_markdown(r);
+  } else {
+    std::cout << plan_table(r, model, in->gpus) << framework_line(model.options());
+  }
   return 0;
 }
 

@@ -15,7 +15,8 @@ namespace meshplan::cli {
 namespace {
 
 struct ValidateOptions {
-  std::string runs_path, root = MESHPLAN_SOURCE_DIR, format = "table";
+  std::vector<std::string> runs_paths;
+  std::string root = MESHPLAN_SOURCE_DIR, format = "table";
   int threads = 0;
   std::vector<std::string> bounds;  // "NAME=FRACTION": mean |error| of that summary must not exceed it
 };
@@ -48,10 +49,16 @@ int check_bounds(const ValidationReport& r, const std::vector<std::string>& boun
 }
 
 int run_validate(const ValidateOptions& o) {
-  Result<std::vector<PublishedRun>> runs = load_published_runs(o.runs_path);
-  if (!runs) return print_errors(runs.errors());
+  std::vector<PublishedRun> runs;
+  std::vector<Diagnostic> errors;
+  for (const std::string& path : o.runs_paths) {
+    Result<std::vector<PublishedRun>> file = load_published_runs(path);
+    if (!file) errors.insert(errors.end(), file.errors().begin(), file.errors().end());
+    else runs.insert(runs.end(), file->begin(), file->end());
+  }
+  if (!errors.empty()) return print_errors(errors);
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Result<ValidationReport> report = validate_runs(runs.value(), o.root, threads);
+  Result<ValidationReport> report = validate_runs(runs, o.root, threads);
   if (!report) return print_errors(report.errors());
   if (o.format == "json") std::cout << validation_json(report.value()).dump(2) << "\n";
   else if (o.format == "md") std::cout << validation_markdown(report.value());
@@ -64,7 +71,10 @@ int run_validate(const ValidateOptions& o) {
 CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ValidateOptions>();
   CLI::App* sub = app.add_subcommand("validate", "compare predictions with published measured runs");
-  sub->add_option("--runs", o->runs_path, "published runs YAML (tests/data/published_runs.yaml)")->required();
+  sub->add_option("--runs", o->runs_paths,
+                  "published runs YAML (tests/data/published_runs.yaml, published_runs_modern.yaml); "
+                  "repeatable: the files' runs are validated and summarized together")
+      ->required();
   sub->add_option("--root", o->root, "directory holding topologies/ and profiles/");
   sub->add_option("--threads", o->threads, "search threads (default: all cores)")->check(CLI::NonNegativeNumber);
   sub->add_option("--max-error", o->bounds,

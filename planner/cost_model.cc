@@ -210,10 +210,15 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
   for (const SyncTimes& t : k.sync[static_cast<size_t>(l.zero)]) {
     if (t.reduce <= 0) continue;
     const double once = std::max(t.reduce_last, t.reduce - last_window);
-    // ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward.
-    exposed += l.zero <= 1 ? once : (m - 1) * std::max(0.0, t.reduce - per_mb_window) + once;
-    // ZeRO-1/2: updated weights gathered behind the next step's first forward.
-    if (t.gather > 0) exposed += std::max(t.gather_last, t.gather - st.forward_s);
+    // ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward where the framework
+    // does (CostOptions::zero_reduce_every_micro_batch); otherwise once per step, like ZeRO-0/1.
+    const bool every = l.zero >= 2 && options_.zero_reduce_every_micro_batch;
+    exposed += every ? (m - 1) * std::max(0.0, t.reduce - per_mb_window) + once : once;
+    // ZeRO-1/2: updated weights gathered behind the next step's first forward
+    // (CostOptions::overlap_param_gather), else after the optimizer step, all exposed.
+    if (t.gather > 0) {
+      exposed += options_.overlap_param_gather ? std::max(t.gather_last, t.gather - st.forward_s) : t.gather;
+    }
     // ZeRO-3: each layer gathered one layer ahead, in forward and backward.
     if (with_zero3_gathers && t.layer_gather > 0 && layers > 0) {
       const double fwd = st.forward_s / layers, bwd = st.backward_s / layers;

@@ -11,8 +11,10 @@
 //   2·(p − 1) transfers per step, 2·(p·v − 1) interleaved (plus 2·m·v when
 //   CostOptions::overlap_p2p is off).
 // - DP gradient reduction overlaps the backward pass of the last micro-batch except the last
-//   bucket; ZeRO-1/2 parameter all-gathers overlap the first forward except the last bucket;
-//   ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward; ZeRO-3 gathers each
+//   bucket; ZeRO-1/2 parameter all-gathers overlap the first forward except the last bucket
+//   (unless CostOptions::overlap_param_gather is off); ZeRO-2/3 reduce-scatter gradients after
+//   every micro-batch's backward (unless CostOptions::zero_reduce_every_micro_batch is off,
+//   then once per step, framework_preset.h); ZeRO-3 gathers each
 //   layer's parameters one layer ahead in forward and backward.
 #pragma once
 

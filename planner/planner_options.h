@@ -20,6 +20,9 @@ inline double exposed_after_overlap(double comm, double compute, double efficien
 }
 
 struct CostOptions {
+  // The framework preset these software rules came from (framework_preset.h); the defaults
+  // below are the megatron-core preset. Informational: the fields themselves drive the model.
+  std::string framework = "megatron-core";
   MemoryOptions memory;
   FlopOptions flops;
   // Attention kernels skip masked blocks: causal attention does half the work of full
@@ -45,6 +48,19 @@ struct CostOptions {
   // the pipeline boundary (Narayanan et al. 2021 §4.1). DeepSpeed's PipelineEngine sends it
   // whole from every TP rank.
   bool pp_scatter_gather = true;
+  // ZeRO-1/2: whether the all-gather of the updated weights is hidden behind the next step's
+  // first forward except its last bucket (Megatron-LM --overlap-param-gather: "overlap param
+  // all-gather in distributed optimizer", megatron/training/arguments.py). Off: the whole
+  // gather is exposed after the optimizer step (DeepSpeed ZeRO-1/2 all-gathers the updated
+  // partitions inside step(), deepspeed/runtime/zero/stage_1_and_2.py).
+  bool overlap_param_gather = true;
+  // ZeRO-2/3: whether gradients are reduce-scattered after every micro-batch's backward
+  // (DeepSpeed ZeRO-2/3 partition gradients as they are produced; PyTorch FSDP2 reduce-scatters
+  // each micro-batch unless set_requires_gradient_sync(False), pytorch/pytorch#126166) rather
+  // than accumulated locally and reduced once per step (Megatron-Core's DDP runs all but the
+  // last micro-batch under no_sync, megatron/core/pipeline_parallel/schedules.py). ZeRO-0/1
+  // always reduce once per step. Default on: meshplan's rule before presets existed.
+  bool zero_reduce_every_micro_batch = true;
   // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
   // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
   // default ddp_bucket_size).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cassert>
 #include <cmath>
 #include <map>
 
@@ -9,6 +10,7 @@
 #include "core/layout.h"
 #include "core/model_spec.h"
 #include "planner/cost_model.h"
+#include "planner/framework_preset.h"
 #include "planner/layout_search.h"
 #include "planner/profile_defaults.h"
 
@@ -48,6 +50,15 @@ Result<LoadedScenario> load(const RegressionScenario& s) {
   return out;
 }
 
+// CostOptions{} with the scenario's framework preset (checked when the file was loaded).
+CostOptions cost_options(const RegressionScenario& s) {
+  CostOptions o;
+  Result<FrameworkPreset> f = find_framework(s.framework);
+  assert(f.ok());
+  apply_framework(f.value(), o);
+  return o;
+}
+
 RegressionRecord record_of(const Estimate& e) {
   RegressionRecord r;
   r.layout = to_string(e.layout);
@@ -65,7 +76,7 @@ Result<RegressionRecord> evaluate_fixed(const RegressionScenario& s, const Loade
   std::vector<Diagnostic> errors =
       check_layout(layout, in.model, in.gpus, in.training, s.layout_where.file);
   if (!errors.empty()) return relocate_layout_errors(errors, s.layout_where, s.path + ".layout");
-  CostModel model(in.model, in.cluster, in.profile, in.training, CostOptions{});
+  CostModel model(in.model, in.cluster, in.profile, in.training, cost_options(s));
   return record_of(model.evaluate(layout, /*detail=*/false));
 }
 
@@ -80,7 +91,7 @@ Result<RegressionRecord> evaluate_best(const RegressionScenario& s, const Loaded
   options.objective = Objective::mfu;
   options.top_k = 1;
   options.threads = threads;
-  CostModel model(in.model, in.cluster, in.profile, in.training, CostOptions{});
+  CostModel model(in.model, in.cluster, in.profile, in.training, cost_options(s));
   SearchResult r = search_layouts(model, in.gpus, options);
   if (!r.ranked.empty()) return record_of(r.ranked.front());
   RegressionRecord none;

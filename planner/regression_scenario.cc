@@ -7,6 +7,7 @@
 
 #include "core/layout.h"
 #include "core/yaml_node.h"
+#include "planner/framework_preset.h"
 #include "planner/layout_search.h"
 
 namespace meshplan {
@@ -64,7 +65,8 @@ void read_layout(const YamlNode& entry, RegressionScenario& s) {
 
 RegressionScenario read_scenario(const YamlNode& entry, const fs::path& root) {
   entry.expect_only_keys(
-      {"name", "model", "cluster", "profile", "seq_len", "global_batch", "gpus", "layout", "fix"});
+      {"name", "model", "cluster", "profile", "seq_len", "global_batch", "gpus", "layout", "fix",
+       "framework"});
   RegressionScenario s;
   s.where = entry.location();
   s.path = entry.path();
@@ -78,6 +80,11 @@ RegressionScenario read_scenario(const YamlNode& entry, const fs::path& root) {
   s.global_batch = entry.get_int("global_batch", 0, 1, kMaxCount);
   s.gpus = entry.get_int("gpus", 0, 1, kMaxCount);
   read_layout(entry, s);
+  if (auto f = entry.optional_child("framework")) {
+    Result<FrameworkPreset> preset = find_framework(f->as_string(), f->location(), f->path());
+    if (!preset) throw InputError{preset.errors()};
+    s.framework = preset->name;
+  }
   return s;
 }
 

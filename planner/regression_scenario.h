@@ -13,6 +13,8 @@
 //       gpus: 8                                  # optional (default: the whole cluster)
 //       layout: best                             # or "tp=8,pp=4,..." (a fixed layout)
 //       fix: "tp=8"                              # optional, with `best` only: pinned fields
+//       framework: deepspeed                     # optional (default: megatron-core), a preset
+//                                                # of planner/framework_preset.h
 //
 // Paths therefore never depend on the current directory, only on where the file lies.
 #pragma once
@@ -37,6 +39,7 @@ struct RegressionScenario {
   int64_t gpus = 0;                                    // 0: every GPU of the cluster
   std::optional<std::string> layout;                   // nullopt: the search's best layout
   std::string fix;  // with the search: pinned layout fields ("" none)
+  std::string framework = "megatron-core";  // a framework_preset.h name, checked on load
   // Where the entry, its layout and its fix are written, for diagnostics found later, and the
   // entry's field path ("scenarios[3]").
   SourceLocation where, layout_where, fix_where;

@@ -6,15 +6,25 @@
 #include <cmath>
 
 #include "core/cluster_spec.h"
+#include "core/edit_distance.h"
+#include "core/model_checks.h"
 #include "core/yaml_node.h"
 #include "planner/model_flops_eq3.h"
+#include "planner/model_flops_megatron.h"
 #include "planner/profile_defaults.h"
 
 namespace meshplan {
 namespace {
 
-ModelSpec read_run_model(const YamlNode& n, const std::string& id) {
-  n.expect_only_keys({"layers", "hidden", "heads", "vocab", "ffn_hidden", "mlp", "seq_len"});
+// What a run may refer to elsewhere in its file.
+struct RunsContext {
+  std::optional<YamlNode> frameworks, models;
+};
+
+// A 2021-style inline model: GPT-3-like defaults, seq_len inside.
+ModelSpec read_inline_model(const YamlNode& n, const std::string& id) {
+  n.expect_only_keys({"layers", "hidden", "heads", "vocab", "ffn_hidden", "mlp", "seq_len",
+                      "position_embedding", "dropout"});
   ModelSpec m;
   m.name = id;
   m.layers = n.child("layers").as_int(1, 100000);
@@ -27,18 +37,93 @@ ModelSpec read_run_model(const YamlNode& n, const std::string& id) {
   m.mlp = n.get_choice("mlp", "gelu", {"gelu", "swiglu"}) == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
   m.training.seq_len = n.get_int("seq_len", 2048, 1, 10'000'000);
   // GPT-3-style models of 2021-2022: LayerNorm, biases, learned positions, tied embeddings,
-  // standard (non-flash) attention with fused softmax, dropout on.
+  // standard (non-flash) attention with fused softmax, dropout on (BLOOM says otherwise).
   m.norm = NormKind::layernorm;
   m.bias = true;
   m.tied_embeddings = true;
   m.attention = AttentionKind::standard;
-  m.dropout = true;
-  m.position_embedding = PositionEmbedding::learned;
+  m.dropout = n.get_bool("dropout", true);
+  const std::string pos = n.get_choice("position_embedding", "learned", {"learned", "alibi", "rope"});
+  m.position_embedding = pos == "alibi" ? PositionEmbedding::alibi
+                         : pos == "rope" ? PositionEmbedding::rope
+                                         : PositionEmbedding::learned;
   m.max_positions = m.training.seq_len;
   return m;
 }
 
-void read_run_layout(const YamlNode& n, PublishedRun& r) {
+// A model of the file's `models:` map, keys as in models/*.yaml (their defaults too).
+ModelSpec read_named_model(const YamlNode& n, const std::string& name, int64_t seq_len) {
+  n.expect_only_keys({"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab",
+                      "mlp", "norm", "tied_embeddings", "attention", "dropout", "bias",
+                      "position_embedding"});
+  ModelSpec m;
+  m.name = name;
+  m.layers = n.child("layers").as_int(1, 100000);
+  m.hidden = n.child("hidden").as_int(1, 10'000'000);
+  m.heads = n.child("heads").as_int(1, 100000);
+  m.kv_heads = n.get_int("kv_heads", m.heads, 1, 100000);
+  m.head_dim = n.get_int("head_dim", 0, 1, 100000);
+  m.ffn_hidden = n.get_int("ffn_hidden", 0, 1, 100'000'000);
+  m.vocab = n.child("vocab").as_int(1, 100'000'000);
+  const std::string mlp = n.get_choice("mlp", "gelu", {"gelu", "swiglu", "relu"});
+  m.mlp = mlp == "swiglu" ? MlpKind::swiglu : mlp == "relu" ? MlpKind::relu : MlpKind::gelu;
+  m.norm = n.get_choice("norm", "layernorm", {"layernorm", "rmsnorm"}) == "rmsnorm" ? NormKind::rmsnorm
+                                                                                    : NormKind::layernorm;
+  m.tied_embeddings = n.get_bool("tied_embeddings", false);
+  m.attention = n.get_choice("attention", "flash", {"flash", "standard"}) == "standard"
+                    ? AttentionKind::standard
+                    : AttentionKind::flash;
+  m.dropout = n.get_bool("dropout", false);
+  m.bias = n.get_bool("bias", false);
+  const std::string pos = n.get_choice("position_embedding", "rope", {"rope", "alibi", "learned"});
+  m.position_embedding = pos == "alibi" ? PositionEmbedding::alibi
+                         : pos == "learned" ? PositionEmbedding::learned
+                                            : PositionEmbedding::rope;
+  m.training.seq_len = seq_len;
+  if (m.position_embedding == PositionEmbedding::learned) m.max_positions = seq_len;
+  complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
+    Diagnostic d = n.has(field) ? n.child(field).diagnostic(rule) : n.diagnostic(rule);
+    d.field = field;
+    return d;
+  });
+  return m;
+}
+
+ModelSpec read_run_model(const YamlNode& run, const RunsContext& ctx, const std::string& id) {
+  YamlNode model = run.child("model");
+  if (!model.is_scalar()) {
+    if (run.has("seq_len")) run.child("seq_len").fail("goes inside an inline model");
+    return read_inline_model(model, id);
+  }
+  const std::string name = model.as_string();
+  std::vector<std::string> names;
+  if (ctx.models) {
+    if (ctx.models->has(name)) {
+      const int64_t seq_len = run.child("seq_len").as_int(1, 10'000'000);
+      return read_named_model(ctx.models->child(name), name, seq_len);
+    }
+    names = ctx.models->keys();
+  }
+  model.fail(fmt::format("names no model of the file's `models:` map{}", did_you_mean(name, names)));
+}
+
+// The run's framework: its own `framework:`, else its source's in `frameworks:`, else the default.
+FrameworkPreset read_run_framework(const YamlNode& run, const RunsContext& ctx, const std::string& source) {
+  std::optional<YamlNode> node = run.optional_child("framework");
+  if (!node && ctx.frameworks && ctx.frameworks->has(source)) {
+    node = ctx.frameworks->child(source);
+    if (!node->is_scalar()) {
+      node->expect_only_keys({"framework", "notes"});
+      node = node->child("framework");
+    }
+  }
+  if (!node) return find_framework(kDefaultFramework).value();
+  Result<FrameworkPreset> f = find_framework(node->as_string(), node->location(), node->path());
+  if (!f) throw InputError{f.errors()};
+  return f.value();
+}
+
+void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, PublishedRun& r) {
   n.expect_only_keys({"tp", "pp", "dp", "cp", "ep", "zero", "recompute", "sp", "schedule", "vpp",
                       "mbs", "tp_times_pp"});
   LayoutFix& f = r.fix;
@@ -56,7 +141,8 @@ void read_run_layout(const YamlNode& n, PublishedRun& r) {
   f.dp = n.child("dp").as_int(1, 1'000'000);
   f.cp = n.get_int("cp", 1, 1, 1'000'000);
   f.ep = n.get_int("ep", 1, 1, 1'000'000);
-  f.zero = static_cast<int>(n.get_int("zero", 0, 0, 3));
+  if (n.has("zero")) f.zero = static_cast<int>(n.child("zero").as_int(0, 3));
+  else r.searched.push_back("zero");
   opt_int("mbs", f.mbs);
   if (n.has("recompute")) {
     std::string rc = n.child("recompute").as_choice({"none", "selective", "full"});
@@ -64,8 +150,11 @@ void read_run_layout(const YamlNode& n, PublishedRun& r) {
   } else {
     r.searched.push_back("recompute");
   }
-  // Sequence parallelism was published in 2022 (Korthikanti et al.), after these runs.
-  f.sp = n.get_bool("sp", false);
+  // Sequence parallelism (Korthikanti et al. 2022): off for frameworks that predate it,
+  // searched for the others when not published.
+  if (n.has("sp")) f.sp = n.child("sp").as_bool();
+  else if (!framework.sequence_parallel) f.sp = false;
+  else r.searched.push_back("sp");
   if (n.has("schedule")) {
     std::string s = n.child("schedule").as_choice({"gpipe", "1f1b", "interleaved", "zb-h1"});
     if (s == "interleaved") r.searched.push_back("vpp");  // the degree is not published
@@ -77,23 +166,38 @@ void read_run_layout(const YamlNode& n, PublishedRun& r) {
   if (n.has("vpp")) f.vpp = n.child("vpp").as_int(1, 1024);
 }
 
-PublishedRun read_run(const YamlNode& n) {
-  n.expect_only_keys({"id", "source", "table", "cluster", "gpus", "model", "layout", "global_batch", "measured"});
+void read_measured(const YamlNode& m, PublishedRun& r) {
+  m.expect_only_keys({"hardware_tflops_per_gpu", "model_tflops_per_gpu", "pct_of_peak", "mfu",
+                      "iteration_s", "samples_per_s", "tokens_per_s_per_gpu", "mfu_as_published"});
+  r.measured_hardware_tflops = m.get_double("hardware_tflops_per_gpu", 0, 1e-6, 1e9);
+  r.measured_iteration_s = m.get_double("iteration_s", 0, 1e-9, 1e9);
+  r.measured_tokens_per_s_per_gpu = m.get_double("tokens_per_s_per_gpu", 0, 1e-9, 1e12);
+  r.measured_model_tflops = m.get_double("model_tflops_per_gpu", 0, 1e-6, 1e9);
+  r.mfu_as_published = m.get_double("mfu_as_published", 0, 0, 1);
+  if (r.measured_hardware_tflops == 0 && r.measured_iteration_s == 0 &&
+      r.measured_tokens_per_s_per_gpu == 0 && r.measured_model_tflops == 0) {
+    m.fail("must give hardware_tflops_per_gpu, iteration_s, tokens_per_s_per_gpu or model_tflops_per_gpu");
+  }
+}
+
+PublishedRun read_run(const YamlNode& n, const RunsContext& ctx) {
+  n.expect_only_keys({"id", "source", "table", "cluster", "gpus", "model", "seq_len", "precision",
+                      "framework", "layout", "global_batch", "measured"});
   PublishedRun r;
   r.id = n.child("id").as_string();
   r.source = n.child("source").as_string();
   r.table = n.has("table") ? n.child("table").as_string() : "";
   r.cluster = n.child("cluster").as_string();
   r.gpus = n.child("gpus").as_int(1, 10'000'000);
-  r.model = read_run_model(n.child("model"), r.id);
-  read_run_layout(n.child("layout"), r);
+  const FrameworkPreset framework = read_run_framework(n, ctx, r.source);
+  r.framework = framework.name;
+  r.model = read_run_model(n, ctx, r.id);
+  r.model.training.precision =
+      n.get_choice("precision", "bf16", {"bf16", "fp8"}) == "fp8" ? Precision::fp8 : Precision::bf16;
+  read_run_layout(n.child("layout"), framework, r);
   r.global_batch = n.child("global_batch").as_int(1, 1'000'000'000);
   r.model.training.global_batch = r.global_batch;
-  YamlNode m = n.child("measured");
-  m.expect_only_keys({"hardware_tflops_per_gpu", "model_tflops_per_gpu", "pct_of_peak", "mfu",
-                      "iteration_s", "samples_per_s"});
-  r.measured_hardware_tflops = m.child("hardware_tflops_per_gpu").as_double(1e-6, 1e9);
-  r.measured_iteration_s = m.get_double("iteration_s", 0, 0, 1e9);
+  read_measured(n.child("measured"), r);
   return r;
 }
 
@@ -102,17 +206,10 @@ PublishedRun read_run(const YamlNode& n) {
 Result<std::vector<PublishedRun>> load_published_runs(const std::string& path) {
   return capture_input_errors([&] {
     YamlNode root = YamlNode::load_file(path);
+    RunsContext ctx{root.optional_child("frameworks"), root.optional_child("models")};
     YamlNode runs = root.child("runs");
     std::vector<PublishedRun> out;
-    for (size_t i = 0; i < runs.size(); ++i) {
-      PublishedRun r = read_run(runs.element(i));
-      // BLOOM-176B: ALiBi (no position table), bf16 without dropout, embedding LayerNorm.
-      if (r.source == "bloom") {
-        r.model.position_embedding = PositionEmbedding::alibi;
-        r.model.dropout = false;
-      }
-      out.push_back(std::move(r));
-    }
+    for (size_t i = 0; i < runs.size(); ++i) out.push_back(read_run(runs.element(i), ctx));
     return out;
   });
 }
@@ -135,7 +232,9 @@ ErrorSummary summarize_errors(const std::string& name, const std::vector<double>
 namespace {
 
 const std::map<std::string, std::string> kClusterTopology = {
-    {"selene", "selene-a100.yaml"}, {"jean_zay_a100", "jean-zay-a100.yaml"}};
+    {"selene", "selene-a100.yaml"},   {"jean_zay_a100", "jean-zay-a100.yaml"},
+    {"dgx_h100", "dgx-h100-64n.yaml"}, {"mosaic_h100", "mosaic-h100.yaml"},
+    {"mosaic_a100", "mosaic-a100.yaml"}};
 
 Result<ClusterSpec> cluster_for(const PublishedRun& r, const std::string& repo_root) {
   auto it = kClusterTopology.find(r.cluster);
@@ -150,24 +249,43 @@ Result<ClusterSpec> cluster_for(const PublishedRun& r, const std::string& repo_r
   return spec;
 }
 
+// The measured quantity and the prediction of it, in the same unit.
+void compare(const PublishedRun& r, const Estimate& e, ValidationRow& row) {
+  const double gpus = static_cast<double>(r.gpus);
+  if (r.measured_hardware_tflops > 0) {
+    // The sources count FLOPs with eq. 3 of Narayanan et al. 2021 (recompute included).
+    row.metric = kMetricHardwareTflops;
+    row.measured = r.measured_hardware_tflops;
+    row.predicted = eq3_flops_per_step(r.model, r.global_batch) / e.step_time_s / gpus / 1e12;
+  } else if (r.measured_iteration_s > 0) {
+    row.metric = kMetricStepTime;
+    row.measured = r.measured_iteration_s;
+    row.predicted = e.step_time_s;
+    row.relative_error = row.measured / row.predicted - 1;
+    return;
+  } else if (r.measured_tokens_per_s_per_gpu > 0) {
+    row.metric = kMetricTokens;
+    row.measured = r.measured_tokens_per_s_per_gpu;
+    row.predicted = e.tokens_per_s / gpus;
+  } else {
+    // Megatron-LM logs and its README reports TFLOP/s with its own formula: so do we.
+    row.metric = kMetricModelTflops;
+    row.measured = r.measured_model_tflops;
+    row.predicted = megatron_flops_per_step(r.model, r.global_batch, e.layout.tp) / e.step_time_s / gpus / 1e12;
+  }
+  row.relative_error = (row.predicted - row.measured) / row.measured;
+}
+
 // Best prediction for one run: search the unpublished fields, keep the fastest that fits.
 Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_root, int threads) {
   Result<ClusterSpec> cluster = cluster_for(r, repo_root);
   if (!cluster) return cluster.errors();
   Result<CalibrationProfile> profile = resolve_profile(cluster.value(), "");
   if (!profile) return profile.errors();
+  Result<FrameworkPreset> framework = find_framework(r.framework);
+  if (!framework) return framework.errors();
   CostOptions options;
-  // The software of these runs reduced gradients after the backward pass: Megatron-LM added
-  // --overlap-grad-reduce in 2023 (v0.4); Megatron-DeepSpeed (BLOOM, 2022) likewise.
-  options.overlap_grad_reduce = !(r.source == "narayanan2021" || r.source == "bloom");
-  // Their pipeline engines waited for every send and receive (Megatron-LM added
-  // --overlap-p2p-communication in 2023; DeepSpeed's PipelineEngine is synchronous).
-  options.overlap_p2p = options.overlap_grad_reduce;
-  options.pp_scatter_gather = r.source != "bloom";  // Megatron-DeepSpeed: DeepSpeed's PipelineEngine
-  // Megatron-LM 2021 trained in fp16 and kept gradients (and their all-reduce) in the parameter
-  // dtype unless --accumulate-allreduce-grads-in-fp32 was given (default off; forced on only for
-  // bf16). The ZeRO-3 rows ran DeepSpeed, which keeps meshplan's default fp32 gradients.
-  if (r.source == "narayanan2021" && r.fix.zero == 0) options.memory.grad_bytes_per_param = 2;
+  apply_framework(framework.value(), options);
   CostModel model(r.model, cluster.value(), profile.value(), r.model.training, options);
   std::vector<std::pair<int64_t, int64_t>> splits;  // (tp, pp)
   if (r.tp_times_pp > 0) {
@@ -195,11 +313,8 @@ Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_roo
   row.id = r.id;
   row.source = r.source;
   row.table = r.table;
-  row.measured = r.measured_hardware_tflops;
-  // The sources count FLOPs with eq. 3 of Narayanan et al. 2021 (recompute included).
-  row.predicted = eq3_flops_per_step(r.model, r.global_batch) / best->step_time_s /
-                  static_cast<double>(r.gpus) / 1e12;
-  row.relative_error = (row.predicted - row.measured) / row.measured;
+  row.framework = r.framework;
+  compare(r, *best, row);
   row.layout = to_string(best->layout);
   row.fits = best->fits();
   for (size_t i = 0; i < r.searched.size(); ++i) row.searched += (i ? ", " : "") + r.searched[i];

@@ -1,7 +1,16 @@
-// Predictions against published, measured training runs (tests/data/published_runs.yaml, a
-// copy of ../shared/validation/published_runs.yaml). Fields a source does not publish are
-// searched, and the best prediction is compared (the authors tuned their runs); each row says
-// which fields were searched.
+// Predictions against published, measured training runs: tests/data/published_runs.yaml (a
+// copy of ../shared/validation/published_runs.yaml, Megatron-LM 2021, DeepSpeed ZeRO-3, BLOOM)
+// and tests/data/published_runs_modern.yaml (Megatron-Core README, LLM Foundry, NVIDIA
+// dgxc-benchmarking). Fields a source does not publish are searched, and the best prediction is
+// compared (the authors tuned their runs); each row says which fields were searched.
+//
+// A runs file holds `runs:` and optionally `frameworks:` (source → framework preset, a name or
+// {framework: NAME, notes: ...}) and `models:` (name → model keys as in models/*.yaml). A run
+// names its framework (`framework:`, else its source's, else megatron-core), its model inline
+// (2021 style: GPT-3-like defaults) or by name from `models:` (with `seq_len` on the run), its
+// `precision` (bf16 | fp8), and what the source measured: hardware_tflops_per_gpu (eq. 3),
+// iteration_s, tokens_per_s_per_gpu or model_tflops_per_gpu (Megatron's FLOP formula), compared
+// in that order of preference; mfu_as_published is kept for reading only.
 #pragma once
 
 #include <cstdint>
@@ -12,29 +21,43 @@
 
 #include "core/model_spec.h"
 #include "core/result.h"
+#include "planner/framework_preset.h"
 #include "planner/layout_search.h"
 
 namespace meshplan {
 
 struct PublishedRun {
   std::string id, source, table, cluster;
+  std::string framework = kDefaultFramework;  // a framework_preset.h name
   int64_t gpus = 0;
   ModelSpec model;
   LayoutFix fix;
   int64_t tp_times_pp = 0;  // when only the product is published
   std::vector<std::string> searched;  // layout fields not published
   int64_t global_batch = 0;
+  // What the source measured; 0: not published.
   double measured_hardware_tflops = 0;  // per GPU, eq. 3 accounting (includes recompute)
-  double measured_iteration_s = 0;
+  double measured_iteration_s = 0;      // seconds per optimizer step
+  double measured_tokens_per_s_per_gpu = 0;
+  double measured_model_tflops = 0;     // per GPU, Megatron-LM's num_floating_point_operations
+  double mfu_as_published = 0;          // the source's own FLOP convention; informational
 };
 
 Result<std::vector<PublishedRun>> load_published_runs(const std::string& path);
 
+// The quantity a row compares, chosen from what its source measured.
+inline constexpr const char* kMetricHardwareTflops = "hardware TFLOP/s per GPU";
+inline constexpr const char* kMetricStepTime = "seconds per step";
+inline constexpr const char* kMetricTokens = "tokens/s per GPU";
+inline constexpr const char* kMetricModelTflops = "model TFLOP/s per GPU (Megatron formula)";
+
 struct ValidationRow {
-  std::string id, source, table;
-  std::string metric = "hardware TFLOP/s per GPU";
-  double measured = 0, predicted = 0;
-  double relative_error = 0;  // (predicted − measured) / measured
+  std::string id, source, table, framework;
+  std::string metric = kMetricHardwareTflops;
+  double measured = 0, predicted = 0;  // in the metric's unit
+  // Predicted throughput / measured throughput − 1: positive = optimistic. For throughput
+  // metrics (predicted − measured) / measured; for seconds per step measured / predicted − 1.
+  double relative_error = 0;
   std::string layout;         // the layout predicted (best over the searched fields)
   std::string searched;       // e.g. "mbs, vpp"
   bool fits = true;
@@ -54,7 +77,9 @@ struct ValidationReport {
 ErrorSummary summarize_errors(const std::string& name, const std::vector<double>& relative_errors);
 
 // `repo_root` locates topologies/ and profiles/. Cluster names map to shipped topologies:
-// selene → selene-a100.yaml, jean_zay_a100 → jean-zay-a100.yaml, resized to the run's GPUs.
+// selene → selene-a100.yaml, jean_zay_a100 → jean-zay-a100.yaml, dgx_h100 → dgx-h100-64n.yaml,
+// mosaic_h100 → mosaic-h100.yaml, mosaic_a100 → mosaic-a100.yaml, resized to the run's GPUs.
+// Each run is predicted with its framework preset applied to CostOptions{}.
 Result<ValidationReport> validate_runs(const std::vector<PublishedRun>& runs,
                                        const std::string& repo_root, int threads);
 

@@ -17,6 +17,48 @@ std::vector<std::vector<std::string>> run_rows(const ValidationReport& r) {
   return rows;
 }
 
+// Short unit of a metric, and its values printed at a precision that metric is published with.
+std::string metric_unit(const std::string& metric) {
+  if (metric == kMetricStepTime) return "s/step";
+  if (metric == kMetricTokens) return "tokens/s/GPU";
+  if (metric == kMetricModelTflops) return "model TFLOP/s (Megatron)";
+  return "hardware TFLOP/s (eq. 3)";
+}
+
+std::string metric_value(const std::string& metric, double v) {
+  if (metric == kMetricStepTime) return fmt::format("{:.2f}", v);
+  if (metric == kMetricTokens) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.1f}", v);
+}
+
+// Every row compares hardware TFLOP/s: the 2021 table's layout (kept byte-stable).
+bool only_hardware_tflops(const ValidationReport& r) {
+  for (const ValidationRow& row : r.rows)
+    if (row.metric != kMetricHardwareTflops) return false;
+  return true;
+}
+
+// Mixed metrics: each row names its metric and framework, and whether it fits.
+std::vector<std::vector<std::string>> mixed_run_rows(const ValidationReport& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const ValidationRow& row : r.rows) {
+    rows.push_back({row.id, row.framework, metric_unit(row.metric), metric_value(row.metric, row.measured),
+                    metric_value(row.metric, row.predicted), fmt::format("{:+.1f}%", 100 * row.relative_error),
+                    row.fits ? "yes" : "NO (does not fit)", row.searched.empty() ? "-" : row.searched});
+  }
+  return rows;
+}
+
+const std::vector<std::string> kMixedRunHeader = {"run", "framework", "metric", "measured", "predicted",
+                                                  "error", "fits", "searched (not published)"};
+
+std::string not_fitting_line(const ValidationReport& r) {
+  int64_t n = 0;
+  for (const ValidationRow& row : r.rows) n += row.fits ? 0 : 1;
+  return fmt::format("{} of {} runs predicted not to fit in GPU memory{}\n", n, r.rows.size(),
+                     n ? " (marked NO above; every published run ran)" : "");
+}
+
 std::vector<std::vector<std::string>> summary_rows(const ValidationReport& r) {
   std::vector<std::vector<std::string>> rows;
   for (const ErrorSummary& s : r.summaries) {
@@ -34,14 +76,19 @@ const std::vector<std::string> kSummaryHeader = {"source", "runs", "mean |error|
 }  // namespace
 
 std::string validation_table(const ValidationReport& r) {
-  std::string out = text_table(kRunHeader, run_rows(r));
+  const bool legacy = only_hardware_tflops(r);
+  std::string out = legacy ? text_table(kRunHeader, run_rows(r)) : text_table(kMixedRunHeader, mixed_run_rows(r));
+  if (!legacy) out += not_fitting_line(r);
   out += '\n';
   out += text_table(kSummaryHeader, summary_rows(r));
   return out;
 }
 
 std::string validation_markdown(const ValidationReport& r) {
-  std::string out = markdown_table(kRunHeader, run_rows(r));
+  const bool legacy = only_hardware_tflops(r);
+  std::string out = legacy ? markdown_table(kRunHeader, run_rows(r))
+                           : markdown_table(kMixedRunHeader, mixed_run_rows(r));
+  if (!legacy) out += '\n' + not_fitting_line(r);
   out += '\n';
   out += markdown_table(kSummaryHeader, summary_rows(r));
   return out;
@@ -54,6 +101,7 @@ nlohmann::ordered_json validation_json(const ValidationReport& r) {
     j["runs"].push_back({{"id", row.id},
                          {"source", row.source},
                          {"table", row.table},
+                         {"framework", row.framework},
                          {"metric", row.metric},
                          {"measured", row.measured},
                          {"predicted", row.predicted},

@@ -133,3 +133,43 @@ TEST_CASE("a profile from the CPU calibration backend drives plan end to end") {
         10 * nlohmann::json::parse(defaults.out)["ranked"][0]["step_time_s"].get<double>());
   std::filesystem::remove(profile);
 }
+
+TEST_CASE("estimate and plan say which framework preset they used, and --framework picks another") {
+  Run text = run_meshplan("estimate " + k8b + " --layout tp=8");
+  REQUIRE(text.rc == 0);
+  CHECK(text.out.find("\nframework: megatron-core — ") != std::string::npos);
+  Run json = run_meshplan("estimate " + k8b + " --layout tp=8 --format json --framework deepspeed");
+  REQUIRE(json.rc == 0);
+  CHECK(nlohmann::json::parse(json.out)["framework"] == "deepspeed");
+  Run plan = run_meshplan("plan " + k8b + " --top 2 --framework fsdp2");
+  REQUIRE(plan.rc == 0);
+  CHECK(plan.out.find("\nframework: fsdp2 — ") != std::string::npos);
+  Run plan_json = run_meshplan("plan " + k8b + " --top 1 --format json");
+  CHECK(nlohmann::json::parse(plan_json.out)["framework"] == "megatron-core");
+}
+
+TEST_CASE("an unknown --framework exits 2 with the choices and the closest name") {
+  Run r = run_meshplan("estimate " + k8b + " --layout tp=8 --framework deepspeeed");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "--framework: error: field 'framework' = 'deepspeeed': must be one of "
+        "megatron-core|nemo|megatron-2021|deepspeed|deepspeed-2021|megatron-deepspeed|fsdp2|"
+        "torchtitan|composer (did you mean 'deepspeed'?)\n");
+}
+
+TEST_CASE("validate takes several --runs files and shows each modern run's framework and fit") {
+  const std::string data = std::string(MESHPLAN_TEST_DATA);
+  Run both = run_meshplan("validate --threads 2 --format json --runs '" + data + "/published_runs.yaml' --runs '" +
+                          data + "/published_runs_modern.yaml'");
+  REQUIRE(both.rc == 0);
+  nlohmann::json j = nlohmann::json::parse(both.out);
+  CHECK(j["runs"].size() == 47);
+  CHECK(j["summaries"].back()["name"] == "all");
+  CHECK(j["summaries"].back()["runs"] == 47);
+  Run modern = run_meshplan("validate --threads 2 --runs '" + data + "/published_runs_modern.yaml'");
+  REQUIRE(modern.rc == 0);
+  CHECK(modern.out.find("framework") != std::string::npos);
+  CHECK(modern.out.find("fits") != std::string::npos);
+  CHECK(modern.out.find("runs predicted not to fit in GPU memory") != std::string::npos);
+}

@@ -1,0 +1,47 @@
+// Training frameworks as presets of the cost model's software rules (issue 11 item 3): which
+// communication each framework overlaps with compute, how often it reduces gradients, how it
+// sends pipeline activations, and in which dtype it reduces gradients. One table
+// (framework_preset.cc, kFrameworks[]) drives lookup, the CLI's --framework choices and help;
+// each row cites the framework's documentation or code for every rule it sets.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "planner/planner_options.h"
+
+namespace meshplan {
+
+struct FrameworkPreset {
+  const char* name;         // what --framework and `framework:` keys accept
+  const char* description;  // one line, for --help and reports
+  const char* source;       // where the rules below come from
+  // The CostOptions fields the preset sets (planner_options.h documents each).
+  bool overlap_grad_reduce;
+  bool overlap_p2p;
+  bool pp_scatter_gather;
+  bool overlap_param_gather;
+  bool zero_reduce_every_micro_batch;
+  double grad_bytes_per_param;  // MemoryOptions::grad_bytes_per_param
+  // Whether the framework had sequence parallelism (Korthikanti et al. 2022). Validation rows
+  // that do not publish `sp` search it only where the framework had it.
+  bool sequence_parallel;
+};
+
+// The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.
+inline constexpr const char* kDefaultFramework = "megatron-core";
+
+// Every preset, in table order (the default first).
+const std::vector<FrameworkPreset>& framework_presets();
+std::vector<std::string> framework_names();
+
+// The preset named `name`. An unknown name is a Diagnostic at `where` for `field`:
+// "must be one of megatron-core|nemo|... (did you mean 'nemo'?)".
+Result<FrameworkPreset> find_framework(const std::string& name, const SourceLocation& where = {},
+                                       const std::string& field = "framework");
+
+// Sets the preset's fields of `o` (and o.framework to its name); other fields are untouched.
+void apply_framework(const FrameworkPreset& f, CostOptions& o);
+
+}  // namespace meshplan

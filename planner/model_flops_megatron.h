@@ -1,0 +1,31 @@
+// Megatron-LM's own model-FLOP count, as its training loop logs "throughput per GPU
+// (TFLOP/s/GPU)" and as the Megatron-LM README's performance table reports it:
+// num_floating_point_operations(args, batch_size) in megatron/training/training.py (r0.8):
+//
+//   12·B·s·L·h²·( (1 + g/a + s/h)·(d·a/h)        attention: QKV, scores+values (full, not
+//                                                 causal), output projection; g KV groups,
+//                                                 d = kv_channels (head dim)
+//               + (F/h)·k·(3/2 if SwiGLU else 1)  MLP (k routed experts for MoE)
+//               + F_shared/h·(3/2 if SwiGLU)      shared experts
+//               + V_pad/(2·L·h) )                 logits
+//
+// per step of B sequences (forward and backward, 3× the forward GEMMs; no recompute). V_pad is
+// the vocabulary padded to a multiple of 128·tp (make_vocab_size_divisible_by, default 128,
+// times the TP degree: _vocab_size_with_padding in megatron/training/tokenizer/tokenizer.py).
+// For a GPT-3-style model (MHA, F = 4h, GELU) it equals eq. 3 of Narayanan et al. 2021 without
+// the recompute pass: 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)).
+#pragma once
+
+#include <cstdint>
+
+#include "core/model_spec.h"
+
+namespace meshplan {
+
+// REQUIRES: m is complete (head_dim, kv_heads, ffn_hidden set), tp >= 1.
+double megatron_flops_per_step(const ModelSpec& m, int64_t global_batch, int64_t tp);
+
+// The vocabulary Megatron-LM allocates: `vocab` rounded up to a multiple of 128·tp.
+int64_t megatron_padded_vocab(int64_t vocab, int64_t tp);
+
+}  // namespace meshplan

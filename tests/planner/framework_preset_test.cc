@@ -1,0 +1,119 @@
+#include "planner/framework_preset.h"
+
+#include <doctest/doctest.h>
+
+#include "planner/cost_model.h"
+#include "tests/test_inputs.h"
+
+using namespace meshplan;
+using namespace meshplan::testing;
+
+namespace {
+
+CostOptions with(const std::string& name) {
+  CostOptions o;
+  apply_framework(find_framework(name).value(), o);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("the default preset is megatron-core and leaves CostOptions{} unchanged") {
+  CHECK(std::string(kDefaultFramework) == "megatron-core");
+  CHECK(std::string(framework_presets().front().name) == kDefaultFramework);
+  const CostOptions defaults;
+  const CostOptions o = with(kDefaultFramework);
+  CHECK(o.framework == defaults.framework);
+  CHECK(o.overlap_grad_reduce == defaults.overlap_grad_reduce);
+  CHECK(o.overlap_p2p == defaults.overlap_p2p);
+  CHECK(o.pp_scatter_gather == defaults.pp_scatter_gather);
+  CHECK(o.overlap_param_gather == defaults.overlap_param_gather);
+  CHECK(o.zero_reduce_every_micro_batch == defaults.zero_reduce_every_micro_batch);
+  CHECK(o.memory.grad_bytes_per_param == defaults.memory.grad_bytes_per_param);
+}
+
+TEST_CASE("every issue-11 framework has a preset, each with a description and a source") {
+  for (const char* name : {"megatron-core", "nemo", "megatron-2021", "deepspeed", "fsdp2", "torchtitan",
+                           "composer", "deepspeed-2021", "megatron-deepspeed"}) {
+    CAPTURE(name);
+    Result<FrameworkPreset> f = find_framework(name);
+    REQUIRE(f.ok());
+    CHECK(std::string(f->name) == name);
+    CHECK(std::string(f->description).size() > 10);
+    CHECK(std::string(f->source).size() > 10);
+  }
+  CHECK(framework_names().size() == framework_presets().size());
+}
+
+TEST_CASE("each preset's settings") {
+  struct Expected {
+    const char* name;
+    bool grad, p2p, scatter, param_gather, every_micro_batch;
+    double grad_bytes;
+  };
+  const Expected expected[] = {
+      {"megatron-core", true, true, true, true, true, 4},
+      {"nemo", true, true, true, true, true, 4},
+      {"megatron-2021", false, false, true, false, true, 2},
+      {"deepspeed", true, false, false, false, true, 4},
+      {"deepspeed-2021", false, false, false, false, true, 4},
+      {"megatron-deepspeed", false, false, false, true, true, 4},
+      {"fsdp2", true, true, false, true, true, 4},
+      {"torchtitan", true, true, false, true, true, 4},
+      {"composer", true, true, false, true, true, 4},
+  };
+  for (const Expected& x : expected) {
+    CAPTURE(x.name);
+    const CostOptions o = with(x.name);
+    CHECK(o.framework == x.name);
+    CHECK(o.overlap_grad_reduce == x.grad);
+    CHECK(o.overlap_p2p == x.p2p);
+    CHECK(o.pp_scatter_gather == x.scatter);
+    CHECK(o.overlap_param_gather == x.param_gather);
+    CHECK(o.zero_reduce_every_micro_batch == x.every_micro_batch);
+    CHECK(o.memory.grad_bytes_per_param == x.grad_bytes);
+  }
+}
+
+TEST_CASE("an unknown framework names every preset and the closest one") {
+  Result<FrameworkPreset> f = find_framework("nemoo", SourceLocation{"--framework", 0, 0, ""});
+  REQUIRE(!f.ok());
+  REQUIRE(f.errors().size() == 1);
+  CHECK(format_diagnostics(f.errors()) ==
+        "--framework: error: field 'framework' = 'nemoo': must be one of "
+        "megatron-core|nemo|megatron-2021|deepspeed|deepspeed-2021|megatron-deepspeed|fsdp2|"
+        "torchtitan|composer (did you mean 'nemo'?)\n");
+}
+
+TEST_CASE("a preset sets only its own fields") {
+  CostOptions o;
+  o.flops.causal_attention = true;
+  o.dp_bucket_params = 1e6;
+  apply_framework(find_framework("deepspeed").value(), o);
+  CHECK(o.flops.causal_attention);
+  CHECK(o.dp_bucket_params == 1e6);
+}
+
+TEST_CASE("zero_reduce_every_micro_batch and overlap_param_gather move only DP time") {
+  const ModelSpec model = shipped_model("llama3-8b");
+  const ClusterSpec cluster = two_level_cluster(4);
+  // Short sequences: one micro-batch's backward is shorter than the gradient reduce-scatter.
+  const TrainingSpec training{1024, 256, Precision::bf16};
+  auto dp_time = [&](const CostOptions& o, const char* text) {
+    CostModel m(model, cluster, CalibrationProfile{}, training, o);
+    Layout l = parse_layout(text).value();
+    REQUIRE(check_layout(l, model, cluster.gpus(), training).empty());
+    return m.evaluate(l).breakdown.dp_s;
+  };
+  const char* zero2 = "tp=1,dp=32,mbs=1,recompute=none,zero=2";
+  CostOptions once;
+  once.zero_reduce_every_micro_batch = false;
+  // 8 micro-batches: reducing each one's gradients costs more than reducing once per step.
+  CHECK(dp_time(CostOptions{}, zero2) > dp_time(once, zero2));
+  // ZeRO-1 reduces once per step either way.
+  const char* zero1 = "tp=1,dp=32,mbs=1,recompute=none,zero=1";
+  CHECK(dp_time(CostOptions{}, zero1) == dp_time(once, zero1));
+  CostOptions exposed_gather;
+  exposed_gather.overlap_param_gather = false;
+  CHECK(dp_time(exposed_gather, zero1) > dp_time(CostOptions{}, zero1));
+}
