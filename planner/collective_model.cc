@@ -25,8 +25,8 @@ int64_t GroupShape::size() const {
 }
 
 CollectiveModel::CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster,
-                                 CollectiveAlgorithm algorithm)
-    : levels_(cluster.network), algorithm_(algorithm) {
+                                 CollectiveAlgorithm algorithm, bool rails)
+    : levels_(cluster.network), algorithm_(algorithm), rails_(rails) {
   intra_efficiency_ = profile.intra_node_bus_efficiency > 0 ? profile.intra_node_bus_efficiency
                                                             : kDefaultIntraNodeBusEfficiency;
   inter_efficiency_ = profile.inter_node_bus_efficiency > 0 ? profile.inter_node_bus_efficiency
@@ -136,7 +136,7 @@ double CollectiveModel::ring_busbw(Collective c, const GroupShape& group, size_t
 double CollectiveModel::ring_busbw_within(Collective c, const GroupShape& group, size_t level,
                                           int64_t members) const {
   const double own = fit(c, level, members).busbw_bytes_per_s;
-  if (level == 0) return own;
+  if (level == 0 || !rails_) return own;
   const int64_t inner = members_within(group, level - 1);
   if (inner <= 1) return own;
   return std::min(static_cast<double>(inner) * own, ring_busbw_within(c, group, level - 1, inner));

@@ -48,7 +48,7 @@ enum class CollectiveAlgorithm { ring, hierarchical };
 class CollectiveModel {
  public:
   CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster,
-                  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring);
+                  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring, bool rails = true);
 
   // Seconds for collective `c` over `group` with nccl-tests size `bytes` (the full buffer of
   // one rank: the gathered output for all-gather, the input for reduce-scatter).
@@ -81,6 +81,7 @@ class CollectiveModel {
 
   std::vector<NetworkLevel> levels_;
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::ring;
+  bool rails_ = true;
   // Per collective and level: the profile's fits, sorted by group size.
   std::array<std::vector<std::vector<CollectiveFit>>, kCollectiveCount> fits_;
   double intra_efficiency_ = 0, inter_efficiency_ = 0;

@@ -38,7 +38,7 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
       options_(o),
       gemm_(profile_, cluster_.gpu, t.precision),
       attention_(profile_, cluster_.gpu, o.attention_kernels),
-      collectives_(profile_, cluster_, o.collective_algorithm) {
+      collectives_(profile_, cluster_, o.collective_algorithm, o.collective_rails) {
   context_.model = &model_;
   context_.gemm = &gemm_;
   context_.collectives = &collectives_;
@@ -206,24 +206,31 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
   const double per_mb_window = options_.overlap_grad_reduce ? st.backward_s + st.recompute_s : 0;
   const double last_window = stagger * per_mb_window;
   const double layers = static_cast<double>(k.mix.layers());
+  const double eta = options_.overlap_efficiency;
+  auto hidden_behind = [eta](double comm, double compute) {
+    return exposed_after_overlap(comm, compute, eta);
+  };
   double exposed = 0;
   for (const SyncTimes& t : k.sync[static_cast<size_t>(l.zero)]) {
     if (t.reduce <= 0) continue;
-    const double once = std::max(t.reduce_last, t.reduce - last_window);
+    const double once = std::max(t.reduce_last, hidden_behind(t.reduce, last_window));
     // ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward where the framework
     // does (CostOptions::zero_reduce_every_micro_batch); otherwise once per step, like ZeRO-0/1.
     const bool every = l.zero >= 2 && options_.zero_reduce_every_micro_batch;
-    exposed += every ? (m - 1) * std::max(0.0, t.reduce - per_mb_window) + once : once;
+    exposed += every ? (m - 1) * hidden_behind(t.reduce, per_mb_window) + once : once;
     // ZeRO-1/2: updated weights gathered behind the next step's first forward
     // (CostOptions::overlap_param_gather), else after the optimizer step, all exposed.
     if (t.gather > 0) {
-      exposed += options_.overlap_param_gather ? std::max(t.gather_last, t.gather - st.forward_s) : t.gather;
+      exposed += options_.overlap_param_gather
+                     ? std::max(t.gather_last, hidden_behind(t.gather, st.forward_s))
+                     : t.gather;
     }
-    // ZeRO-3: each layer gathered one layer ahead, in forward and backward.
+    // ZeRO-3: each layer gathered one layer ahead (prefetch), in forward and backward; the
+    // first layer's gather has nothing to hide behind.
     if (with_zero3_gathers && t.layer_gather > 0 && layers > 0) {
       const double fwd = st.forward_s / layers, bwd = st.backward_s / layers;
-      exposed += m * (t.layer_gather + (layers - 1) * (std::max(0.0, t.layer_gather - fwd) +
-                                                        std::max(0.0, t.layer_gather - bwd)));
+      exposed += m * (t.layer_gather + (layers - 1) * (hidden_behind(t.layer_gather, fwd) +
+                                                        hidden_behind(t.layer_gather, bwd)));
     }
   }
   return exposed;

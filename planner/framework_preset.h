@@ -27,6 +27,12 @@ struct FrameworkPreset {
   // Whether the framework had sequence parallelism (Korthikanti et al. 2022). Validation rows
   // that do not publish `sp` search it only where the framework had it.
   bool sequence_parallel;
+  // Fused attention kernels the framework runs, in preference order (CostOptions::
+  // attention_kernels; comma-separated).
+  const char* attention_kernels = "cudnn,fa3,fa2";
+  // Whether its collectives get every NIC of a node (rail-optimized rings; CostOptions::
+  // collective_rails).
+  bool collective_rails = true;
 };
 
 // The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.

@@ -29,27 +29,27 @@ GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Prec
   }
 }
 
-double GemmModel::wave_efficiency(double m, double n) const {
+double GemmModel::wave_efficiency(double m, double n, double batch) const {
   if (sm_count_ <= 0) return 1;
   auto tiled = [&](double tile_m, double tile_n) {
-    const double tiles = std::ceil(m / tile_m) * std::ceil(n / tile_n);
+    const double tiles = batch * std::ceil(m / tile_m) * std::ceil(n / tile_n);
     return tiles / (std::ceil(tiles / sm_count_) * sm_count_);
   };
   return std::max(tiled(128, 256), tiled(256, 128));
 }
 
-double GemmModel::fallback_time_s(double m, double n, double k) const {
+double GemmModel::fallback_time_s(double m, double n, double k, double batch) const {
   double bytes = (m * k + k * n) * in_bytes_ + m * n * out_bytes_;
-  return 2 * m * n * k / (max_efficiency_ * peak_ * wave_efficiency(m, n)) +
-         bytes / hbm_bytes_per_s_;
+  return batch * (2 * m * n * k / (max_efficiency_ * peak_ * wave_efficiency(m, n, batch)) +
+                  bytes / hbm_bytes_per_s_);
 }
 
-double GemmModel::time_s(double m, double n, double k) const {
-  return quantization_factor_ * kernel_time_s(m, n, k);
+double GemmModel::time_s(double m, double n, double k, double batch) const {
+  return quantization_factor_ * kernel_time_s(m, n, k, batch);
 }
 
-double GemmModel::kernel_time_s(double m, double n, double k) const {
-  double t = fallback_time_s(m, n, k);
+double GemmModel::kernel_time_s(double m, double n, double k, double batch) const {
+  double t = fallback_time_s(m, n, k, batch);
   if (anchors_.empty()) return t;
   const double lm = std::log2(m), ln = std::log2(n), lk = std::log2(k);
   double weight_sum = 0, weighted = 0, nearest = 1e30;

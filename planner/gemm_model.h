@@ -34,11 +34,12 @@ class GemmModel {
  public:
   GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision);
 
-  // Seconds for C[m×n] = A[m×k]·B[k×n]. REQUIRES: m, n, k > 0.
-  double time_s(double m, double n, double k) const;
-  double fallback_time_s(double m, double n, double k) const;
+  // Seconds for `batch` GEMMs C[m×n] = A[m×k]·B[k×n] run as one batched (or grouped) kernel:
+  // their tiles share the waves. REQUIRES: m, n, k > 0, batch ≥ 1.
+  double time_s(double m, double n, double k, double batch = 1) const;
+  double fallback_time_s(double m, double n, double k, double batch = 1) const;
   // The GEMM kernel alone (what a profile sample measures): time_s without FP8 quantization.
-  double kernel_time_s(double m, double n, double k) const;
+  double kernel_time_s(double m, double n, double k, double batch = 1) const;
   double peak_flops_per_s() const { return peak_; }
   double max_efficiency() const { return max_efficiency_; }
 
@@ -46,8 +47,8 @@ class GemmModel {
   struct Anchor {
     double log_m, log_n, log_k, log_ratio;  // ratio = fallback time / measured time
   };
-  // Share of the SMs busy in the last wave's tiling (1 when unknown).
-  double wave_efficiency(double m, double n) const;
+  // Share of the SMs busy over the waves of `batch` m×n outputs (1 when unknown).
+  double wave_efficiency(double m, double n, double batch) const;
 
   double peak_ = 0, max_efficiency_ = 0, hbm_bytes_per_s_ = 0;
   double sm_count_ = 0, quantization_factor_ = 1;

@@ -8,12 +8,13 @@ namespace {
 // Forward, input-gradient and weight-gradient time of `count` GEMMs C[m×n] = A[m×k]·W[k×n].
 struct GemmTimes {
   double forward = 0, input_grad = 0, weight_grad = 0;
+  // `count` GEMMs of the same shape run as one batched or grouped kernel.
   void add(const GemmModel& g, double m, double n, double k, double count = 1) {
     if (count <= 0) return;
     m = std::max(m, 1.0);
-    forward += count * g.time_s(m, n, k);
-    input_grad += count * g.time_s(m, k, n);
-    weight_grad += count * g.time_s(k, n, m);
+    forward += g.time_s(m, n, k, count);
+    input_grad += g.time_s(m, k, n, count);
+    weight_grad += g.time_s(k, n, m, count);
   }
 };
 

@@ -36,6 +36,9 @@ struct CostOptions {
   // (exposed_after_overlap). 1: perfect overlap. Fitted on the development set (see README,
   // "Validation"): communication kernels occupy SMs and HBM bandwidth while GEMMs run.
   double overlap_efficiency = 1.0;
+  // Whether rings spanning several nodes drive one NIC per member GPU (rail-optimized
+  // fabrics; collective_model.h) or one NIC's bandwidth only.
+  bool collective_rails = true;
   // How collectives over several network levels run (collective_model.h).
   CollectiveAlgorithm collective_algorithm = CollectiveAlgorithm::ring;
   // Whether DP gradient reduction overlaps the backward pass (Megatron-LM --overlap-grad-reduce,

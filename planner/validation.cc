@@ -125,7 +125,7 @@ FrameworkPreset read_run_framework(const YamlNode& run, const RunsContext& ctx, 
 
 void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, PublishedRun& r) {
   n.expect_only_keys({"tp", "pp", "dp", "cp", "ep", "zero", "recompute", "sp", "schedule", "vpp",
-                      "mbs", "tp_times_pp"});
+                      "mbs", "tp_times_pp", "tp_overlap"});
   LayoutFix& f = r.fix;
   auto opt_int = [&](const char* key, std::optional<int64_t>& field) {
     if (n.has(key)) field = n.child(key).as_int(1, 1'000'000);
@@ -152,6 +152,9 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
   }
   // Sequence parallelism (Korthikanti et al. 2022): off for frameworks that predate it,
   // searched for the others when not published.
+  // TP communication overlapped with GEMMs (Megatron --tp-comm-overlap): only where the source
+  // says its run used it.
+  f.tp_overlap = n.get_bool("tp_overlap", false);
   if (n.has("sp")) f.sp = n.child("sp").as_bool();
   else if (!framework.sequence_parallel) f.sp = false;
   else r.searched.push_back("sp");
