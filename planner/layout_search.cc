@@ -94,6 +94,7 @@ class Enumerator {
               Layout l;
               l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.vpp = v, l.ep = ep, l.mbs = mbs;
               l.sp = sp;
+              l.tp_overlap = o_.fix.tp_overlap.value_or(false);
               l.uneven = deficit > 0;
               l.order = order;
               items.push_back({l});

@@ -125,7 +125,7 @@ FrameworkPreset read_run_framework(const YamlNode& run, const RunsContext& ctx, 
 
 void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, PublishedRun& r) {
   n.expect_only_keys({"tp", "pp", "dp", "cp", "ep", "zero", "recompute", "sp", "schedule", "vpp",
-                      "mbs", "tp_times_pp"});
+                      "mbs", "tp_times_pp", "tp_overlap"});
   LayoutFix& f = r.fix;
   auto opt_int = [&](const char* key, std::optional<int64_t>& field) {
     if (n.has(key)) field = n.child(key).as_int(1, 1'000'000);
@@ -164,6 +164,8 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
     r.searched.push_back("schedule");
   }
   if (n.has("vpp")) f.vpp = n.child("vpp").as_int(1, 1024);
+  // TP communication overlapped with GEMMs (Megatron-LM --tp-comm-overlap): off unless stated.
+  if (n.has("tp_overlap")) f.tp_overlap = n.child("tp_overlap").as_bool();
 }
 
 void read_measured(const YamlNode& m, PublishedRun& r) {
