@@ -29,6 +29,9 @@ struct LayoutFix {
   std::optional<Schedule> schedule;
   std::optional<bool> sp, tp_overlap;
   std::optional<std::array<Dim, 4>> order;
+  // Never searched (the search keeps it off); set, every candidate takes it (validation rows
+  // whose source ran with --tp-comm-overlap).
+  std::optional<bool> tp_overlap;
 };
 // Parses "tp=8,pp=16,..." (layout keys). Errors carry the column.
 Result<LayoutFix> parse_layout_fix(const std::string& text);

@@ -152,9 +152,6 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
   }
   // Sequence parallelism (Korthikanti et al. 2022): off for frameworks that predate it,
   // searched for the others when not published.
-  // TP communication overlapped with GEMMs (Megatron --tp-comm-overlap): only where the source
-  // says its run used it.
-  f.tp_overlap = n.get_bool("tp_overlap", false);
   if (n.has("sp")) f.sp = n.child("sp").as_bool();
   else if (!framework.sequence_parallel) f.sp = false;
   else r.searched.push_back("sp");
@@ -167,6 +164,8 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
     r.searched.push_back("schedule");
   }
   if (n.has("vpp")) f.vpp = n.child("vpp").as_int(1, 1024);
+  // TP communication overlapped with GEMMs (Megatron-LM --tp-comm-overlap): off unless stated.
+  if (n.has("tp_overlap")) f.tp_overlap = n.child("tp_overlap").as_bool();
 }
 
 void read_measured(const YamlNode& m, PublishedRun& r) {
