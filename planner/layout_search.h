@@ -27,10 +27,10 @@ struct LayoutFix {
   std::optional<int> zero;
   std::optional<Recompute> recompute;
   std::optional<Schedule> schedule;
-  std::optional<bool> sp, tp_overlap;
+  std::optional<bool> sp;
   std::optional<std::array<Dim, 4>> order;
-  // Never searched (the search keeps it off); set, every candidate takes it (validation rows
-  // whose source ran with --tp-comm-overlap).
+  // Never searched (the search keeps it off); set, every candidate with tp > 1 takes it
+  // (validation rows whose source ran with --tp-comm-overlap; --fix tp_overlap=true).
   std::optional<bool> tp_overlap;
 };
 // Parses "tp=8,pp=16,..." (layout keys). Errors carry the column.
