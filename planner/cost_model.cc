@@ -1,6 +1,7 @@
 #include "planner/cost_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "planner/activation_memory.h"
 #include "planner/flop_count.h"
@@ -29,13 +30,18 @@ GroupShape expert_dp_group(const Layout& l) {
   return GroupShape::of(l.dp * l.cp / l.ep, std::min(l.stride(Dim::cp), l.stride(Dim::dp)) * l.ep);
 }
 
+static CostOptions fit_env(CostOptions o) {  // TEMPORARY: scanning fitted quantities
+  if (const char* e = std::getenv("FIT_ETA")) o.overlap_efficiency = std::atof(e);
+  return o;
+}
+
 CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const CalibrationProfile& p,
                      const TrainingSpec& t, const CostOptions& o)
     : model_(m),
       cluster_(c),
       profile_(p),
       training_(t),
-      options_(o),
+      options_(fit_env(o)),
       gemm_(profile_, cluster_.gpu, t.precision),
       attention_(profile_, cluster_.gpu, o.attention_kernels),
       collectives_(profile_, cluster_, o.collective_algorithm, o.collective_rails) {
