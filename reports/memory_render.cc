@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/units.h"
 #include "reports/text_format.h"
 
 namespace meshplan {
@@ -53,7 +54,7 @@ std::string memory_table(const MemoryEstimate& e, const ModelSpec& m, const Clus
       m.name, with_commas(e.params_total), c.name, l.gpus(), c.gpu.name, gib(e.capacity_bytes),
       short_label(l), t.global_batch, t.seq_len, micro, l.mbs);
   std::vector<std::vector<std::string>> rows;
-  auto g = [](double b) { return fmt::format("{:.2f}", b / (1 << 30)); };
+  auto g = [](double b) { return fmt::format("{:.2f}", b / units::kGiB); };
   for (const StageMemory& s : e.stages) {
     rows.push_back({std::to_string(s.stage), std::to_string(s.layers), short_count(static_cast<double>(s.params)),
                     g(s.params_bytes), g(s.grads_bytes), g(s.optimizer_bytes),

@@ -4,6 +4,7 @@
 
 #include "reports/estimate_render.h"
 
+#include "core/units.h"
 #include "planner/profile_defaults.h"
 #include "reports/report_sections.h"
 #include "reports/text_format.h"
@@ -11,7 +12,7 @@
 namespace meshplan {
 namespace {
 
-constexpr double kGiB = 1 << 30;
+using units::kGiB;
 
 std::string memory_rows(const Estimate& e) {
   std::vector<std::vector<std::string>> rows;
@@ -144,7 +145,7 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
       fmt::format("CUDA context and library workspaces: {} per GPU.",
                   gib(static_cast<double>(m.cuda_context_bytes))),
       fmt::format("NCCL buffers: {:.0f} MiB per communicator a rank belongs to.",
-                  static_cast<double>(m.nccl_bytes_per_communicator) / (1 << 20)),
+                  static_cast<double>(m.nccl_bytes_per_communicator) / units::kMiB),
       fmt::format("Allocator fragmentation: {:.0f}% of tensor bytes.",
                   100 * m.allocator_slack_fraction),
       fmt::format(
