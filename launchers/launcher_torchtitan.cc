@@ -4,8 +4,8 @@
 // ZeRO-1 (optimizer states only) has no FSDP2 equivalent.
 #include <fmt/format.h>
 
-#include "reports/launcher_args.h"
-#include "reports/launcher_export.h"
+#include "launchers/launcher_args.h"
+#include "launchers/launcher_export.h"
 
 namespace meshplan {
 namespace {

@@ -1,4 +1,4 @@
-#include "reports/launcher_export.h"
+#include "launchers/launcher_export.h"
 
 #include <fmt/format.h>
 

@@ -3,8 +3,8 @@
 // and its recompute options (selective, or full with the uniform/block methods).
 #include <fmt/format.h>
 
-#include "reports/launcher_args.h"
-#include "reports/launcher_export.h"
+#include "launchers/launcher_args.h"
+#include "launchers/launcher_export.h"
 
 namespace meshplan {
 namespace {

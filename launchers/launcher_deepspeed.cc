@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/launcher_export.h"
+#include "launchers/launcher_export.h"
 
 namespace meshplan {
 namespace {
