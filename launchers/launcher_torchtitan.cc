@@ -25,24 +25,24 @@ const char* schedule_name(Schedule s) {
   return "1F1B";
 }
 
-std::vector<Diagnostic> torchtitan_refusals(const Layout& l, const ModelSpec& m) {
+std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpec& model) {
   const Launcher tt = Launcher::torchtitan;
   std::vector<Diagnostic> out;
-  if (l.zero == 1)
+  if (layout.zero == 1)
     out.push_back(launcher_refusal(tt, "zero", "1",
                                    "FSDP2 shards parameters and gradients with the optimizer "
                                    "states; use zero=0 (replicate), 2 or 3"));
-  if (l.tp > 1 && !l.sp)
+  if (layout.tp > 1 && !layout.sp)
     out.push_back(
         launcher_refusal(tt, "sp", "false", "its tensor parallel plan always shards the sequence"));
-  if (l.uneven && m.layers % (l.pp * l.vpp) != 0)
+  if (layout.uneven && model.layers % (layout.pp * layout.vpp) != 0)
     out.push_back(
         launcher_refusal(tt, "uneven", "true", "its pipeline splits layers evenly over stages"));
-  if (l.recompute_layers > 0 && l.recompute != Recompute::full)
+  if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
     out.push_back(
-        launcher_refusal(tt, "recompute_layers", std::to_string(l.recompute_layers),
+        launcher_refusal(tt, "recompute_layers", std::to_string(layout.recompute_layers),
                          "activation_checkpoint.mode is per model: none, selective or full"));
-  if (l.pp > 1 && l.schedule == Schedule::zb_h1 && l.vpp < 2)
+  if (layout.pp > 1 && layout.schedule == Schedule::zb_h1 && layout.vpp < 2)
     out.push_back(
         launcher_refusal(tt, "schedule", "zb-h1",
                          "InterleavedZeroBubble needs at least 2 stages per rank (vpp >= 2)"));
@@ -51,36 +51,39 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& l, const ModelSpec& m)
 
 }  // namespace
 
-Result<std::string> export_torchtitan(const ModelSpec& m, const TrainingSpec& t, const Layout& l) {
-  std::vector<Diagnostic> refused = torchtitan_refusals(l, m);
+Result<std::string> export_torchtitan(const ModelSpec& model, const TrainingSpec& training,
+                                      const Layout& layout) {
+  std::vector<Diagnostic> refused = torchtitan_refusals(layout, model);
   if (!refused.empty()) return refused;
-  LauncherArgs a;
-  a.arg("--parallelism.data_parallel_replicate_degree", l.zero == 0 ? l.dp : 1);
-  a.arg("--parallelism.data_parallel_shard_degree", l.zero == 0 ? 1 : l.dp);
-  if (l.zero == 2) a.arg("--parallelism.fsdp_reshard_after_forward", "never");
-  a.arg("--parallelism.tensor_parallel_degree", l.tp);
-  if (l.tp_overlap) a.flag("--parallelism.enable_async_tensor_parallel");
-  a.arg("--parallelism.pipeline_parallel_degree", l.pp);
-  if (l.pp > 1) {
-    a.arg("--parallelism.pipeline_parallel_schedule", schedule_name(l.schedule));
-    a.arg("--parallelism.pipeline_parallel_microbatch_size", l.mbs);
-    if (l.vpp > 1)
-      a.arg("--parallelism.pipeline_parallel_layers_per_stage", m.layers / (l.pp * l.vpp));
+  LauncherArgs args;
+  args.arg("--parallelism.data_parallel_replicate_degree", layout.zero == 0 ? layout.dp : 1);
+  args.arg("--parallelism.data_parallel_shard_degree", layout.zero == 0 ? 1 : layout.dp);
+  if (layout.zero == 2) args.arg("--parallelism.fsdp_reshard_after_forward", "never");
+  args.arg("--parallelism.tensor_parallel_degree", layout.tp);
+  if (layout.tp_overlap) args.flag("--parallelism.enable_async_tensor_parallel");
+  args.arg("--parallelism.pipeline_parallel_degree", layout.pp);
+  if (layout.pp > 1) {
+    args.arg("--parallelism.pipeline_parallel_schedule", schedule_name(layout.schedule));
+    args.arg("--parallelism.pipeline_parallel_microbatch_size", layout.mbs);
+    if (layout.vpp > 1)
+      args.arg("--parallelism.pipeline_parallel_layers_per_stage",
+               model.layers / (layout.pp * layout.vpp));
   }
-  a.arg("--parallelism.context_parallel_degree", l.cp);
-  a.arg("--parallelism.expert_parallel_degree", l.ep);
-  a.arg("--activation_checkpoint.mode", to_string(l.recompute));
-  if (l.recompute == Recompute::selective)
-    a.arg("--activation_checkpoint.selective_ac_option", "op");
+  args.arg("--parallelism.context_parallel_degree", layout.cp);
+  args.arg("--parallelism.expert_parallel_degree", layout.ep);
+  args.arg("--activation_checkpoint.mode", to_string(layout.recompute));
+  if (layout.recompute == Recompute::selective)
+    args.arg("--activation_checkpoint.selective_ac_option", "op");
   // Per data-parallel rank: the pipeline splits its local batch into micro-batches; without a
   // pipeline, gradient accumulation repeats local batches of one micro-batch.
-  a.arg("--training.local_batch_size", l.pp > 1 ? t.global_batch / l.dp : l.mbs);
-  a.arg("--training.global_batch_size", t.global_batch);
-  a.arg("--training.seq_len", t.seq_len);
-  if (t.precision == Precision::fp8) a.arg("--model.converters", "float8");
-  return a.render({fmt::format("torchtitan overrides for {} ({} sequences x {} tokens)", m.name,
-                               t.global_batch, t.seq_len),
-                   "layout " + to_string(l)});
+  args.arg("--training.local_batch_size",
+           layout.pp > 1 ? training.global_batch / layout.dp : layout.mbs);
+  args.arg("--training.global_batch_size", training.global_batch);
+  args.arg("--training.seq_len", training.seq_len);
+  if (training.precision == Precision::fp8) args.arg("--model.converters", "float8");
+  return args.render({fmt::format("torchtitan overrides for {} ({} sequences x {} tokens)",
+                                  model.name, training.global_batch, training.seq_len),
+                      "layout " + to_string(layout)});
 }
 
 }  // namespace meshplan
