@@ -3,10 +3,10 @@
 
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/thread_count.h"
 #include "planner/layout_search.h"
 #include "planner/profile_defaults.h"
 #include "planner/simulated_plan.h"
@@ -39,7 +39,7 @@ struct BenchOptions {
 };
 
 int run_bench(const BenchOptions& o) {
-  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = thread_count(o.threads);
   std::vector<std::vector<std::string>> rows;
   for (const SearchCase& c : kCases) {
     InputOptions in;
@@ -78,7 +78,7 @@ CLI::App* add_bench_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* sub = app.add_subcommand("bench", "measure search and simulator speed on the reference cases");
   sub->add_option("--root", o->root, "directory holding models/, topologies/ and profiles/");
-  sub->add_option("--threads", o->threads, "search threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  add_threads_option(sub, o->threads, "search threads (default: all cores)");
   sub->callback([o, &exit_code] { exit_code = run_bench(*o); });
   return sub;
 }

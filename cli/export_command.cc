@@ -5,7 +5,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "reports/launcher_export.h"
+#include "launchers/launcher_export.h"
 
 namespace meshplan::cli {
 namespace {

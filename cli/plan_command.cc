@@ -6,10 +6,10 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/thread_count.h"
 #include "planner/layout_search.h"
 #include "planner/simulated_plan.h"
 #include "reports/estimate_render.h"
@@ -55,7 +55,7 @@ int run_plan(const PlanOptions& o) {
   search.objective = o.objective == "memory" ? Objective::memory
                      : o.objective == "tokens_per_s" ? Objective::tokens_per_s : Objective::mfu;
   search.top_k = o.top;
-  search.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  search.threads = thread_count(o.threads);
   search.progress = progress_bar();
   SearchResult r = search_layouts(model, in->gpus, search);
   if (o.simulate_top > 0) {
@@ -87,8 +87,8 @@ CLI::App* add_plan_command(CLI::App& app, int& exit_code) {
   sub->add_option("--objective", o->objective, "ranking: mfu | tokens_per_s | memory")
       ->check(CLI::IsMember({"mfu", "tokens_per_s", "memory"}));
   sub->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 10000));
-  sub->add_option("--threads", o->threads, "worker threads (default: all cores); output is the same for any count")
-      ->check(CLI::NonNegativeNumber);
+  add_threads_option(sub, o->threads,
+                     "worker threads (default: all cores); output is the same for any count");
   sub->add_option("--simulate-top", o->simulate_top,
                   "simulate the K best layouts and re-rank them by simulated step time")
       ->check(CLI::Range(0, 1000));

@@ -1,19 +1,15 @@
 // meshplan regress: evaluate a scenario set and compare the predictions with a baseline
 // (DESIGN.md §5; formats in docs/regress.md). Exit 0 when nothing moved beyond the tolerance,
 // 1 when something did, 2 on bad input (including a missing or malformed baseline).
-#include <fmt/format.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/thread_count.h"
+#include "core/atomic_file.h"
 #include "planner/regression.h"
 #include "planner/regression_baseline.h"
 #include "reports/regression_render.h"
@@ -29,29 +25,6 @@ struct RegressOptions {
   bool update = false;
   int threads = 0;  // 0: hardware concurrency
 };
-
-// Writes `text` to a temporary file beside `path`, then renames it over `path`, so readers
-// never see a half-written baseline.
-std::optional<Diagnostic> write_atomically(const std::string& text, const std::string& path) {
-  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) {
-      int err = errno;
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      return Diagnostic{
-          {path, 0, 0, ""}, "", "", fmt::format("cannot write: {}", std::strerror(err))};
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (!ec) return std::nullopt;
-  std::filesystem::remove(tmp, ec);
-  return Diagnostic{{path, 0, 0, ""}, "", "", fmt::format("cannot write: {}", ec.message())};
-}
 
 // The baseline to compare with. With --update a missing file is an empty baseline (it is being
 // created); a malformed one is still an error, so a typo never silently discards it.
@@ -81,13 +54,11 @@ int run_regress(const RegressOptions& o) {
   if (!scenarios) return print_errors(scenarios.errors());
   std::optional<RegressionRecords> baseline = read_baseline(o);
   if (!baseline) return kExitBadInput;
-  int threads = o.threads > 0 ? o.threads
-                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Result<RegressionRecords> now = evaluate_scenarios(scenarios.value(), threads);
+  Result<RegressionRecords> now = evaluate_scenarios(scenarios.value(), thread_count(o.threads));
   if (!now) return print_errors(now.errors());
   RegressionReport report = compare_to_baseline(now.value(), *baseline, o.tolerance_pp);
   if (o.update) {
-    if (auto error = write_atomically(baseline_yaml(now.value()), o.baseline_path)) {
+    if (auto error = write_file_atomically(o.baseline_path, baseline_yaml(now.value()))) {
       return print_errors({*error});
     }
   }
@@ -111,9 +82,8 @@ CLI::App* add_regress_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--update", o->update,
                 "rewrite the baseline from the current predictions and print what changed");
   add_format_option(sub, o->format, {"md", "json"});
-  sub->add_option("--threads", o->threads,
-                  "search worker threads (default: all cores); output is the same for any count")
-      ->check(CLI::NonNegativeNumber);
+  add_threads_option(sub, o->threads,
+                     "search worker threads (default: all cores); output is the same for any count");
   sub->callback([o, &exit_code] { exit_code = run_regress(*o); });
   return sub;
 }

@@ -5,10 +5,10 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/thread_count.h"
 #include "reports/markdown_report.h"
 
 namespace meshplan::cli {
@@ -45,9 +45,7 @@ int run_report(const ReportOptions& o) {
   ReportRequest request;
   request.top_k = o.top;
   request.sample = std::max(o.sample, o.top);
-  request.threads = o.threads > 0
-                        ? o.threads
-                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  request.threads = thread_count(o.threads);
   Result<ReportData> data = build_report(model, in->gpus, request);
   if (!data) return print_errors(data.errors());
   std::vector<ReportFile> files = render_report(data.value());
@@ -69,9 +67,8 @@ CLI::App* add_report_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 100));
   sub->add_option("--sample", o->sample, "best feasible layouts plotted in the MFU chart")
       ->check(CLI::Range(1, 5000));
-  sub->add_option("--threads", o->threads,
-                  "search threads (default: all cores); the report is the same for any count")
-      ->check(CLI::NonNegativeNumber);
+  add_threads_option(sub, o->threads,
+                     "search threads (default: all cores); the report is the same for any count");
   sub->add_option("--out", o->out_dir, "folder for report.md and its SVG files")->required();
   sub->callback([o, &exit_code] { exit_code = run_report(*o); });
   return sub;

@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/thread_count.h"
 #include "planner/validation.h"
 #include "reports/validation_render.h"
 
@@ -57,8 +57,7 @@ int run_validate(const ValidateOptions& o) {
     else runs.insert(runs.end(), file->begin(), file->end());
   }
   if (!errors.empty()) return print_errors(errors);
-  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Result<ValidationReport> report = validate_runs(runs, o.root, threads);
+  Result<ValidationReport> report = validate_runs(runs, o.root, thread_count(o.threads));
   if (!report) return print_errors(report.errors());
   if (o.format == "json") std::cout << validation_json(report.value()).dump(2) << "\n";
   else if (o.format == "md") std::cout << validation_markdown(report.value());
@@ -76,7 +75,7 @@ CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
                   "repeatable: the files' runs are validated and summarized together")
       ->required();
   sub->add_option("--root", o->root, "directory holding topologies/ and profiles/");
-  sub->add_option("--threads", o->threads, "search threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  add_threads_option(sub, o->threads, "search threads (default: all cores)");
   sub->add_option("--max-error", o->bounds,
                   "NAME=FRACTION: exit 1 when that summary's mean |error| exceeds it (repeatable)");
   add_format_option(sub, o->format, {"table", "md", "json"});

@@ -3,12 +3,11 @@
 
 #include "core/cluster_spec.h"
 #include "core/edit_distance.h"
+#include "core/units.h"
 #include "core/yaml_node.h"
 
 namespace meshplan {
 namespace {
-
-constexpr double kGB = 1e9;
 
 GpuSpec read_inline_gpu(const YamlNode& n) {
   n.expect_only_keys({"name", "peak_tflops", "hbm_GiB", "hbm_GBps"});
@@ -16,10 +15,10 @@ GpuSpec read_inline_gpu(const YamlNode& n) {
   g.name = n.child("name").as_string();
   YamlNode peak = n.child("peak_tflops");
   peak.expect_only_keys({"bf16", "fp8"});
-  g.peak_bf16_flops_per_s = peak.child("bf16").as_double(0.001, 1e6) * 1e12;
-  g.peak_fp8_flops_per_s = peak.get_double("fp8", 0, 0, 1e6) * 1e12;
-  g.hbm_bytes = static_cast<int64_t>(n.child("hbm_GiB").as_double(0.001, 1e6) * (1 << 30));
-  g.hbm_bytes_per_s = n.child("hbm_GBps").as_double(0.001, 1e9) * kGB;
+  g.peak_bf16_flops_per_s = peak.child("bf16").as_double(0.001, 1e6) * units::kTera;
+  g.peak_fp8_flops_per_s = peak.get_double("fp8", 0, 0, 1e6) * units::kTera;
+  g.hbm_bytes = static_cast<int64_t>(n.child("hbm_GiB").as_double(0.001, 1e6) * units::kGiB);
+  g.hbm_bytes_per_s = n.child("hbm_GBps").as_double(0.001, 1e9) * units::kGB;
   g.source = "inline in " + n.file();
   return g;
 }
@@ -41,8 +40,8 @@ NetworkLevel read_level(const YamlNode& n) {
   NetworkLevel l;
   l.name = n.child("name").as_string();
   l.span = n.child("span").as_int(1, 100'000'000);
-  l.bandwidth_bytes_per_s = n.child("bandwidth_GBps").as_double(1e-6, 1e6) * kGB;
-  l.latency_s = n.child("latency_us").as_double(0, 1e6) * 1e-6;
+  l.bandwidth_bytes_per_s = n.child("bandwidth_GBps").as_double(1e-6, 1e6) * units::kGB;
+  l.latency_s = n.child("latency_us").as_double(0, 1e6) * units::kMicrosecond;
   l.oversubscription = n.get_double("oversubscription", 1.0, 1.0, 1000.0);
   return l;
 }

@@ -14,6 +14,7 @@ template <class T>
 class Result {
  public:
   Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  // REQUIRES: !errors.empty() (an empty list would be neither a value nor an error).
   Result(std::vector<Diagnostic> errors) : state_(std::move(errors)) {  // NOLINT
     assert(!std::get<1>(state_).empty());
   }

@@ -9,6 +9,7 @@
 #include "core/cluster_spec.h"
 #include "core/layout.h"
 #include "core/model_spec.h"
+#include "core/units.h"
 #include "planner/cost_model.h"
 #include "planner/framework_preset.h"
 #include "planner/layout_search.h"
@@ -17,7 +18,6 @@
 namespace meshplan {
 namespace {
 
-constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 // Slack for comparing numbers that went through decimal text: far below the 0.001 printed.
 constexpr double kCompareSlack = 1e-9;
 
@@ -65,7 +65,7 @@ RegressionRecord record_of(const Estimate& e) {
   r.fits = e.fits();
   r.step_time_s = e.step_time_s;
   r.mfu_percent = 100.0 * e.mfu;
-  r.peak_gib = e.peak_bytes / kBytesPerGiB;
+  r.peak_gib = e.peak_bytes / units::kGiB;
   return quantize(r);
 }
 
@@ -98,7 +98,7 @@ Result<RegressionRecord> evaluate_best(const RegressionScenario& s, const Loaded
   none.layout = "none";
   if (r.smallest) {  // nothing fits: pin the smallest layout and its memory, no timing
     none.layout = to_string(r.smallest->layout);
-    none.peak_gib = r.smallest->peak_bytes / kBytesPerGiB;
+    none.peak_gib = r.smallest->peak_bytes / units::kGiB;
   }
   return quantize(none);
 }

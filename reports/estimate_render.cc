@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/units.h"
 #include "reports/memory_render.h"
 #include "reports/text_format.h"
 
@@ -16,7 +17,7 @@ nlohmann::ordered_json breakdown_json(const TimeBreakdown& b) {
 
 std::vector<std::string> summary_row(const Estimate& e, size_t rank) {
   return {std::to_string(rank), short_label(e.layout),
-          fmt::format("{:.1f}/{:.1f}", e.peak_bytes / (1 << 30), e.capacity_bytes / (1 << 30)),
+          fmt::format("{:.1f}/{:.1f}", e.peak_bytes / units::kGiB, e.capacity_bytes / units::kGiB),
           fmt::format("{:.1f}%", 100 * e.bubble_fraction), seconds(e.step_time_s),
           e.simulated_step_s > 0 ? seconds(e.simulated_step_s) : "-",
           short_count(e.tokens_per_s), fmt::format("{:.1f}", e.model_tflops_per_gpu),

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/units.h"
 #include "reports/text_format.h"
 
 namespace meshplan {
@@ -44,16 +45,18 @@ nlohmann::ordered_json memory_json(const MemoryEstimate& e) {
   return j;
 }
 
-std::string memory_table(const MemoryEstimate& e, const ModelSpec& m, const ClusterSpec& c,
-                         const Layout& l, const TrainingSpec& t) {
-  const int64_t micro = t.global_batch / (l.dp * l.mbs);
+std::string memory_table(const MemoryEstimate& e, const ModelSpec& model,
+                         const ClusterSpec& cluster, const Layout& layout,
+                         const TrainingSpec& training) {
+  const int64_t micro = training.global_batch / (layout.dp * layout.mbs);
   std::string out = fmt::format(
       "{} ({} parameters) on {} ({} × {}, {} each)\nlayout   {}\nbatch    {} sequences × {} "
       "tokens; {} micro-batches of {} per data-parallel rank\n\n",
-      m.name, with_commas(e.params_total), c.name, l.gpus(), c.gpu.name, gib(e.capacity_bytes),
-      short_label(l), t.global_batch, t.seq_len, micro, l.mbs);
+      model.name, with_commas(e.params_total), cluster.name, layout.gpus(), cluster.gpu.name,
+      gib(e.capacity_bytes), short_label(layout), training.global_batch, training.seq_len, micro,
+      layout.mbs);
   std::vector<std::vector<std::string>> rows;
-  auto g = [](double b) { return fmt::format("{:.2f}", b / (1 << 30)); };
+  auto g = [](double b) { return fmt::format("{:.2f}", b / units::kGiB); };
   for (const StageMemory& s : e.stages) {
     rows.push_back({std::to_string(s.stage), std::to_string(s.layers), short_count(static_cast<double>(s.params)),
                     g(s.params_bytes), g(s.grads_bytes), g(s.optimizer_bytes),

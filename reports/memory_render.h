@@ -17,7 +17,8 @@ namespace meshplan {
 // peak_bytes, peak_stage, capacity_bytes, fits.
 nlohmann::ordered_json memory_json(const MemoryEstimate& e);
 
-std::string memory_table(const MemoryEstimate& e, const ModelSpec& m, const ClusterSpec& c,
-                         const Layout& l, const TrainingSpec& t);
+std::string memory_table(const MemoryEstimate& e, const ModelSpec& model,
+                         const ClusterSpec& cluster, const Layout& layout,
+                         const TrainingSpec& training);
 
 }  // namespace meshplan

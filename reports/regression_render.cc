@@ -8,13 +8,28 @@
 namespace meshplan {
 namespace {
 
-std::vector<std::string> reasons(const ScenarioComparison& c) {
+// What can be wrong with a scenario: its name in JSON "reasons" and in the Markdown status cell,
+// in the order both list them.
+struct Reason {
+  bool (*applies)(const ScenarioComparison& c);
+  const char* key;
+  const char* words;
+};
+const Reason kReasons[] = {
+    {[](const ScenarioComparison& c) { return !c.baseline; }, "not_in_baseline", "not in baseline"},
+    {[](const ScenarioComparison& c) { return !c.now; }, "not_in_scenarios", "not in scenarios"},
+    {[](const ScenarioComparison& c) { return c.mfu_moved; }, "mfu_moved", "MFU moved"},
+    {[](const ScenarioComparison& c) { return c.layout_changed; }, "layout_changed",
+     "layout changed"},
+    {[](const ScenarioComparison& c) { return c.no_longer_fits; }, "no_longer_fits",
+     "no longer fits"},
+};
+
+// The reasons that apply to `c`, each as `Reason::*name`.
+std::vector<std::string> reasons(const ScenarioComparison& c, const char* Reason::*name) {
   std::vector<std::string> out;
-  if (!c.baseline) out.push_back("not_in_baseline");
-  if (!c.now) out.push_back("not_in_scenarios");
-  if (c.mfu_moved) out.push_back("mfu_moved");
-  if (c.layout_changed) out.push_back("layout_changed");
-  if (c.no_longer_fits) out.push_back("no_longer_fits");
+  for (const Reason& r : kReasons)
+    if (r.applies(c)) out.push_back(r.*name);
   return out;
 }
 
@@ -28,13 +43,7 @@ std::string status_word(const ScenarioComparison& c, RegressMode mode) {
 std::string status_cell(const ScenarioComparison& c, RegressMode mode) {
   if (mode == RegressMode::update) return status_word(c, mode);
   if (!c.failed()) return "ok";
-  std::vector<std::string> why;
-  if (!c.baseline) why.push_back("not in baseline");
-  if (!c.now) why.push_back("not in scenarios");
-  if (c.mfu_moved) why.push_back("MFU moved");
-  if (c.layout_changed) why.push_back("layout changed");
-  if (c.no_longer_fits) why.push_back("no longer fits");
-  return fmt::format("**FAIL**: {}", fmt::join(why, ", "));
+  return fmt::format("**FAIL**: {}", fmt::join(reasons(c, &Reason::words), ", "));
 }
 
 std::string mfu_cell(const std::optional<RegressionRecord>& r) {
@@ -129,7 +138,7 @@ nlohmann::ordered_json regress_json(const RegressionReport& r, RegressMode mode)
     nlohmann::ordered_json s;
     s["name"] = c.name;
     s["status"] = status_word(c, mode);
-    s["reasons"] = reasons(c);
+    s["reasons"] = reasons(c, &Reason::key);
     s["mfu_change_pp"] = c.mfu_change_pp;
     s["baseline"] = record_json(c.baseline);
     s["now"] = record_json(c.now);

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/units.h"
 #include "reports/estimate_render.h"
-
 #include "reports/svg_canvas.h"
 #include "reports/svg_charts.h"
 #include "reports/svg_timeline.h"
@@ -11,7 +11,7 @@
 namespace meshplan {
 namespace {
 
-constexpr double kGiB = 1 << 30;
+using units::kGiB;
 
 }  // namespace
 

@@ -10,83 +10,83 @@
 namespace meshplan {
 namespace {
 
-// Evaluates `l` on `gpus` GPUs of `cluster`, or says why not.
-WhatIf evaluate_variant(const CostModel& base, const ClusterSpec& cluster, int64_t gpus, Layout l,
-                        std::string scenario, std::string change) {
+// Evaluates `layout` on `gpus` GPUs of `cluster`, or says why not.
+WhatIf evaluate_variant(const CostModel& base, const ClusterSpec& cluster, int64_t gpus,
+                        Layout layout, std::string scenario, std::string change) {
   WhatIf w{std::move(scenario), std::move(change), std::nullopt, ""};
-  std::vector<Diagnostic> errors = check_layout(l, base.model(), gpus, base.training());
+  std::vector<Diagnostic> errors = check_layout(layout, base.model(), gpus, base.training());
   if (!errors.empty()) {
     w.note = fmt::format("not valid: {} {}", errors.front().field, errors.front().rule);
     return w;
   }
   CostModel model(base.model(), cluster, base.profile(), base.training(), base.options());
-  w.estimate = model.evaluate(l);
+  w.estimate = model.evaluate(layout);
   if (!w.estimate->fits()) w.note = "does not fit in memory";
   return w;
 }
 
 // The cluster with at least `gpus` GPUs: more nodes of the same kind, the outermost network level
 // widened to span them (a hypothetical; said in the report).
-ClusterSpec cluster_with(const ClusterSpec& c, int64_t gpus) {
-  ClusterSpec out = c;
-  if (gpus > out.gpus()) out.nodes = (gpus + c.gpus_per_node - 1) / c.gpus_per_node;
+ClusterSpec cluster_with(const ClusterSpec& cluster, int64_t gpus) {
+  ClusterSpec out = cluster;
+  if (gpus > out.gpus()) out.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
   if (!out.network.empty()) out.network.back().span = std::max(out.network.back().span, out.gpus());
   return out;
 }
 
-WhatIf scaled_gpus(const CostModel& m, int64_t gpus, const Estimate& best, int64_t factor_num,
+WhatIf scaled_gpus(const CostModel& model, int64_t gpus, const Estimate& best, int64_t factor_num,
                    int64_t factor_den) {
   const int64_t n = gpus * factor_num / factor_den;
-  Layout l = best.layout;
-  l.dp = 0;
-  const int64_t new_dp = l.model_parallel() > 0 ? n / l.model_parallel() : 0;
+  Layout layout = best.layout;
+  layout.dp = 0;
+  const int64_t new_dp = layout.model_parallel() > 0 ? n / layout.model_parallel() : 0;
   std::string scenario =
       fmt::format("{} the GPUs ({})", factor_num > factor_den ? "double" : "half", n);
   std::string change = fmt::format("dp {} -> {}", best.layout.dp, new_dp);
   if (n < 1 || new_dp < 1) return WhatIf{scenario, change, std::nullopt, "not valid: too few GPUs"};
-  WhatIf w = evaluate_variant(m, cluster_with(m.cluster(), n), n, l, scenario, change);
-  if (n > m.cluster().gpus() && w.estimate) w.note = "cluster extended with the same network";
+  WhatIf w = evaluate_variant(model, cluster_with(model.cluster(), n), n, layout, scenario, change);
+  if (n > model.cluster().gpus() && w.estimate) w.note = "cluster extended with the same network";
   return w;
 }
 
-WhatIf larger_micro_batch(const CostModel& m, int64_t gpus, const Estimate& best) {
-  const Layout& b = best.layout;
-  const int64_t per_dp = m.training().global_batch / std::max<int64_t>(b.dp, 1);
-  for (int64_t mbs = b.mbs + 1; mbs <= per_dp; ++mbs) {
+WhatIf larger_micro_batch(const CostModel& model, int64_t gpus, const Estimate& best) {
+  const Layout& current = best.layout;
+  const int64_t per_dp = model.training().global_batch / std::max<int64_t>(current.dp, 1);
+  for (int64_t mbs = current.mbs + 1; mbs <= per_dp; ++mbs) {
     if (per_dp % mbs != 0) continue;
-    Layout l = b;
-    l.mbs = mbs;
-    return evaluate_variant(m, m.cluster(), gpus, l, "next-larger micro-batch",
-                            fmt::format("mbs {} -> {}", b.mbs, mbs));
+    Layout layout = current;
+    layout.mbs = mbs;
+    return evaluate_variant(model, model.cluster(), gpus, layout, "next-larger micro-batch",
+                            fmt::format("mbs {} -> {}", current.mbs, mbs));
   }
   return WhatIf{"next-larger micro-batch", "-", std::nullopt,
-                fmt::format("none: mbs {} already takes the whole per-replica batch", b.mbs)};
+                fmt::format("none: mbs {} already takes the whole per-replica batch", current.mbs)};
 }
 
-WhatIf less_recompute(const CostModel& m, int64_t gpus, const Estimate& best) {
-  Layout l = best.layout;
+WhatIf less_recompute(const CostModel& model, int64_t gpus, const Estimate& best) {
+  Layout layout = best.layout;
   std::string change;
-  if (l.recompute_layers > 0) {
-    change = fmt::format("recompute_layers {} -> 0", l.recompute_layers);
-    l.recompute_layers = 0;
-  } else if (l.recompute == Recompute::full) {
+  if (layout.recompute_layers > 0) {
+    change = fmt::format("recompute_layers {} -> 0", layout.recompute_layers);
+    layout.recompute_layers = 0;
+  } else if (layout.recompute == Recompute::full) {
     change = "recompute full -> selective";
-    l.recompute = Recompute::selective;
-  } else if (l.recompute == Recompute::selective) {
+    layout.recompute = Recompute::selective;
+  } else if (layout.recompute == Recompute::selective) {
     change = "recompute selective -> none";
-    l.recompute = Recompute::none;
+    layout.recompute = Recompute::none;
   } else {
     return WhatIf{"one recompute level less", "-", std::nullopt,
                   "none: the layout recomputes nothing"};
   }
-  return evaluate_variant(m, m.cluster(), gpus, l, "one recompute level less", change);
+  return evaluate_variant(model, model.cluster(), gpus, layout, "one recompute level less", change);
 }
 
-std::vector<LauncherConfig> launcher_configs(const CostModel& m, const Layout& l) {
+std::vector<LauncherConfig> launcher_configs(const CostModel& model, const Layout& layout) {
   std::vector<LauncherConfig> out;
   for (const std::string& name : launcher_names()) {
     const Launcher launcher = *parse_launcher(name);
-    Result<std::string> r = export_launcher(launcher, m.model(), m.training(), l);
+    Result<std::string> r = export_launcher(launcher, model.model(), model.training(), layout);
     if (r)
       out.push_back({launcher, r.value(), {}});
     else

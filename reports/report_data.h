@@ -12,7 +12,7 @@
 #include "core/result.h"
 #include "planner/cost_model.h"
 #include "planner/layout_search.h"
-#include "reports/launcher_export.h"
+#include "launchers/launcher_export.h"
 #include "simulator/pipeline_simulation.h"
 
 namespace meshplan {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/units.h"
 #include "planner/attention_model.h"
 #include "planner/profile_defaults.h"
 #include "reports/estimate_render.h"
@@ -12,7 +13,7 @@
 namespace meshplan {
 namespace {
 
-constexpr double kGiB = 1 << 30;
+using units::kGiB;
 
 std::string memory_rows(const Estimate& e) {
   std::vector<std::vector<std::string>> rows;
@@ -145,7 +146,7 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
       fmt::format("CUDA context and library workspaces: {} per GPU.",
                   gib(static_cast<double>(m.cuda_context_bytes))),
       fmt::format("NCCL buffers: {:.0f} MiB per communicator a rank belongs to.",
-                  static_cast<double>(m.nccl_bytes_per_communicator) / (1 << 20)),
+                  static_cast<double>(m.nccl_bytes_per_communicator) / units::kMiB),
       fmt::format("Allocator fragmentation: {:.0f}% of tensor bytes.",
                   100 * m.allocator_slack_fraction),
       fmt::format(

@@ -2,13 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "core/units.h"
 #include "planner/profile_defaults.h"
 #include "reports/text_format.h"
 
 namespace meshplan {
 namespace {
 
-constexpr double kGiB = 1 << 30;
+using units::kGiB;
 
 std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }

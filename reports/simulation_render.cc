@@ -21,6 +21,13 @@ std::vector<std::pair<std::string, double>> critical_seconds_by_kind(const sim::
   return out;
 }
 
+// The micro-batches in flight that the memory model assumed for `stage` (0 past its stages).
+double memory_model_in_flight(const Estimate& a, int stage) {
+  return stage < static_cast<int>(a.memory.stages.size())
+             ? a.memory.stages[static_cast<size_t>(stage)].in_flight_micro_batches
+             : 0;
+}
+
 }  // namespace
 
 nlohmann::ordered_json simulation_json(const Estimate& a, const sim::PipelineSimulation& s) {
@@ -40,10 +47,7 @@ nlohmann::ordered_json simulation_json(const Estimate& a, const sim::PipelineSim
   j["simulated"]["critical_path"] = {{"seconds_by_kind", by_kind}, {"operations", names}};
   j["simulated"]["stages"] = nlohmann::ordered_json::array();
   for (const sim::StageSummary& st : r.stages) {
-    const double model_in_flight =
-        st.stage < static_cast<int>(a.memory.stages.size())
-            ? a.memory.stages[static_cast<size_t>(st.stage)].in_flight_micro_batches
-            : 0;
+    const double model_in_flight = memory_model_in_flight(a, st.stage);
     j["simulated"]["stages"].push_back({{"stage", st.stage},
                                         {"compute_s", st.compute_s},
                                         {"recompute_s", st.recompute_s},
@@ -69,10 +73,7 @@ std::string simulation_table(const Estimate& a, const sim::PipelineSimulation& s
   out += "\n\n";
   std::vector<std::vector<std::string>> rows;
   for (const sim::StageSummary& st : r.stages) {
-    const double model_in_flight =
-        st.stage < static_cast<int>(a.memory.stages.size())
-            ? a.memory.stages[static_cast<size_t>(st.stage)].in_flight_micro_batches
-            : 0;
+    const double model_in_flight = memory_model_in_flight(a, st.stage);
     rows.push_back({std::to_string(st.stage), seconds(st.compute_s), seconds(st.recompute_s),
                     seconds(st.exposed_comm_s), seconds(st.idle_s),
                     fmt::format("{:.1f}%", 100 * st.bubble_fraction),

@@ -9,6 +9,7 @@
 
 #include "reports/svg_canvas.h"
 #include "reports/text_format.h"
+#include "simulator/time_columns.h"
 
 namespace meshplan::svg {
 namespace {
@@ -48,16 +49,7 @@ int category_of(sim::OpKind k) {
   }
 }
 
-using Coverage = std::vector<std::array<double, kCategories.size()>>;  // per column, per category
-
-void cover(Coverage& lane, double dt, double start, double end, int category) {
-  const int width = static_cast<int>(lane.size());
-  int col = std::clamp(static_cast<int>(std::floor(start / dt)), 0, width - 1);
-  for (; col < width && col * dt < end; ++col) {
-    const double overlap = std::min(end, (col + 1) * dt) - std::max(start, col * dt);
-    if (overlap > 0) lane[col][static_cast<size_t>(category)] += overlap;
-  }
-}
+using Coverage = sim::ColumnCoverage<kCategories.size()>;  // per column, per category
 
 // Each column's share per category, in eighths of the column (rounded), so that neighbouring
 // columns with the same mix merge.
@@ -109,7 +101,7 @@ std::string pipeline_timeline_chart(const sim::OperationGraph& graph, const sim:
     if (cat < 0 || stage < 0 || stage >= stages || timeline.end_s[id] <= timeline.start_s[id])
       continue;
     Coverage& lane = cat == kCommunication ? comm[stage] : compute[stage];
-    cover(lane, dt, timeline.start_s[id], timeline.end_s[id], cat);
+    sim::cover(lane, dt, timeline.start_s[id], timeline.end_s[id], cat);
   }
   const double row_h = stages > 32 ? 12 : 26, left = 90, plot_w = 800;
   const int height = static_cast<int>(130 + row_h * stages);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/units.h"
+
 namespace meshplan {
 
 std::string with_commas(int64_t n) {
@@ -18,10 +20,10 @@ std::string with_commas(int64_t n) {
   return out;
 }
 
-std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1 << 30)); }
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / units::kGiB); }
 
 std::string gib_and_gb(double bytes) {
-  return fmt::format("{:.2f} GiB ({:.2f} GB)", bytes / (1 << 30), bytes / 1e9);
+  return fmt::format("{:.2f} GiB ({:.2f} GB)", bytes / units::kGiB, bytes / units::kGB);
 }
 
 std::string short_count(double n) {

@@ -120,6 +120,7 @@ const std::vector<ScheduleInfo>& schedule_table() {
 const ScheduleInfo& schedule_info(Schedule s) {
   for (const ScheduleInfo& i : schedule_table())
     if (i.schedule == s) return i;
+  // Every Schedule has a table entry (entries() lists them all); reaching here is a bug.
   assert(false && "schedule missing from the table");
   return schedule_table().front();
 }
@@ -132,7 +133,7 @@ Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, in
   const ScheduleEntry* entry = nullptr;
   for (const ScheduleEntry& e : entries())
     if (e.info.schedule == schedule) entry = &e;
-  assert(entry != nullptr);
+  assert(entry != nullptr && "schedule missing from the table");
   if (!entry->info.allows_vpp && vpp != 1)
     return order_error(schedule, shape, "needs vpp = 1 (use schedule=interleaved for vpp > 1)");
   if (schedule == Schedule::interleaved && vpp < 2)

@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
-#include <cmath>
+
+#include "simulator/time_columns.h"
 
 namespace meshplan::sim {
 namespace {
@@ -30,17 +31,7 @@ int letter_index(OpKind k) {
   }
 }
 
-using Coverage = std::vector<std::array<double, kLetters.size()>>;  // per column, per letter
-
-// Adds the seconds [start, end) spends in each column of width dt.
-void cover(Coverage& row, double dt, double start, double end, int letter) {
-  const int width = static_cast<int>(row.size());
-  int col = std::clamp(static_cast<int>(std::floor(start / dt)), 0, width - 1);
-  for (; col < width && col * dt < end; ++col) {
-    const double overlap = std::min(end, (col + 1) * dt) - std::max(start, col * dt);
-    if (overlap > 0) row[col][letter] += overlap;
-  }
-}
+using Coverage = ColumnCoverage<kLetters.size()>;  // per column, per letter
 
 std::string render_row(const Coverage& row, double dt) {
   std::string out;

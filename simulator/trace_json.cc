@@ -3,12 +3,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/units.h"
+
 namespace meshplan::sim {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-constexpr double kMicrosecondsPerSecond = 1e6;
 
 Json metadata(const char* what, int pid, int tid, const std::string& name) {
   return Json{{"name", what}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
@@ -16,9 +16,9 @@ Json metadata(const char* what, int pid, int tid, const std::string& name) {
 
 Json op_event(const OperationGraph& g, const Timeline& t, OpId id) {
   const Operation& op = g.op(id);
-  const double ts = t.start_s[id] * kMicrosecondsPerSecond;
+  const double ts = t.start_s[id] * units::kMicrosecondsPerSecond;
   // dur from the scaled end, so that ts + dur of one event meets ts of the next on a stream.
-  const double dur = t.end_s[id] * kMicrosecondsPerSecond - ts;
+  const double dur = t.end_s[id] * units::kMicrosecondsPerSecond - ts;
   Json args{{"kind", to_string(op.tags.kind)}, {"op", id}};
   if (op.tags.chunk >= 0) args["chunk"] = op.tags.chunk;
   if (op.tags.micro_batch >= 0) args["micro_batch"] = op.tags.micro_batch;

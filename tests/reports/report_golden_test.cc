@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "tests/reports/report_files.h"
+#include "tests/test_files.h"
 
 namespace fs = std::filesystem;
 using namespace meshplan::test;

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "reports/svg_charts.h"
-#include "tests/reports/report_files.h"
+#include "tests/test_files.h"
 
 using namespace meshplan;
 namespace fs = std::filesystem;

@@ -5,36 +5,36 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/launcher_export.h"
+#include "launchers/launcher_export.h"
 
 namespace meshplan {
 namespace {
 
-std::vector<Diagnostic> deepspeed_refusals(const Layout& l, const TrainingSpec& t) {
+std::vector<Diagnostic> deepspeed_refusals(const Layout& layout, const TrainingSpec& training) {
   const Launcher ds = Launcher::deepspeed;
   std::vector<Diagnostic> out;
-  if (l.cp > 1)
-    out.push_back(launcher_refusal(ds, "cp", std::to_string(l.cp),
+  if (layout.cp > 1)
+    out.push_back(launcher_refusal(ds, "cp", std::to_string(layout.cp),
                                    "the config has no ring context parallelism (Ulysses is a "
                                    "different split); use cp=1"));
-  if (l.ep > 1)
+  if (layout.ep > 1)
     out.push_back(
-        launcher_refusal(ds, "ep", std::to_string(l.ep),
+        launcher_refusal(ds, "ep", std::to_string(layout.ep),
                          "expert parallelism is set in model code (deepspeed.moe ep_size), "
                          "not in the JSON config"));
-  if (l.tp > 1 && l.sp)
+  if (layout.tp > 1 && layout.sp)
     out.push_back(launcher_refusal(
         ds, "sp", "true", "AutoTP has no Megatron-style sequence parallelism; use sp=false"));
-  if (l.tp_overlap)
+  if (layout.tp_overlap)
     out.push_back(
         launcher_refusal(ds, "tp_overlap", "true", "AutoTP does not overlap TP communication"));
-  if (l.pp > 1 && l.zero >= 2)
-    out.push_back(launcher_refusal(ds, "zero", std::to_string(l.zero),
+  if (layout.pp > 1 && layout.zero >= 2)
+    out.push_back(launcher_refusal(ds, "zero", std::to_string(layout.zero),
                                    "the pipeline engine supports ZeRO stages 0 and 1 only"));
-  if (l.pp > 1 && l.schedule != Schedule::one_f_one_b)
-    out.push_back(launcher_refusal(ds, "schedule", to_string(l.schedule),
+  if (layout.pp > 1 && layout.schedule != Schedule::one_f_one_b)
+    out.push_back(launcher_refusal(ds, "schedule", to_string(layout.schedule),
                                    "the pipeline engine runs its own 1F1B schedule only"));
-  if (t.precision == Precision::fp8)
+  if (training.precision == Precision::fp8)
     out.push_back(launcher_refusal(
         ds, "precision", "fp8", "FP8 comes from Transformer Engine in model code, not the config"));
   return out;
@@ -42,28 +42,30 @@ std::vector<Diagnostic> deepspeed_refusals(const Layout& l, const TrainingSpec& 
 
 }  // namespace
 
-Result<std::string> export_deepspeed(const ModelSpec& m, const TrainingSpec& t, const Layout& l) {
-  (void)m;
-  std::vector<Diagnostic> refused = deepspeed_refusals(l, t);
+Result<std::string> export_deepspeed(const ModelSpec& model, const TrainingSpec& training,
+                                     const Layout& layout) {
+  (void)model;
+  std::vector<Diagnostic> refused = deepspeed_refusals(layout, training);
   if (!refused.empty()) return refused;
   nlohmann::ordered_json j;
-  j["train_batch_size"] = t.global_batch;
-  j["train_micro_batch_size_per_gpu"] = l.mbs;
-  j["gradient_accumulation_steps"] = t.global_batch / (l.mbs * l.dp);
+  j["train_batch_size"] = training.global_batch;
+  j["train_micro_batch_size_per_gpu"] = layout.mbs;
+  j["gradient_accumulation_steps"] = training.global_batch / (layout.mbs * layout.dp);
   j["zero_optimization"] = {
-      {"stage", l.zero}, {"overlap_comm", true}, {"contiguous_gradients", true}};
+      {"stage", layout.zero}, {"overlap_comm", true}, {"contiguous_gradients", true}};
   j["bf16"] = {{"enabled", true}};
-  if (l.tp > 1) j["tensor_parallel"] = {{"autotp_size", l.tp}};
-  if (l.recompute != Recompute::none || l.recompute_layers > 0) {
-    j["activation_checkpointing"] = {{"partition_activations", l.tp > 1},
+  if (layout.tp > 1) j["tensor_parallel"] = {{"autotp_size", layout.tp}};
+  if (layout.recompute != Recompute::none || layout.recompute_layers > 0) {
+    j["activation_checkpointing"] = {{"partition_activations", layout.tp > 1},
                                      {"contiguous_memory_optimization", false},
                                      {"cpu_checkpointing", false},
                                      {"synchronize_checkpoint_boundary", false}};
   }
-  if (l.pp > 1) {
-    j["pipeline"] = {{"stages", l.pp},
-                     {"partition", "uniform"},
-                     {"activation_checkpoint_interval", l.recompute == Recompute::full ? 1 : 0}};
+  if (layout.pp > 1) {
+    j["pipeline"] = {
+        {"stages", layout.pp},
+        {"partition", "uniform"},
+        {"activation_checkpoint_interval", layout.recompute == Recompute::full ? 1 : 0}};
   }
   return j.dump(2) + "\n";
 }

@@ -1,4 +1,4 @@
-#include "reports/launcher_args.h"
+#include "launchers/launcher_args.h"
 
 namespace meshplan {
 

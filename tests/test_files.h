@@ -1,5 +1,5 @@
-// Helpers shared by the report tests: run the meshplan binary, read files, compare folders,
-// render SVG with rsvg-convert.
+// Helpers shared by the report and launcher tests: run the meshplan binary, read and write
+// files, compare folders, render SVG with rsvg-convert.
 #pragma once
 
 #include <cstdint>

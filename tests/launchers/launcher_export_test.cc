@@ -1,13 +1,13 @@
-// Launcher exports: pinned text for known layouts (tests/reports/golden/export/), DeepSpeed's
+// Launcher exports: pinned text for known layouts (tests/launchers/golden/), DeepSpeed's
 // batch identity, and the refusals with their messages.
-#include "reports/launcher_export.h"
+#include "launchers/launcher_export.h"
 
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "core/diagnostic.h"
-#include "tests/reports/report_files.h"
+#include "tests/test_files.h"
 
 using namespace meshplan;
 namespace fs = std::filesystem;
@@ -35,7 +35,7 @@ std::string exported(Launcher launcher, const ModelSpec& m, const Layout& l) {
 }
 
 void check_golden(const std::string& name, const std::string& text) {
-  const fs::path p = fs::path(MESHPLAN_SOURCE_DIR) / "tests/reports/golden/export" / name;
+  const fs::path p = fs::path(MESHPLAN_SOURCE_DIR) / "tests/launchers/golden" / name;
   if (test::update_golden()) test::write_file(p, text);
   CHECK(text == test::read_file(p));
 }
@@ -125,7 +125,7 @@ TEST_CASE("export: the CLI prints the config, and refuses with exit 2") {
           dir) == 0);
   CHECK(test::read_file(dir / "stdout.txt") ==
         test::read_file(fs::path(MESHPLAN_SOURCE_DIR) /
-                        "tests/reports/golden/export/llama3-70b-megatron.txt"));
+                        "tests/launchers/golden/llama3-70b-megatron.txt"));
   CHECK(test::run_meshplan("export --format megatron --model models/llama3-8b.yaml --cluster "
                            "topologies/dgx-h100-64n.yaml --gpus 64 --layout tp=2,zero=3",
                            dir) == 2);

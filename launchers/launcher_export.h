@@ -20,21 +20,25 @@ enum class Launcher { megatron, deepspeed, nemo, torchtitan };
 const std::vector<std::string>& launcher_names();
 std::optional<Launcher> parse_launcher(const std::string& name);
 // Display name: "Megatron-LM", "DeepSpeed", "NeMo", "torchtitan".
-const char* launcher_title(Launcher l);
+const char* launcher_title(Launcher launcher);
 
 // What the launcher needs for `layout`, as text ready to paste: argument lines for Megatron-LM
 // and torchtitan, JSON for DeepSpeed, YAML for NeMo. Deterministic; ends with a newline.
 // REQUIRES: check_layout(layout, model, gpus, training) returned no errors (dp resolved).
 // Errors: one diagnostic per field the launcher cannot express; its location is "--layout",
 // its field the layout key, its rule names the launcher.
-Result<std::string> export_launcher(Launcher l, const ModelSpec& model,
+Result<std::string> export_launcher(Launcher launcher, const ModelSpec& model,
                                     const TrainingSpec& training, const Layout& layout);
 
 // Per-launcher renderers (launcher_*.cc); export_launcher dispatches through a table of these.
-Result<std::string> export_megatron(const ModelSpec& m, const TrainingSpec& t, const Layout& l);
-Result<std::string> export_deepspeed(const ModelSpec& m, const TrainingSpec& t, const Layout& l);
-Result<std::string> export_nemo(const ModelSpec& m, const TrainingSpec& t, const Layout& l);
-Result<std::string> export_torchtitan(const ModelSpec& m, const TrainingSpec& t, const Layout& l);
+Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& training,
+                                    const Layout& layout);
+Result<std::string> export_deepspeed(const ModelSpec& model, const TrainingSpec& training,
+                                     const Layout& layout);
+Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& training,
+                                const Layout& layout);
+Result<std::string> export_torchtitan(const ModelSpec& model, const TrainingSpec& training,
+                                      const Layout& layout);
 
 // A refusal: field `field` (value `value`) cannot be expressed in `launcher` because `why`.
 Diagnostic launcher_refusal(Launcher launcher, const std::string& field, const std::string& value,

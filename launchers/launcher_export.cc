@@ -1,4 +1,4 @@
-#include "reports/launcher_export.h"
+#include "launchers/launcher_export.h"
 
 #include <fmt/format.h>
 
@@ -22,9 +22,9 @@ const LauncherEntry kLaunchers[] = {
     {Launcher::torchtitan, "torchtitan", "torchtitan", export_torchtitan},
 };
 
-const LauncherEntry& entry(Launcher l) {
+const LauncherEntry& entry(Launcher launcher) {
   for (const LauncherEntry& e : kLaunchers)
-    if (e.launcher == l) return e;
+    if (e.launcher == launcher) return e;
   return kLaunchers[0];
 }
 
@@ -45,11 +45,11 @@ std::optional<Launcher> parse_launcher(const std::string& name) {
   return std::nullopt;
 }
 
-const char* launcher_title(Launcher l) { return entry(l).title; }
+const char* launcher_title(Launcher launcher) { return entry(launcher).title; }
 
-Result<std::string> export_launcher(Launcher l, const ModelSpec& model,
+Result<std::string> export_launcher(Launcher launcher, const ModelSpec& model,
                                     const TrainingSpec& training, const Layout& layout) {
-  return entry(l).render(model, training, layout);
+  return entry(launcher).render(model, training, layout);
 }
 
 Diagnostic launcher_refusal(Launcher launcher, const std::string& field, const std::string& value,

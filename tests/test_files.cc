@@ -1,4 +1,4 @@
-#include "tests/reports/report_files.h"
+#include "tests/test_files.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

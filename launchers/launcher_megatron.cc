@@ -1,0 +1,218 @@
+// Megatron-core launchers: Megatron-LM arguments and NeMo (Megatron GPT config) YAML keys.
+// Both run Megatron-core's schedules (1F1B, interleaved 1F1B) and rank order (tp-cp-ep-dp-pp),
+// and its recompute options (selective, or full with the uniform/block methods).
+#include <fmt/format.h>
+
+#include "launchers/launcher_args.h"
+#include "launchers/launcher_export.h"
+
+namespace meshplan {
+namespace {
+
+bool default_order(const Layout& layout) {
+  return layout.order == std::array<Dim, 4>{Dim::tp, Dim::cp, Dim::dp, Dim::pp};
+}
+
+// What Megatron-core cannot run, whichever front end launches it.
+std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layout) {
+  std::vector<Diagnostic> out;
+  if (layout.pp > 1 && (layout.schedule == Schedule::gpipe || layout.schedule == Schedule::zb_h1)) {
+    out.push_back(launcher_refusal(who, "schedule", to_string(layout.schedule),
+                                   "Megatron-core pipelines run 1F1B or interleaved 1F1B only"));
+  }
+  if (!default_order(layout)) {
+    out.push_back(
+        launcher_refusal(who, "order", "non-default", "Megatron-core orders ranks tp-cp-ep-dp-pp"));
+  }
+  if (layout.recompute == Recompute::selective && layout.recompute_layers > 0) {
+    out.push_back(launcher_refusal(who, "recompute_layers", std::to_string(layout.recompute_layers),
+                                   "selective and full (block) recompute are exclusive "
+                                   "(--recompute-granularity takes one)"));
+  }
+  if (layout.recompute_layers > 0 && layout.recompute == Recompute::none &&
+      layout.recompute_layers % layout.vpp != 0) {
+    out.push_back(launcher_refusal(who, "recompute_layers", std::to_string(layout.recompute_layers),
+                                   fmt::format("block recompute counts layers per virtual stage; "
+                                               "{} is not a multiple of vpp={}",
+                                               layout.recompute_layers, layout.vpp)));
+  }
+  if (layout.uneven && layout.vpp > 1) {
+    out.push_back(launcher_refusal(who, "uneven", "true",
+                                   "--num-layers-per-virtual-pipeline-stage needs equal chunks"));
+  }
+  return out;
+}
+
+struct RecomputeArgs {
+  std::string granularity, method;  // empty: none
+  int64_t layers = 0;               // 0: not set
+};
+
+RecomputeArgs recompute_args(const Layout& layout) {
+  if (layout.recompute == Recompute::full) return {"full", "uniform", 1};
+  if (layout.recompute == Recompute::selective) return {"selective", "", 0};
+  if (layout.recompute_layers > 0) return {"full", "block", layout.recompute_layers / layout.vpp};
+  return {};
+}
+
+void megatron_shape_args(const ModelSpec& model, const TrainingSpec& training, LauncherArgs& args) {
+  args.arg("--num-layers", model.layers);
+  args.arg("--hidden-size", model.hidden);
+  args.arg("--ffn-hidden-size", model.ffn_hidden);
+  args.arg("--num-attention-heads", model.heads);
+  args.arg("--kv-channels", model.head_dim);
+  if (model.kv_heads != model.heads) {
+    args.flag("--group-query-attention");
+    args.arg("--num-query-groups", model.kv_heads);
+  }
+  args.arg("--seq-length", training.seq_len);
+  args.arg("--max-position-embeddings", std::max(training.seq_len, model.max_positions));
+  args.arg("--position-embedding-type",
+           model.position_embedding == PositionEmbedding::learned ? "learned_absolute" : "rope");
+  args.arg("--normalization", model.norm == NormKind::rmsnorm ? "RMSNorm" : "LayerNorm");
+  if (model.mlp == MlpKind::swiglu) args.flag("--swiglu");
+  if (!model.tied_embeddings) args.flag("--untie-embeddings-and-output-weights");
+  if (!model.bias) args.flag("--disable-bias-linear");
+  if (model.qk_norm) args.flag("--qk-layernorm");
+  if (!model.dropout) {
+    args.arg("--attention-dropout", "0.0");
+    args.arg("--hidden-dropout", "0.0");
+  }
+  if (model.attention == AttentionKind::flash) args.flag("--use-flash-attn");
+}
+
+void megatron_moe_args(const ModelSpec& model, LauncherArgs& args) {
+  if (model.mla) {
+    args.flag("--multi-latent-attention");
+    if (model.mla->q_lora_rank > 0) args.arg("--q-lora-rank", model.mla->q_lora_rank);
+    args.arg("--kv-lora-rank", model.mla->kv_lora_rank);
+    args.arg("--qk-head-dim", model.mla->qk_nope_head_dim);
+    args.arg("--qk-pos-emb-head-dim", model.mla->qk_rope_head_dim);
+    args.arg("--v-head-dim", model.mla->v_head_dim);
+  }
+  if (!model.moe) return;
+  args.arg("--num-experts", model.moe->experts);
+  args.arg("--moe-router-topk", model.moe->top_k);
+  args.arg("--moe-ffn-hidden-size", model.moe->expert_ffn_hidden);
+  if (model.moe->shared_experts > 0)
+    args.arg("--moe-shared-expert-intermediate-size",
+             model.moe->shared_experts * model.moe->expert_ffn_hidden);
+  if (model.moe->first_dense_layers > 0) {
+    args.arg("--moe-layer-freq",
+             fmt::format("\"([0]*{}+[1]*{})\"", model.moe->first_dense_layers, model.moe_layers()));
+  }
+}
+
+std::vector<Diagnostic> model_refusals(Launcher who, const ModelSpec& model) {
+  std::vector<Diagnostic> out;
+  if (model.position_embedding == PositionEmbedding::alibi)
+    out.push_back(
+        launcher_refusal(who, "position_embedding", "alibi", "Megatron-core has no ALiBi"));
+  if (model.mlp == MlpKind::relu)
+    out.push_back(launcher_refusal(who, "mlp", "relu", "Megatron-LM's MLP takes gelu or swiglu"));
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& training,
+                                    const Layout& layout) {
+  std::vector<Diagnostic> refused = megatron_core_refusals(Launcher::megatron, layout);
+  if (layout.zero >= 2) {
+    refused.push_back(launcher_refusal(Launcher::megatron, "zero", std::to_string(layout.zero),
+                                       "Megatron-LM shards optimizer states only "
+                                       "(--use-distributed-optimizer, ZeRO-1); use zero=0 or 1"));
+  }
+  for (Diagnostic& refusal : model_refusals(Launcher::megatron, model))
+    refused.push_back(std::move(refusal));
+  if (!refused.empty()) return refused;
+  LauncherArgs args;
+  args.arg("--tensor-model-parallel-size", layout.tp);
+  args.arg("--pipeline-model-parallel-size", layout.pp);
+  args.arg("--context-parallel-size", layout.cp);
+  args.arg("--expert-model-parallel-size", layout.ep);
+  if (layout.sp && layout.tp > 1) args.flag("--sequence-parallel");
+  if (layout.tp_overlap) args.flag("--tp-comm-overlap");
+  if (layout.vpp > 1)
+    args.arg("--num-layers-per-virtual-pipeline-stage", model.layers / (layout.pp * layout.vpp));
+  if (layout.uneven && model.layers % layout.pp != 0) {
+    std::vector<int64_t> chunks = chunk_layers(model.layers, layout.pp, 1);
+    args.arg("--decoder-first-pipeline-num-layers", chunks.front());
+    args.arg("--decoder-last-pipeline-num-layers", chunks.back());
+  }
+  RecomputeArgs r = recompute_args(layout);
+  if (!r.granularity.empty()) args.arg("--recompute-granularity", r.granularity);
+  if (!r.method.empty()) args.arg("--recompute-method", r.method);
+  if (r.layers > 0) args.arg("--recompute-num-layers", r.layers);
+  args.arg("--micro-batch-size", layout.mbs);
+  args.arg("--global-batch-size", training.global_batch);
+  if (layout.zero == 1) args.flag("--use-distributed-optimizer");
+  args.flag("--overlap-grad-reduce");
+  if (layout.zero == 1) args.flag("--overlap-param-gather");
+  args.flag("--bf16");
+  if (training.precision == Precision::fp8) args.arg("--fp8-format", "hybrid");
+  megatron_shape_args(model, training, args);
+  megatron_moe_args(model, args);
+  return args.render(
+      {fmt::format("Megatron-LM arguments for {} ({} sequences x {} tokens)", model.name,
+                   training.global_batch, training.seq_len),
+       "layout " + to_string(layout),
+       fmt::format("vocabulary {} comes from the tokenizer (--tokenizer-type ...)", model.vocab)});
+}
+
+// NeMo 1.x megatron_gpt_config.yaml keys (model: section). ZeRO-2/3 map onto NeMo's FSDP
+// (fsdp_sharding_strategy grad / full), which NeMo allows only without pipeline parallelism.
+Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& training,
+                                const Layout& layout) {
+  std::vector<Diagnostic> refused = megatron_core_refusals(Launcher::nemo, layout);
+  if (layout.zero >= 2 && layout.pp > 1) {
+    refused.push_back(launcher_refusal(Launcher::nemo, "zero", std::to_string(layout.zero),
+                                       "NeMo's FSDP (ZeRO-2/3) does not combine with pipeline "
+                                       "parallelism; use zero=0 or 1, or pp=1"));
+  }
+  if (layout.uneven && model.layers % layout.pp != 0) {
+    refused.push_back(launcher_refusal(Launcher::nemo, "uneven", "true",
+                                       "the GPT config splits layers evenly over stages"));
+  }
+  for (Diagnostic& refusal : model_refusals(Launcher::nemo, model))
+    refused.push_back(std::move(refusal));
+  if (!refused.empty()) return refused;
+  auto null_or = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string("null"); };
+  RecomputeArgs r = recompute_args(layout);
+  std::string out =
+      fmt::format("# NeMo keys for {} ({} sequences x {} tokens)\n# layout {}\n", model.name,
+                  training.global_batch, training.seq_len, to_string(layout));
+  out += "trainer:\n  precision: bf16-mixed\n";
+  out += "model:\n";
+  out += fmt::format("  micro_batch_size: {}\n  global_batch_size: {}\n", layout.mbs,
+                     training.global_batch);
+  out += fmt::format("  tensor_model_parallel_size: {}\n  pipeline_model_parallel_size: {}\n",
+                     layout.tp, layout.pp);
+  out += fmt::format("  virtual_pipeline_model_parallel_size: {}\n",
+                     layout.vpp > 1 ? std::to_string(layout.vpp) : "null");
+  out += fmt::format("  context_parallel_size: {}\n  expert_model_parallel_size: {}\n", layout.cp,
+                     layout.ep);
+  out += fmt::format("  sequence_parallel: {}\n", layout.sp && layout.tp > 1);
+  if (layout.tp_overlap) out += "  ub_tp_comm_overlap: true\n";
+  out += fmt::format("  activations_checkpoint_granularity: {}\n",
+                     r.granularity.empty() ? "null" : r.granularity);
+  out += fmt::format("  activations_checkpoint_method: {}\n", r.method.empty() ? "null" : r.method);
+  out += fmt::format("  activations_checkpoint_num_layers: {}\n", null_or(r.layers));
+  out += fmt::format("  encoder_seq_length: {}\n  num_layers: {}\n  hidden_size: {}\n",
+                     training.seq_len, model.layers, model.hidden);
+  out += fmt::format("  ffn_hidden_size: {}\n  num_attention_heads: {}\n  num_query_groups: {}\n",
+                     model.ffn_hidden, model.heads, model.kv_heads);
+  if (model.moe)
+    out += fmt::format("  num_moe_experts: {}\n  moe_router_topk: {}\n", model.moe->experts,
+                       model.moe->top_k);
+  if (training.precision == Precision::fp8) out += "  fp8: true\n  fp8_hybrid: true\n";
+  if (layout.zero >= 2) {
+    out += fmt::format("  fsdp: true\n  fsdp_sharding_strategy: {}\n",
+                       layout.zero == 3 ? "full" : "grad");
+  }
+  out += fmt::format("  optim:\n    name: {}\n",
+                     layout.zero == 1 ? "distributed_fused_adam" : "fused_adam");
+  return out;
+}
+
+}  // namespace meshplan

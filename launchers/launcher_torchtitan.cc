@@ -1,0 +1,89 @@
+// torchtitan command-line overrides (`--parallelism.*`, `--activation_checkpoint.*`,
+// `--training.*`). Data parallelism is FSDP2: ZeRO-3 is sharding with resharding after forward,
+// ZeRO-2 sharding without it (fsdp_reshard_after_forward never), ZeRO-0 replication (DDP);
+// ZeRO-1 (optimizer states only) has no FSDP2 equivalent.
+#include <fmt/format.h>
+
+#include "launchers/launcher_args.h"
+#include "launchers/launcher_export.h"
+
+namespace meshplan {
+namespace {
+
+// torchtitan's --parallelism.pipeline_parallel_schedule names.
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe:
+      return "GPipe";
+    case Schedule::one_f_one_b:
+      return "1F1B";
+    case Schedule::interleaved:
+      return "Interleaved1F1B";
+    case Schedule::zb_h1:
+      return "InterleavedZeroBubble";
+  }
+  return "1F1B";
+}
+
+std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpec& model) {
+  const Launcher tt = Launcher::torchtitan;
+  std::vector<Diagnostic> out;
+  if (layout.zero == 1)
+    out.push_back(launcher_refusal(tt, "zero", "1",
+                                   "FSDP2 shards parameters and gradients with the optimizer "
+                                   "states; use zero=0 (replicate), 2 or 3"));
+  if (layout.tp > 1 && !layout.sp)
+    out.push_back(
+        launcher_refusal(tt, "sp", "false", "its tensor parallel plan always shards the sequence"));
+  if (layout.uneven && model.layers % (layout.pp * layout.vpp) != 0)
+    out.push_back(
+        launcher_refusal(tt, "uneven", "true", "its pipeline splits layers evenly over stages"));
+  if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
+    out.push_back(
+        launcher_refusal(tt, "recompute_layers", std::to_string(layout.recompute_layers),
+                         "activation_checkpoint.mode is per model: none, selective or full"));
+  if (layout.pp > 1 && layout.schedule == Schedule::zb_h1 && layout.vpp < 2)
+    out.push_back(
+        launcher_refusal(tt, "schedule", "zb-h1",
+                         "InterleavedZeroBubble needs at least 2 stages per rank (vpp >= 2)"));
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> export_torchtitan(const ModelSpec& model, const TrainingSpec& training,
+                                      const Layout& layout) {
+  std::vector<Diagnostic> refused = torchtitan_refusals(layout, model);
+  if (!refused.empty()) return refused;
+  LauncherArgs args;
+  args.arg("--parallelism.data_parallel_replicate_degree", layout.zero == 0 ? layout.dp : 1);
+  args.arg("--parallelism.data_parallel_shard_degree", layout.zero == 0 ? 1 : layout.dp);
+  if (layout.zero == 2) args.arg("--parallelism.fsdp_reshard_after_forward", "never");
+  args.arg("--parallelism.tensor_parallel_degree", layout.tp);
+  if (layout.tp_overlap) args.flag("--parallelism.enable_async_tensor_parallel");
+  args.arg("--parallelism.pipeline_parallel_degree", layout.pp);
+  if (layout.pp > 1) {
+    args.arg("--parallelism.pipeline_parallel_schedule", schedule_name(layout.schedule));
+    args.arg("--parallelism.pipeline_parallel_microbatch_size", layout.mbs);
+    if (layout.vpp > 1)
+      args.arg("--parallelism.pipeline_parallel_layers_per_stage",
+               model.layers / (layout.pp * layout.vpp));
+  }
+  args.arg("--parallelism.context_parallel_degree", layout.cp);
+  args.arg("--parallelism.expert_parallel_degree", layout.ep);
+  args.arg("--activation_checkpoint.mode", to_string(layout.recompute));
+  if (layout.recompute == Recompute::selective)
+    args.arg("--activation_checkpoint.selective_ac_option", "op");
+  // Per data-parallel rank: the pipeline splits its local batch into micro-batches; without a
+  // pipeline, gradient accumulation repeats local batches of one micro-batch.
+  args.arg("--training.local_batch_size",
+           layout.pp > 1 ? training.global_batch / layout.dp : layout.mbs);
+  args.arg("--training.global_batch_size", training.global_batch);
+  args.arg("--training.seq_len", training.seq_len);
+  if (training.precision == Precision::fp8) args.arg("--model.converters", "float8");
+  return args.render({fmt::format("torchtitan overrides for {} ({} sequences x {} tokens)",
+                                  model.name, training.global_batch, training.seq_len),
+                      "layout " + to_string(layout)});
+}
+
+}  // namespace meshplan
