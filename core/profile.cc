@@ -22,7 +22,7 @@
 //   attention:                        # fused attention kernels (FlashAttention FLOP convention)
 //     - {kernel: cudnn, head_dim: 128, seq_len: 4096, causal: true, fwd_tflops: 518,
 //        bwd_tflops: 450, source: "..."}   # or fwd_bwd_tflops alone
-//   fp8_quantization_overhead: 0.21
+//   fp8_quantization_overhead: {delayed: 0, current: 0.21}   # by FP8 scaling recipe
 //   sustained_compute_ratio: 0.85     # sustained / burst clock of compute-bound kernels
 //   intra_node_bus_efficiency: 0.8
 //   inter_node_bus_efficiency: 0.9
@@ -389,7 +389,15 @@ CalibrationProfile read_profile(const YamlNode& root) {
     for (size_t i = 0; i < att->size(); ++i)
       p.attention.push_back(read_attention_sample(att->element(i)));
   }
-  p.fp8_quantization_overhead = root.get_double("fp8_quantization_overhead", 0.0, 0.0, 10.0);
+  if (auto q = root.optional_child("fp8_quantization_overhead")) {
+    if (!q->is_map()) q->fail("must be a mapping of FP8 recipe to overhead, e.g. {delayed: 0, current: 0.21}");
+    for (const auto& recipe : q->keys()) {
+      YamlNode v = q->child(recipe);
+      if (recipe != "delayed" && recipe != "current" && recipe != "block")
+        v.fail("FP8 recipe must be one of delayed|current|block");
+      p.fp8_quantization_overhead[recipe] = v.as_double(0.0, 10.0);
+    }
+  }
   p.sustained_compute_ratio = root.get_double("sustained_compute_ratio", 0.0, 0.0, 1.0);
   p.intra_node_bus_efficiency = root.get_double("intra_node_bus_efficiency", 0.0, 0.0, 1.0);
   p.inter_node_bus_efficiency = root.get_double("inter_node_bus_efficiency", 0.0, 0.0, 1.0);
@@ -442,8 +450,11 @@ std::string render_profile_yaml(const CalibrationProfile& p) {
   for (const auto& a : p.attention) out += "  - " + render_attention_sample(a) + "\n";
   if (p.sustained_compute_ratio)
     out += "sustained_compute_ratio: " + format_scaled(p.sustained_compute_ratio, 0) + "\n";
-  if (p.fp8_quantization_overhead)
-    out += "fp8_quantization_overhead: " + format_scaled(p.fp8_quantization_overhead, 0) + "\n";
+  if (!p.fp8_quantization_overhead.empty()) {
+    out += "fp8_quantization_overhead:\n";
+    for (const auto& [recipe, v] : p.fp8_quantization_overhead)
+      out += fmt::format("  {}: {}\n", recipe, format_scaled(v, 0));
+  }
   if (p.intra_node_bus_efficiency)
     out += "intra_node_bus_efficiency: " + format_scaled(p.intra_node_bus_efficiency, 0) + "\n";
   if (p.inter_node_bus_efficiency)

@@ -86,9 +86,9 @@ struct CalibrationProfile {
   // attention samples are burst figures (short benchmarks); the cost model multiplies them by
   // this (0: not known, taken as 1).
   double sustained_compute_ratio = 0;
-  // FP8 GEMMs with dynamic (current) scaling: extra time to quantize their operands, as a share
-  // of the quantized GEMM's own time (0: not measured).
-  double fp8_quantization_overhead = 0;
+  // FP8 GEMMs: extra time to quantize their operands, as a share of the quantized GEMM's own
+  // time, by scaling recipe (delayed | current | block; absent: not measured, taken as 0).
+  std::map<std::string, double> fp8_quantization_overhead;
   // Bus bandwidth / link bandwidth for levels without a measured fit: innermost level, others.
   double intra_node_bus_efficiency = 0;
   double inter_node_bus_efficiency = 0;

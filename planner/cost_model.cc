@@ -1,7 +1,6 @@
 #include "planner/cost_model.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "planner/activation_memory.h"
 #include "planner/flop_count.h"
@@ -30,19 +29,14 @@ GroupShape expert_dp_group(const Layout& l) {
   return GroupShape::of(l.dp * l.cp / l.ep, std::min(l.stride(Dim::cp), l.stride(Dim::dp)) * l.ep);
 }
 
-static CostOptions fit_env(CostOptions o) {  // TEMPORARY: scanning fitted quantities
-  if (const char* e = std::getenv("FIT_ETA")) o.overlap_efficiency = std::atof(e);
-  return o;
-}
-
 CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const CalibrationProfile& p,
                      const TrainingSpec& t, const CostOptions& o)
     : model_(m),
       cluster_(c),
       profile_(p),
       training_(t),
-      options_(fit_env(o)),
-      gemm_(profile_, cluster_.gpu, t.precision),
+      options_(o),
+      gemm_(profile_, cluster_.gpu, t.precision, o.fp8_recipe),
       attention_(profile_, cluster_.gpu, o.attention_kernels),
       collectives_(profile_, cluster_, o.collective_algorithm, o.collective_rails) {
   context_.model = &model_;
@@ -212,7 +206,7 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
   const double per_mb_window = options_.overlap_grad_reduce ? st.backward_s + st.recompute_s : 0;
   const double last_window = stagger * per_mb_window;
   const double layers = static_cast<double>(k.mix.layers());
-  const double eta = options_.overlap_efficiency;
+  const double eta = options_.dp_overlap_efficiency;
   auto hidden_behind = [eta](double comm, double compute) {
     return exposed_after_overlap(comm, compute, eta);
   };

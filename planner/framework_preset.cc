@@ -9,8 +9,11 @@ namespace {
 
 // Columns: name, description, source; overlap_grad_reduce, overlap_p2p, pp_scatter_gather,
 // overlap_param_gather, zero_reduce_every_micro_batch, grad_bytes_per_param; sequence_parallel;
-// attention_kernels and collective_rails where they differ from the defaults (cuDNN through
-// Transformer Engine first; rails on).
+// attention_kernels, collective_rails and fp8_recipe where they differ from the defaults
+// and DeepSpeed's ZeRO-3 live-parameter budget (stage3_max_live_parameters, default 1e9)
+// (cuDNN through Transformer Engine first; rails on; delayed scaling, Transformer Engine's and
+// Megatron-LM's default). PyTorch-native stacks (FSDP2, torchtitan) run SDPA's flash backend
+// (FlashAttention-2) and torchao float8 with dynamic ("tensorwise") scaling: current scaling.
 // Every row's comment gives the reason for each rule, with the file or page it comes from.
 const std::vector<FrameworkPreset> kFrameworks = {
     // Megatron-LM / Megatron-Core (megatron/training/arguments.py): --overlap-grad-reduce
@@ -53,7 +56,8 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // activation from every TP rank.
     {"deepspeed", "Microsoft DeepSpeed ZeRO (overlap_comm on): per-micro-batch gradient reduction, blocking pipeline",
      "deepspeed.ai/docs/config-json (zero_optimization); deepspeed/runtime/zero/config.py, stage_1_and_2.py, pipe/engine.py",
-     true, false, false, false, true, 4, true},
+     true, false, false, false, true, 4, true,
+     "cudnn,fa3,fa2", true, "delayed", 1e9},
     // The DeepSpeed ZeRO-3 runs of Narayanan et al. 2021 Table 2. Fitted to that table, cause
     // not established: their collectives run at one NIC's bandwidth per GPU (no rails), which
     // reproduces the step time that stays constant from 384 to 1,536 GPUs (throughput per GPU
@@ -70,7 +74,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
     {"deepspeed-2021", "DeepSpeed ZeRO-3 as validated for Narayanan et al. 2021 Table 2: no comm overlap (assumed)",
      "arXiv 2104.04473 Table 2 (configuration unpublished); meshplan's 2021 validation assumptions",
      false, false, false, false, true, 4, false,
-     "cudnn,fa3,fa2", false},
+     "cudnn,fa3,fa2", false, "delayed", 1e9},
     // Megatron-DeepSpeed as BLOOM-176B ran it (bigscience-workshop/Megatron-DeepSpeed, 2022):
     // Megatron-LM of 2021 (gradient reduction after backward) on DeepSpeed's synchronous
     // PipelineEngine (whole activations from every TP rank, blocking), bf16 with fp32 gradient
@@ -88,13 +92,15 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // distributed.pipelining sends whole tensors, asynchronously.
     {"fsdp2", "PyTorch FSDP2 (fully_shard): per-micro-batch reduce-scatter, prefetched all-gathers",
      "docs.pytorch.org fully_shard and FSDP notes (prefetch); pytorch/pytorch#126166",
-     true, true, false, true, true, 4, true},
+     true, true, false, true, true, 4, true,
+     "fa2", true, "current"},
     // torchtitan (github.com/pytorch/torchtitan, parallelize.py): FSDP2 with
     // MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32), TP with sequence parallel,
     // torch.distributed.pipelining: the fsdp2 rules.
     {"torchtitan", "torchtitan: FSDP2 + TP/SP + torch.distributed.pipelining (the fsdp2 rules)",
      "github.com/pytorch/torchtitan torchtitan/models/llama3/infra/parallelize.py",
-     true, true, false, true, true, 4, true},
+     true, true, false, true, true, 4, true,
+     "fa2", true, "current"},
     // MosaicML Composer (composer/distributed/dist_strategy.py): prepare_fsdp_module wraps in
     // PyTorch FSDP1 with FULL_SHARD (ZeRO-3) or SHARD_GRAD_OP (ZeRO-2), backward_prefetch
     // BACKWARD_POST by default; ddp_sync_context applies no_sync only to DistributedDataParallel,
@@ -142,6 +148,8 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
     start = end + 1;
   }
   o.collective_rails = f.collective_rails;
+  o.fp8_recipe = f.fp8_recipe;
+  o.memory.zero3_max_live_params = f.zero3_max_live_params;
 }
 
 }  // namespace meshplan

@@ -33,6 +33,10 @@ struct FrameworkPreset {
   // Whether its collectives get every NIC of a node (rail-optimized rings; CostOptions::
   // collective_rails).
   bool collective_rails = true;
+  // FP8 scaling recipe (CostOptions::fp8_recipe).
+  const char* fp8_recipe = "delayed";
+  // ZeRO-3 live-parameter budget (MemoryOptions::zero3_max_live_params; 0: two FSDP units).
+  double zero3_max_live_params = 0;
 };
 
 // The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.

@@ -13,9 +13,10 @@
 // TFLOPS?"; ../shared/REFERENCE-performance.md §1.7). The compute term is divided by
 // tiles / (waves · SMs) for the better of 128×256 and 256×128 tiles (the tile the source's
 // worked example uses; cuBLAS picks the orientation). GPUs of unknown SM count skip this.
-// FP8 with dynamic scaling: the operands are quantized before each GEMM, which adds the
-// profile's fp8_quantization_overhead × the GEMM time (Transformer Engine GEMM profiling:
-// autocast vs pre-quantized, ~17% of autocast time for current scaling; §1.4).
+// FP8: the operands are quantized before each GEMM, which adds the profile's
+// fp8_quantization_overhead of the recipe × the GEMM time (Transformer Engine GEMM profiling,
+// autocast vs pre-quantized: ~17% of autocast time for current scaling, none measurable for
+// delayed scaling, whose casts TE fuses into the producing kernels; §1.4).
 // Near samples: the curve is scaled by the measured/fallback ratio of the samples, weighted by
 // inverse squared distance in log2(m, n, k) space; the correction fades linearly to none at a
 // log2 distance of 3 (8× in one dimension) from the nearest sample.
@@ -32,7 +33,10 @@ namespace meshplan {
 
 class GemmModel {
  public:
-  GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision);
+  // `fp8_recipe`: the FP8 scaling recipe (delayed | current | block) whose quantization
+  // overhead the profile gives.
+  GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision,
+            const std::string& fp8_recipe = "delayed");
 
   // Seconds for `batch` GEMMs C[m×n] = A[m×k]·B[k×n] run as one batched (or grouped) kernel:
   // their tiles share the waves. REQUIRES: m, n, k > 0, batch ≥ 1.

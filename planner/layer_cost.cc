@@ -151,7 +151,7 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
                                       net.time_s(Collective::reduce_scatter, tp_group, bytes))
                                : 2 * net.time_s(Collective::all_reduce, tp_group, bytes);
     // With TP overlap the communication hides behind the GEMMs of the same pass.
-    const double eta = ctx.options->overlap_efficiency;
+    const double eta = ctx.options->tp_overlap_efficiency;
     c.tp_forward_s = key.tp_overlap ? exposed_after_overlap(pass, g.forward, eta) : pass;
     c.tp_backward_s =
         key.tp_overlap ? exposed_after_overlap(pass, g.input_grad + g.weight_grad, eta) : pass;
@@ -163,7 +163,7 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
                                  : 2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) *
                                        static_cast<double>(m.head_dim);
     const double ring = static_cast<double>(key.cp - 1) * net.ring_step_time_s(cp_group, 2 * tokens * kv_cols);
-    const double eta = ctx.options->overlap_efficiency;
+    const double eta = ctx.options->tp_overlap_efficiency;
     c.cp_forward_s = exposed_after_overlap(ring, attn.forward, eta);
     c.cp_backward_s = exposed_after_overlap(2 * ring, attn.backward, eta);
   }
@@ -201,11 +201,15 @@ HeadCost lm_head_cost(const LayerCostContext& ctx, const LayerCostKey& key) {
   const double vocab = static_cast<double>(m.vocab) / static_cast<double>(key.tp);
   GemmTimes g;
   g.add(*ctx.gemm, tokens, vocab, static_cast<double>(m.hidden));
-  // Vocabulary-parallel cross entropy: bf16 logits read, fp32 softmax written and read back.
-  const double ce_bytes = tokens * vocab * (2 + 4 + 4);
+  // Vocabulary-parallel cross entropy in fp32, pass by pass as Megatron-LM's
+  // _VocabParallelCrossEntropy runs it (megatron/core/tensor_parallel/cross_entropy.py), bytes
+  // per logit: forward upcast (read 2, write 4), max (4), subtract max (8), exp (8), sum (4),
+  // normalise to the softmax kept for backward (8): 38; backward: scale the softmax by the
+  // incoming gradient (8) and cast it to bf16 for the head's GEMMs (6): 14.
+  const double logits = tokens * vocab;
   HeadCost c;
-  c.forward_s = g.forward + ce_bytes / ctx.hbm_bytes_per_s;
-  c.backward_s = g.input_grad + g.weight_grad + ce_bytes / ctx.hbm_bytes_per_s;
+  c.forward_s = g.forward + 38 * logits / ctx.hbm_bytes_per_s;
+  c.backward_s = g.input_grad + g.weight_grad + 14 * logits / ctx.hbm_bytes_per_s;
   return c;
 }
 

@@ -114,6 +114,9 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
   if (l.zero >= 3 && params.layers > 0) {
     s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(params.per_gpu()) /
                            static_cast<double>(params.layers);
+    if (o.zero3_max_live_params > 0)
+      s.zero3_buffer_bytes =
+          std::min(s.zero3_buffer_bytes, o.weight_bytes_per_param * o.zero3_max_live_params);
   }
   s.cuda_context_bytes = static_cast<double>(o.cuda_context_bytes);
   s.nccl_bytes = static_cast<double>(o.nccl_bytes_per_communicator * communicators(l));

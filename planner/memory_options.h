@@ -22,6 +22,10 @@ struct MemoryOptions {
   // PyTorch caching-allocator fragmentation: reserved exceeds allocated by a few percent in
   // long-running training; 5% of the tensor bytes.
   double allocator_slack_fraction = 0.05;
+  // ZeRO-3 gathered parameters held at once. 0: two whole layers, the unit being computed and
+  // the one prefetched (PyTorch FSDP wraps each transformer block as a unit). DeepSpeed bounds
+  // them by stage3_max_live_parameters (default 1e9 parameters; deepspeed.ai/docs/config-json).
+  double zero3_max_live_params = 0;
 };
 
 }  // namespace meshplan
