@@ -40,11 +40,27 @@ TEST_CASE("without a fit: latency × ring steps and link bandwidth × default bu
         doctest::Approx(3 * 5e-6 + 3.0 / 4 * S / (400e9 * 0.8)).epsilon(1e-12));
 }
 
-TEST_CASE("flat ring across nodes is bound by the outer level's bus bandwidth") {
+TEST_CASE("a ring with 8 GPUs in each of 4 nodes drives 8 rails, capped by the ring inside the node") {
   ClusterSpec c = two_level_cluster(4);
   CollectiveModel m(CalibrationProfile{}, c);
   const double S = 1e9;
-  // 32 ranks over 4 nodes: the ring crosses InfiniBand.
+  // 32 ranks over 4 nodes: 8 NICs per node at 50 GB/s × 0.94 = 376 GB/s, more than the NVLink
+  // ring's 400 GB/s × 0.8 = 320 GB/s, which bounds it.
+  CHECK(m.time_s(Collective::all_reduce, GroupShape::of(32, 1), S) ==
+        doctest::Approx(2 * 31 * 10e-6 + 2.0 * 31 / 32 * S / 320e9).epsilon(1e-12));
+  // 2 ranks in each of 4 nodes (stride 4): 2 rails, 94 GB/s.
+  GroupShape two_per_node;
+  two_per_node.dims[0] = {2, 4};
+  two_per_node.dims[1] = {4, 8};
+  two_per_node.dim_count = 2;
+  CHECK(m.time_s(Collective::reduce_scatter, two_per_node, S) ==
+        doctest::Approx(7 * 10e-6 + 7.0 / 8 * S / (2 * 50e9 * 0.94)).epsilon(1e-12));
+}
+
+TEST_CASE("without rails a ring across nodes runs at one NIC's bus bandwidth") {
+  ClusterSpec c = two_level_cluster(4);
+  CollectiveModel m(CalibrationProfile{}, c, CollectiveAlgorithm::ring, /*rails=*/false);
+  const double S = 1e9;
   CHECK(m.time_s(Collective::all_reduce, GroupShape::of(32, 1), S) ==
         doctest::Approx(2 * 31 * 10e-6 + 2.0 * 31 / 32 * S / (50e9 * 0.94)).epsilon(1e-12));
 }

@@ -6,15 +6,77 @@
 
 using namespace meshplan;
 
-TEST_CASE("fallback GEMM time: compute at the best efficiency plus one pass through HBM") {
+namespace {
+// 8192 × 8192 outputs in 128 × 256 tiles: 64 · 32 = 2,048 tiles, ceil(2048 / 132) = 16 waves on
+// an H100's 132 SMs, so 2048 / (16 · 132) of the SMs are busy on average.
+constexpr double kWaves8192 = 2048.0 / (16 * 132);
+}  // namespace
+
+TEST_CASE("fallback GEMM time: compute at the best efficiency over whole waves plus one pass through HBM") {
   CalibrationProfile p;
   p.hbm_bytes_per_s = 3e12;
   p.gemm["bf16"].max_efficiency = 0.8;
   GpuSpec gpu = *find_gpu("H100-SXM-80GB");
   GemmModel g(p, gpu, Precision::bf16);
   const double m = 8192, n = 8192, k = 1024;
-  const double expected = 2 * m * n * k / (0.8 * 989e12) + (m * k + k * n + m * n) * 2 / 3e12;
+  const double expected =
+      2 * m * n * k / (0.8 * 989e12 * kWaves8192) + (m * k + k * n + m * n) * 2 / 3e12;
   CHECK(g.time_s(m, n, k) == doctest::Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("a GPU of unknown SM count has no wave quantization") {
+  CalibrationProfile p;
+  p.hbm_bytes_per_s = 3e12;
+  p.gemm["bf16"].max_efficiency = 0.8;
+  GpuSpec gpu = *find_gpu("H100-SXM-80GB");
+  gpu.sm_count = 0;
+  GemmModel g(p, gpu, Precision::bf16);
+  CHECK(g.time_s(128, 256, 1024) ==
+        doctest::Approx(2.0 * 128 * 256 * 1024 / (0.8 * 989e12) +
+                        (128.0 * 1024 + 1024.0 * 256 + 128.0 * 256) * 2 / 3e12)
+            .epsilon(1e-12));
+}
+
+TEST_CASE("a batched GEMM's tiles share waves: 132 one-tile GEMMs take one wave, not 132") {
+  CalibrationProfile p;
+  p.hbm_bytes_per_s = 3e12;
+  p.gemm["bf16"].max_efficiency = 0.8;
+  GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
+  const double flops = 2.0 * 128 * 128 * 4096, bytes = (128.0 * 4096 + 4096.0 * 128 + 128.0 * 128) * 2;
+  // A 128×128 output is one tile, which alone keeps 1 of 132 SMs busy; 132 of them fill
+  // exactly one wave.
+  CHECK(g.time_s(128, 128, 4096) == doctest::Approx(flops / (0.8 * 989e12 / 132) + bytes / 3e12).epsilon(1e-12));
+  CHECK(g.time_s(128, 128, 4096, 132) ==
+        doctest::Approx(132 * (flops / (0.8 * 989e12) + bytes / 3e12)).epsilon(1e-12));
+}
+
+TEST_CASE("the sustained compute ratio slows the compute term only") {
+  CalibrationProfile p;
+  p.hbm_bytes_per_s = 3e12;
+  p.gemm["bf16"].max_efficiency = 0.8;
+  p.sustained_compute_ratio = 0.848;
+  GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
+  const double m = 8192, n = 8192, k = 1024;
+  CHECK(g.time_s(m, n, k) == doctest::Approx(2 * m * n * k / (0.8 * 0.848 * 989e12 * kWaves8192) +
+                                             (m * k + k * n + m * n) * 2 / 3e12)
+                                 .epsilon(1e-12));
+}
+
+TEST_CASE("fp8 quantization overhead follows the scaling recipe the profile measured") {
+  CalibrationProfile p;
+  p.hbm_bytes_per_s = 3e12;
+  p.gemm["fp8"].max_efficiency = 0.7;
+  p.fp8_quantization_overhead = {{"delayed", 0.0}, {"current", 0.21}};
+  const GpuSpec gpu = *find_gpu("H100-SXM-80GB");
+  GemmModel delayed(p, gpu, Precision::fp8, "delayed"), current(p, gpu, Precision::fp8, "current"),
+      block(p, gpu, Precision::fp8, "block");
+  CHECK(current.time_s(8192, 8192, 4096) == doctest::Approx(1.21 * delayed.time_s(8192, 8192, 4096)).epsilon(1e-12));
+  // A recipe the profile did not measure adds nothing.
+  CHECK(block.time_s(8192, 8192, 4096) == doctest::Approx(delayed.time_s(8192, 8192, 4096)).epsilon(1e-12));
+  // bf16 GEMMs are never quantized.
+  p.gemm["bf16"].max_efficiency = 0.8;
+  GemmModel bf16(p, gpu, Precision::bf16, "current");
+  CHECK(bf16.time_s(8192, 8192, 4096) == doctest::Approx(GemmModel(p, gpu, Precision::bf16).time_s(8192, 8192, 4096)).epsilon(1e-12));
 }
 
 TEST_CASE("a measured sample is reproduced exactly and corrects its neighbourhood") {
@@ -37,20 +99,17 @@ TEST_CASE("fp8 uses the fp8 peak and one-byte operands") {
   GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::fp8);
   const double m = 8192, n = 8192, k = 256;
   CHECK(g.time_s(m, n, k) ==
-        doctest::Approx(2 * m * n * k / (0.7 * 1979e12) + ((m * k + k * n) * 1 + m * n * 2) / 3e12).epsilon(1e-12));
+        doctest::Approx(2 * m * n * k / (0.7 * 1979e12 * kWaves8192) + ((m * k + k * n) * 1 + m * n * 2) / 3e12)
+            .epsilon(1e-12));
 }
 
-TEST_CASE("the shipped H100 profile's fp8 fallback lies within the published K-sweep spread") {
+TEST_CASE("the shipped H100 profile prices a large bf16 GEMM at the sustained MAMF best") {
   Result<CalibrationProfile> p = load_profile(std::string(MESHPLAN_SOURCE_DIR) + "/profiles/h100-published.yaml");
   REQUIRE(p.ok());
-  CalibrationProfile no_samples = p.value();
-  no_samples.gemm["fp8"].samples.clear();
-  GemmModel g(no_samples, *find_gpu("H100-SXM-80GB"), Precision::fp8);
-  auto tflops = [&](double k) { return 2.0 * 8192 * 8192 * k / g.time_s(8192, 8192, k) / 1e12; };
-  CHECK(tflops(256) > 376);
-  CHECK(tflops(256) < 569);
-  CHECK(tflops(1024) > 927);
-  CHECK(tflops(1024) < 1129);
-  CHECK(tflops(4096) > 1250);
-  CHECK(tflops(4096) < 1467);
+  GemmModel g(p.value(), *find_gpu("H100-SXM-80GB"), Precision::bf16);
+  // 16384³: 128 · 64 = 8,192 tiles in 63 waves; the compute term is 2·16384³ over
+  // 0.803 · 0.848 · 989 TFLOP/s × 8192 / (63 · 132), plus 3 · 16384² · 2 bytes at 2,575 GB/s.
+  const double s = 16384;
+  const double compute = 2 * s * s * s / (0.803 * 0.848 * 989e12 * 8192.0 / (63 * 132));
+  CHECK(g.time_s(s, s, s) == doctest::Approx(compute + 3 * s * s * 2 / 2575e9).epsilon(1e-12));
 }
