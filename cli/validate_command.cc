@@ -1,6 +1,8 @@
 // meshplan validate: predicted vs measured for published training runs.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -19,7 +21,32 @@ struct ValidateOptions {
   std::string root = MESHPLAN_SOURCE_DIR, format = "table";
   int threads = 0;
   std::vector<std::string> bounds;  // "NAME=FRACTION": mean |error| of that summary must not exceed it
+  double max_run_error = -1;        // every run's |error| at most this (negative: no bound)
+  bool require_fit = false;         // every run predicted to fit (it ran)
 };
+
+// Exit 1 when a run's |error| exceeds `max_run_error` or, with `require_fit`, when a run is
+// predicted not to fit; each offender is named on stderr.
+int check_runs(const ValidationReport& r, double max_run_error, bool require_fit) {
+  int status = 0;
+  for (const ValidationRow& row : r.rows) {
+    if (max_run_error >= 0 && std::fabs(row.relative_error) > max_run_error) {
+      std::cerr << fmt::format("validate: {} error {:+.1f}% exceeds the per-run bound {:.1f}%\n",
+                               row.id, 100 * row.relative_error, 100 * max_run_error);
+      status = 1;
+    }
+    if (require_fit && !row.fits) {
+      std::cerr << fmt::format("validate: {} is predicted not to fit, but the run ran\n", row.id);
+      status = 1;
+    }
+  }
+  if (status == 0 && (max_run_error >= 0 || require_fit))
+    std::cerr << fmt::format("validate: every run {}{}{}: ok\n",
+                             max_run_error >= 0 ? fmt::format("within {:.1f}%", 100 * max_run_error) : "",
+                             max_run_error >= 0 && require_fit ? " and " : "",
+                             require_fit ? "predicted to fit" : "");
+  return status;
+}
 
 // Exit 1 when a summary's mean absolute error exceeds its bound; 2 for a malformed bound.
 int check_bounds(const ValidationReport& r, const std::vector<std::string>& bounds) {
@@ -62,7 +89,9 @@ int run_validate(const ValidateOptions& o) {
   if (o.format == "json") std::cout << validation_json(report.value()).dump(2) << "\n";
   else if (o.format == "md") std::cout << validation_markdown(report.value());
   else std::cout << validation_table(report.value());
-  return check_bounds(report.value(), o.bounds);
+  const int bounds = check_bounds(report.value(), o.bounds);
+  if (bounds == 2) return bounds;
+  return std::max(bounds, check_runs(report.value(), o.max_run_error, o.require_fit));
 }
 
 }  // namespace
@@ -78,6 +107,11 @@ CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
   add_threads_option(sub, o->threads, "search threads (default: all cores)");
   sub->add_option("--max-error", o->bounds,
                   "NAME=FRACTION: exit 1 when that summary's mean |error| exceeds it (repeatable)");
+  sub->add_option("--max-run-error", o->max_run_error,
+                  "FRACTION: exit 1 when any run's |error| exceeds it")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--require-fit", o->require_fit,
+                "exit 1 when a run is predicted not to fit in GPU memory (every published run ran)");
   add_format_option(sub, o->format, {"table", "md", "json"});
   sub->callback([o, &exit_code] { exit_code = run_validate(*o); });
   return sub;

@@ -119,6 +119,17 @@ TEST_CASE("validate --max-error exits 1 when a bound is exceeded, 2 when it name
   CHECK(run_meshplan(runs + " --max-error all=0.5").rc == 0);
 }
 
+TEST_CASE("validate --max-run-error names each run beyond it and exits 1; --require-fit passes when all fit") {
+  const std::string runs = "validate --runs '" + std::string(MESHPLAN_TEST_DATA) + "/published_runs.yaml'";
+  Run tight = run_meshplan(runs + " --max-run-error 0");
+  CHECK(tight.rc == 1);
+  CHECK(tight.err.find("narayanan21-t1-1.7b error ") != std::string::npos);
+  CHECK(tight.err.find("exceeds the per-run bound 0.0%") != std::string::npos);
+  Run loose = run_meshplan(runs + " --max-run-error 0.5 --require-fit");
+  CHECK(loose.rc == 0);
+  CHECK(loose.err.find("validate: every run within 50.0% and predicted to fit: ok") != std::string::npos);
+}
+
 TEST_CASE("a profile from the CPU calibration backend drives plan end to end") {
   const std::string profile = (std::filesystem::temp_directory_path() / "meshplan-cli-cpu-profile.yaml").string();
   Run cal = run_meshplan("calibrate --backend cpu --quick --out '" + profile + "'");
