@@ -10,10 +10,12 @@
 namespace meshplan::cli {
 
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
-  sub->add_option("--model", in.model_path, "model YAML (models/*.yaml) or Hugging Face config.json")
+  sub->add_option("--model", in.model_path,
+                  "model YAML (models/*.yaml) or Hugging Face config.json")
       ->required();
   sub->add_option("--cluster", in.cluster_path, "cluster YAML (topologies/*.yaml)")->required();
-  sub->add_option("--seq-len", in.seq_len, "tokens per sequence (default: the model's training.seq_len)")
+  sub->add_option("--seq-len", in.seq_len,
+                  "tokens per sequence (default: the model's training.seq_len)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--global-batch", in.global_batch,
                   "sequences per optimizer step (default: the model's training.global_batch)")
@@ -28,22 +30,26 @@ void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
 }
 
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
-  sub->add_option("--profile", in.profile_path,
-                  "calibration profile YAML (default: the cluster's profile, else built-in defaults)");
+  sub->add_option(
+      "--profile", in.profile_path,
+      "calibration profile YAML (default: the cluster's profile, else built-in defaults)");
   sub->add_option("--framework", in.framework,
                   fmt::format("training framework whose overlap and gradient rules to model: {} "
-                              "(default: {})", fmt::join(framework_names(), " | "), kDefaultFramework));
+                              "(default: {})",
+                              fmt::join(framework_names(), " | "), kDefaultFramework));
   sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
                 "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
 }
 
-void add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& choices) {
+void add_format_option(CLI::App* sub, std::string& format,
+                       const std::vector<std::string>& choices) {
   sub->add_option("--format", format, "output format")->check(CLI::IsMember(choices));
 }
 
 std::string framework_line(const CostOptions& cost) {
   Result<FrameworkPreset> f = find_framework(cost.framework);
-  return fmt::format("framework: {}{}\n", cost.framework, f ? std::string(" — ") + f->description : "");
+  return fmt::format("framework: {}{}\n", cost.framework,
+                     f ? std::string(" — ") + f->description : "");
 }
 
 int print_errors(const std::vector<Diagnostic>& errors) {
@@ -66,7 +72,9 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   if (in.global_batch > 0) out.training.global_batch = in.global_batch;
   if (in.gpus > 0) {
     if (in.gpus > out.gpus) {
-      print_errors({Diagnostic{{"--gpus", 0, 0, ""}, "gpus", std::to_string(in.gpus),
+      print_errors({Diagnostic{{"--gpus", 0, 0, ""},
+                               "gpus",
+                               std::to_string(in.gpus),
                                fmt::format("must not exceed the cluster's {} GPUs", out.gpus)}});
       return std::nullopt;
     }
@@ -87,7 +95,8 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   return out;
 }
 
-std::optional<Planning> load_planning(const InputOptions& in, const CostOptions& cost, bool with_layout) {
+std::optional<Planning> load_planning(const InputOptions& in, const CostOptions& cost,
+                                      bool with_layout) {
   std::optional<Inputs> inputs = load_inputs(in, with_layout);
   if (!inputs) return std::nullopt;
   Result<CalibrationProfile> profile = resolve_profile(inputs->cluster, in.profile_path);

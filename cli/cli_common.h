@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,7 +53,8 @@ struct Planning {
   std::unique_ptr<CostModel> model;
 };
 // Loads inputs and profile; on failure prints the diagnostics and returns nullopt.
-std::optional<Planning> load_planning(const InputOptions& in, const CostOptions& cost, bool with_layout);
+std::optional<Planning> load_planning(const InputOptions& in, const CostOptions& cost,
+                                      bool with_layout);
 
 // "framework: NAME — description" for text output (estimate, plan).
 std::string framework_line(const CostOptions& cost);

@@ -25,7 +25,8 @@ static int run_memory(const InputOptions& opts) {
 
 CLI::App* add_memory_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<InputOptions>();
-  CLI::App* sub = app.add_subcommand("memory", "per-GPU memory of each pipeline stage under a layout");
+  CLI::App* sub =
+      app.add_subcommand("memory", "per-GPU memory of each pipeline stage under a layout");
   add_input_options(sub, *opts, /*with_layout=*/true);
   add_format_option(sub, opts->format, {"table", "json"});
   sub->callback([opts, &exit_code] { exit_code = run_memory(*opts); });

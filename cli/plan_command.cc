@@ -52,8 +52,9 @@ int run_plan(const PlanOptions& o) {
     if (!fix) return print_errors(fix.errors());
     search.fix = fix.value();
   }
-  search.objective = o.objective == "memory" ? Objective::memory
-                     : o.objective == "tokens_per_s" ? Objective::tokens_per_s : Objective::mfu;
+  search.objective = o.objective == "memory"         ? Objective::memory
+                     : o.objective == "tokens_per_s" ? Objective::tokens_per_s
+                                                     : Objective::mfu;
   search.top_k = o.top;
   search.threads = thread_count(o.threads);
   search.progress = progress_bar();

@@ -82,8 +82,9 @@ CLI::App* add_regress_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--update", o->update,
                 "rewrite the baseline from the current predictions and print what changed");
   add_format_option(sub, o->format, {"md", "json"});
-  add_threads_option(sub, o->threads,
-                     "search worker threads (default: all cores); output is the same for any count");
+  add_threads_option(
+      sub, o->threads,
+      "search worker threads (default: all cores); output is the same for any count");
   sub->callback([o, &exit_code] { exit_code = run_regress(*o); });
   return sub;
 }

@@ -31,11 +31,14 @@ int run_simulate(const SimulateOptions& o) {
     std::ofstream out(o.trace_path, std::ios::binary);
     out << sim::chrome_trace_json(s->pipeline.graph, s->timeline);
     if (!out) {
-      return print_errors({Diagnostic{{o.trace_path, 0, 0, ""}, "", "", "cannot write the trace file"}});
+      return print_errors(
+          {Diagnostic{{o.trace_path, 0, 0, ""}, "", "", "cannot write the trace file"}});
     }
   }
-  if (o.in.format == "json") std::cout << simulation_json(analytic, s.value()).dump(2) << "\n";
-  else std::cout << simulation_table(analytic, s.value(), o.width);
+  if (o.in.format == "json")
+    std::cout << simulation_json(analytic, s.value()).dump(2) << "\n";
+  else
+    std::cout << simulation_table(analytic, s.value(), o.width);
   return 0;
 }
 
@@ -43,11 +46,14 @@ int run_simulate(const SimulateOptions& o) {
 
 CLI::App* add_simulate_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<SimulateOptions>();
-  CLI::App* sub = app.add_subcommand("simulate", "replay one layout's step in the discrete-event simulator");
+  CLI::App* sub =
+      app.add_subcommand("simulate", "replay one layout's step in the discrete-event simulator");
   add_input_options(sub, o->in, /*with_layout=*/true);
   add_cost_options(sub, o->in, o->cost);
-  sub->add_option("--trace", o->trace_path, "write a Chrome Trace Event JSON timeline (Perfetto, chrome://tracing)");
-  sub->add_option("--width", o->width, "columns of the text Gantt chart")->check(CLI::Range(10, 1000));
+  sub->add_option("--trace", o->trace_path,
+                  "write a Chrome Trace Event JSON timeline (Perfetto, chrome://tracing)");
+  sub->add_option("--width", o->width, "columns of the text Gantt chart")
+      ->check(CLI::Range(10, 1000));
   add_format_option(sub, o->in.format, {"table", "json"});
   sub->callback([o, &exit_code] { exit_code = run_simulate(*o); });
   return sub;

@@ -20,9 +20,10 @@ struct ValidateOptions {
   std::vector<std::string> runs_paths;
   std::string root = MESHPLAN_SOURCE_DIR, format = "table";
   int threads = 0;
-  std::vector<std::string> bounds;  // "NAME=FRACTION": mean |error| of that summary must not exceed it
-  double max_run_error = -1;        // every run's |error| at most this (negative: no bound)
-  bool require_fit = false;         // every run predicted to fit (it ran)
+  std::vector<std::string>
+      bounds;                 // "NAME=FRACTION": mean |error| of that summary must not exceed it
+  double max_run_error = -1;  // every run's |error| at most this (negative: no bound)
+  bool require_fit = false;   // every run predicted to fit (it ran)
 };
 
 // Exit 1 when a run's |error| exceeds `max_run_error` or, with `require_fit`, when a run is
@@ -41,10 +42,10 @@ int check_runs(const ValidationReport& r, double max_run_error, bool require_fit
     }
   }
   if (status == 0 && (max_run_error >= 0 || require_fit))
-    std::cerr << fmt::format("validate: every run {}{}{}: ok\n",
-                             max_run_error >= 0 ? fmt::format("within {:.1f}%", 100 * max_run_error) : "",
-                             max_run_error >= 0 && require_fit ? " and " : "",
-                             require_fit ? "predicted to fit" : "");
+    std::cerr << fmt::format(
+        "validate: every run {}{}{}: ok\n",
+        max_run_error >= 0 ? fmt::format("within {:.1f}%", 100 * max_run_error) : "",
+        max_run_error >= 0 && require_fit ? " and " : "", require_fit ? "predicted to fit" : "");
   return status;
 }
 
@@ -56,15 +57,17 @@ int check_bounds(const ValidationReport& r, const std::vector<std::string>& boun
     char* end = nullptr;
     const double limit = eq == std::string::npos ? -1 : std::strtod(b.c_str() + eq + 1, &end);
     if (eq == std::string::npos || end == b.c_str() + eq + 1 || *end != '\0' || limit < 0) {
-      return print_errors({Diagnostic{{"--max-error", 0, 0, ""}, "max-error", b,
-                                      "must be NAME=FRACTION, e.g. all=0.15"}});
+      return print_errors({Diagnostic{
+          {"--max-error", 0, 0, ""}, "max-error", b, "must be NAME=FRACTION, e.g. all=0.15"}});
     }
     const std::string name = b.substr(0, eq);
     const ErrorSummary* found = nullptr;
     for (const ErrorSummary& s : r.summaries)
       if (s.name == name) found = &s;
     if (!found) {
-      return print_errors({Diagnostic{{"--max-error", 0, 0, ""}, "max-error", name,
+      return print_errors({Diagnostic{{"--max-error", 0, 0, ""},
+                                      "max-error",
+                                      name,
                                       "names no summary (sources, 'source table' or all)"}});
     }
     const bool ok = found->mean_abs <= limit;
@@ -80,15 +83,20 @@ int run_validate(const ValidateOptions& o) {
   std::vector<Diagnostic> errors;
   for (const std::string& path : o.runs_paths) {
     Result<std::vector<PublishedRun>> file = load_published_runs(path);
-    if (!file) errors.insert(errors.end(), file.errors().begin(), file.errors().end());
-    else runs.insert(runs.end(), file->begin(), file->end());
+    if (!file)
+      errors.insert(errors.end(), file.errors().begin(), file.errors().end());
+    else
+      runs.insert(runs.end(), file->begin(), file->end());
   }
   if (!errors.empty()) return print_errors(errors);
   Result<ValidationReport> report = validate_runs(runs, o.root, thread_count(o.threads));
   if (!report) return print_errors(report.errors());
-  if (o.format == "json") std::cout << validation_json(report.value()).dump(2) << "\n";
-  else if (o.format == "md") std::cout << validation_markdown(report.value());
-  else std::cout << validation_table(report.value());
+  if (o.format == "json")
+    std::cout << validation_json(report.value()).dump(2) << "\n";
+  else if (o.format == "md")
+    std::cout << validation_markdown(report.value());
+  else
+    std::cout << validation_table(report.value());
   const int bounds = check_bounds(report.value(), o.bounds);
   if (bounds == 2) return bounds;
   return std::max(bounds, check_runs(report.value(), o.max_run_error, o.require_fit));
@@ -98,10 +106,12 @@ int run_validate(const ValidateOptions& o) {
 
 CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ValidateOptions>();
-  CLI::App* sub = app.add_subcommand("validate", "compare predictions with published measured runs");
-  sub->add_option("--runs", o->runs_paths,
-                  "published runs YAML (tests/data/published_runs.yaml, published_runs_modern.yaml); "
-                  "repeatable: the files' runs are validated and summarized together")
+  CLI::App* sub =
+      app.add_subcommand("validate", "compare predictions with published measured runs");
+  sub->add_option(
+         "--runs", o->runs_paths,
+         "published runs YAML (tests/data/published_runs.yaml, published_runs_modern.yaml); "
+         "repeatable: the files' runs are validated and summarized together")
       ->required();
   sub->add_option("--root", o->root, "directory holding topologies/ and profiles/");
   add_threads_option(sub, o->threads, "search threads (default: all cores)");
@@ -110,8 +120,9 @@ CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--max-run-error", o->max_run_error,
                   "FRACTION: exit 1 when any run's |error| exceeds it")
       ->check(CLI::NonNegativeNumber);
-  sub->add_flag("--require-fit", o->require_fit,
-                "exit 1 when a run is predicted not to fit in GPU memory (every published run ran)");
+  sub->add_flag(
+      "--require-fit", o->require_fit,
+      "exit 1 when a run is predicted not to fit in GPU memory (every published run ran)");
   add_format_option(sub, o->format, {"table", "md", "json"});
   sub->callback([o, &exit_code] { exit_code = run_validate(*o); });
   return sub;

@@ -16,7 +16,7 @@ struct GpuSpec {
   double peak_fp8_flops_per_s = 0;   // 0 when the GPU has no fp8 tensor cores
   int64_t hbm_bytes = 0;
   double hbm_bytes_per_s = 0;
-  std::string source;  // datasheet the numbers come from
+  std::string source;    // datasheet the numbers come from
   int64_t sm_count = 0;  // streaming multiprocessors (0: unknown, no wave quantization)
 
   double peak_flops_per_s(Precision p) const {

@@ -28,9 +28,10 @@ GpuSpec read_gpu(const YamlNode& n) {
   std::string name = n.as_string();
   const GpuSpec* g = find_gpu(name);
   if (!g) {
-    n.fail(fmt::format("unknown GPU; built-in types are {}{}, or give "
-                       "{{name, peak_tflops: {{bf16, fp8}}, hbm_GiB, hbm_GBps}}",
-                       fmt::join(gpu_names(), ", "), did_you_mean(name, gpu_names())));
+    n.fail(
+        fmt::format("unknown GPU; built-in types are {}{}, or give "
+                    "{{name, peak_tflops: {{bf16, fp8}}, hbm_GiB, hbm_GBps}}",
+                    fmt::join(gpu_names(), ", "), did_you_mean(name, gpu_names())));
   }
   return *g;
 }
@@ -65,15 +66,18 @@ ClusterSpec read_cluster(const YamlNode& root) {
           "must exceed the span of the level inside it ({}: {}); levels go innermost first",
           c.network.back().name, c.network.back().span)));
     } else if (!c.network.empty() && l.span % c.network.back().span != 0) {
-      errors.push_back(item.child("span").diagnostic(fmt::format(
-          "must be a multiple of the span of the level inside it ({}: {})",
-          c.network.back().name, c.network.back().span)));
+      errors.push_back(item.child("span").diagnostic(
+          fmt::format("must be a multiple of the span of the level inside it ({}: {})",
+                      c.network.back().name, c.network.back().span)));
     }
     c.network.push_back(l);
   }
   if (c.network.back().span < c.gpus()) {
-    errors.push_back(net.element(net.size() - 1).child("span").diagnostic(fmt::format(
-        "the outermost level must span every GPU (nodes × gpus_per_node = {})", c.gpus())));
+    errors.push_back(
+        net.element(net.size() - 1)
+            .child("span")
+            .diagnostic(fmt::format(
+                "the outermost level must span every GPU (nodes × gpus_per_node = {})", c.gpus())));
   }
   if (!errors.empty()) throw InputError{errors};
   c.file = root.file();

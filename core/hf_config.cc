@@ -77,8 +77,8 @@ std::string stem_of(const std::string& path) {
 
 ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
   ConfigReader r(j, text, file);
-  const std::vector<std::string> types = {"llama", "mistral", "qwen2", "mixtral", "qwen3",
-                                          "qwen3_moe", "deepseek_v3"};
+  const std::vector<std::string> types = {"llama", "mistral",   "qwen2",      "mixtral",
+                                          "qwen3", "qwen3_moe", "deepseek_v3"};
   std::string type = r.get_string("model_type");
   if (std::find(types.begin(), types.end(), type) == types.end()) {
     r.fail("model_type", fmt::format("must be one of {}", fmt::join(types, "|")));
@@ -138,11 +138,9 @@ Result<ModelSpec> parse_hf_config(const std::string& text, const std::string& fi
     } catch (const json::parse_error& e) {
       std::string what = e.what();
       auto colon = what.find("syntax error");
-      throw InputError{{Diagnostic{location_of_offset(file, text, e.byte > 0 ? e.byte - 1 : 0),
-                                   "", "",
-                                   "invalid JSON: " + (colon == std::string::npos
-                                                           ? what
-                                                           : what.substr(colon))}}};
+      throw InputError{{Diagnostic{
+          location_of_offset(file, text, e.byte > 0 ? e.byte - 1 : 0), "", "",
+          "invalid JSON: " + (colon == std::string::npos ? what : what.substr(colon))}}};
     }
     if (!j.is_object()) {
       throw InputError{{Diagnostic{{file, 1, 1, ""}, "", "", "must be a JSON object"}}};

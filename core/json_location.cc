@@ -4,8 +4,7 @@
 
 namespace meshplan {
 
-SourceLocation location_of_offset(const std::string& file, const std::string& text,
-                                  size_t offset) {
+SourceLocation location_of_offset(const std::string& file, const std::string& text, size_t offset) {
   offset = std::min(offset, text.size());
   int line = 1;
   size_t line_start = 0;

@@ -6,10 +6,14 @@ namespace meshplan {
 
 int64_t Layout::degree(Dim d) const {
   switch (d) {
-    case Dim::tp: return tp;
-    case Dim::cp: return cp;
-    case Dim::dp: return dp;
-    case Dim::pp: return pp;
+    case Dim::tp:
+      return tp;
+    case Dim::cp:
+      return cp;
+    case Dim::dp:
+      return dp;
+    case Dim::pp:
+      return pp;
   }
   return 1;
 }
@@ -25,29 +29,40 @@ int64_t Layout::stride(Dim d) const {
 
 const char* to_string(Recompute r) {
   switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
   }
   return "?";
 }
 
 const char* to_string(Schedule s) {
   switch (s) {
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::interleaved: return "interleaved";
-    case Schedule::zb_h1: return "zb-h1";
+    case Schedule::gpipe:
+      return "gpipe";
+    case Schedule::one_f_one_b:
+      return "1f1b";
+    case Schedule::interleaved:
+      return "interleaved";
+    case Schedule::zb_h1:
+      return "zb-h1";
   }
   return "?";
 }
 
 const char* to_string(Dim d) {
   switch (d) {
-    case Dim::tp: return "tp";
-    case Dim::cp: return "cp";
-    case Dim::dp: return "dp";
-    case Dim::pp: return "pp";
+    case Dim::tp:
+      return "tp";
+    case Dim::cp:
+      return "cp";
+    case Dim::dp:
+      return "dp";
+    case Dim::pp:
+      return "pp";
   }
   return "?";
 }
@@ -71,9 +86,12 @@ std::string short_label(const Layout& l) {
   if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
   if (l.vpp > 1) s += fmt::format(" v{}", l.vpp);
   s += fmt::format(" z{} mbs{}", l.zero, l.mbs);
-  const char* rc = l.recompute == Recompute::none ? "" : l.recompute == Recompute::selective ? " sel" : " full";
+  const char* rc = l.recompute == Recompute::none        ? ""
+                   : l.recompute == Recompute::selective ? " sel"
+                                                         : " full";
   s += rc;
-  if (l.recompute_layers > 0 && l.recompute != Recompute::full) s += fmt::format("+{}full", l.recompute_layers);
+  if (l.recompute_layers > 0 && l.recompute != Recompute::full)
+    s += fmt::format("+{}full", l.recompute_layers);
   if (l.tp > 1 && !l.sp) s += " nosp";
   if (l.pp > 1) s += fmt::format(" {}", to_string(l.schedule));
   return s;

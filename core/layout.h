@@ -23,11 +23,11 @@ struct Layout {
   int64_t tp = 1;
   int64_t pp = 1;
   int64_t cp = 1;
-  int64_t ep = 1;  // expert parallel; EP groups are carved out of the dp·cp ranks
-  int zero = 1;    // 0: none, 1: optimizer states sharded (Megatron distributed optimizer),
-                   // 2: + gradients, 3: + parameters (FSDP / ZeRO-3)
-  int64_t mbs = 1; // micro-batch size, sequences
-  int64_t vpp = 1; // virtual pipeline stages (model chunks) per rank
+  int64_t ep = 1;   // expert parallel; EP groups are carved out of the dp·cp ranks
+  int zero = 1;     // 0: none, 1: optimizer states sharded (Megatron distributed optimizer),
+                    // 2: + gradients, 3: + parameters (FSDP / ZeRO-3)
+  int64_t mbs = 1;  // micro-batch size, sequences
+  int64_t vpp = 1;  // virtual pipeline stages (model chunks) per rank
   Recompute recompute = Recompute::none;
   int64_t recompute_layers = 0;  // layers per stage fully recomputed; the rest follow recompute
   bool sp = true;                // sequence parallel (only meaningful with tp > 1)

@@ -23,8 +23,9 @@ class Checker {
 void check_gpu_count(Checker& c, Layout& l, int64_t gpus) {
   const int64_t mp = l.tp * l.pp * l.cp;
   if (l.dp == 0) {
-    c.require(gpus % mp == 0, "tp", l.tp,
-              fmt::format("tp·pp·cp = {} must divide the GPU count ({}) so dp can fill it", mp, gpus));
+    c.require(
+        gpus % mp == 0, "tp", l.tp,
+        fmt::format("tp·pp·cp = {} must divide the GPU count ({}) so dp can fill it", mp, gpus));
     l.dp = std::max<int64_t>(1, gpus / mp);  // keep checking the other rules
   } else {
     c.require(l.gpus() == gpus, "dp", l.dp,
@@ -38,7 +39,8 @@ void check_model_split(Checker& c, const Layout& l, const ModelSpec& m) {
   c.require(m.heads % l.tp == 0, "tp", l.tp, fmt::format("must divide heads ({})", m.heads));
   c.require(m.kv_heads % l.tp == 0 || l.tp % m.kv_heads == 0, "tp", l.tp,
             fmt::format("must divide kv_heads ({}) or be a multiple of it (KV heads are then "
-                        "replicated tp/kv_heads times)", m.kv_heads));
+                        "replicated tp/kv_heads times)",
+                        m.kv_heads));
   if (m.dense_layers() > 0 && m.ffn_hidden > 0) {
     c.require(m.ffn_hidden % l.tp == 0, "tp", l.tp,
               fmt::format("must divide ffn_hidden ({})", m.ffn_hidden));
@@ -51,7 +53,8 @@ void check_model_split(Checker& c, const Layout& l, const ModelSpec& m) {
               fmt::format("must divide moe.experts ({})", m.moe->experts));
     c.require((l.dp * l.cp) % l.ep == 0, "ep", l.ep,
               fmt::format("must divide dp·cp ({}) (expert groups are carved from the data- and "
-                          "context-parallel ranks)", l.dp * l.cp));
+                          "context-parallel ranks)",
+                          l.dp * l.cp));
   } else {
     c.require(l.ep == 1, "ep", l.ep, "must be 1 for a dense model (it has no experts)");
   }
@@ -62,7 +65,8 @@ void check_pipeline(Checker& c, const Layout& l, const ModelSpec& m) {
   const int64_t chunks = l.pp * l.vpp;
   c.require(l.uneven || m.layers % chunks == 0, "pp", l.pp,
             fmt::format("pp·vpp = {} must divide layers ({}); add uneven=true to let the first "
-                        "and last stages hold fewer layers", chunks, m.layers));
+                        "and last stages hold fewer layers",
+                        chunks, m.layers));
   c.require(m.layers >= chunks, "pp", l.pp,
             fmt::format("pp·vpp = {} must not exceed layers ({})", chunks, m.layers));
   if (l.vpp > 1) {
@@ -88,12 +92,14 @@ void check_batch_and_sequence(Checker& c, const Layout& l, const TrainingSpec& t
     const int64_t micro = t.global_batch / per_step;
     c.require(micro % l.pp == 0, "pp", l.pp,
               fmt::format("the interleaved schedule needs the micro-batch count ({}) to be a "
-                          "multiple of pp (Megatron-LM)", micro));
+                          "multiple of pp (Megatron-LM)",
+                          micro));
   }
   if (l.cp > 1) {
     c.require(t.seq_len % (2 * l.cp) == 0, "cp", l.cp,
               fmt::format("2·cp must divide seq_len ({}) (load-balanced causal context "
-                          "parallelism splits each sequence into 2·cp chunks)", t.seq_len));
+                          "parallelism splits each sequence into 2·cp chunks)",
+                          t.seq_len));
   }
   if (l.sp && l.tp > 1) {
     c.require((t.seq_len / l.cp) % l.tp == 0, "tp", l.tp,

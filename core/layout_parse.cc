@@ -11,9 +11,10 @@
 namespace meshplan {
 namespace {
 
-const std::vector<std::string> kKeys = {"dp", "tp", "pp", "cp", "ep", "zero", "mbs", "vpp",
-                                        "recompute", "recompute_layers", "sp", "schedule",
-                                        "order", "tp_overlap", "uneven"};
+const std::vector<std::string> kKeys = {
+    "dp",   "tp",       "pp",    "cp",         "ep",
+    "zero", "mbs",      "vpp",   "recompute",  "recompute_layers",
+    "sp",   "schedule", "order", "tp_overlap", "uneven"};
 
 struct Item {
   std::string key, value;
@@ -30,9 +31,9 @@ class LayoutParser {
     std::optional<Schedule> schedule;
     for (const Item& it : split()) apply(it, l, sp, schedule);
     if (!errors_.empty()) {
-      std::stable_sort(errors_.begin(), errors_.end(), [](const Diagnostic& a, const Diagnostic& b) {
-        return a.where.column < b.where.column;
-      });
+      std::stable_sort(
+          errors_.begin(), errors_.end(),
+          [](const Diagnostic& a, const Diagnostic& b) { return a.where.column < b.where.column; });
       throw InputError{errors_};
     }
     l.sp = sp.value_or(l.tp > 1);
@@ -51,7 +52,8 @@ class LayoutParser {
       int column = static_cast<int>(start) + 1;
       size_t eq = part.find('=');
       if (part.empty()) {
-        if (!text_.empty()) error(column, "", "", "empty entry; write key=value pairs separated by commas");
+        if (!text_.empty())
+          error(column, "", "", "empty entry; write key=value pairs separated by commas");
       } else if (eq == std::string::npos) {
         error(column, part, "", "must be written key=value");
       } else {
@@ -71,7 +73,8 @@ class LayoutParser {
     int64_t v = 0;
     auto [p, ec] = std::from_chars(it.value.data(), it.value.data() + it.value.size(), v);
     if (ec != std::errc() || p != it.value.data() + it.value.size() || v < min || v > max) {
-      error(it.column, it.key, it.value, fmt::format("must be an integer between {} and {}", min, max));
+      error(it.column, it.key, it.value,
+            fmt::format("must be an integer between {} and {}", min, max));
       return std::nullopt;
     }
     return v;
@@ -88,7 +91,8 @@ class LayoutParser {
     for (const auto& c : choices)
       if (c == it.value) return c;
     error(it.column, it.key, it.value,
-          fmt::format("must be one of {}{}", fmt::join(choices, "|"), did_you_mean(it.value, choices)));
+          fmt::format("must be one of {}{}", fmt::join(choices, "|"),
+                      did_you_mean(it.value, choices)));
     return std::nullopt;
   }
 
@@ -100,23 +104,35 @@ class LayoutParser {
              std::optional<Schedule>& schedule) {
     constexpr int64_t kMaxDegree = 1'000'000;
     const std::string& k = it.key;
-    if (k == "dp") set_int(it, l.dp, 0, kMaxDegree);  // 0: fill
-    else if (k == "tp") set_int(it, l.tp, 1, kMaxDegree);
-    else if (k == "pp") set_int(it, l.pp, 1, kMaxDegree);
-    else if (k == "cp") set_int(it, l.cp, 1, kMaxDegree);
-    else if (k == "ep") set_int(it, l.ep, 1, kMaxDegree);
-    else if (k == "mbs") set_int(it, l.mbs, 1, kMaxDegree);
-    else if (k == "vpp") set_int(it, l.vpp, 1, 1024);
-    else if (k == "recompute_layers") set_int(it, l.recompute_layers, 0, 100'000);
+    if (k == "dp")
+      set_int(it, l.dp, 0, kMaxDegree);  // 0: fill
+    else if (k == "tp")
+      set_int(it, l.tp, 1, kMaxDegree);
+    else if (k == "pp")
+      set_int(it, l.pp, 1, kMaxDegree);
+    else if (k == "cp")
+      set_int(it, l.cp, 1, kMaxDegree);
+    else if (k == "ep")
+      set_int(it, l.ep, 1, kMaxDegree);
+    else if (k == "mbs")
+      set_int(it, l.mbs, 1, kMaxDegree);
+    else if (k == "vpp")
+      set_int(it, l.vpp, 1, 1024);
+    else if (k == "recompute_layers")
+      set_int(it, l.recompute_layers, 0, 100'000);
     else if (k == "zero") {
       if (auto v = integer(it, 0, 3)) l.zero = static_cast<int>(*v);
     } else if (k == "recompute") {
       if (auto c = choice(it, {"none", "selective", "full"}))
-        l.recompute = *c == "full" ? Recompute::full : *c == "selective" ? Recompute::selective : Recompute::none;
+        l.recompute = *c == "full"        ? Recompute::full
+                      : *c == "selective" ? Recompute::selective
+                                          : Recompute::none;
     } else if (k == "schedule") {
       if (auto c = choice(it, {"gpipe", "1f1b", "interleaved", "zb-h1"}))
-        schedule = *c == "gpipe" ? Schedule::gpipe : *c == "1f1b" ? Schedule::one_f_one_b
-                 : *c == "interleaved" ? Schedule::interleaved : Schedule::zb_h1;
+        schedule = *c == "gpipe"         ? Schedule::gpipe
+                   : *c == "1f1b"        ? Schedule::one_f_one_b
+                   : *c == "interleaved" ? Schedule::interleaved
+                                         : Schedule::zb_h1;
     } else if (k == "sp") {
       sp = boolean(it);
     } else if (k == "tp_overlap") {
@@ -139,9 +155,11 @@ class LayoutParser {
       size_t end = it.value.find('-', start);
       if (end == std::string::npos) end = it.value.size();
       std::string name = it.value.substr(start, end - start);
-      std::optional<Dim> d = name == "tp" ? std::optional(Dim::tp) : name == "cp" ? std::optional(Dim::cp)
-                           : name == "dp" ? std::optional(Dim::dp) : name == "pp" ? std::optional(Dim::pp)
-                                          : std::nullopt;
+      std::optional<Dim> d = name == "tp"   ? std::optional(Dim::tp)
+                             : name == "cp" ? std::optional(Dim::cp)
+                             : name == "dp" ? std::optional(Dim::dp)
+                             : name == "pp" ? std::optional(Dim::pp)
+                                            : std::nullopt;
       ok = d && n < 4 && !(seen & (1u << static_cast<unsigned>(*d)));
       if (ok) {
         seen |= 1u << static_cast<unsigned>(*d);

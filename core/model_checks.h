@@ -10,7 +10,8 @@
 namespace meshplan {
 
 // Builds a diagnostic for `field` breaking `rule` (the caller knows where fields live).
-using FieldDiagnostic = std::function<Diagnostic(const std::string& field, const std::string& rule)>;
+using FieldDiagnostic =
+    std::function<Diagnostic(const std::string& field, const std::string& rule)>;
 
 // Fills head_dim (hidden/heads) and ffn_hidden (4·hidden for gelu/relu) when unset, then checks:
 // hidden divisible by heads when head_dim is implied, heads divisible by kv_heads, ffn_hidden

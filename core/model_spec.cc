@@ -11,9 +11,12 @@ int64_t ModelSpec::kv_width() const { return kv_heads * head_dim; }
 
 const char* to_string(MlpKind k) {
   switch (k) {
-    case MlpKind::gelu: return "gelu";
-    case MlpKind::swiglu: return "swiglu";
-    case MlpKind::relu: return "relu";
+    case MlpKind::gelu:
+      return "gelu";
+    case MlpKind::swiglu:
+      return "swiglu";
+    case MlpKind::relu:
+      return "relu";
   }
   return "?";
 }

@@ -16,17 +16,17 @@ enum class PositionEmbedding { rope, alibi, learned };
 enum class Precision { bf16, fp8 };
 
 struct MoeSpec {
-  int64_t experts = 0;            // routed experts per MoE layer
-  int64_t top_k = 0;              // routed experts per token
-  int64_t expert_ffn_hidden = 0;  // FFN width of one expert
-  int64_t shared_experts = 0;     // always-active experts of the same width (DeepSeek)
-  int64_t first_dense_layers = 0; // leading layers with a dense MLP of width ffn_hidden
+  int64_t experts = 0;             // routed experts per MoE layer
+  int64_t top_k = 0;               // routed experts per token
+  int64_t expert_ffn_hidden = 0;   // FFN width of one expert
+  int64_t shared_experts = 0;      // always-active experts of the same width (DeepSeek)
+  int64_t first_dense_layers = 0;  // leading layers with a dense MLP of width ffn_hidden
   // Tokens an expert accepts relative to a perfectly even split (GShard's capacity factor).
   // Default 1.0: dropless routing balanced on average (Megatron-core's default is dropless).
   double capacity_factor = 1.0;
 };
 
-struct MlaSpec {  // DeepSeek-V2/V3 multi-head latent attention
+struct MlaSpec {            // DeepSeek-V2/V3 multi-head latent attention
   int64_t q_lora_rank = 0;  // 0: queries projected directly from the hidden state
   int64_t kv_lora_rank = 0;
   int64_t qk_nope_head_dim = 0;
@@ -35,8 +35,8 @@ struct MlaSpec {  // DeepSeek-V2/V3 multi-head latent attention
 };
 
 struct TrainingSpec {
-  int64_t seq_len = 4096;      // tokens per sequence
-  int64_t global_batch = 1024; // sequences per optimizer step
+  int64_t seq_len = 4096;       // tokens per sequence
+  int64_t global_batch = 1024;  // sequences per optimizer step
   Precision precision = Precision::bf16;
 };
 

@@ -51,15 +51,31 @@ TrainingSpec read_training(const YamlNode& n) {
   t.seq_len = n.get_int("seq_len", t.seq_len, 1, 100'000'000);
   t.global_batch = n.get_int("global_batch", t.global_batch, 1, 1'000'000'000);
   t.precision = n.get_choice("precision", "bf16", {"bf16", "fp8"}) == "fp8" ? Precision::fp8
-                                                                           : Precision::bf16;
+                                                                            : Precision::bf16;
   return t;
 }
 
 ModelSpec read_model(const YamlNode& root) {
-  root.expect_only_keys({"name", "layers", "hidden", "heads", "kv_heads", "head_dim",
-                         "ffn_hidden", "vocab", "mlp", "norm", "tied_embeddings", "dropout",
-                         "bias", "qk_norm", "attention", "position_embedding", "max_positions",
-                         "moe", "mla", "training"});
+  root.expect_only_keys({"name",
+                         "layers",
+                         "hidden",
+                         "heads",
+                         "kv_heads",
+                         "head_dim",
+                         "ffn_hidden",
+                         "vocab",
+                         "mlp",
+                         "norm",
+                         "tied_embeddings",
+                         "dropout",
+                         "bias",
+                         "qk_norm",
+                         "attention",
+                         "position_embedding",
+                         "max_positions",
+                         "moe",
+                         "mla",
+                         "training"});
   ModelSpec m;
   m.name = root.child("name").as_string();
   m.layers = root.child("layers").as_int(1, kMaxLayers);

@@ -225,8 +225,9 @@ void render_gemm(std::string& out, const std::map<std::string, GemmTable>& gemm)
 }
 
 std::string render_attention_sample(const AttentionSample& a) {
-  std::string row = fmt::format("{{kernel: {}, head_dim: {}, seq_len: {}, causal: {}", quote(a.kernel),
-                                a.head_dim, a.seq_len, a.causal ? "true" : "false");
+  std::string row =
+      fmt::format("{{kernel: {}, head_dim: {}, seq_len: {}, causal: {}", quote(a.kernel),
+                  a.head_dim, a.seq_len, a.causal ? "true" : "false");
   if (a.fwd_flops_per_s) row += ", fwd_tflops: " + format_scaled(a.fwd_flops_per_s, -kTera);
   if (a.bwd_flops_per_s) row += ", bwd_tflops: " + format_scaled(a.bwd_flops_per_s, -kTera);
   if (a.fwd_bwd_flops_per_s)
@@ -369,7 +370,8 @@ AttentionSample read_attention_sample(const YamlNode& n) {
 CalibrationProfile read_profile(const YamlNode& root) {
   if (!root.is_map()) root.fail("must be a mapping (a calibration profile)");
   root.expect_only_keys({"name", "provenance", "gemm", "hbm_GBps", "attention_efficiency",
-                         "attention", "fp8_quantization_overhead", "sustained_compute_ratio", "intra_node_bus_efficiency", "inter_node_bus_efficiency", "collectives",
+                         "attention", "fp8_quantization_overhead", "sustained_compute_ratio",
+                         "intra_node_bus_efficiency", "inter_node_bus_efficiency", "collectives",
                          "notes"});
   CalibrationProfile p;
   p.name = get_text(root, "name", file_stem(root.file()));
@@ -390,7 +392,8 @@ CalibrationProfile read_profile(const YamlNode& root) {
       p.attention.push_back(read_attention_sample(att->element(i)));
   }
   if (auto q = root.optional_child("fp8_quantization_overhead")) {
-    if (!q->is_map()) q->fail("must be a mapping of FP8 recipe to overhead, e.g. {delayed: 0, current: 0.21}");
+    if (!q->is_map())
+      q->fail("must be a mapping of FP8 recipe to overhead, e.g. {delayed: 0, current: 0.21}");
     for (const auto& recipe : q->keys()) {
       YamlNode v = q->child(recipe);
       if (recipe != "delayed" && recipe != "current" && recipe != "block")

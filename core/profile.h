@@ -27,23 +27,23 @@ struct Provenance {
 // One timed GEMM C[m×n] = A[m×k]·B[k×n].
 struct GemmSample {
   int64_t m = 0, n = 0, k = 0;
-  double flops_per_s = 0;             // best algorithm, median time
-  double heuristic_flops_per_s = 0;   // cuBLASLt heuristic's first choice (0: not measured)
-  double p95_time_s = 0;              // 0: not measured
-  std::string status = "ok";          // ok | failed: <reason>
+  double flops_per_s = 0;            // best algorithm, median time
+  double heuristic_flops_per_s = 0;  // cuBLASLt heuristic's first choice (0: not measured)
+  double p95_time_s = 0;             // 0: not measured
+  std::string status = "ok";         // ok | failed: <reason>
 };
 
 // Throughput of one dtype. Between samples the cost model interpolates; away from them it uses
 // the fallback: time = flops / (max_efficiency · peak) + bytes moved / HBM bandwidth.
 struct GemmTable {
-  std::string dtype;            // bf16 | fp16 | fp8
-  double max_efficiency = 0;    // best achieved / dense peak
+  std::string dtype;          // bf16 | fp16 | fp8
+  double max_efficiency = 0;  // best achieved / dense peak
   std::vector<GemmSample> samples;
 };
 
 struct CollectiveSample {
-  int64_t bytes = 0;   // nccl-tests "size": the larger of send and receive buffer per rank
-  double time_s = 0;   // out-of-place median
+  int64_t bytes = 0;  // nccl-tests "size": the larger of send and receive buffer per rank
+  double time_s = 0;  // out-of-place median
   double busbw_bytes_per_s = 0;
   std::string status = "ok";
 };
@@ -77,9 +77,9 @@ struct AttentionSample {
 struct CalibrationProfile {
   std::string name;
   Provenance provenance;
-  std::map<std::string, GemmTable> gemm;  // by dtype
-  double hbm_bytes_per_s = 0;             // achieved copy bandwidth (read + write counted)
-  double attention_efficiency = 0;        // fused attention fwd+bwd achieved / dense peak
+  std::map<std::string, GemmTable> gemm;   // by dtype
+  double hbm_bytes_per_s = 0;              // achieved copy bandwidth (read + write counted)
+  double attention_efficiency = 0;         // fused attention fwd+bwd achieved / dense peak
   std::vector<AttentionSample> attention;  // by kernel, head dim, sequence length, mask
   // Sustained over burst throughput of compute-bound kernels (GEMMs, attention) in a long run:
   // the clock a power-limited GPU holds under continuous load. GEMM max_efficiency and the

@@ -106,8 +106,7 @@ YamlNode YamlNode::child(const std::string& key) const {
   auto c = optional_child(key);
   if (!c) {
     SourceLocation where = location();
-    throw InputError{
-        {Diagnostic{where, join_path(path_, key), "", "is required but missing"}}};
+    throw InputError{{Diagnostic{where, join_path(path_, key), "", "is required but missing"}}};
   }
   return *c;
 }
@@ -169,7 +168,8 @@ double YamlNode::as_double(double min, double max) const {
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   bool whole = !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
-  if (!whole || v < min || v > max) fail(fmt::format("must be a number between {} and {}", min, max));
+  if (!whole || v < min || v > max)
+    fail(fmt::format("must be a number between {} and {}", min, max));
   return v;
 }
 
@@ -193,8 +193,7 @@ int64_t YamlNode::get_int(const std::string& key, int64_t fallback, int64_t min,
   return c ? c->as_int(min, max) : fallback;
 }
 
-double YamlNode::get_double(const std::string& key, double fallback, double min,
-                            double max) const {
+double YamlNode::get_double(const std::string& key, double fallback, double min, double max) const {
   auto c = optional_child(key);
   return c ? c->as_double(min, max) : fallback;
 }

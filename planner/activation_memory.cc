@@ -5,8 +5,8 @@
 namespace meshplan {
 namespace {
 
-constexpr double kAct = 2;  // bytes per 16-bit activation element
-constexpr double kMask = 1; // bytes per dropout-mask element
+constexpr double kAct = 2;   // bytes per 16-bit activation element
+constexpr double kMask = 1;  // bytes per dropout-mask element
 
 // Per-GPU widths after tensor parallelism.
 struct Widths {

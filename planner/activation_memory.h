@@ -31,7 +31,9 @@ struct LayerActivations {
   double no_recompute() const { return attention_scores + attention_other + mlp; }
   double selective() const { return attention_other + mlp; }
   double stored(Recompute r) const {
-    return r == Recompute::full ? layer_input : r == Recompute::selective ? selective() : no_recompute();
+    return r == Recompute::full        ? layer_input
+           : r == Recompute::selective ? selective()
+                                       : no_recompute();
   }
 };
 

@@ -89,14 +89,14 @@ AttentionModel::Point AttentionModel::throughput(int64_t head_dim, int64_t seq_l
   if (hi->head_dim < head_dim) hi = lo;
   const Point a = at(*lo, log_seq), b = at(*hi, log_seq);
   if (lo == hi) return a;
-  const double w = (log_d - std::log2(static_cast<double>(lo->head_dim))) /
-                   (std::log2(static_cast<double>(hi->head_dim)) -
-                    std::log2(static_cast<double>(lo->head_dim)));
+  const double w =
+      (log_d - std::log2(static_cast<double>(lo->head_dim))) /
+      (std::log2(static_cast<double>(hi->head_dim)) - std::log2(static_cast<double>(lo->head_dim)));
   return {log_seq, a.fwd + w * (b.fwd - a.fwd), a.bwd + w * (b.bwd - a.bwd)};
 }
 
-AttentionModel::Times AttentionModel::time(double forward_flops, int64_t head_dim,
-                                           int64_t seq_len, bool causal) const {
+AttentionModel::Times AttentionModel::time(double forward_flops, int64_t head_dim, int64_t seq_len,
+                                           bool causal) const {
   if (forward_flops <= 0) return {};
   if (curves_.empty()) {
     const double fwd = forward_of_combined(fallback_flops_per_s_);

@@ -9,11 +9,16 @@ namespace meshplan {
 
 const char* to_string(Collective c) {
   switch (c) {
-    case Collective::all_reduce: return "all_reduce";
-    case Collective::all_gather: return "all_gather";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::all_to_all: return "all_to_all";
-    case Collective::send_recv: return "send_recv";
+    case Collective::all_reduce:
+      return "all_reduce";
+    case Collective::all_gather:
+      return "all_gather";
+    case Collective::reduce_scatter:
+      return "reduce_scatter";
+    case Collective::all_to_all:
+      return "all_to_all";
+    case Collective::send_recv:
+      return "send_recv";
   }
   return "?";
 }
@@ -59,18 +64,24 @@ int64_t CollectiveModel::members_within(const GroupShape& group, size_t level) c
 
 static double ring_steps(Collective c, int64_t n) {
   switch (c) {
-    case Collective::all_reduce: return 2.0 * static_cast<double>(n - 1);
-    case Collective::send_recv: return 1.0;
-    default: return static_cast<double>(n - 1);
+    case Collective::all_reduce:
+      return 2.0 * static_cast<double>(n - 1);
+    case Collective::send_recv:
+      return 1.0;
+    default:
+      return static_cast<double>(n - 1);
   }
 }
 
 static double factor(Collective c, int64_t n) {
   const double r = static_cast<double>(n);
   switch (c) {
-    case Collective::all_reduce: return 2.0 * (r - 1) / r;
-    case Collective::send_recv: return 1.0;
-    default: return (r - 1) / r;
+    case Collective::all_reduce:
+      return 2.0 * (r - 1) / r;
+    case Collective::send_recv:
+      return 1.0;
+    default:
+      return (r - 1) / r;
   }
 }
 

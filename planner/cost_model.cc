@@ -49,7 +49,8 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   const double tokens = static_cast<double>(t.global_batch * t.seq_len);
   const double seq = static_cast<double>(t.seq_len);
   LayerFlops dense = layer_forward_flops(m, 0, tokens, seq, o.flops);
-  LayerFlops moe = m.moe ? layer_forward_flops(m, m.moe->first_dense_layers, tokens, seq, o.flops) : dense;
+  LayerFlops moe =
+      m.moe ? layer_forward_flops(m, m.moe->first_dense_layers, tokens, seq, o.flops) : dense;
   dense_layer_flops_ = dense.total();
   dense_attention_flops_ = dense.attention_core;
   moe_layer_flops_ = moe.total();
@@ -90,17 +91,20 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& g,
   SyncTimes t;
   if (g.size() <= 1 || params <= 0) return t;
   const MemoryOptions& mo = options_.memory;
-  const double bucket = std::min(params, std::max(options_.dp_bucket_params, 1e6 * static_cast<double>(l.dp)));
+  const double bucket =
+      std::min(params, std::max(options_.dp_bucket_params, 1e6 * static_cast<double>(l.dp)));
   const Collective reduce = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
   t.reduce = collectives_.time_s(reduce, g, params * mo.grad_bytes_per_param);
   t.reduce_last = collectives_.time_s(reduce, g, bucket * mo.grad_bytes_per_param);
   if (zero == 1 || zero == 2) {
     t.gather = collectives_.time_s(Collective::all_gather, g, params * mo.weight_bytes_per_param);
-    t.gather_last = collectives_.time_s(Collective::all_gather, g, bucket * mo.weight_bytes_per_param);
+    t.gather_last =
+        collectives_.time_s(Collective::all_gather, g, bucket * mo.weight_bytes_per_param);
   }
   if (zero == 3 && layers > 0) {
-    t.layer_gather = collectives_.time_s(Collective::all_gather, g,
-                                         params * mo.weight_bytes_per_param / static_cast<double>(layers));
+    t.layer_gather =
+        collectives_.time_s(Collective::all_gather, g,
+                            params * mo.weight_bytes_per_param / static_cast<double>(layers));
   }
   return t;
 }
@@ -116,8 +120,8 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
     const double tokens = static_cast<double>(l.mbs * training_.seq_len / l.cp);
     const double activation = 2 * tokens * static_cast<double>(model_.hidden);
     const bool scatter = options_.pp_scatter_gather || (l.sp && l.tp > 1);
-    shape.p2p_s = collectives_.p2p_time_s(l.stride(Dim::pp),
-                                          scatter ? activation / static_cast<double>(l.tp) : activation);
+    shape.p2p_s = collectives_.p2p_time_s(
+        l.stride(Dim::pp), scatter ? activation / static_cast<double>(l.tp) : activation);
     if (scatter && l.tp > 1 && !l.sp) {
       shape.p2p_gather_s = collectives_.time_s(Collective::all_gather, tp_group(l), activation);
     }
@@ -129,7 +133,8 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
     for (; c < shape.classes.size(); ++c) {
       const StageClass& k = shape.classes[c];
       // The last stage (LM head, logits) always forms its own class.
-      if (!last && k.mix.dense_layers == mix[i].dense_layers && k.mix.moe_layers == mix[i].moe_layers &&
+      if (!last && k.mix.dense_layers == mix[i].dense_layers &&
+          k.mix.moe_layers == mix[i].moe_layers &&
           k.params.dense_per_gpu == params[i].dense_per_gpu &&
           k.params.expert_per_gpu == params[i].expert_per_gpu)
         break;
@@ -140,8 +145,10 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
       k.mix = mix[i];
       k.params = params[i];
       for (int zero = 0; zero <= 3; ++zero) {
-        k.sync[static_cast<size_t>(zero)][0] = sync_times(l, dense_group, static_cast<double>(params[i].dense_per_gpu), zero, mix[i].layers());
-        k.sync[static_cast<size_t>(zero)][1] = sync_times(l, expert_group, static_cast<double>(params[i].expert_per_gpu), zero, mix[i].layers());
+        k.sync[static_cast<size_t>(zero)][0] = sync_times(
+            l, dense_group, static_cast<double>(params[i].dense_per_gpu), zero, mix[i].layers());
+        k.sync[static_cast<size_t>(zero)][1] = sync_times(
+            l, expert_group, static_cast<double>(params[i].expert_per_gpu), zero, mix[i].layers());
       }
       shape.classes.push_back(k);
     }
@@ -152,9 +159,19 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
 }
 
 const CostModel::Shape& CostModel::shape_of(const Layout& l) {
-  const ShapeKey key = {l.tp, l.cp, l.pp, l.dp, l.vpp, l.ep, l.mbs, l.sp && l.tp > 1, l.tp_overlap,
-                        static_cast<int64_t>(l.order[0]), static_cast<int64_t>(l.order[1]),
-                        static_cast<int64_t>(l.order[2]), static_cast<int64_t>(l.order[3])};
+  const ShapeKey key = {l.tp,
+                        l.cp,
+                        l.pp,
+                        l.dp,
+                        l.vpp,
+                        l.ep,
+                        l.mbs,
+                        l.sp && l.tp > 1,
+                        l.tp_overlap,
+                        static_cast<int64_t>(l.order[0]),
+                        static_cast<int64_t>(l.order[1]),
+                        static_cast<int64_t>(l.order[2]),
+                        static_cast<int64_t>(l.order[3])};
   if (last_shape_ && key == last_key_) return *last_shape_;
   auto it = shape_cache_.find(key);
   if (it == shape_cache_.end()) it = shape_cache_.emplace(key, build_shape(l)).first;
@@ -163,8 +180,8 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
   return it->second;
 }
 
-
-StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k, const LayerPair& c) const {
+StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
+                                    const LayerPair& c) const {
   const StageLayerMix& mix = k.mix;
   const double nd = static_cast<double>(mix.dense_layers), nm = static_cast<double>(mix.moe_layers);
   const FullRecompute full = full_recompute(l, mix);
@@ -176,7 +193,8 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k, const 
   s.backward_weight_s = nd * c.dense.backward_weight_s + nm * c.moe.backward_weight_s;
   s.recompute_s = fd * c.dense.forward_s + fm * c.moe.forward_s;
   if (l.recompute == Recompute::selective) {
-    s.recompute_s += (nd - fd) * c.dense.attention_forward_s + (nm - fm) * c.moe.attention_forward_s;
+    s.recompute_s +=
+        (nd - fd) * c.dense.attention_forward_s + (nm - fm) * c.moe.attention_forward_s;
   }
   // Communication of the forward, the backward, and the recomputed forward.
   s.tp_s = (nd + fd) * c.dense.tp_forward_s + nd * c.dense.tp_backward_s +
@@ -230,7 +248,7 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
     if (with_zero3_gathers && t.layer_gather > 0 && layers > 0) {
       const double fwd = st.forward_s / layers, bwd = st.backward_s / layers;
       exposed += m * (t.layer_gather + (layers - 1) * (hidden_behind(t.layer_gather, fwd) +
-                                                        hidden_behind(t.layer_gather, bwd)));
+                                                       hidden_behind(t.layer_gather, bwd)));
     }
   }
   return exposed;
@@ -258,9 +276,15 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
   if (l.pp > 1) {
     switch (l.schedule) {
       case Schedule::gpipe:
-      case Schedule::one_f_one_b: pipe = (m - 1) * t_max + t_sum; break;
-      case Schedule::interleaved: pipe = m * t_max + (t_sum - t_max) / static_cast<double>(l.vpp); break;
-      case Schedule::zb_h1: pipe = m * t_max + (p - 1) * std::max(0.0, zb_bubble); break;
+      case Schedule::one_f_one_b:
+        pipe = (m - 1) * t_max + t_sum;
+        break;
+      case Schedule::interleaved:
+        pipe = m * t_max + (t_sum - t_max) / static_cast<double>(l.vpp);
+        break;
+      case Schedule::zb_h1:
+        pipe = m * t_max + (p - 1) * std::max(0.0, zb_bubble);
+        break;
     }
   }
   const StageTiming& c = st[critical];
@@ -275,7 +299,8 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
     // The fill and drain chains cross every chunk boundary once each way: p − 1 transfers in
     // 1F1B, p·v − 1 when each stage holds v chunks (interleaving multiplies pipeline transfers
     // by v; Narayanan et al. 2021 §2.2). Megatron-LM blocks on them in warm-up and cool-down.
-    const double chain = l.schedule == Schedule::interleaved ? p * static_cast<double>(l.vpp) - 1 : p - 1;
+    const double chain =
+        l.schedule == Schedule::interleaved ? p * static_cast<double>(l.vpp) - 1 : p - 1;
     b.pp_s = 2 * chain * e.p2p_s;
     if (!options_.overlap_p2p) b.pp_s += 2 * m * static_cast<double>(l.vpp) * e.p2p_s;
   }
@@ -288,9 +313,9 @@ StageMemory CostModel::peak_stage_memory(const Layout& l) {
   StageMemory peak;
   bool first = true;
   for (const StageClass& k : shape.classes) {
-    StageMemory s = stage_memory(k.params, k.mix, shape.costs->dense.activations,
-                                 shape.costs->moe.activations, l, shape.micro_batches,
-                                 shape.logits_bytes, options_.memory);
+    StageMemory s =
+        stage_memory(k.params, k.mix, shape.costs->dense.activations, shape.costs->moe.activations,
+                     l, shape.micro_batches, shape.logits_bytes, options_.memory);
     if (first || s.total_bytes() > peak.total_bytes()) peak = s;
     first = false;
   }
@@ -329,7 +354,8 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
   fill_pipeline(l, shape, per_class, e);
   const double dense_layers = static_cast<double>(model_.dense_layers());
   const double moe_layers = static_cast<double>(model_.moe_layers());
-  e.model_flops = 3 * (dense_layers * dense_layer_flops_ + moe_layers * moe_layer_flops_ + head_flops_);
+  e.model_flops =
+      3 * (dense_layers * dense_layer_flops_ + moe_layers * moe_layer_flops_ + head_flops_);
   e.hardware_flops = e.model_flops + recomputed_flops;
   const double gpus = static_cast<double>(l.gpus());
   const double peak_flops = cluster_.gpu.peak_flops_per_s(training_.precision);

@@ -75,7 +75,7 @@ struct Estimate {
   // Filled only when evaluate() is asked for detail:
   MemoryEstimate memory;
   std::vector<StageTiming> stages;
-  double p2p_s = 0;  // one activation transfer between stages
+  double p2p_s = 0;             // one activation transfer between stages
   double simulated_step_s = 0;  // set when the simulator replayed this layout (0: not)
 };
 
@@ -141,7 +141,8 @@ class CostModel {
   using ShapeKey = std::array<int64_t, 13>;
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
-  SyncTimes sync_times(const Layout& l, const GroupShape& g, double params, int zero, int64_t layers) const;
+  SyncTimes sync_times(const Layout& l, const GroupShape& g, double params, int zero,
+                       int64_t layers) const;
   const LayerPair& layer_costs(const Layout& l);
   const std::vector<StageParams>& params_of(const Layout& l);
   const std::vector<StageLayerMix>& mix_of(const Layout& l);
@@ -163,7 +164,8 @@ class CostModel {
   double dense_layer_flops_ = 0, moe_layer_flops_ = 0;          // forward, global batch
   double dense_attention_flops_ = 0, moe_attention_flops_ = 0;  // of which core attention
   double head_flops_ = 0;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>, LayerPair> layer_cache_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>, LayerPair>
+      layer_cache_;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<StageParams>> params_cache_;
   std::map<std::pair<int64_t, int64_t>, std::vector<StageLayerMix>> mix_cache_;
   std::map<ShapeKey, Shape> shape_cache_;

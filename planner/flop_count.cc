@@ -56,7 +56,8 @@ double lm_head_forward_flops(const ModelSpec& m, double tokens) {
   return 2 * tokens * static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
 }
 
-StepFlops step_flops(const ModelSpec& m, const Layout& l, const TrainingSpec& t, const FlopOptions& o) {
+StepFlops step_flops(const ModelSpec& m, const Layout& l, const TrainingSpec& t,
+                     const FlopOptions& o) {
   const double tokens = static_cast<double>(t.global_batch * t.seq_len);
   const double seq = static_cast<double>(t.seq_len);
   double forward = lm_head_forward_flops(m, tokens), recomputed = 0;

@@ -19,8 +19,8 @@ struct FlopOptions {
 
 // Forward FLOPs of one layer for `tokens` tokens in sequences of `seq_len`.
 struct LayerFlops {
-  double dense_gemms = 0;      // projections and MLP (experts at top_k)
-  double attention_core = 0;   // Q·Kᵀ and softmax·V
+  double dense_gemms = 0;     // projections and MLP (experts at top_k)
+  double attention_core = 0;  // Q·Kᵀ and softmax·V
   double total() const { return dense_gemms + attention_core; }
 };
 LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens, double seq_len,
@@ -34,6 +34,7 @@ struct StepFlops {
 
 // FLOPs of one optimizer step of `global_batch` sequences under the layout's recompute policy
 // (the layout only matters through recompute, recompute_layers, pp and vpp).
-StepFlops step_flops(const ModelSpec& m, const Layout& l, const TrainingSpec& t, const FlopOptions& o = {});
+StepFlops step_flops(const ModelSpec& m, const Layout& l, const TrainingSpec& t,
+                     const FlopOptions& o = {});
 
 }  // namespace meshplan

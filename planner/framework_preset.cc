@@ -27,15 +27,18 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // are Megatron-FSDP (--data-parallel-sharding-strategy optim_grads / optim_grads_params),
     // which reduce-scatters gradients during every backward; only the outer-DP reduction of
     // hybrid sharding waits for the last micro-batch (NVIDIA/Megatron-LM#7186).
-    {"megatron-core", "Megatron-Core (Megatron-LM 2024+): distributed optimizer, overlapped grad reduce, param gather and p2p",
-     "github.com/NVIDIA/Megatron-LM megatron/training/arguments.py, megatron/core/pipeline_parallel/schedules.py",
+    {"megatron-core",
+     "Megatron-Core (Megatron-LM 2024+): distributed optimizer, overlapped grad reduce, param "
+     "gather and p2p",
+     "github.com/NVIDIA/Megatron-LM megatron/training/arguments.py, "
+     "megatron/core/pipeline_parallel/schedules.py",
      true, true, true, true, true, 4, true},
     // NeMo 2.x trains through Megatron-Core (MegatronStrategy); MegatronCommOverlapCallback
     // (nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py) turns on overlap_grad_reduce,
     // overlap_param_gather and p2p overlap with the distributed optimizer: the same rules.
     {"nemo", "NVIDIA NeMo 2.x on Megatron-Core: the megatron-core rules",
-     "github.com/NVIDIA/NeMo nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py",
-     true, true, true, true, true, 4, true},
+     "github.com/NVIDIA/NeMo nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py", true, true,
+     true, true, true, 4, true},
     // Megatron-LM as of Narayanan et al. 2021 (arXiv 2104.04473): gradients all-reduced after
     // the backward pass (--overlap-grad-reduce arrived in 2023, core_r0.4.0); blocking pipeline
     // sends and receives (--overlap-p2p-communication also 2023); scatter/gather (§4.1); fp16
@@ -43,7 +46,8 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // --accumulate-allreduce-grads-in-fp32 (default off; forced on only for bf16): 2 bytes. No
     // distributed optimizer, no sequence parallelism (Korthikanti et al. 2022 came later).
     {"megatron-2021", "Megatron-LM of 2021 (Narayanan et al.): no comm overlap, fp16 gradients",
-     "arXiv 2104.04473 §4; Megatron-LM v2.x megatron/arguments.py (--accumulate-allreduce-grads-in-fp32)",
+     "arXiv 2104.04473 §4; Megatron-LM v2.x megatron/arguments.py "
+     "(--accumulate-allreduce-grads-in-fp32)",
      false, false, true, false, true, 2, false},
     // Microsoft DeepSpeed (deepspeed.ai/docs/config-json, zero_optimization): overlap_comm
     // overlaps gradient reduction with backward; it defaults to on for ZeRO-3 and off below
@@ -54,10 +58,12 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // not behind the next forward; ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size).
     // PipelineEngine (deepspeed/runtime/pipe/engine.py) executes blocking sends of the whole
     // activation from every TP rank.
-    {"deepspeed", "Microsoft DeepSpeed ZeRO (overlap_comm on): per-micro-batch gradient reduction, blocking pipeline",
-     "deepspeed.ai/docs/config-json (zero_optimization); deepspeed/runtime/zero/config.py, stage_1_and_2.py, pipe/engine.py",
-     true, false, false, false, true, 4, true,
-     "cudnn,fa3,fa2", true, "delayed", 1e9},
+    {"deepspeed",
+     "Microsoft DeepSpeed ZeRO (overlap_comm on): per-micro-batch gradient reduction, blocking "
+     "pipeline",
+     "deepspeed.ai/docs/config-json (zero_optimization); deepspeed/runtime/zero/config.py, "
+     "stage_1_and_2.py, pipe/engine.py",
+     true, false, false, false, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 1e9},
     // The DeepSpeed ZeRO-3 runs of Narayanan et al. 2021 Table 2. Fitted to that table, cause
     // not established: their collectives run at one NIC's bandwidth per GPU (no rails), which
     // reproduces the step time that stays constant from 384 to 1,536 GPUs (throughput per GPU
@@ -71,18 +77,20 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // would make it), so that their numbers stay as they were: an assumption to revisit with
     // the cost-model physics of issue 11, not a documented DeepSpeed behaviour. Gradients 4 bytes
     // as that validation assumed. Synchronous PipelineEngine as for deepspeed.
-    {"deepspeed-2021", "DeepSpeed ZeRO-3 as validated for Narayanan et al. 2021 Table 2: no comm overlap (assumed)",
+    {"deepspeed-2021",
+     "DeepSpeed ZeRO-3 as validated for Narayanan et al. 2021 Table 2: no comm overlap (assumed)",
      "arXiv 2104.04473 Table 2 (configuration unpublished); meshplan's 2021 validation assumptions",
-     false, false, false, false, true, 4, false,
-     "cudnn,fa3,fa2", false, "delayed", 1e9},
+     false, false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9},
     // Megatron-DeepSpeed as BLOOM-176B ran it (bigscience-workshop/Megatron-DeepSpeed, 2022):
     // Megatron-LM of 2021 (gradient reduction after backward) on DeepSpeed's synchronous
     // PipelineEngine (whole activations from every TP rank, blocking), bf16 with fp32 gradient
     // accumulation (4 bytes), ZeRO-1. Its BF16_Optimizer all-gathers the updated weights in
     // step(); overlap_param_gather stays on here only because the 2021 validation numbers are
     // pinned to it (to revisit with the cost-model physics of issue 11).
-    {"megatron-deepspeed", "Megatron-DeepSpeed of 2022 (BLOOM): no comm overlap, DeepSpeed pipeline",
-     "github.com/bigscience-workshop/bigscience train/tr11-176B-ml/README.md; deepspeed/runtime/pipe/engine.py",
+    {"megatron-deepspeed",
+     "Megatron-DeepSpeed of 2022 (BLOOM): no comm overlap, DeepSpeed pipeline",
+     "github.com/bigscience-workshop/bigscience train/tr11-176B-ml/README.md; "
+     "deepspeed/runtime/pipe/engine.py",
      false, false, false, true, true, 4, false},
     // PyTorch FSDP2 (fully_shard, docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html):
     // reduce-scatter from post-backward hooks per unit, overlapping the rest of the backward;
@@ -91,25 +99,23 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // the user calls set_requires_gradient_sync(False) (pytorch/pytorch#126166). torch.
     // distributed.pipelining sends whole tensors, asynchronously.
     {"fsdp2", "PyTorch FSDP2 (fully_shard): per-micro-batch reduce-scatter, prefetched all-gathers",
-     "docs.pytorch.org fully_shard and FSDP notes (prefetch); pytorch/pytorch#126166",
-     true, true, false, true, true, 4, true,
-     "fa2", true, "current"},
+     "docs.pytorch.org fully_shard and FSDP notes (prefetch); pytorch/pytorch#126166", true, true,
+     false, true, true, 4, true, "fa2", true, "current"},
     // torchtitan (github.com/pytorch/torchtitan, parallelize.py): FSDP2 with
     // MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32), TP with sequence parallel,
     // torch.distributed.pipelining: the fsdp2 rules.
     {"torchtitan", "torchtitan: FSDP2 + TP/SP + torch.distributed.pipelining (the fsdp2 rules)",
-     "github.com/pytorch/torchtitan torchtitan/models/llama3/infra/parallelize.py",
-     true, true, false, true, true, 4, true,
-     "fa2", true, "current"},
+     "github.com/pytorch/torchtitan torchtitan/models/llama3/infra/parallelize.py", true, true,
+     false, true, true, 4, true, "fa2", true, "current"},
     // MosaicML Composer (composer/distributed/dist_strategy.py): prepare_fsdp_module wraps in
     // PyTorch FSDP1 with FULL_SHARD (ZeRO-3) or SHARD_GRAD_OP (ZeRO-2), backward_prefetch
     // BACKWARD_POST by default; ddp_sync_context applies no_sync only to DistributedDataParallel,
     // so under FSDP every micro-batch's gradients are reduce-scattered. The LLM Foundry runs use
     // no tensor parallelism. Attention: FlashAttention-2 (llm-foundry attn_impl: flash).
     {"composer", "MosaicML Composer on PyTorch FSDP (LLM Foundry): per-micro-batch reduce-scatter",
-     "github.com/mosaicml/composer composer/distributed/dist_strategy.py (prepare_fsdp_module, ddp_sync_context)",
-     true, true, false, true, true, 4, false,
-     "fa2"},
+     "github.com/mosaicml/composer composer/distributed/dist_strategy.py (prepare_fsdp_module, "
+     "ddp_sync_context)",
+     true, true, false, true, true, 4, false, "fa2"},
 };
 
 }  // namespace
@@ -127,8 +133,9 @@ Result<FrameworkPreset> find_framework(const std::string& name, const SourceLoca
   for (const FrameworkPreset& f : kFrameworks)
     if (name == f.name) return f;
   const std::vector<std::string> names = framework_names();
-  return Diagnostic{where, field, name,
-                    fmt::format("must be one of {}{}", fmt::join(names, "|"), did_you_mean(name, names))};
+  return Diagnostic{
+      where, field, name,
+      fmt::format("must be one of {}{}", fmt::join(names, "|"), did_you_mean(name, names))};
 }
 
 void apply_framework(const FrameworkPreset& f, CostOptions& o) {

@@ -28,8 +28,8 @@ GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Prec
     if (s.status != "ok" || s.flops_per_s <= 0) continue;
     double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
     double measured = 2 * m * n * k / s.flops_per_s;
-    anchors_.push_back({std::log2(m), std::log2(n), std::log2(k),
-                        std::log(fallback_time_s(m, n, k) / measured)});
+    anchors_.push_back(
+        {std::log2(m), std::log2(n), std::log2(k), std::log(fallback_time_s(m, n, k) / measured)});
   }
 }
 

@@ -26,7 +26,8 @@ void add_mlp(GemmTimes& g, const LayerCostContext& ctx, double tokens, double ff
   g.add(*ctx.gemm, tokens, h, ffn / tp, count);
 }
 
-void add_attention_projections(GemmTimes& g, const LayerCostContext& ctx, double tokens, double tp) {
+void add_attention_projections(GemmTimes& g, const LayerCostContext& ctx, double tokens,
+                               double tp) {
   const ModelSpec& m = *ctx.model;
   const double h = static_cast<double>(m.hidden), heads = static_cast<double>(m.heads) / tp;
   if (m.mla) {
@@ -55,7 +56,8 @@ struct AttentionTimes {
   double forward = 0, backward = 0;
 };
 
-AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& key, double tokens) {
+AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& key,
+                               double tokens) {
   const ModelSpec& m = *ctx.model;
   const double heads = static_cast<double>(m.heads) / static_cast<double>(key.tp);
   const double qk = m.mla ? static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim)
@@ -96,8 +98,9 @@ double elementwise_bytes(const LayerCostContext& ctx, const LayerCostKey& key, b
   const CostOptions& o = *ctx.options;
   const double t = static_cast<double>(key.tp), h = static_cast<double>(m.hidden);
   const double rep_tokens = key.sp ? tokens / t : tokens;
-  double bytes = rep_tokens * h *
-                 (o.norm_residual_bytes_per_token_hidden + (m.dropout ? o.dropout_bytes_per_token_hidden : 0));
+  double bytes =
+      rep_tokens * h *
+      (o.norm_residual_bytes_per_token_hidden + (m.dropout ? o.dropout_bytes_per_token_hidden : 0));
   if (m.position_embedding == PositionEmbedding::rope) {
     bytes += 4 * tokens * static_cast<double>(m.q_width() + m.kv_width()) / t;
   }
@@ -130,8 +133,10 @@ GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool
   const MoeSpec& e = *m.moe;
   const double local_experts = static_cast<double>(e.experts / key.ep);
   const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
-  g.add(*ctx.gemm, tokens, static_cast<double>(e.experts), static_cast<double>(m.hidden));  // router
-  add_mlp(g, ctx, routed / local_experts, static_cast<double>(e.expert_ffn_hidden), tp, local_experts);
+  g.add(*ctx.gemm, tokens, static_cast<double>(e.experts),
+        static_cast<double>(m.hidden));  // router
+  add_mlp(g, ctx, routed / local_experts, static_cast<double>(e.expert_ffn_hidden), tp,
+          local_experts);
   if (e.shared_experts > 0) {
     add_mlp(g, ctx, tokens, static_cast<double>(e.expert_ffn_hidden * e.shared_experts), tp);
   }
@@ -140,8 +145,9 @@ GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool
 
 // Exposed TP, CP and EP communication of one layer under the overlap rules of cost_model.h.
 void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCostKey& key,
-                       bool moe_layer, double tokens, const GemmTimes& g, const AttentionTimes& attn,
-                       const GroupShape& tp_group, const GroupShape& cp_group, const GroupShape& ep_group) {
+                       bool moe_layer, double tokens, const GemmTimes& g,
+                       const AttentionTimes& attn, const GroupShape& tp_group,
+                       const GroupShape& cp_group, const GroupShape& ep_group) {
   const ModelSpec& m = *ctx.model;
   const double tp = static_cast<double>(key.tp), h = static_cast<double>(m.hidden);
   const CollectiveModel& net = *ctx.collectives;
@@ -157,12 +163,14 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
         key.tp_overlap ? exposed_after_overlap(pass, g.input_grad + g.weight_grad, eta) : pass;
   }
   if (key.cp > 1) {  // ring exchange of K and V blocks, hidden behind attention compute
-    const double kv_cols = m.mla ? static_cast<double>(m.heads) / tp *
-                                       static_cast<double>(m.mla->qk_nope_head_dim +
-                                                           m.mla->qk_rope_head_dim + m.mla->v_head_dim)
-                                 : 2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) *
-                                       static_cast<double>(m.head_dim);
-    const double ring = static_cast<double>(key.cp - 1) * net.ring_step_time_s(cp_group, 2 * tokens * kv_cols);
+    const double kv_cols =
+        m.mla ? static_cast<double>(m.heads) / tp *
+                    static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim +
+                                        m.mla->v_head_dim)
+              : 2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) *
+                    static_cast<double>(m.head_dim);
+    const double ring =
+        static_cast<double>(key.cp - 1) * net.ring_step_time_s(cp_group, 2 * tokens * kv_cols);
     const double eta = ctx.options->tp_overlap_efficiency;
     c.cp_forward_s = exposed_after_overlap(ring, attn.forward, eta);
     c.cp_backward_s = exposed_after_overlap(2 * ring, attn.backward, eta);

@@ -22,9 +22,9 @@ struct LayerCostKey {
 };
 
 struct LayerCost {
-  double forward_s = 0;         // GEMMs, attention, memory-bound ops
-  double backward_s = 0;        // input- and weight-gradient GEMMs, attention and elementwise
-  double backward_weight_s = 0; // the weight-gradient GEMMs alone (ZB-H1's W)
+  double forward_s = 0;            // GEMMs, attention, memory-bound ops
+  double backward_s = 0;           // input- and weight-gradient GEMMs, attention and elementwise
+  double backward_weight_s = 0;    // the weight-gradient GEMMs alone (ZB-H1's W)
   double attention_forward_s = 0;  // core attention forward (selective recompute repeats it)
   double tp_forward_s = 0, tp_backward_s = 0;  // exposed TP communication
   double cp_forward_s = 0, cp_backward_s = 0;  // exposed CP K/V exchange

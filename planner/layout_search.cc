@@ -73,7 +73,8 @@ class Enumerator {
   }
 
   void add_pipeline_variants(int64_t tp, int64_t cp, int64_t pp, int64_t dp,
-                             std::vector<WorkItem>& items, std::map<std::string, int64_t>& rejected) const {
+                             std::vector<WorkItem>& items,
+                             std::map<std::string, int64_t>& rejected) const {
     for (int64_t v = 1; pp * v <= m_.layers && (v == 1 || pp > 1); ++v) {
       const int64_t chunks = pp * v;
       const int64_t deficit = (m_.layers + chunks - 1) / chunks * chunks - m_.layers;
@@ -122,9 +123,12 @@ class Enumerator {
 // Schedules worth trying for a pipeline shape.
 std::vector<Schedule> schedules_for(const Layout& l, const LayoutFix& fix) {
   std::vector<Schedule> all;
-  if (l.vpp > 1) all = {Schedule::interleaved};
-  else if (l.pp == 1) all = {Schedule::one_f_one_b};
-  else all = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb_h1};
+  if (l.vpp > 1)
+    all = {Schedule::interleaved};
+  else if (l.pp == 1)
+    all = {Schedule::one_f_one_b};
+  else
+    all = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb_h1};
   std::vector<Schedule> out;
   for (Schedule s : all)
     if (allowed(fix.schedule, s) || (l.pp == 1 && fix.schedule)) out.push_back(s);
@@ -152,12 +156,14 @@ const char* dominant_term(const StageMemory& s) {
   const double states = s.params_bytes + s.grads_bytes + s.optimizer_bytes;
   const char* what = states >= s.activations_bytes && states >= s.other_bytes()
                          ? "exceeds memory: model states dominate"
-                     : s.activations_bytes >= s.other_bytes() ? "exceeds memory: activations dominate"
-                                                              : "exceeds memory: logits/buffers dominate";
+                     : s.activations_bytes >= s.other_bytes()
+                         ? "exceeds memory: activations dominate"
+                         : "exceeds memory: logits/buffers dominate";
   return what;
 }
 
-ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order, const SearchOptions& o) {
+ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
+                    const SearchOptions& o) {
   ItemResult out;
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
@@ -182,7 +188,8 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order, 
           }
           ++out.feasible;
           Estimate e = model.evaluate(l, peak, /*detail=*/false);
-          keep_best(out.best, Ranked{rank_key(e, o.objective), order, l}, static_cast<size_t>(o.top_k));
+          keep_best(out.best, Ranked{rank_key(e, o.objective), order, l},
+                    static_cast<size_t>(o.top_k));
         }
       }
     }
@@ -208,22 +215,38 @@ Result<LayoutFix> parse_layout_fix(const std::string& text) {
     size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
     const std::string key = text.substr(start, text.find('=', start) - start);
-    if (key == "dp") f.dp = l.dp;
-    else if (key == "tp") f.tp = l.tp;
-    else if (key == "pp") f.pp = l.pp;
-    else if (key == "cp") f.cp = l.cp;
-    else if (key == "ep") f.ep = l.ep;
-    else if (key == "mbs") f.mbs = l.mbs;
-    else if (key == "vpp") f.vpp = l.vpp;
-    else if (key == "zero") f.zero = l.zero;
-    else if (key == "recompute") f.recompute = l.recompute;
-    else if (key == "recompute_layers") f.recompute_layers = l.recompute_layers;
-    else if (key == "schedule") f.schedule = l.schedule;
-    else if (key == "sp") f.sp = l.sp;
-    else if (key == "order") f.order = l.order;
-    else if (key == "tp_overlap") f.tp_overlap = l.tp_overlap;
+    if (key == "dp")
+      f.dp = l.dp;
+    else if (key == "tp")
+      f.tp = l.tp;
+    else if (key == "pp")
+      f.pp = l.pp;
+    else if (key == "cp")
+      f.cp = l.cp;
+    else if (key == "ep")
+      f.ep = l.ep;
+    else if (key == "mbs")
+      f.mbs = l.mbs;
+    else if (key == "vpp")
+      f.vpp = l.vpp;
+    else if (key == "zero")
+      f.zero = l.zero;
+    else if (key == "recompute")
+      f.recompute = l.recompute;
+    else if (key == "recompute_layers")
+      f.recompute_layers = l.recompute_layers;
+    else if (key == "schedule")
+      f.schedule = l.schedule;
+    else if (key == "sp")
+      f.sp = l.sp;
+    else if (key == "order")
+      f.order = l.order;
+    else if (key == "tp_overlap")
+      f.tp_overlap = l.tp_overlap;
     else if (key == "uneven") {
-      return Diagnostic{{"--fix", 1, static_cast<int>(start) + 1, text}, key, "",
+      return Diagnostic{{"--fix", 1, static_cast<int>(start) + 1, text},
+                        key,
+                        "",
                         "cannot be fixed in a search (use estimate --layout)"};
     }
     start = end + 1;

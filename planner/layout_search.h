@@ -57,9 +57,9 @@ struct SearchResult {
   int64_t evaluated = 0;  // layouts generated and evaluated (memory at least)
   int64_t feasible = 0;   // of which fit in memory and were timed
   double wall_s = 0;
-  std::vector<Estimate> ranked;            // best first, at most top_k, with detail
-  std::map<std::string, int64_t> rejected; // reason → count (memory by dominant term, rules)
-  std::optional<Estimate> smallest;        // least peak memory, when nothing fits
+  std::vector<Estimate> ranked;             // best first, at most top_k, with detail
+  std::map<std::string, int64_t> rejected;  // reason → count (memory by dominant term, rules)
+  std::optional<Estimate> smallest;         // least peak memory, when nothing fits
 };
 
 SearchResult search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& o);

@@ -19,9 +19,11 @@ ModelStateBytes model_state_bytes(double params, int zero, int64_t shards, const
 double in_flight_micro_batches(const Layout& l, int64_t micro_batches, int64_t stage) {
   const int64_t p = l.pp, m = micro_batches;
   switch (l.schedule) {
-    case Schedule::gpipe: return static_cast<double>(m);
+    case Schedule::gpipe:
+      return static_cast<double>(m);
     case Schedule::one_f_one_b:
-    case Schedule::zb_h1: return static_cast<double>(std::min(m, p - stage));
+    case Schedule::zb_h1:
+      return static_cast<double>(std::min(m, p - stage));
     case Schedule::interleaved: {
       const int64_t v = l.vpp;
       int64_t chunks = std::min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1);
@@ -51,29 +53,33 @@ StageActivations stage_activations(const StageLayerMix& mix, const LayerActivati
   const FullRecompute f = full_recompute(l, mix);
   const int64_t full = f.dense + f.moe, full_dense = f.dense, full_moe = f.moe;
   StageActivations s;
-  s.per_micro_batch = static_cast<double>(full_dense) * dense.stored(Recompute::full) +
-                      static_cast<double>(mix.dense_layers - full_dense) * dense.stored(l.recompute) +
-                      static_cast<double>(full_moe) * moe.stored(Recompute::full) +
-                      static_cast<double>(mix.moe_layers - full_moe) * moe.stored(l.recompute);
+  s.per_micro_batch =
+      static_cast<double>(full_dense) * dense.stored(Recompute::full) +
+      static_cast<double>(mix.dense_layers - full_dense) * dense.stored(l.recompute) +
+      static_cast<double>(full_moe) * moe.stored(Recompute::full) +
+      static_cast<double>(mix.moe_layers - full_moe) * moe.stored(l.recompute);
   // While a recomputed layer is differentiated its activations exist again: all of them for a
   // fully recomputed layer, the attention scores for a selectively recomputed one.
   if (full_dense > 0) s.recompute_buffer = dense.no_recompute();
   if (full_moe > 0) s.recompute_buffer = std::max(s.recompute_buffer, moe.no_recompute());
   if (l.recompute == Recompute::selective) {
-    if (mix.dense_layers > full_dense) s.recompute_buffer = std::max(s.recompute_buffer, dense.attention_scores);
-    if (mix.moe_layers > full_moe) s.recompute_buffer = std::max(s.recompute_buffer, moe.attention_scores);
+    if (mix.dense_layers > full_dense)
+      s.recompute_buffer = std::max(s.recompute_buffer, dense.attention_scores);
+    if (mix.moe_layers > full_moe)
+      s.recompute_buffer = std::max(s.recompute_buffer, moe.attention_scores);
   }
   const Recompute first_policy = full > 0 ? Recompute::full : l.recompute;
   s.first_layer = mix.dense_layers > 0 ? dense.stored(first_policy)
-                  : mix.moe_layers > 0 ? moe.stored(first_policy) : 0;
+                  : mix.moe_layers > 0 ? moe.stored(first_policy)
+                                       : 0;
   return s;
 }
 
 }  // namespace
 
 FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix) {
-  const int64_t full = l.recompute == Recompute::full ? mix.layers()
-                                                      : std::min(l.recompute_layers, mix.layers());
+  const int64_t full =
+      l.recompute == Recompute::full ? mix.layers() : std::min(l.recompute_layers, mix.layers());
   const int64_t dense = std::min(full, mix.dense_layers);
   return {dense, full - dense};
 }
@@ -101,8 +107,10 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
   s.params = params.per_gpu();
   const int64_t dense_shards = l.dp * l.cp;
   const int64_t expert_shards = std::max<int64_t>(1, l.dp * l.cp / l.ep);
-  ModelStateBytes d = model_state_bytes(static_cast<double>(params.dense_per_gpu), l.zero, dense_shards, o);
-  ModelStateBytes e = model_state_bytes(static_cast<double>(params.expert_per_gpu), l.zero, expert_shards, o);
+  ModelStateBytes d =
+      model_state_bytes(static_cast<double>(params.dense_per_gpu), l.zero, dense_shards, o);
+  ModelStateBytes e =
+      model_state_bytes(static_cast<double>(params.expert_per_gpu), l.zero, expert_shards, o);
   s.params_bytes = d.params + e.params;
   s.grads_bytes = d.grads + e.grads;
   s.optimizer_bytes = d.optimizer + e.optimizer;

@@ -33,7 +33,8 @@ struct StageMemory {
   double zero3_buffer_bytes = 0;           // gathered parameters of two layers (ZeRO-3 prefetch)
   double cuda_context_bytes = 0, nccl_bytes = 0, allocator_slack_bytes = 0;
   double other_bytes() const {
-    return logits_bytes + zero3_buffer_bytes + cuda_context_bytes + nccl_bytes + allocator_slack_bytes;
+    return logits_bytes + zero3_buffer_bytes + cuda_context_bytes + nccl_bytes +
+           allocator_slack_bytes;
   }
   double total_bytes() const {
     return params_bytes + grads_bytes + optimizer_bytes + activations_bytes + other_bytes();

@@ -15,7 +15,8 @@ double megatron_flops_per_step(const ModelSpec& m, int64_t global_batch, int64_t
   const double gated = m.mlp == MlpKind::swiglu ? 1.5 : 1.0;
   double mlp = static_cast<double>(m.ffn_hidden) / h * gated;
   if (m.moe) {
-    mlp = static_cast<double>(m.moe->expert_ffn_hidden) / h * static_cast<double>(m.moe->top_k) * gated +
+    mlp = static_cast<double>(m.moe->expert_ffn_hidden) / h * static_cast<double>(m.moe->top_k) *
+              gated +
           static_cast<double>(m.moe->shared_experts * m.moe->expert_ffn_hidden) / h * gated;
   }
   const double attention = (1 + g / a + s / h) * (d * a / h);

@@ -31,7 +31,7 @@ void add_attention(const ModelSpec& m, LayerParams& p) {
     // Down-projections are duplicated on every TP rank (Megatron-core MLA); up-projections split.
     if (a.q_lora_rank > 0) {
       p.replicated += h * a.q_lora_rank + a.q_lora_rank;  // q_a_proj + q_a_layernorm
-      p.attention += a.q_lora_rank * m.heads * qk;          // q_b_proj
+      p.attention += a.q_lora_rank * m.heads * qk;        // q_b_proj
     } else {
       p.attention += h * m.heads * qk;
     }
@@ -43,7 +43,7 @@ void add_attention(const ModelSpec& m, LayerParams& p) {
   const int64_t q = m.q_width(), kv = m.kv_width();
   p.attention_kv = 2 * h * kv + (m.bias ? 2 * kv : 0);
   p.attention += h * q + (m.bias ? q : 0) + p.attention_kv + q * h;
-  p.replicated += m.bias ? h : 0;                 // output-projection bias
+  p.replicated += m.bias ? h : 0;                  // output-projection bias
   p.replicated += m.qk_norm ? 2 * m.head_dim : 0;  // per-head q/k RMSNorm weights
 }
 

@@ -13,12 +13,12 @@ namespace meshplan {
 
 // Parameters of one transformer layer, split by how TP/EP shard them.
 struct LayerParams {
-  int64_t attention = 0;         // split by tp (Q, K, V, O; MLA up-projections)
-  int64_t attention_kv = 0;      // K and V projections (replicated when tp > kv_heads); ⊂ attention
-  int64_t replicated = 0;        // identical on every TP rank: norms, row-parallel biases,
-                                 // MLA down-projections, router
-  int64_t dense_mlp = 0;         // dense or shared-expert MLP, split by tp
-  int64_t routed_experts = 0;    // all routed experts, split by ep (experts) and tp (width)
+  int64_t attention = 0;       // split by tp (Q, K, V, O; MLA up-projections)
+  int64_t attention_kv = 0;    // K and V projections (replicated when tp > kv_heads); ⊂ attention
+  int64_t replicated = 0;      // identical on every TP rank: norms, row-parallel biases,
+                               // MLA down-projections, router
+  int64_t dense_mlp = 0;       // dense or shared-expert MLP, split by tp
+  int64_t routed_experts = 0;  // all routed experts, split by ep (experts) and tp (width)
   int64_t total() const { return attention + replicated + dense_mlp + routed_experts; }
 };
 
@@ -34,10 +34,10 @@ int64_t active_params(const ModelSpec& m);
 // parallelism over dp·cp (dense) and over dp·cp/ep (experts).
 struct StageParams {
   int64_t stage = 0;
-  int64_t layers = 0;           // transformer layers on this stage (all its chunks)
-  int64_t full_params = 0;      // before TP/EP splitting
-  int64_t dense_per_gpu = 0;    // after TP splitting
-  int64_t expert_per_gpu = 0;   // after EP and TP splitting
+  int64_t layers = 0;          // transformer layers on this stage (all its chunks)
+  int64_t full_params = 0;     // before TP/EP splitting
+  int64_t dense_per_gpu = 0;   // after TP splitting
+  int64_t expert_per_gpu = 0;  // after EP and TP splitting
   int64_t per_gpu() const { return dense_per_gpu + expert_per_gpu; }
 };
 

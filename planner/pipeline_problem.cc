@@ -21,8 +21,9 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
   p.schedule = l.pp == 1 ? Schedule::one_f_one_b : l.schedule;
   Estimate analytic = evaluate(l, /*detail=*/true);
   p.p2p_s = analytic.p2p_s;
-  std::vector<int64_t> full_left(static_cast<size_t>(l.pp),
-                                 l.recompute == Recompute::full ? model_.layers : l.recompute_layers);
+  std::vector<int64_t> full_left(static_cast<size_t>(l.pp), l.recompute == Recompute::full
+                                                                ? model_.layers
+                                                                : l.recompute_layers);
   const HeadCost head = c.head;
   for (size_t ch = 0; ch + 1 < bounds.size(); ++ch) {
     const size_t stage = ch % static_cast<size_t>(l.pp);
@@ -34,17 +35,18 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
     left -= full_dense + full_moe;
     const double nd = static_cast<double>(dense), nm = static_cast<double>(moe);
     sim::ChunkCosts k;
-    k.forward_s = nd * (c.dense.forward_s + c.dense.tp_forward_s + c.dense.cp_forward_s) +
-                  nm * (c.moe.forward_s + c.moe.tp_forward_s + c.moe.cp_forward_s + c.moe.ep_forward_s);
+    k.forward_s =
+        nd * (c.dense.forward_s + c.dense.tp_forward_s + c.dense.cp_forward_s) +
+        nm * (c.moe.forward_s + c.moe.tp_forward_s + c.moe.cp_forward_s + c.moe.ep_forward_s);
     k.backward_weight_s = nd * c.dense.backward_weight_s + nm * c.moe.backward_weight_s;
-    k.backward_input_s =
-        nd * (c.dense.backward_s - c.dense.backward_weight_s + c.dense.tp_backward_s + c.dense.cp_backward_s) +
-        nm * (c.moe.backward_s - c.moe.backward_weight_s + c.moe.tp_backward_s + c.moe.cp_backward_s +
-              c.moe.ep_backward_s);
+    k.backward_input_s = nd * (c.dense.backward_s - c.dense.backward_weight_s +
+                               c.dense.tp_backward_s + c.dense.cp_backward_s) +
+                         nm * (c.moe.backward_s - c.moe.backward_weight_s + c.moe.tp_backward_s +
+                               c.moe.cp_backward_s + c.moe.ep_backward_s);
     k.recompute_s = static_cast<double>(full_dense) *
                         (c.dense.forward_s + c.dense.tp_forward_s + c.dense.cp_forward_s) +
-                    static_cast<double>(full_moe) *
-                        (c.moe.forward_s + c.moe.tp_forward_s + c.moe.cp_forward_s + c.moe.ep_forward_s);
+                    static_cast<double>(full_moe) * (c.moe.forward_s + c.moe.tp_forward_s +
+                                                     c.moe.cp_forward_s + c.moe.ep_forward_s);
     if (l.recompute == Recompute::selective) {
       k.recompute_s += static_cast<double>(dense - full_dense) * c.dense.attention_forward_s +
                        static_cast<double>(moe - full_moe) * c.moe.attention_forward_s;
@@ -57,11 +59,12 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
     const StageParams& sp = params[stage];
     const double share = sp.layers > 0 ? (nd + nm) / static_cast<double>(sp.layers) : 0;
     const StageClass& cls = shape.classes[shape.class_of_stage[stage]];
-    k.dp_grad_sync_s = share * dp_exposed_s(l, cls, analytic.stages[stage], /*with_zero3_gathers=*/false);
+    k.dp_grad_sync_s =
+        share * dp_exposed_s(l, cls, analytic.stages[stage], /*with_zero3_gathers=*/false);
     if (l.zero >= 3) {
-      k.zero3_gather_s = collectives_.time_s(Collective::all_gather, dp_group(l),
-                                             static_cast<double>(sp.per_gpu()) *
-                                                 options_.memory.weight_bytes_per_param * share);
+      k.zero3_gather_s = collectives_.time_s(
+          Collective::all_gather, dp_group(l),
+          static_cast<double>(sp.per_gpu()) * options_.memory.weight_bytes_per_param * share);
     }
     p.chunks.push_back(k);
   }

@@ -33,7 +33,9 @@ Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::stri
     std::error_code ec;
     if (fs::exists(f, ec)) return load_profile(f.lexically_normal().string());
   }
-  return Diagnostic{{c.file, 0, 0, ""}, "profile", c.profile,
+  return Diagnostic{{c.file, 0, 0, ""},
+                    "profile",
+                    c.profile,
                     "no such calibration profile (looked in ../profiles/ beside the cluster file "
                     "and in " MESHPLAN_PROFILE_DIR ")"};
 }

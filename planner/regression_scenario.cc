@@ -64,9 +64,8 @@ void read_layout(const YamlNode& entry, RegressionScenario& s) {
 }
 
 RegressionScenario read_scenario(const YamlNode& entry, const fs::path& root) {
-  entry.expect_only_keys(
-      {"name", "model", "cluster", "profile", "seq_len", "global_batch", "gpus", "layout", "fix",
-       "framework"});
+  entry.expect_only_keys({"name", "model", "cluster", "profile", "seq_len", "global_batch", "gpus",
+                          "layout", "fix", "framework"});
   RegressionScenario s;
   s.where = entry.location();
   s.path = entry.path();

@@ -38,7 +38,7 @@ struct RegressionScenario {
   int64_t global_batch = 0;                            // 0: the model's training.global_batch
   int64_t gpus = 0;                                    // 0: every GPU of the cluster
   std::optional<std::string> layout;                   // nullopt: the search's best layout
-  std::string fix;  // with the search: pinned layout fields ("" none)
+  std::string fix;                          // with the search: pinned layout fields ("" none)
   std::string framework = "megatron-core";  // a framework_preset.h name, checked on load
   // Where the entry, its layout and its fix are written, for diagnostics found later, and the
   // entry's field path ("scenarios[3]").

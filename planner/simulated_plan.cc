@@ -15,8 +15,9 @@ std::vector<Diagnostic> rerank_by_simulation(CostModel& model, SearchResult& r, 
     if (!s) return s.errors();
     r.ranked[i].simulated_step_s = s->result.step_s;
   }
-  std::stable_sort(r.ranked.begin(), r.ranked.begin() + static_cast<std::ptrdiff_t>(n),
-                   [](const Estimate& a, const Estimate& b) { return a.simulated_step_s < b.simulated_step_s; });
+  std::stable_sort(
+      r.ranked.begin(), r.ranked.begin() + static_cast<std::ptrdiff_t>(n),
+      [](const Estimate& a, const Estimate& b) { return a.simulated_step_s < b.simulated_step_s; });
   return {};
 }
 

@@ -34,7 +34,8 @@ ModelSpec read_inline_model(const YamlNode& n, const std::string& id) {
   m.head_dim = m.hidden / m.heads;
   m.vocab = n.get_int("vocab", 51200, 1, 100'000'000);  // Megatron-LM's padded GPT-2 vocabulary
   m.ffn_hidden = n.get_int("ffn_hidden", 4 * m.hidden, 1, 100'000'000);
-  m.mlp = n.get_choice("mlp", "gelu", {"gelu", "swiglu"}) == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
+  m.mlp =
+      n.get_choice("mlp", "gelu", {"gelu", "swiglu"}) == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
   m.training.seq_len = n.get_int("seq_len", 2048, 1, 10'000'000);
   // GPT-3-style models of 2021-2022: LayerNorm, biases, learned positions, tied embeddings,
   // standard (non-flash) attention with fused softmax, dropout on (BLOOM says otherwise).
@@ -43,8 +44,9 @@ ModelSpec read_inline_model(const YamlNode& n, const std::string& id) {
   m.tied_embeddings = true;
   m.attention = AttentionKind::standard;
   m.dropout = n.get_bool("dropout", true);
-  const std::string pos = n.get_choice("position_embedding", "learned", {"learned", "alibi", "rope"});
-  m.position_embedding = pos == "alibi" ? PositionEmbedding::alibi
+  const std::string pos =
+      n.get_choice("position_embedding", "learned", {"learned", "alibi", "rope"});
+  m.position_embedding = pos == "alibi"  ? PositionEmbedding::alibi
                          : pos == "rope" ? PositionEmbedding::rope
                                          : PositionEmbedding::learned;
   m.max_positions = m.training.seq_len;
@@ -67,8 +69,9 @@ ModelSpec read_named_model(const YamlNode& n, const std::string& name, int64_t s
   m.vocab = n.child("vocab").as_int(1, 100'000'000);
   const std::string mlp = n.get_choice("mlp", "gelu", {"gelu", "swiglu", "relu"});
   m.mlp = mlp == "swiglu" ? MlpKind::swiglu : mlp == "relu" ? MlpKind::relu : MlpKind::gelu;
-  m.norm = n.get_choice("norm", "layernorm", {"layernorm", "rmsnorm"}) == "rmsnorm" ? NormKind::rmsnorm
-                                                                                    : NormKind::layernorm;
+  m.norm = n.get_choice("norm", "layernorm", {"layernorm", "rmsnorm"}) == "rmsnorm"
+               ? NormKind::rmsnorm
+               : NormKind::layernorm;
   m.tied_embeddings = n.get_bool("tied_embeddings", false);
   m.attention = n.get_choice("attention", "flash", {"flash", "standard"}) == "standard"
                     ? AttentionKind::standard
@@ -76,7 +79,7 @@ ModelSpec read_named_model(const YamlNode& n, const std::string& name, int64_t s
   m.dropout = n.get_bool("dropout", false);
   m.bias = n.get_bool("bias", false);
   const std::string pos = n.get_choice("position_embedding", "rope", {"rope", "alibi", "learned"});
-  m.position_embedding = pos == "alibi" ? PositionEmbedding::alibi
+  m.position_embedding = pos == "alibi"     ? PositionEmbedding::alibi
                          : pos == "learned" ? PositionEmbedding::learned
                                             : PositionEmbedding::rope;
   m.training.seq_len = seq_len;
@@ -104,11 +107,13 @@ ModelSpec read_run_model(const YamlNode& run, const RunsContext& ctx, const std:
     }
     names = ctx.models->keys();
   }
-  model.fail(fmt::format("names no model of the file's `models:` map{}", did_you_mean(name, names)));
+  model.fail(
+      fmt::format("names no model of the file's `models:` map{}", did_you_mean(name, names)));
 }
 
 // The run's framework: its own `framework:`, else its source's in `frameworks:`, else the default.
-FrameworkPreset read_run_framework(const YamlNode& run, const RunsContext& ctx, const std::string& source) {
+FrameworkPreset read_run_framework(const YamlNode& run, const RunsContext& ctx,
+                                   const std::string& source) {
   std::optional<YamlNode> node = run.optional_child("framework");
   if (!node && ctx.frameworks && ctx.frameworks->has(source)) {
     node = ctx.frameworks->child(source);
@@ -128,8 +133,10 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
                       "mbs", "tp_times_pp", "tp_overlap"});
   LayoutFix& f = r.fix;
   auto opt_int = [&](const char* key, std::optional<int64_t>& field) {
-    if (n.has(key)) field = n.child(key).as_int(1, 1'000'000);
-    else r.searched.push_back(key);
+    if (n.has(key))
+      field = n.child(key).as_int(1, 1'000'000);
+    else
+      r.searched.push_back(key);
   };
   if (n.has("tp_times_pp")) {
     r.tp_times_pp = n.child("tp_times_pp").as_int(1, 1'000'000);
@@ -141,24 +148,33 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
   f.dp = n.child("dp").as_int(1, 1'000'000);
   f.cp = n.get_int("cp", 1, 1, 1'000'000);
   f.ep = n.get_int("ep", 1, 1, 1'000'000);
-  if (n.has("zero")) f.zero = static_cast<int>(n.child("zero").as_int(0, 3));
-  else r.searched.push_back("zero");
+  if (n.has("zero"))
+    f.zero = static_cast<int>(n.child("zero").as_int(0, 3));
+  else
+    r.searched.push_back("zero");
   opt_int("mbs", f.mbs);
   if (n.has("recompute")) {
     std::string rc = n.child("recompute").as_choice({"none", "selective", "full"});
-    f.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
+    f.recompute = rc == "full"        ? Recompute::full
+                  : rc == "selective" ? Recompute::selective
+                                      : Recompute::none;
   } else {
     r.searched.push_back("recompute");
   }
   // Sequence parallelism (Korthikanti et al. 2022): off for frameworks that predate it,
   // searched for the others when not published.
-  if (n.has("sp")) f.sp = n.child("sp").as_bool();
-  else if (!framework.sequence_parallel) f.sp = false;
-  else r.searched.push_back("sp");
+  if (n.has("sp"))
+    f.sp = n.child("sp").as_bool();
+  else if (!framework.sequence_parallel)
+    f.sp = false;
+  else
+    r.searched.push_back("sp");
   if (n.has("schedule")) {
     std::string s = n.child("schedule").as_choice({"gpipe", "1f1b", "interleaved", "zb-h1"});
-    if (s == "interleaved") r.searched.push_back("vpp");  // the degree is not published
-    else f.vpp = 1;
+    if (s == "interleaved")
+      r.searched.push_back("vpp");  // the degree is not published
+    else
+      f.vpp = 1;
     if (s != "interleaved") f.schedule = s == "gpipe" ? Schedule::gpipe : Schedule::one_f_one_b;
   } else {
     r.searched.push_back("schedule");
@@ -178,7 +194,9 @@ void read_measured(const YamlNode& m, PublishedRun& r) {
   r.mfu_as_published = m.get_double("mfu_as_published", 0, 0, 1);
   if (r.measured_hardware_tflops == 0 && r.measured_iteration_s == 0 &&
       r.measured_tokens_per_s_per_gpu == 0 && r.measured_model_tflops == 0) {
-    m.fail("must give hardware_tflops_per_gpu, iteration_s, tokens_per_s_per_gpu or model_tflops_per_gpu");
+    m.fail(
+        "must give hardware_tflops_per_gpu, iteration_s, tokens_per_s_per_gpu or "
+        "model_tflops_per_gpu");
   }
 }
 
@@ -194,8 +212,9 @@ PublishedRun read_run(const YamlNode& n, const RunsContext& ctx) {
   const FrameworkPreset framework = read_run_framework(n, ctx, r.source);
   r.framework = framework.name;
   r.model = read_run_model(n, ctx, r.id);
-  r.model.training.precision =
-      n.get_choice("precision", "bf16", {"bf16", "fp8"}) == "fp8" ? Precision::fp8 : Precision::bf16;
+  r.model.training.precision = n.get_choice("precision", "bf16", {"bf16", "fp8"}) == "fp8"
+                                   ? Precision::fp8
+                                   : Precision::bf16;
   read_run_layout(n.child("layout"), framework, r);
   r.global_batch = n.child("global_batch").as_int(1, 1'000'000'000);
   r.model.training.global_batch = r.global_batch;
@@ -234,8 +253,10 @@ ErrorSummary summarize_errors(const std::string& name, const std::vector<double>
 namespace {
 
 const std::map<std::string, std::string> kClusterTopology = {
-    {"selene", "selene-a100.yaml"},   {"jean_zay_a100", "jean-zay-a100.yaml"},
-    {"dgx_h100", "dgx-h100-64n.yaml"}, {"mosaic_h100", "mosaic-h100.yaml"},
+    {"selene", "selene-a100.yaml"},
+    {"jean_zay_a100", "jean-zay-a100.yaml"},
+    {"dgx_h100", "dgx-h100-64n.yaml"},
+    {"mosaic_h100", "mosaic-h100.yaml"},
     {"mosaic_a100", "mosaic-a100.yaml"}};
 
 Result<ClusterSpec> cluster_for(const PublishedRun& r, const std::string& repo_root) {
@@ -273,7 +294,8 @@ void compare(const PublishedRun& r, const Estimate& e, ValidationRow& row) {
     // Megatron-LM logs and its README reports TFLOP/s with its own formula: so do we.
     row.metric = kMetricModelTflops;
     row.measured = r.measured_model_tflops;
-    row.predicted = megatron_flops_per_step(r.model, r.global_batch, e.layout.tp) / e.step_time_s / gpus / 1e12;
+    row.predicted =
+        megatron_flops_per_step(r.model, r.global_batch, e.layout.tp) / e.step_time_s / gpus / 1e12;
   }
   row.relative_error = (row.predicted - row.measured) / row.measured;
 }
@@ -338,7 +360,8 @@ Result<ValidationReport> validate_runs(const std::vector<PublishedRun>& runs,
     if (!r.table.empty()) groups[r.source + " " + r.table].push_back(row->relative_error);
     all.push_back(row->relative_error);
   }
-  for (const auto& [name, errors] : groups) report.summaries.push_back(summarize_errors(name, errors));
+  for (const auto& [name, errors] : groups)
+    report.summaries.push_back(summarize_errors(name, errors));
   report.summaries.push_back(summarize_errors("all", all));
   return report;
 }

@@ -32,15 +32,15 @@ struct PublishedRun {
   int64_t gpus = 0;
   ModelSpec model;
   LayoutFix fix;
-  int64_t tp_times_pp = 0;  // when only the product is published
+  int64_t tp_times_pp = 0;            // when only the product is published
   std::vector<std::string> searched;  // layout fields not published
   int64_t global_batch = 0;
   // What the source measured; 0: not published.
   double measured_hardware_tflops = 0;  // per GPU, eq. 3 accounting (includes recompute)
   double measured_iteration_s = 0;      // seconds per optimizer step
   double measured_tokens_per_s_per_gpu = 0;
-  double measured_model_tflops = 0;     // per GPU, Megatron-LM's num_floating_point_operations
-  double mfu_as_published = 0;          // the source's own FLOP convention; informational
+  double measured_model_tflops = 0;  // per GPU, Megatron-LM's num_floating_point_operations
+  double mfu_as_published = 0;       // the source's own FLOP convention; informational
 };
 
 Result<std::vector<PublishedRun>> load_published_runs(const std::string& path);
@@ -58,8 +58,8 @@ struct ValidationRow {
   // Predicted throughput / measured throughput − 1: positive = optimistic. For throughput
   // metrics (predicted − measured) / measured; for seconds per step measured / predicted − 1.
   double relative_error = 0;
-  std::string layout;         // the layout predicted (best over the searched fields)
-  std::string searched;       // e.g. "mbs, vpp"
+  std::string layout;    // the layout predicted (best over the searched fields)
+  std::string searched;  // e.g. "mbs, vpp"
   bool fits = true;
 };
 

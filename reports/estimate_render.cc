@@ -10,22 +10,31 @@ namespace meshplan {
 namespace {
 
 nlohmann::ordered_json breakdown_json(const TimeBreakdown& b) {
-  return {{"compute_s", b.compute_s}, {"recompute_s", b.recompute_s}, {"tp_s", b.tp_s},
-          {"cp_s", b.cp_s},           {"ep_s", b.ep_s},               {"pp_s", b.pp_s},
-          {"dp_s", b.dp_s},           {"bubble_s", b.bubble_s},       {"optimizer_s", b.optimizer_s}};
+  return {{"compute_s", b.compute_s},
+          {"recompute_s", b.recompute_s},
+          {"tp_s", b.tp_s},
+          {"cp_s", b.cp_s},
+          {"ep_s", b.ep_s},
+          {"pp_s", b.pp_s},
+          {"dp_s", b.dp_s},
+          {"bubble_s", b.bubble_s},
+          {"optimizer_s", b.optimizer_s}};
 }
 
 std::vector<std::string> summary_row(const Estimate& e, size_t rank) {
-  return {std::to_string(rank), short_label(e.layout),
+  return {std::to_string(rank),
+          short_label(e.layout),
           fmt::format("{:.1f}/{:.1f}", e.peak_bytes / units::kGiB, e.capacity_bytes / units::kGiB),
-          fmt::format("{:.1f}%", 100 * e.bubble_fraction), seconds(e.step_time_s),
+          fmt::format("{:.1f}%", 100 * e.bubble_fraction),
+          seconds(e.step_time_s),
           e.simulated_step_s > 0 ? seconds(e.simulated_step_s) : "-",
-          short_count(e.tokens_per_s), fmt::format("{:.1f}", e.model_tflops_per_gpu),
+          short_count(e.tokens_per_s),
+          fmt::format("{:.1f}", e.model_tflops_per_gpu),
           fmt::format("{:.1f}%", 100 * e.mfu)};
 }
 
-const std::vector<std::string> kSummaryHeader = {"#", "layout", "peak/cap GiB", "bubble", "step",
-                                                 "simulated", "tokens/s", "TFLOP/s", "MFU"};
+const std::vector<std::string> kSummaryHeader = {
+    "#", "layout", "peak/cap GiB", "bubble", "step", "simulated", "tokens/s", "TFLOP/s", "MFU"};
 
 }  // namespace
 
@@ -74,16 +83,19 @@ nlohmann::ordered_json estimate_json(const Estimate& e) {
 }
 
 std::string estimate_table(const Estimate& e, const CostModel& model) {
-  std::string out = memory_table(e.memory, model.model(), model.cluster(), e.layout, model.training());
+  std::string out =
+      memory_table(e.memory, model.model(), model.cluster(), e.layout, model.training());
   const TimeBreakdown& b = e.breakdown;
   std::vector<std::vector<std::string>> rows;
   for (const BreakdownComponent& c : breakdown_components(b)) {
-    rows.push_back({c.label, seconds(c.seconds), fmt::format("{:.1f}%", 100 * c.seconds / e.step_time_s)});
+    rows.push_back(
+        {c.label, seconds(c.seconds), fmt::format("{:.1f}%", 100 * c.seconds / e.step_time_s)});
   }
   out += "\nstep time breakdown (critical stage)\n";
   out += text_table({"component", "time", "share"}, rows);
   out += fmt::format(
-      "\nstep     {}   bubble {:.1f}%   {} tokens/s\nMFU      {:.1f}% ({:.1f} model TFLOP/s per GPU)   "
+      "\nstep     {}   bubble {:.1f}%   {} tokens/s\nMFU      {:.1f}% ({:.1f} model TFLOP/s per "
+      "GPU)   "
       "HFU {:.1f}% ({:.1f} hardware TFLOP/s per GPU)\n",
       seconds(e.step_time_s), 100 * e.bubble_fraction, short_count(e.tokens_per_s), 100 * e.mfu,
       e.model_tflops_per_gpu, 100 * e.hfu, e.hardware_tflops_per_gpu);
@@ -121,8 +133,9 @@ std::string plan_csv(const SearchResult& r) {
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     const Estimate& e = r.ranked[i];
     rows.push_back({std::to_string(i + 1), to_string(e.layout), fmt::format("{:.0f}", e.peak_bytes),
-                    fmt::format("{:.0f}", e.capacity_bytes), fmt::format("{:.6f}", e.bubble_fraction),
-                    fmt::format("{:.6f}", e.step_time_s), fmt::format("{:.1f}", e.tokens_per_s),
+                    fmt::format("{:.0f}", e.capacity_bytes),
+                    fmt::format("{:.6f}", e.bubble_fraction), fmt::format("{:.6f}", e.step_time_s),
+                    fmt::format("{:.1f}", e.tokens_per_s),
                     fmt::format("{:.3f}", e.model_tflops_per_gpu), fmt::format("{:.6f}", e.mfu)});
   }
   return csv_table({"rank", "layout", "peak_bytes", "capacity_bytes", "bubble_fraction",
@@ -149,14 +162,17 @@ std::string nothing_fits_text(const SearchResult& r, const CostModel& model) {
       "nothing fits in {} per GPU.\nsmallest peak: --layout {}\n  stage {} needs {}, over by {}: "
       "model states {}, activations {}, other {}\n",
       gib(e.capacity_bytes), to_string(e.layout), e.peak_stage, gib(e.peak_bytes),
-      gib(e.peak_bytes - e.capacity_bytes), gib(states), gib(s.activations_bytes), gib(s.other_bytes()));
+      gib(e.peak_bytes - e.capacity_bytes), gib(states), gib(s.activations_bytes),
+      gib(s.other_bytes()));
   out += "what would make it fit:\n";
   if (states >= s.activations_bytes) {
     out += "  - more GPUs (model states shrink with tp·pp and with ZeRO sharding over dp)\n";
-    if (e.layout.zero < 3) out += "  - a higher ZeRO stage (the search tried up to 3 already if not fixed)\n";
+    if (e.layout.zero < 3)
+      out += "  - a higher ZeRO stage (the search tried up to 3 already if not fixed)\n";
   } else {
     out += "  - full recompute or a smaller micro-batch (activations dominate)\n";
-    out += fmt::format("  - a shorter sequence than {} or more context parallelism\n", model.training().seq_len);
+    out += fmt::format("  - a shorter sequence than {} or more context parallelism\n",
+                       model.training().seq_len);
     out += "  - more GPUs for tensor/pipeline parallelism\n";
   }
   return out;

@@ -58,18 +58,20 @@ std::string memory_table(const MemoryEstimate& e, const ModelSpec& model,
   std::vector<std::vector<std::string>> rows;
   auto g = [](double b) { return fmt::format("{:.2f}", b / units::kGiB); };
   for (const StageMemory& s : e.stages) {
-    rows.push_back({std::to_string(s.stage), std::to_string(s.layers), short_count(static_cast<double>(s.params)),
-                    g(s.params_bytes), g(s.grads_bytes), g(s.optimizer_bytes),
-                    g(s.activations_bytes), fmt::format("{:.2f}", s.in_flight_micro_batches),
-                    g(s.other_bytes()), g(s.total_bytes())});
+    rows.push_back({std::to_string(s.stage), std::to_string(s.layers),
+                    short_count(static_cast<double>(s.params)), g(s.params_bytes), g(s.grads_bytes),
+                    g(s.optimizer_bytes), g(s.activations_bytes),
+                    fmt::format("{:.2f}", s.in_flight_micro_batches), g(s.other_bytes()),
+                    g(s.total_bytes())});
   }
   out += text_table({"stage", "layers", "params/GPU", "weights", "grads", "optimizer",
                      "activations", "in flight", "other", "total GiB"},
                     rows);
-  out += fmt::format("\npeak     stage {}: {} of {} — {}\n", e.peak_stage, gib_and_gb(e.peak_bytes),
-                     gib_and_gb(e.capacity_bytes),
-                     e.fits() ? "fits"
-                              : fmt::format("does not fit (over by {})", gib(e.peak_bytes - e.capacity_bytes)));
+  out += fmt::format(
+      "\npeak     stage {}: {} of {} — {}\n", e.peak_stage, gib_and_gb(e.peak_bytes),
+      gib_and_gb(e.capacity_bytes),
+      e.fits() ? "fits"
+               : fmt::format("does not fit (over by {})", gib(e.peak_bytes - e.capacity_bytes)));
   return out;
 }
 

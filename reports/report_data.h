@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/result.h"
+#include "launchers/launcher_export.h"
 #include "planner/cost_model.h"
 #include "planner/layout_search.h"
-#include "launchers/launcher_export.h"
 #include "simulator/pipeline_simulation.h"
 
 namespace meshplan {

@@ -96,7 +96,8 @@ std::string what_if_section(const ReportData& d) {
                     w.note});
   }
   std::string out = "## What if\n\nThe best layout under one change (analytic).\n\n";
-  out += markdown_table({"scenario", "change", "peak / capacity GiB", "step ms", "MFU", "note"}, rows);
+  out +=
+      markdown_table({"scenario", "change", "peak / capacity GiB", "step ms", "MFU", "note"}, rows);
   out += "\n";
   return out;
 }

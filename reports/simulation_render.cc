@@ -9,7 +9,8 @@ namespace meshplan {
 namespace {
 
 // Seconds of the critical path by operation kind, in OpKind order.
-std::vector<std::pair<std::string, double>> critical_seconds_by_kind(const sim::PipelineSimulation& s) {
+std::vector<std::pair<std::string, double>> critical_seconds_by_kind(
+    const sim::PipelineSimulation& s) {
   std::vector<double> seconds(static_cast<size_t>(sim::OpKind::other) + 1, 0.0);
   for (sim::OpId id : s.result.critical_path) {
     const sim::Operation& op = s.pipeline.graph.op(id);
@@ -69,7 +70,8 @@ std::string simulation_table(const Estimate& a, const sim::PipelineSimulation& s
       short_label(a.layout), seconds(a.step_time_s), 100 * a.bubble_fraction, seconds(r.step_s),
       100 * r.bubble_fraction, 100 * (r.step_s - a.step_time_s) / a.step_time_s, r.ops, r.events,
       r.critical_path.size());
-  for (const auto& [kind, sec] : critical_seconds_by_kind(s)) out += fmt::format(" {} {}", kind, seconds(sec));
+  for (const auto& [kind, sec] : critical_seconds_by_kind(s))
+    out += fmt::format(" {} {}", kind, seconds(sec));
   out += "\n\n";
   std::vector<std::vector<std::string>> rows;
   for (const sim::StageSummary& st : r.stages) {
@@ -77,7 +79,8 @@ std::string simulation_table(const Estimate& a, const sim::PipelineSimulation& s
     rows.push_back({std::to_string(st.stage), seconds(st.compute_s), seconds(st.recompute_s),
                     seconds(st.exposed_comm_s), seconds(st.idle_s),
                     fmt::format("{:.1f}%", 100 * st.bubble_fraction),
-                    fmt::format("{:.2f}", st.peak_micro_batches), fmt::format("{:.2f}", model_in_flight)});
+                    fmt::format("{:.2f}", st.peak_micro_batches),
+                    fmt::format("{:.2f}", model_in_flight)});
   }
   out += text_table({"stage", "compute", "of which recompute", "exposed comm", "idle", "bubble",
                      "peak in flight", "memory model"},

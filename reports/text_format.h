@@ -7,11 +7,11 @@
 
 namespace meshplan {
 
-std::string with_commas(int64_t n);        // 70553706496 -> "70,553,706,496"
-std::string gib(double bytes);             // "61.27 GiB"
-std::string gib_and_gb(double bytes);      // "61.27 GiB (65.79 GB)"
-std::string short_count(double n);         // 8.03e9 -> "8.03 B", 1.2e6 -> "1.20 M"
-std::string seconds(double s);             // "1.234 s", "12.3 ms", "45.6 µs"
+std::string with_commas(int64_t n);    // 70553706496 -> "70,553,706,496"
+std::string gib(double bytes);         // "61.27 GiB"
+std::string gib_and_gb(double bytes);  // "61.27 GiB (65.79 GB)"
+std::string short_count(double n);     // 8.03e9 -> "8.03 B", 1.2e6 -> "1.20 M"
+std::string seconds(double s);         // "1.234 s", "12.3 ms", "45.6 µs"
 
 // A plain text table: columns right-aligned except the first `left_columns`.
 std::string text_table(const std::vector<std::string>& header,

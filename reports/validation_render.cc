@@ -10,7 +10,8 @@ namespace {
 std::vector<std::vector<std::string>> run_rows(const ValidationReport& r) {
   std::vector<std::vector<std::string>> rows;
   for (const ValidationRow& row : r.rows) {
-    rows.push_back({row.id, fmt::format("{:.1f}", row.measured), fmt::format("{:.1f}", row.predicted),
+    rows.push_back({row.id, fmt::format("{:.1f}", row.measured),
+                    fmt::format("{:.1f}", row.predicted),
                     fmt::format("{:+.1f}%", 100 * row.relative_error),
                     row.searched.empty() ? "-" : row.searched, row.fits ? "" : "does not fit"});
   }
@@ -42,15 +43,17 @@ bool only_hardware_tflops(const ValidationReport& r) {
 std::vector<std::vector<std::string>> mixed_run_rows(const ValidationReport& r) {
   std::vector<std::vector<std::string>> rows;
   for (const ValidationRow& row : r.rows) {
-    rows.push_back({row.id, row.framework, metric_unit(row.metric), metric_value(row.metric, row.measured),
-                    metric_value(row.metric, row.predicted), fmt::format("{:+.1f}%", 100 * row.relative_error),
-                    row.fits ? "yes" : "NO (does not fit)", row.searched.empty() ? "-" : row.searched});
+    rows.push_back(
+        {row.id, row.framework, metric_unit(row.metric), metric_value(row.metric, row.measured),
+         metric_value(row.metric, row.predicted), fmt::format("{:+.1f}%", 100 * row.relative_error),
+         row.fits ? "yes" : "NO (does not fit)", row.searched.empty() ? "-" : row.searched});
   }
   return rows;
 }
 
-const std::vector<std::string> kMixedRunHeader = {"run", "framework", "metric", "measured", "predicted",
-                                                  "error", "fits", "searched (not published)"};
+const std::vector<std::string> kMixedRunHeader = {
+    "run",       "framework", "metric", "measured",
+    "predicted", "error",     "fits",   "searched (not published)"};
 
 std::string not_fitting_line(const ValidationReport& r) {
   int64_t n = 0;
@@ -63,21 +66,22 @@ std::vector<std::vector<std::string>> summary_rows(const ValidationReport& r) {
   std::vector<std::vector<std::string>> rows;
   for (const ErrorSummary& s : r.summaries) {
     rows.push_back({s.name, std::to_string(s.runs), fmt::format("{:.1f}%", 100 * s.mean_abs),
-                    fmt::format("{:.1f}%", 100 * s.median_abs), fmt::format("{:.1f}%", 100 * s.max_abs)});
+                    fmt::format("{:.1f}%", 100 * s.median_abs),
+                    fmt::format("{:.1f}%", 100 * s.max_abs)});
   }
   return rows;
 }
 
-const std::vector<std::string> kRunHeader = {"run", "measured TFLOP/s", "predicted", "error",
-                                             "searched (not published)", "note"};
-const std::vector<std::string> kSummaryHeader = {"source", "runs", "mean |error|", "median",
-                                                 "max"};
+const std::vector<std::string> kRunHeader = {"run",   "measured TFLOP/s",         "predicted",
+                                             "error", "searched (not published)", "note"};
+const std::vector<std::string> kSummaryHeader = {"source", "runs", "mean |error|", "median", "max"};
 
 }  // namespace
 
 std::string validation_table(const ValidationReport& r) {
   const bool legacy = only_hardware_tflops(r);
-  std::string out = legacy ? text_table(kRunHeader, run_rows(r)) : text_table(kMixedRunHeader, mixed_run_rows(r));
+  std::string out =
+      legacy ? text_table(kRunHeader, run_rows(r)) : text_table(kMixedRunHeader, mixed_run_rows(r));
   if (!legacy) out += not_fitting_line(r);
   out += '\n';
   out += text_table(kSummaryHeader, summary_rows(r));

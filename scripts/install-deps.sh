@@ -2,7 +2,7 @@
 # Installs the Debian packages meshplan needs, only those missing. Works as root or with sudo.
 set -euo pipefail
 packages=(cmake g++ make libyaml-cpp-dev libfmt-dev libcli11-dev libeigen3-dev doctest-dev
-          nlohmann-json3-dev librsvg2-bin libxml2-utils)
+          nlohmann-json3-dev librsvg2-bin libxml2-utils clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

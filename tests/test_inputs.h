@@ -18,13 +18,15 @@ inline ModelSpec shipped_model(const std::string& name) {
 }
 
 inline ClusterSpec shipped_cluster(const std::string& name) {
-  Result<ClusterSpec> r = load_cluster(std::string(MESHPLAN_SOURCE_DIR) + "/topologies/" + name + ".yaml");
+  Result<ClusterSpec> r =
+      load_cluster(std::string(MESHPLAN_SOURCE_DIR) + "/topologies/" + name + ".yaml");
   REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : format_diagnostics(r.errors())));
   return r.value();
 }
 
 // GPT-3-style model (GELU, 4h MLP, MHA) with the given shape.
-inline ModelSpec gpt_like(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab, int64_t seq) {
+inline ModelSpec gpt_like(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab,
+                          int64_t seq) {
   ModelSpec m;
   m.name = "gpt";
   m.layers = layers;

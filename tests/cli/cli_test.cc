@@ -18,8 +18,8 @@ const std::string k8b = "--model " + repo_path("models/llama3-8b.yaml") + " --cl
 }  // namespace
 
 TEST_CASE("a missing model file exits 2 with its name on stderr and nothing on stdout") {
-  Run r = run_meshplan("memory --model no/such.yaml --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
-                       " --layout tp=8");
+  Run r = run_meshplan("memory --model no/such.yaml --cluster " +
+                       repo_path("topologies/dgx-h100-1n.yaml") + " --layout tp=8");
   CHECK(r.rc == 2);
   CHECK(r.out.empty());
   CHECK(r.err == "no/such.yaml: error: cannot open file (does it exist?)\n");
@@ -39,13 +39,15 @@ TEST_CASE("an unknown subcommand or flag exits 2") {
 }
 
 TEST_CASE("memory --format json carries the documented fields with integer bytes") {
-  Run r = run_meshplan("memory " + k70b + " --layout tp=8,pp=4,zero=1,recompute=selective --format json");
+  Run r = run_meshplan("memory " + k70b +
+                       " --layout tp=8,pp=4,zero=1,recompute=selective --format json");
   REQUIRE(r.rc == 0);
   nlohmann::json j = nlohmann::json::parse(r.out);
   CHECK(j["params_total"] == 70553706496LL);
   REQUIRE(j["stages"].size() == 4);
-  for (const char* key : {"stage", "params", "params_bytes", "grads_bytes", "optimizer_bytes",
-                          "activations_bytes", "activations_per_layer_bytes", "other_bytes", "total_bytes"}) {
+  for (const char* key :
+       {"stage", "params", "params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
+        "activations_per_layer_bytes", "other_bytes", "total_bytes"}) {
     CAPTURE(key);
     CHECK(j["stages"][0][key].is_number_integer());
   }
@@ -97,7 +99,8 @@ TEST_CASE("plan explains when nothing fits") {
 }
 
 TEST_CASE("simulate --trace writes Chrome trace JSON with complete and metadata events") {
-  const std::string trace = (std::filesystem::temp_directory_path() / "meshplan-cli-trace.json").string();
+  const std::string trace =
+      (std::filesystem::temp_directory_path() / "meshplan-cli-trace.json").string();
   Run r = run_meshplan("simulate " + k70b + " --layout tp=8,pp=4 --trace '" + trace + "'");
   REQUIRE(r.rc == 0);
   nlohmann::json j = nlohmann::json::parse(read_file(trace));
@@ -113,25 +116,31 @@ TEST_CASE("simulate --trace writes Chrome trace JSON with complete and metadata 
 }
 
 TEST_CASE("validate --max-error exits 1 when a bound is exceeded, 2 when it names nothing") {
-  const std::string runs = "validate --runs '" + std::string(MESHPLAN_TEST_DATA) + "/published_runs.yaml'";
+  const std::string runs =
+      "validate --runs '" + std::string(MESHPLAN_TEST_DATA) + "/published_runs.yaml'";
   CHECK(run_meshplan(runs + " --max-error all=0.001").rc == 1);
   CHECK(run_meshplan(runs + " --max-error nothing=0.5").rc == 2);
   CHECK(run_meshplan(runs + " --max-error all=0.5").rc == 0);
 }
 
-TEST_CASE("validate --max-run-error names each run beyond it and exits 1; --require-fit passes when all fit") {
-  const std::string runs = "validate --runs '" + std::string(MESHPLAN_TEST_DATA) + "/published_runs.yaml'";
+TEST_CASE(
+    "validate --max-run-error names each run beyond it and exits 1; --require-fit passes when all "
+    "fit") {
+  const std::string runs =
+      "validate --runs '" + std::string(MESHPLAN_TEST_DATA) + "/published_runs.yaml'";
   Run tight = run_meshplan(runs + " --max-run-error 0");
   CHECK(tight.rc == 1);
   CHECK(tight.err.find("narayanan21-t1-1.7b error ") != std::string::npos);
   CHECK(tight.err.find("exceeds the per-run bound 0.0%") != std::string::npos);
   Run loose = run_meshplan(runs + " --max-run-error 0.5 --require-fit");
   CHECK(loose.rc == 0);
-  CHECK(loose.err.find("validate: every run within 50.0% and predicted to fit: ok") != std::string::npos);
+  CHECK(loose.err.find("validate: every run within 50.0% and predicted to fit: ok") !=
+        std::string::npos);
 }
 
 TEST_CASE("a profile from the CPU calibration backend drives plan end to end") {
-  const std::string profile = (std::filesystem::temp_directory_path() / "meshplan-cli-cpu-profile.yaml").string();
+  const std::string profile =
+      (std::filesystem::temp_directory_path() / "meshplan-cli-cpu-profile.yaml").string();
   Run cal = run_meshplan("calibrate --backend cpu --quick --out '" + profile + "'");
   REQUIRE(cal.rc == 0);
   Run plan = run_meshplan("plan " + k8b + " --top 2 --profile '" + profile + "' --format json");
@@ -171,14 +180,15 @@ TEST_CASE("an unknown --framework exits 2 with the choices and the closest name"
 
 TEST_CASE("validate takes several --runs files and shows each modern run's framework and fit") {
   const std::string data = std::string(MESHPLAN_TEST_DATA);
-  Run both = run_meshplan("validate --threads 2 --format json --runs '" + data + "/published_runs.yaml' --runs '" +
-                          data + "/published_runs_modern.yaml'");
+  Run both = run_meshplan("validate --threads 2 --format json --runs '" + data +
+                          "/published_runs.yaml' --runs '" + data + "/published_runs_modern.yaml'");
   REQUIRE(both.rc == 0);
   nlohmann::json j = nlohmann::json::parse(both.out);
   CHECK(j["runs"].size() == 47);
   CHECK(j["summaries"].back()["name"] == "all");
   CHECK(j["summaries"].back()["runs"] == 47);
-  Run modern = run_meshplan("validate --threads 2 --runs '" + data + "/published_runs_modern.yaml'");
+  Run modern =
+      run_meshplan("validate --threads 2 --runs '" + data + "/published_runs_modern.yaml'");
   REQUIRE(modern.rc == 0);
   CHECK(modern.out.find("framework") != std::string::npos);
   CHECK(modern.out.find("fits") != std::string::npos);

@@ -27,9 +27,11 @@ inline std::string read_file(const std::filesystem::path& p) {
 // `args` is appended to the command line as is (quote paths yourself).
 inline Run run_meshplan(const std::string& args) {
   static int counter = 0;
-  const std::filesystem::path err = std::filesystem::temp_directory_path() /
+  const std::filesystem::path err =
+      std::filesystem::temp_directory_path() /
       ("meshplan-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".err");
-  const std::string cmd = std::string("'") + MESHPLAN_BINARY + "' " + args + " 2>'" + err.string() + "'";
+  const std::string cmd =
+      std::string("'") + MESHPLAN_BINARY + "' " + args + " 2>'" + err.string() + "'";
   Run r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return r;

@@ -50,7 +50,8 @@ TEST_CASE("a group of consecutive ranks uses the innermost level that contains i
 TEST_CASE("inline GPU types are read with their units") {
   Result<ClusterSpec> r = parse_cluster_yaml(
       "name: c\ngpu: {name: X1, peak_tflops: {bf16: 500, fp8: 1000}, hbm_GiB: 96, hbm_GBps: 4000}\n"
-      "nodes: 1\ngpus_per_node: 4\nnetwork:\n  - {name: link, span: 4, bandwidth_GBps: 100, latency_us: 2}\n",
+      "nodes: 1\ngpus_per_node: 4\nnetwork:\n  - {name: link, span: 4, bandwidth_GBps: 100, "
+      "latency_us: 2}\n",
       "c.yaml");
   REQUIRE(r.ok());
   CHECK(r->gpu.peak_bf16_flops_per_s == 500e12);

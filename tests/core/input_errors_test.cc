@@ -43,7 +43,8 @@ TEST_CASE("the well-formed fixtures parse") {
 TEST_CASE("missing model file names the file") {
   Result<ModelSpec> r = load_model("no/such/model.yaml");
   REQUIRE_FALSE(r.ok());
-  CHECK(format_diagnostics(r.errors()) == "no/such/model.yaml: error: cannot open file (does it exist?)\n");
+  CHECK(format_diagnostics(r.errors()) ==
+        "no/such/model.yaml: error: cannot open file (does it exist?)\n");
 }
 
 TEST_CASE("malformed YAML reports the parser's position") {
@@ -54,7 +55,8 @@ TEST_CASE("malformed YAML reports the parser's position") {
 }
 
 TEST_CASE("a YAML document that is not a mapping is refused") {
-  CHECK(model_errors("- 1\n- 2\n") == "m.yaml:1:1: error: must be a YAML mapping of fields\n  - 1\n  ^\n");
+  CHECK(model_errors("- 1\n- 2\n") ==
+        "m.yaml:1:1: error: must be a YAML mapping of fields\n  - 1\n  ^\n");
 }
 
 TEST_CASE("unknown model field suggests the closest known one") {
@@ -104,7 +106,8 @@ TEST_CASE("swiglu without ffn_hidden is refused") {
 
 TEST_CASE("kv_heads must divide heads") {
   CHECK(model_errors(kGoodModel + "kv_heads: 3\n") ==
-        "m.yaml:8:11: error: field 'kv_heads' = '3': must divide heads (8) (grouped-query attention)\n"
+        "m.yaml:8:11: error: field 'kv_heads' = '3': must divide heads (8) (grouped-query "
+        "attention)\n"
         "  kv_heads: 3\n"
         "            ^\n");
 }
@@ -160,7 +163,8 @@ TEST_CASE("oversubscription below 1 is refused") {
 
 TEST_CASE("config.json: malformed JSON gives line and column") {
   CHECK(hf_errors("{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 4096,,\n}") ==
-        "config.json:3:23: error: invalid JSON: syntax error while parsing object key - unexpected ','; expected string literal\n"
+        "config.json:3:23: error: invalid JSON: syntax error while parsing object key - unexpected "
+        "','; expected string literal\n"
         "    \"hidden_size\": 4096,,\n"
         "                        ^\n");
 }

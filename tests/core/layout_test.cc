@@ -72,7 +72,8 @@ TEST_CASE("rank order gives each dimension its stride: tp innermost by default")
 }
 
 TEST_CASE("uneven chunks take the deficit from the last chunk, then the first") {
-  CHECK(chunk_layers(126, 16, 1) == std::vector<int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
+  CHECK(chunk_layers(126, 16, 1) ==
+        std::vector<int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
   CHECK(chunk_layers(80, 4, 1) == std::vector<int64_t>{20, 20, 20, 20});
   CHECK(chunk_layers(10, 4, 1) == std::vector<int64_t>{2, 3, 3, 2});
   CHECK(chunk_layers(9, 4, 1) == std::vector<int64_t>{2, 3, 2, 2});
@@ -80,20 +81,26 @@ TEST_CASE("uneven chunks take the deficit from the last chunk, then the first") 
 
 TEST_CASE("every layout violation is reported, not just the first") {
   CHECK(errors_of("tp=6,pp=3,dp=2,mbs=3", 512) ==
-        "--layout: error: field 'dp' = '2': dp·tp·pp·cp = 2·6·3·1 = 36 must equal the GPU count (512)\n"
+        "--layout: error: field 'dp' = '2': dp·tp·pp·cp = 2·6·3·1 = 36 must equal the GPU count "
+        "(512)\n"
         "--layout: error: field 'tp' = '6': must divide heads (64)\n"
-        "--layout: error: field 'tp' = '6': must divide kv_heads (8) or be a multiple of it (KV heads are then replicated tp/kv_heads times)\n"
+        "--layout: error: field 'tp' = '6': must divide kv_heads (8) or be a multiple of it (KV "
+        "heads are then replicated tp/kv_heads times)\n"
         "--layout: error: field 'tp' = '6': must divide ffn_hidden (28672)\n"
-        "--layout: error: field 'pp' = '3': pp·vpp = 3 must divide layers (80); add uneven=true to let the first and last stages hold fewer layers\n"
-        "--layout: error: field 'mbs' = '3': dp·mbs = 2·3 = 6 must divide the global batch (1024 sequences)\n"
-        "--layout: error: field 'tp' = '6': must divide the per-rank sequence (8192) under sequence parallelism\n");
+        "--layout: error: field 'pp' = '3': pp·vpp = 3 must divide layers (80); add uneven=true to "
+        "let the first and last stages hold fewer layers\n"
+        "--layout: error: field 'mbs' = '3': dp·mbs = 2·3 = 6 must divide the global batch (1024 "
+        "sequences)\n"
+        "--layout: error: field 'tp' = '6': must divide the per-rank sequence (8192) under "
+        "sequence parallelism\n");
 }
 
 TEST_CASE("interleaving needs a schedule, pp > 1, and micro-batches in multiples of pp") {
   CHECK(errors_of("tp=8,pp=4,vpp=2,schedule=1f1b,dp=16", 512) ==
         "--layout: error: field 'vpp' = '2': vpp > 1 needs schedule=interleaved\n");
   CHECK(errors_of("tp=8,pp=8,vpp=2,dp=8", 512, 8 * 12) ==
-        "--layout: error: field 'pp' = '8': the interleaved schedule needs the micro-batch count (12) to be a multiple of pp (Megatron-LM)\n");
+        "--layout: error: field 'pp' = '8': the interleaved schedule needs the micro-batch count "
+        "(12) to be a multiple of pp (Megatron-LM)\n");
 }
 
 TEST_CASE("expert parallelism is refused for a dense model") {
@@ -106,7 +113,8 @@ TEST_CASE("layout syntax errors point at the column of the bad entry") {
         "--layout:1:6: error: field 'pp' = 'x': must be an integer between 1 and 1000000\n"
         "  tp=8,pp=x,recompute=sel,zero=4,tpp=2,vpp\n"
         "       ^\n"
-        "--layout:1:11: error: field 'recompute' = 'sel': must be one of none|selective|full (did you mean 'selective'?)\n"
+        "--layout:1:11: error: field 'recompute' = 'sel': must be one of none|selective|full (did "
+        "you mean 'selective'?)\n"
         "  tp=8,pp=x,recompute=sel,zero=4,tpp=2,vpp\n"
         "            ^\n"
         "--layout:1:25: error: field 'zero' = '4': must be an integer between 0 and 3\n"

@@ -71,7 +71,8 @@ TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") 
 }
 
 TEST_CASE("defaults: kv_heads = heads, head_dim = hidden/heads, ffn_hidden = 4·hidden for gelu") {
-  Result<ModelSpec> r = parse_model_yaml("name: x\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 100\n", "x.yaml");
+  Result<ModelSpec> r =
+      parse_model_yaml("name: x\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 100\n", "x.yaml");
   REQUIRE(r.ok());
   CHECK(r->kv_heads == 4);
   CHECK(r->head_dim == 16);

@@ -9,8 +9,8 @@ using namespace meshplan::testing;
 
 namespace {
 
-CalibrationProfile profile_with(const std::string& collective, const std::string& level, int64_t group,
-                                double latency_s, double busbw) {
+CalibrationProfile profile_with(const std::string& collective, const std::string& level,
+                                int64_t group, double latency_s, double busbw) {
   CalibrationProfile p;
   CollectiveFit f;
   f.collective = collective;
@@ -40,7 +40,8 @@ TEST_CASE("without a fit: latency × ring steps and link bandwidth × default bu
         doctest::Approx(3 * 5e-6 + 3.0 / 4 * S / (400e9 * 0.8)).epsilon(1e-12));
 }
 
-TEST_CASE("a ring with 8 GPUs in each of 4 nodes drives 8 rails, capped by the ring inside the node") {
+TEST_CASE(
+    "a ring with 8 GPUs in each of 4 nodes drives 8 rails, capped by the ring inside the node") {
   ClusterSpec c = two_level_cluster(4);
   CollectiveModel m(CalibrationProfile{}, c);
   const double S = 1e9;
@@ -71,7 +72,8 @@ TEST_CASE("hierarchical all-reduce: inside the node on S, across nodes on S/8") 
   const double S = 1e9;
   const double inner = 2 * 7 * 5e-6 + 2.0 * 7 / 8 * S / (400e9 * 0.8);
   const double outer = 2 * 3 * 10e-6 + 2.0 * 3 / 4 * (S / 8) / (50e9 * 0.94);
-  CHECK(m.time_s(Collective::all_reduce, GroupShape::of(32, 1), S) == doctest::Approx(inner + outer).epsilon(1e-12));
+  CHECK(m.time_s(Collective::all_reduce, GroupShape::of(32, 1), S) ==
+        doctest::Approx(inner + outer).epsilon(1e-12));
 }
 
 TEST_CASE("a strided group (one rank per node) uses only the outer level") {
@@ -98,7 +100,8 @@ TEST_CASE("all-to-all sends each level its share, and the slowest level bounds i
   // 16 ranks: 7/16 of S stays on NVLink, 8/16 crosses InfiniBand.
   const double nvlink = 7 * 5e-6 + 7.0 / 16 * S / (400e9 * 0.8);
   const double ib = 1 * 10e-6 + 8.0 / 16 * S / (50e9 * 0.94);
-  CHECK(m.time_s(Collective::all_to_all, GroupShape::of(16, 1), S) == doctest::Approx(std::max(nvlink, ib)).epsilon(1e-12));
+  CHECK(m.time_s(Collective::all_to_all, GroupShape::of(16, 1), S) ==
+        doctest::Approx(std::max(nvlink, ib)).epsilon(1e-12));
 }
 
 TEST_CASE("the fit of the nearest measured group size is used") {
@@ -111,7 +114,8 @@ TEST_CASE("the fit of the nearest measured group size is used") {
   p.collectives.push_back(eight);
   CollectiveModel m(p, c);
   CHECK(m.time_s(Collective::all_reduce, GroupShape::of(4, 1), 1e9) ==
-        doctest::Approx(6e-6 + 1.5 * 1e9 / 300e9).epsilon(1e-12));  // 4 is as near 2 as 8: smaller wins
+        doctest::Approx(6e-6 + 1.5 * 1e9 / 300e9)
+            .epsilon(1e-12));  // 4 is as near 2 as 8: smaller wins
   CHECK(m.time_s(Collective::all_reduce, GroupShape::of(8, 1), 1e9) ==
         doctest::Approx(25e-6 + 1.75 * 1e9 / 470e9).epsilon(1e-12));
 }

@@ -37,8 +37,9 @@ double simulated_step(CostModel& m, const Layout& l) {
 TEST_CASE("uniform stages: simulated and analytic step times agree within 2%") {
   Case c;
   c.model = gpt_like(32, 4096, 32, 128, 2048);  // tiny vocabulary: the LM head is negligible
-  for (const char* text : {"tp=2,pp=4,dp=1,zero=0,schedule=1f1b", "tp=2,pp=4,dp=1,zero=0,schedule=gpipe",
-                           "tp=2,pp=4,dp=1,zero=0,vpp=2", "tp=2,pp=4,dp=1,zero=0,schedule=zb-h1"}) {
+  for (const char* text :
+       {"tp=2,pp=4,dp=1,zero=0,schedule=1f1b", "tp=2,pp=4,dp=1,zero=0,schedule=gpipe",
+        "tp=2,pp=4,dp=1,zero=0,vpp=2", "tp=2,pp=4,dp=1,zero=0,schedule=zb-h1"}) {
     CAPTURE(text);
     CostModel m(c.model, c.cluster, CalibrationProfile{}, c.training);
     Layout l;

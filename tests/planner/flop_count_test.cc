@@ -25,7 +25,8 @@ TEST_CASE("GPT-style model FLOPs equal Megatron's 72·B·s·L·h²·(1 + s/(6h) 
   ModelSpec m = gpt_like(96, 12288, 96, 51200, 2048);
   TrainingSpec t{2048, 1536, Precision::bf16};
   StepFlops f = step_flops(m, layout_with(Recompute::none), t);
-  CHECK(f.model == doctest::Approx(72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h))).epsilon(1e-12));
+  CHECK(f.model == doctest::Approx(72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h)))
+                       .epsilon(1e-12));
   CHECK(f.hardware == doctest::Approx(f.model).epsilon(1e-15));
 }
 
@@ -47,7 +48,8 @@ TEST_CASE("causal attention FLOPs halve only the s/(6h) term") {
   FlopOptions causal;
   causal.causal_attention = true;
   StepFlops f = step_flops(m, layout_with(Recompute::none), t, causal);
-  CHECK(f.model == doctest::Approx(72 * B * s * L * h * h * (1 + s / (12 * h) + V / (12 * L * h))).epsilon(1e-12));
+  CHECK(f.model == doctest::Approx(72 * B * s * L * h * h * (1 + s / (12 * h) + V / (12 * L * h)))
+                       .epsilon(1e-12));
 }
 
 TEST_CASE("selective recompute adds one forward of the attention core per layer") {
@@ -73,7 +75,8 @@ TEST_CASE("MoE layers count top-k experts plus the router") {
   ModelSpec m = shipped_model("mixtral-8x7b");
   LayerFlops f = layer_forward_flops(m, 0, 1, 4096);
   const double attention = 4096.0 * (4096 + 1024 + 1024 + 4096);
-  CHECK(f.dense_gemms == doctest::Approx(2 * (attention + 4096.0 * 8 + 2 * 3.0 * 4096 * 14336)).epsilon(1e-15));
+  CHECK(f.dense_gemms ==
+        doctest::Approx(2 * (attention + 4096.0 * 8 + 2 * 3.0 * 4096 * 14336)).epsilon(1e-15));
 }
 
 TEST_CASE("the cost model reports the same step FLOPs as step_flops") {

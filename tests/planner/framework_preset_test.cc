@@ -33,8 +33,8 @@ TEST_CASE("the default preset is megatron-core and leaves CostOptions{} unchange
 }
 
 TEST_CASE("every issue-11 framework has a preset, each with a description and a source") {
-  for (const char* name : {"megatron-core", "nemo", "megatron-2021", "deepspeed", "fsdp2", "torchtitan",
-                           "composer", "deepspeed-2021", "megatron-deepspeed"}) {
+  for (const char* name : {"megatron-core", "nemo", "megatron-2021", "deepspeed", "fsdp2",
+                           "torchtitan", "composer", "deepspeed-2021", "megatron-deepspeed"}) {
     CAPTURE(name);
     Result<FrameworkPreset> f = find_framework(name);
     REQUIRE(f.ok());

@@ -12,7 +12,9 @@ namespace {
 constexpr double kWaves8192 = 2048.0 / (16 * 132);
 }  // namespace
 
-TEST_CASE("fallback GEMM time: compute at the best efficiency over whole waves plus one pass through HBM") {
+TEST_CASE(
+    "fallback GEMM time: compute at the best efficiency over whole waves plus one pass through "
+    "HBM") {
   CalibrationProfile p;
   p.hbm_bytes_per_s = 3e12;
   p.gemm["bf16"].max_efficiency = 0.8;
@@ -42,10 +44,12 @@ TEST_CASE("a batched GEMM's tiles share waves: 132 one-tile GEMMs take one wave,
   p.hbm_bytes_per_s = 3e12;
   p.gemm["bf16"].max_efficiency = 0.8;
   GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
-  const double flops = 2.0 * 128 * 128 * 4096, bytes = (128.0 * 4096 + 4096.0 * 128 + 128.0 * 128) * 2;
+  const double flops = 2.0 * 128 * 128 * 4096,
+               bytes = (128.0 * 4096 + 4096.0 * 128 + 128.0 * 128) * 2;
   // A 128×128 output is one tile, which alone keeps 1 of 132 SMs busy; 132 of them fill
   // exactly one wave.
-  CHECK(g.time_s(128, 128, 4096) == doctest::Approx(flops / (0.8 * 989e12 / 132) + bytes / 3e12).epsilon(1e-12));
+  CHECK(g.time_s(128, 128, 4096) ==
+        doctest::Approx(flops / (0.8 * 989e12 / 132) + bytes / 3e12).epsilon(1e-12));
   CHECK(g.time_s(128, 128, 4096, 132) ==
         doctest::Approx(132 * (flops / (0.8 * 989e12) + bytes / 3e12)).epsilon(1e-12));
 }
@@ -70,13 +74,17 @@ TEST_CASE("fp8 quantization overhead follows the scaling recipe the profile meas
   const GpuSpec gpu = *find_gpu("H100-SXM-80GB");
   GemmModel delayed(p, gpu, Precision::fp8, "delayed"), current(p, gpu, Precision::fp8, "current"),
       block(p, gpu, Precision::fp8, "block");
-  CHECK(current.time_s(8192, 8192, 4096) == doctest::Approx(1.21 * delayed.time_s(8192, 8192, 4096)).epsilon(1e-12));
+  CHECK(current.time_s(8192, 8192, 4096) ==
+        doctest::Approx(1.21 * delayed.time_s(8192, 8192, 4096)).epsilon(1e-12));
   // A recipe the profile did not measure adds nothing.
-  CHECK(block.time_s(8192, 8192, 4096) == doctest::Approx(delayed.time_s(8192, 8192, 4096)).epsilon(1e-12));
+  CHECK(block.time_s(8192, 8192, 4096) ==
+        doctest::Approx(delayed.time_s(8192, 8192, 4096)).epsilon(1e-12));
   // bf16 GEMMs are never quantized.
   p.gemm["bf16"].max_efficiency = 0.8;
   GemmModel bf16(p, gpu, Precision::bf16, "current");
-  CHECK(bf16.time_s(8192, 8192, 4096) == doctest::Approx(GemmModel(p, gpu, Precision::bf16).time_s(8192, 8192, 4096)).epsilon(1e-12));
+  CHECK(
+      bf16.time_s(8192, 8192, 4096) ==
+      doctest::Approx(GemmModel(p, gpu, Precision::bf16).time_s(8192, 8192, 4096)).epsilon(1e-12));
 }
 
 TEST_CASE("a measured sample is reproduced exactly and corrects its neighbourhood") {
@@ -85,11 +93,13 @@ TEST_CASE("a measured sample is reproduced exactly and corrects its neighbourhoo
   p.gemm["bf16"].max_efficiency = 0.8;
   p.gemm["bf16"].samples.push_back({4096, 4096, 4096, 500e12, 0, 0, "ok"});
   GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
-  CHECK(g.time_s(4096, 4096, 4096) == doctest::Approx(2.0 * 4096 * 4096 * 4096 / 500e12).epsilon(1e-12));
+  CHECK(g.time_s(4096, 4096, 4096) ==
+        doctest::Approx(2.0 * 4096 * 4096 * 4096 / 500e12).epsilon(1e-12));
   // Twice as large in one dimension: slower than the fallback (the sample ran below it)…
   CHECK(g.time_s(8192, 4096, 4096) > g.fallback_time_s(8192, 4096, 4096));
   // …and beyond 8× in log-distance the sample no longer matters.
-  CHECK(g.time_s(65536, 4096, 4096) == doctest::Approx(g.fallback_time_s(65536, 4096, 4096)).epsilon(1e-12));
+  CHECK(g.time_s(65536, 4096, 4096) ==
+        doctest::Approx(g.fallback_time_s(65536, 4096, 4096)).epsilon(1e-12));
 }
 
 TEST_CASE("fp8 uses the fp8 peak and one-byte operands") {
@@ -98,13 +108,14 @@ TEST_CASE("fp8 uses the fp8 peak and one-byte operands") {
   p.gemm["fp8"].max_efficiency = 0.7;
   GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::fp8);
   const double m = 8192, n = 8192, k = 256;
-  CHECK(g.time_s(m, n, k) ==
-        doctest::Approx(2 * m * n * k / (0.7 * 1979e12 * kWaves8192) + ((m * k + k * n) * 1 + m * n * 2) / 3e12)
-            .epsilon(1e-12));
+  CHECK(g.time_s(m, n, k) == doctest::Approx(2 * m * n * k / (0.7 * 1979e12 * kWaves8192) +
+                                             ((m * k + k * n) * 1 + m * n * 2) / 3e12)
+                                 .epsilon(1e-12));
 }
 
 TEST_CASE("the shipped H100 profile prices a large bf16 GEMM at the sustained MAMF best") {
-  Result<CalibrationProfile> p = load_profile(std::string(MESHPLAN_SOURCE_DIR) + "/profiles/h100-published.yaml");
+  Result<CalibrationProfile> p =
+      load_profile(std::string(MESHPLAN_SOURCE_DIR) + "/profiles/h100-published.yaml");
   REQUIRE(p.ok());
   GemmModel g(p.value(), *find_gpu("H100-SXM-80GB"), Precision::bf16);
   // 16384³: 128 · 64 = 8,192 tiles in 63 waves; the compute term is 2·16384³ over

@@ -53,12 +53,14 @@ TEST_CASE("search results are identical for 1 and 2 threads") {
 TEST_CASE("results are ranked by step time, fastest first") {
   ModelSpec m = shipped_model("llama3-8b");
   SearchResult r = run(m, two_level_cluster(2), {8192, 64, Precision::bf16}, 2);
-  for (size_t i = 1; i < r.ranked.size(); ++i) CHECK(r.ranked[i - 1].step_time_s <= r.ranked[i].step_time_s);
+  for (size_t i = 1; i < r.ranked.size(); ++i)
+    CHECK(r.ranked[i - 1].step_time_s <= r.ranked[i].step_time_s);
 }
 
 TEST_CASE("--fix pins fields: every ranked layout has them") {
   ModelSpec m = shipped_model("llama3-8b");
-  SearchResult r = run(m, two_level_cluster(2), {8192, 64, Precision::bf16}, 2, "tp=4,zero=1,recompute=full");
+  SearchResult r =
+      run(m, two_level_cluster(2), {8192, 64, Precision::bf16}, 2, "tp=4,zero=1,recompute=full");
   REQUIRE(!r.ranked.empty());
   for (const Estimate& e : r.ranked) {
     CHECK(e.layout.tp == 4);
@@ -98,7 +100,8 @@ TEST_CASE("--fix rejects keys a search cannot pin, with the column") {
         "--fix:1:6: error: field 'uneven': cannot be fixed in a search (use estimate --layout)\n"
         "  tp=8,uneven=true\n"
         "       ^\n");
-  CHECK(parse_layout_fix("order=tp-cp-pp-dp")->order == std::array<Dim, 4>{Dim::tp, Dim::cp, Dim::pp, Dim::dp});
+  CHECK(parse_layout_fix("order=tp-cp-pp-dp")->order ==
+        std::array<Dim, 4>{Dim::tp, Dim::cp, Dim::pp, Dim::dp});
 }
 
 TEST_CASE("on a three-level fabric the search also tries Llama 3's rank order tp-cp-pp-dp") {

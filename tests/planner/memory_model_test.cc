@@ -88,7 +88,8 @@ TEST_CASE("Korthikanti: tensor parallelism alone leaves 10·sbh replicated") {
 TEST_CASE("Korthikanti: sequence parallelism splits the rest: sbh(34/t + 5as/(ht))") {
   const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
   LayerActivations act = layer_activations(gpt3_175b(), 0, shape(8, true));
-  CHECK(act.no_recompute() == doctest::Approx(s * b * h * (34 / t + 5 * a * s / (h * t))).epsilon(1e-9));
+  CHECK(act.no_recompute() ==
+        doctest::Approx(s * b * h * (34 / t + 5 * a * s / (h * t))).epsilon(1e-9));
   CHECK(act.stored(Recompute::selective) == doctest::Approx(34 * s * b * h / t).epsilon(1e-9));
   CHECK(act.stored(Recompute::full) == doctest::Approx(2 * s * b * h / t).epsilon(1e-9));
 }

@@ -188,15 +188,18 @@ TEST_CASE("evaluation is the same for any thread count") {
 }
 
 TEST_CASE("a scenario may name a framework preset; an unknown one is an error at its place") {
-  Result<std::vector<RegressionScenario>> s = load_scenarios(
-      write_scenarios(kEntry + "    layout: \"tp=8\"\n    framework: deepspeed\n"));
+  Result<std::vector<RegressionScenario>> s =
+      load_scenarios(write_scenarios(kEntry + "    layout: \"tp=8\"\n    framework: deepspeed\n"));
   REQUIRE(s.ok());
   CHECK(s->front().framework == "deepspeed");
-  Result<std::vector<RegressionScenario>> d = load_scenarios(write_scenarios(kEntry + "    layout: \"tp=8\"\n"));
+  Result<std::vector<RegressionScenario>> d =
+      load_scenarios(write_scenarios(kEntry + "    layout: \"tp=8\"\n"));
   REQUIRE(d.ok());
   CHECK(d->front().framework == "megatron-core");
   const std::string err = scenario_errors(kEntry + "    layout: \"tp=8\"\n    framework: fsdp\n");
-  CHECK(err.find(":7:16: error: field 'scenarios[0].framework' = 'fsdp': must be one of megatron-core|") !=
-        std::string::npos);
+  CHECK(
+      err.find(
+          ":7:16: error: field 'scenarios[0].framework' = 'fsdp': must be one of megatron-core|") !=
+      std::string::npos);
   CHECK(err.find("(did you mean 'fsdp2'?)") != std::string::npos);
 }

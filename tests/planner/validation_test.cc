@@ -124,7 +124,8 @@ TEST_CASE("a modern row: model by name, fp8, its source's framework, iteration_s
   CHECK(run_named(runs, "mlm-7.1b-96").fix.tp_overlap == true);
 }
 
-TEST_CASE("the 2021 rows name their frameworks: Megatron-LM 2021, DeepSpeed ZeRO-3, Megatron-DeepSpeed") {
+TEST_CASE(
+    "the 2021 rows name their frameworks: Megatron-LM 2021, DeepSpeed ZeRO-3, Megatron-DeepSpeed") {
   Result<std::vector<PublishedRun>> runs =
       load_published_runs(std::string(MESHPLAN_TEST_DATA) + "/published_runs.yaml");
   REQUIRE(runs.ok());
@@ -141,8 +142,10 @@ TEST_CASE("the 2021 rows name their frameworks: Megatron-LM 2021, DeepSpeed ZeRO
 TEST_CASE("a row's framework overrides its source's; unknown names get 'did you mean'") {
   const std::string row =
       "runs:\n  - {id: a, source: src, cluster: dgx_h100, gpus: 8, model: m8b, seq_len: 8192, "
-      "layout: {tp: 1, pp: 1, dp: 8, zero: 1, sp: false}, global_batch: 64, measured: {tokens_per_s_per_gpu: 100}";
-  Result<std::vector<PublishedRun>> own = load_text(std::string(kModernHeader) + row + ", framework: fsdp2}\n");
+      "layout: {tp: 1, pp: 1, dp: 8, zero: 1, sp: false}, global_batch: 64, measured: "
+      "{tokens_per_s_per_gpu: 100}";
+  Result<std::vector<PublishedRun>> own =
+      load_text(std::string(kModernHeader) + row + ", framework: fsdp2}\n");
   REQUIRE_MESSAGE(own.ok(), (own.ok() ? "" : format_diagnostics(own.errors())));
   CHECK(own->front().framework == "fsdp2");
   Result<std::vector<PublishedRun>> inherited = load_text(std::string(kModernHeader) + row + "}\n");
@@ -150,18 +153,21 @@ TEST_CASE("a row's framework overrides its source's; unknown names get 'did you 
   CHECK(inherited->front().framework == "nemo");
   CHECK(inherited->front().searched == std::vector<std::string>{"mbs", "recompute", "schedule"});
 
-  Result<std::vector<PublishedRun>> typo = load_text(std::string(kModernHeader) + row + ", framework: fsdp}\n");
+  Result<std::vector<PublishedRun>> typo =
+      load_text(std::string(kModernHeader) + row + ", framework: fsdp}\n");
   REQUIRE(!typo.ok());
   CHECK(typo.errors().front().field == "runs[0].framework");
-  CHECK(typo.errors().front().rule ==
-        "must be one of megatron-core|nemo|megatron-2021|deepspeed|deepspeed-2021|megatron-deepspeed|"
-        "fsdp2|torchtitan|composer (did you mean 'fsdp2'?)");
+  CHECK(
+      typo.errors().front().rule ==
+      "must be one of megatron-core|nemo|megatron-2021|deepspeed|deepspeed-2021|megatron-deepspeed|"
+      "fsdp2|torchtitan|composer (did you mean 'fsdp2'?)");
 
   std::string unknown_model = std::string(kModernHeader) + row + "}\n";
   unknown_model.replace(unknown_model.find("model: m8b"), 10, "model: m8");
   Result<std::vector<PublishedRun>> bad = load_text(unknown_model);
   REQUIRE(!bad.ok());
-  CHECK(bad.errors().front().rule == "names no model of the file's `models:` map (did you mean 'm8b'?)");
+  CHECK(bad.errors().front().rule ==
+        "names no model of the file's `models:` map (did you mean 'm8b'?)");
 }
 
 TEST_CASE("the modern development set: every row compares its source's metric (temporary bound)") {
