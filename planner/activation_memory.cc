@@ -33,9 +33,9 @@ Widths widths(const ModelSpec& m, int64_t tp) {
 
 // Intermediates of one MLP of width `ffn` over `tokens` tokens, split by tp: the activation
 // function's input (gate and up for SwiGLU) and the down-projection's input.
-double ffn_intermediates(const ModelSpec& m, double tokens, double ffn, double tp) {
+double ffn_intermediates(const ModelSpec& m, double tokens, double ffn, double tp, double lin) {
   double act_in = m.mlp == MlpKind::swiglu ? 2 * ffn : ffn;
-  return kAct * tokens * (act_in + ffn) / tp;
+  return tokens * (kAct * act_in + lin * ffn) / tp;
 }
 
 }  // namespace
@@ -54,9 +54,11 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
   const Widths w = widths(m, a.tp);
   LayerActivations out;
   out.layer_input = kAct * tokens * h * rep;
+  const double lin = a.fp8 ? 1 : kAct;  // bytes per stored linear-layer input element
 
   // Attention block: norm input, QKV input, Q, K, V, out-projection input, dropout mask.
-  double attn = 2 * kAct * tokens * h * rep + kAct * tokens * (w.q + w.k + w.v + w.attn_out);
+  double attn = (kAct + lin) * tokens * h * rep + kAct * tokens * (w.q + w.k + w.v) +
+                lin * tokens * w.attn_out;
   if (m.mla) {  // compressed latents and their normalised copies (duplicated across TP)
     attn += 2 * kAct * tokens *
             static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
@@ -71,9 +73,9 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
   out.attention_other = attn;
 
   // MLP block: norm input, MLP input, intermediates, dropout mask.
-  double mlp = 2 * kAct * tokens * h * rep + (m.dropout ? kMask * tokens * h * rep : 0);
+  double mlp = (kAct + lin) * tokens * h * rep + (m.dropout ? kMask * tokens * h * rep : 0);
   if (!m.is_moe_layer(layer)) {
-    mlp += ffn_intermediates(m, tokens, static_cast<double>(m.ffn_hidden), t);
+    mlp += ffn_intermediates(m, tokens, static_cast<double>(m.ffn_hidden), t, lin);
   } else {
     const MoeSpec& e = *m.moe;
     const double fe = static_cast<double>(e.expert_ffn_hidden);
@@ -81,9 +83,9 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
     // (all-gathered over TP before dispatch when experts are TP-split).
     const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
     mlp += 4 * tokens * static_cast<double>(e.experts) * rep;  // fp32 router probabilities
-    mlp += kAct * routed * h * 2;                              // dispatched input, expert output
-    mlp += ffn_intermediates(m, routed, fe, t);
-    mlp += ffn_intermediates(m, tokens, fe * static_cast<double>(e.shared_experts), t);
+    mlp += (lin + kAct) * routed * h;                          // dispatched input, expert output
+    mlp += ffn_intermediates(m, routed, fe, t, lin);
+    mlp += ffn_intermediates(m, tokens, fe * static_cast<double>(e.shared_experts), t, lin);
   }
   out.mlp = mlp;
   return out;

@@ -18,6 +18,10 @@ struct ActivationShape {
   int64_t seq_len = 0;      // s, before CP splitting
   int64_t tp = 1, cp = 1, ep = 1;
   bool sp = false;
+  // FP8 training: Transformer Engine keeps the inputs of the linear layers for the backward
+  // pass in FP8 (1 byte), not BF16; attention's Q, K, V and the activation function's input
+  // stay BF16 (attention and element-wise ops run in BF16).
+  bool fp8 = false;
 };
 
 ActivationShape activation_shape(const Layout& l, int64_t seq_len);

@@ -39,6 +39,7 @@ struct LayerCostContext {
   const CollectiveModel* collectives = nullptr;
   const CostOptions* options = nullptr;
   const AttentionModel* attention = nullptr;
+  bool fp8 = false;  // FP8 GEMMs: linear-layer inputs are stored in FP8
   double hbm_bytes_per_s = 0;
   int64_t seq_len = 0;
 };

@@ -134,13 +134,18 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
   return s;
 }
 
+bool trains_in_fp8(const TrainingSpec& t, const GpuSpec& gpu) {
+  return t.precision == Precision::fp8 && gpu.peak_fp8_flops_per_s > 0;
+}
+
 MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Layout& l,
                                const TrainingSpec& t, const MemoryOptions& o) {
   MemoryEstimate est;
   est.params_total = total_params(m);
   est.capacity_bytes = static_cast<double>(gpu.hbm_bytes);
   const int64_t micro_batches = t.global_batch / (l.dp * l.mbs);
-  const ActivationShape shape = activation_shape(l, t.seq_len);
+  ActivationShape shape = activation_shape(l, t.seq_len);
+  shape.fp8 = trains_in_fp8(t, gpu);
   const int64_t first_moe = m.moe ? m.moe->first_dense_layers : 0;
   const LayerActivations dense = layer_activations(m, 0, shape);
   const LayerActivations moe = m.moe ? layer_activations(m, first_moe, shape) : dense;

@@ -141,3 +141,14 @@ TEST_CASE("per-stage model states: first and last stages carry embeddings and th
   CHECK(e.peak_stage == 0);
   CHECK(e.fits());
 }
+
+TEST_CASE("FP8 training stores the four linear-layer inputs in one byte instead of two") {
+  // GPT-3 175B with TP 8 and SP: per token, the QKV input (h/t), the out-projection input (h/t),
+  // the MLP input (h/t) and the down-projection input (4h/t) each lose one byte.
+  const double s = 2048, h = 12288, t = 8;
+  ActivationShape bf16 = shape(8, true), fp8 = shape(8, true);
+  fp8.fp8 = true;
+  const LayerActivations a = layer_activations(gpt3_175b(), 0, bf16);
+  const LayerActivations b = layer_activations(gpt3_175b(), 0, fp8);
+  CHECK(a.no_recompute() - b.no_recompute() == doctest::Approx(s * (h + h + h + 4 * h) / t).epsilon(1e-12));
+}
