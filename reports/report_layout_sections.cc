@@ -163,18 +163,39 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
       fmt::format("DP gradient reduction {} the backward pass, except the last bucket of "
                   "max({:.0f} M, 1 M·dp) parameters.",
                   o.overlap_grad_reduce ? "overlaps" : "follows", o.dp_bucket_params / 1e6),
-      fmt::format("Pipeline sends {} compute.", o.overlap_p2p ? "overlap" : "do not overlap"),
-      "TP collectives exposed unless tp_overlap; CP ring exchange hidden behind attention; EP "
-      "all-to-alls exposed.",
+      fmt::format("Framework preset: {}. ZeRO-1/2 weight gather {} the next forward; ZeRO-2/3 "
+                  "gradients reduced {}.",
+                  o.framework, o.overlap_param_gather ? "hidden behind" : "exposed before",
+                  o.zero_reduce_every_micro_batch ? "after every micro-batch" : "once per step"),
+      fmt::format("Pipeline sends {} compute; the fill and drain chains block (p·v − 1 "
+                  "transfers each way when interleaved).",
+                  o.overlap_p2p ? "overlap" : "do not overlap"),
+      fmt::format("Overlap hides {:.0f}% of TP/CP communication (with tp_overlap; CP always) and "
+                  "{:.0f}% of DP/ZeRO communication behind the compute it runs beside (fitted "
+                  "on the development set); EP all-to-alls exposed.",
+                  100 * o.tp_overlap_efficiency, 100 * o.dp_overlap_efficiency),
+      fmt::format("Rings across nodes {}.", o.collective_rails
+                                                ? "drive one NIC per member GPU (rail-optimized)"
+                                                : "run at one NIC's bandwidth"),
       fmt::format("Optimizer step streams {:.0f} bytes per parameter at HBM bandwidth.",
                   o.optimizer_bytes_per_param),
       fmt::format("Memory-bound layer traffic: {:.0f} bytes per token and hidden unit (norms, "
                   "residuals), +{:.0f} with dropout.",
                   o.norm_residual_bytes_per_token_hidden, o.dropout_bytes_per_token_hidden),
-      fmt::format("GEMM efficiency (bf16, outside samples): {}.",
-                  from(gemm_eff, kDefaultGemmEfficiency)),
-      fmt::format("Fused attention efficiency: {}.",
-                  from(p.attention_efficiency, kDefaultAttentionEfficiency)),
+      fmt::format("GEMM efficiency (bf16, burst, outside samples): {}; sustained/burst compute "
+                  "{}; wave quantization over the GPU's SMs.",
+                  from(gemm_eff, kDefaultGemmEfficiency), from(p.sustained_compute_ratio, 1.0)),
+      fmt::format("FP8 scaling recipe {}: quantization adds {:.0f}% to FP8 GEMM time (profile).",
+                  o.fp8_recipe,
+                  p.fp8_quantization_overhead.count(o.fp8_recipe)
+                      ? 100 * p.fp8_quantization_overhead.at(o.fp8_recipe)
+                      : 0.0),
+      p.attention.empty()
+          ? fmt::format("Fused attention efficiency: {}.",
+                        from(p.attention_efficiency, kDefaultAttentionEfficiency))
+          : fmt::format("Fused attention: the profile's {} kernel samples (by head dim, sequence "
+                        "length and mask).",
+                        p.attention.size()),
       fmt::format("HBM bandwidth: {}.",
                   p.hbm_bytes_per_s > 0
                       ? fmt::format("{:.0f} GB/s (profile)", p.hbm_bytes_per_s / 1e9)

@@ -150,5 +150,6 @@ TEST_CASE("FP8 training stores the four linear-layer inputs in one byte instead 
   fp8.fp8 = true;
   const LayerActivations a = layer_activations(gpt3_175b(), 0, bf16);
   const LayerActivations b = layer_activations(gpt3_175b(), 0, fp8);
-  CHECK(a.no_recompute() - b.no_recompute() == doctest::Approx(s * (h + h + h + 4 * h) / t).epsilon(1e-12));
+  CHECK(a.no_recompute() - b.no_recompute() ==
+        doctest::Approx(s * (h + h + h + 4 * h) / t).epsilon(1e-12));
 }
