@@ -147,10 +147,12 @@ TEST_CASE("a profile from the CPU calibration backend drives plan end to end") {
   REQUIRE(plan.rc == 0);
   nlohmann::json j = nlohmann::json::parse(plan.out);
   REQUIRE(j["ranked"].size() == 2);
-  // The CPU's HBM stands in for the GPU's, so the step is far slower than on the H100 defaults.
+  // The CPU's memory bandwidth (tens of GB/s) stands in for the GPU's 2,575 GB/s, so the
+  // memory-bound part of the step, and the step, are far slower than on the H100 profile (11x
+  // on this machine; 5x leaves room for faster CPU memory).
   Run defaults = run_meshplan("plan " + k8b + " --top 1 --format json");
   CHECK(j["ranked"][0]["step_time_s"].get<double>() >
-        10 * nlohmann::json::parse(defaults.out)["ranked"][0]["step_time_s"].get<double>());
+        5 * nlohmann::json::parse(defaults.out)["ranked"][0]["step_time_s"].get<double>());
   std::filesystem::remove(profile);
 }
 
