@@ -6,12 +6,12 @@
 #include <iostream>
 #include <memory>
 
+#include "checks/regression.h"
+#include "checks/regression_baseline.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/thread_count.h"
 #include "core/atomic_file.h"
-#include "planner/regression.h"
-#include "planner/regression_baseline.h"
 #include "reports/regression_render.h"
 
 namespace meshplan::cli {

@@ -7,10 +7,10 @@
 #include <iostream>
 #include <memory>
 
+#include "checks/validation.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/thread_count.h"
-#include "planner/validation.h"
 #include "reports/validation_render.h"
 
 namespace meshplan::cli {

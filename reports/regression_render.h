@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "planner/regression.h"
+#include "checks/regression.h"
 
 namespace meshplan {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "planner/validation.h"
+#include "checks/validation.h"
 
 namespace meshplan {
 

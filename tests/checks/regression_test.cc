@@ -1,6 +1,6 @@
 // Prediction regression: quantization, the tolerance rule, the baseline file's round trip and
 // errors, the scenario file's errors, and thread-count independence of the evaluation.
-#include "planner/regression.h"
+#include "checks/regression.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <fstream>
 #include <string>
 
-#include "planner/regression_baseline.h"
-#include "planner/regression_scenario.h"
+#include "checks/regression_baseline.h"
+#include "checks/regression_scenario.h"
 
 using namespace meshplan;
 namespace fs = std::filesystem;

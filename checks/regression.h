@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "checks/regression_scenario.h"
 #include "core/result.h"
-#include "planner/regression_scenario.h"
 
 namespace meshplan {
 

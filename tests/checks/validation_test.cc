@@ -1,4 +1,4 @@
-#include "planner/validation.h"
+#include "checks/validation.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>

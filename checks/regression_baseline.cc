@@ -1,4 +1,4 @@
-#include "planner/regression_baseline.h"
+#include "checks/regression_baseline.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "planner/regression_scenario.h"
+#include "checks/regression_scenario.h"
 
 #include <fmt/format.h>
 

@@ -14,8 +14,8 @@
 
 #include <string>
 
+#include "checks/regression.h"
 #include "core/result.h"
-#include "planner/regression.h"
 
 namespace meshplan {
 

@@ -1,4 +1,4 @@
-#include "planner/regression.h"
+#include "checks/regression.h"
 
 #include <fmt/format.h>
 
