@@ -13,7 +13,7 @@
 #include "planner/cost_model.h"
 #include "planner/framework_preset.h"
 #include "planner/layout_search.h"
-#include "planner/profile_defaults.h"
+#include "planner/scenario.h"
 
 namespace meshplan {
 namespace {
@@ -21,33 +21,18 @@ namespace {
 // Slack for comparing numbers that went through decimal text: far below the 0.001 printed.
 constexpr double kCompareSlack = 1e-9;
 
-struct LoadedScenario {
-  ModelSpec model;
-  ClusterSpec cluster;
-  CalibrationProfile profile;
-  TrainingSpec training;
-  int64_t gpus = 0;
-};
-
-Result<LoadedScenario> load(const RegressionScenario& s) {
-  Result<ModelSpec> model = load_model(s.model_path);
-  Result<ClusterSpec> cluster = load_cluster(s.cluster_path);
-  std::vector<Diagnostic> errors;
-  if (!model) errors.insert(errors.end(), model.errors().begin(), model.errors().end());
-  if (!cluster) errors.insert(errors.end(), cluster.errors().begin(), cluster.errors().end());
-  if (!errors.empty()) return errors;
-  Result<CalibrationProfile> profile = resolve_profile(cluster.value(), s.profile_path);
-  if (!profile) return profile.errors();
-  LoadedScenario out{model.value(), cluster.value(), profile.value(), model->training,
-                     cluster->gpus()};
-  if (s.seq_len > 0) out.training.seq_len = s.seq_len;
-  if (s.global_batch > 0) out.training.global_batch = s.global_batch;
-  if (s.gpus > out.gpus) {
-    return Diagnostic{s.where, s.path + ".gpus", std::to_string(s.gpus),
-                      fmt::format("must not exceed the cluster's {} GPUs", out.gpus)};
-  }
-  if (s.gpus > 0) out.gpus = s.gpus;
-  return out;
+Result<Scenario> load(const RegressionScenario& s) {
+  ScenarioRequest request;
+  request.model_path = s.model_path;
+  request.cluster_path = s.cluster_path;
+  request.seq_len = s.seq_len;
+  request.global_batch = s.global_batch;
+  request.gpus = s.gpus;
+  request.gpus_where = s.where;
+  request.gpus_field = s.path + ".gpus";
+  request.with_profile = true;
+  request.profile_path = s.profile_path;
+  return load_scenario(request);
 }
 
 // CostOptions{} with the scenario's framework preset (checked when the file was loaded).
@@ -69,7 +54,7 @@ RegressionRecord record_of(const Estimate& e) {
   return quantize(r);
 }
 
-Result<RegressionRecord> evaluate_fixed(const RegressionScenario& s, const LoadedScenario& in) {
+Result<RegressionRecord> evaluate_fixed(const RegressionScenario& s, const Scenario& in) {
   Result<Layout> parsed = parse_layout(*s.layout, s.layout_where.file);
   if (!parsed) return relocate_layout_errors(parsed.errors(), s.layout_where, s.path + ".layout");
   Layout layout = parsed.value();
@@ -80,7 +65,7 @@ Result<RegressionRecord> evaluate_fixed(const RegressionScenario& s, const Loade
   return record_of(model.evaluate(layout, /*detail=*/false));
 }
 
-Result<RegressionRecord> evaluate_best(const RegressionScenario& s, const LoadedScenario& in,
+Result<RegressionRecord> evaluate_best(const RegressionScenario& s, const Scenario& in,
                                        int threads) {
   SearchOptions options;
   if (!s.fix.empty()) {
@@ -104,7 +89,7 @@ Result<RegressionRecord> evaluate_best(const RegressionScenario& s, const Loaded
 }
 
 Result<RegressionRecord> evaluate_one(const RegressionScenario& s, int threads) {
-  Result<LoadedScenario> in = load(s);
+  Result<Scenario> in = load(s);
   if (!in) return in.errors();
   return s.layout ? evaluate_fixed(s, in.value()) : evaluate_best(s, in.value(), threads);
 }

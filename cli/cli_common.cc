@@ -6,6 +6,7 @@
 
 #include "planner/framework_preset.h"
 #include "planner/profile_defaults.h"
+#include "planner/scenario.h"
 
 namespace meshplan::cli {
 
@@ -58,28 +59,19 @@ int print_errors(const std::vector<Diagnostic>& errors) {
 }
 
 std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
-  Result<ModelSpec> model = load_model(in.model_path);
-  Result<ClusterSpec> cluster = load_cluster(in.cluster_path);
-  std::vector<Diagnostic> errors;
-  if (!model) errors.insert(errors.end(), model.errors().begin(), model.errors().end());
-  if (!cluster) errors.insert(errors.end(), cluster.errors().begin(), cluster.errors().end());
-  if (!errors.empty()) {
-    print_errors(errors);
+  ScenarioRequest request;
+  request.model_path = in.model_path;
+  request.cluster_path = in.cluster_path;
+  request.seq_len = in.seq_len;
+  request.global_batch = in.global_batch;
+  request.gpus = in.gpus;
+  request.gpus_where = SourceLocation{"--gpus", 0, 0, ""};
+  Result<Scenario> scenario = load_scenario(request);
+  if (!scenario) {
+    print_errors(scenario.errors());
     return std::nullopt;
   }
-  Inputs out{model.value(), cluster.value(), model->training, Layout{}, cluster->gpus()};
-  if (in.seq_len > 0) out.training.seq_len = in.seq_len;
-  if (in.global_batch > 0) out.training.global_batch = in.global_batch;
-  if (in.gpus > 0) {
-    if (in.gpus > out.gpus) {
-      print_errors({Diagnostic{{"--gpus", 0, 0, ""},
-                               "gpus",
-                               std::to_string(in.gpus),
-                               fmt::format("must not exceed the cluster's {} GPUs", out.gpus)}});
-      return std::nullopt;
-    }
-    out.gpus = in.gpus;
-  }
+  Inputs out{scenario->model, scenario->cluster, scenario->training, Layout{}, scenario->gpus};
   if (!with_layout) return out;
   Result<Layout> layout = parse_layout(in.layout_text);
   if (!layout) {
@@ -87,7 +79,7 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
     return std::nullopt;
   }
   out.layout = layout.value();
-  errors = check_layout(out.layout, out.model, out.gpus, out.training);
+  std::vector<Diagnostic> errors = check_layout(out.layout, out.model, out.gpus, out.training);
   if (!errors.empty()) {
     print_errors(errors);
     return std::nullopt;
