@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "core/layout_fields.h"
+
 namespace meshplan {
 
 int64_t Layout::degree(Dim d) const {
@@ -67,33 +71,38 @@ const char* to_string(Dim d) {
   return "?";
 }
 
-static std::string order_string(const Layout& l) {
-  return fmt::format("{}-{}-{}-{}", to_string(l.order[0]), to_string(l.order[1]),
-                     to_string(l.order[2]), to_string(l.order[3]));
+// kLayoutFields in to_string(Layout)'s order.
+static std::vector<const LayoutField*> fields_in_print_order() {
+  std::vector<const LayoutField*> fields;
+  for (const LayoutField& field : kLayoutFields) fields.push_back(&field);
+  std::sort(fields.begin(), fields.end(), [](const LayoutField* a, const LayoutField* b) {
+    return a->print_position < b->print_position;
+  });
+  return fields;
 }
 
-std::string to_string(const Layout& l) {
-  return fmt::format(
-      "tp={},pp={},dp={},cp={},ep={},zero={},mbs={},vpp={},recompute={},recompute_layers={},"
-      "sp={},schedule={},tp_overlap={},uneven={},order={}",
-      l.tp, l.pp, l.dp, l.cp, l.ep, l.zero, l.mbs, l.vpp, to_string(l.recompute),
-      l.recompute_layers, l.sp, to_string(l.schedule), l.tp_overlap, l.uneven, order_string(l));
+std::string to_string(const Layout& layout) {
+  static const std::vector<const LayoutField*> fields = fields_in_print_order();
+  std::string out;
+  for (const LayoutField* field : fields)
+    out += fmt::format("{}{}={}", out.empty() ? "" : ",", field->key, field->print(layout));
+  return out;
 }
 
-std::string short_label(const Layout& l) {
-  std::string s = fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp);
-  if (l.cp > 1) s += fmt::format(" cp{}", l.cp);
-  if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
-  if (l.vpp > 1) s += fmt::format(" v{}", l.vpp);
-  s += fmt::format(" z{} mbs{}", l.zero, l.mbs);
-  const char* rc = l.recompute == Recompute::none        ? ""
-                   : l.recompute == Recompute::selective ? " sel"
-                                                         : " full";
+std::string short_label(const Layout& layout) {
+  std::string s = fmt::format("tp{} pp{} dp{}", layout.tp, layout.pp, layout.dp);
+  if (layout.cp > 1) s += fmt::format(" cp{}", layout.cp);
+  if (layout.ep > 1) s += fmt::format(" ep{}", layout.ep);
+  if (layout.vpp > 1) s += fmt::format(" v{}", layout.vpp);
+  s += fmt::format(" z{} mbs{}", layout.zero, layout.mbs);
+  const char* rc = layout.recompute == Recompute::none        ? ""
+                   : layout.recompute == Recompute::selective ? " sel"
+                                                              : " full";
   s += rc;
-  if (l.recompute_layers > 0 && l.recompute != Recompute::full)
-    s += fmt::format("+{}full", l.recompute_layers);
-  if (l.tp > 1 && !l.sp) s += " nosp";
-  if (l.pp > 1) s += fmt::format(" {}", to_string(l.schedule));
+  if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
+    s += fmt::format("+{}full", layout.recompute_layers);
+  if (layout.tp > 1 && !layout.sp) s += " nosp";
+  if (layout.pp > 1) s += fmt::format(" {}", to_string(layout.schedule));
   return s;
 }
 

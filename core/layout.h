@@ -47,13 +47,14 @@ const char* to_string(Recompute r);
 const char* to_string(Schedule s);
 const char* to_string(Dim d);
 // "tp=8,pp=4,dp=2,cp=1,ep=1,zero=1,mbs=1,vpp=1,recompute=none,..." (every field, parseable).
-std::string to_string(const Layout& l);
+std::string to_string(const Layout& layout);
 // Compact label for tables: "tp8 pp4 dp2 z1 mbs1 sel 1f1b" (defaults omitted).
-std::string short_label(const Layout& l);
+std::string short_label(const Layout& layout);
 
-// Parses "--layout tp=8,pp=4,..." (keys: dp tp pp cp ep zero mbs vpp recompute
-// recompute_layers sp schedule order tp_overlap uneven). Unset keys keep their defaults; sp
-// defaults to tp > 1 and schedule to interleaved when vpp > 1. Errors carry the column.
+// Parses "--layout tp=8,pp=4,..." (the keys of kLayoutFields in core/layout_fields.h: dp tp pp
+// cp ep zero mbs vpp recompute recompute_layers sp schedule order tp_overlap uneven). Unset keys
+// keep their defaults; sp defaults to tp > 1 and schedule to interleaved when vpp > 1. Errors
+// carry the column.
 Result<Layout> parse_layout(const std::string& text, const std::string& origin = "--layout");
 
 // Per-chunk layer counts for pp·vpp chunks in pipeline order (chunk c lives on rank c % pp).
@@ -61,8 +62,10 @@ Result<Layout> parse_layout(const std::string& text, const std::string& origin =
 // then the first, then the second-to-last, ... (Llama 3 405B: first and last stages hold fewer).
 std::vector<int64_t> chunk_layers(int64_t layers, int64_t pp, int64_t vpp);
 
-// Checks `l` against the model, cluster and batch; resolves dp when 0. Returns every violation.
-std::vector<Diagnostic> check_layout(Layout& l, const ModelSpec& m, int64_t gpus,
-                                     const TrainingSpec& t, const std::string& origin = "--layout");
+// Checks `layout` against the model, cluster and batch (the predicates of core/layout_rules.h);
+// resolves dp when 0. Returns every violation.
+std::vector<Diagnostic> check_layout(Layout& layout, const ModelSpec& model, int64_t gpus,
+                                     const TrainingSpec& training,
+                                     const std::string& origin = "--layout");
 
 }  // namespace meshplan

@@ -1,10 +1,63 @@
 // Whether a layout can run this model on these GPUs with this batch (every rule, every
-// violation). The rules are Megatron-LM's where it has one.
+// violation). The rules are Megatron-LM's where it has one; each is a named predicate
+// (core/layout_rules.h) that the layout search calls too.
 #include <fmt/format.h>
 
 #include "core/layout.h"
+#include "core/layout_rules.h"
 
 namespace meshplan {
+
+bool tp_splits_heads(const Layout& layout, const ModelSpec& model) {
+  return model.heads % layout.tp == 0;
+}
+
+bool tp_splits_kv_heads(const Layout& layout, const ModelSpec& model) {
+  return model.kv_heads % layout.tp == 0 || layout.tp % model.kv_heads == 0;
+}
+
+bool tp_splits_ffn(const Layout& layout, const ModelSpec& model) {
+  return model.dense_layers() == 0 || model.ffn_hidden <= 0 || model.ffn_hidden % layout.tp == 0;
+}
+
+bool tp_splits_expert_ffn(const Layout& layout, const ModelSpec& model) {
+  return !model.moe || model.moe->expert_ffn_hidden % layout.tp == 0;
+}
+
+bool ep_splits_experts(const Layout& layout, const ModelSpec& model) {
+  return model.moe ? model.moe->experts % layout.ep == 0 : layout.ep == 1;
+}
+
+bool ep_fits_dp_cp(const Layout& layout) { return (layout.dp * layout.cp) % layout.ep == 0; }
+
+bool chunks_divide_layers(const Layout& layout, const ModelSpec& model) {
+  return layout.uneven || model.layers % (layout.pp * layout.vpp) == 0;
+}
+
+bool chunks_within_layers(const Layout& layout, const ModelSpec& model) {
+  return model.layers >= layout.pp * layout.vpp;
+}
+
+bool batch_splits(const Layout& layout, const TrainingSpec& training) {
+  return training.global_batch % (layout.dp * layout.mbs) == 0;
+}
+
+bool interleaving_fills_pipeline(const Layout& layout, const TrainingSpec& training) {
+  const int64_t per_step = layout.dp * layout.mbs;
+  if (layout.schedule != Schedule::interleaved || per_step <= 0 ||
+      training.global_batch % per_step != 0)
+    return true;
+  return (training.global_batch / per_step) % layout.pp == 0;
+}
+
+bool cp_splits_sequence(const Layout& layout, const TrainingSpec& training) {
+  return layout.cp == 1 || training.seq_len % (2 * layout.cp) == 0;
+}
+
+bool sp_splits_sequence(const Layout& layout, const TrainingSpec& training) {
+  return !layout.sp || layout.tp == 1 || (training.seq_len / layout.cp) % layout.tp == 0;
+}
+
 namespace {
 
 class Checker {
@@ -20,104 +73,102 @@ class Checker {
 };
 
 // The degrees multiply to the GPU count; resolves dp when it was left to fill.
-void check_gpu_count(Checker& c, Layout& l, int64_t gpus) {
-  const int64_t mp = l.tp * l.pp * l.cp;
-  if (l.dp == 0) {
-    c.require(
-        gpus % mp == 0, "tp", l.tp,
+void check_gpu_count(Checker& checker, Layout& layout, int64_t gpus) {
+  const int64_t mp = layout.tp * layout.pp * layout.cp;
+  if (layout.dp == 0) {
+    checker.require(
+        gpus % mp == 0, "tp", layout.tp,
         fmt::format("tp·pp·cp = {} must divide the GPU count ({}) so dp can fill it", mp, gpus));
-    l.dp = std::max<int64_t>(1, gpus / mp);  // keep checking the other rules
+    layout.dp = std::max<int64_t>(1, gpus / mp);  // keep checking the other rules
   } else {
-    c.require(l.gpus() == gpus, "dp", l.dp,
-              fmt::format("dp·tp·pp·cp = {}·{}·{}·{} = {} must equal the GPU count ({})", l.dp,
-                          l.tp, l.pp, l.cp, l.gpus(), gpus));
+    checker.require(layout.gpus() == gpus, "dp", layout.dp,
+                    fmt::format("dp·tp·pp·cp = {}·{}·{}·{} = {} must equal the GPU count ({})",
+                                layout.dp, layout.tp, layout.pp, layout.cp, layout.gpus(), gpus));
   }
 }
 
 // Tensor and expert parallelism split the model's heads, widths and experts evenly.
-void check_model_split(Checker& c, const Layout& l, const ModelSpec& m) {
-  c.require(m.heads % l.tp == 0, "tp", l.tp, fmt::format("must divide heads ({})", m.heads));
-  c.require(m.kv_heads % l.tp == 0 || l.tp % m.kv_heads == 0, "tp", l.tp,
-            fmt::format("must divide kv_heads ({}) or be a multiple of it (KV heads are then "
-                        "replicated tp/kv_heads times)",
-                        m.kv_heads));
-  if (m.dense_layers() > 0 && m.ffn_hidden > 0) {
-    c.require(m.ffn_hidden % l.tp == 0, "tp", l.tp,
-              fmt::format("must divide ffn_hidden ({})", m.ffn_hidden));
-  }
-  if (m.moe) {
-    c.require(m.moe->expert_ffn_hidden % l.tp == 0, "tp", l.tp,
-              fmt::format("must divide moe.expert_ffn_hidden ({}) (experts are split by tp)",
-                          m.moe->expert_ffn_hidden));
-    c.require(m.moe->experts % l.ep == 0, "ep", l.ep,
-              fmt::format("must divide moe.experts ({})", m.moe->experts));
-    c.require((l.dp * l.cp) % l.ep == 0, "ep", l.ep,
-              fmt::format("must divide dp·cp ({}) (expert groups are carved from the data- and "
-                          "context-parallel ranks)",
-                          l.dp * l.cp));
+void check_model_split(Checker& checker, const Layout& layout, const ModelSpec& model) {
+  checker.require(tp_splits_heads(layout, model), "tp", layout.tp,
+                  fmt::format("must divide heads ({})", model.heads));
+  checker.require(tp_splits_kv_heads(layout, model), "tp", layout.tp,
+                  fmt::format("must divide kv_heads ({}) or be a multiple of it (KV heads are "
+                              "then replicated tp/kv_heads times)",
+                              model.kv_heads));
+  checker.require(tp_splits_ffn(layout, model), "tp", layout.tp,
+                  fmt::format("must divide ffn_hidden ({})", model.ffn_hidden));
+  if (model.moe) {
+    checker.require(tp_splits_expert_ffn(layout, model), "tp", layout.tp,
+                    fmt::format("must divide moe.expert_ffn_hidden ({}) (experts are split by tp)",
+                                model.moe->expert_ffn_hidden));
+    checker.require(ep_splits_experts(layout, model), "ep", layout.ep,
+                    fmt::format("must divide moe.experts ({})", model.moe->experts));
+    checker.require(ep_fits_dp_cp(layout), "ep", layout.ep,
+                    fmt::format("must divide dp·cp ({}) (expert groups are carved from the data- "
+                                "and context-parallel ranks)",
+                                layout.dp * layout.cp));
   } else {
-    c.require(l.ep == 1, "ep", l.ep, "must be 1 for a dense model (it has no experts)");
+    checker.require(ep_splits_experts(layout, model), "ep", layout.ep,
+                    "must be 1 for a dense model (it has no experts)");
   }
 }
 
 // Layers split over pp·vpp chunks, and the schedule's own rules.
-void check_pipeline(Checker& c, const Layout& l, const ModelSpec& m) {
-  const int64_t chunks = l.pp * l.vpp;
-  c.require(l.uneven || m.layers % chunks == 0, "pp", l.pp,
-            fmt::format("pp·vpp = {} must divide layers ({}); add uneven=true to let the first "
-                        "and last stages hold fewer layers",
-                        chunks, m.layers));
-  c.require(m.layers >= chunks, "pp", l.pp,
-            fmt::format("pp·vpp = {} must not exceed layers ({})", chunks, m.layers));
-  if (l.vpp > 1) {
-    c.require(l.schedule == Schedule::interleaved, "vpp", l.vpp,
-              "vpp > 1 needs schedule=interleaved");
-    c.require(l.pp > 1, "vpp", l.vpp, "vpp > 1 needs pp > 1");
+void check_pipeline(Checker& checker, const Layout& layout, const ModelSpec& model) {
+  const int64_t chunks = layout.pp * layout.vpp;
+  checker.require(chunks_divide_layers(layout, model), "pp", layout.pp,
+                  fmt::format("pp·vpp = {} must divide layers ({}); add uneven=true to let the "
+                              "first and last stages hold fewer layers",
+                              chunks, model.layers));
+  checker.require(chunks_within_layers(layout, model), "pp", layout.pp,
+                  fmt::format("pp·vpp = {} must not exceed layers ({})", chunks, model.layers));
+  if (layout.vpp > 1) {
+    checker.require(layout.schedule == Schedule::interleaved, "vpp", layout.vpp,
+                    "vpp > 1 needs schedule=interleaved");
+    checker.require(layout.pp > 1, "vpp", layout.vpp, "vpp > 1 needs pp > 1");
   }
-  if (l.schedule == Schedule::interleaved) {
-    c.require(l.vpp > 1, "vpp", l.vpp, "schedule=interleaved needs vpp ≥ 2");
+  if (layout.schedule == Schedule::interleaved) {
+    checker.require(layout.vpp > 1, "vpp", layout.vpp, "schedule=interleaved needs vpp ≥ 2");
   }
-  const int64_t stage_layers = (m.layers + chunks - 1) / chunks * l.vpp;  // the largest stage
-  c.require(l.recompute_layers <= stage_layers, "recompute_layers", l.recompute_layers,
-            fmt::format("must not exceed the layers per stage ({})", stage_layers));
+  const int64_t stage_layers =
+      (model.layers + chunks - 1) / chunks * layout.vpp;  // the largest stage
+  checker.require(layout.recompute_layers <= stage_layers, "recompute_layers",
+                  layout.recompute_layers,
+                  fmt::format("must not exceed the layers per stage ({})", stage_layers));
 }
 
 // The batch splits into micro-batches, and the sequence into CP and SP shards.
-void check_batch_and_sequence(Checker& c, const Layout& l, const TrainingSpec& t) {
-  const int64_t per_step = l.dp * l.mbs;
-  c.require(t.global_batch % per_step == 0, "mbs", l.mbs,
-            fmt::format("dp·mbs = {}·{} = {} must divide the global batch ({} sequences)", l.dp,
-                        l.mbs, per_step, t.global_batch));
-  if (l.schedule == Schedule::interleaved && per_step > 0 && t.global_batch % per_step == 0) {
-    const int64_t micro = t.global_batch / per_step;
-    c.require(micro % l.pp == 0, "pp", l.pp,
-              fmt::format("the interleaved schedule needs the micro-batch count ({}) to be a "
-                          "multiple of pp (Megatron-LM)",
-                          micro));
+void check_batch_and_sequence(Checker& checker, const Layout& layout,
+                              const TrainingSpec& training) {
+  const int64_t per_step = layout.dp * layout.mbs;
+  checker.require(batch_splits(layout, training), "mbs", layout.mbs,
+                  fmt::format("dp·mbs = {}·{} = {} must divide the global batch ({} sequences)",
+                              layout.dp, layout.mbs, per_step, training.global_batch));
+  if (!interleaving_fills_pipeline(layout, training)) {
+    checker.require(false, "pp", layout.pp,
+                    fmt::format("the interleaved schedule needs the micro-batch count ({}) to be "
+                                "a multiple of pp (Megatron-LM)",
+                                training.global_batch / per_step));
   }
-  if (l.cp > 1) {
-    c.require(t.seq_len % (2 * l.cp) == 0, "cp", l.cp,
-              fmt::format("2·cp must divide seq_len ({}) (load-balanced causal context "
-                          "parallelism splits each sequence into 2·cp chunks)",
-                          t.seq_len));
-  }
-  if (l.sp && l.tp > 1) {
-    c.require((t.seq_len / l.cp) % l.tp == 0, "tp", l.tp,
-              fmt::format("must divide the per-rank sequence ({}) under sequence parallelism",
-                          t.seq_len / l.cp));
-  }
+  checker.require(cp_splits_sequence(layout, training), "cp", layout.cp,
+                  fmt::format("2·cp must divide seq_len ({}) (load-balanced causal context "
+                              "parallelism splits each sequence into 2·cp chunks)",
+                              training.seq_len));
+  checker.require(sp_splits_sequence(layout, training), "tp", layout.tp,
+                  fmt::format("must divide the per-rank sequence ({}) under sequence parallelism",
+                              training.seq_len / layout.cp));
 }
 
 }  // namespace
 
-std::vector<Diagnostic> check_layout(Layout& l, const ModelSpec& m, int64_t gpus,
-                                     const TrainingSpec& t, const std::string& origin) {
-  Checker c(origin);
-  check_gpu_count(c, l, gpus);
-  check_model_split(c, l, m);
-  check_pipeline(c, l, m);
-  check_batch_and_sequence(c, l, t);
-  return c.errors;
+std::vector<Diagnostic> check_layout(Layout& layout, const ModelSpec& model, int64_t gpus,
+                                     const TrainingSpec& training, const std::string& origin) {
+  Checker checker(origin);
+  check_gpu_count(checker, layout, gpus);
+  check_model_split(checker, layout, model);
+  check_pipeline(checker, layout, model);
+  check_batch_and_sequence(checker, layout, training);
+  return checker.errors;
 }
 
 }  // namespace meshplan

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <thread>
 
+#include "core/layout_rules.h"
+
 namespace meshplan {
 namespace {
 
@@ -37,27 +39,47 @@ struct Ranked {
   bool operator<(const Ranked& o) const { return key != o.key ? key < o.key : order < o.order; }
 };
 
+// Counts a branch of the enumeration that breaks `rule` under its name; returns whether the
+// rule holds.
+bool holds(bool ok, const char* rule, std::map<std::string, int64_t>& skipped) {
+  if (!ok) ++skipped[rule];
+  return ok;
+}
+
 class Enumerator {
  public:
-  Enumerator(const ModelSpec& m, const TrainingSpec& t, int64_t gpus, size_t levels,
-             const SearchOptions& o)
-      : m_(m), t_(t), gpus_(gpus), levels_(levels), o_(o) {}
+  Enumerator(const ModelSpec& model, const TrainingSpec& training, int64_t gpus, size_t levels,
+             const SearchOptions& options)
+      : model_(model), training_(training), gpus_(gpus), levels_(levels), options_(options) {}
 
-  std::vector<WorkItem> work_items(std::map<std::string, int64_t>& rejected) const {
+  // The work items, in enumeration order. Branches pruned by a layout rule are counted in
+  // `skipped`; those the reports show (batch and interleaving rules) in `rejected`.
+  std::vector<WorkItem> work_items(std::map<std::string, int64_t>& rejected,
+                                   std::map<std::string, int64_t>& skipped) const {
     std::vector<WorkItem> items;
+    const LayoutFix& fix = options_.fix;
     for (int64_t tp : divisors(gpus_)) {
-      if (!allowed(o_.fix.tp, tp) || !tp_ok(tp)) continue;
+      if (!allowed(fix.tp, tp)) continue;
+      Layout probe;
+      probe.tp = tp;
+      if (!tp_splits_model(probe, skipped)) continue;
       for (int64_t cp : divisors(gpus_ / tp)) {
-        if (!allowed(o_.fix.cp, cp) || (cp > 1 && t_.seq_len % (2 * cp) != 0)) continue;
+        if (!allowed(fix.cp, cp)) continue;
+        probe.cp = cp;
+        if (!holds(cp_splits_sequence(probe, training_), "cp_splits_sequence", skipped)) continue;
         for (int64_t pp : divisors(gpus_ / tp / cp)) {
-          if (!allowed(o_.fix.pp, pp) || pp > m_.layers) continue;
+          if (!allowed(fix.pp, pp)) continue;
+          probe.pp = pp;
+          if (!holds(chunks_within_layers(probe, model_), "chunks_within_layers", skipped))
+            continue;
           const int64_t dp = gpus_ / tp / cp / pp;
-          if (!allowed(o_.fix.dp, dp)) continue;
-          if (t_.global_batch % dp != 0) {
+          if (!allowed(fix.dp, dp)) continue;
+          probe.dp = dp;
+          if (!batch_splits(probe, training_)) {  // probe.mbs = 1: dp divides the batch
             ++rejected["global batch not divisible by dp"];
             continue;
           }
-          add_pipeline_variants(tp, cp, pp, dp, items, rejected);
+          add_pipeline_variants(probe, items, rejected, skipped);
         }
       }
     }
@@ -65,40 +87,56 @@ class Enumerator {
   }
 
  private:
-  bool tp_ok(int64_t tp) const {
-    if (m_.heads % tp != 0) return false;
-    if (m_.kv_heads % tp != 0 && tp % m_.kv_heads != 0) return false;
-    if (m_.dense_layers() > 0 && m_.ffn_hidden % tp != 0) return false;
-    return !m_.moe || m_.moe->expert_ffn_hidden % tp == 0;
+  // Tensor parallelism's rules, counted under the first that fails.
+  bool tp_splits_model(const Layout& probe, std::map<std::string, int64_t>& skipped) const {
+    return holds(tp_splits_heads(probe, model_), "tp_splits_heads", skipped) &&
+           holds(tp_splits_kv_heads(probe, model_), "tp_splits_kv_heads", skipped) &&
+           holds(tp_splits_ffn(probe, model_), "tp_splits_ffn", skipped) &&
+           holds(tp_splits_expert_ffn(probe, model_), "tp_splits_expert_ffn", skipped);
   }
 
-  void add_pipeline_variants(int64_t tp, int64_t cp, int64_t pp, int64_t dp,
-                             std::vector<WorkItem>& items,
-                             std::map<std::string, int64_t>& rejected) const {
-    for (int64_t v = 1; pp * v <= m_.layers && (v == 1 || pp > 1); ++v) {
-      const int64_t chunks = pp * v;
-      const int64_t deficit = (m_.layers + chunks - 1) / chunks * chunks - m_.layers;
-      if (!allowed(o_.fix.vpp, v) || deficit > o_.max_uneven_deficit) continue;
-      for (int64_t ep : divisors(m_.moe ? m_.moe->experts : 1)) {
-        if (!allowed(o_.fix.ep, ep) || (dp * cp) % ep != 0) continue;
-        for (int64_t mbs : divisors(t_.global_batch / dp)) {
-          if (!allowed(o_.fix.mbs, mbs)) continue;
-          const int64_t micro = t_.global_batch / dp / mbs;
-          if (v > 1 && micro % pp != 0) {
+  // `shape` has tp, cp, pp and dp set; adds every vpp, ep, mbs, sp and order for it.
+  void add_pipeline_variants(const Layout& shape, std::vector<WorkItem>& items,
+                             std::map<std::string, int64_t>& rejected,
+                             std::map<std::string, int64_t>& skipped) const {
+    const LayoutFix& fix = options_.fix;
+    const int64_t tp = shape.tp, cp = shape.cp, pp = shape.pp, dp = shape.dp;
+    // vpp > 1 only with pp > 1, and pp·vpp at most the layers: the loop's bounds.
+    for (int64_t vpp = 1; pp * vpp <= model_.layers && (vpp == 1 || pp > 1); ++vpp) {
+      const int64_t chunks = pp * vpp;
+      const int64_t deficit = (model_.layers + chunks - 1) / chunks * chunks - model_.layers;
+      if (!allowed(fix.vpp, vpp)) continue;
+      if (deficit > options_.max_uneven_deficit) {
+        ++skipped["uneven deficit above max_uneven_deficit"];
+        continue;
+      }
+      for (int64_t ep : divisors(model_.moe ? model_.moe->experts : 1)) {
+        if (!allowed(fix.ep, ep)) continue;
+        Layout probe = shape;
+        probe.ep = ep;
+        if (!holds(ep_fits_dp_cp(probe), "ep_fits_dp_cp", skipped)) continue;
+        for (int64_t mbs : divisors(training_.global_batch / dp)) {
+          if (!allowed(fix.mbs, mbs)) continue;
+          probe.vpp = vpp, probe.mbs = mbs;
+          probe.schedule = vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+          if (!interleaving_fills_pipeline(probe, training_)) {
             ++rejected["interleaving needs micro-batches in multiples of pp"];
             continue;
           }
           for (bool sp : {true, false}) {
-            if ((sp && tp == 1) || !allowed(o_.fix.sp, sp && tp > 1)) continue;
-            if (sp && (t_.seq_len / cp) % tp != 0) continue;
+            if ((sp && tp == 1) || !allowed(fix.sp, sp && tp > 1)) continue;
+            probe.sp = sp;
+            if (!holds(sp_splits_sequence(probe, training_), "sp_splits_sequence", skipped))
+              continue;
             for (const auto& order : orders()) {
-              Layout l;
-              l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.vpp = v, l.ep = ep, l.mbs = mbs;
-              l.sp = sp;
-              l.tp_overlap = tp > 1 && o_.fix.tp_overlap.value_or(false);
-              l.uneven = deficit > 0;
-              l.order = order;
-              items.push_back({l});
+              Layout layout;
+              layout.tp = tp, layout.cp = cp, layout.pp = pp, layout.dp = dp;
+              layout.vpp = vpp, layout.ep = ep, layout.mbs = mbs;
+              layout.sp = sp;
+              layout.tp_overlap = tp > 1 && fix.tp_overlap.value_or(false);
+              layout.uneven = deficit > 0;
+              layout.order = order;
+              items.push_back({layout});
             }
           }
         }
@@ -107,31 +145,31 @@ class Enumerator {
   }
 
   std::vector<std::array<Dim, 4>> orders() const {
-    if (o_.fix.order) return {*o_.fix.order};
+    if (options_.fix.order) return {*options_.fix.order};
     std::vector<std::array<Dim, 4>> out = {{Dim::tp, Dim::cp, Dim::dp, Dim::pp}};
-    if (o_.search_orders && levels_ > 2) out.push_back({Dim::tp, Dim::cp, Dim::pp, Dim::dp});
+    if (options_.search_orders && levels_ > 2) out.push_back({Dim::tp, Dim::cp, Dim::pp, Dim::dp});
     return out;
   }
 
-  const ModelSpec& m_;
-  const TrainingSpec& t_;
+  const ModelSpec& model_;
+  const TrainingSpec& training_;
   int64_t gpus_;
   size_t levels_ = 0;
-  const SearchOptions& o_;
+  const SearchOptions& options_;
 };
 
 // Schedules worth trying for a pipeline shape.
-std::vector<Schedule> schedules_for(const Layout& l, const LayoutFix& fix) {
+std::vector<Schedule> schedules_for(const Layout& layout, const LayoutFix& fix) {
   std::vector<Schedule> all;
-  if (l.vpp > 1)
+  if (layout.vpp > 1)
     all = {Schedule::interleaved};
-  else if (l.pp == 1)
+  else if (layout.pp == 1)
     all = {Schedule::one_f_one_b};
   else
     all = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb_h1};
   std::vector<Schedule> out;
   for (Schedule s : all)
-    if (allowed(fix.schedule, s) || (l.pp == 1 && fix.schedule)) out.push_back(s);
+    if (allowed(fix.schedule, s) || (layout.pp == 1 && fix.schedule)) out.push_back(s);
   return out;
 }
 
@@ -163,33 +201,35 @@ const char* dominant_term(const StageMemory& s) {
 }
 
 ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
-                    const SearchOptions& o) {
+                    const SearchOptions& options) {
   ItemResult out;
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
-  for (Schedule schedule : schedules_for(item.base, o.fix)) {
+  for (Schedule schedule : schedules_for(item.base, options.fix)) {
     for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
-      if (!allowed(o.fix.recompute, rc)) continue;
+      if (!allowed(options.fix.recompute, rc)) continue;
       const int64_t max_layers = rc == Recompute::full ? 0 : stage_layers;
       for (int64_t rl = 0; rl <= max_layers; ++rl) {
-        if (!allowed(o.fix.recompute_layers, rl)) continue;
+        if (!allowed(options.fix.recompute_layers, rl)) continue;
         for (int zero = 0; zero <= 3; ++zero) {
-          if (!allowed(o.fix.zero, zero)) continue;
-          Layout l = item.base;
-          l.schedule = schedule, l.recompute = rc, l.recompute_layers = rl, l.zero = zero;
+          if (!allowed(options.fix.zero, zero)) continue;
+          Layout layout = item.base;
+          layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl,
+          layout.zero = zero;
           ++out.evaluated;
           ++order;
-          const StageMemory peak = model.peak_stage_memory(l);
+          const StageMemory peak = model.peak_stage_memory(layout);
           const double bytes = peak.total_bytes();
-          if (!out.smallest || bytes < out.smallest->key) out.smallest = Ranked{bytes, order, l};
+          if (!out.smallest || bytes < out.smallest->key)
+            out.smallest = Ranked{bytes, order, layout};
           if (bytes > static_cast<double>(model.cluster().gpu.hbm_bytes)) {
             ++out.rejected[dominant_term(peak)];
             continue;
           }
           ++out.feasible;
-          Estimate e = model.evaluate(l, peak, /*detail=*/false);
-          keep_best(out.best, Ranked{rank_key(e, o.objective), order, l},
-                    static_cast<size_t>(o.top_k));
+          Estimate e = model.evaluate(layout, peak, /*detail=*/false);
+          keep_best(out.best, Ranked{rank_key(e, options.objective), order, layout},
+                    static_cast<size_t>(options.top_k));
         }
       }
     }
@@ -198,8 +238,8 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
 }
 
 // Upper bound on the layouts one work item generates, for deterministic enumeration indices.
-int64_t item_span(const ModelSpec& m, const Layout& base) {
-  const int64_t stage_layers = (m.layers + base.pp - 1) / base.pp;
+int64_t item_span(const ModelSpec& model, const Layout& base) {
+  const int64_t stage_layers = (model.layers + base.pp - 1) / base.pp;
   return 3 * (2 * (stage_layers + 1) + 1) * 4 + 1;
 }
 
@@ -208,50 +248,24 @@ int64_t item_span(const ModelSpec& m, const Layout& base) {
 Result<LayoutFix> parse_layout_fix(const std::string& text) {
   Result<Layout> parsed = parse_layout(text, "--fix");
   if (!parsed) return parsed.errors();
-  const Layout& l = parsed.value();
-  LayoutFix f;
+  LayoutFix fix;
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
     const std::string key = text.substr(start, text.find('=', start) - start);
-    if (key == "dp")
-      f.dp = l.dp;
-    else if (key == "tp")
-      f.tp = l.tp;
-    else if (key == "pp")
-      f.pp = l.pp;
-    else if (key == "cp")
-      f.cp = l.cp;
-    else if (key == "ep")
-      f.ep = l.ep;
-    else if (key == "mbs")
-      f.mbs = l.mbs;
-    else if (key == "vpp")
-      f.vpp = l.vpp;
-    else if (key == "zero")
-      f.zero = l.zero;
-    else if (key == "recompute")
-      f.recompute = l.recompute;
-    else if (key == "recompute_layers")
-      f.recompute_layers = l.recompute_layers;
-    else if (key == "schedule")
-      f.schedule = l.schedule;
-    else if (key == "sp")
-      f.sp = l.sp;
-    else if (key == "order")
-      f.order = l.order;
-    else if (key == "tp_overlap")
-      f.tp_overlap = l.tp_overlap;
-    else if (key == "uneven") {
-      return Diagnostic{{"--fix", 1, static_cast<int>(start) + 1, text},
-                        key,
-                        "",
-                        "cannot be fixed in a search (use estimate --layout)"};
+    if (const LayoutField* field = find_layout_field(key)) {
+      if (!field->pin) {
+        return Diagnostic{{"--fix", 1, static_cast<int>(start) + 1, text},
+                          key,
+                          "",
+                          "cannot be fixed in a search (use estimate --layout)"};
+      }
+      field->pin(parsed.value(), fix);
     }
     start = end + 1;
   }
-  return f;
+  return fix;
 }
 
 SearchResult search_layouts(const CostModel& prototype, int64_t gpus, const SearchOptions& o) {
@@ -259,7 +273,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus, const Sear
   SearchResult result;
   Enumerator enumerator(prototype.model(), prototype.training(), gpus,
                         prototype.cluster().network.size(), o);
-  const std::vector<WorkItem> items = enumerator.work_items(result.rejected);
+  const std::vector<WorkItem> items = enumerator.work_items(result.rejected, result.skipped);
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
     base_order[i] = base_order[i - 1] + item_span(prototype.model(), items[i - 1].base);

@@ -1,7 +1,8 @@
 // Exhaustive layout search (no sampling): every factorisation of the GPU count into
 // dp·tp·pp·cp (and ep for MoE), ZeRO stage, recompute policy and recompute_layers count,
-// micro-batch size dividing the batch, virtual-stage count, SP on/off and schedule. Invalid
-// layouts are never generated; layouts that do not fit are rejected on memory before timing.
+// micro-batch size dividing the batch, virtual-stage count, SP on/off and schedule. Layouts
+// breaking a rule of core/layout_rules.h are never generated (each pruned branch is counted
+// under the rule's name); layouts that do not fit are rejected on memory before timing.
 // Multithreaded and deterministic: results are identical for any thread count (ties broken by
 // enumeration order).
 #pragma once
@@ -15,25 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "core/layout_fields.h"
 #include "planner/cost_model.h"
 
 namespace meshplan {
 
 enum class Objective { mfu, tokens_per_s, memory };
 
-// Fields the user pinned with --fix (unset: searched).
-struct LayoutFix {
-  std::optional<int64_t> dp, tp, pp, cp, ep, mbs, vpp, recompute_layers;
-  std::optional<int> zero;
-  std::optional<Recompute> recompute;
-  std::optional<Schedule> schedule;
-  std::optional<bool> sp;
-  std::optional<std::array<Dim, 4>> order;
-  // Never searched (the search keeps it off); set, every candidate with tp > 1 takes it
-  // (validation rows whose source ran with --tp-comm-overlap; --fix tp_overlap=true).
-  std::optional<bool> tp_overlap;
-};
-// Parses "tp=8,pp=16,..." (layout keys). Errors carry the column.
+// Parses "tp=8,pp=16,..." (layout keys; LayoutFix is in core/layout_fields.h). Each key is pinned
+// by its kLayoutFields entry; a field the search derives (uneven) is refused. Errors carry the
+// column.
 Result<LayoutFix> parse_layout_fix(const std::string& text);
 
 struct SearchOptions {
@@ -59,7 +51,10 @@ struct SearchResult {
   double wall_s = 0;
   std::vector<Estimate> ranked;             // best first, at most top_k, with detail
   std::map<std::string, int64_t> rejected;  // reason → count (memory by dominant term, rules)
-  std::optional<Estimate> smallest;         // least peak memory, when nothing fits
+  // Branches of the enumeration pruned by a layout rule (core/layout_rules.h: predicate name →
+  // count) or by max_uneven_deficit. Kept apart from `rejected`, which reports print.
+  std::map<std::string, int64_t> skipped;
+  std::optional<Estimate> smallest;  // least peak memory, when nothing fits
 };
 
 SearchResult search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& o);

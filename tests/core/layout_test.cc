@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "core/layout_fields.h"
+#include "core/layout_rules.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;
@@ -126,4 +128,45 @@ TEST_CASE("layout syntax errors point at the column of the bad entry") {
         "--layout:1:38: error: field 'vpp': must be written key=value\n"
         "  tp=8,pp=x,recompute=sel,zero=4,tpp=2,vpp\n"
         "                                       ^\n");
+}
+
+TEST_CASE("the field table drives parsing and printing: to_string reads back to the same layout") {
+  CHECK(kLayoutFields.size() == 15);
+  Result<Layout> parsed = parse_layout(
+      "tp=4,pp=2,dp=3,cp=2,ep=1,zero=3,mbs=2,vpp=2,recompute=full,recompute_layers=1,sp=false,"
+      "schedule=interleaved,order=tp-cp-pp-dp,tp_overlap=true,uneven=true");
+  REQUIRE(parsed.ok());
+  CHECK(to_string(parsed.value()) ==
+        "tp=4,pp=2,dp=3,cp=2,ep=1,zero=3,mbs=2,vpp=2,recompute=full,recompute_layers=1,sp=false,"
+        "schedule=interleaved,tp_overlap=true,uneven=true,order=tp-cp-pp-dp");
+  Result<Layout> again = parse_layout(to_string(parsed.value()));
+  REQUIRE(again.ok());
+  CHECK(to_string(again.value()) == to_string(parsed.value()));
+  for (const LayoutField& field : kLayoutFields) {
+    CAPTURE(field.key);
+    CHECK(find_layout_field(field.key) == &field);
+    CHECK((field.pin == nullptr) == (field.search == FieldSearch::derived));
+  }
+}
+
+TEST_CASE("named layout rules: each predicate is the rule check_layout reports") {
+  const ModelSpec model = llama70b();  // 64 heads, 8 KV heads, 80 layers
+  const TrainingSpec training{8192, 1024, Precision::bf16};
+  Layout layout;
+  layout.tp = 3;
+  CHECK(!tp_splits_heads(layout, model));
+  layout.tp = 16;
+  CHECK(tp_splits_heads(layout, model));
+  CHECK(tp_splits_kv_heads(layout, model));  // a multiple of 8: KV heads replicated
+  layout.tp = 1, layout.pp = 81;
+  CHECK(!chunks_within_layers(layout, model));
+  layout.pp = 3;
+  CHECK(!chunks_divide_layers(layout, model));
+  layout.uneven = true;
+  CHECK(chunks_divide_layers(layout, model));
+  layout.cp = 3;
+  CHECK(!cp_splits_sequence(layout, training));
+  layout.dp = 3;
+  CHECK(!batch_splits(layout, training));
+  CHECK(!ep_splits_experts(Layout{.ep = 2}, model));  // dense: ep must be 1
 }

@@ -119,3 +119,12 @@ TEST_CASE("on a three-level fabric the search also tries Llama 3's rank order tp
   CostModel flat(m, two_level_cluster(8), CalibrationProfile{}, {8192, 256, Precision::bf16});
   CHECK(search_layouts(flat, 64, both).evaluated == r_one.evaluated);
 }
+
+TEST_CASE("every branch the search prunes by a layout rule is counted under the rule's name") {
+  ModelSpec m = shipped_model("llama3-8b");  // 32 heads
+  TrainingSpec t{8192, 96, Precision::bf16};
+  ClusterSpec c = two_level_cluster(3);  // 24 GPUs: tp = 3, 6, 12 and 24 do not split 32 heads
+  SearchResult r = run(m, c, t, 1);
+  CHECK(r.skipped.at("tp_splits_heads") == 4);
+  CHECK(r.rejected.count("tp_splits_heads") == 0);  // reports print `rejected` only
+}

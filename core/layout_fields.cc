@@ -1,0 +1,187 @@
+#include "core/layout_fields.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "core/edit_distance.h"
+
+namespace meshplan {
+namespace {
+
+constexpr int64_t kMaxDegree = 1'000'000;
+
+// Reads an integer in [min, max] into `field`; returns "" or the rule.
+std::string parse_integer(const std::string& value, int64_t min, int64_t max, int64_t& field) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || end != value.data() + value.size() || v < min || v > max)
+    return fmt::format("must be an integer between {} and {}", min, max);
+  field = v;
+  return "";
+}
+
+std::string parse_boolean(const std::string& value, bool& field) {
+  if (value == "true" || value == "1" || value == "on") {
+    field = true;
+    return "";
+  }
+  if (value == "false" || value == "0" || value == "off") {
+    field = false;
+    return "";
+  }
+  return "must be true or false";
+}
+
+// Reads one of `names` (indexed like `values`) into `field`; returns "" or the rule.
+template <class T>
+std::string parse_choice(const std::string& value, const std::vector<std::string>& names,
+                         const std::vector<T>& values, T& field) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == value) {
+      field = values[i];
+      return "";
+    }
+  }
+  return fmt::format("must be one of {}{}", fmt::join(names, "|"), did_you_mean(value, names));
+}
+
+std::string parse_order(const std::string& value, Layout& layout) {
+  std::array<Dim, 4> order{};
+  size_t n = 0, start = 0;
+  bool ok = true;
+  unsigned seen = 0;
+  while (ok && start <= value.size()) {
+    size_t end = value.find('-', start);
+    if (end == std::string::npos) end = value.size();
+    std::string name = value.substr(start, end - start);
+    std::optional<Dim> dim = name == "tp"   ? std::optional(Dim::tp)
+                             : name == "cp" ? std::optional(Dim::cp)
+                             : name == "dp" ? std::optional(Dim::dp)
+                             : name == "pp" ? std::optional(Dim::pp)
+                                            : std::nullopt;
+    ok = dim && n < 4 && !(seen & (1u << static_cast<unsigned>(*dim)));
+    if (ok) {
+      seen |= 1u << static_cast<unsigned>(*dim);
+      order[n++] = *dim;
+    }
+    start = end + 1;
+  }
+  if (!ok || n != 4)
+    return "must list tp, cp, dp and pp once each, innermost first, e.g. tp-cp-dp-pp";
+  layout.order = order;
+  return "";
+}
+
+std::string print_order(const Layout& layout) {
+  return fmt::format("{}-{}-{}-{}", to_string(layout.order[0]), to_string(layout.order[1]),
+                     to_string(layout.order[2]), to_string(layout.order[3]));
+}
+
+std::string print_bool(bool value) { return value ? "true" : "false"; }
+
+template <int64_t Layout::*member, int64_t min, int64_t max>
+std::string parse_int(const std::string& value, Layout& layout) {
+  return parse_integer(value, min, max, layout.*member);
+}
+
+template <int64_t Layout::*member>
+std::string print_int(const Layout& layout) {
+  return fmt::format("{}", layout.*member);
+}
+
+}  // namespace
+
+const std::array<LayoutField, 15> kLayoutFields = {{
+    {"dp", "data-parallel degree; 0 (the default) fills the GPUs left after tp·pp·cp",
+     FieldSearch::searched, 2, parse_int<&Layout::dp, 0, kMaxDegree>, print_int<&Layout::dp>,
+     nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.dp = parsed.dp; }},
+    {"tp", "tensor-parallel degree (default 1)", FieldSearch::searched, 0,
+     parse_int<&Layout::tp, 1, kMaxDegree>, print_int<&Layout::tp>, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.tp = parsed.tp; }},
+    {"pp", "pipeline-parallel degree (default 1)", FieldSearch::searched, 1,
+     parse_int<&Layout::pp, 1, kMaxDegree>, print_int<&Layout::pp>, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.pp = parsed.pp; }},
+    {"cp", "context-parallel degree (default 1)", FieldSearch::searched, 3,
+     parse_int<&Layout::cp, 1, kMaxDegree>, print_int<&Layout::cp>, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.cp = parsed.cp; }},
+    {"ep", "expert-parallel degree, carved out of the dp·cp ranks (default 1)",
+     FieldSearch::searched, 4, parse_int<&Layout::ep, 1, kMaxDegree>, print_int<&Layout::ep>,
+     nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.ep = parsed.ep; }},
+    {"zero", "ZeRO stage: 0 none, 1 optimizer states, 2 + gradients, 3 + parameters (default 1)",
+     FieldSearch::searched, 5,
+     [](const std::string& value, Layout& layout) {
+       int64_t stage = 0;
+       std::string rule = parse_integer(value, 0, 3, stage);
+       if (rule.empty()) layout.zero = static_cast<int>(stage);
+       return rule;
+     },
+     [](const Layout& layout) { return fmt::format("{}", layout.zero); }, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.zero = parsed.zero; }},
+    {"mbs", "micro-batch size in sequences (default 1)", FieldSearch::searched, 6,
+     parse_int<&Layout::mbs, 1, kMaxDegree>, print_int<&Layout::mbs>, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.mbs = parsed.mbs; }},
+    {"vpp", "virtual pipeline stages (model chunks) per rank (default 1)", FieldSearch::searched, 7,
+     parse_int<&Layout::vpp, 1, 1024>, print_int<&Layout::vpp>, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.vpp = parsed.vpp; }},
+    {"recompute", "activation recompute: none (the default), selective or full",
+     FieldSearch::searched, 8,
+     [](const std::string& value, Layout& layout) {
+       return parse_choice(value, {"none", "selective", "full"},
+                           {Recompute::none, Recompute::selective, Recompute::full},
+                           layout.recompute);
+     },
+     [](const Layout& layout) { return std::string(to_string(layout.recompute)); }, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.recompute = parsed.recompute; }},
+    {"recompute_layers", "layers per stage fully recomputed; the rest follow recompute (default 0)",
+     FieldSearch::searched, 9, parse_int<&Layout::recompute_layers, 0, 100'000>,
+     print_int<&Layout::recompute_layers>, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.recompute_layers = parsed.recompute_layers; }},
+    {"sp", "sequence parallelism (default: true when tp > 1)", FieldSearch::searched, 10,
+     [](const std::string& value, Layout& layout) { return parse_boolean(value, layout.sp); },
+     [](const Layout& layout) { return print_bool(layout.sp); },
+     [](Layout& layout) { layout.sp = layout.tp > 1; },
+     [](const Layout& parsed, LayoutFix& fix) { fix.sp = parsed.sp; }},
+    {"schedule",
+     "pipeline schedule: gpipe, 1f1b, interleaved or zb-h1 (default: interleaved when vpp > 1, "
+     "else 1f1b)",
+     FieldSearch::searched, 11,
+     [](const std::string& value, Layout& layout) {
+       return parse_choice(
+           value, {"gpipe", "1f1b", "interleaved", "zb-h1"},
+           {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1},
+           layout.schedule);
+     },
+     [](const Layout& layout) { return std::string(to_string(layout.schedule)); },
+     [](Layout& layout) {
+       layout.schedule = layout.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+     },
+     [](const Layout& parsed, LayoutFix& fix) { fix.schedule = parsed.schedule; }},
+    {"order", "rank order, innermost first (default tp-cp-dp-pp)", FieldSearch::searched, 14,
+     parse_order, print_order, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.order = parsed.order; }},
+    {"tp_overlap", "TP communication overlapped with GEMMs (default false)",
+     FieldSearch::pinned_only, 12,
+     [](const std::string& value, Layout& layout) {
+       return parse_boolean(value, layout.tp_overlap);
+     },
+     [](const Layout& layout) { return print_bool(layout.tp_overlap); }, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.tp_overlap = parsed.tp_overlap; }},
+    {"uneven", "allow layers not divisible by pp·vpp (default false)", FieldSearch::derived, 13,
+     [](const std::string& value, Layout& layout) { return parse_boolean(value, layout.uneven); },
+     [](const Layout& layout) { return print_bool(layout.uneven); }, nullptr, nullptr},
+}};
+
+const LayoutField* find_layout_field(std::string_view key) {
+  for (const LayoutField& field : kLayoutFields)
+    if (key == field.key) return &field;
+  return nullptr;
+}
+
+std::vector<std::string> layout_field_keys() {
+  std::vector<std::string> keys;
+  for (const LayoutField& field : kLayoutFields) keys.push_back(field.key);
+  return keys;
+}
+
+}  // namespace meshplan

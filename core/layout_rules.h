@@ -1,0 +1,35 @@
+// The validity rules of a layout, one named predicate each (true: the rule holds). check_layout
+// reports a broken rule with its message; the layout search (planner/layout_search.cc) skips
+// the candidates that break one and counts them under the predicate's name. A predicate reads
+// only the fields its rule is about, so the search may ask it about a partly built layout.
+#pragma once
+
+#include "core/layout.h"
+#include "core/model_spec.h"
+
+namespace meshplan {
+
+// Tensor parallelism splits the heads, the KV heads (or replicates them tp/kv_heads times), the
+// dense MLP width and the experts' MLP width evenly.
+bool tp_splits_heads(const Layout& layout, const ModelSpec& model);
+bool tp_splits_kv_heads(const Layout& layout, const ModelSpec& model);
+bool tp_splits_ffn(const Layout& layout, const ModelSpec& model);
+bool tp_splits_expert_ffn(const Layout& layout, const ModelSpec& model);
+// Expert parallelism: ep divides the experts (and is 1 for a dense model) and the dp·cp ranks
+// the expert groups are carved from.
+bool ep_splits_experts(const Layout& layout, const ModelSpec& model);
+bool ep_fits_dp_cp(const Layout& layout);
+// The pp·vpp chunks divide the layers (unless uneven) and are no more than the layers.
+bool chunks_divide_layers(const Layout& layout, const ModelSpec& model);
+bool chunks_within_layers(const Layout& layout, const ModelSpec& model);
+// dp·mbs divides the global batch.
+bool batch_splits(const Layout& layout, const TrainingSpec& training);
+// Interleaving: the micro-batch count is a multiple of pp (Megatron-LM); holds for other
+// schedules and when the batch does not split.
+bool interleaving_fills_pipeline(const Layout& layout, const TrainingSpec& training);
+// Load-balanced causal CP cuts each sequence into 2·cp chunks; under sequence parallelism
+// tp divides each CP rank's sequence.
+bool cp_splits_sequence(const Layout& layout, const TrainingSpec& training);
+bool sp_splits_sequence(const Layout& layout, const TrainingSpec& training);
+
+}  // namespace meshplan
