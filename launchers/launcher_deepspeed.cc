@@ -14,25 +14,25 @@ std::vector<Diagnostic> deepspeed_refusals(const Layout& layout, const TrainingS
   const Launcher ds = Launcher::deepspeed;
   std::vector<Diagnostic> out;
   if (layout.cp > 1)
-    out.push_back(launcher_refusal(ds, "cp", std::to_string(layout.cp),
+    out.push_back(launcher_refusal(ds, layout, "cp",
                                    "the config has no ring context parallelism (Ulysses is a "
                                    "different split); use cp=1"));
   if (layout.ep > 1)
     out.push_back(
-        launcher_refusal(ds, "ep", std::to_string(layout.ep),
+        launcher_refusal(ds, layout, "ep",
                          "expert parallelism is set in model code (deepspeed.moe ep_size), "
                          "not in the JSON config"));
   if (layout.tp > 1 && layout.sp)
     out.push_back(launcher_refusal(
-        ds, "sp", "true", "AutoTP has no Megatron-style sequence parallelism; use sp=false"));
+        ds, layout, "sp", "AutoTP has no Megatron-style sequence parallelism; use sp=false"));
   if (layout.tp_overlap)
     out.push_back(
-        launcher_refusal(ds, "tp_overlap", "true", "AutoTP does not overlap TP communication"));
+        launcher_refusal(ds, layout, "tp_overlap", "AutoTP does not overlap TP communication"));
   if (layout.pp > 1 && layout.zero >= 2)
-    out.push_back(launcher_refusal(ds, "zero", std::to_string(layout.zero),
+    out.push_back(launcher_refusal(ds, layout, "zero",
                                    "the pipeline engine supports ZeRO stages 0 and 1 only"));
   if (layout.pp > 1 && layout.schedule != Schedule::one_f_one_b)
-    out.push_back(launcher_refusal(ds, "schedule", to_string(layout.schedule),
+    out.push_back(launcher_refusal(ds, layout, "schedule",
                                    "the pipeline engine runs its own 1F1B schedule only"));
   if (training.precision == Precision::fp8)
     out.push_back(launcher_refusal(

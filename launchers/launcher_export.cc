@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cassert>
+
+#include "core/layout_fields.h"
+
 namespace meshplan {
 namespace {
 
@@ -58,6 +62,13 @@ Diagnostic launcher_refusal(Launcher launcher, const std::string& field, const s
   rule += " cannot express this: ";
   rule += why;
   return Diagnostic{{"--layout", 0, 0, ""}, field, value, rule};
+}
+
+Diagnostic launcher_refusal(Launcher launcher, const Layout& layout, const char* key,
+                            const std::string& why) {
+  const LayoutField* field = find_layout_field(key);
+  assert(field);
+  return launcher_refusal(launcher, key, field->print(layout), why);
 }
 
 }  // namespace meshplan

@@ -43,5 +43,9 @@ Result<std::string> export_torchtitan(const ModelSpec& model, const TrainingSpec
 // A refusal: field `field` (value `value`) cannot be expressed in `launcher` because `why`.
 Diagnostic launcher_refusal(Launcher launcher, const std::string& field, const std::string& value,
                             const std::string& why);
+// A refusal of the layout field `key`, with its value as to_string(Layout) writes it.
+// REQUIRES: `key` names a kLayoutFields entry (core/layout_fields.h).
+Diagnostic launcher_refusal(Launcher launcher, const Layout& layout, const char* key,
+                            const std::string& why);
 
 }  // namespace meshplan

@@ -17,7 +17,7 @@ bool default_order(const Layout& layout) {
 std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layout) {
   std::vector<Diagnostic> out;
   if (layout.pp > 1 && (layout.schedule == Schedule::gpipe || layout.schedule == Schedule::zb_h1)) {
-    out.push_back(launcher_refusal(who, "schedule", to_string(layout.schedule),
+    out.push_back(launcher_refusal(who, layout, "schedule",
                                    "Megatron-core pipelines run 1F1B or interleaved 1F1B only"));
   }
   if (!default_order(layout)) {
@@ -25,19 +25,19 @@ std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layou
         launcher_refusal(who, "order", "non-default", "Megatron-core orders ranks tp-cp-ep-dp-pp"));
   }
   if (layout.recompute == Recompute::selective && layout.recompute_layers > 0) {
-    out.push_back(launcher_refusal(who, "recompute_layers", std::to_string(layout.recompute_layers),
+    out.push_back(launcher_refusal(who, layout, "recompute_layers",
                                    "selective and full (block) recompute are exclusive "
                                    "(--recompute-granularity takes one)"));
   }
   if (layout.recompute_layers > 0 && layout.recompute == Recompute::none &&
       layout.recompute_layers % layout.vpp != 0) {
-    out.push_back(launcher_refusal(who, "recompute_layers", std::to_string(layout.recompute_layers),
+    out.push_back(launcher_refusal(who, layout, "recompute_layers",
                                    fmt::format("block recompute counts layers per virtual stage; "
                                                "{} is not a multiple of vpp={}",
                                                layout.recompute_layers, layout.vpp)));
   }
   if (layout.uneven && layout.vpp > 1) {
-    out.push_back(launcher_refusal(who, "uneven", "true",
+    out.push_back(launcher_refusal(who, layout, "uneven",
                                    "--num-layers-per-virtual-pipeline-stage needs equal chunks"));
   }
   return out;
@@ -119,7 +119,7 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
                                     const Layout& layout) {
   std::vector<Diagnostic> refused = megatron_core_refusals(Launcher::megatron, layout);
   if (layout.zero >= 2) {
-    refused.push_back(launcher_refusal(Launcher::megatron, "zero", std::to_string(layout.zero),
+    refused.push_back(launcher_refusal(Launcher::megatron, layout, "zero",
                                        "Megatron-LM shards optimizer states only "
                                        "(--use-distributed-optimizer, ZeRO-1); use zero=0 or 1"));
   }
@@ -166,12 +166,12 @@ Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& trai
                                 const Layout& layout) {
   std::vector<Diagnostic> refused = megatron_core_refusals(Launcher::nemo, layout);
   if (layout.zero >= 2 && layout.pp > 1) {
-    refused.push_back(launcher_refusal(Launcher::nemo, "zero", std::to_string(layout.zero),
+    refused.push_back(launcher_refusal(Launcher::nemo, layout, "zero",
                                        "NeMo's FSDP (ZeRO-2/3) does not combine with pipeline "
                                        "parallelism; use zero=0 or 1, or pp=1"));
   }
   if (layout.uneven && model.layers % layout.pp != 0) {
-    refused.push_back(launcher_refusal(Launcher::nemo, "uneven", "true",
+    refused.push_back(launcher_refusal(Launcher::nemo, layout, "uneven",
                                        "the GPT config splits layers evenly over stages"));
   }
   for (Diagnostic& refusal : model_refusals(Launcher::nemo, model))

@@ -29,22 +29,22 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpe
   const Launcher tt = Launcher::torchtitan;
   std::vector<Diagnostic> out;
   if (layout.zero == 1)
-    out.push_back(launcher_refusal(tt, "zero", "1",
+    out.push_back(launcher_refusal(tt, layout, "zero",
                                    "FSDP2 shards parameters and gradients with the optimizer "
                                    "states; use zero=0 (replicate), 2 or 3"));
   if (layout.tp > 1 && !layout.sp)
     out.push_back(
-        launcher_refusal(tt, "sp", "false", "its tensor parallel plan always shards the sequence"));
+        launcher_refusal(tt, layout, "sp", "its tensor parallel plan always shards the sequence"));
   if (layout.uneven && model.layers % (layout.pp * layout.vpp) != 0)
     out.push_back(
-        launcher_refusal(tt, "uneven", "true", "its pipeline splits layers evenly over stages"));
+        launcher_refusal(tt, layout, "uneven", "its pipeline splits layers evenly over stages"));
   if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
     out.push_back(
-        launcher_refusal(tt, "recompute_layers", std::to_string(layout.recompute_layers),
+        launcher_refusal(tt, layout, "recompute_layers",
                          "activation_checkpoint.mode is per model: none, selective or full"));
   if (layout.pp > 1 && layout.schedule == Schedule::zb_h1 && layout.vpp < 2)
     out.push_back(
-        launcher_refusal(tt, "schedule", "zb-h1",
+        launcher_refusal(tt, layout, "schedule",
                          "InterleavedZeroBubble needs at least 2 stages per rank (vpp >= 2)"));
   return out;
 }
