@@ -21,24 +21,24 @@ namespace {
 // Slack for comparing numbers that went through decimal text: far below the 0.001 printed.
 constexpr double kCompareSlack = 1e-9;
 
-Result<Scenario> load(const RegressionScenario& s) {
+Result<Scenario> load(const RegressionScenario& entry) {
   ScenarioRequest request;
-  request.model_path = s.model_path;
-  request.cluster_path = s.cluster_path;
-  request.seq_len = s.seq_len;
-  request.global_batch = s.global_batch;
-  request.gpus = s.gpus;
-  request.gpus_where = s.where;
-  request.gpus_field = s.path + ".gpus";
+  request.model_path = entry.model_path;
+  request.cluster_path = entry.cluster_path;
+  request.seq_len = entry.seq_len;
+  request.global_batch = entry.global_batch;
+  request.gpus = entry.gpus;
+  request.gpus_where = entry.where;
+  request.gpus_field = entry.path + ".gpus";
   request.with_profile = true;
-  request.profile_path = s.profile_path;
+  request.profile_path = entry.profile_path;
   return load_scenario(request);
 }
 
 // CostOptions{} with the scenario's framework preset (checked when the file was loaded).
-CostOptions cost_options(const RegressionScenario& s) {
+CostOptions cost_options(const RegressionScenario& entry) {
   CostOptions o;
-  Result<FrameworkPreset> f = find_framework(s.framework);
+  Result<FrameworkPreset> f = find_framework(entry.framework);
   assert(f.ok());
   apply_framework(f.value(), o);
   return o;
@@ -54,30 +54,34 @@ RegressionRecord record_of(const Estimate& e) {
   return quantize(r);
 }
 
-Result<RegressionRecord> evaluate_fixed(const RegressionScenario& s, const Scenario& in) {
-  Result<Layout> parsed = parse_layout(*s.layout, s.layout_where.file);
-  if (!parsed) return relocate_layout_errors(parsed.errors(), s.layout_where, s.path + ".layout");
+Result<RegressionRecord> evaluate_fixed(const RegressionScenario& entry, const Scenario& scenario) {
+  Result<Layout> parsed = parse_layout(*entry.layout, entry.layout_where.file);
+  if (!parsed)
+    return relocate_layout_errors(parsed.errors(), entry.layout_where, entry.path + ".layout");
   Layout layout = parsed.value();
-  std::vector<Diagnostic> errors =
-      check_layout(layout, in.model, in.gpus, in.training, s.layout_where.file);
-  if (!errors.empty()) return relocate_layout_errors(errors, s.layout_where, s.path + ".layout");
-  CostModel model(in.model, in.cluster, in.profile, in.training, cost_options(s));
+  std::vector<Diagnostic> errors = check_layout(layout, scenario.model, scenario.gpus,
+                                                scenario.training, entry.layout_where.file);
+  if (!errors.empty())
+    return relocate_layout_errors(errors, entry.layout_where, entry.path + ".layout");
+  CostModel model(scenario.model, scenario.cluster, scenario.profile, scenario.training,
+                  cost_options(entry));
   return record_of(model.evaluate(layout, /*detail=*/false));
 }
 
-Result<RegressionRecord> evaluate_best(const RegressionScenario& s, const Scenario& in,
+Result<RegressionRecord> evaluate_best(const RegressionScenario& entry, const Scenario& scenario,
                                        int threads) {
   SearchOptions options;
-  if (!s.fix.empty()) {
-    Result<LayoutFix> fix = parse_layout_fix(s.fix);
-    if (!fix) return relocate_layout_errors(fix.errors(), s.fix_where, s.path + ".fix");
+  if (!entry.fix.empty()) {
+    Result<LayoutFix> fix = parse_layout_fix(entry.fix);
+    if (!fix) return relocate_layout_errors(fix.errors(), entry.fix_where, entry.path + ".fix");
     options.fix = fix.value();
   }
   options.objective = Objective::mfu;
   options.top_k = 1;
   options.threads = threads;
-  CostModel model(in.model, in.cluster, in.profile, in.training, cost_options(s));
-  SearchResult r = search_layouts(model, in.gpus, options);
+  CostModel model(scenario.model, scenario.cluster, scenario.profile, scenario.training,
+                  cost_options(entry));
+  SearchResult r = search_layouts(model, scenario.gpus, options);
   if (!r.ranked.empty()) return record_of(r.ranked.front());
   RegressionRecord none;
   none.layout = "none";
@@ -88,10 +92,11 @@ Result<RegressionRecord> evaluate_best(const RegressionScenario& s, const Scenar
   return quantize(none);
 }
 
-Result<RegressionRecord> evaluate_one(const RegressionScenario& s, int threads) {
-  Result<Scenario> in = load(s);
-  if (!in) return in.errors();
-  return s.layout ? evaluate_fixed(s, in.value()) : evaluate_best(s, in.value(), threads);
+Result<RegressionRecord> evaluate_one(const RegressionScenario& entry, int threads) {
+  Result<Scenario> scenario = load(entry);
+  if (!scenario) return scenario.errors();
+  return entry.layout ? evaluate_fixed(entry, scenario.value())
+                      : evaluate_best(entry, scenario.value(), threads);
 }
 
 bool same(double a, double b) { return std::fabs(a - b) <= kCompareSlack; }
@@ -128,13 +133,13 @@ Result<RegressionRecords> evaluate_scenarios(const std::vector<RegressionScenari
                                              int threads) {
   RegressionRecords out;
   std::vector<Diagnostic> errors;
-  for (const RegressionScenario& s : scenarios) {
-    Result<RegressionRecord> r = evaluate_one(s, threads);
+  for (const RegressionScenario& entry : scenarios) {
+    Result<RegressionRecord> r = evaluate_one(entry, threads);
     if (!r) {
       errors.insert(errors.end(), r.errors().begin(), r.errors().end());
       continue;
     }
-    out.push_back({s.name, r.value()});
+    out.push_back({entry.name, r.value()});
   }
   if (!errors.empty()) return errors;
   return out;

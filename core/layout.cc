@@ -8,8 +8,8 @@
 
 namespace meshplan {
 
-int64_t Layout::degree(Dim d) const {
-  switch (d) {
+int64_t Layout::degree(Dim dim) const {
+  switch (dim) {
     case Dim::tp:
       return tp;
     case Dim::cp:
@@ -22,17 +22,17 @@ int64_t Layout::degree(Dim d) const {
   return 1;
 }
 
-int64_t Layout::stride(Dim d) const {
-  int64_t s = 1;
-  for (Dim o : order) {
-    if (o == d) return s;
-    s *= degree(o);
+int64_t Layout::stride(Dim dim) const {
+  int64_t ranks = 1;
+  for (Dim inner : order) {
+    if (inner == dim) return ranks;
+    ranks *= degree(inner);
   }
-  return s;
+  return ranks;
 }
 
-const char* to_string(Recompute r) {
-  switch (r) {
+const char* to_string(Recompute recompute) {
+  switch (recompute) {
     case Recompute::none:
       return "none";
     case Recompute::selective:
@@ -43,8 +43,8 @@ const char* to_string(Recompute r) {
   return "?";
 }
 
-const char* to_string(Schedule s) {
-  switch (s) {
+const char* to_string(Schedule schedule) {
+  switch (schedule) {
     case Schedule::gpipe:
       return "gpipe";
     case Schedule::one_f_one_b:
@@ -57,8 +57,8 @@ const char* to_string(Schedule s) {
   return "?";
 }
 
-const char* to_string(Dim d) {
-  switch (d) {
+const char* to_string(Dim dim) {
+  switch (dim) {
     case Dim::tp:
       return "tp";
     case Dim::cp:

@@ -38,14 +38,14 @@ struct Layout {
 
   int64_t model_parallel() const { return tp * pp * cp; }
   int64_t gpus() const { return dp * tp * pp * cp; }
-  // Ranks between consecutive members of a `d` group (product of the degrees inside it).
-  int64_t stride(Dim d) const;
-  int64_t degree(Dim d) const;
+  // Ranks between consecutive members of a `dim` group (product of the degrees inside it).
+  int64_t stride(Dim dim) const;
+  int64_t degree(Dim dim) const;
 };
 
-const char* to_string(Recompute r);
-const char* to_string(Schedule s);
-const char* to_string(Dim d);
+const char* to_string(Recompute recompute);
+const char* to_string(Schedule schedule);
+const char* to_string(Dim dim);
 // "tp=8,pp=4,dp=2,cp=1,ep=1,zero=1,mbs=1,vpp=1,recompute=none,..." (every field, parseable).
 std::string to_string(const Layout& layout);
 // Compact label for tables: "tp8 pp4 dp2 z1 mbs1 sel 1f1b" (defaults omitted).

@@ -180,8 +180,8 @@ struct ItemResult {
   std::optional<Ranked> smallest;  // key = peak bytes
 };
 
-double rank_key(const Estimate& e, Objective o) {
-  return o == Objective::memory ? e.peak_bytes : e.step_time_s;
+double rank_key(const Estimate& estimate, Objective objective) {
+  return objective == Objective::memory ? estimate.peak_bytes : estimate.step_time_s;
 }
 
 void keep_best(std::vector<Ranked>& best, Ranked r, size_t k) {
@@ -268,11 +268,12 @@ Result<LayoutFix> parse_layout_fix(const std::string& text) {
   return fix;
 }
 
-SearchResult search_layouts(const CostModel& prototype, int64_t gpus, const SearchOptions& o) {
+SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
+                            const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   SearchResult result;
   Enumerator enumerator(prototype.model(), prototype.training(), gpus,
-                        prototype.cluster().network.size(), o);
+                        prototype.cluster().network.size(), options);
   const std::vector<WorkItem> items = enumerator.work_items(result.rejected, result.skipped);
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
@@ -283,12 +284,12 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus, const Sear
   auto worker = [&] {
     CostModel model(prototype);
     for (size_t i = next++; i < items.size(); i = next++) {
-      per_item[i] = run_item(model, items[i], base_order[i], o);
+      per_item[i] = run_item(model, items[i], base_order[i], options);
       int64_t d = ++done;
-      if (o.progress) o.progress(d, static_cast<int64_t>(items.size()));
+      if (options.progress) options.progress(d, static_cast<int64_t>(items.size()));
     }
   };
-  const int threads = std::max(1, std::min<int>(o.threads, static_cast<int>(items.size())));
+  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
@@ -300,7 +301,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus, const Sear
     result.evaluated += r.evaluated;
     result.feasible += r.feasible;
     for (const auto& [reason, n] : r.rejected) result.rejected[reason] += n;
-    for (const Ranked& x : r.best) keep_best(best, x, static_cast<size_t>(o.top_k));
+    for (const Ranked& x : r.best) keep_best(best, x, static_cast<size_t>(options.top_k));
     if (r.smallest && (!smallest || *r.smallest < *smallest)) smallest = r.smallest;
   }
   CostModel model(prototype);

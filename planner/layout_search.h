@@ -57,6 +57,6 @@ struct SearchResult {
   std::optional<Estimate> smallest;  // least peak memory, when nothing fits
 };
 
-SearchResult search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& o);
+SearchResult search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& options);
 
 }  // namespace meshplan
