@@ -4,15 +4,16 @@
 
 #include "planner/activation_memory.h"
 #include "planner/param_count.h"
+#include "planner/zero_sharding.h"
 
 namespace meshplan {
 
 ModelStateBytes model_state_bytes(double params, int zero, int64_t shards, const MemoryOptions& o) {
-  const double d = static_cast<double>(shards);
+  const ZeroSharding z = zero_sharding(zero);
   ModelStateBytes b;
-  b.params = o.weight_bytes_per_param * params / (zero >= 3 ? d : 1.0);
-  b.grads = o.grad_bytes_per_param * params / (zero >= 2 ? d : 1.0);
-  b.optimizer = o.optimizer_bytes_per_param * params / (zero >= 1 ? d : 1.0);
+  b.params = o.weight_bytes_per_param * params / z.weight_shards(shards);
+  b.grads = o.grad_bytes_per_param * params / z.grad_shards(shards);
+  b.optimizer = o.optimizer_bytes_per_param * params / z.optimizer_shards(shards);
   return b;
 }
 
@@ -119,7 +120,7 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
   s.activations_per_layer_bytes = a.first_layer;
   s.activations_bytes = a.per_micro_batch * s.in_flight_micro_batches + a.recompute_buffer;
   if (params.stage == l.pp - 1) s.logits_bytes = logits;
-  if (l.zero >= 3 && params.layers > 0) {
+  if (zero_sharding(l.zero).weights && params.layers > 0) {
     s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(params.per_gpu()) /
                            static_cast<double>(params.layers);
     if (o.zero3_max_live_params > 0)
