@@ -7,6 +7,7 @@
 #include "planner/param_count.h"
 #include "planner/profile_defaults.h"
 #include "planner/zero_sharding.h"
+#include "simulator/pipeline_schedule.h"
 
 namespace meshplan {
 
@@ -278,18 +279,8 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
   const double p = static_cast<double>(l.pp);
   double pipe = m * t_max;
   if (l.pp > 1) {
-    switch (l.schedule) {
-      case Schedule::gpipe:
-      case Schedule::one_f_one_b:
-        pipe = (m - 1) * t_max + t_sum;
-        break;
-      case Schedule::interleaved:
-        pipe = m * t_max + (t_sum - t_max) / static_cast<double>(l.vpp);
-        break;
-      case Schedule::zb_h1:
-        pipe = m * t_max + (p - 1) * std::max(0.0, zb_bubble);
-        break;
-    }
+    pipe = sim::schedule_info(l.schedule)
+               .pipeline_time_s({m, p, static_cast<double>(l.vpp), t_max, t_sum, zb_bubble});
   }
   const StageTiming& c = st[critical];
   b.compute_s = m * (c.forward_s + c.backward_s);

@@ -5,6 +5,7 @@
 #include "planner/activation_memory.h"
 #include "planner/param_count.h"
 #include "planner/zero_sharding.h"
+#include "simulator/pipeline_schedule.h"
 
 namespace meshplan {
 
@@ -18,20 +19,7 @@ ModelStateBytes model_state_bytes(double params, int zero, int64_t shards, const
 }
 
 double in_flight_micro_batches(const Layout& l, int64_t micro_batches, int64_t stage) {
-  const int64_t p = l.pp, m = micro_batches;
-  switch (l.schedule) {
-    case Schedule::gpipe:
-      return static_cast<double>(m);
-    case Schedule::one_f_one_b:
-    case Schedule::zb_h1:
-      return static_cast<double>(std::min(m, p - stage));
-    case Schedule::interleaved: {
-      const int64_t v = l.vpp;
-      int64_t chunks = std::min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1);
-      return static_cast<double>(chunks) / static_cast<double>(v);
-    }
-  }
-  return static_cast<double>(m);
+  return sim::schedule_info(l.schedule).in_flight_micro_batches(l.pp, l.vpp, micro_batches, stage);
 }
 
 namespace {
