@@ -5,8 +5,16 @@
 #include <algorithm>
 
 #include "calibrate/alpha_beta_fit.h"
+#include "core/collective.h"
 
 namespace meshplan::calibrate {
+
+std::vector<std::string> default_collective_kinds() {
+  std::vector<std::string> kinds;
+  for (const CollectiveInfo& c : collectives())
+    if (c.calibrated) kinds.emplace_back(c.name);
+  return kinds;
+}
 namespace {
 
 struct Variant {

@@ -16,6 +16,9 @@
 
 namespace meshplan::calibrate {
 
+// The collectives core/collective.h marks as calibrated, in table order.
+std::vector<std::string> default_collective_kinds();
+
 struct CalibrationPlan {
   bool gemm = true, hbm = true, collectives = true;
   std::vector<GemmShape> gemm_shapes;  // measured in this order, for each dtype
@@ -23,8 +26,7 @@ struct CalibrationPlan {
   TimingOptions gemm_timing{5, 20};
   int64_t hbm_bytes = int64_t{1} << 30;  // per buffer
   TimingOptions hbm_timing{3, 20};
-  std::vector<std::string> collective_kinds = {"all_reduce", "all_gather", "reduce_scatter",
-                                               "all_to_all", "send_recv"};
+  std::vector<std::string> collective_kinds = default_collective_kinds();
   int64_t min_bytes = 8;                 // nccl-tests -b
   int64_t max_bytes = int64_t{8} << 30;  // nccl-tests -e; capped by free memory
   int64_t step_factor = 2;               // nccl-tests -f

@@ -3,19 +3,18 @@
 #include <algorithm>
 #include <string>
 
+#include "core/layer_geometry.h"
+
 namespace meshplan::calibrate {
 namespace {
 
-struct Linear {
-  const char* name;
-  int64_t in, out;  // per-rank widths
-};
-
-void add_variants(std::vector<GemmShape>& out, const Linear& l, int64_t tokens) {
-  std::string name = l.name;
-  const GemmShape variants[] = {{tokens, l.out, l.in, "fwd " + name},
-                                {tokens, l.in, l.out, "dgrad " + name},
-                                {l.in, l.out, tokens, "wgrad " + name}};
+void add_variants(std::vector<GemmShape>& out, const LinearMap& map, int64_t tp, int64_t tokens) {
+  const std::string name = map.name;
+  const auto in = static_cast<int64_t>(map.rank_in(tp));
+  const auto width = static_cast<int64_t>(map.rank_out(tp));
+  const GemmShape variants[] = {{tokens, width, in, "fwd " + name},
+                                {tokens, in, width, "dgrad " + name},
+                                {in, width, tokens, "wgrad " + name}};
   for (const auto& s : variants) {
     bool seen = std::any_of(out.begin(), out.end(), [&](const GemmShape& o) {
       return o.m == s.m && o.n == s.n && o.k == s.k;
@@ -27,19 +26,13 @@ void add_variants(std::vector<GemmShape>& out, const Linear& l, int64_t tokens) 
 }  // namespace
 
 std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int64_t tokens) {
-  const int64_t h = model.hidden;
-  const int64_t head_dim = model.head_dim ? model.head_dim : h / std::max<int64_t>(model.heads, 1);
-  const int64_t kv_heads = model.kv_heads ? model.kv_heads : model.heads;
-  const int64_t q = model.heads * head_dim, kv = kv_heads * head_dim;
-  int64_t ffn = model.ffn_hidden ? model.ffn_hidden : 4 * h;
-  if (model.moe && model.dense_layers() == 0) ffn = model.moe->expert_ffn_hidden;
-  const int64_t up = (model.mlp == MlpKind::swiglu ? 2 : 1) * ffn;
+  // One dense layer's MLP; a model whose every layer is MoE gets one expert's.
+  const int64_t ffn =
+      model.moe && model.dense_layers() == 0 ? model.moe->expert_ffn_hidden : model.ffn_hidden;
   std::vector<GemmShape> out;
-  add_variants(out, {"qkv", h, (q + 2 * kv) / tp}, tokens);
-  add_variants(out, {"attn_out", q / tp, h}, tokens);
-  add_variants(out, {"mlp_up", h, up / tp}, tokens);
-  add_variants(out, {"mlp_down", ffn / tp, h}, tokens);
-  add_variants(out, {"logits", h, model.vocab / tp}, tokens);
+  for (const LinearMap& map : attention_linears(model)) add_variants(out, map, tp, tokens);
+  for (const LinearMap& map : mlp_linears(model, ffn)) add_variants(out, map, tp, tokens);
+  add_variants(out, lm_head_linear(model), tp, tokens);
   return out;
 }
 

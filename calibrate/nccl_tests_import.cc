@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "calibrate/alpha_beta_fit.h"
+#include "core/collective.h"
 #include "core/yaml_node.h"
 
 namespace meshplan::calibrate {
@@ -63,12 +64,9 @@ std::string collective_from_name(const std::string& name) {
   std::string s;
   for (char c : std::filesystem::path(name).filename().string())
     if (std::isalnum(static_cast<unsigned char>(c))) s += static_cast<char>(std::tolower(c));
-  const std::pair<const char*, const char*> table[] = {
-      {"allreduce", "all_reduce"}, {"allgather", "all_gather"}, {"reducescatter", "reduce_scatter"},
-      {"alltoall", "all_to_all"},  {"sendrecv", "send_recv"},   {"broadcast", "broadcast"},
-      {"reduce", "reduce"}};
-  for (const auto& [key, collective] : table)
-    if (s.find(key) != std::string::npos) return collective;
+  // Table order puts "reduce" after "allreduce" and "reducescatter", which contain it.
+  for (const CollectiveInfo& c : collectives())
+    if (s.find(c.nccl_tests_name) != std::string::npos) return c.name;
   return "";
 }
 

@@ -57,6 +57,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/collective.h"
 #include "core/yaml_node.h"
 
 namespace meshplan {
@@ -419,18 +420,17 @@ CalibrationProfile read_profile(const YamlNode& root) {
 }  // namespace
 
 const std::vector<std::string>& collective_names() {
-  static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter",
-                                                 "all_to_all", "send_recv",  "broadcast",
-                                                 "reduce"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const CollectiveInfo& c : collectives()) v.emplace_back(c.name);
+    return v;
+  }();
   return names;
 }
 
 double bus_factor(const std::string& collective, int64_t n) {
-  double ranks = static_cast<double>(n);
-  if (collective == "all_reduce") return 2.0 * (ranks - 1) / ranks;
-  if (collective == "all_gather" || collective == "reduce_scatter" || collective == "all_to_all")
-    return (ranks - 1) / ranks;
-  return 1.0;  // send_recv, broadcast, reduce
+  const CollectiveInfo* c = find_collective(collective);
+  return c ? c->bus_factor(static_cast<double>(n)) : 1.0;
 }
 
 Result<CalibrationProfile> parse_profile_yaml(const std::string& text, const std::string& file) {

@@ -7,21 +7,7 @@
 
 namespace meshplan {
 
-const char* to_string(Collective c) {
-  switch (c) {
-    case Collective::all_reduce:
-      return "all_reduce";
-    case Collective::all_gather:
-      return "all_gather";
-    case Collective::reduce_scatter:
-      return "reduce_scatter";
-    case Collective::all_to_all:
-      return "all_to_all";
-    case Collective::send_recv:
-      return "send_recv";
-  }
-  return "?";
-}
+const char* to_string(Collective c) { return collective_info(c).name; }
 
 int64_t GroupShape::size() const {
   int64_t n = 1;
@@ -62,27 +48,10 @@ int64_t CollectiveModel::members_within(const GroupShape& group, size_t level) c
   return n;
 }
 
-static double ring_steps(Collective c, int64_t n) {
-  switch (c) {
-    case Collective::all_reduce:
-      return 2.0 * static_cast<double>(n - 1);
-    case Collective::send_recv:
-      return 1.0;
-    default:
-      return static_cast<double>(n - 1);
-  }
-}
+static double ring_steps(Collective c, int64_t n) { return collective_info(c).ring_steps(n); }
 
 static double factor(Collective c, int64_t n) {
-  const double r = static_cast<double>(n);
-  switch (c) {
-    case Collective::all_reduce:
-      return 2.0 * (r - 1) / r;
-    case Collective::send_recv:
-      return 1.0;
-    default:
-      return (r - 1) / r;
-  }
+  return collective_info(c).bus_factor(static_cast<double>(n));
 }
 
 CollectiveModel::LevelFit CollectiveModel::fit(Collective c, size_t level, int64_t members) const {

@@ -23,13 +23,12 @@
 #include <vector>
 
 #include "core/cluster_spec.h"
+#include "core/collective.h"
 #include "core/profile.h"
 
 namespace meshplan {
 
-enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
-constexpr int kCollectiveCount = 5;
-const char* to_string(Collective c);
+const char* to_string(Collective c);  // the profile name, "all_reduce"
 
 // A group as the ranks of one or more layout dimensions: sizes and strides (ranks between
 // consecutive members of each dimension).

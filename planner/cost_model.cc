@@ -6,6 +6,8 @@
 #include "planner/flop_count.h"
 #include "planner/param_count.h"
 #include "planner/profile_defaults.h"
+#include "planner/zero_sharding.h"
+#include "simulator/pipeline_schedule.h"
 
 namespace meshplan {
 
@@ -94,15 +96,17 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& g,
   const MemoryOptions& mo = options_.memory;
   const double bucket =
       std::min(params, std::max(options_.dp_bucket_params, 1e6 * static_cast<double>(l.dp)));
-  const Collective reduce = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+  const ZeroSharding z = zero_sharding(zero);
+  const Collective reduce =
+      z.reduce_scatters_grads() ? Collective::reduce_scatter : Collective::all_reduce;
   t.reduce = collectives_.time_s(reduce, g, params * mo.grad_bytes_per_param);
   t.reduce_last = collectives_.time_s(reduce, g, bucket * mo.grad_bytes_per_param);
-  if (zero == 1 || zero == 2) {
+  if (z.gathers_updated_weights()) {
     t.gather = collectives_.time_s(Collective::all_gather, g, params * mo.weight_bytes_per_param);
     t.gather_last =
         collectives_.time_s(Collective::all_gather, g, bucket * mo.weight_bytes_per_param);
   }
-  if (zero == 3 && layers > 0) {
+  if (z.weights && layers > 0) {
     t.layer_gather =
         collectives_.time_s(Collective::all_gather, g,
                             params * mo.weight_bytes_per_param / static_cast<double>(layers));
@@ -207,7 +211,7 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
     s.forward_s += c.head.forward_s;
     s.backward_s += c.head.backward_s;
   }
-  const double shards = l.zero >= 1 ? static_cast<double>(l.dp * l.cp) : 1.0;
+  const double shards = zero_sharding(l.zero).optimizer_shards(l.dp * l.cp);
   s.optimizer_s = options_.optimizer_bytes_per_param * static_cast<double>(k.params.per_gpu()) /
                   shards / context_.hbm_bytes_per_s;
   return s;
@@ -235,7 +239,7 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
     const double once = std::max(t.reduce_last, hidden_behind(t.reduce, last_window));
     // ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward where the framework
     // does (CostOptions::zero_reduce_every_micro_batch); otherwise once per step, like ZeRO-0/1.
-    const bool every = l.zero >= 2 && options_.zero_reduce_every_micro_batch;
+    const bool every = zero_sharding(l.zero).grads && options_.zero_reduce_every_micro_batch;
     exposed += every ? (m - 1) * hidden_behind(t.reduce, per_mb_window) + once : once;
     // ZeRO-1/2: updated weights gathered behind the next step's first forward
     // (CostOptions::overlap_param_gather), else after the optimizer step, all exposed.
@@ -275,18 +279,8 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
   const double p = static_cast<double>(l.pp);
   double pipe = m * t_max;
   if (l.pp > 1) {
-    switch (l.schedule) {
-      case Schedule::gpipe:
-      case Schedule::one_f_one_b:
-        pipe = (m - 1) * t_max + t_sum;
-        break;
-      case Schedule::interleaved:
-        pipe = m * t_max + (t_sum - t_max) / static_cast<double>(l.vpp);
-        break;
-      case Schedule::zb_h1:
-        pipe = m * t_max + (p - 1) * std::max(0.0, zb_bubble);
-        break;
-    }
+    pipe = sim::schedule_info(l.schedule)
+               .pipeline_time_s({m, p, static_cast<double>(l.vpp), t_max, t_sum, zb_bubble});
   }
   const StageTiming& c = st[critical];
   b.compute_s = m * (c.forward_s + c.backward_s);

@@ -2,32 +2,26 @@
 
 #include <algorithm>
 
+#include "core/layer_geometry.h"
 #include "planner/param_count.h"
 
 namespace meshplan {
 namespace {
 
-double mlp_flops(const ModelSpec& m, double tokens, double ffn) {
-  const double mats = m.mlp == MlpKind::swiglu ? 3 : 2;
-  return 2 * tokens * static_cast<double>(m.hidden) * ffn * mats;
-}
-
-double attention_projection_flops(const ModelSpec& m, double tokens) {
-  const double h = static_cast<double>(m.hidden), a = static_cast<double>(m.heads);
-  if (m.mla) {
-    const MlaSpec& x = *m.mla;
-    const double qk = static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
-    const double q = x.q_lora_rank > 0 ? h * static_cast<double>(x.q_lora_rank) +
-                                             static_cast<double>(x.q_lora_rank) * a * qk
-                                       : h * a * qk;
-    const double kv = h * static_cast<double>(x.kv_lora_rank + x.qk_rope_head_dim) +
-                      static_cast<double>(x.kv_lora_rank) * a *
-                          static_cast<double>(x.qk_nope_head_dim + x.v_head_dim);
-    const double o = a * static_cast<double>(x.v_head_dim) * h;
-    return 2 * tokens * (q + kv + o);
+// Tokens that pass through one copy of `map` per token of the layer: every token for dense
+// maps and the router, top_k of the routed tokens spread over all experts, every token for each
+// shared expert.
+double tokens_through(const ModelSpec& m, const LinearMap& map, double tokens) {
+  switch (map.role) {
+    case LinearRole::expert:
+      return tokens * static_cast<double>(m.moe->top_k);
+    case LinearRole::shared:
+      return tokens * static_cast<double>(map.copies);
+    case LinearRole::dense:
+    case LinearRole::router:
+      break;
   }
-  const double q = static_cast<double>(m.q_width()), kv = static_cast<double>(m.kv_width());
-  return 2 * tokens * (h * q + 2 * h * kv + q * h);
+  return tokens;
 }
 
 }  // namespace
@@ -35,25 +29,22 @@ double attention_projection_flops(const ModelSpec& m, double tokens) {
 LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens, double seq_len,
                                const FlopOptions& o) {
   LayerFlops f;
-  f.dense_gemms = attention_projection_flops(m, tokens);
+  int64_t attention_weights = 0;  // a multiply-add per weight per token
+  for (const LinearMap& map : attention_linears(m)) attention_weights += map.weights();
+  f.dense_gemms = 2 * tokens * static_cast<double>(attention_weights);
   const double a = static_cast<double>(m.heads);
   const double qk = m.mla ? static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim)
                           : static_cast<double>(m.head_dim);
   const double v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
   f.attention_core = 2 * tokens * seq_len * a * (qk + v) * (o.causal_attention ? 0.5 : 1.0);
-  if (!m.is_moe_layer(layer)) {
-    f.dense_gemms += mlp_flops(m, tokens, static_cast<double>(m.ffn_hidden));
-    return f;
+  for (const LinearMap& map : ffn_linears(m, layer)) {
+    f.dense_gemms += 2 * tokens_through(m, map, tokens) * static_cast<double>(map.weights());
   }
-  const MoeSpec& e = *m.moe;
-  const double fe = static_cast<double>(e.expert_ffn_hidden);
-  f.dense_gemms += 2 * tokens * static_cast<double>(m.hidden) * static_cast<double>(e.experts);
-  f.dense_gemms += mlp_flops(m, tokens * static_cast<double>(e.top_k + e.shared_experts), fe);
   return f;
 }
 
 double lm_head_forward_flops(const ModelSpec& m, double tokens) {
-  return 2 * tokens * static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
+  return 2 * tokens * static_cast<double>(lm_head_linear(m).weights());
 }
 
 StepFlops step_flops(const ModelSpec& m, const Layout& l, const TrainingSpec& t,

@@ -1,6 +1,10 @@
 #include "planner/layer_cost.h"
 
 #include <algorithm>
+#include <vector>
+
+#include "core/layer_geometry.h"
+#include "planner/memory_bound_ops.h"
 
 namespace meshplan {
 namespace {
@@ -18,37 +22,22 @@ struct GemmTimes {
   }
 };
 
-void add_mlp(GemmTimes& g, const LayerCostContext& ctx, double tokens, double ffn, double tp,
-             double count = 1) {
-  const double h = static_cast<double>(ctx.model->hidden);
-  const double in_mats = ctx.model->mlp == MlpKind::swiglu ? 2 : 1;
-  g.add(*ctx.gemm, tokens, in_mats * ffn / tp, h, count);
-  g.add(*ctx.gemm, tokens, h, ffn / tp, count);
-}
-
-void add_attention_projections(GemmTimes& g, const LayerCostContext& ctx, double tokens,
-                               double tp) {
-  const ModelSpec& m = *ctx.model;
-  const double h = static_cast<double>(m.hidden), heads = static_cast<double>(m.heads) / tp;
-  if (m.mla) {
-    const MlaSpec& a = *m.mla;
-    const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
-    if (a.q_lora_rank > 0) {
-      g.add(*ctx.gemm, tokens, static_cast<double>(a.q_lora_rank), h);
-      g.add(*ctx.gemm, tokens, heads * qk, static_cast<double>(a.q_lora_rank));
+// The GEMMs of `maps` on one TP rank, in table order. Copies of a routed expert run as one
+// grouped GEMM of `local_experts` over `expert_tokens` rows each; copies of a shared expert as
+// one MLP of their summed width (Megatron-core's shared_expert_intermediate_size).
+void add_linears(GemmTimes& g, const LayerCostContext& ctx, const std::vector<LinearMap>& maps,
+                 int64_t tp, double tokens, double expert_tokens = 0, double local_experts = 0) {
+  for (const LinearMap& map : maps) {
+    if (map.role == LinearRole::expert) {
+      g.add(*ctx.gemm, expert_tokens, map.rank_out(tp), map.rank_in(tp), local_experts);
+    } else if (map.role == LinearRole::shared) {
+      LinearMap fused = map;
+      (map.split == TpSplit::row ? fused.in : fused.out) *= map.copies;
+      g.add(*ctx.gemm, tokens, fused.rank_out(tp), fused.rank_in(tp));
     } else {
-      g.add(*ctx.gemm, tokens, heads * qk, h);
+      g.add(*ctx.gemm, tokens, map.rank_out(tp), map.rank_in(tp));
     }
-    g.add(*ctx.gemm, tokens, static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim), h);
-    g.add(*ctx.gemm, tokens, heads * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim),
-          static_cast<double>(a.kv_lora_rank));
-    g.add(*ctx.gemm, tokens, h, heads * static_cast<double>(a.v_head_dim));
-    return;
   }
-  const double kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / tp);
-  const double hd = static_cast<double>(m.head_dim);
-  g.add(*ctx.gemm, tokens, heads * hd + 2 * kv_heads * hd, h);
-  g.add(*ctx.gemm, tokens, h, heads * hd);
 }
 
 // Core attention (scores, softmax, values) forward and backward seconds.
@@ -90,56 +79,22 @@ AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& 
   return t;
 }
 
-// Bytes of memory-bound work in one layer's forward (norms, residuals, dropout, RoPE,
-// activation function, MoE permutation).
-double elementwise_bytes(const LayerCostContext& ctx, const LayerCostKey& key, bool moe,
-                         double tokens) {
-  const ModelSpec& m = *ctx.model;
-  const CostOptions& o = *ctx.options;
-  const double t = static_cast<double>(key.tp), h = static_cast<double>(m.hidden);
-  const double rep_tokens = key.sp ? tokens / t : tokens;
-  double bytes =
-      rep_tokens * h *
-      (o.norm_residual_bytes_per_token_hidden + (m.dropout ? o.dropout_bytes_per_token_hidden : 0));
-  if (m.position_embedding == PositionEmbedding::rope) {
-    bytes += 4 * tokens * static_cast<double>(m.q_width() + m.kv_width()) / t;
-  }
-  const double act = m.mlp == MlpKind::swiglu ? 6 : 4;  // bytes per FFN element
-  if (!moe) return bytes + act * tokens * static_cast<double>(m.ffn_hidden) / t;
-  const MoeSpec& e = *m.moe;
-  const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
-  const double fe = static_cast<double>(e.expert_ffn_hidden);
-  bytes += act * (routed + tokens * static_cast<double>(e.shared_experts)) * fe / t;
-  bytes += 8 * routed * h;  // permute and un-permute: read and write each routed token
-  return bytes;
-}
-
-}  // namespace
-
-namespace {
-
 // The GEMMs of one layer: attention projections, then the dense MLP or router, experts and
 // shared experts.
 GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
                       double tokens) {
   const ModelSpec& m = *ctx.model;
-  const double tp = static_cast<double>(key.tp);
   GemmTimes g;
-  add_attention_projections(g, ctx, tokens, tp);
+  add_linears(g, ctx, attention_linears(m), key.tp, tokens);
   if (!moe_layer) {
-    add_mlp(g, ctx, tokens, static_cast<double>(m.ffn_hidden), tp);
+    add_linears(g, ctx, mlp_linears(m, m.ffn_hidden), key.tp, tokens);
     return g;
   }
   const MoeSpec& e = *m.moe;
   const double local_experts = static_cast<double>(e.experts / key.ep);
   const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
-  g.add(*ctx.gemm, tokens, static_cast<double>(e.experts),
-        static_cast<double>(m.hidden));  // router
-  add_mlp(g, ctx, routed / local_experts, static_cast<double>(e.expert_ffn_hidden), tp,
-          local_experts);
-  if (e.shared_experts > 0) {
-    add_mlp(g, ctx, tokens, static_cast<double>(e.expert_ffn_hidden * e.shared_experts), tp);
-  }
+  add_linears(g, ctx, ffn_linears(m, e.first_dense_layers), key.tp, tokens, routed / local_experts,
+              local_experts);
   return g;
 }
 
@@ -191,12 +146,14 @@ LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool 
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
   const GemmTimes g = layer_gemms(ctx, key, moe_layer, tokens);
   const AttentionTimes attn = attention_times(ctx, key, tokens);
-  const double elementwise = elementwise_bytes(ctx, key, moe_layer, tokens) / ctx.hbm_bytes_per_s;
+  const std::vector<MemoryBoundOp> ops =
+      layer_memory_bound_ops(m, *ctx.options, {key.tp, key.sp, moe_layer, tokens});
   LayerCost c;
   c.attention_forward_s = attn.forward;
-  c.forward_s = g.forward + attn.forward + elementwise;
+  c.forward_s = g.forward + attn.forward + forward_bytes(ops) / ctx.hbm_bytes_per_s;
   c.backward_weight_s = g.weight_grad;
-  c.backward_s = g.input_grad + g.weight_grad + attn.backward + 2 * elementwise;
+  c.backward_s =
+      g.input_grad + g.weight_grad + attn.backward + backward_bytes(ops) / ctx.hbm_bytes_per_s;
   add_communication(c, ctx, key, moe_layer, tokens, g, attn, tp_group, cp_group, ep_group);
   c.activations =
       layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
@@ -207,18 +164,12 @@ LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool 
 HeadCost lm_head_cost(const LayerCostContext& ctx, const LayerCostKey& key) {
   const ModelSpec& m = *ctx.model;
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
-  const double vocab = static_cast<double>(m.vocab) / static_cast<double>(key.tp);
   GemmTimes g;
-  g.add(*ctx.gemm, tokens, vocab, static_cast<double>(m.hidden));
-  // Vocabulary-parallel cross entropy in fp32, pass by pass as Megatron-LM's
-  // _VocabParallelCrossEntropy runs it (megatron/core/tensor_parallel/cross_entropy.py), bytes
-  // per logit: forward upcast (read 2, write 4), max (4), subtract max (8), exp (8), sum (4),
-  // normalise to the softmax kept for backward (8): 38; backward: scale the softmax by the
-  // incoming gradient (8) and cast it to bf16 for the head's GEMMs (6): 14.
-  const double logits = tokens * vocab;
+  add_linears(g, ctx, {lm_head_linear(m)}, key.tp, tokens);
+  const std::vector<MemoryBoundOp> loss = loss_memory_bound_ops(m, key.tp, tokens);
   HeadCost c;
-  c.forward_s = g.forward + 38 * logits / ctx.hbm_bytes_per_s;
-  c.backward_s = g.input_grad + g.weight_grad + 14 * logits / ctx.hbm_bytes_per_s;
+  c.forward_s = g.forward + forward_bytes(loss) / ctx.hbm_bytes_per_s;
+  c.backward_s = g.input_grad + g.weight_grad + backward_bytes(loss) / ctx.hbm_bytes_per_s;
   return c;
 }
 

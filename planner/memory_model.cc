@@ -4,33 +4,22 @@
 
 #include "planner/activation_memory.h"
 #include "planner/param_count.h"
+#include "planner/zero_sharding.h"
+#include "simulator/pipeline_schedule.h"
 
 namespace meshplan {
 
 ModelStateBytes model_state_bytes(double params, int zero, int64_t shards, const MemoryOptions& o) {
-  const double d = static_cast<double>(shards);
+  const ZeroSharding z = zero_sharding(zero);
   ModelStateBytes b;
-  b.params = o.weight_bytes_per_param * params / (zero >= 3 ? d : 1.0);
-  b.grads = o.grad_bytes_per_param * params / (zero >= 2 ? d : 1.0);
-  b.optimizer = o.optimizer_bytes_per_param * params / (zero >= 1 ? d : 1.0);
+  b.params = o.weight_bytes_per_param * params / z.weight_shards(shards);
+  b.grads = o.grad_bytes_per_param * params / z.grad_shards(shards);
+  b.optimizer = o.optimizer_bytes_per_param * params / z.optimizer_shards(shards);
   return b;
 }
 
 double in_flight_micro_batches(const Layout& l, int64_t micro_batches, int64_t stage) {
-  const int64_t p = l.pp, m = micro_batches;
-  switch (l.schedule) {
-    case Schedule::gpipe:
-      return static_cast<double>(m);
-    case Schedule::one_f_one_b:
-    case Schedule::zb_h1:
-      return static_cast<double>(std::min(m, p - stage));
-    case Schedule::interleaved: {
-      const int64_t v = l.vpp;
-      int64_t chunks = std::min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1);
-      return static_cast<double>(chunks) / static_cast<double>(v);
-    }
-  }
-  return static_cast<double>(m);
+  return sim::schedule_info(l.schedule).in_flight_micro_batches(l.pp, l.vpp, micro_batches, stage);
 }
 
 namespace {
@@ -119,7 +108,7 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
   s.activations_per_layer_bytes = a.first_layer;
   s.activations_bytes = a.per_micro_batch * s.in_flight_micro_batches + a.recompute_buffer;
   if (params.stage == l.pp - 1) s.logits_bytes = logits;
-  if (l.zero >= 3 && params.layers > 0) {
+  if (zero_sharding(l.zero).weights && params.layers > 0) {
     s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(params.per_gpu()) /
                            static_cast<double>(params.layers);
     if (o.zero3_max_live_params > 0)

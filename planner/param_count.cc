@@ -9,70 +9,53 @@ int64_t norm_params(const ModelSpec& m, int64_t width) {
   return m.norm == NormKind::layernorm ? 2 * width : width;  // γ (and β)
 }
 
-// Weights of one MLP of width `ffn`; biases are split into column- and row-parallel parts.
-struct MlpParams {
-  int64_t split = 0;       // column-parallel and row-parallel weights, column biases
-  int64_t replicated = 0;  // row-parallel output bias
-};
-
-MlpParams mlp_params(const ModelSpec& m, int64_t ffn) {
-  const int64_t in_mats = m.mlp == MlpKind::swiglu ? 2 : 1;  // gate and up for SwiGLU
-  MlpParams p;
-  p.split = (in_mats + 1) * m.hidden * ffn + (m.bias ? in_mats * ffn : 0);
-  p.replicated = m.bias ? m.hidden : 0;
-  return p;
-}
-
-void add_attention(const ModelSpec& m, LayerParams& p) {
-  const int64_t h = m.hidden;
-  if (m.mla) {
-    const MlaSpec& a = *m.mla;
-    const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
-    // Down-projections are duplicated on every TP rank (Megatron-core MLA); up-projections split.
-    if (a.q_lora_rank > 0) {
-      p.replicated += h * a.q_lora_rank + a.q_lora_rank;  // q_a_proj + q_a_layernorm
-      p.attention += a.q_lora_rank * m.heads * qk;        // q_b_proj
-    } else {
-      p.attention += h * m.heads * qk;
-    }
-    p.replicated += h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank;
-    p.attention_kv = a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim);
-    p.attention += p.attention_kv + m.heads * a.v_head_dim * h;  // kv_b_proj + o_proj
+// Adds one linear map to the tensor group TP/EP shard it by: routed experts by ep and tp;
+// column-parallel weights and biases by tp (K/V columns at most kv_groups ways); row-parallel
+// weights by tp with their bias on every rank; replicated maps (MLA down-projections, router)
+// on every rank.
+void add_linear(const LinearMap& map, bool attention, LayerParams& p) {
+  const int64_t weights = map.copies * map.weights(), biases = map.copies * map.biases();
+  if (map.role == LinearRole::expert) {
+    p.routed_experts += weights + biases;
     return;
   }
-  const int64_t q = m.q_width(), kv = m.kv_width();
-  p.attention_kv = 2 * h * kv + (m.bias ? 2 * kv : 0);
-  p.attention += h * q + (m.bias ? q : 0) + p.attention_kv + q * h;
-  p.replicated += m.bias ? h : 0;                  // output-projection bias
-  p.replicated += m.qk_norm ? 2 * m.head_dim : 0;  // per-head q/k RMSNorm weights
+  int64_t& split = attention ? p.attention : p.dense_mlp;
+  switch (map.split) {
+    case TpSplit::column:
+      split += weights + biases;
+      if (attention) p.attention_kv += map.kv_out * map.in + (map.bias ? map.kv_out : 0);
+      return;
+    case TpSplit::row:
+      split += weights;
+      p.replicated += biases;
+      return;
+    case TpSplit::replicated:
+      p.replicated += weights + biases;
+      return;
+  }
+}
+
+// Norm weights inside attention: MLA's q_a/kv_a layernorms, per-head q/k RMSNorm (Qwen3).
+int64_t attention_norm_params(const ModelSpec& m) {
+  if (m.mla) return (m.mla->q_lora_rank > 0 ? m.mla->q_lora_rank : 0) + m.mla->kv_lora_rank;
+  return m.qk_norm ? 2 * m.head_dim : 0;
 }
 
 }  // namespace
 
 LayerParams layer_params(const ModelSpec& m, int64_t layer) {
   LayerParams p;
-  add_attention(m, p);
-  p.replicated += 2 * norm_params(m, m.hidden);
-  if (!m.is_moe_layer(layer)) {
-    MlpParams d = mlp_params(m, m.ffn_hidden);
-    p.dense_mlp = d.split;
-    p.replicated += d.replicated;
-    return p;
-  }
-  const MoeSpec& e = *m.moe;
-  MlpParams expert = mlp_params(m, e.expert_ffn_hidden);
-  p.routed_experts = e.experts * (expert.split + expert.replicated);
-  p.dense_mlp = e.shared_experts * expert.split;
-  p.replicated += e.shared_experts * expert.replicated + m.hidden * e.experts;  // router
+  for (const LinearMap& map : attention_linears(m)) add_linear(map, true, p);
+  for (const LinearMap& map : ffn_linears(m, layer)) add_linear(map, false, p);
+  p.replicated += attention_norm_params(m) + 2 * norm_params(m, m.hidden);
   return p;
 }
 
-int64_t embedding_params(const ModelSpec& m) {
-  int64_t positions = m.position_embedding == PositionEmbedding::learned ? m.max_positions : 0;
-  return (m.vocab + positions) * m.hidden;
-}
+int64_t embedding_params(const ModelSpec& m) { return embedding_linear(m).weights(); }
 
-int64_t lm_head_params(const ModelSpec& m) { return m.tied_embeddings ? 0 : m.vocab * m.hidden; }
+int64_t lm_head_params(const ModelSpec& m) {
+  return m.tied_embeddings ? 0 : lm_head_linear(m).weights();
+}
 int64_t final_norm_params(const ModelSpec& m) { return norm_params(m, m.hidden); }
 
 int64_t total_params(const ModelSpec& m) {
@@ -101,7 +84,10 @@ std::vector<int64_t> chunk_boundaries(const ModelSpec& m, const Layout& l) {
 std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l) {
   std::vector<StageParams> stages(static_cast<size_t>(l.pp));
   std::vector<int64_t> bounds = chunk_boundaries(m, l);
-  const int64_t kv_split = m.mla ? l.tp : std::min(l.tp, m.kv_heads);  // KV replicated beyond
+  // K/V columns split at most kv_groups ways (replicated beyond kv_heads; MLA: all heads).
+  int64_t kv_split = l.tp;
+  for (const LinearMap& map : attention_linears(m))
+    if (map.kv_out > 0) kv_split = std::min(l.tp, map.kv_groups);
   for (size_t c = 0; c + 1 < bounds.size(); ++c) {
     StageParams& s = stages[c % static_cast<size_t>(l.pp)];
     for (int64_t i = bounds[c]; i < bounds[c + 1]; ++i) {
@@ -121,7 +107,8 @@ std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l) {
   StageParams& last = stages.back();
   first.full_params += embedding_params(m);
   first.dense_per_gpu += embedding_params(m) / l.tp;
-  int64_t head = m.tied_embeddings ? (l.pp > 1 ? m.vocab * m.hidden : 0) : lm_head_params(m);
+  int64_t head =
+      m.tied_embeddings ? (l.pp > 1 ? lm_head_linear(m).weights() : 0) : lm_head_params(m);
   last.full_params += head + final_norm_params(m);
   last.dense_per_gpu += head / l.tp + final_norm_params(m);
   return stages;

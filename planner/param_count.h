@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/layer_geometry.h"
 #include "core/layout.h"
 #include "core/model_spec.h"
 

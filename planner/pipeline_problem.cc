@@ -5,6 +5,7 @@
 
 #include "planner/cost_model.h"
 #include "planner/param_count.h"
+#include "planner/zero_sharding.h"
 
 namespace meshplan {
 
@@ -61,7 +62,7 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
     const StageClass& cls = shape.classes[shape.class_of_stage[stage]];
     k.dp_grad_sync_s =
         share * dp_exposed_s(l, cls, analytic.stages[stage], /*with_zero3_gathers=*/false);
-    if (l.zero >= 3) {
+    if (zero_sharding(l.zero).weights) {
       k.zero3_gather_s = collectives_.time_s(
           Collective::all_gather, dp_group(l),
           static_cast<double>(sp.per_gpu()) * options_.memory.weight_bytes_per_param * share);

@@ -81,6 +81,33 @@ Passes zb_h1_stage(int pp, int vpp, int m, int stage) {
 
 using StageBuilder = Passes (*)(int pp, int vpp, int m, int stage);
 
+// GPipe keeps every micro-batch's activations until its backward.
+double all_in_flight(int64_t /*pp*/, int64_t /*vpp*/, int64_t m, int64_t /*stage*/) {
+  return static_cast<double>(m);
+}
+// 1F1B and ZB-H1: stage s runs pp − s forwards before its first backward.
+double warmup_in_flight(int64_t pp, int64_t /*vpp*/, int64_t m, int64_t stage) {
+  return static_cast<double>(std::min(m, pp - stage));
+}
+// Interleaved: 2(pp − s − 1) + (vpp − 1)·pp + 1 chunk forwards before the first backward
+// (Megatron-LM's warm-up count), vpp chunks to a micro-batch.
+double interleaved_in_flight(int64_t pp, int64_t vpp, int64_t m, int64_t stage) {
+  int64_t chunks = std::min(m * vpp, 2 * (pp - stage - 1) + (vpp - 1) * pp + 1);
+  return static_cast<double>(chunks) / static_cast<double>(vpp);
+}
+
+// GPipe and 1F1B: the slowest stage runs every micro-batch, and the fill and drain pass once
+// through every other stage.
+double fill_drain_time(const PipelineTimes& t) { return (t.m - 1) * t.t_max + t.t_sum; }
+// Interleaved: fill and drain shrink by vpp (Narayanan et al. 2021 §2.2).
+double interleaved_time(const PipelineTimes& t) {
+  return t.m * t.t_max + (t.t_sum - t.t_max) / t.vpp;
+}
+// ZB-H1: W passes fill the bubble; what they cannot fill remains, once per extra stage.
+double zb_h1_time(const PipelineTimes& t) {
+  return t.m * t.t_max + (t.pp - 1) * std::max(0.0, t.zb_bubble);
+}
+
 struct ScheduleEntry {
   ScheduleInfo info;
   StageBuilder build;
@@ -88,14 +115,18 @@ struct ScheduleEntry {
 
 const std::vector<ScheduleEntry>& entries() {
   static const std::vector<ScheduleEntry> kEntries = {
-      {{Schedule::gpipe, "gpipe", false, false, "Huang et al. 2019, arXiv 1811.06965"},
+      {{Schedule::gpipe, "gpipe", false, false, "Huang et al. 2019, arXiv 1811.06965",
+        all_in_flight, fill_drain_time},
        gpipe_stage},
-      {{Schedule::one_f_one_b, "1f1b", false, false, "Narayanan et al. 2021, arXiv 2104.04473"},
+      {{Schedule::one_f_one_b, "1f1b", false, false, "Narayanan et al. 2021, arXiv 2104.04473",
+        warmup_in_flight, fill_drain_time},
        one_f_one_b_stage},
       {{Schedule::interleaved, "interleaved", false, true,
-        "Narayanan et al. 2021 §2.2; Megatron-LM interleaved ordering"},
+        "Narayanan et al. 2021 §2.2; Megatron-LM interleaved ordering", interleaved_in_flight,
+        interleaved_time},
        interleaved_stage},
-      {{Schedule::zb_h1, "zb-h1", true, false, "Qi et al. 2023, arXiv 2401.10241 (ZB-H1)"},
+      {{Schedule::zb_h1, "zb-h1", true, false, "Qi et al. 2023, arXiv 2401.10241 (ZB-H1)",
+        warmup_in_flight, zb_h1_time},
        zb_h1_stage},
   };
   return kEntries;

@@ -3,6 +3,7 @@
 // chunks and micro-batches. Each schedule is an entry of one table (STYLE.md rule 6).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,12 +36,26 @@ struct PipelineOrder {
   std::vector<std::vector<Pass>> passes;
 };
 
+// What the analytic model needs of a pipeline to price a schedule: m micro-batches over pp
+// stages of vpp chunks each; t_max the slowest stage's time per micro-batch (forward, backward
+// and communication), t_sum the sum over stages, zb_bubble the largest stage time less twice
+// its weight-gradient time (ZB-H1 fills its bubble with W passes).
+struct PipelineTimes {
+  double m = 1, pp = 1, vpp = 1;
+  double t_max = 0, t_sum = 0, zb_bubble = 0;
+};
+
 struct ScheduleInfo {
   Schedule schedule;
   const char* name;      // as in --layout schedule=...
   bool splits_backward;  // B and W are separate passes
   bool allows_vpp;       // accepts vpp > 1 (otherwise vpp must be 1)
   const char* source;    // where the ordering comes from
+  // Micro-batches whose activations stage `stage` holds at its peak (a fraction with vpp > 1:
+  // chunks in flight over vpp). REQUIRES: 0 ≤ stage < pp, m ≥ 1.
+  double (*in_flight_micro_batches)(int64_t pp, int64_t vpp, int64_t m, int64_t stage);
+  // Time of the pipeline's forward and backward passes for one step, pp > 1.
+  double (*pipeline_time_s)(const PipelineTimes& t);
 };
 // The table of schedules, in enum order.
 const std::vector<ScheduleInfo>& schedule_table();

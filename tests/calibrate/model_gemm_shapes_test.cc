@@ -40,5 +40,24 @@ TEST_CASE("repeated shapes are listed once") {
   CHECK(shapes.size() == 3 + 2 + 3);
 }
 
+TEST_CASE("deepseek-v3 at tp=8: MLA's down-projections whole, up-projections split") {
+  auto shapes = model_gemm_shapes(testing::shipped_model("deepseek-v3"), 8, 4096);
+  // q_a 7168 → 1536 and kv_a 7168 → 512 + 64 on every rank; q_b 1536 → 128·192/8 = 3072;
+  // kv_b 512 → 128·256/8 = 4096; attn_out 128·128/8 = 2048 → 7168; the dense layers' SwiGLU
+  // (ffn 18432): up 7168 → 2·18432/8 = 4608, down 18432/8 = 2304 → 7168; logits 129280/8 =
+  // 16160. Eight maps, three variants each, none repeated.
+  REQUIRE(shapes.size() == 24);
+  CHECK(shapes[0] == GemmShape{4096, 1536, 7168, "fwd q_a"});
+  CHECK(shapes[2] == GemmShape{7168, 1536, 4096, "wgrad q_a"});
+  CHECK(shapes[3] == GemmShape{4096, 3072, 1536, "fwd q_b"});
+  CHECK(shapes[6] == GemmShape{4096, 576, 7168, "fwd kv_a"});
+  CHECK(shapes[9] == GemmShape{4096, 4096, 512, "fwd kv_b"});
+  CHECK(shapes[10] == GemmShape{4096, 512, 4096, "dgrad kv_b"});
+  CHECK(shapes[12] == GemmShape{4096, 7168, 2048, "fwd attn_out"});
+  CHECK(shapes[15] == GemmShape{4096, 4608, 7168, "fwd mlp_up"});
+  CHECK(shapes[18] == GemmShape{4096, 7168, 2304, "fwd mlp_down"});
+  CHECK(shapes[21] == GemmShape{4096, 16160, 7168, "fwd logits"});
+}
+
 }  // namespace
 }  // namespace meshplan::calibrate

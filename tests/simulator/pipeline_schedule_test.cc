@@ -105,5 +105,26 @@ TEST_CASE("the schedule table lists every schedule in enum order") {
   CHECK(std::string(schedule_info(Schedule::zb_h1).name) == "zb-h1");
 }
 
+TEST_CASE("in-flight micro-batches per stage: gpipe all, 1f1b/zb-h1 pp - stage, interleaved") {
+  // pp=4, m=8: gpipe holds 8 everywhere; 1F1B stage 0 holds 4, stage 3 holds 1.
+  CHECK(schedule_info(Schedule::gpipe).in_flight_micro_batches(4, 1, 8, 2) == 8.0);
+  CHECK(schedule_info(Schedule::one_f_one_b).in_flight_micro_batches(4, 1, 8, 0) == 4.0);
+  CHECK(schedule_info(Schedule::zb_h1).in_flight_micro_batches(4, 1, 8, 3) == 1.0);
+  CHECK(schedule_info(Schedule::one_f_one_b).in_flight_micro_batches(4, 1, 2, 0) == 2.0);
+  // Interleaved, pp=4, vpp=2, stage 0: 2·3 + 1·4 + 1 = 11 chunks over 2 = 5.5 micro-batches.
+  CHECK(schedule_info(Schedule::interleaved).in_flight_micro_batches(4, 2, 8, 0) == 5.5);
+}
+
+TEST_CASE("pipeline time: fill and drain, shrunk by vpp, or ZB-H1's unfilled bubble") {
+  // m=8, pp=4, t_max=1, t_sum=4 (balanced): (8 − 1)·1 + 4 = 11.
+  const PipelineTimes t{8, 4, 2, 1.0, 4.0, 0.5};
+  CHECK(schedule_info(Schedule::gpipe).pipeline_time_s(t) == 11.0);
+  CHECK(schedule_info(Schedule::one_f_one_b).pipeline_time_s(t) == 11.0);
+  CHECK(schedule_info(Schedule::interleaved).pipeline_time_s(t) == 8.0 + 3.0 / 2);
+  CHECK(schedule_info(Schedule::zb_h1).pipeline_time_s(t) == 8.0 + 3 * 0.5);
+  const PipelineTimes filled{8, 4, 1, 1.0, 4.0, -0.25};  // W passes more than fill the bubble
+  CHECK(schedule_info(Schedule::zb_h1).pipeline_time_s(filled) == 8.0);
+}
+
 }  // namespace
 }  // namespace meshplan::sim

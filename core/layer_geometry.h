@@ -1,0 +1,64 @@
+// The linear maps of one transformer layer (and the embedding and LM head), derived from the
+// model spec alone: the one place that knows which matrices a model has, their widths, how
+// tensor parallelism splits each (Megatron-LM, arXiv 1909.08053 §3: column-parallel maps split
+// their output width, row-parallel ones their input width) and which block they belong to.
+// Parameter counts, FLOPs, the GEMM shapes the cost model times and calibrate's shape list are
+// all derived from these tables.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/model_spec.h"
+
+namespace meshplan {
+
+enum class TpSplit {
+  column,     // output width split by tp (its bias too)
+  row,        // input width split by tp; the bias is added once, so every TP rank holds it
+  replicated  // identical on every TP rank (MLA down-projections, the MoE router)
+};
+
+enum class LinearRole {
+  dense,   // attention projections and the dense MLP: every token passes once
+  expert,  // one routed expert: tokens at top_k of `copies`
+  shared,  // one shared expert: every token passes through each copy
+  router   // MoE gate: every token, hidden → experts
+};
+
+struct LinearMap {
+  const char* name = "";    // "qkv", "attn_out", "q_a", …, "mlp_up", "mlp_down", "router"
+  int64_t in = 0, out = 0;  // full widths, before TP
+  TpSplit split = TpSplit::column;
+  LinearRole role = LinearRole::dense;
+  int64_t copies = 1;     // maps of this shape in the layer (experts of one kind)
+  bool bias = false;      // carries a bias of `out` elements
+  int64_t kv_out = 0;     // columns of `out` holding K/V heads, which TP splits at most
+  int64_t kv_groups = 0;  // kv_groups ways (K/V heads are replicated beyond); 0 if none
+
+  int64_t weights() const { return in * out; }  // one copy, bias excluded
+  int64_t biases() const { return bias ? out : 0; }
+  // Input and output widths on one TP rank. Not rounded: a width tp does not divide gives the
+  // fraction the cost model times. REQUIRES: tp ≥ 1.
+  double rank_in(int64_t tp) const;
+  double rank_out(int64_t tp) const;
+};
+
+// Q, K, V and output projections (fused QKV for MHA/GQA; MLA's down- and up-projections), in
+// the order a layer runs them.
+std::vector<LinearMap> attention_linears(const ModelSpec& model);
+// One MLP of width `ffn`: up (gate and up fused for SwiGLU), then down.
+std::vector<LinearMap> mlp_linears(const ModelSpec& model, int64_t ffn,
+                                   LinearRole role = LinearRole::dense, int64_t copies = 1);
+// The feed-forward block of layer `layer`: the dense MLP, or the router, routed experts and
+// shared experts of a MoE layer. REQUIRES: 0 ≤ layer < model.layers.
+std::vector<LinearMap> ffn_linears(const ModelSpec& model, int64_t layer);
+// attention_linears, then ffn_linears.
+std::vector<LinearMap> layer_linears(const ModelSpec& model, int64_t layer);
+// Word (and learned position) embeddings, vocabulary → hidden: a vocabulary-parallel table,
+// its input (vocabulary) width split by tp.
+LinearMap embedding_linear(const ModelSpec& model);
+// hidden → vocab logits, column-parallel (held even when tied: it is the embedding's transpose).
+LinearMap lm_head_linear(const ModelSpec& model);
+
+}  // namespace meshplan
