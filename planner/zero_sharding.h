@@ -4,6 +4,7 @@
 // FULL_SHARD is stage 3, SHARD_GRAD_OP stage 2).
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 
 namespace meshplan {
@@ -26,7 +27,10 @@ struct ZeroSharding {
   bool gathers_updated_weights() const { return optimizer && !weights; }
 };
 
-// REQUIRES: 0 ≤ zero ≤ 3.
-ZeroSharding zero_sharding(int zero);
+// REQUIRES: 0 ≤ zero ≤ 3. Inline: the search calls it for every layout it evaluates.
+inline ZeroSharding zero_sharding(int zero) {
+  assert(zero >= 0 && zero <= 3);
+  return {.optimizer = zero >= 1, .grads = zero >= 2, .weights = zero >= 3};
+}
 
 }  // namespace meshplan

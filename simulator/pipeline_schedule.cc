@@ -149,11 +149,12 @@ const std::vector<ScheduleInfo>& schedule_table() {
 }
 
 const ScheduleInfo& schedule_info(Schedule s) {
-  for (const ScheduleInfo& i : schedule_table())
-    if (i.schedule == s) return i;
-  // Every Schedule has a table entry (entries() lists them all); reaching here is a bug.
-  assert(false && "schedule missing from the table");
-  return schedule_table().front();
+  // The table is in enum order (entries() lists every Schedule once), so the enum indexes it:
+  // the search looks a schedule up for every layout it evaluates.
+  const std::vector<ScheduleInfo>& table = schedule_table();
+  const auto index = static_cast<size_t>(s);
+  assert(index < table.size() && table[index].schedule == s);
+  return table[index];
 }
 
 Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, int m) {

@@ -128,3 +128,12 @@ TEST_CASE("pipeline time: fill and drain, shrunk by vpp, or ZB-H1's unfilled bub
 
 }  // namespace
 }  // namespace meshplan::sim
+
+TEST_CASE("the schedule table is in enum order, so schedule_info indexes it by the enum") {
+  const auto& table = meshplan::sim::schedule_table();
+  REQUIRE(table.size() == 4);
+  for (size_t i = 0; i < table.size(); ++i) {
+    CHECK(static_cast<size_t>(table[i].schedule) == i);
+    CHECK(&meshplan::sim::schedule_info(table[i].schedule) == &table[i]);
+  }
+}
