@@ -19,9 +19,10 @@ struct GpuSpec {
   std::string source;    // datasheet the numbers come from
   int64_t sm_count = 0;  // streaming multiprocessors (0: unknown, no wave quantization)
 
+  // Whether GEMMs of precision `p` run in FP8 here (FP8 asked for, and FP8 tensor cores).
+  bool runs_fp8(Precision p) const { return p == Precision::fp8 && peak_fp8_flops_per_s > 0; }
   double peak_flops_per_s(Precision p) const {
-    return p == Precision::fp8 && peak_fp8_flops_per_s > 0 ? peak_fp8_flops_per_s
-                                                           : peak_bf16_flops_per_s;
+    return runs_fp8(p) ? peak_fp8_flops_per_s : peak_bf16_flops_per_s;
   }
 };
 

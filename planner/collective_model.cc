@@ -91,7 +91,7 @@ double CollectiveModel::ring_time_s(Collective c, const GroupShape& group, doubl
   const int64_t n = group.size();
   const size_t level = spanned_level(group);
   const LevelFit f = fit(c, level, n);
-  return f.latency_s + bytes * factor(c, n) / ring_busbw(c, group, level);
+  return f.latency_s + bytes * factor(c, n) / rail_busbw(c, group, level, f.busbw_bytes_per_s);
 }
 
 size_t CollectiveModel::spanned_level(const GroupShape& group) const {
@@ -109,17 +109,13 @@ size_t CollectiveModel::spanned_level(const GroupShape& group) const {
 // all-reduce at 32 GPUs (GTC24 S62129; ../shared/REFERENCE-performance.md §4.3); one GPU per
 // node gives one NIC's 47 GB/s. Every member's traffic crosses the level, so an oversubscribed
 // level (fit() divides its busbw) slows the ring by the full factor.
-double CollectiveModel::ring_busbw(Collective c, const GroupShape& group, size_t level) const {
-  return ring_busbw_within(c, group, level, group.size());
-}
-
-double CollectiveModel::ring_busbw_within(Collective c, const GroupShape& group, size_t level,
-                                          int64_t members) const {
-  const double own = fit(c, level, members).busbw_bytes_per_s;
-  if (level == 0 || !rails_) return own;
+double CollectiveModel::rail_busbw(Collective c, const GroupShape& group, size_t level,
+                                   double busbw) const {
+  if (level == 0 || !rails_) return busbw;
   const int64_t inner = members_within(group, level - 1);
-  if (inner <= 1) return own;
-  return std::min(static_cast<double>(inner) * own, ring_busbw_within(c, group, level - 1, inner));
+  if (inner <= 1) return busbw;
+  return std::min(static_cast<double>(inner) * busbw,
+                  rail_busbw(c, group, level - 1, fit(c, level - 1, inner).busbw_bytes_per_s));
 }
 
 double CollectiveModel::time_s(Collective c, const GroupShape& group, double bytes) const {
@@ -150,16 +146,8 @@ double CollectiveModel::time_s(Collective c, const GroupShape& group, double byt
 }
 
 double CollectiveModel::ring_step_time_s(const GroupShape& group, double bytes) const {
-  const int64_t n = group.size();
-  if (n <= 1 || bytes <= 0) return 0;
-  size_t level = levels_.size() - 1;
-  for (size_t l = 0; l < levels_.size(); ++l) {
-    if (members_within(group, l) >= n) {
-      level = l;
-      break;
-    }
-  }
-  LevelFit f = fit(Collective::send_recv, level, 2);
+  if (group.size() <= 1 || bytes <= 0) return 0;
+  LevelFit f = fit(Collective::send_recv, spanned_level(group), 2);
   return f.latency_s + bytes / f.busbw_bytes_per_s;
 }
 

@@ -72,11 +72,10 @@ class CollectiveModel {
   double ring_time_s(Collective c, const GroupShape& group, double bytes) const;
   // The innermost level whose domain holds the whole group.
   size_t spanned_level(const GroupShape& group) const;
-  // Bus bandwidth of a flat ring over `group`, which spans `level` (rails, see the .cc).
-  double ring_busbw(Collective c, const GroupShape& group, size_t level) const;
-  // The same for the `members` of `group` inside one domain of `level`.
-  double ring_busbw_within(Collective c, const GroupShape& group, size_t level,
-                           int64_t members) const;
+  // Bus bandwidth of a flat ring over the members of `group` inside one domain of `level`,
+  // whose own fit there gives `busbw`: raised by the rails the members drive, capped by the
+  // ring inside the level below (see the .cc).
+  double rail_busbw(Collective c, const GroupShape& group, size_t level, double busbw) const;
 
   std::vector<NetworkLevel> levels_;
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::ring;

@@ -46,7 +46,7 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   context_.collectives = &collectives_;
   context_.options = &options_;
   context_.hbm_bytes_per_s = hbm_bandwidth(profile_, cluster_.gpu);
-  context_.fp8 = trains_in_fp8(t, cluster_.gpu);
+  context_.fp8 = cluster_.gpu.runs_fp8(t.precision);
   context_.attention = &attention_;
   context_.seq_len = t.seq_len;
   const double tokens = static_cast<double>(t.global_batch * t.seq_len);

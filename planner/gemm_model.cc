@@ -12,12 +12,9 @@ GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Prec
     : peak_(gpu.peak_flops_per_s(precision) * sustained_compute_ratio(profile)),
       hbm_bytes_per_s_(hbm_bandwidth(profile, gpu)),
       sm_count_(static_cast<double>(gpu.sm_count)) {
-  const bool fp8 = precision == Precision::fp8 && gpu.peak_fp8_flops_per_s > 0;
+  const bool fp8 = gpu.runs_fp8(precision);
   in_bytes_ = fp8 ? 1 : 2;
-  if (fp8) {
-    auto q = profile.fp8_quantization_overhead.find(fp8_recipe);
-    if (q != profile.fp8_quantization_overhead.end()) quantization_factor_ = 1 + q->second;
-  }
+  if (fp8) quantization_factor_ = 1 + fp8_quantization_overhead(profile, fp8_recipe);
   const char* dtype = fp8 ? "fp8" : "bf16";
   auto it = profile.gemm.find(dtype);
   max_efficiency_ = it != profile.gemm.end() && it->second.max_efficiency > 0

@@ -123,10 +123,6 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
   return s;
 }
 
-bool trains_in_fp8(const TrainingSpec& t, const GpuSpec& gpu) {
-  return t.precision == Precision::fp8 && gpu.peak_fp8_flops_per_s > 0;
-}
-
 MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Layout& l,
                                const TrainingSpec& t, const MemoryOptions& o) {
   MemoryEstimate est;
@@ -134,7 +130,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Lay
   est.capacity_bytes = static_cast<double>(gpu.hbm_bytes);
   const int64_t micro_batches = t.global_batch / (l.dp * l.mbs);
   ActivationShape shape = activation_shape(l, t.seq_len);
-  shape.fp8 = trains_in_fp8(t, gpu);
+  shape.fp8 = gpu.runs_fp8(t.precision);
   const int64_t first_moe = m.moe ? m.moe->first_dense_layers : 0;
   const LayerActivations dense = layer_activations(m, 0, shape);
   const LayerActivations moe = m.moe ? layer_activations(m, first_moe, shape) : dense;

@@ -76,9 +76,6 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
                          const Layout& l, int64_t micro_batches, double logits,
                          const MemoryOptions& o);
 
-// Whether the job's GEMMs run in FP8 (FP8 precision on a GPU with FP8 tensor cores).
-bool trains_in_fp8(const TrainingSpec& t, const GpuSpec& gpu);
-
 // REQUIRES: check_layout(l, m, gpus, t) returned no errors.
 MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Layout& l,
                                const TrainingSpec& t, const MemoryOptions& o = {});

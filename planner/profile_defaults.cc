@@ -12,6 +12,11 @@ double sustained_compute_ratio(const CalibrationProfile& p) {
   return p.sustained_compute_ratio > 0 ? p.sustained_compute_ratio : 1.0;
 }
 
+double fp8_quantization_overhead(const CalibrationProfile& p, const std::string& recipe) {
+  auto it = p.fp8_quantization_overhead.find(recipe);
+  return it != p.fp8_quantization_overhead.end() ? it->second : 0.0;
+}
+
 double attention_efficiency(const CalibrationProfile& p) {
   return p.attention_efficiency > 0 ? p.attention_efficiency : kDefaultAttentionEfficiency;
 }

@@ -27,6 +27,9 @@ constexpr double kDefaultInterNodeBusEfficiency = 0.94;
 double hbm_bandwidth(const CalibrationProfile& p, const GpuSpec& gpu);
 // The profile's sustained_compute_ratio, or 1 (burst throughput) when it has none.
 double sustained_compute_ratio(const CalibrationProfile& p);
+// Extra FP8 GEMM time for quantizing operands under `recipe`, as a share of the GEMM's time;
+// 0 when the profile did not measure that recipe.
+double fp8_quantization_overhead(const CalibrationProfile& p, const std::string& recipe);
 double attention_efficiency(const CalibrationProfile& p);
 
 // The profile for a cluster: `override_path` when given; else the cluster's `profile:` name,

@@ -186,10 +186,7 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
                   "{}; wave quantization over the GPU's SMs.",
                   from(gemm_eff, kDefaultGemmEfficiency), from(p.sustained_compute_ratio, 1.0)),
       fmt::format("FP8 scaling recipe {}: quantization adds {:.0f}% to FP8 GEMM time (profile).",
-                  o.fp8_recipe,
-                  p.fp8_quantization_overhead.count(o.fp8_recipe)
-                      ? 100 * p.fp8_quantization_overhead.at(o.fp8_recipe)
-                      : 0.0),
+                  o.fp8_recipe, 100 * fp8_quantization_overhead(p, o.fp8_recipe)),
       p.attention.empty()
           ? fmt::format("Fused attention efficiency: {}.",
                         from(p.attention_efficiency, kDefaultAttentionEfficiency))

@@ -1,4 +1,4 @@
-// planner/zero_sharding.cc: which states each ZeRO stage shards, and the collectives it implies.
+// planner/zero_sharding.h: which states each ZeRO stage shards, and the collectives it implies.
 #include "planner/zero_sharding.h"
 
 #include <doctest/doctest.h>
