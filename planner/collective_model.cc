@@ -71,10 +71,11 @@ CollectiveModel::LevelFit CollectiveModel::fit(Collective c, size_t level, int64
         best = &f;
       }
     }
-    out = {best->latency_s, best->busbw_bytes_per_s, true};
+    out = {best->latency_s, best->busbw_bytes_per_s, true,
+           best->latency_s / std::max(1.0, ring_steps(c, best->group_size))};
   } else {
     const double eff = level == 0 ? intra_efficiency_ : inter_efficiency_;
-    out = {l.latency_s * ring_steps(c, members), l.bandwidth_bytes_per_s * eff, false};
+    out = {l.latency_s * ring_steps(c, members), l.bandwidth_bytes_per_s * eff, false, l.latency_s};
   }
   out.busbw_bytes_per_s /= l.oversubscription;
   return out;
@@ -91,7 +92,26 @@ double CollectiveModel::ring_time_s(Collective c, const GroupShape& group, doubl
   const int64_t n = group.size();
   const size_t level = spanned_level(group);
   const LevelFit f = fit(c, level, n);
-  return f.latency_s + bytes * factor(c, n) / rail_busbw(c, group, level, f.busbw_bytes_per_s);
+  const double latency = level == 0 ? f.latency_s : ring_latency_s(c, group, level);
+  return latency + bytes * factor(c, n) / rail_busbw(c, group, level, f.busbw_bytes_per_s);
+}
+
+double CollectiveModel::ring_latency_s(Collective c, const GroupShape& group,
+                                       size_t spanned) const {
+  const int64_t n = group.size();
+  double latency = 0, inner_steps = 0;
+  // Steps that stay inside one level-k domain cross level k at most; count from the inside out.
+  for (size_t k = 0; k <= spanned; ++k) {
+    const int64_t within = k == spanned ? n : members_within(group, k);
+    const int64_t domains = n / std::max<int64_t>(1, within);
+    const double outer_steps = domains > 1 ? ring_steps(c, domains) : 0;
+    const double steps_here = ring_steps(c, n) - outer_steps - inner_steps;
+    if (steps_here > 0) {
+      latency += steps_here * fit(c, k, std::max<int64_t>(2, within)).step_latency_s;
+      inner_steps += steps_here;
+    }
+  }
+  return latency;
 }
 
 size_t CollectiveModel::spanned_level(const GroupShape& group) const {

@@ -2,7 +2,11 @@
 //
 // Two algorithms for groups that span several levels (a documented choice, CostOptions):
 // - ring (default): NCCL's flat ring over all n ranks, bound by the slowest level it crosses:
-//   t = α + S·factor(n)/busbw, where busbw is that of the outermost level the group spans
+//   t = α + S·factor(n)/busbw. α is paid per ring step (NCCL's ring latency model, lat =
+//   Σ steps × per-step latency, src/graph/tuning.cc): a step between two level-k domains pays
+//   level k+1's per-step latency (the fit's α over its own ring steps), the others level 0's,
+//   so a 512-GPU ring pays 63 network steps and 448 NVLink steps. busbw is that of the
+//   outermost level the group spans
 //   times the group's members per domain of the level inside (one NIC per GPU: rails), capped
 //   by the ring inside that domain: one GPU per node gets one NIC's ~47 GB/s on NDR, eight get
 //   min(8 × 47, 365) GB/s (NVIDIA: 370-380 GB/s for DGX H100 all-reduce; REFERENCE-performance
@@ -64,12 +68,16 @@ class CollectiveModel {
   struct LevelFit {
     double latency_s = 0, busbw_bytes_per_s = 0;
     bool measured = false;
+    double step_latency_s = 0;  // latency of one ring step on this level
   };
   // α and busbw for `c` on `level` with `members` ranks there.
   LevelFit fit(Collective c, size_t level, int64_t members) const;
   double level_time_s(Collective c, size_t level, int64_t members, double bytes) const;
 
   double ring_time_s(Collective c, const GroupShape& group, double bytes) const;
+  // Latency of a flat ring over `group`: each of its steps pays the per-step latency of the
+  // outermost level that step crosses (NCCL's ring model, src/graph/tuning.cc).
+  double ring_latency_s(Collective c, const GroupShape& group, size_t spanned) const;
   // The innermost level whose domain holds the whole group.
   size_t spanned_level(const GroupShape& group) const;
   // Bus bandwidth of a flat ring over the members of `group` inside one domain of `level`,

@@ -46,16 +46,36 @@ TEST_CASE(
   CollectiveModel m(CalibrationProfile{}, c);
   const double S = 1e9;
   // 32 ranks over 4 nodes: 8 NICs per node at 50 GB/s × 0.94 = 376 GB/s, more than the NVLink
-  // ring's 400 GB/s × 0.8 = 320 GB/s, which bounds it.
+  // ring's 400 GB/s × 0.8 = 320 GB/s, which bounds it. Of the 2·31 ring steps, 2·3 cross
+  // nodes (10 µs each) and 56 stay on NVLink (5 µs).
   CHECK(m.time_s(Collective::all_reduce, GroupShape::of(32, 1), S) ==
-        doctest::Approx(2 * 31 * 10e-6 + 2.0 * 31 / 32 * S / 320e9).epsilon(1e-12));
+        doctest::Approx(56 * 5e-6 + 6 * 10e-6 + 2.0 * 31 / 32 * S / 320e9).epsilon(1e-12));
   // 2 ranks in each of 4 nodes (stride 4): 2 rails, 94 GB/s.
   GroupShape two_per_node;
   two_per_node.dims[0] = {2, 4};
   two_per_node.dims[1] = {4, 8};
   two_per_node.dim_count = 2;
+  // 7 ring steps: 3 between nodes, 4 inside them.
   CHECK(m.time_s(Collective::reduce_scatter, two_per_node, S) ==
-        doctest::Approx(7 * 10e-6 + 7.0 / 8 * S / (2 * 50e9 * 0.94)).epsilon(1e-12));
+        doctest::Approx(4 * 5e-6 + 3 * 10e-6 + 7.0 / 8 * S / (2 * 50e9 * 0.94)).epsilon(1e-12));
+}
+
+TEST_CASE(
+    "a ring's latency grows with its steps: each pays the measured per-step latency of the "
+    "level it crosses") {
+  ClusterSpec c = two_level_cluster(64);
+  // Measured: an 8-GPU all-gather in 14 µs (7 steps: 2 µs each); between 2 nodes 20 µs (1 step).
+  CalibrationProfile p = profile_with("all_gather", "nvlink", 8, 14e-6, 300e9);
+  p.collectives.push_back(profile_with("all_gather", "ib", 2, 20e-6, 40e9).collectives[0]);
+  CollectiveModel m(p, c);
+  const double S = 1e9;
+  // 512 ranks on 64 nodes: 511 steps, 63 of them between nodes. Bus bandwidth: 8 rails of
+  // 40 GB/s, capped by the node's ring at 300 GB/s.
+  CHECK(m.time_s(Collective::all_gather, GroupShape::of(512, 1), S) ==
+        doctest::Approx(448 * 2e-6 + 63 * 20e-6 + 511.0 / 512 * S / 300e9).epsilon(1e-12));
+  // One GPU in each of 64 nodes (stride 8): every step crosses nodes, one rail.
+  CHECK(m.time_s(Collective::all_gather, GroupShape::of(64, 8), S) ==
+        doctest::Approx(63 * 20e-6 + 63.0 / 64 * S / 40e9).epsilon(1e-12));
 }
 
 TEST_CASE("without rails a ring across nodes runs at one NIC's bus bandwidth") {
@@ -63,7 +83,7 @@ TEST_CASE("without rails a ring across nodes runs at one NIC's bus bandwidth") {
   CollectiveModel m(CalibrationProfile{}, c, CollectiveAlgorithm::ring, /*rails=*/false);
   const double S = 1e9;
   CHECK(m.time_s(Collective::all_reduce, GroupShape::of(32, 1), S) ==
-        doctest::Approx(2 * 31 * 10e-6 + 2.0 * 31 / 32 * S / (50e9 * 0.94)).epsilon(1e-12));
+        doctest::Approx(56 * 5e-6 + 6 * 10e-6 + 2.0 * 31 / 32 * S / (50e9 * 0.94)).epsilon(1e-12));
 }
 
 TEST_CASE("hierarchical all-reduce: inside the node on S, across nodes on S/8") {
