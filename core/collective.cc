@@ -11,13 +11,13 @@ double twice_ranks_less_one(int64_t n) { return 2.0 * static_cast<double>(n - 1)
 double one_step(int64_t) { return 1.0; }
 
 constexpr CollectiveInfo kCollectives[] = {
-    {"all_reduce", "allreduce", twice_ring_share, twice_ranks_less_one, true},
-    {"all_gather", "allgather", ring_share, ranks_less_one, true},
-    {"reduce_scatter", "reducescatter", ring_share, ranks_less_one, true},
-    {"all_to_all", "alltoall", ring_share, ranks_less_one, true},
-    {"send_recv", "sendrecv", one, one_step, true},
-    {"broadcast", "broadcast", one, ranks_less_one, false},
-    {"reduce", "reduce", one, ranks_less_one, false},
+    {"all_reduce", "allreduce", twice_ring_share, twice_ranks_less_one, true, 2.5},
+    {"all_gather", "allgather", ring_share, ranks_less_one, true, 2},
+    {"reduce_scatter", "reducescatter", ring_share, ranks_less_one, true, 3},
+    {"all_to_all", "alltoall", ring_share, ranks_less_one, true, 2},
+    {"send_recv", "sendrecv", one, one_step, true, 2},
+    {"broadcast", "broadcast", one, ranks_less_one, false, 2},
+    {"reduce", "reduce", one, ranks_less_one, false, 3},
 };
 
 }  // namespace

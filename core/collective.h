@@ -24,6 +24,11 @@ struct CollectiveInfo {
   // (reduce-scatter then all-gather), n−1 for the other ring collectives, 1 for send/recv.
   double (*ring_steps)(int64_t n);
   bool calibrated;  // measured by `meshplan calibrate` by default
+  // HBM bytes a rank's NCCL kernels read and write per bus byte (ring algorithm, Simple
+  // protocol): all-gather writes what arrives and reads what it forwards (2); reduce-scatter
+  // reads what arrives and its own chunk and writes the sum (3); all-reduce is one of each
+  // (2.5 per bus byte on average); all-to-all and send/recv read and write each byte (2).
+  double hbm_bytes_per_bus_byte;
 };
 
 // All collectives profiles may hold: the planner's five (indexed by Collective), then

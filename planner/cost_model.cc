@@ -99,17 +99,32 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& g,
   const ZeroSharding z = zero_sharding(zero);
   const Collective reduce =
       z.reduce_scatters_grads() ? Collective::reduce_scatter : Collective::all_reduce;
+  const double n = static_cast<double>(g.size());
+  auto hbm_s = [&](Collective c, double bytes) {
+    const CollectiveInfo& info = collective_info(c);
+    return info.hbm_bytes_per_bus_byte * bytes * info.bus_factor(n) / context_.hbm_bytes_per_s;
+  };
+  const double layer_div = layers > 0 ? static_cast<double>(layers) : 1.0;
+  t.reduce_hbm = hbm_s(reduce, params * mo.grad_bytes_per_param);
+  t.layer_reduce_hbm = t.reduce_hbm / layer_div;
   t.reduce = collectives_.time_s(reduce, g, params * mo.grad_bytes_per_param);
   t.reduce_last = collectives_.time_s(reduce, g, bucket * mo.grad_bytes_per_param);
   if (z.gathers_updated_weights()) {
     t.gather = collectives_.time_s(Collective::all_gather, g, params * mo.weight_bytes_per_param);
+    t.gather_hbm = hbm_s(Collective::all_gather, params * mo.weight_bytes_per_param);
     t.gather_last =
         collectives_.time_s(Collective::all_gather, g, bucket * mo.weight_bytes_per_param);
   }
   if (z.weights && layers > 0) {
+    t.layer_gather_hbm = hbm_s(Collective::all_gather, params * mo.weight_bytes_per_param) /
+                         static_cast<double>(layers);
     t.layer_gather =
         collectives_.time_s(Collective::all_gather, g,
                             params * mo.weight_bytes_per_param / static_cast<double>(layers));
+  }
+  if (layers > 0) {
+    t.layer_reduce = collectives_.time_s(
+        reduce, g, params * mo.grad_bytes_per_param / static_cast<double>(layers));
   }
   return t;
 }
@@ -230,30 +245,47 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
   const double last_window = stagger * per_mb_window;
   const double layers = static_cast<double>(k.mix.layers());
   const double eta = options_.dp_overlap_efficiency;
-  auto hidden_behind = [eta](double comm, double compute) {
-    return exposed_after_overlap(comm, compute, eta);
+  auto hidden_behind = [eta](double comm, double compute, double hbm) {
+    return exposed_after_overlap(comm, compute, eta, hbm);
   };
   double exposed = 0;
   for (const SyncTimes& t : k.sync[static_cast<size_t>(l.zero)]) {
     if (t.reduce <= 0) continue;
-    const double once = std::max(t.reduce_last, hidden_behind(t.reduce, last_window));
+    const double once = std::max(t.reduce_last, hidden_behind(t.reduce, last_window, t.reduce_hbm));
     // ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward where the framework
     // does (CostOptions::zero_reduce_every_micro_batch); otherwise once per step, like ZeRO-0/1.
     const bool every = zero_sharding(l.zero).grads && options_.zero_reduce_every_micro_batch;
-    exposed += every ? (m - 1) * hidden_behind(t.reduce, per_mb_window) + once : once;
+    if (every && with_zero3_gathers && t.layer_gather > 0 && layers > 0) {
+      // ZeRO-3 reducing every micro-batch: in the backward pass each layer's gradient
+      // reduce-scatter and the next layer's parameter all-gather queue on one communicator
+      // (one NCCL stream per process group: DeepSpeed and PyTorch FSDP issue both on the data-
+      // parallel group), so they hide together behind one layer's backward and recompute. The
+      // first layer's gather and the last layer's reduction have nothing to hide behind.
+      // Without overlap_grad_reduce the reductions wait for the backward pass, exposed.
+      const double fwd = st.forward_s / layers, bwd = (st.backward_s + st.recompute_s) / layers;
+      const bool overlap = options_.overlap_grad_reduce;
+      const double bwd_comm = t.layer_gather + (overlap ? t.layer_reduce : 0);
+      const double bwd_hbm = t.layer_gather_hbm + (overlap ? t.layer_reduce_hbm : 0);
+      exposed += m * (t.layer_gather + (overlap ? t.layer_reduce : t.reduce) +
+                      (layers - 1) * (hidden_behind(t.layer_gather, fwd, t.layer_gather_hbm) +
+                                      hidden_behind(bwd_comm, bwd, bwd_hbm)));
+      continue;
+    }
+    exposed += every ? (m - 1) * hidden_behind(t.reduce, per_mb_window, t.reduce_hbm) + once : once;
     // ZeRO-1/2: updated weights gathered behind the next step's first forward
     // (CostOptions::overlap_param_gather), else after the optimizer step, all exposed.
     if (t.gather > 0) {
       exposed += options_.overlap_param_gather
-                     ? std::max(t.gather_last, hidden_behind(t.gather, st.forward_s))
+                     ? std::max(t.gather_last, hidden_behind(t.gather, st.forward_s, t.gather_hbm))
                      : t.gather;
     }
     // ZeRO-3: each layer gathered one layer ahead (prefetch), in forward and backward; the
     // first layer's gather has nothing to hide behind.
     if (with_zero3_gathers && t.layer_gather > 0 && layers > 0) {
       const double fwd = st.forward_s / layers, bwd = st.backward_s / layers;
-      exposed += m * (t.layer_gather + (layers - 1) * (hidden_behind(t.layer_gather, fwd) +
-                                                       hidden_behind(t.layer_gather, bwd)));
+      exposed += m * (t.layer_gather +
+                      (layers - 1) * (hidden_behind(t.layer_gather, fwd, t.layer_gather_hbm) +
+                                      hidden_behind(t.layer_gather, bwd, t.layer_gather_hbm)));
     }
   }
   return exposed;

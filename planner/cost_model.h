@@ -117,6 +117,10 @@ class CostModel {
   // Gradient-sync collective times of one data-parallel group, for one ZeRO stage.
   struct SyncTimes {
     double reduce = 0, reduce_last = 0, gather = 0, gather_last = 0, layer_gather = 0;
+    double layer_reduce = 0;  // one layer's gradients (ZeRO-2/3 reducing every micro-batch)
+    // Seconds of HBM traffic the NCCL kernels of each collective above cause (what they take
+    // from compute they overlap: exposed_after_overlap).
+    double reduce_hbm = 0, gather_hbm = 0, layer_gather_hbm = 0, layer_reduce_hbm = 0;
   };
   // Stages with identical layers and parameters; `first` is the lowest stage index, which holds
   // the most micro-batches in flight, so it carries the class's peak memory.

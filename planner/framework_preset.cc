@@ -48,7 +48,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
     {"megatron-2021", "Megatron-LM of 2021 (Narayanan et al.): no comm overlap, fp16 gradients",
      "arXiv 2104.04473 §4; Megatron-LM v2.x megatron/arguments.py "
      "(--accumulate-allreduce-grads-in-fp32)",
-     false, false, true, false, true, 2, false},
+     false, false, true, false, true, 2, false, "cudnn,fa3,fa2", true, "delayed", 0, false},
     // Microsoft DeepSpeed (deepspeed.ai/docs/config-json, zero_optimization): overlap_comm
     // overlaps gradient reduction with backward; it defaults to on for ZeRO-3 and off below
     // (overlap_comm_valid in deepspeed/runtime/zero/config.py), and the ZeRO-2 tutorial's
@@ -63,24 +63,20 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "pipeline",
      "deepspeed.ai/docs/config-json (zero_optimization); deepspeed/runtime/zero/config.py, "
      "stage_1_and_2.py, pipe/engine.py",
-     true, false, false, false, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 1e9},
-    // The DeepSpeed ZeRO-3 runs of Narayanan et al. 2021 Table 2. Fitted to that table, cause
-    // not established: their collectives run at one NIC's bandwidth per GPU (no rails), which
-    // reproduces the step time that stays constant from 384 to 1,536 GPUs (throughput per GPU
-    // 144, 88, 44 TFLOP/s); with every rail (8 × HDR per node) the gathers would hide behind
-    // compute and the throughput would barely fall.
-    // The DeepSpeed ZeRO-3 runs of Narayanan et al. 2021 Table 2. Their DeepSpeed configuration
-    // is not published. DeepSpeed's default for ZeRO-3 was overlap_comm on already then
-    // (ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT, deepspeed/runtime/zero/config.py); this preset
-    // keeps the no-overlap rule meshplan's 2021 validation has always applied to these rows
-    // (their throughput falls with the DP degree, 144 to 44 TFLOP/s, as exposed communication
-    // would make it), so that their numbers stay as they were: an assumption to revisit with
-    // the cost-model physics of issue 11, not a documented DeepSpeed behaviour. Gradients 4 bytes
-    // as that validation assumed. Synchronous PipelineEngine as for deepspeed.
+     true, false, false, false, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 1e9, false},
+    // The DeepSpeed ZeRO-3 runs of Narayanan et al. 2021 Table 2 (configuration unpublished).
+    // overlap_comm was already DeepSpeed's default for ZeRO-3 then
+    // (ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT, deepspeed/runtime/zero/config.py): gradient
+    // reduction overlaps the backward. Activation checkpointing of whole layers only
+    // (deepspeed.checkpointing; selective recomputation came with Korthikanti et al. 2022), no
+    // sequence parallelism. FITTED, cause not established: collectives at one NIC's bandwidth per
+    // GPU (no rails). That reproduces the step time that stays constant from 768 to 1,536 GPUs
+    // (throughput per GPU 144, 88, 44 TFLOP/s: communication-bound); with every rail (8 × HDR
+    // per node) the gathers would hide behind compute and the throughput would barely fall.
     {"deepspeed-2021",
-     "DeepSpeed ZeRO-3 as validated for Narayanan et al. 2021 Table 2: no comm overlap (assumed)",
-     "arXiv 2104.04473 Table 2 (configuration unpublished); meshplan's 2021 validation assumptions",
-     false, false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9},
+     "DeepSpeed ZeRO-3 as in Narayanan et al. 2021 Table 2: overlap_comm, one NIC per GPU (fitted)",
+     "arXiv 2104.04473 Table 2 (configuration unpublished); deepspeed/runtime/zero/config.py", true,
+     false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9, false},
     // Megatron-DeepSpeed as BLOOM-176B ran it (bigscience-workshop/Megatron-DeepSpeed, 2022):
     // Megatron-LM of 2021 (gradient reduction after backward) on DeepSpeed's synchronous
     // PipelineEngine (whole activations from every TP rank, blocking), bf16 with fp32 gradient
@@ -91,7 +87,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "Megatron-DeepSpeed of 2022 (BLOOM): no comm overlap, DeepSpeed pipeline",
      "github.com/bigscience-workshop/bigscience train/tr11-176B-ml/README.md; "
      "deepspeed/runtime/pipe/engine.py",
-     false, false, false, true, true, 4, false},
+     false, false, false, true, true, 4, false, "cudnn,fa3,fa2", true, "delayed", 0, false},
     // PyTorch FSDP2 (fully_shard, docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html):
     // reduce-scatter from post-backward hooks per unit, overlapping the rest of the backward;
     // implicit prefetch overlaps all-gathers with compute, including the forward all-gathers
@@ -115,7 +111,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
     {"composer", "MosaicML Composer on PyTorch FSDP (LLM Foundry): per-micro-batch reduce-scatter",
      "github.com/mosaicml/composer composer/distributed/dist_strategy.py (prepare_fsdp_module, "
      "ddp_sync_context)",
-     true, true, false, true, true, 4, false, "fa2"},
+     true, true, false, true, true, 4, false, "fa2", true, "delayed", 0, false},
 };
 
 }  // namespace
@@ -157,6 +153,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.collective_rails = f.collective_rails;
   o.fp8_recipe = f.fp8_recipe;
   o.memory.zero3_max_live_params = f.zero3_max_live_params;
+  o.partial_recompute = f.partial_recompute;
 }
 
 }  // namespace meshplan

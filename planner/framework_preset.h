@@ -37,6 +37,11 @@ struct FrameworkPreset {
   const char* fp8_recipe = "delayed";
   // ZeRO-3 live-parameter budget (MemoryOptions::zero3_max_live_params; 0: two FSDP units).
   double zero3_max_live_params = 0;
+  // Whether the framework recomputes less than every layer (CostOptions::partial_recompute):
+  // only the attention core (selective) or only some layers (Megatron-LM's block method); both
+  // came with Korthikanti et al. 2022 (Megatron-LM --recompute-granularity, --recompute-method).
+  // Without them activation checkpointing is all layers or none.
+  bool partial_recompute = true;
 };
 
 // The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.

@@ -208,7 +208,9 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
   for (Schedule schedule : schedules_for(item.base, options.fix)) {
     for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
       if (!allowed(options.fix.recompute, rc)) continue;
-      const int64_t max_layers = rc == Recompute::full ? 0 : stage_layers;
+      const bool partial = model.options().partial_recompute;
+      if (rc == Recompute::selective && !partial) continue;
+      const int64_t max_layers = rc == Recompute::full || !partial ? 0 : stage_layers;
       for (int64_t rl = 0; rl <= max_layers; ++rl) {
         if (!allowed(options.fix.recompute_layers, rl)) continue;
         for (int zero = 0; zero <= 3; ++zero) {

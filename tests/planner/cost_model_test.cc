@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "planner/framework_preset.h"
+#include "planner/profile_defaults.h"
 #include "planner/simulated_plan.h"
 #include "tests/test_inputs.h"
 
@@ -109,4 +111,56 @@ TEST_CASE("ZeRO stages shrink model-state memory and add gradient-sync time") {
     CHECK(e.peak_bytes < previous);
     previous = e.peak_bytes;
   }
+}
+
+TEST_CASE(
+    "overlap: compute-bound communication shows its slowdown of the compute, "
+    "communication-bound shows the difference") {
+  // 1 s of communication beside 4 s of compute at efficiency 0.7 with 0.1 s of HBM traffic:
+  // (1 − 0.7)·1 + 0.1·1/1 = 0.4 s exposed.
+  CHECK(exposed_after_overlap(1.0, 4.0, 0.7, 0.1) == doctest::Approx(0.4).epsilon(1e-12));
+  // 4 s beside 1 s: the slowed compute (0.3·1 + 0.1·1/4 = 0.325 s lost) ends inside the
+  // communication, which shows only its 3 s excess.
+  CHECK(exposed_after_overlap(4.0, 1.0, 0.7, 0.1) == doctest::Approx(3.0).epsilon(1e-12));
+  // 1.1 s beside 1 s: the excess (0.1 s) is less than the slowdown (0.3 + 0.1/1.1 s).
+  CHECK(exposed_after_overlap(1.1, 1.0, 0.7, 0.1) ==
+        doctest::Approx(0.3 + 0.1 / 1.1).epsilon(1e-12));
+  CHECK(exposed_after_overlap(0.0, 1.0, 0.7, 0.0) == 0.0);
+  CHECK(exposed_after_overlap(1.0, 0.0, 0.7, 0.1) == doctest::Approx(1.0).epsilon(1e-12));
+}
+
+TEST_CASE(
+    "ZeRO-3 reducing every micro-batch: each layer's gather and reduce-scatter share one "
+    "communicator and hide together behind the layer's backward") {
+  // llama3-8b-shaped dense layers on 8 GPUs of one node, DeepSpeed rules (ZeRO-3 reduce-scatter
+  // after every micro-batch, overlap_comm), no LM-head stage split: pp = 1.
+  Case c;
+  c.model = shipped_model("llama3-8b");
+  c.cluster = two_level_cluster(1);
+  c.training = {4096, 16, Precision::bf16};
+  CostOptions o;
+  apply_framework(find_framework("deepspeed").value(), o);
+  CostModel m(c.model, c.cluster, CalibrationProfile{}, c.training, o);
+  Estimate e = estimate(m, c, "tp=1,dp=8,mbs=1,zero=3,recompute=none");
+  REQUIRE(e.stages.size() == 1);
+  const StageTiming& st = e.stages[0];
+  const double layers = static_cast<double>(c.model.layers);
+  const double params = static_cast<double>(e.memory.stages[0].params);
+  // Gather 2 bytes and reduce-scatter 4 bytes per parameter of one layer's share of the stage
+  // (the embedding and head are spread over the layers, as the model does).
+  CollectiveModel net(CalibrationProfile{}, c.cluster);
+  const GroupShape g = GroupShape::of(8, 1);
+  const double gather = net.time_s(Collective::all_gather, g, 2 * params / layers);
+  const double reduce = net.time_s(Collective::reduce_scatter, g, 4 * params / layers);
+  // HBM traffic of the NCCL kernels: bytes per bus byte × bytes × 7/8, at the GPU's HBM rate.
+  const double hbm_rate = hbm_bandwidth(CalibrationProfile{}, c.cluster.gpu);
+  const double gather_hbm = 2 * (2 * params / layers) * 7.0 / 8 / hbm_rate;
+  const double reduce_hbm = 3 * (4 * params / layers) * 7.0 / 8 / hbm_rate;
+  const double eta = o.dp_overlap_efficiency;
+  const double fwd = st.forward_s / layers, bwd = (st.backward_s + st.recompute_s) / layers;
+  const double per_micro_batch =
+      gather + reduce +
+      (layers - 1) * (exposed_after_overlap(gather, fwd, eta, gather_hbm) +
+                      exposed_after_overlap(gather + reduce, bwd, eta, gather_hbm + reduce_hbm));
+  CHECK(e.breakdown.dp_s == doctest::Approx(2 * per_micro_batch).epsilon(1e-9));
 }

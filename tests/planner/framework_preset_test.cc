@@ -50,17 +50,18 @@ TEST_CASE("each preset's settings") {
     const char* name;
     bool grad, p2p, scatter, param_gather, every_micro_batch;
     double grad_bytes;
+    bool partial_recompute;
   };
   const Expected expected[] = {
-      {"megatron-core", true, true, true, true, true, 4},
-      {"nemo", true, true, true, true, true, 4},
-      {"megatron-2021", false, false, true, false, true, 2},
-      {"deepspeed", true, false, false, false, true, 4},
-      {"deepspeed-2021", false, false, false, false, true, 4},
-      {"megatron-deepspeed", false, false, false, true, true, 4},
-      {"fsdp2", true, true, false, true, true, 4},
-      {"torchtitan", true, true, false, true, true, 4},
-      {"composer", true, true, false, true, true, 4},
+      {"megatron-core", true, true, true, true, true, 4, true},
+      {"nemo", true, true, true, true, true, 4, true},
+      {"megatron-2021", false, false, true, false, true, 2, false},
+      {"deepspeed", true, false, false, false, true, 4, false},
+      {"deepspeed-2021", true, false, false, false, true, 4, false},
+      {"megatron-deepspeed", false, false, false, true, true, 4, false},
+      {"fsdp2", true, true, false, true, true, 4, true},
+      {"torchtitan", true, true, false, true, true, 4, true},
+      {"composer", true, true, false, true, true, 4, false},
   };
   for (const Expected& x : expected) {
     CAPTURE(x.name);
@@ -72,6 +73,7 @@ TEST_CASE("each preset's settings") {
     CHECK(o.overlap_param_gather == x.param_gather);
     CHECK(o.zero_reduce_every_micro_batch == x.every_micro_batch);
     CHECK(o.memory.grad_bytes_per_param == x.grad_bytes);
+    CHECK(o.partial_recompute == x.partial_recompute);
   }
 }
 

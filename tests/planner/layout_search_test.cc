@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "planner/framework_preset.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;
@@ -81,6 +82,25 @@ TEST_CASE("exhaustive count on a tiny case: 1 GPU, 2 layers, batch 1") {
   SearchResult r = search_layouts(model, 1, SearchOptions{});
   CHECK(r.evaluated == 28);
   CHECK(r.feasible == 28);
+}
+
+TEST_CASE("a framework without partial recomputation is searched with recompute none or full") {
+  // The tiny case above under DeepSpeed (whole-layer activation checkpointing only): recompute
+  // none with no layers recomputed, or full → 2 × ZeRO 0..3 = 8 layouts.
+  ModelSpec m = gpt_like(2, 256, 4, 1000, 128);
+  ClusterSpec c = two_level_cluster(1);
+  c.nodes = 1;
+  c.gpus_per_node = 1;
+  c.network = {{"local", 1, 100e9, 1e-6, 1.0}};
+  CostOptions options;
+  apply_framework(find_framework("deepspeed").value(), options);
+  CostModel model(m, c, CalibrationProfile{}, {128, 1, Precision::bf16}, options);
+  SearchResult r = search_layouts(model, 1, SearchOptions{});
+  CHECK(r.evaluated == 8);
+  for (const Estimate& e : r.ranked) {
+    CHECK(e.layout.recompute != Recompute::selective);
+    CHECK(e.layout.recompute_layers == 0);
+  }
 }
 
 TEST_CASE("when nothing fits, the smallest-memory layout is reported") {
