@@ -81,13 +81,12 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // Megatron-LM of 2021 (gradient reduction after backward) on DeepSpeed's synchronous
     // PipelineEngine (whole activations from every TP rank, blocking), bf16 with fp32 gradient
     // accumulation (4 bytes), ZeRO-1. Its BF16_Optimizer all-gathers the updated weights in
-    // step(); overlap_param_gather stays on here only because the 2021 validation numbers are
-    // pinned to it (to revisit with the cost-model physics of issue 11).
+    // step() (deepspeed/runtime/bf16_optimizer.py), after the backward: nothing hides them.
     {"megatron-deepspeed",
      "Megatron-DeepSpeed of 2022 (BLOOM): no comm overlap, DeepSpeed pipeline",
      "github.com/bigscience-workshop/bigscience train/tr11-176B-ml/README.md; "
      "deepspeed/runtime/pipe/engine.py",
-     false, false, false, true, true, 4, false, "cudnn,fa3,fa2", true, "delayed", 0, false},
+     false, false, false, false, true, 4, false, "cudnn,fa3,fa2", true, "delayed", 0, false},
     // PyTorch FSDP2 (fully_shard, docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html):
     // reduce-scatter from post-backward hooks per unit, overlapping the rest of the backward;
     // implicit prefetch overlaps all-gathers with compute, including the forward all-gathers

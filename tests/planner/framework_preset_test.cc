@@ -58,7 +58,7 @@ TEST_CASE("each preset's settings") {
       {"megatron-2021", false, false, true, false, true, 2, false},
       {"deepspeed", true, false, false, false, true, 4, false},
       {"deepspeed-2021", true, false, false, false, true, 4, false},
-      {"megatron-deepspeed", false, false, false, true, true, 4, false},
+      {"megatron-deepspeed", false, false, false, false, true, 4, false},
       {"fsdp2", true, true, false, true, true, 4, true},
       {"torchtitan", true, true, false, true, true, 4, true},
       {"composer", true, true, false, true, true, 4, false},
