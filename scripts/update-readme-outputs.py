@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BINARY = ROOT / "build" / "meshplan"
@@ -25,7 +26,13 @@ VALIDATE = ["validate", "--runs", "tests/data/published_runs.yaml", "--runs",
 
 
 def run(args):
-    out = subprocess.run([str(BINARY)] + args, cwd=ROOT, capture_output=True, text=True)
+    # In a scratch directory that sees the repository's inputs, so a command's --out files
+    # (calibrate import) do not land in the checkout.
+    with tempfile.TemporaryDirectory() as scratch:
+        for entry in ROOT.iterdir():
+            if entry.name not in (".git", "build"):
+                (pathlib.Path(scratch) / entry.name).symlink_to(entry)
+        out = subprocess.run([str(BINARY)] + args, cwd=scratch, capture_output=True, text=True)
     return (out.stdout + out.stderr).rstrip("\n").split("\n")
 
 
