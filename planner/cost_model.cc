@@ -147,6 +147,17 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
     }
   }
   const GroupShape dense_group = dp_group(l), expert_group = expert_dp_group(l);
+  // Megatron-LM's _allreduce_word_embedding_grads (finalize_model_grads) and DeepSpeed
+  // PipelineEngine's _exec_reduce_tied_grads: the word embedding's vocab/tp × hidden gradients,
+  // all-reduced between the first and the last stage once the backward pass is done.
+  double embedding_sync = 0;
+  if (model_.tied_embeddings && l.pp > 1) {
+    const double params = static_cast<double>(model_.vocab) / static_cast<double>(l.tp) *
+                          static_cast<double>(model_.hidden);
+    embedding_sync = collectives_.time_s(Collective::all_reduce,
+                                         GroupShape::of(2, (l.pp - 1) * l.stride(Dim::pp)),
+                                         params * options_.memory.grad_bytes_per_param);
+  }
   for (size_t i = 0; i < params.size(); ++i) {
     const bool last = static_cast<int64_t>(i) == l.pp - 1;
     size_t c = 0;
@@ -170,6 +181,8 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
         k.sync[static_cast<size_t>(zero)][1] = sync_times(
             l, expert_group, static_cast<double>(params[i].expert_per_gpu), zero, mix[i].layers());
       }
+      if (model_.tied_embeddings && l.pp > 1 && (i == 0 || last))
+        k.embedding_sync_s = embedding_sync;
       shape.classes.push_back(k);
     }
     shape.classes[c].count += 1;
@@ -248,7 +261,7 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
   auto hidden_behind = [eta](double comm, double compute, double hbm) {
     return exposed_after_overlap(comm, compute, eta, hbm);
   };
-  double exposed = 0;
+  double exposed = k.embedding_sync_s;
   for (const SyncTimes& t : k.sync[static_cast<size_t>(l.zero)]) {
     if (t.reduce <= 0) continue;
     const double once = std::max(t.reduce_last, hidden_behind(t.reduce, last_window, t.reduce_hbm));

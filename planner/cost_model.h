@@ -129,6 +129,9 @@ class CostModel {
     StageLayerMix mix;
     StageParams params;
     std::array<std::array<SyncTimes, 2>, 4> sync{};  // [zero][dense, expert]
+    // Tied input and output embeddings on different stages (first and last): their gradients
+    // are all-reduced between the two after the backward pass, exposed.
+    double embedding_sync_s = 0;
   };
   // Everything that depends on the layout's shape (degrees, micro-batch, order) but not on
   // ZeRO, recompute or schedule: the search evaluates many layouts per shape.

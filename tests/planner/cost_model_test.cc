@@ -164,3 +164,30 @@ TEST_CASE(
                       exposed_after_overlap(gather + reduce, bwd, eta, gather_hbm + reduce_hbm));
   CHECK(e.breakdown.dp_s == doctest::Approx(2 * per_micro_batch).epsilon(1e-9));
 }
+
+TEST_CASE(
+    "tied embeddings on different stages: the first and last stage all-reduce the word "
+    "embedding's gradients after the backward") {
+  Case c;
+  c.model = gpt_like(8, 1024, 8, 50000, 2048);
+  c.model.tied_embeddings = true;
+  c.training = {2048, 8, Precision::bf16};
+  CostModel m(c.model, c.cluster, CalibrationProfile{}, c.training);
+  // dp = 1: no data-parallel traffic, so what the stages sync is the embedding alone.
+  Estimate e = estimate(m, c, "tp=2,pp=4,dp=1,zero=0,recompute=none");
+  REQUIRE(e.stages.size() == 4);
+  // 50,000 / 2 × 1,024 fp32 gradients (4 bytes) between ranks 3 pipeline strides (of tp = 2)
+  // apart: one NVLink all-reduce of two ranks.
+  CollectiveModel net(CalibrationProfile{}, c.cluster);
+  const double expected =
+      net.time_s(Collective::all_reduce, GroupShape::of(2, 6), 25000.0 * 1024 * 4);
+  CHECK(expected > 0);
+  CHECK(e.stages[0].dp_exposed_s == doctest::Approx(expected).epsilon(1e-12));
+  CHECK(e.stages[3].dp_exposed_s == doctest::Approx(expected).epsilon(1e-12));
+  CHECK(e.stages[1].dp_exposed_s == 0.0);
+  CHECK(e.stages[2].dp_exposed_s == 0.0);
+  // Untied: nothing to sync.
+  c.model.tied_embeddings = false;
+  CostModel untied(c.model, c.cluster, CalibrationProfile{}, c.training);
+  CHECK(estimate(untied, c, "tp=2,pp=4,dp=1,zero=0,recompute=none").breakdown.dp_s == 0.0);
+}
