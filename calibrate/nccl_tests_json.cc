@@ -12,6 +12,7 @@
 #include <set>
 
 #include "calibrate/nccl_tests_import.h"
+#include "core/json_input.h"
 #include "core/json_location.h"
 
 namespace meshplan::calibrate {
@@ -77,10 +78,9 @@ NcclTestsLog read_log(const json& j, const std::string& file) {
 Result<NcclTestsLog> parse_nccl_tests_json(const std::string& text, const std::string& file) {
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return Diagnostic{location_of_offset(file, text, e.byte > 0 ? e.byte - 1 : 0), "", "",
-                      "malformed JSON (truncated?)"};
+    j = parse_json_input(text, file);
+  } catch (const InputError& e) {
+    return e.diagnostics;
   }
   try {
     return read_log(j, file);

@@ -38,6 +38,9 @@ struct NetworkLevel {
   }
 };
 
+// The most GPUs a cluster (and so any layout) may have: 10^8, beyond any machine built.
+constexpr int64_t kMaxClusterGpus = 100'000'000;
+
 struct ClusterSpec {
   std::string name;
   GpuSpec gpu;
