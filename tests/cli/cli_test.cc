@@ -373,3 +373,27 @@ TEST_CASE("a model with a key given twice exits 2 naming both places") {
                      ":3:1\n  layers: 64\n  ^\n");
   std::filesystem::remove(path);
 }
+
+TEST_CASE("plan refuses a search beyond 10^8 layouts up front, naming the count") {
+  std::string model = read_file(std::string(MESHPLAN_SOURCE_DIR) + "/models/llama3-8b.yaml");
+  const size_t at = model.find("layers: 32");
+  REQUIRE(at != std::string::npos);
+  model.replace(at, 10, "layers: 100000");
+  const std::string path = temp_input("deep.yaml", model);
+  Run r = run_meshplan("plan --model '" + path + "' --cluster " +
+                       repo_path("topologies/dgx-h100-1n.yaml"));
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "--fix: error: the search would evaluate 1463748480 layouts; at most 100000000 are "
+        "searched (pin fields such as pp, vpp or recompute with --fix)\n");
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a --gpus beyond any cluster exits 2 with the range") {
+  Run r = run_meshplan("memory " + k8bLayout + " --gpus 1000000000000");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("--gpus: '1000000000000' must be an integer between 1 and 100000000\n", 0) ==
+        0);
+}
