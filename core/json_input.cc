@@ -25,6 +25,13 @@ size_t skip_string(const std::string& text, size_t at) {
   return i + 1;
 }
 
+// The key a string literal spells ("a" and "\u0061" are one key); the literal itself when it
+// does not decode.
+std::string key_text(const std::string& literal) {
+  json decoded = json::parse(literal, nullptr, /*allow_exceptions=*/false);
+  return decoded.is_string() ? decoded.get<std::string>() : literal;
+}
+
 // One open object or array while scanning: its keys (objects) and whether a key comes next.
 struct Open {
   bool object = false;
@@ -42,7 +49,7 @@ void check_structure(const std::string& text, const std::string& file) {
       if (static_cast<int>(open.size()) >= kMaxJsonDepth)
         fail_at(file, text, i, "", fmt::format("nesting deeper than {} levels", kMaxJsonDepth));
       open.push_back(Open{c == '{', c == '{', {}});
-    } else if (c == '}' || c == ']') {
+    } else if ((c == '}' || c == ']') && !open.empty()) {
       open.pop_back();
     } else if (c == ',' && !open.empty()) {
       open.back().expect_key = open.back().object;
@@ -50,7 +57,7 @@ void check_structure(const std::string& text, const std::string& file) {
       const size_t end = skip_string(text, i);
       if (!open.empty() && open.back().expect_key) {
         open.back().expect_key = false;
-        const std::string key = json::parse(text.substr(i, end - i)).get<std::string>();
+        const std::string key = key_text(text.substr(i, end - i));
         auto [it, fresh] = open.back().keys.emplace(key, i);
         if (!fresh) {
           const SourceLocation first = location_of_offset(file, text, it->second);
@@ -69,6 +76,9 @@ void check_structure(const std::string& text, const std::string& file) {
 }  // namespace
 
 json parse_json_input(const std::string& text, const std::string& file) {
+  // nlohmann::json stops at a NUL byte and accepts what came before it.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    fail_at(file, text, nul, "", "contains a NUL byte: not a JSON text file");
   json j;
   try {
     j = json::parse(text);

@@ -57,11 +57,9 @@ YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const SourceText> source, st
 YamlNode YamlNode::parse(const std::string& text, const std::string& file) {
   auto source = SourceText::from_string(file, text);
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.empty()) documents.emplace_back();
-    std::vector<Diagnostic> errors = yaml_document_errors(documents, *source);
+    YAML::Node root = YAML::Load(text);
+    std::vector<Diagnostic> errors = yaml_document_errors(text, *source);
     if (!errors.empty()) throw InputError{errors};
-    YAML::Node root = documents.front();
     YamlNode n(root, source, "");
     if (!root.IsMap()) {
       SourceLocation where{file, 1, 1, source->line(1)};

@@ -1,9 +1,11 @@
 #include "core/yaml_structure.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include "core/yaml_node.h"
 
@@ -33,7 +35,7 @@ void check_map(const Pending& map, const SourceText& source, std::vector<Pending
                std::vector<Diagnostic>& errors) {
   std::vector<std::pair<std::string, YAML::Mark>> seen;
   for (auto it = map.node.begin(); it != map.node.end(); ++it) {
-    const YAML::Node& key = it->first;
+    const YAML::Node key = it->first;  // a copy: `it->first` lives in a temporary
     if (!key.IsScalar()) {
       errors.push_back(Diagnostic{at_mark(key.Mark(), source), map.path, "",
                                   "keys must be plain names, not lists or mappings"});
@@ -50,6 +52,24 @@ void check_map(const Pending& map, const SourceText& source, std::vector<Pending
     todo.push_back({it->second, path});
   }
 }
+
+// Records where each document starts; ignores everything else.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
 
 }  // namespace
 
@@ -75,11 +95,13 @@ std::vector<Diagnostic> yaml_key_errors(const YAML::Node& root, const SourceText
   return errors;
 }
 
-std::vector<Diagnostic> yaml_document_errors(const std::vector<YAML::Node>& documents,
-                                             const SourceText& source) {
-  if (documents.size() < 2) return {};
-  SourceLocation second = at_mark(documents[1].Mark(), source);
-  if (second.source_line.empty()) {  // an empty document has no position: take its "---" line
+std::vector<Diagnostic> yaml_document_errors(const std::string& text, const SourceText& source) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  if (!parser.HandleNextDocument(starts) || !parser.HandleNextDocument(starts)) return {};
+  SourceLocation second = at_mark(starts.marks.back(), source);
+  if (second.source_line.empty()) {  // an empty document has no content: take its "---" line
     for (int i = static_cast<int>(source.lines.size()); i >= 1; --i) {
       if (source.line(i).rfind("---", 0) == 0) {
         second = {source.file, i, 1, source.line(i)};
@@ -87,7 +109,7 @@ std::vector<Diagnostic> yaml_document_errors(const std::vector<YAML::Node>& docu
       }
     }
   }
-  SourceLocation first = at_mark(documents[0].Mark(), source);
+  SourceLocation first = at_mark(starts.marks.front(), source);
   if (first.line == 0) first = {source.file, 1, 1, ""};
   return {Diagnostic{second, "", "",
                      fmt::format("a second YAML document starts here (the first is at {}); "

@@ -18,9 +18,9 @@ struct SourceText;
 // collection is visited once, so the work is bounded by the text's size.
 std::vector<Diagnostic> yaml_key_errors(const YAML::Node& root, const SourceText& source);
 
-// An error at the start of the second document when `documents` holds more than one.
-// REQUIRES: !documents.empty().
-std::vector<Diagnostic> yaml_document_errors(const std::vector<YAML::Node>& documents,
-                                             const SourceText& source);
+// An error at the start of the second document when `source`'s text holds more than one. Reads
+// at most two documents' events (YAML::LoadAll loops forever on some malformed input).
+// REQUIRES: the first document parses (YAML::Load accepted the text).
+std::vector<Diagnostic> yaml_document_errors(const std::string& text, const SourceText& source);
 
 }  // namespace meshplan

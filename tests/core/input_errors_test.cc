@@ -206,9 +206,9 @@ TEST_CASE("a key given twice in a nested YAML mapping names its dotted path") {
 
 TEST_CASE("a second YAML document is refused, naming where each starts") {
   CHECK(model_errors(kGoodModel + "---\nname: other\n") ==
-        "m.yaml:9:1: error: a second YAML document starts here (the first is at m.yaml:1:1); a "
+        "m.yaml:8:1: error: a second YAML document starts here (the first is at m.yaml:1:1); a "
         "file holds one document\n"
-        "  name: other\n"
+        "  ---\n"
         "  ^\n");
 }
 
@@ -293,4 +293,16 @@ TEST_CASE("reading a directory as a model names it as a directory") {
   Result<ModelSpec> r = load_model(dir);
   REQUIRE_FALSE(r.ok());
   CHECK(format_diagnostics(r.errors()) == dir + ": error: is a directory, not a file\n");
+}
+
+TEST_CASE("config.json: a NUL byte is refused, not taken as the end of the text") {
+  CHECK(hf_errors(std::string("0\0{\"model_type\": \"llama\"}", 26))
+            .rfind("config.json:1:2: error: contains a NUL byte: not a JSON text file\n", 0) == 0);
+}
+
+TEST_CASE("input on which yaml-cpp's LoadAll loops forever (found by fuzz/) is an error") {
+  const std::string file = std::string(MESHPLAN_TEST_DATA) + "/hostile/yaml_cpp_loadall_loops.yaml";
+  Result<ModelSpec> r = load_model(file);
+  REQUIRE_FALSE(r.ok());
+  CHECK(format_diagnostics(r.errors()).rfind(file + ":2:1: error: a second YAML document", 0) == 0);
 }
