@@ -54,7 +54,10 @@ ClusterSpec read_cluster(const YamlNode& root) {
   c.gpu = read_gpu(root.child("gpu"));
   c.nodes = root.child("nodes").as_int(1, 10'000'000);
   c.gpus_per_node = root.child("gpus_per_node").as_int(1, 1024);
-  if (auto p = root.optional_child("profile")) c.profile = p->as_string();
+  if (auto p = root.optional_child("profile")) {
+    c.profile = p->as_string();
+    c.profile_where = p->location();
+  }
   YamlNode net = root.child("network");
   if (net.size() == 0) net.fail("must list at least one level");
   std::vector<Diagnostic> errors;

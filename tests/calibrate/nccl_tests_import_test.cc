@@ -213,6 +213,15 @@ TEST_CASE("a 4,096-character rank line is read; longer NCCL INFO lines are skipp
   CHECK(r->nodes == 2);
 }
 
+TEST_CASE("a nccl-tests JSON size that is not an integer is an error, not a cast") {
+  auto r = parse_nccl_tests("{\"results\": [{\"size\": 1e30}]}", "a.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(format_diagnostics(r.errors()) ==
+        "a.json:1:15: error: field 'size': must be an integer\n"
+        "  {\"results\": [{\"size\": 1e30}]}\n"
+        "                ^\n");
+}
+
 TEST_CASE("import_nccl_tests assembles an imported profile from several files") {
   auto p =
       import_nccl_tests({fixture("all_reduce_perf.txt"), fixture("all_gather_2node_mpi.log")}, {});

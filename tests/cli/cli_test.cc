@@ -346,8 +346,8 @@ TEST_CASE("a typo in the cluster's profile: is an error for memory and export to
     Run r = run_meshplan(std::string(command) + " " + args);
     CHECK(r.rc == 2);
     CHECK(r.out.empty());
-    CHECK(r.err.rfind(path + ": error: field 'profile' = 'h100-publishd': no such calibration "
-                             "profile",
+    CHECK(r.err.rfind(path + ":6:10: error: field 'profile' = 'h100-publishd': no such "
+                             "calibration profile",
                       0) == 0);
   }
   std::filesystem::remove(path);
