@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: deps configure build demo test bench clean
+.PHONY: deps configure build demo test bench fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -22,6 +22,17 @@ test: build
 
 bench: build
 	./$(BUILD)/meshplan bench
+
+# libFuzzer targets (fuzz/) under ASan+UBSan, each run FUZZ_SECONDS from the shipped files as
+# seeds; fails on any crash, hang or leak. Needs clang (FUZZ_CXX) with its fuzzer runtime.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CXX ?= clang++-14
+FUZZ_SECONDS ?= 60
+fuzz:
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \
+	  -DMESHPLAN_FUZZ=ON -DMESHPLAN_WITH_CUDA=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+	@scripts/run-fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD)

@@ -8,10 +8,12 @@
 // Errors point at the offending key (core/json_location.h).
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "calibrate/nccl_tests_import.h"
+#include "core/json_input.h"
 #include "core/json_location.h"
 
 namespace meshplan::calibrate {
@@ -34,13 +36,26 @@ NcclTestsHalf read_half(const json& h) {
   return out;
 }
 
+// `key` of `r` (or `fallback` when absent) as an integer: a fraction or a number beyond int64_t
+// is an error, not a truncating cast.
+int64_t integer_at(const json& r, const char* key, int64_t fallback) {
+  if (!r.contains(key)) return fallback;
+  const json& v = r.at(key);
+  const bool fits =
+      v.is_number_integer() &&
+      !(v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX));
+  if (!fits) throw JsonError{key, "must be an integer"};
+  return v.get<int64_t>();
+}
+
 NcclTestsRow read_row(const json& r) {
   NcclTestsRow row;
-  row.bytes = r.at("size").get<int64_t>();
-  row.count = r.value("count", int64_t{0});
+  if (!r.is_object() || !r.contains("size")) throw JsonError{"results", "each result needs a size"};
+  row.bytes = integer_at(r, "size", 0);
+  row.count = integer_at(r, "count", 0);
   row.type = r.value("type", std::string());
   row.redop = r.value("redop", std::string());
-  row.root = r.value("root", int64_t{-1});
+  row.root = integer_at(r, "root", -1);
   row.out_of_place = read_half(r.at("out_of_place"));
   if (r.contains("in_place")) row.in_place = read_half(r.at("in_place"));
   return row;
@@ -77,10 +92,9 @@ NcclTestsLog read_log(const json& j, const std::string& file) {
 Result<NcclTestsLog> parse_nccl_tests_json(const std::string& text, const std::string& file) {
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return Diagnostic{location_of_offset(file, text, e.byte > 0 ? e.byte - 1 : 0), "", "",
-                      "malformed JSON (truncated?)"};
+    j = parse_json_input(text, file);
+  } catch (const InputError& e) {
+    return e.diagnostics;
   }
   try {
     return read_log(j, file);

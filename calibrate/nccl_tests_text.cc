@@ -1,8 +1,10 @@
 // Text logs of nccl-tests (variants listed in nccl_tests_import.h).
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <regex>
 #include <set>
@@ -12,6 +14,13 @@
 
 namespace meshplan::calibrate {
 namespace {
+
+// Bounds on what a log may hold, so a corrupt file fails with a message: lines beyond
+// kMaxLineChars (nccl-tests prints < 200; the header regexes are not run on more), thread and
+// GPU counts (nThread, nGpus) and NCCL_VERSION_CODE (2.23.4 is 22304).
+constexpr size_t kMaxLineChars = 4096;
+constexpr int64_t kMaxHeaderCount = 1'000'000;
+constexpr int64_t kMaxVersionCode = 999'999;
 
 struct TextState {
   NcclTestsLog log;
@@ -26,13 +35,29 @@ Diagnostic error_at(const std::string& file, int line, const std::string& text,
   return Diagnostic{{file, line, 1, text}, "", "", rule};
 }
 
+// Length of the run of digits at s[at...].
+size_t digits_at(const std::string& s, size_t at) {
+  size_t i = at;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  return i - at;
+}
+
 // Removes launcher prefixes: OpenMPI --tag-output "[1,0]<stdout>:" and srun --label "0: ".
+// Scanned by hand: std::regex recurses once per character and overflows the stack on long lines.
 std::string strip_prefix(const std::string& line) {
-  static const std::regex mpi(R"(^\[\d+,\d+\]<std(out|err)>:)");
-  static const std::regex srun(R"(^\s*\d+: )");
-  std::smatch m;
-  if (std::regex_search(line, m, mpi)) return m.suffix().str();
-  if (std::regex_search(line, m, srun)) return m.suffix().str();
+  if (line.rfind('[', 0) == 0) {
+    size_t i = 1 + digits_at(line, 1);
+    if (i > 1 && i < line.size() && line[i] == ',') {
+      size_t j = i + 1 + digits_at(line, i + 1);
+      for (const char* tag : {"]<stdout>:", "]<stderr>:"})
+        if (j > i + 1 && line.compare(j, std::strlen(tag), tag) == 0)
+          return line.substr(j + std::strlen(tag));
+    }
+  }
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos) return line;
+  size_t j = i + digits_at(line, i);
+  if (j > i && line.compare(j, 2, ": ") == 0) return line.substr(j + 2);
   return line;
 }
 
@@ -54,7 +79,12 @@ bool parse_num(const std::string& s, double& v) {
   return !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
 }
 
-void read_header_line(const std::string& line, TextState& st) {
+// Reads a header count `text` in [1, max]; false when it is not one.
+bool parse_count(const std::string& text, int64_t max, int64_t& v) {
+  return parse_int(text, v) && v >= 1 && v <= max;
+}
+
+Result<bool> read_header_line(const std::string& line, int number, TextState& st) {
   static const std::regex rank(
       R"(Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*)$)");
   static const std::regex nthread(R"(nThread\s+(\d+)\s+nGpus\s+(\d+))");
@@ -67,8 +97,11 @@ void read_header_line(const std::string& line, TextState& st) {
     if (st.log.gpu.empty()) st.log.gpu = m[3].str();
   } else if (std::regex_search(line, m, nthread)) {
     st.header_seen = true;
-    st.log.threads = std::stoll(m[1].str());
-    st.log.gpus_per_thread = std::stoll(m[2].str());
+    if (!parse_count(m[1].str(), kMaxHeaderCount, st.log.threads) ||
+        !parse_count(m[2].str(), kMaxHeaderCount, st.log.gpus_per_thread))
+      return error_at(
+          st.log.file, number, line,
+          fmt::format("nThread and nGpus must be integers between 1 and {}", kMaxHeaderCount));
   } else if (std::regex_search(line, m, start)) {
     st.log.program = m[1].str();
   } else if (line.find("Out of bounds values") != std::string::npos) {
@@ -76,9 +109,14 @@ void read_header_line(const std::string& line, TextState& st) {
   } else if (line.find("Avg bus bandwidth") != std::string::npos) {
     st.footer_seen = true;
   } else if (std::regex_search(line, m, version) && st.log.nccl_version.empty()) {
-    int64_t code = std::stoll(m[1].str());  // NCCL_VERSION_CODE: major·10000 + minor·100 + patch
+    int64_t code = 0;  // NCCL_VERSION_CODE: major·10000 + minor·100 + patch
+    if (!parse_count(m[1].str(), kMaxVersionCode, code))
+      return error_at(
+          st.log.file, number, line,
+          fmt::format("nccl-library must be a version code between 1 and {}", kMaxVersionCode));
     st.log.nccl_version = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
   }
+  return true;
 }
 
 // One half of a row (out-of-place or in-place): time algbw busbw #wrong [i_min i_max i_p99 i_cv].
@@ -132,6 +170,15 @@ bool is_noise(const std::string& line, TextState& st) {
 
 Result<bool> read_line(const std::string& raw, int number, TextState& st) {
   std::string line = strip_prefix(raw);
+  if (line.size() > kMaxLineChars) {
+    if (line.find(" NCCL INFO ") != std::string::npos ||
+        line.find(" NCCL WARN ") != std::string::npos)
+      return true;  // NCCL's own logging (ring and tree lists) may be long
+    return error_at(st.log.file, number, "",
+                    fmt::format("line of {} characters; nccl-tests lines are at most {}: not an "
+                                "nccl-tests log",
+                                line.size(), kMaxLineChars));
+  }
   if (is_noise(line, st)) return true;
   size_t first = line.find_first_not_of(" \t\r");
   if (first == std::string::npos) return true;
@@ -139,8 +186,7 @@ Result<bool> read_line(const std::string& raw, int number, TextState& st) {
     if (line.find("nThread") != std::string::npos && !st.log.rows.empty())
       return error_at(st.log.file, number, raw,
                       "a second nccl-tests run starts here; import one run per file");
-    read_header_line(line, st);
-    return true;
+    return read_header_line(line, number, st);
   }
   if (!std::isdigit(static_cast<unsigned char>(line[first]))) return true;  // other output
   if (!st.header_seen)

@@ -200,6 +200,20 @@ void read_measured(const YamlNode& m, PublishedRun& r) {
   }
 }
 
+// Cluster names of the runs files and the shipped topology each stands for.
+const std::map<std::string, std::string> kClusterTopology = {
+    {"selene", "selene-a100.yaml"},
+    {"jean_zay_a100", "jean-zay-a100.yaml"},
+    {"dgx_h100", "dgx-h100-64n.yaml"},
+    {"mosaic_h100", "mosaic-h100.yaml"},
+    {"mosaic_a100", "mosaic-a100.yaml"}};
+
+std::vector<std::string> cluster_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, file] : kClusterTopology) names.push_back(name);
+  return names;
+}
+
 PublishedRun read_run(const YamlNode& n, const RunsContext& ctx) {
   n.expect_only_keys({"id", "source", "table", "cluster", "gpus", "model", "seq_len", "precision",
                       "framework", "layout", "global_batch", "measured"});
@@ -207,7 +221,8 @@ PublishedRun read_run(const YamlNode& n, const RunsContext& ctx) {
   r.id = n.child("id").as_string();
   r.source = n.child("source").as_string();
   r.table = n.has("table") ? n.child("table").as_string() : "";
-  r.cluster = n.child("cluster").as_string();
+  r.where = n.location();
+  r.cluster = n.child("cluster").as_choice(cluster_names());
   r.gpus = n.child("gpus").as_int(1, 10'000'000);
   const FrameworkPreset framework = read_run_framework(n, ctx, r.source);
   r.framework = framework.name;
@@ -252,17 +267,10 @@ ErrorSummary summarize_errors(const std::string& name, const std::vector<double>
 
 namespace {
 
-const std::map<std::string, std::string> kClusterTopology = {
-    {"selene", "selene-a100.yaml"},
-    {"jean_zay_a100", "jean-zay-a100.yaml"},
-    {"dgx_h100", "dgx-h100-64n.yaml"},
-    {"mosaic_h100", "mosaic-h100.yaml"},
-    {"mosaic_a100", "mosaic-a100.yaml"}};
-
 Result<ClusterSpec> cluster_for(const PublishedRun& r, const std::string& repo_root) {
   auto it = kClusterTopology.find(r.cluster);
   if (it == kClusterTopology.end()) {
-    return Diagnostic{{"", 0, 0, ""}, "cluster", r.cluster, "no shipped topology for this cluster"};
+    return Diagnostic{r.where, "cluster", r.cluster, "no shipped topology for this cluster"};
   }
   Result<ClusterSpec> c = load_cluster(repo_root + "/topologies/" + it->second);
   if (!c) return c;
@@ -332,7 +340,7 @@ Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_roo
               (e->fits() == best->fits() && e->step_time_s < best->step_time_s)))
       best = *e;
   }
-  if (!best) return Diagnostic{{"", 0, 0, ""}, "layout", r.id, "no valid layout for this run"};
+  if (!best) return Diagnostic{r.where, "layout", r.id, "no valid layout for this run"};
   ValidationRow row;
   row.id = r.id;
   row.source = r.source;

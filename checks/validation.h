@@ -27,6 +27,7 @@
 namespace meshplan {
 
 struct PublishedRun {
+  SourceLocation where;  // the run's entry in its runs file
   std::string id, source, table, cluster;
   std::string framework = kDefaultFramework;  // a framework_preset.h name
   int64_t gpus = 0;

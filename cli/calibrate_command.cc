@@ -13,7 +13,10 @@
 #include "calibrate/model_gemm_shapes.h"
 #include "calibrate/nccl_tests_import.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
+#include "core/cluster_spec.h"
 #include "core/diagnostic.h"
+#include "core/model_limits.h"
 #include "core/model_spec.h"
 
 namespace meshplan::cli {
@@ -112,8 +115,10 @@ void add_import(CLI::App* sub, int& exit_code) {
   nt->add_option("--out", o->out, "profile to write")->capture_default_str();
   nt->add_option("--collective", o->import.collective, "collective, when the log does not say")
       ->check(CLI::IsMember(collective_names()));
-  nt->add_option("--ranks", o->import.ranks, "ranks in the run")->check(CLI::PositiveNumber);
-  nt->add_option("--nodes", o->import.nodes, "nodes in the run")->check(CLI::PositiveNumber);
+  nt->add_option("--ranks", o->import.ranks, "ranks in the run")
+      ->check(integer_range(1, kMaxClusterGpus));
+  nt->add_option("--nodes", o->import.nodes, "nodes in the run")
+      ->check(integer_range(1, kMaxClusterGpus));
   nt->add_option("--level", o->import.level, "network level name (default nvlink / ib)");
   nt->callback([o, nt, &exit_code] {
     std::string cmd = "meshplan calibrate import nccl-tests";
@@ -138,9 +143,10 @@ CLI::App* add_calibrate_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--hbm", o->hbm, "measure memory bandwidth");
   sub->add_flag("--nccl", o->nccl, "measure collectives");
   sub->add_option("--model", o->model, "also time this model's layer GEMMs (YAML or config.json)");
-  sub->add_option("--tp", o->tp, "tensor-parallel degree for --model")->check(CLI::PositiveNumber);
+  sub->add_option("--tp", o->tp, "tensor-parallel degree for --model")
+      ->check(integer_range(1, kMaxWidth));
   sub->add_option("--mbs", o->micro_batch, "micro-batch (sequences of 4096 tokens) for --model")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_range(1, kMaxGlobalBatch));
   sub->add_option("--out", o->out, "profile to write (rewritten after every section)")
       ->capture_default_str();
   add_import(sub, exit_code);

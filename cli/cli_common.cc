@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "cli/option_checks.h"
+#include "core/model_limits.h"
 #include "planner/framework_preset.h"
 #include "planner/profile_defaults.h"
 #include "planner/scenario.h"
@@ -17,12 +19,12 @@ void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
   sub->add_option("--cluster", in.cluster_path, "cluster YAML (topologies/*.yaml)")->required();
   sub->add_option("--seq-len", in.seq_len,
                   "tokens per sequence (default: the model's training.seq_len)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_range(1, kMaxSeqLen));
   sub->add_option("--global-batch", in.global_batch,
                   "sequences per optimizer step (default: the model's training.global_batch)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_range(1, kMaxGlobalBatch));
   sub->add_option("--gpus", in.gpus, "use this many of the cluster's GPUs (default: all)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_range(1, kMaxClusterGpus));
   if (with_layout) {
     sub->add_option("--layout", in.layout_text,
                     "e.g. tp=8,pp=4,zero=1,mbs=1,recompute=selective (dp fills the rest)")
@@ -66,12 +68,17 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   request.global_batch = in.global_batch;
   request.gpus = in.gpus;
   request.gpus_where = SourceLocation{"--gpus", 0, 0, ""};
+  // Resolved for every subcommand, so a typo in the cluster's `profile:` is an error even where
+  // the profile is not used (memory, export).
+  request.with_profile = true;
+  request.profile_path = in.profile_path;
   Result<Scenario> scenario = load_scenario(request);
   if (!scenario) {
     print_errors(scenario.errors());
     return std::nullopt;
   }
-  Inputs out{scenario->model, scenario->cluster, scenario->training, Layout{}, scenario->gpus};
+  Inputs out{scenario->model, scenario->cluster, scenario->training,
+             Layout{},        scenario->gpus,    scenario->profile};
   if (!with_layout) return out;
   Result<Layout> layout = parse_layout(in.layout_text);
   if (!layout) {
@@ -80,6 +87,7 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   }
   out.layout = layout.value();
   std::vector<Diagnostic> errors = check_layout(out.layout, out.model, out.gpus, out.training);
+  locate_in_layout(errors, in.layout_text);
   if (!errors.empty()) {
     print_errors(errors);
     return std::nullopt;
@@ -91,11 +99,6 @@ std::optional<Planning> load_planning(const InputOptions& in, const CostOptions&
                                       bool with_layout) {
   std::optional<Inputs> inputs = load_inputs(in, with_layout);
   if (!inputs) return std::nullopt;
-  Result<CalibrationProfile> profile = resolve_profile(inputs->cluster, in.profile_path);
-  if (!profile) {
-    print_errors(profile.errors());
-    return std::nullopt;
-  }
   const std::string name = in.framework.empty() ? kDefaultFramework : in.framework;
   Result<FrameworkPreset> framework = find_framework(name, SourceLocation{"--framework", 0, 0, ""});
   if (!framework) {
@@ -104,7 +107,7 @@ std::optional<Planning> load_planning(const InputOptions& in, const CostOptions&
   }
   CostOptions options = cost;
   apply_framework(framework.value(), options);
-  auto model = std::make_unique<CostModel>(inputs->model, inputs->cluster, profile.value(),
+  auto model = std::make_unique<CostModel>(inputs->model, inputs->cluster, inputs->profile,
                                            inputs->training, options);
   return Planning{std::move(inputs.value()), std::move(model)};
 }

@@ -12,6 +12,7 @@
 #include "core/diagnostic.h"
 #include "core/layout.h"
 #include "core/model_spec.h"
+#include "core/profile.h"
 #include "planner/cost_model.h"
 #include "planner/planner_options.h"
 
@@ -41,6 +42,7 @@ struct Inputs {
   TrainingSpec training;
   Layout layout;  // checked and resolved when a layout was requested
   int64_t gpus = 0;
+  CalibrationProfile profile;  // --profile's, else the cluster's, else the defaults
 };
 
 // Loads and checks everything; on failure prints the diagnostics to stderr and returns nullopt.

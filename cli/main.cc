@@ -1,7 +1,12 @@
 // meshplan: a parallelism planner and cluster simulator for large-model training.
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "cli/commands.h"
+#include "cli/exit_boundary.h"
 
 namespace {
 
@@ -32,11 +37,16 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "meshplan 0.1.0");
   int exit_code = 0;
   for (const auto& c : kCommands) c.add(app, exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
-  return exit_code;
+  const std::vector<std::string> args(argv, argv + argc);
+  return meshplan::cli::run_within_boundary(
+      [&] {
+        try {
+          app.parse(argc, argv);
+        } catch (const CLI::ParseError& e) {
+          int rc = app.exit(e);
+          return rc == 0 ? 0 : 2;
+        }
+        return exit_code;
+      },
+      args, [](const std::string& message) { std::fputs(message.c_str(), stderr); });
 }

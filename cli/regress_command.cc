@@ -10,6 +10,7 @@
 #include "checks/regression_baseline.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/thread_count.h"
 #include "core/atomic_file.h"
 #include "reports/regression_render.h"
@@ -78,7 +79,7 @@ CLI::App* add_regress_command(CLI::App& app, int& exit_code) {
       ->required();
   sub->add_option("--tolerance", o->tolerance_pp,
                   "largest MFU change that passes, in percentage points (default 0.5)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(0, 100));
   sub->add_flag("--update", o->update,
                 "rewrite the baseline from the current predictions and print what changed");
   add_format_option(sub, o->format, {"md", "json"});

@@ -9,6 +9,9 @@
 
 namespace meshplan::cli {
 
+// More threads than this is a typo (a thread each costs a stack; machines have ≤ 1024 cores).
+constexpr int kMaxThreads = 1024;
+
 // The worker threads to use: `requested` when positive, otherwise (0, the default) one per
 // hardware thread, and at least one when the count is unknown.
 inline int thread_count(int requested) {
@@ -18,7 +21,7 @@ inline int thread_count(int requested) {
 
 // Adds --threads (a non-negative count; 0 means every core) to `sub`, stored in `threads`.
 inline CLI::Option* add_threads_option(CLI::App* sub, int& threads, const std::string& help) {
-  return sub->add_option("--threads", threads, help)->check(CLI::NonNegativeNumber);
+  return sub->add_option("--threads", threads, help)->check(CLI::Range(0, kMaxThreads));
 }
 
 }  // namespace meshplan::cli

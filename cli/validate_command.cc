@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "checks/validation.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/thread_count.h"
 #include "reports/validation_render.h"
 
@@ -49,36 +51,60 @@ int check_runs(const ValidationReport& r, double max_run_error, bool require_fit
   return status;
 }
 
-// Exit 1 when a summary's mean absolute error exceeds its bound; 2 for a malformed bound.
-int check_bounds(const ValidationReport& r, const std::vector<std::string>& bounds) {
-  int status = 0;
+// One --max-error: the summary it names and its bound on the mean |error|.
+struct Bound {
+  std::string name;
+  double limit = 0;
+};
+
+Diagnostic bound_error(const std::string& value, const std::string& rule) {
+  return Diagnostic{{"--max-error", 0, 0, ""}, "max-error", value, rule};
+}
+
+// Reads every NAME=FRACTION; the names are checked against the summaries later.
+Result<std::vector<Bound>> parse_bounds(const std::vector<std::string>& bounds) {
+  std::vector<Bound> out;
   for (const std::string& b : bounds) {
     const size_t eq = b.rfind('=');
     char* end = nullptr;
     const double limit = eq == std::string::npos ? -1 : std::strtod(b.c_str() + eq + 1, &end);
-    if (eq == std::string::npos || end == b.c_str() + eq + 1 || *end != '\0' || limit < 0) {
-      return print_errors({Diagnostic{
-          {"--max-error", 0, 0, ""}, "max-error", b, "must be NAME=FRACTION, e.g. all=0.15"}});
-    }
-    const std::string name = b.substr(0, eq);
+    if (eq == std::string::npos || end == b.c_str() + eq + 1 || *end != '\0' ||
+        !std::isfinite(limit) || limit < 0)
+      return bound_error(b, "must be NAME=FRACTION, e.g. all=0.15");
+    out.push_back({b.substr(0, eq), limit});
+  }
+  return out;
+}
+
+// An error for the first bound that names no summary of `r`.
+std::optional<Diagnostic> unknown_bound(const ValidationReport& r,
+                                        const std::vector<Bound>& bounds) {
+  for (const Bound& b : bounds) {
+    const bool found = std::any_of(r.summaries.begin(), r.summaries.end(),
+                                   [&](const ErrorSummary& s) { return s.name == b.name; });
+    if (!found) return bound_error(b.name, "names no summary (sources, 'source table' or all)");
+  }
+  return std::nullopt;
+}
+
+// Exit 1 when a summary's mean absolute error exceeds its bound. REQUIRES: !unknown_bound().
+int check_bounds(const ValidationReport& r, const std::vector<Bound>& bounds) {
+  int status = 0;
+  for (const Bound& b : bounds) {
     const ErrorSummary* found = nullptr;
     for (const ErrorSummary& s : r.summaries)
-      if (s.name == name) found = &s;
-    if (!found) {
-      return print_errors({Diagnostic{{"--max-error", 0, 0, ""},
-                                      "max-error",
-                                      name,
-                                      "names no summary (sources, 'source table' or all)"}});
-    }
-    const bool ok = found->mean_abs <= limit;
-    std::cerr << fmt::format("validate: {} mean |error| {:.1f}% (bound {:.1f}%): {}\n", name,
-                             100 * found->mean_abs, 100 * limit, ok ? "ok" : "EXCEEDED");
+      if (s.name == b.name) found = &s;
+    const bool ok = found->mean_abs <= b.limit;
+    std::cerr << fmt::format("validate: {} mean |error| {:.1f}% (bound {:.1f}%): {}\n", b.name,
+                             100 * found->mean_abs, 100 * b.limit, ok ? "ok" : "EXCEEDED");
     if (!ok) status = 1;
   }
   return status;
 }
 
 int run_validate(const ValidateOptions& o) {
+  Result<std::vector<Bound>> bounds = parse_bounds(o.bounds);
+  if (!bounds) return print_errors(bounds.errors());
   std::vector<PublishedRun> runs;
   std::vector<Diagnostic> errors;
   for (const std::string& path : o.runs_paths) {
@@ -91,15 +117,15 @@ int run_validate(const ValidateOptions& o) {
   if (!errors.empty()) return print_errors(errors);
   Result<ValidationReport> report = validate_runs(runs, o.root, thread_count(o.threads));
   if (!report) return print_errors(report.errors());
+  if (auto error = unknown_bound(report.value(), bounds.value())) return print_errors({*error});
   if (o.format == "json")
     std::cout << validation_json(report.value()).dump(2) << "\n";
   else if (o.format == "md")
     std::cout << validation_markdown(report.value());
   else
     std::cout << validation_table(report.value());
-  const int bounds = check_bounds(report.value(), o.bounds);
-  if (bounds == 2) return bounds;
-  return std::max(bounds, check_runs(report.value(), o.max_run_error, o.require_fit));
+  const int bound_status = check_bounds(report.value(), bounds.value());
+  return std::max(bound_status, check_runs(report.value(), o.max_run_error, o.require_fit));
 }
 
 }  // namespace
@@ -119,7 +145,7 @@ CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
                   "NAME=FRACTION: exit 1 when that summary's mean |error| exceeds it (repeatable)");
   sub->add_option("--max-run-error", o->max_run_error,
                   "FRACTION: exit 1 when any run's |error| exceeds it")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(0, 1000));
   sub->add_flag(
       "--require-fit", o->require_fit,
       "exit 1 when a run is predicted not to fit in GPU memory (every published run ran)");

@@ -38,12 +38,16 @@ struct NetworkLevel {
   }
 };
 
+// The most GPUs a cluster (and so any layout) may have: 10^8, beyond any machine built.
+constexpr int64_t kMaxClusterGpus = 100'000'000;
+
 struct ClusterSpec {
   std::string name;
   GpuSpec gpu;
   int64_t nodes = 0;
   int64_t gpus_per_node = 0;
   std::string profile;  // name of a calibration profile (profiles/<name>.yaml); may be empty
+  SourceLocation profile_where;  // where `profile:` was given, for the error when none is found
   std::vector<NetworkLevel> network;
   std::string file;  // where it was read from; profiles are looked up beside it
 

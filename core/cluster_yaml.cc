@@ -40,7 +40,7 @@ NetworkLevel read_level(const YamlNode& n) {
   n.expect_only_keys({"name", "span", "bandwidth_GBps", "latency_us", "oversubscription"});
   NetworkLevel l;
   l.name = n.child("name").as_string();
-  l.span = n.child("span").as_int(1, 100'000'000);
+  l.span = n.child("span").as_int(1, kMaxClusterGpus);
   l.bandwidth_bytes_per_s = n.child("bandwidth_GBps").as_double(1e-6, 1e6) * units::kGB;
   l.latency_s = n.child("latency_us").as_double(0, 1e6) * units::kMicrosecond;
   l.oversubscription = n.get_double("oversubscription", 1.0, 1.0, 1000.0);
@@ -54,7 +54,10 @@ ClusterSpec read_cluster(const YamlNode& root) {
   c.gpu = read_gpu(root.child("gpu"));
   c.nodes = root.child("nodes").as_int(1, 10'000'000);
   c.gpus_per_node = root.child("gpus_per_node").as_int(1, 1024);
-  if (auto p = root.optional_child("profile")) c.profile = p->as_string();
+  if (auto p = root.optional_child("profile")) {
+    c.profile = p->as_string();
+    c.profile_where = p->location();
+  }
   YamlNode net = root.child("network");
   if (net.size() == 0) net.fail("must list at least one level");
   std::vector<Diagnostic> errors;

@@ -4,8 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_input.h"
 #include "core/json_location.h"
 #include "core/model_checks.h"
+#include "core/model_limits.h"
 #include "core/model_spec.h"
 #include "core/result.h"
 
@@ -20,7 +22,7 @@ class ConfigReader {
       : j_(j), text_(text), file_(file) {}
 
   Diagnostic diagnostic(const std::string& key, const std::string& rule) const {
-    std::string value = j_.contains(key) ? j_.at(key).dump() : "";
+    std::string value = j_.contains(key) ? json_value_text(j_.at(key)) : "";
     return Diagnostic{location_of_json_key(file_, text_, key), key, value, rule};
   }
   [[noreturn]] void fail(const std::string& key, const std::string& rule) const {
@@ -29,16 +31,17 @@ class ConfigReader {
 
   bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
 
-  int64_t get_int(const std::string& key, int64_t min) const {
+  int64_t get_int(const std::string& key, int64_t min, int64_t max) const {
     if (!has(key)) fail(key, "is required but missing");
     const json& v = j_.at(key);
     if (!v.is_number_integer()) fail(key, "must be an integer");
-    int64_t i = v.get<int64_t>();
-    if (i < min) fail(key, fmt::format("must be at least {}", min));
-    return i;
+    const bool too_big = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max);
+    if (too_big || v.get<int64_t>() < min || v.get<int64_t>() > max)
+      fail(key, fmt::format("must be an integer between {} and {}", min, max));
+    return v.get<int64_t>();
   }
-  int64_t get_int(const std::string& key, int64_t fallback, int64_t min) const {
-    return has(key) ? get_int(key, min) : fallback;
+  int64_t get_int(const std::string& key, int64_t fallback, int64_t min, int64_t max) const {
+    return has(key) ? get_int(key, min, max) : fallback;
   }
   bool get_bool(const std::string& key, bool fallback) const {
     if (!has(key)) return fallback;
@@ -51,9 +54,10 @@ class ConfigReader {
     return j_.at(key).get<std::string>();
   }
   // First present key of `keys`, else fallback.
-  int64_t get_first(const std::vector<std::string>& keys, int64_t fallback, int64_t min) const {
+  int64_t get_first(const std::vector<std::string>& keys, int64_t fallback, int64_t min,
+                    int64_t max) const {
     for (const auto& k : keys)
-      if (has(k)) return get_int(k, min);
+      if (has(k)) return get_int(k, min, max);
     return fallback;
   }
 
@@ -85,13 +89,13 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
   }
   ModelSpec m;
   m.name = stem_of(file);
-  m.layers = r.get_int("num_hidden_layers", 1);
-  m.hidden = r.get_int("hidden_size", 1);
-  m.heads = r.get_int("num_attention_heads", 1);
-  m.kv_heads = r.get_int("num_key_value_heads", m.heads, 1);
-  m.head_dim = r.get_int("head_dim", 0, 1);
-  m.vocab = r.get_int("vocab_size", 1);
-  m.ffn_hidden = r.get_int("intermediate_size", 1);
+  m.layers = r.get_int("num_hidden_layers", 1, kMaxLayers);
+  m.hidden = r.get_int("hidden_size", 1, kMaxWidth);
+  m.heads = r.get_int("num_attention_heads", 1, kMaxWidth);
+  m.kv_heads = r.get_int("num_key_value_heads", m.heads, 1, kMaxWidth);
+  m.head_dim = r.get_int("head_dim", 0, 1, kMaxWidth);
+  m.vocab = r.get_int("vocab_size", 1, kMaxVocab);
+  m.ffn_hidden = r.get_int("intermediate_size", 1, kMaxWidth);
   m.mlp = MlpKind::swiglu;
   m.norm = NormKind::rmsnorm;
   m.tied_embeddings = r.get_bool("tie_word_embeddings", false);
@@ -99,25 +103,27 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
   m.attention = AttentionKind::flash;
   // Training defaults: the pre-training length of these families is 4K-8K tokens; the model's
   // max_position_embeddings is a ceiling, not what pre-training used.
-  m.training.seq_len = std::min<int64_t>(8192, r.get_int("max_position_embeddings", 8192, 1));
-  int64_t experts = r.get_first({"num_local_experts", "num_experts", "n_routed_experts"}, 0, 1);
+  m.training.seq_len =
+      std::min<int64_t>(8192, r.get_int("max_position_embeddings", 8192, 1, kMaxSeqLen));
+  int64_t experts =
+      r.get_first({"num_local_experts", "num_experts", "n_routed_experts"}, 0, 1, kMaxExperts);
   if (experts > 0) {
     MoeSpec moe;
     moe.experts = experts;
-    moe.top_k = r.get_int("num_experts_per_tok", 1);
-    moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", m.ffn_hidden, 1);
-    moe.shared_experts = r.get_int("n_shared_experts", 0, 0);
-    moe.first_dense_layers = r.get_int("first_k_dense_replace", 0, 0);
+    moe.top_k = r.get_int("num_experts_per_tok", 1, kMaxExperts);
+    moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", m.ffn_hidden, 1, kMaxWidth);
+    moe.shared_experts = r.get_int("n_shared_experts", 0, 0, kMaxExperts);
+    moe.first_dense_layers = r.get_int("first_k_dense_replace", 0, 0, kMaxLayers);
     if (moe.top_k > moe.experts) r.fail("num_experts_per_tok", "must not exceed the expert count");
     m.moe = moe;
   }
   if (r.has("kv_lora_rank")) {
     MlaSpec mla;
-    mla.q_lora_rank = r.get_int("q_lora_rank", 0, 0);
-    mla.kv_lora_rank = r.get_int("kv_lora_rank", 1);
-    mla.qk_nope_head_dim = r.get_int("qk_nope_head_dim", 1);
-    mla.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 0);
-    mla.v_head_dim = r.get_int("v_head_dim", 1);
+    mla.q_lora_rank = r.get_int("q_lora_rank", 0, 0, kMaxWidth);
+    mla.kv_lora_rank = r.get_int("kv_lora_rank", 1, kMaxWidth);
+    mla.qk_nope_head_dim = r.get_int("qk_nope_head_dim", 1, kMaxWidth);
+    mla.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 0, kMaxWidth);
+    mla.v_head_dim = r.get_int("v_head_dim", 1, kMaxWidth);
     m.mla = mla;
     m.head_dim = mla.v_head_dim;
     m.kv_heads = m.heads;
@@ -132,16 +138,7 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
 
 Result<ModelSpec> parse_hf_config(const std::string& text, const std::string& file) {
   return capture_input_errors([&]() -> ModelSpec {
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::parse_error& e) {
-      std::string what = e.what();
-      auto colon = what.find("syntax error");
-      throw InputError{{Diagnostic{
-          location_of_offset(file, text, e.byte > 0 ? e.byte - 1 : 0), "", "",
-          "invalid JSON: " + (colon == std::string::npos ? what : what.substr(colon))}}};
-    }
+    const json j = parse_json_input(text, file);
     if (!j.is_object()) {
       throw InputError{{Diagnostic{{file, 1, 1, ""}, "", "", "must be a JSON object"}}};
     }

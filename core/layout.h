@@ -57,6 +57,11 @@ std::string short_label(const Layout& layout);
 // carry the column.
 Result<Layout> parse_layout(const std::string& text, const std::string& origin = "--layout");
 
+// Gives each position-less diagnostic of `errors` whose field is a key of the layout `text`
+// (as parse_layout read it) the column of that key, so check_layout's errors point into the
+// string the user wrote. Fields the text does not name (dp left to fill) stay without one.
+void locate_in_layout(std::vector<Diagnostic>& errors, const std::string& text);
+
 // Per-chunk layer counts for pp·vpp chunks in pipeline order (chunk c lives on rank c % pp).
 // Even when divisible; otherwise ceil-sized chunks with the deficit taken from the last chunk,
 // then the first, then the second-to-last, ... (Llama 3 405B: first and last stages hold fewer).

@@ -3,6 +3,9 @@
 // (core/layout_rules.h) that the layout search calls too.
 #include <fmt/format.h>
 
+#include <initializer_list>
+#include <optional>
+
 #include "core/layout.h"
 #include "core/layout_rules.h"
 
@@ -60,6 +63,14 @@ bool sp_splits_sequence(const Layout& layout, const TrainingSpec& training) {
 
 namespace {
 
+// The product of `factors`, or nothing when it exceeds int64_t. REQUIRES: every factor ≥ 0.
+std::optional<int64_t> checked_product(std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(product, f, &product)) return std::nullopt;
+  return product;
+}
+
 class Checker {
  public:
   explicit Checker(std::string origin) : origin_(std::move(origin)) {}
@@ -81,9 +92,12 @@ void check_gpu_count(Checker& checker, Layout& layout, int64_t gpus) {
         fmt::format("tp·pp·cp = {} must divide the GPU count ({}) so dp can fill it", mp, gpus));
     layout.dp = std::max<int64_t>(1, gpus / mp);  // keep checking the other rules
   } else {
-    checker.require(layout.gpus() == gpus, "dp", layout.dp,
+    const std::optional<int64_t> product =
+        checked_product({layout.dp, layout.tp, layout.pp, layout.cp});
+    checker.require(product == gpus, "dp", layout.dp,
                     fmt::format("dp·tp·pp·cp = {}·{}·{}·{} = {} must equal the GPU count ({})",
-                                layout.dp, layout.tp, layout.pp, layout.cp, layout.gpus(), gpus));
+                                layout.dp, layout.tp, layout.pp, layout.cp,
+                                product ? std::to_string(*product) : "more than 2^63", gpus));
   }
 }
 

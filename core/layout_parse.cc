@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <set>
+#include <map>
 
 #include "core/edit_distance.h"
 #include "core/layout.h"
@@ -23,7 +23,7 @@ class LayoutParser {
 
   Layout parse() {
     Layout layout;
-    std::set<const LayoutField*> given;
+    std::map<const LayoutField*, int> given;  // field → column of its first entry
     for (const Item& item : split()) apply(item, layout, given);
     if (!errors_.empty()) {
       std::stable_sort(
@@ -64,14 +64,19 @@ class LayoutParser {
     errors_.push_back(Diagnostic{{origin_, 1, column, text_}, field, value, rule});
   }
 
-  void apply(const Item& item, Layout& layout, std::set<const LayoutField*>& given) {
+  void apply(const Item& item, Layout& layout, std::map<const LayoutField*, int>& given) {
     const LayoutField* field = find_layout_field(item.key);
     if (!field) {
       error(item.column, item.key, item.value,
             "unknown layout key" + did_you_mean(item.key, layout_field_keys()));
       return;
     }
-    given.insert(field);
+    auto [first, fresh] = given.emplace(field, item.column);
+    if (!fresh) {
+      error(item.column, item.key, item.value,
+            fmt::format("is given twice; the first is at column {}", first->second));
+      return;
+    }
     const std::string rule = field->parse(item.value, layout);
     if (!rule.empty()) error(item.column, item.key, item.value, rule);
   }
@@ -85,6 +90,23 @@ class LayoutParser {
 
 Result<Layout> parse_layout(const std::string& text, const std::string& origin) {
   return capture_input_errors([&] { return LayoutParser(text, origin).parse(); });
+}
+
+void locate_in_layout(std::vector<Diagnostic>& errors, const std::string& text) {
+  for (Diagnostic& d : errors) {
+    if (d.where.line != 0 || d.field.empty()) continue;
+    for (size_t start = 0; start <= text.size();) {
+      size_t end = text.find(',', start);
+      if (end == std::string::npos) end = text.size();
+      if (text.compare(start, d.field.size() + 1, d.field + "=") == 0) {
+        d.where.line = 1;
+        d.where.column = static_cast<int>(start) + 1;
+        d.where.source_line = text;
+        break;
+      }
+      start = end + 1;
+    }
+  }
 }
 
 }  // namespace meshplan

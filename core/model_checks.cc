@@ -4,7 +4,28 @@
 
 #include <vector>
 
+#include "core/layer_geometry.h"
+
 namespace meshplan {
+namespace {
+
+double linear_params(const std::vector<LinearMap>& maps) {
+  double n = 0;
+  for (const LinearMap& map : maps)
+    n += static_cast<double>(map.copies) *
+         (static_cast<double>(map.in) * static_cast<double>(map.out) +
+          (map.bias ? static_cast<double>(map.out) : 0.0));
+  return n;
+}
+
+}  // namespace
+
+double parameter_estimate(const ModelSpec& m) {
+  const double dense = linear_params(layer_linears(m, 0));
+  const double moe = m.moe ? linear_params(layer_linears(m, m.moe->first_dense_layers)) : 0.0;
+  return static_cast<double>(m.dense_layers()) * dense + static_cast<double>(m.moe_layers()) * moe +
+         linear_params({embedding_linear(m), lm_head_linear(m)});
+}
 
 void complete_and_check_model(ModelSpec& m, const FieldDiagnostic& at) {
   std::vector<Diagnostic> errors;
@@ -31,6 +52,11 @@ void complete_and_check_model(ModelSpec& m, const FieldDiagnostic& at) {
   }
   if (m.position_embedding == PositionEmbedding::learned && m.max_positions == 0) {
     fail("max_positions", "is required when position_embedding is learned");
+  }
+  if (errors.empty() && parameter_estimate(m) > kMaxParameters) {
+    fail("layers", fmt::format("the model has about {:.3g} parameters; at most {:.0e} are "
+                               "supported (check the widths and counts)",
+                               parameter_estimate(m), kMaxParameters));
   }
   if (!errors.empty()) throw InputError{errors};
 }

@@ -2,16 +2,12 @@
 #include <fmt/format.h>
 
 #include "core/model_checks.h"
+#include "core/model_limits.h"
 #include "core/model_spec.h"
 #include "core/yaml_node.h"
 
 namespace meshplan {
 namespace {
-
-// Bounds that reject typos and absurd sizes, not plausible future models.
-constexpr int64_t kMaxLayers = 100'000;
-constexpr int64_t kMaxWidth = 10'000'000;
-constexpr int64_t kMaxVocab = 100'000'000;
 
 MlpKind mlp_kind(const std::string& s) {
   return s == "swiglu" ? MlpKind::swiglu : s == "relu" ? MlpKind::relu : MlpKind::gelu;
@@ -21,10 +17,10 @@ MoeSpec read_moe(const YamlNode& n) {
   n.expect_only_keys({"experts", "top_k", "expert_ffn_hidden", "shared_experts",
                       "first_dense_layers", "capacity_factor"});
   MoeSpec m;
-  m.experts = n.child("experts").as_int(1, 1'000'000);
-  m.top_k = n.child("top_k").as_int(1, 1'000'000);
+  m.experts = n.child("experts").as_int(1, kMaxExperts);
+  m.top_k = n.child("top_k").as_int(1, kMaxExperts);
   m.expert_ffn_hidden = n.child("expert_ffn_hidden").as_int(1, kMaxWidth);
-  m.shared_experts = n.get_int("shared_experts", 0, 0, 1'000'000);
+  m.shared_experts = n.get_int("shared_experts", 0, 0, kMaxExperts);
   m.first_dense_layers = n.get_int("first_dense_layers", 0, 0, kMaxLayers);
   m.capacity_factor = n.get_double("capacity_factor", 1.0, 1.0, 1000.0);
   if (m.top_k > m.experts) {
@@ -48,8 +44,8 @@ MlaSpec read_mla(const YamlNode& n) {
 TrainingSpec read_training(const YamlNode& n) {
   n.expect_only_keys({"seq_len", "global_batch", "precision"});
   TrainingSpec t;
-  t.seq_len = n.get_int("seq_len", t.seq_len, 1, 100'000'000);
-  t.global_batch = n.get_int("global_batch", t.global_batch, 1, 1'000'000'000);
+  t.seq_len = n.get_int("seq_len", t.seq_len, 1, kMaxSeqLen);
+  t.global_batch = n.get_int("global_batch", t.global_batch, 1, kMaxGlobalBatch);
   t.precision = n.get_choice("precision", "bf16", {"bf16", "fp8"}) == "fp8" ? Precision::fp8
                                                                             : Precision::bf16;
   return t;
@@ -100,7 +96,7 @@ ModelSpec read_model(const YamlNode& root) {
   m.position_embedding = pos == "learned" ? PositionEmbedding::learned
                          : pos == "alibi" ? PositionEmbedding::alibi
                                           : PositionEmbedding::rope;
-  m.max_positions = root.get_int("max_positions", 0, 1, 100'000'000);
+  m.max_positions = root.get_int("max_positions", 0, 1, kMaxSeqLen);
   if (auto n = root.optional_child("moe")) m.moe = read_moe(*n);
   if (auto n = root.optional_child("mla")) m.mla = read_mla(*n);
   if (auto n = root.optional_child("training")) m.training = read_training(*n);

@@ -45,18 +45,16 @@
 #include "core/profile.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/collective.h"
 #include "core/yaml_node.h"
 
@@ -138,23 +136,43 @@ bool is_plain_number(const std::string& s) {
   return i == s.size();
 }
 
+// Whether a profile number may be 0. Fields whose consumer reads 0 as "not measured" must be
+// left out instead, so a 0 written in the file is an error rather than silently a default.
+enum class Zero { allowed, refused };
+
 // Reads a non-negative number written in units of 10^shift; the result is the correctly
-// rounded double of the decimal the file holds.
-double parse_scaled(const YamlNode& n, int shift) {
+// rounded double of the decimal the file holds. Infinite, underflowing (1e-9999) and, with
+// Zero::refused, zero values are errors.
+double parse_scaled(const YamlNode& n, int shift, Zero zero = Zero::allowed) {
   std::string s = n.is_scalar() ? n.raw().Scalar() : "";
-  if (!is_plain_number(s)) n.fail("must be a non-negative number");
+  const char* rule = zero == Zero::refused
+                         ? "must be a number greater than 0 (leave the field out when not measured)"
+                         : "must be a non-negative number";
+  if (!is_plain_number(s)) n.fail(rule);
   Decimal d = to_decimal(s);
   d.exp += shift;
   std::string text = fmt::format("{}e{}", d.digits.empty() ? "0" : d.digits, d.exp);
-  if (d.negative && !d.digits.empty()) n.fail("must be a non-negative number");
+  if (d.negative && !d.digits.empty()) n.fail(rule);
+  if (d.digits.empty() && zero == Zero::refused) n.fail(rule);
   double v = std::strtod(text.c_str(), nullptr);
   if (!std::isfinite(v)) n.fail("must be a finite number");
+  if (v == 0 && !d.digits.empty()) n.fail("is too small to represent (it rounds to 0)");
   return v;
 }
 
-double get_scaled(const YamlNode& n, const std::string& key, int shift) {
+double get_scaled(const YamlNode& n, const std::string& key, int shift, Zero zero = Zero::allowed) {
   auto c = n.optional_child(key);
-  return c ? parse_scaled(*c, shift) : 0.0;
+  return c ? parse_scaled(*c, shift, zero) : 0.0;
+}
+
+// A fraction in (0, 1] whose absence (0 in the struct) means "use the default".
+double get_fraction(const YamlNode& n, const std::string& key) {
+  auto c = n.optional_child(key);
+  if (!c) return 0.0;
+  const double v = c->as_double(0.0, 1.0);
+  if (v == 0)
+    c->fail("must be a number greater than 0 and at most 1 (leave the field out when not known)");
+  return v;
 }
 
 std::string get_text(const YamlNode& n, const std::string& key, const std::string& fallback) {
@@ -296,10 +314,10 @@ GemmSample read_gemm_sample(const YamlNode& n) {
   s.n = n.child("n").as_int(1, int64_t{1} << 40);
   s.k = n.child("k").as_int(1, int64_t{1} << 40);
   s.status = read_status(n);
-  s.flops_per_s =
-      s.status == "ok" ? parse_scaled(n.child("tflops"), kTera) : get_scaled(n, "tflops", kTera);
-  s.heuristic_flops_per_s = get_scaled(n, "heuristic_tflops", kTera);
-  s.p95_time_s = get_scaled(n, "p95_time_us", kMicro);
+  s.flops_per_s = s.status == "ok" ? parse_scaled(n.child("tflops"), kTera, Zero::refused)
+                                   : get_scaled(n, "tflops", kTera);
+  s.heuristic_flops_per_s = get_scaled(n, "heuristic_tflops", kTera, Zero::refused);
+  s.p95_time_s = get_scaled(n, "p95_time_us", kMicro, Zero::refused);
   return s;
 }
 
@@ -342,7 +360,7 @@ CollectiveFit read_collective(const YamlNode& n) {
       c.samples.push_back(read_collective_sample(samples->element(i)));
   }
   c.latency_s = parse_scaled(n.child("latency_us"), kMicro);
-  c.busbw_bytes_per_s = parse_scaled(n.child("busbw_GBps"), kGiga);
+  c.busbw_bytes_per_s = parse_scaled(n.child("busbw_GBps"), kGiga, Zero::refused);
   c.half_peak_bytes = get_scaled(n, "half_peak_bytes", 0);
   return c;
 }
@@ -359,9 +377,9 @@ AttentionSample read_attention_sample(const YamlNode& n) {
   s.head_dim = n.child("head_dim").as_int(1, 1 << 20);
   s.seq_len = n.child("seq_len").as_int(1, int64_t{1} << 32);
   s.causal = n.child("causal").as_bool();
-  s.fwd_flops_per_s = get_scaled(n, "fwd_tflops", kTera);
-  s.bwd_flops_per_s = get_scaled(n, "bwd_tflops", kTera);
-  s.fwd_bwd_flops_per_s = get_scaled(n, "fwd_bwd_tflops", kTera);
+  s.fwd_flops_per_s = get_scaled(n, "fwd_tflops", kTera, Zero::refused);
+  s.bwd_flops_per_s = get_scaled(n, "bwd_tflops", kTera, Zero::refused);
+  s.fwd_bwd_flops_per_s = get_scaled(n, "fwd_bwd_tflops", kTera, Zero::refused);
   if (s.fwd_flops_per_s <= 0 && s.fwd_bwd_flops_per_s <= 0)
     n.fail("needs fwd_tflops or fwd_bwd_tflops greater than 0");
   s.source = get_text(n, "source", "");
@@ -385,8 +403,8 @@ CalibrationProfile read_profile(const YamlNode& root) {
       p.gemm[dtype] = read_gemm_table(table, dtype);
     }
   }
-  p.hbm_bytes_per_s = get_scaled(root, "hbm_GBps", kGiga);
-  p.attention_efficiency = root.get_double("attention_efficiency", 0.0, 0.0, 1.0);
+  p.hbm_bytes_per_s = get_scaled(root, "hbm_GBps", kGiga, Zero::refused);
+  p.attention_efficiency = get_fraction(root, "attention_efficiency");
   if (auto att = root.optional_child("attention")) {
     if (!att->is_sequence()) att->fail("must be a list");
     for (size_t i = 0; i < att->size(); ++i)
@@ -402,9 +420,9 @@ CalibrationProfile read_profile(const YamlNode& root) {
       p.fp8_quantization_overhead[recipe] = v.as_double(0.0, 10.0);
     }
   }
-  p.sustained_compute_ratio = root.get_double("sustained_compute_ratio", 0.0, 0.0, 1.0);
-  p.intra_node_bus_efficiency = root.get_double("intra_node_bus_efficiency", 0.0, 0.0, 1.0);
-  p.inter_node_bus_efficiency = root.get_double("inter_node_bus_efficiency", 0.0, 0.0, 1.0);
+  p.sustained_compute_ratio = get_fraction(root, "sustained_compute_ratio");
+  p.intra_node_bus_efficiency = get_fraction(root, "intra_node_bus_efficiency");
+  p.inter_node_bus_efficiency = get_fraction(root, "inter_node_bus_efficiency");
   if (auto cs = root.optional_child("collectives")) {
     if (!cs->is_sequence()) cs->fail("must be a list");
     for (size_t i = 0; i < cs->size(); ++i)
@@ -470,25 +488,8 @@ std::string render_profile_yaml(const CalibrationProfile& p) {
 }
 
 Result<bool> write_profile_atomically(const CalibrationProfile& p, const std::string& path) {
-  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  std::string text = render_profile_yaml(p);
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) {
-      int err = errno;
-      std::filesystem::remove(tmp);
-      return Diagnostic{
-          {path, 0, 0, ""}, "", "", fmt::format("cannot write: {}", std::strerror(err))};
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Diagnostic{{path, 0, 0, ""}, "", "", fmt::format("cannot write: {}", ec.message())};
-  }
+  if (std::optional<Diagnostic> error = write_file_atomically(path, render_profile_yaml(p)))
+    return *error;
   return true;
 }
 

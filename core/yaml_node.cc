@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/edit_distance.h"
+#include "core/yaml_structure.h"
 
 namespace meshplan {
 
@@ -30,9 +34,17 @@ std::string SourceText::line(int one_based) const {
 }
 
 std::string read_text_file(const std::string& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    throw InputError{{Diagnostic{{file, 0, 0, ""}, "", "", "is a directory, not a file"}}};
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    throw InputError{{Diagnostic{{file, 0, 0, ""}, "", "", "cannot open file (does it exist?)"}}};
+    const int err = errno;
+    const std::string rule = err == ENOENT
+                                 ? "cannot open file (does it exist?)"
+                                 : fmt::format("cannot open file: {}", std::strerror(err));
+    throw InputError{{Diagnostic{{file, 0, 0, ""}, "", "", rule}}};
   }
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -46,11 +58,15 @@ YamlNode YamlNode::parse(const std::string& text, const std::string& file) {
   auto source = SourceText::from_string(file, text);
   try {
     YAML::Node root = YAML::Load(text);
+    std::vector<Diagnostic> errors = yaml_document_errors(text, *source);
+    if (!errors.empty()) throw InputError{errors};
     YamlNode n(root, source, "");
     if (!root.IsMap()) {
       SourceLocation where{file, 1, 1, source->line(1)};
       throw InputError{{Diagnostic{where, "", "", "must be a YAML mapping of fields"}}};
     }
+    errors = yaml_key_errors(root, *source);
+    if (!errors.empty()) throw InputError{errors};
     return n;
   } catch (const YAML::Exception& e) {
     SourceLocation where{file, e.mark.line + 1, e.mark.column + 1, source->line(e.mark.line + 1)};
@@ -113,7 +129,13 @@ YamlNode YamlNode::child(const std::string& key) const {
 
 std::vector<std::string> YamlNode::keys() const {
   std::vector<std::string> out;
-  for (auto it = node_.begin(); it != node_.end(); ++it) out.push_back(it->first.as<std::string>());
+  if (!node_.IsMap()) fail("must be a mapping of fields");
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    if (!it->first.IsScalar()) {
+      YamlNode(it->first, source_, path_).fail("keys must be plain names, not lists or mappings");
+    }
+    out.push_back(it->first.Scalar());
+  }
   return out;
 }
 

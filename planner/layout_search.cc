@@ -313,4 +313,41 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   return result;
 }
 
+int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& options) {
+  std::map<std::string, int64_t> rejected, skipped;
+  const std::vector<WorkItem> items =
+      Enumerator(model.model(), model.training(), gpus, model.cluster().network.size(), options)
+          .work_items(rejected, skipped);
+  const LayoutFix& fix = options.fix;
+  const int64_t zeros = fix.zero ? 1 : 4;
+  int64_t total = 0;
+  for (const WorkItem& item : items) {
+    const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
+    for (Schedule schedule : schedules_for(item.base, fix)) {
+      (void)schedule;
+      for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+        if (!allowed(fix.recompute, rc)) continue;
+        const int64_t max_layers = rc == Recompute::full ? 0 : stage_layers;
+        const int64_t layer_counts =
+            fix.recompute_layers ? (*fix.recompute_layers <= max_layers ? 1 : 0) : max_layers + 1;
+        total += layer_counts * zeros;
+      }
+    }
+  }
+  return total;
+}
+
+std::optional<Diagnostic> check_search_size(const CostModel& model, int64_t gpus,
+                                            const SearchOptions& options,
+                                            const std::string& origin) {
+  const int64_t n = count_search_layouts(model, gpus, options);
+  if (n <= kMaxSearchLayouts) return std::nullopt;
+  return Diagnostic{{origin, 0, 0, ""},
+                    "",
+                    "",
+                    fmt::format("the search would evaluate {} layouts; at most {} are searched "
+                                "(pin fields such as pp, vpp or recompute with --fix)",
+                                n, kMaxSearchLayouts)};
+}
+
 }  // namespace meshplan

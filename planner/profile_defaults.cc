@@ -38,11 +38,11 @@ Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::stri
     std::error_code ec;
     if (fs::exists(f, ec)) return load_profile(f.lexically_normal().string());
   }
-  return Diagnostic{{c.file, 0, 0, ""},
-                    "profile",
-                    c.profile,
-                    "no such calibration profile (looked in ../profiles/ beside the cluster file "
-                    "and in " MESHPLAN_PROFILE_DIR ")"};
+  return Diagnostic{
+      c.profile_where.file.empty() ? SourceLocation{c.file, 0, 0, ""} : c.profile_where, "profile",
+      c.profile,
+      "no such calibration profile (looked in ../profiles/ beside the cluster file "
+      "and in " MESHPLAN_PROFILE_DIR ")"};
 }
 
 }  // namespace meshplan

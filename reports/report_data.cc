@@ -121,6 +121,7 @@ Result<ReportData> build_report(const CostModel& base, int64_t gpus, const Repor
   o.top_k = std::max(request.top_k, request.sample);
   o.threads = request.threads;
   d.params_total = total_params(base.model());
+  if (auto error = check_search_size(model, gpus, o, "report")) return *error;
   d.search = search_layouts(model, gpus, o);
   d.search.wall_s = 0;  // a timing: never part of a report
   d.sample = d.search.ranked;

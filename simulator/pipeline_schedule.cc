@@ -1,5 +1,7 @@
 #include "simulator/pipeline_schedule.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cassert>
 
@@ -166,6 +168,12 @@ Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, in
   for (const ScheduleEntry& e : entries())
     if (e.info.schedule == schedule) entry = &e;
   assert(entry != nullptr && "schedule missing from the table");
+  const int64_t passes = int64_t{pp} * vpp * m * (entry->info.splits_backward ? 3 : 2);
+  if (passes > kMaxPipelinePasses)
+    return order_error(schedule, shape,
+                       fmt::format("the simulation would run {} passes; at most {} are simulated "
+                                   "(raise mbs or dp for fewer micro-batches, or use estimate)",
+                                   passes, kMaxPipelinePasses));
   if (!entry->info.allows_vpp && vpp != 1)
     return order_error(schedule, shape, "needs vpp = 1 (use schedule=interleaved for vpp > 1)");
   if (schedule == Schedule::interleaved && vpp < 2)

@@ -61,9 +61,15 @@ struct ScheduleInfo {
 const std::vector<ScheduleInfo>& schedule_table();
 const ScheduleInfo& schedule_info(Schedule s);
 
+// The most passes (forward, backward and weight-gradient passes of every micro-batch on every
+// chunk) one simulation runs: 4 million, ~1 GB of graph and a few seconds. Llama 3 405B's
+// largest published layout (pp 16, vpp 8, 128 micro-batches) needs 49,152.
+constexpr int64_t kMaxPipelinePasses = 4'000'000;
+
 // The per-stage order of `schedule` for pp stages, vpp chunks per stage and m micro-batches.
-// Errors (values, not asserts): pp, vpp or m < 1; vpp > 1 for a schedule without chunks;
-// interleaved with vpp < 2 or m not a multiple of pp (Megatron-LM's requirement).
+// Errors (values, not asserts): pp, vpp or m < 1; more than kMaxPipelinePasses passes; vpp > 1
+// for a schedule without chunks; interleaved with vpp < 2 or m not a multiple of pp
+// (Megatron-LM's requirement).
 Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, int micro_batches);
 
 // "F0 F1 B0 W0 ..." for one stage; with vpp > 1 each pass carries its chunk: "F0.1" is

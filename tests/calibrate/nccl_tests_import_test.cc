@@ -161,11 +161,65 @@ TEST_CASE("garbage, truncated rows, missing footers and truncated JSON name the 
   auto json = parse_nccl_tests(read_text_file(fixture("alltoall_truncated.json")), "a.json");
   REQUIRE(!json.ok());
   CHECK(json.errors()[0].where.line > 1);
-  CHECK(json.errors()[0].rule == "malformed JSON (truncated?)");
+  CHECK(json.errors()[0].rule ==
+        "invalid JSON: syntax error while parsing value - invalid string: missing closing quote; "
+        "last read: '\"NVIDIA'");
 
   auto empty = parse_nccl_tests("", "empty.txt");
   REQUIRE(!empty.ok());
   CHECK(empty.errors()[0].where.line == 1);
+}
+
+// The all_reduce_perf.txt fixture with `from` replaced by `to`.
+std::string edited_log(const std::string& from, const std::string& to) {
+  std::string text = read_text_file(fixture("all_reduce_perf.txt"));
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+// The first line of the diagnostics for `text`, "ok" when it parses.
+std::string first_error_line(const std::string& text) {
+  auto r = parse_nccl_tests(text, "t.txt");
+  if (r.ok()) return "ok";
+  const std::string all = format_diagnostics(r.errors());
+  return all.substr(0, all.find('\n'));
+}
+
+TEST_CASE("a thread count beyond int64 in the header is an error at its line") {
+  CHECK(first_error_line(edited_log("nThread 1 ", "nThread 99999999999999999999 ")) ==
+        "t.txt:3:1: error: nThread and nGpus must be integers between 1 and 1000000");
+}
+
+TEST_CASE("an NCCL version code beyond int64 is an error at its line") {
+  CHECK(first_error_line(edited_log("nccl-library=22304", "nccl-library=99999999999999999999")) ==
+        "t.txt:1:1: error: nccl-library must be a version code between 1 and 999999");
+}
+
+TEST_CASE("a 50,000-character rank line is refused without recursing") {
+  CHECK(first_error_line(edited_log("on dgx-h100-01 device  0",
+                                    "on " + std::string(50'000, 'h') + " device  0")) ==
+        "t.txt:6:1: error: line of 50079 characters; nccl-tests lines are at most 4096: not an "
+        "nccl-tests log");
+}
+
+TEST_CASE("a 4,096-character rank line is read; longer NCCL INFO lines are skipped") {
+  const std::string host(4096 - 79, 'h');  // the line is 4,096 characters
+  auto r = parse_nccl_tests(edited_log("on dgx-h100-01 device  0", "on " + host + " device  0") +
+                                "x:1:1 [0] NCCL INFO Ring 00 : " + std::string(100'000, '0') + "\n",
+                            "t.txt");
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : format_diagnostics(r.errors())));
+  CHECK(r->ranks == 8);
+  CHECK(r->nodes == 2);
+}
+
+TEST_CASE("a nccl-tests JSON size that is not an integer is an error, not a cast") {
+  auto r = parse_nccl_tests("{\"results\": [{\"size\": 1e30}]}", "a.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(format_diagnostics(r.errors()) ==
+        "a.json:1:15: error: field 'size': must be an integer\n"
+        "  {\"results\": [{\"size\": 1e30}]}\n"
+        "                ^\n");
 }
 
 TEST_CASE("import_nccl_tests assembles an imported profile from several files") {

@@ -121,7 +121,8 @@ TEST_CASE("profile errors name file, line and column") {
   auto r = parse_profile_yaml("provenance:\n  how: measured\nhbm_GBps: -3\n", "bad.yaml");
   REQUIRE(!r.ok());
   CHECK(r.errors()[0].where.line == 3);
-  CHECK(r.errors()[0].rule == "must be a non-negative number");
+  CHECK(r.errors()[0].rule ==
+        "must be a number greater than 0 (leave the field out when not measured)");
 
   auto unknown = parse_profile_yaml("provenance: {how: measured}\nhbm_gbps: 3\n", "bad.yaml");
   REQUIRE(!unknown.ok());
@@ -139,6 +140,84 @@ TEST_CASE("profile errors name file, line and column") {
   auto missing = parse_profile_yaml("gemm: {}\n", "bad.yaml");
   REQUIRE(!missing.ok());
   CHECK(missing.errors()[0].rule == "is required but missing");
+}
+
+std::string profile_errors(const std::string& text) {
+  auto r = parse_profile_yaml("provenance: {how: measured}\n" + text, "p.yaml");
+  return r.ok() ? "ok" : format_diagnostics(r.errors());
+}
+
+const std::string kFit =
+    "collectives:\n  - {collective: all_reduce, group_size: 8, latency_us: 1, busbw_GBps: ";
+
+TEST_CASE("a collective fit's busbw_GBps of 0 is an error, not a missing value") {
+  CHECK(profile_errors(kFit + "0}\n") ==
+        "p.yaml:3:72: error: field 'collectives[0].busbw_GBps' = '0': must be a number greater "
+        "than 0 (leave the field out when not measured)\n"
+        "    - {collective: all_reduce, group_size: 8, latency_us: 1, busbw_GBps: 0}\n"
+        "                                                                         ^\n");
+}
+
+TEST_CASE("a profile number that underflows to 0 is an error") {
+  CHECK(profile_errors(kFit + "1e-9999}\n") ==
+        "p.yaml:3:72: error: field 'collectives[0].busbw_GBps' = '1e-9999': is too small to "
+        "represent (it rounds to 0)\n"
+        "    - {collective: all_reduce, group_size: 8, latency_us: 1, busbw_GBps: 1e-9999}\n"
+        "                                                                         ^\n");
+}
+
+TEST_CASE("hbm_GBps: 0 and an efficiency of 0 are errors, not defaults") {
+  CHECK(profile_errors("hbm_GBps: 0\n") ==
+        "p.yaml:2:11: error: field 'hbm_GBps' = '0': must be a number greater than 0 (leave the "
+        "field out when not measured)\n"
+        "  hbm_GBps: 0\n"
+        "            ^\n");
+  CHECK(profile_errors("intra_node_bus_efficiency: 0\n") ==
+        "p.yaml:2:28: error: field 'intra_node_bus_efficiency' = '0': must be a number greater "
+        "than 0 and at most 1 (leave the field out when not known)\n"
+        "  intra_node_bus_efficiency: 0\n"
+        "                             ^\n");
+}
+
+TEST_CASE("non-finite profile numbers are refused") {
+  CHECK(profile_errors("hbm_GBps: .inf\n") ==
+        "p.yaml:2:11: error: field 'hbm_GBps' = '.inf': must be a number greater than 0 (leave "
+        "the field out when not measured)\n"
+        "  hbm_GBps: .inf\n"
+        "            ^\n");
+  CHECK(profile_errors("attention_efficiency: .nan\n") ==
+        "p.yaml:2:23: error: field 'attention_efficiency' = '.nan': must be a number between 0 "
+        "and 1\n"
+        "  attention_efficiency: .nan\n"
+        "                        ^\n");
+}
+
+TEST_CASE("a list used as a key in a profile is an error, not a crash") {
+  auto r = parse_profile_yaml("provenance:\n  how: measured\n  nccl_env: {[a]: b}\n", "p.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK(format_diagnostics(r.errors()) ==
+        "p.yaml:3:14: error: field 'provenance.nccl_env': keys must be plain names, not lists or "
+        "mappings\n"
+        "    nccl_env: {[a]: b}\n"
+        "               ^\n");
+  CHECK(profile_errors("gemm:\n  [bf16]: {max_efficiency: 0.5}\n") ==
+        "p.yaml:3:3: error: field 'gemm': keys must be plain names, not lists or mappings\n"
+        "    [bf16]: {max_efficiency: 0.5}\n"
+        "    ^\n");
+}
+
+TEST_CASE("writing a profile over a directory says it is one") {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  auto r = write_profile_atomically(CalibrationProfile{}, dir);
+  REQUIRE_FALSE(r.ok());
+  CHECK(format_diagnostics(r.errors()) == dir + ": error: cannot write: it is a directory\n");
+}
+
+TEST_CASE("writing a profile below a regular file gives the system's reason") {
+  const std::string path = std::string(MESHPLAN_SOURCE_DIR) + "/README.md/p.yaml";
+  auto r = write_profile_atomically(CalibrationProfile{}, path);
+  REQUIRE_FALSE(r.ok());
+  CHECK(format_diagnostics(r.errors()) == path + ": error: cannot write: Not a directory\n");
 }
 
 TEST_CASE("bus factors follow nccl-tests doc/PERFORMANCE.md") {

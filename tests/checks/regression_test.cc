@@ -137,6 +137,13 @@ TEST_CASE("a malformed baseline is an error with its position, never an empty ba
   CHECK(format_diagnostics(absent.errors()).find("cannot open") != std::string::npos);
 }
 
+TEST_CASE("a baseline with a list as a scenario name is an error at its position") {
+  CHECK(baseline_errors("version: 1\nscenarios:\n  [a]: {}\n") ==
+        "b.yaml:3:3: error: field 'scenarios': keys must be plain names, not lists or mappings\n"
+        "    [a]: {}\n"
+        "    ^\n");
+}
+
 TEST_CASE("scenario files: paths resolve against root, errors carry file:line:col") {
   Result<std::vector<RegressionScenario>> ok =
       load_scenarios(write_scenarios(kEntry + "    layout: best\n    fix: \"tp=1\"\n"));

@@ -1,7 +1,10 @@
 // The meshplan executable end to end: exit codes, stdout/stderr discipline, stable JSON fields,
 // identical output for any thread count.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "run_meshplan.h"
@@ -195,4 +198,202 @@ TEST_CASE("validate takes several --runs files and shows each modern run's frame
   CHECK(modern.out.find("framework") != std::string::npos);
   CHECK(modern.out.find("fits") != std::string::npos);
   CHECK(modern.out.find("runs predicted not to fit in GPU memory") != std::string::npos);
+}
+
+namespace {
+
+// Writes `text` to a fresh file in the temporary folder; returns its path.
+std::string temp_input(const std::string& name, const std::string& text) {
+  const std::filesystem::path p = std::filesystem::temp_directory_path() /
+                                  ("meshplan-cli-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+const std::string k8bLayout = "--model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
+                              repo_path("topologies/dgx-h100-1n.yaml") + " --layout tp=8";
+
+}  // namespace
+
+TEST_CASE("--layout with a key given twice exits 2 naming both columns") {
+  Run r = run_meshplan("estimate " + k8b + " --layout tp=8,tp=4");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "--layout:1:6: error: field 'tp' = '4': is given twice; the first is at column 1\n"
+        "  tp=8,tp=4\n"
+        "       ^\n");
+}
+
+TEST_CASE("--fix with a key given twice exits 2 naming both columns") {
+  Run r = run_meshplan("plan " + k8b + " --fix tp=8,tp=2");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "--fix:1:6: error: field 'tp' = '2': is given twice; the first is at column 1\n"
+        "  tp=8,tp=2\n"
+        "       ^\n");
+}
+
+TEST_CASE("layout-check errors point at the key in the --layout string") {
+  Run r = run_meshplan("estimate " + k70b + " --layout pp=7,tp=3");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--layout:1:6: error: field 'tp' = '3': must divide heads (64)\n"
+                   "  pp=7,tp=3\n"
+                   "       ^\n") != std::string::npos);
+  CHECK(r.err.find("--layout:1:1: error: field 'pp' = '7': pp·vpp = 7 must divide layers (80)") !=
+        std::string::npos);
+}
+
+TEST_CASE("--layout degrees whose product overflows are reported without wrapping") {
+  Run r = run_meshplan("estimate " + k8b + " --layout tp=1000000,pp=1000000,cp=1000000,dp=1000000");
+  CHECK(r.rc == 2);
+  CHECK(r.err.rfind("--layout:1:34: error: field 'dp' = '1000000': dp·tp·pp·cp = "
+                    "1000000·1000000·1000000·1000000 = more than 2^63 must equal the GPU count "
+                    "(8)\n",
+                    0) == 0);
+}
+
+TEST_CASE("--seq-len beyond its range exits 2 with the range, not a saturated value") {
+  for (const char* value : {"9000000000000000000", "99999999999999999999"}) {
+    CAPTURE(value);
+    Run r = run_meshplan("estimate " + k8bLayout + " --seq-len " + value);
+    CHECK(r.rc == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind(std::string("--seq-len: '") + value +
+                          "' must be an integer between 1 and 100000000\n",
+                      0) == 0);
+  }
+}
+
+TEST_CASE("--global-batch beyond its range exits 2 at once") {
+  Run r = run_meshplan("plan " + k8b + " --global-batch 9000000000000000000");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind(
+            "--global-batch: '9000000000000000000' must be an integer between 1 and 1000000000\n",
+            0) == 0);
+}
+
+TEST_CASE("--threads beyond 1024 exits 2") {
+  Run r = run_meshplan("plan " + k8b + " --threads 100000000");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("a simulation beyond its pass limit exits 2 at once with the limit") {
+  Run r = run_meshplan("simulate " + k8bLayout + " --global-batch 1000000000");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "--layout: error: field 'schedule' = '1f1b: pp=1, vpp=1, micro_batches=1000000000': the "
+        "simulation would run 2000000000 passes; at most 4000000 are simulated (raise mbs or dp "
+        "for fewer micro-batches, or use estimate)\n");
+}
+
+TEST_CASE("regress --tolerance nan exits 2 instead of passing everything") {
+  Run r =
+      run_meshplan("regress --scenarios " + repo_path("tests/regress/scenarios.yaml") +
+                   " --baseline " + repo_path("tests/regress/baseline.yaml") + " --tolerance nan");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("--tolerance: 'nan' must be a number between 0 and 100\n", 0) == 0);
+}
+
+TEST_CASE("validate --max-error foo exits 2 before printing anything") {
+  Run r = run_meshplan("validate --runs '" + std::string(MESHPLAN_TEST_DATA) +
+                       "/published_runs.yaml' --max-error foo");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "--max-error: error: field 'max-error' = 'foo': must be NAME=FRACTION, e.g. all=0.15\n");
+}
+
+TEST_CASE("validate --max-error naming no summary exits 2 before printing anything") {
+  Run r = run_meshplan("validate --runs '" + std::string(MESHPLAN_TEST_DATA) +
+                       "/published_runs.yaml' --max-error nothing=0.5");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("validate names the runs file, line and column of an unknown cluster") {
+  std::string runs = read_file(std::string(MESHPLAN_TEST_DATA) + "/published_runs.yaml");
+  const size_t at = runs.find("cluster: selene");
+  REQUIRE(at != std::string::npos);
+  runs.replace(at, 15, "cluster: selen");
+  const std::string path = temp_input("runs.yaml", runs);
+  Run r = run_meshplan("validate --runs '" + path + "'");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find(path + ":") == 0);
+  CHECK(r.err.find("error: field 'runs[0].cluster' = 'selen': must be one of "
+                   "dgx_h100|jean_zay_a100|mosaic_a100|mosaic_h100|selene (did you mean "
+                   "'selene'?)\n") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a typo in the cluster's profile: is an error for memory and export too") {
+  std::string cluster =
+      read_file(std::string(MESHPLAN_SOURCE_DIR) + "/topologies/dgx-h100-1n.yaml");
+  const size_t at = cluster.find("profile: h100-published");
+  REQUIRE(at != std::string::npos);
+  cluster.replace(at, 23, "profile: h100-publishd");
+  const std::string path = temp_input("cluster.yaml", cluster);
+  const std::string args =
+      "--model " + repo_path("models/llama3-8b.yaml") + " --cluster '" + path + "' --layout tp=8";
+  for (const char* command : {"memory", "export --format megatron", "estimate"}) {
+    CAPTURE(command);
+    Run r = run_meshplan(std::string(command) + " " + args);
+    CHECK(r.rc == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind(path + ":6:10: error: field 'profile' = 'h100-publishd': no such "
+                             "calibration profile",
+                      0) == 0);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("calibrate import --out a directory exits 2 saying it is a directory") {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  Run r = run_meshplan("calibrate import nccl-tests '" + std::string(MESHPLAN_TEST_DATA) +
+                       "/nccl-tests/all_reduce_perf.txt' --out '" + dir + "'");
+  CHECK(r.rc == 2);
+  CHECK(r.err == dir + ": error: cannot write: it is a directory\n");
+}
+
+TEST_CASE("a model with a key given twice exits 2 naming both places") {
+  std::string model = read_file(std::string(MESHPLAN_SOURCE_DIR) + "/models/llama3-8b.yaml");
+  model += "layers: 64\n";
+  const std::string path = temp_input("model.yaml", model);
+  Run r = run_meshplan("memory --model '" + path + "' --cluster " +
+                       repo_path("topologies/dgx-h100-1n.yaml") + " --layout tp=8");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == path + ":19:1: error: field 'layers': is given twice; the first is at " + path +
+                     ":3:1\n  layers: 64\n  ^\n");
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("plan refuses a search beyond 10^8 layouts up front, naming the count") {
+  std::string model = read_file(std::string(MESHPLAN_SOURCE_DIR) + "/models/llama3-8b.yaml");
+  const size_t at = model.find("layers: 32");
+  REQUIRE(at != std::string::npos);
+  model.replace(at, 10, "layers: 100000");
+  const std::string path = temp_input("deep.yaml", model);
+  Run r = run_meshplan("plan --model '" + path + "' --cluster " +
+                       repo_path("topologies/dgx-h100-1n.yaml"));
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "--fix: error: the search would evaluate 1463748480 layouts; at most 100000000 are "
+        "searched (pin fields such as pp, vpp or recompute with --fix)\n");
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a --gpus beyond any cluster exits 2 with the range") {
+  Run r = run_meshplan("memory " + k8bLayout + " --gpus 1000000000000");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("--gpus: '1000000000000' must be an integer between 1 and 100000000\n", 0) ==
+        0);
 }

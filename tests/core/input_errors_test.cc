@@ -188,3 +188,121 @@ TEST_CASE("config.json: missing key is named") {
   CHECK(hf_errors("{\"model_type\": \"llama\", \"num_hidden_layers\": 32}") ==
         "config.json: error: field 'hidden_size': is required but missing\n");
 }
+
+TEST_CASE("a key given twice in a YAML mapping names both places") {
+  CHECK(model_errors(kGoodModel + "layers: 64\n") ==
+        "m.yaml:8:1: error: field 'layers': is given twice; the first is at m.yaml:2:1\n"
+        "  layers: 64\n"
+        "  ^\n");
+}
+
+TEST_CASE("a key given twice in a nested YAML mapping names its dotted path") {
+  CHECK(model_errors(kGoodModel + "training: {seq_len: 4096, seq_len: 8192}\n") ==
+        "m.yaml:8:27: error: field 'training.seq_len': is given twice; the first is at "
+        "m.yaml:8:12\n"
+        "  training: {seq_len: 4096, seq_len: 8192}\n"
+        "                            ^\n");
+}
+
+TEST_CASE("a second YAML document is refused, naming where each starts") {
+  CHECK(model_errors(kGoodModel + "---\nname: other\n") ==
+        "m.yaml:8:1: error: a second YAML document starts here (the first is at m.yaml:1:1); a "
+        "file holds one document\n"
+        "  ---\n"
+        "  ^\n");
+}
+
+TEST_CASE("an empty second YAML document is refused at its '---' line") {
+  CHECK(model_errors(kGoodModel + "---\n") ==
+        "m.yaml:8:1: error: a second YAML document starts here (the first is at m.yaml:1:1); a "
+        "file holds one document\n"
+        "  ---\n"
+        "  ^\n");
+}
+
+TEST_CASE("a list or mapping used as a YAML key is refused at its position") {
+  CHECK(model_errors(kGoodModel + "[a]: b\n") ==
+        "m.yaml:8:1: error: keys must be plain names, not lists or mappings\n"
+        "  [a]: b\n"
+        "  ^\n");
+}
+
+TEST_CASE("a model at every field's maximum is refused by its parameter count") {
+  CHECK(model_errors("name: m\nlayers: 100000\nhidden: 10000000\nheads: 10000000\n"
+                     "vocab: 100000000\nmlp: swiglu\nffn_hidden: 10000000\n"
+                     "moe: {experts: 1000000, top_k: 1000000, expert_ffn_hidden: 10000000}\n") ==
+        "m.yaml:2:9: error: field 'layers' = '100000': the model has about 3e+25 parameters; at "
+        "most 1e+15 are supported (check the widths and counts)\n"
+        "  layers: 100000\n"
+        "          ^\n");
+}
+
+TEST_CASE("config.json: a number beyond a double is an error at its position") {
+  CHECK(hf_errors("{\"model_type\": \"llama\",\n \"hidden_size\": 1e400}") ==
+        "config.json:2:17: error: number 1e400 is out of range (beyond ±1.8e308)\n"
+        "   \"hidden_size\": 1e400}\n"
+        "                  ^\n");
+}
+
+TEST_CASE("config.json: nesting beyond 64 levels is refused without recursing") {
+  const std::string deep = std::string(400'000, '[') + std::string(400'000, ']');
+  CHECK(hf_errors("{\"model_type\": \"llama\", \"x\": " + deep + "}")
+            .rfind("config.json:1:93: error: nesting deeper than 64 levels\n", 0) == 0);
+}
+
+TEST_CASE("config.json: a key given twice names both places") {
+  CHECK(hf_errors("{\"model_type\": \"llama\",\n \"hidden_size\": 4096,\n \"hidden_size\": 8}") ==
+        "config.json:3:2: error: field 'hidden_size': is given twice; the first is at "
+        "config.json:2:2\n"
+        "   \"hidden_size\": 8}\n"
+        "   ^\n");
+}
+
+TEST_CASE("config.json: integers are range-checked like the YAML fields") {
+  CHECK(hf_errors("{\"model_type\": \"llama\", \"num_hidden_layers\": 1000000000000000}") ==
+        "config.json:1:25: error: field 'num_hidden_layers' = '1000000000000000': must be an "
+        "integer between 1 and 100000\n"
+        "  {\"model_type\": \"llama\", \"num_hidden_layers\": 1000000000000000}\n"
+        "                          ^\n");
+  CHECK(hf_errors("{\"model_type\": \"mixtral\", \"num_hidden_layers\": 2, \"hidden_size\": 64,\n"
+                  " \"num_attention_heads\": 8, \"vocab_size\": 100, \"intermediate_size\": 128,\n"
+                  " \"num_local_experts\": 18446744073709551615}") ==
+        "config.json:3:2: error: field 'num_local_experts' = '18446744073709551615': must be an "
+        "integer between 1 and 1000000\n"
+        "   \"num_local_experts\": 18446744073709551615}\n"
+        "   ^\n");
+}
+
+TEST_CASE("config.json: a list where a number belongs shows no nested dump") {
+  CHECK(hf_errors("{\"model_type\": \"llama\", \"num_hidden_layers\": [[1]]}") ==
+        "config.json:1:25: error: field 'num_hidden_layers' = '[…]': must be an integer\n"
+        "  {\"model_type\": \"llama\", \"num_hidden_layers\": [[1]]}\n"
+        "                          ^\n");
+}
+
+TEST_CASE("reading a path through a regular file gives the system's reason") {
+  const std::string self = std::string(MESHPLAN_SOURCE_DIR) + "/README.md";
+  Result<ModelSpec> r = load_model(self + "/model.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK(format_diagnostics(r.errors()) ==
+        self + "/model.yaml: error: cannot open file: Not a directory\n");
+}
+
+TEST_CASE("reading a directory as a model names it as a directory") {
+  const std::string dir = std::string(MESHPLAN_SOURCE_DIR) + "/models";
+  Result<ModelSpec> r = load_model(dir);
+  REQUIRE_FALSE(r.ok());
+  CHECK(format_diagnostics(r.errors()) == dir + ": error: is a directory, not a file\n");
+}
+
+TEST_CASE("config.json: a NUL byte is refused, not taken as the end of the text") {
+  CHECK(hf_errors(std::string("0\0{\"model_type\": \"llama\"}", 26))
+            .rfind("config.json:1:2: error: contains a NUL byte: not a JSON text file\n", 0) == 0);
+}
+
+TEST_CASE("input on which yaml-cpp's LoadAll loops forever (found by fuzz/) is an error") {
+  const std::string file = std::string(MESHPLAN_TEST_DATA) + "/hostile/yaml_cpp_loadall_loops.yaml";
+  Result<ModelSpec> r = load_model(file);
+  REQUIRE_FALSE(r.ok());
+  CHECK(format_diagnostics(r.errors()).rfind(file + ":2:1: error: a second YAML document", 0) == 0);
+}

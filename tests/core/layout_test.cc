@@ -170,3 +170,36 @@ TEST_CASE("named layout rules: each predicate is the rule check_layout reports")
   CHECK(!batch_splits(layout, training));
   CHECK(!ep_splits_experts(Layout{.ep = 2}, model));  // dense: ep must be 1
 }
+
+TEST_CASE("a layout key given twice is an error naming the first one's column") {
+  CHECK(errors_of("tp=8,pp=2,tp=4", 512) ==
+        "--layout:1:11: error: field 'tp' = '4': is given twice; the first is at column 1\n"
+        "  tp=8,pp=2,tp=4\n"
+        "            ^\n");
+}
+
+TEST_CASE("degrees whose product exceeds int64 are reported without wrapping") {
+  CHECK(errors_of("tp=1000000,pp=1000000,cp=1000000,dp=1000000", 512)
+            .rfind(
+                "--layout: error: field 'dp' = '1000000': dp·tp·pp·cp = "
+                "1000000·1000000·1000000·1000000 = more than 2^63 must equal the GPU count (512)\n",
+                0) == 0);
+}
+
+TEST_CASE("locate_in_layout gives check errors the column of their key in the string") {
+  Layout l = parse_layout("pp=3,tp=8").value();
+  TrainingSpec t{8192, 1024, Precision::bf16};
+  std::vector<Diagnostic> errors = check_layout(l, llama70b(), 512, t);
+  locate_in_layout(errors, "pp=3,tp=8");
+  CHECK(format_diagnostics(errors) ==
+        "--layout:1:6: error: field 'tp' = '8': tp·pp·cp = 24 must divide the GPU count (512) so "
+        "dp can fill it\n"
+        "  pp=3,tp=8\n"
+        "       ^\n"
+        "--layout:1:1: error: field 'pp' = '3': pp·vpp = 3 must divide layers (80); add "
+        "uneven=true to let the first and last stages hold fewer layers\n"
+        "  pp=3,tp=8\n"
+        "  ^\n"
+        "--layout: error: field 'mbs' = '1': dp·mbs = 21·1 = 21 must divide the global batch (1024 "
+        "sequences)\n");
+}

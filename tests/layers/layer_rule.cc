@@ -57,6 +57,7 @@ const std::vector<LayerRule>& layer_rules() {
       {"cli", {"core", "simulator", "calibrate", "planner", "launchers", "checks", "reports"}},
       {"tests",
        {"core", "simulator", "calibrate", "planner", "launchers", "checks", "reports", "cli"}},
+      {"fuzz", {"core", "calibrate"}},
   };
   return rules;
 }

@@ -59,7 +59,7 @@ TEST_CASE("layers: an upward include is reported with file, line, header and rul
 
 TEST_CASE("layers: the rule is the documented order") {
   const std::vector<LayerRule>& rules = layer_rules();
-  REQUIRE(rules.size() == 9);
+  REQUIRE(rules.size() == 10);
   CHECK(rules[0].layer == "core");
   CHECK(rules[0].may_use.empty());
   CHECK(rules[3].layer == "planner");
