@@ -196,3 +196,12 @@ TEST_CASE("validate takes several --runs files and shows each modern run's frame
   CHECK(modern.out.find("fits") != std::string::npos);
   CHECK(modern.out.find("runs predicted not to fit in GPU memory") != std::string::npos);
 }
+
+TEST_CASE("plan on a GPU count no layout splits names the divisibility rules, not a bare refusal") {
+  Run r = run_meshplan("plan " + k70b + " --gpus 100");
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("no layout: divisibility: no tp·cp·pp·dp split of 100 GPUs passes the layout "
+                   "rules: ") != std::string::npos);
+  CHECK(r.out.find("dp must divide the global batch (1024 sequences)") != std::string::npos);
+  CHECK(r.out.find("no valid layout") == std::string::npos);
+}

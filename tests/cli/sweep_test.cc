@@ -131,3 +131,16 @@ TEST_CASE("estimate and plan print the time to train with --tokens, and only the
   CHECK(p.out.find("time to train 1.00 T tokens: ") != std::string::npos);
   CHECK(run_meshplan("plan " + k8b + " --top 2").out.find("time to train") == std::string::npos);
 }
+
+TEST_CASE("sweep --seq-len at one count: one row per length, the batch from --tokens-per-step") {
+  Run s = run_meshplan("sweep " + k8b_inputs +
+                       " --gpus 8 --seq-len 4096,8192 --tokens-per-step 524288 --format json");
+  REQUIRE(s.rc == 0);
+  nlohmann::json j = nlohmann::json::parse(s.out);
+  CHECK(j["sweep"] == "seq_len");
+  REQUIRE(j["rows"].size() == 2);
+  CHECK(j["rows"][0]["seq_len"] == 4096);
+  CHECK(j["rows"][0]["global_batch"] == 128);
+  CHECK(j["rows"][1]["global_batch"] == 64);
+  CHECK(j["rows"][0]["scaling_efficiency"].is_null());
+}
