@@ -28,6 +28,7 @@ struct SweepOptions {
   int64_t global_batch = 0, tokens_per_step = 0, batch_per_gpu = 0;
   double tokens = 0, gpu_hour_cost = 0;
   int threads = 0;
+  int simulate_top = 0;
 };
 
 Diagnostic flag_error(const std::string& flag, const std::string& value, const std::string& rule) {
@@ -88,6 +89,7 @@ Result<SweepRequest> sweep_request(const SweepOptions& o, const CostModel& model
                        : o.objective == "tokens_per_s" ? Objective::tokens_per_s
                                                        : Objective::mfu;
   r.search.threads = thread_count(o.threads);
+  r.simulate_top = o.simulate_top;
   return r;
 }
 
@@ -100,7 +102,9 @@ int run_sweep_command(const SweepOptions& o) {
   const CostModel& model = *p->model;
   Result<SweepRequest> request = sweep_request(o, model);
   if (!request) return print_errors(request.errors());
-  const SweepResult s = run_sweep(model, request.value());
+  Result<SweepResult> swept = run_sweep(model, request.value());
+  if (!swept) return print_errors(swept.errors());
+  const SweepResult& s = swept.value();
   if (!o.out_dir.empty()) {
     std::vector<ReportFile> files = render_sweep_report(s, request.value());
     if (int rc = write_report_files(files, o.out_dir); rc != 0) return rc;
@@ -158,6 +162,9 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
   sub->add_option("--fix", o->fix, "pin layout fields at every point, e.g. tp=8,pp=4");
   sub->add_option("--objective", o->objective, "ranking: mfu | tokens_per_s | memory")
       ->check(CLI::IsMember({"mfu", "tokens_per_s", "memory"}));
+  sub->add_option("--simulate-top", o->simulate_top,
+                  "as plan: simulate each count's K best layouts and keep the fastest simulated")
+      ->check(CLI::Range(0, 1000));
   add_threads_option(sub, o->threads,
                      "search threads (default: all cores); output is the same for any count");
   add_format_option(sub, o->in.format, {"table", "json", "csv", "md"});

@@ -1,26 +1,32 @@
 #include "planner/scale_sweep.h"
 
+#include <algorithm>
 #include <cassert>
+#include <utility>
 
 #include "planner/cluster_extension.h"
+#include "planner/simulated_plan.h"
 #include "planner/training_time.h"
 
 namespace meshplan {
 namespace {
 
-SweepRow run_point(const CostModel& prototype, const SweepRequest& request, int64_t gpus,
-                   int64_t seq_len) {
+Result<SweepRow> run_point(const CostModel& prototype, const SweepRequest& request, int64_t gpus,
+                           int64_t seq_len) {
   TrainingSpec training = prototype.training();
   training.seq_len = seq_len;
   training.global_batch = global_batch_for(request.batch, prototype.training(), gpus, seq_len);
   assert(training.global_batch > 0);
   const ClusterSpec cluster = extend_cluster(prototype.cluster(), gpus);
-  const CostModel model(prototype.model(), cluster, prototype.profile(), training,
-                        prototype.options());
+  CostModel model(prototype.model(), cluster, prototype.profile(), training, prototype.options());
   SearchOptions search = request.search;
-  search.top_k = 1;
+  search.top_k = std::max(1, request.simulate_top);
   search.progress = nullptr;
   SearchResult r = search_layouts(model, gpus, search);
+  if (request.simulate_top > 0) {
+    std::vector<Diagnostic> errors = rerank_by_simulation(model, r, request.simulate_top);
+    if (!errors.empty()) return errors;
+  }
 
   SweepRow row;
   row.gpus = gpus, row.seq_len = seq_len, row.global_batch = training.global_batch;
@@ -59,7 +65,7 @@ int64_t global_batch_for(const BatchPolicy& policy, const TrainingSpec& base, in
   return 0;
 }
 
-SweepResult run_sweep(const CostModel& prototype, const SweepRequest& request) {
+Result<SweepResult> run_sweep(const CostModel& prototype, const SweepRequest& request) {
   assert(!request.gpu_counts.empty());
   assert(request.seq_lens.size() <= 1 || request.gpu_counts.size() == 1);
   SweepResult out;
@@ -69,14 +75,20 @@ SweepResult run_sweep(const CostModel& prototype, const SweepRequest& request) {
   out.framework = prototype.options().framework;
   out.over_seq_len = request.seq_lens.size() > 1;
   if (out.over_seq_len) {
-    for (int64_t s : request.seq_lens)
-      out.rows.push_back(run_point(prototype, request, request.gpu_counts.front(), s));
+    for (int64_t s : request.seq_lens) {
+      Result<SweepRow> row = run_point(prototype, request, request.gpu_counts.front(), s);
+      if (!row) return row.errors();
+      out.rows.push_back(std::move(row).value());
+    }
     return out;
   }
   const int64_t seq_len =
       request.seq_lens.empty() ? prototype.training().seq_len : request.seq_lens.front();
-  for (int64_t gpus : request.gpu_counts)
-    out.rows.push_back(run_point(prototype, request, gpus, seq_len));
+  for (int64_t gpus : request.gpu_counts) {
+    Result<SweepRow> row = run_point(prototype, request, gpus, seq_len);
+    if (!row) return row.errors();
+    out.rows.push_back(std::move(row).value());
+  }
   const SweepRow* base = nullptr;
   for (SweepRow& row : out.rows) {
     if (!row.best) continue;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
 #include "planner/cost_model.h"
 #include "planner/layout_search.h"
 #include "planner/no_layout_reason.h"
@@ -47,6 +48,9 @@ struct SweepRequest {
   // The search at each point, as `plan` runs it (fix, objective, threads). Only the best
   // layout is kept: top_k does not change it.
   SearchOptions search;
+  // As plan --simulate-top: replay the K best layouts of each point in the simulator and keep
+  // the fastest simulated one (0: rank by the analytic step time).
+  int simulate_top = 0;
 };
 
 // One point of the sweep.
@@ -79,11 +83,12 @@ struct SweepResult {
   std::vector<SweepRow> rows;
 };
 
+// Errors: the simulator's, for a layout it cannot replay (with simulate_top only).
 // REQUIRES: the request's counts and lengths are positive and ascending, the batch rule gives a
 // whole batch at every point (global_batch_for > 0), and with several seq_lens exactly one
 // count. `prototype` carries the model, the (unextended) cluster, profile, training defaults
 // and cost options; its training.global_batch is the model_default batch.
-SweepResult run_sweep(const CostModel& prototype, const SweepRequest& request);
+Result<SweepResult> run_sweep(const CostModel& prototype, const SweepRequest& request);
 
 // The counts from `first` to `last` (inclusive when reached), each `factor` times the one
 // before: 64..16384 doubling gives 64, 128, ..., 16384.

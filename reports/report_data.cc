@@ -124,7 +124,9 @@ Result<ReportData> build_report(const CostModel& base, int64_t gpus, const Repor
   if (request.sweep) {
     SweepRequest sweep = *request.sweep;
     sweep.search.threads = request.threads;
-    d.sweep = run_sweep(base, sweep);
+    Result<SweepResult> swept = run_sweep(base, sweep);
+    if (!swept) return swept.errors();
+    d.sweep = std::move(swept).value();
   }
   if (d.search.ranked.empty()) return d;
   std::vector<Diagnostic> errors = rerank_by_simulation(model, d.search, request.top_k);

@@ -30,8 +30,9 @@ std::string no_layout_cell(const NoLayoutReason& r) {
 std::vector<std::string> header(const SweepResult& s, const SweepRequest& request) {
   std::vector<std::string> h;
   if (s.over_seq_len) h.push_back("seq len");
-  for (const char* c : {"GPUs", "layout", "batch", "step", "tokens/s", "MFU", "peak GiB"})
-    h.push_back(c);
+  for (const char* c : {"GPUs", "layout", "batch", "step"}) h.push_back(c);
+  if (request.simulate_top > 0) h.push_back("simulated");
+  for (const char* c : {"tokens/s", "MFU", "peak GiB"}) h.push_back(c);
   if (has_budget(request)) h.insert(h.end(), {"time to train", "GPU-hours"});
   if (has_price(request)) h.push_back("cost");
   if (!s.over_seq_len) h.push_back("scaling");
@@ -53,6 +54,8 @@ std::vector<std::string> row_cells(const SweepRow& row, const SweepResult& s,
   c.push_back(markdown ? fmt::format("`{}`", short_label(e.layout)) : short_label(e.layout));
   c.push_back(with_commas(row.global_batch));
   c.push_back(seconds(e.step_time_s));
+  if (request.simulate_top > 0)
+    c.push_back(e.simulated_step_s > 0 ? seconds(e.simulated_step_s) : "-");
   c.push_back(short_count(e.tokens_per_s));
   c.push_back(fmt::format("{:.1f}%", 100 * e.mfu));
   c.push_back(fmt::format("{:.1f}", e.peak_bytes / units::kGiB));

@@ -27,7 +27,7 @@ std::string sweep_section(const SweepResult& s, const SweepRequest& request,
     out.append(end + 1 < heading.size() ? "  \n" : "\n");
     start = end + 1;
   }
-  out += "\n" + sweep_markdown_table(s, request) + "\n";
+  out += fmt::format("\n{}\n", sweep_markdown_table(s, request));
   const char* titles[] = {"Throughput", "MFU", "Time to train"};
   const std::vector<ReportFile> charts = sweep_chart_files(s, request, prefix);
   for (size_t i = 0; i < charts.size(); ++i)

@@ -35,6 +35,25 @@ TEST_CASE("sweep: the best layout at each count is plan's best layout for that c
   }
 }
 
+TEST_CASE("sweep --simulate-top K keeps plan --simulate-top K's best layout at each count") {
+  Run s = run_meshplan("sweep " + k8b + " --gpus 4,8 --simulate-top 3 --format json");
+  REQUIRE(s.rc == 0);
+  nlohmann::json j = nlohmann::json::parse(s.out);
+  REQUIRE(j["rows"].size() == 2);
+  for (const auto& row : j["rows"]) {
+    const int64_t gpus = row["gpus"].get<int64_t>();
+    CAPTURE(gpus);
+    Run p = run_meshplan("plan " + k8b + " --gpus " + std::to_string(gpus) +
+                         " --simulate-top 3 --format json");
+    REQUIRE(p.rc == 0);
+    nlohmann::json plan = nlohmann::json::parse(p.out);
+    CHECK(row["best"]["layout"] == plan["ranked"][0]["layout"]);
+    CHECK(row["best"]["simulated_step_time_s"] == plan["ranked"][0]["simulated_step_time_s"]);
+  }
+  CHECK(run_meshplan("sweep " + k8b + " --gpus 4,8 --simulate-top 3").out.find("simulated") !=
+        std::string::npos);
+}
+
 TEST_CASE("sweep --format json: documented fields, no_layout with its rule, extension flag") {
   Run s =
       run_meshplan("sweep " + k8b + " --gpus 5,8,16 --tokens 1e12 --gpu-hour-cost 2 --format json");

@@ -67,7 +67,7 @@ TEST_CASE("the sweep's best layout at each count is the search's (plan's) best a
   const ModelSpec m = shipped_model("llama3-8b");
   const ClusterSpec c = two_level_cluster(2);  // 16 GPUs
   const CostModel model(m, c, CalibrationProfile{}, {8192, 64, Precision::bf16});
-  const SweepResult s = run_sweep(model, gpu_sweep({4, 8, 16}));
+  const SweepResult s = run_sweep(model, gpu_sweep({4, 8, 16})).value();
   REQUIRE(s.rows.size() == 3);
   for (const SweepRow& row : s.rows) {
     CAPTURE(row.gpus);
@@ -88,7 +88,7 @@ TEST_CASE("a sweep past the cluster runs on the extended cluster and says so") {
   const ModelSpec m = shipped_model("llama3-8b");
   const ClusterSpec c = two_level_cluster(1);  // 8 GPUs
   const CostModel model(m, c, CalibrationProfile{}, {8192, 64, Precision::bf16});
-  const SweepResult s = run_sweep(model, gpu_sweep({8, 32}));
+  const SweepResult s = run_sweep(model, gpu_sweep({8, 32})).value();
   REQUIRE(s.rows.size() == 2);
   CHECK_FALSE(s.rows[0].cluster_extended);
   CHECK(s.rows[1].cluster_extended);
@@ -107,7 +107,7 @@ TEST_CASE("time to train, GPU-hours, cost and scaling efficiency follow from tok
   SweepRequest r = gpu_sweep({4, 8, 16});
   r.tokens = 1e12;
   r.gpu_hour_cost_usd = 2.5;
-  const SweepResult s = run_sweep(model, r);
+  const SweepResult s = run_sweep(model, r).value();
   REQUIRE(s.rows.size() == 3);
   const double base_per_gpu = s.rows[0].best->tokens_per_s / 4;
   for (const SweepRow& row : s.rows) {
@@ -127,7 +127,7 @@ TEST_CASE("a count no split passes says which divisibility rules stopped it") {
   // on 5, 10 or 20 stages leave more than 2 layers short; 40 exceeds them) nor dp (64 sequences).
   const ModelSpec m = shipped_model("llama3-8b");
   const CostModel model(m, two_level_cluster(8), CalibrationProfile{}, {8192, 64, Precision::bf16});
-  const SweepResult s = run_sweep(model, gpu_sweep({40}));
+  const SweepResult s = run_sweep(model, gpu_sweep({40})).value();
   REQUIRE(s.rows.size() == 1);
   const SweepRow& row = s.rows[0];
   CHECK_FALSE(row.best);
@@ -147,7 +147,7 @@ TEST_CASE("a count where nothing fits says memory, and by how much") {
   // llama3-70b on one 8-GPU node: even ZeRO-3 leaves 70.6e9 · 18 / 8 bytes of model states.
   const ModelSpec m = shipped_model("llama3-70b");
   const CostModel model(m, two_level_cluster(1), CalibrationProfile{}, {8192, 64, Precision::bf16});
-  const SweepResult s = run_sweep(model, gpu_sweep({8}));
+  const SweepResult s = run_sweep(model, gpu_sweep({8})).value();
   const SweepRow& row = s.rows.at(0);
   REQUIRE(row.no_layout);
   CHECK(row.no_layout->kind == NoLayoutKind::memory);
@@ -166,7 +166,7 @@ TEST_CASE("a sequence-length sweep keeps the GPU count and derives the batch per
   SweepRequest r = gpu_sweep({8});
   r.seq_lens = {4096, 8192};
   r.batch = {BatchRule::tokens_per_step, 524288};
-  const SweepResult s = run_sweep(model, r);
+  const SweepResult s = run_sweep(model, r).value();
   REQUIRE(s.over_seq_len);
   REQUIRE(s.rows.size() == 2);
   CHECK(s.rows[0].seq_len == 4096);
@@ -178,8 +178,8 @@ TEST_CASE("a sequence-length sweep keeps the GPU count and derives the batch per
 TEST_CASE("sweep rows are identical for 1 and 2 search threads") {
   const ModelSpec m = shipped_model("llama3-8b");
   const CostModel model(m, two_level_cluster(2), CalibrationProfile{}, {8192, 64, Precision::bf16});
-  const SweepResult a = run_sweep(model, gpu_sweep({8, 16, 40}, 1));
-  const SweepResult b = run_sweep(model, gpu_sweep({8, 16, 40}, 2));
+  const SweepResult a = run_sweep(model, gpu_sweep({8, 16, 40}, 1)).value();
+  const SweepResult b = run_sweep(model, gpu_sweep({8, 16, 40}, 2)).value();
   REQUIRE(a.rows.size() == b.rows.size());
   for (size_t i = 0; i < a.rows.size(); ++i) {
     CHECK(a.rows[i].best.has_value() == b.rows[i].best.has_value());
