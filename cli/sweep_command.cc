@@ -150,7 +150,7 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
           ->check(CLI::PositiveNumber);
   CLI::Option* bpg = sub->add_option("--batch-per-gpu", o->batch_per_gpu,
                                      "sequences per GPU: the batch grows with the GPU count")
-                         ->check(CLI::PositiveNumber);
+                         ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}));
   gb->excludes(tps)->excludes(bpg);
   tps->excludes(bpg);
   sub->add_option("--tokens", o->tokens, "token budget to train, e.g. 15e12: time and GPU-hours")

@@ -51,6 +51,11 @@ const char* dominant_of(const StageMemory& s) {
   return s.activations_bytes >= s.other_bytes() ? "activations" : "logits/buffers";
 }
 
+bool any_fixed(const LayoutFix& f) {
+  return f.dp || f.tp || f.pp || f.cp || f.ep || f.mbs || f.vpp || f.recompute_layers || f.zero ||
+         f.recompute || f.schedule || f.sp || f.order || f.tp_overlap;
+}
+
 std::string gib_text(double bytes) { return fmt::format("{:.2f} GiB", bytes / units::kGiB); }
 
 }  // namespace
@@ -68,7 +73,8 @@ const char* to_string(NoLayoutKind kind) {
 }
 
 NoLayoutReason explain_no_layout(const SearchResult& r, const ModelSpec& model,
-                                 const TrainingSpec& training, int64_t gpus) {
+                                 const TrainingSpec& training, int64_t gpus,
+                                 const SearchOptions& options) {
   assert(r.ranked.empty());
   NoLayoutReason out;
   if (r.smallest) {
@@ -89,23 +95,22 @@ NoLayoutReason explain_no_layout(const SearchResult& r, const ModelSpec& model,
   }
   // Rules by pruned branches, most first; equal counts by name (the maps' order).
   std::vector<std::pair<int64_t, std::string>> counts;
-  SearchOptions defaults;
   for (const auto* counters : {&r.skipped, &r.rejected})
     for (const auto& [name, n] : *counters)
       if (!is_memory_counter(name)) counts.push_back({n, name});
   std::stable_sort(counts.begin(), counts.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   for (const auto& [n, name] : counts)
-    out.rules.push_back(rule_sentence(name, model, training, defaults.max_uneven_deficit));
+    out.rules.push_back(rule_sentence(name, model, training, options.max_uneven_deficit));
   if (out.rules.empty()) {
     out.kind = NoLayoutKind::fixed;
     out.text = fmt::format("fixed fields: no layout of {} GPUs has the pinned values", gpus);
     return out;
   }
   out.kind = NoLayoutKind::divisibility;
-  out.text =
-      fmt::format("divisibility: no tp·cp·pp·dp split of {} GPUs passes the layout rules: {}", gpus,
-                  fmt::join(out.rules, "; "));
+  out.text = fmt::format(
+      "divisibility: no tp·cp·pp·dp split of {} GPUs{} passes the layout rules: {}", gpus,
+      any_fixed(options.fix) ? " with the fixed fields" : "", fmt::join(out.rules, "; "));
   return out;
 }
 

@@ -40,9 +40,11 @@ struct NoLayoutReason {
 // "divisibility", "memory" or "fixed".
 const char* to_string(NoLayoutKind kind);
 
-// REQUIRES: r.ranked is empty (the search over `gpus` GPUs of `model` with `training` found
-// nothing); when r.smallest is set it was evaluated with detail (search_layouts does).
+// REQUIRES: r.ranked is empty (the search over `gpus` GPUs of `model` with `training` under
+// `options` found nothing); when r.smallest is set it was evaluated with detail
+// (search_layouts does).
 NoLayoutReason explain_no_layout(const SearchResult& r, const ModelSpec& model,
-                                 const TrainingSpec& training, int64_t gpus);
+                                 const TrainingSpec& training, int64_t gpus,
+                                 const SearchOptions& options = {});
 
 }  // namespace meshplan

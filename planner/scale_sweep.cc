@@ -35,7 +35,7 @@ Result<SweepRow> run_point(const CostModel& prototype, const SweepRequest& reque
   row.evaluated = r.evaluated, row.feasible = r.feasible;
   row.rejected = r.rejected;
   if (r.ranked.empty()) {
-    row.no_layout = explain_no_layout(r, prototype.model(), training, gpus);
+    row.no_layout = explain_no_layout(r, prototype.model(), training, gpus, search);
     return row;
   }
   row.best = r.ranked.front();
@@ -96,16 +96,6 @@ Result<SweepResult> run_sweep(const CostModel& prototype, const SweepRequest& re
     const double per_gpu = row.best->tokens_per_s / static_cast<double>(row.gpus);
     const double base_per_gpu = base->best->tokens_per_s / static_cast<double>(base->gpus);
     row.scaling_efficiency = base_per_gpu > 0 ? per_gpu / base_per_gpu : 0;
-  }
-  return out;
-}
-
-std::vector<int64_t> geometric_counts(int64_t first, int64_t last, int64_t factor) {
-  assert(first > 0 && first <= last && factor >= 2);
-  std::vector<int64_t> out;
-  for (int64_t n = first; n <= last; n *= factor) {
-    out.push_back(n);
-    if (n > last / factor) break;
   }
   return out;
 }

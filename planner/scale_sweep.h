@@ -90,9 +90,4 @@ struct SweepResult {
 // and cost options; its training.global_batch is the model_default batch.
 Result<SweepResult> run_sweep(const CostModel& prototype, const SweepRequest& request);
 
-// The counts from `first` to `last` (inclusive when reached), each `factor` times the one
-// before: 64..16384 doubling gives 64, 128, ..., 16384.
-// REQUIRES: 0 < first <= last, factor >= 2.
-std::vector<int64_t> geometric_counts(int64_t first, int64_t last, int64_t factor = 2);
-
 }  // namespace meshplan

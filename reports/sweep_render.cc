@@ -249,7 +249,9 @@ std::string sweep_markdown_table(const SweepResult& s, const SweepRequest& reque
   std::string out = markdown_table(header(s, request), rows);
   const std::vector<std::string> lines = notes(s);
   if (!lines.empty()) out += "\n";
-  for (const std::string& line : lines) out += "- " + line + "\n";
+  for (const std::string& line : lines)  // the row marker as code, not a nested list
+    out += line.rfind("+ ", 0) == 0 ? fmt::format("- `+` {}\n", line.substr(2))
+                                    : fmt::format("- {}\n", line);
   return out;
 }
 

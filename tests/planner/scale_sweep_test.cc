@@ -37,13 +37,6 @@ TEST_CASE("batch rules: fixed, tokens per step over the sequence, sequences per 
   CHECK(global_batch_for({BatchRule::sequences_per_gpu, 2}, base, 64, 8192) == 128);
 }
 
-TEST_CASE("geometric counts double from the first to the last") {
-  CHECK(geometric_counts(64, 16384) ==
-        std::vector<int64_t>{64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384});
-  CHECK(geometric_counts(64, 1000) == std::vector<int64_t>{64, 128, 256, 512});
-  CHECK(geometric_counts(8, 8, 4) == std::vector<int64_t>{8});
-}
-
 TEST_CASE("extending a cluster adds nodes of the same kind and widens only the outermost level") {
   const ClusterSpec c = two_level_cluster(4);  // 32 GPUs: nvlink span 8, ib span 32
   const ClusterSpec same = extend_cluster(c, 32);
