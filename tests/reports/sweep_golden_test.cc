@@ -85,6 +85,24 @@ TEST_CASE("sweep: the README example in reports/examples is what the code genera
   check_folder(kReadme, kReadmeExample, {{"table.txt", sweep_stdout(kReadme, "--threads 2")}});
 }
 
+TEST_CASE("sweep: README's Scale sweeps block is the example's table") {
+  // The block follows the command line in README.md; MESHPLAN_UPDATE_GOLDEN=1 rewrites it.
+  const fs::path readme = fs::path(MESHPLAN_SOURCE_DIR) / "README.md";
+  const std::string table = read_file(fs::path(MESHPLAN_SOURCE_DIR) / kReadmeExample / "table.txt");
+  std::string text = read_file(readme);
+  const std::string command = std::string("$ meshplan sweep ") + kReadme + "\n";
+  const size_t start = text.find(command);
+  REQUIRE(start != std::string::npos);
+  const size_t body = start + command.size();
+  const size_t end = text.find("```", body);
+  REQUIRE(end != std::string::npos);
+  if (update_golden()) {
+    text.replace(body, end - body, table);
+    write_file(readme, text);
+  }
+  CHECK(text.substr(body, end - body) == table);
+}
+
 TEST_CASE("report --sweep adds a Scale section that embeds the sweep charts") {
   const fs::path out = fresh_dir("report-sweep"), log = fresh_dir("report-sweep-log");
   REQUIRE(run_meshplan("report --model models/llama3-8b.yaml --cluster topologies/dgx-h100-1n.yaml "
