@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "planner/cost_model.h"
 #include "reports/estimate_render.h"
-#include "reports/sweep_render.h"
+#include "reports/training_time_render.h"
 
 namespace meshplan::cli {
 

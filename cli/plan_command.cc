@@ -13,7 +13,7 @@
 #include "planner/layout_search.h"
 #include "planner/simulated_plan.h"
 #include "reports/estimate_render.h"
-#include "reports/sweep_render.h"
+#include "reports/training_time_render.h"
 
 namespace meshplan::cli {
 namespace {

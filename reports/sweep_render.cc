@@ -7,11 +7,10 @@
 #include "core/units.h"
 #include "reports/estimate_render.h"
 #include "reports/text_format.h"
+#include "reports/training_time_render.h"
 
 namespace meshplan {
 namespace {
-
-constexpr double kSecondsPerDay = 86400;
 
 bool has_budget(const SweepRequest& r) { return r.tokens > 0; }
 bool has_price(const SweepRequest& r) { return r.tokens > 0 && r.gpu_hour_cost_usd > 0; }
@@ -110,25 +109,6 @@ nlohmann::ordered_json number_or_null(bool applies, double v) {
 }
 
 }  // namespace
-
-std::string duration_text(double s) {
-  if (s >= 100 * kSecondsPerDay)
-    return fmt::format("{} days",
-                       with_commas(static_cast<int64_t>(std::llround(s / kSecondsPerDay))));
-  if (s >= kSecondsPerDay) return fmt::format("{:.1f} days", s / kSecondsPerDay);
-  return fmt::format("{:.1f} h", s / 3600);
-}
-
-std::string time_to_train_line(double tokens, const TrainingTime& t) {
-  return fmt::format("time to train {} tokens: {}, {} GPU-hours\n", short_count(tokens),
-                     duration_text(t.seconds),
-                     with_commas(static_cast<int64_t>(std::llround(t.gpu_hours))));
-}
-
-nlohmann::ordered_json time_to_train_json(double tokens, const Estimate& e, int64_t gpus) {
-  const TrainingTime t = training_time(tokens, e.tokens_per_s, gpus, 0);
-  return {{"tokens", tokens}, {"seconds", t.seconds}, {"gpu_hours", t.gpu_hours}};
-}
 
 const char* to_string(BatchRule rule) {
   switch (rule) {
