@@ -24,8 +24,8 @@ constexpr int64_t kMaxCount = 10'000'000;
 struct SweepOptions {
   InputOptions in;
   CostOptions cost;
-  std::string gpus, seq_lens, fix, objective = "mfu", out_dir;
-  int64_t global_batch = 0, tokens_per_step = 0, batch_per_gpu = 0;
+  std::string gpus, seq_lens, global_batches, fix, objective = "mfu", out_dir;
+  int64_t tokens_per_step = 0, batch_per_gpu = 0;
   double tokens = 0, gpu_hour_cost = 0;
   int threads = 0;
   int simulate_top = 0;
@@ -35,9 +35,10 @@ Diagnostic flag_error(const std::string& flag, const std::string& value, const s
   return Diagnostic{{flag, 0, 0, ""}, flag.substr(2), value, rule};
 }
 
-// The batch rule from the three exclusive flags (CLI11 enforces the exclusion).
-BatchPolicy batch_policy(const SweepOptions& o) {
-  if (o.global_batch > 0) return {BatchRule::fixed_sequences, o.global_batch};
+// The batch rule from the three exclusive flags (CLI11 enforces the exclusion); `batches` is
+// --global-batch parsed (one value: a fixed batch; several: swept, not a rule).
+BatchPolicy batch_policy(const SweepOptions& o, const std::vector<int64_t>& batches) {
+  if (batches.size() == 1) return {BatchRule::fixed_sequences, batches.front()};
   if (o.tokens_per_step > 0) return {BatchRule::tokens_per_step, o.tokens_per_step};
   if (o.batch_per_gpu > 0) return {BatchRule::sequences_per_gpu, o.batch_per_gpu};
   return {};
@@ -63,11 +64,25 @@ Result<SweepRequest> sweep_request(const SweepOptions& o, const CostModel& model
     else
       errors.insert(errors.end(), s.errors().begin(), s.errors().end());
   }
+  std::vector<int64_t> batches;
+  if (!o.global_batches.empty()) {
+    Result<std::vector<int64_t>> b =
+        parse_count_list(o.global_batches, "--global-batch", "global-batch", kMaxCount);
+    if (b)
+      batches = b.value();
+    else
+      errors.insert(errors.end(), b.errors().begin(), b.errors().end());
+  }
   if (!errors.empty()) return errors;
   if (r.seq_lens.size() > 1 && r.gpu_counts.size() > 1)
     return flag_error("--seq-len", o.seq_lens,
                       "sweeps one thing at a time: several sequence lengths need one --gpus count");
-  r.batch = batch_policy(o);
+  if (batches.size() > 1 && (r.gpu_counts.size() > 1 || r.seq_lens.size() > 1))
+    return flag_error("--global-batch", o.global_batches,
+                      "sweeps one thing at a time: several batches need one --gpus count and one "
+                      "--seq-len");
+  if (batches.size() > 1) r.global_batches = batches;
+  r.batch = batch_policy(o, batches);
   const std::vector<int64_t> lengths =
       r.seq_lens.empty() ? std::vector<int64_t>{model.training().seq_len} : r.seq_lens;
   for (int64_t s : lengths) {
@@ -140,10 +155,10 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
   sub->add_option("--seq-len", o->seq_lens,
                   "tokens per sequence; several (4096,8192) sweep it at one --gpus count "
                   "(default: the model's training.seq_len)");
-  CLI::Option* gb = sub->add_option("--global-batch", o->global_batch,
-                                    "sequences per step at every point (default: the model's "
-                                    "training.global_batch)")
-                        ->check(CLI::PositiveNumber);
+  CLI::Option* gb = sub->add_option("--global-batch", o->global_batches,
+                                    "sequences per step at every point, or several (256,512,1024) "
+                                    "swept at one --gpus count (default: the model's "
+                                    "training.global_batch)");
   CLI::Option* tps =
       sub->add_option("--tokens-per-step", o->tokens_per_step,
                       "tokens per step at every point: the batch is this / the sequence length")
@@ -168,7 +183,8 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
   add_threads_option(sub, o->threads,
                      "search threads (default: all cores); output is the same for any count");
   add_format_option(sub, o->in.format, {"table", "json", "csv", "md"});
-  sub->add_option("--out", o->out_dir, "folder for sweep.md and its SVG charts (Markdown)");
+  sub->add_option("--out", o->out_dir,
+                  "folder for sweep.md and its SVG charts (--format md alone prints sweep.md)");
   sub->callback([o, &exit_code] { exit_code = run_sweep_command(*o); });
   return sub;
 }

@@ -11,11 +11,14 @@
 namespace meshplan {
 namespace {
 
+// One point; `global_batch` > 0 overrides the request's batch rule.
 Result<SweepRow> run_point(const CostModel& prototype, const SweepRequest& request, int64_t gpus,
-                           int64_t seq_len) {
+                           int64_t seq_len, int64_t global_batch = 0) {
   TrainingSpec training = prototype.training();
   training.seq_len = seq_len;
-  training.global_batch = global_batch_for(request.batch, prototype.training(), gpus, seq_len);
+  training.global_batch =
+      global_batch > 0 ? global_batch
+                       : global_batch_for(request.batch, prototype.training(), gpus, seq_len);
   assert(training.global_batch > 0);
   const ClusterSpec cluster = extend_cluster(prototype.cluster(), gpus);
   CostModel model(prototype.model(), cluster, prototype.profile(), training, prototype.options());
@@ -68,13 +71,17 @@ int64_t global_batch_for(const BatchPolicy& policy, const TrainingSpec& base, in
 Result<SweepResult> run_sweep(const CostModel& prototype, const SweepRequest& request) {
   assert(!request.gpu_counts.empty());
   assert(request.seq_lens.size() <= 1 || request.gpu_counts.size() == 1);
+  assert(request.global_batches.size() <= 1 || request.gpu_counts.size() == 1);
+  assert(request.global_batches.size() <= 1 || request.seq_lens.size() <= 1);
   SweepResult out;
   out.model_name = prototype.model().name;
   out.cluster = prototype.cluster();
   out.training = prototype.training();
   out.framework = prototype.options().framework;
-  out.over_seq_len = request.seq_lens.size() > 1;
-  if (out.over_seq_len) {
+  out.axis = request.seq_lens.size() > 1         ? SweepAxis::seq_len
+             : request.global_batches.size() > 1 ? SweepAxis::global_batch
+                                                 : SweepAxis::gpus;
+  if (out.axis == SweepAxis::seq_len) {
     for (int64_t s : request.seq_lens) {
       Result<SweepRow> row = run_point(prototype, request, request.gpu_counts.front(), s);
       if (!row) return row.errors();
@@ -84,6 +91,14 @@ Result<SweepResult> run_sweep(const CostModel& prototype, const SweepRequest& re
   }
   const int64_t seq_len =
       request.seq_lens.empty() ? prototype.training().seq_len : request.seq_lens.front();
+  if (out.axis == SweepAxis::global_batch) {
+    for (int64_t b : request.global_batches) {
+      Result<SweepRow> row = run_point(prototype, request, request.gpu_counts.front(), seq_len, b);
+      if (!row) return row.errors();
+      out.rows.push_back(std::move(row).value());
+    }
+    return out;
+  }
   for (int64_t gpus : request.gpu_counts) {
     Result<SweepRow> row = run_point(prototype, request, gpus, seq_len);
     if (!row) return row.errors();

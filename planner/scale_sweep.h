@@ -37,11 +37,18 @@ struct BatchPolicy {
 int64_t global_batch_for(const BatchPolicy& policy, const TrainingSpec& base, int64_t gpus,
                          int64_t seq_len);
 
+// What a sweep varies: the GPU count, or the sequence length or global batch at one count.
+enum class SweepAxis { gpus, seq_len, global_batch };
+
 struct SweepRequest {
-  // GPU counts, ascending. With more than one sequence length, exactly one count.
+  // GPU counts, ascending. When the sequence length or the batch is swept, exactly one count.
   std::vector<int64_t> gpu_counts;
   // Sequence lengths to sweep at gpu_counts[0], ascending; empty: the training seq_len.
   std::vector<int64_t> seq_lens;
+  // Global batches (sequences) to sweep at gpu_counts[0] and one sequence length, ascending;
+  // they replace `batch`. Empty or one value: `batch` decides (one value: pass it as
+  // fixed_sequences).
+  std::vector<int64_t> global_batches;
   BatchPolicy batch;
   double tokens = 0;             // token budget to train; 0: no time to train
   double gpu_hour_cost_usd = 0;  // price of one GPU-hour; 0: no cost
@@ -79,15 +86,16 @@ struct SweepResult {
   ClusterSpec cluster;
   TrainingSpec training;
   std::string framework;
-  bool over_seq_len = false;  // the rows vary the sequence length at one GPU count
+  SweepAxis axis = SweepAxis::gpus;
   std::vector<SweepRow> rows;
 };
 
 // Errors: the simulator's, for a layout it cannot replay (with simulate_top only).
-// REQUIRES: the request's counts and lengths are positive and ascending, the batch rule gives a
-// whole batch at every point (global_batch_for > 0), and with several seq_lens exactly one
-// count. `prototype` carries the model, the (unextended) cluster, profile, training defaults
-// and cost options; its training.global_batch is the model_default batch.
+// REQUIRES: the request's counts, lengths and batches are positive and ascending, the batch
+// rule gives a whole batch at every point (global_batch_for > 0), at most one of seq_lens and
+// global_batches has several values, and then gpu_counts has exactly one. `prototype` carries the
+// model, the (unextended) cluster, profile, training defaults and cost options; its
+// training.global_batch is the model_default batch.
 Result<SweepResult> run_sweep(const CostModel& prototype, const SweepRequest& request);
 
 }  // namespace meshplan

@@ -12,11 +12,15 @@ namespace {
 constexpr double kSecondsPerDay = 86400;
 
 double x_of(const SweepResult& s, const SweepRow& row) {
-  return static_cast<double>(s.over_seq_len ? row.seq_len : row.gpus);
+  return static_cast<double>(s.axis == SweepAxis::seq_len        ? row.seq_len
+                             : s.axis == SweepAxis::global_batch ? row.global_batch
+                                                                 : row.gpus);
 }
 
 std::string x_label(const SweepResult& s) {
-  return s.over_seq_len ? "sequence length (tokens)" : "GPUs";
+  return s.axis == SweepAxis::seq_len        ? "sequence length (tokens)"
+         : s.axis == SweepAxis::global_batch ? "global batch (sequences)"
+                                             : "GPUs";
 }
 
 // Every swept value, for the log x axis.
@@ -49,14 +53,14 @@ std::string sweep_throughput_chart(const SweepResult& s) {
     if (!row.best) continue;
     if (!base) base = &row;
     best.points.push_back({x_of(s, row), row.best->tokens_per_s / 1e6});
-    if (!s.over_seq_len) {
+    if (s.axis == SweepAxis::gpus) {
       const double scale = static_cast<double>(row.gpus) / static_cast<double>(base->gpus);
       ideal.points.push_back({x_of(s, row), base->best->tokens_per_s / 1e6 * scale});
     }
   }
-  if (!s.over_seq_len) c.series.push_back(ideal);
+  if (s.axis == SweepAxis::gpus) c.series.push_back(ideal);
   c.series.push_back(best);
-  if (base && !s.over_seq_len)
+  if (base && s.axis == SweepAxis::gpus)
     c.caption = fmt::format("ideal: {} GPUs' tokens/s per GPU times the GPU count",
                             with_commas(base->gpus));
   return svg::line_chart(c);

@@ -1,5 +1,5 @@
-// The SVG charts of a scale sweep: throughput and MFU against the swept value (GPUs, or the
-// sequence length), and time to train against GPUs. Pure functions of the sweep.
+// The SVG charts of a scale sweep: throughput, MFU and time to train against the swept value
+// (GPUs, sequence length or global batch). Pure functions of the sweep.
 #pragma once
 
 #include <string>

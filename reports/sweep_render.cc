@@ -28,20 +28,20 @@ std::string no_layout_cell(const NoLayoutReason& r) {
 
 std::vector<std::string> header(const SweepResult& s, const SweepRequest& request) {
   std::vector<std::string> h;
-  if (s.over_seq_len) h.push_back("seq len");
+  if (s.axis == SweepAxis::seq_len) h.push_back("seq len");
   for (const char* c : {"GPUs", "layout", "batch", "step"}) h.push_back(c);
   if (request.simulate_top > 0) h.push_back("simulated");
   for (const char* c : {"tokens/s", "MFU", "peak GiB"}) h.push_back(c);
   if (has_budget(request)) h.insert(h.end(), {"time to train", "GPU-hours"});
   if (has_price(request)) h.push_back("cost");
-  if (!s.over_seq_len) h.push_back("scaling");
+  if (s.axis == SweepAxis::gpus) h.push_back("scaling");
   return h;
 }
 
 std::vector<std::string> row_cells(const SweepRow& row, const SweepResult& s,
                                    const SweepRequest& request, bool markdown) {
   std::vector<std::string> c;
-  if (s.over_seq_len) c.push_back(with_commas(row.seq_len));
+  if (s.axis == SweepAxis::seq_len) c.push_back(with_commas(row.seq_len));
   c.push_back(fmt::format("{}{}", with_commas(row.gpus), row.cluster_extended ? "+" : ""));
   if (!row.best) {
     c.push_back(no_layout_cell(*row.no_layout));
@@ -63,7 +63,7 @@ std::vector<std::string> row_cells(const SweepRow& row, const SweepResult& s,
     c.push_back(with_commas(static_cast<int64_t>(std::llround(row.gpu_hours))));
   }
   if (has_price(request)) c.push_back(dollars(row.cost_usd));
-  if (!s.over_seq_len) c.push_back(fmt::format("{:.1f}%", 100 * row.scaling_efficiency));
+  if (s.axis == SweepAxis::gpus) c.push_back(fmt::format("{:.1f}%", 100 * row.scaling_efficiency));
   return c;
 }
 
@@ -82,15 +82,17 @@ std::vector<std::string> notes(const SweepResult& s) {
   }
   for (const SweepRow& row : s.rows) {
     if (row.best) continue;
-    out.push_back(s.over_seq_len ? fmt::format("no layout at seq len {}: {}",
-                                               with_commas(row.seq_len), row.no_layout->text)
-                                 : fmt::format("no layout at {} GPUs: {}", with_commas(row.gpus),
-                                               row.no_layout->text));
+    const std::string where =
+        s.axis == SweepAxis::seq_len        ? fmt::format("seq len {}", with_commas(row.seq_len))
+        : s.axis == SweepAxis::global_batch ? fmt::format("batch {}", with_commas(row.global_batch))
+                                            : fmt::format("{} GPUs", with_commas(row.gpus));
+    out.push_back(fmt::format("no layout at {}: {}", where, row.no_layout->text));
   }
   return out;
 }
 
 std::string batch_text(const SweepRequest& r, const SweepResult& s) {
+  if (s.axis == SweepAxis::global_batch) return "the global batch of each row";
   switch (r.batch.rule) {
     case BatchRule::model_default:
       return fmt::format("{} sequences per step", with_commas(s.training.global_batch));
@@ -110,6 +112,18 @@ nlohmann::ordered_json number_or_null(bool applies, double v) {
 
 }  // namespace
 
+const char* to_string(SweepAxis axis) {
+  switch (axis) {
+    case SweepAxis::gpus:
+      return "gpus";
+    case SweepAxis::seq_len:
+      return "seq_len";
+    case SweepAxis::global_batch:
+      return "global_batch";
+  }
+  return "";
+}
+
 const char* to_string(BatchRule rule) {
   switch (rule) {
     case BatchRule::model_default:
@@ -128,9 +142,9 @@ std::string sweep_heading(const SweepResult& s, const SweepRequest& request) {
   const ClusterSpec& c = s.cluster;
   std::string out = fmt::format("{} on {} ({}: {} node{} × {})", s.model_name, c.gpu.name, c.name,
                                 with_commas(c.nodes), c.nodes == 1 ? "" : "s", c.gpus_per_node);
-  if (s.over_seq_len && !s.rows.empty())
+  if (s.axis != SweepAxis::gpus && !s.rows.empty())
     out += fmt::format(", {} GPUs", with_commas(s.rows.front().gpus));
-  else if (!s.rows.empty())
+  if (s.axis != SweepAxis::seq_len && !s.rows.empty())
     out += fmt::format(", {} tokens per sequence", with_commas(s.rows.front().seq_len));
   out += fmt::format(" — {}\n", batch_text(request, s));
   if (has_budget(request)) {
@@ -145,7 +159,7 @@ std::string sweep_table(const SweepResult& s, const SweepRequest& request) {
   std::vector<std::vector<std::string>> rows;
   for (const SweepRow& row : s.rows) rows.push_back(row_cells(row, s, request, false));
   std::string out = sweep_heading(s, request) + "\n";
-  out += text_table(header(s, request), rows, s.over_seq_len ? 3 : 2);
+  out += text_table(header(s, request), rows, s.axis == SweepAxis::seq_len ? 3 : 2);
   const std::vector<std::string> lines = notes(s);
   if (!lines.empty()) out += "\n";
   for (const std::string& line : lines) out += line + "\n";
@@ -161,14 +175,15 @@ std::string sweep_csv(const SweepResult& s) {
     if (row.best) {
       const Estimate& e = *row.best;
       const bool budget = row.time_to_train_s > 0;
-      r.insert(r.end(),
-               {to_string(e.layout), fmt::format("{:.6f}", e.step_time_s),
-                fmt::format("{:.1f}", e.tokens_per_s), fmt::format("{:.6f}", e.mfu),
-                fmt::format("{:.0f}", e.peak_bytes), fmt::format("{:.0f}", e.capacity_bytes),
-                budget ? fmt::format("{:.1f}", row.time_to_train_s) : "",
-                budget ? fmt::format("{:.1f}", row.gpu_hours) : "",
-                row.cost_usd > 0 ? fmt::format("{:.2f}", row.cost_usd) : "",
-                s.over_seq_len ? "" : fmt::format("{:.6f}", row.scaling_efficiency), ""});
+      r.insert(
+          r.end(),
+          {to_string(e.layout), fmt::format("{:.6f}", e.step_time_s),
+           fmt::format("{:.1f}", e.tokens_per_s), fmt::format("{:.6f}", e.mfu),
+           fmt::format("{:.0f}", e.peak_bytes), fmt::format("{:.0f}", e.capacity_bytes),
+           budget ? fmt::format("{:.1f}", row.time_to_train_s) : "",
+           budget ? fmt::format("{:.1f}", row.gpu_hours) : "",
+           row.cost_usd > 0 ? fmt::format("{:.2f}", row.cost_usd) : "",
+           s.axis == SweepAxis::gpus ? fmt::format("{:.6f}", row.scaling_efficiency) : "", ""});
     } else {
       r.insert(r.end(), {"", "", "", "", "", "", "", "", "", "", row.no_layout->text});
     }
@@ -186,7 +201,7 @@ nlohmann::ordered_json sweep_json(const SweepResult& s, const SweepRequest& requ
   j["cluster"] = s.cluster.name;
   j["gpu"] = s.cluster.gpu.name;
   j["framework"] = s.framework;
-  j["sweep"] = s.over_seq_len ? "seq_len" : "gpus";
+  j["sweep"] = to_string(s.axis);
   j["batch"] = {{"rule", to_string(request.batch.rule)},
                 {"value", request.batch.rule == BatchRule::model_default ? s.training.global_batch
                                                                          : request.batch.value}};
@@ -209,7 +224,7 @@ nlohmann::ordered_json sweep_json(const SweepResult& s, const SweepRequest& requ
       r["time_to_train_s"] = number_or_null(has_budget(request), row.time_to_train_s);
       r["gpu_hours"] = number_or_null(has_budget(request), row.gpu_hours);
       r["cost_usd"] = number_or_null(has_price(request), row.cost_usd);
-      r["scaling_efficiency"] = number_or_null(!s.over_seq_len, row.scaling_efficiency);
+      r["scaling_efficiency"] = number_or_null(s.axis == SweepAxis::gpus, row.scaling_efficiency);
     } else {
       const NoLayoutReason& n = *row.no_layout;
       r["no_layout"] = {

@@ -12,6 +12,8 @@
 
 namespace meshplan {
 
+// "gpus" | "seq_len" | "global_batch".
+const char* to_string(SweepAxis axis);
 // "model_default" | "fixed_sequences" | "tokens_per_step" | "sequences_per_gpu".
 const char* to_string(BatchRule rule);
 
@@ -23,7 +25,7 @@ std::string sweep_table(const SweepResult& s, const SweepRequest& request);
 // tokens_per_s, mfu, peak_bytes, capacity_bytes, time_to_train_s, gpu_hours, cost_usd,
 // scaling_efficiency, no_layout (the reason's text). Empty cells where a value does not apply.
 std::string sweep_csv(const SweepResult& s);
-// {model, cluster, gpu, framework, sweep ("gpus" | "seq_len"), batch{rule, value}, tokens,
+// {model, cluster, gpu, framework, sweep (to_string(SweepAxis)), batch{rule, value}, tokens,
 // gpu_hour_cost_usd, rows[]}; each row: gpus, seq_len, global_batch, nodes, cluster_extended,
 // search{evaluated, feasible, rejected{}}, then either best (the estimate JSON of `plan`'s
 // ranked[0]) with time_to_train_s, gpu_hours, cost_usd, scaling_efficiency (null where they do

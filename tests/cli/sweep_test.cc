@@ -163,3 +163,19 @@ TEST_CASE("sweep --seq-len at one count: one row per length, the batch from --to
   CHECK(j["rows"][1]["global_batch"] == 64);
   CHECK(j["rows"][0]["scaling_efficiency"].is_null());
 }
+
+TEST_CASE("sweep --global-batch with several values sweeps the batch at one count") {
+  Run s = run_meshplan("sweep " + k8b_inputs + " --gpus 8 --global-batch 32,64 --format json");
+  REQUIRE(s.rc == 0);
+  nlohmann::json j = nlohmann::json::parse(s.out);
+  CHECK(j["sweep"] == "global_batch");
+  REQUIRE(j["rows"].size() == 2);
+  CHECK(j["rows"][0]["global_batch"] == 32);
+  CHECK(j["rows"][1]["global_batch"] == 64);
+  Run p = run_meshplan("plan " + k8b_inputs + " --gpus 8 --global-batch 32 --format json");
+  REQUIRE(p.rc == 0);
+  CHECK(j["rows"][0]["best"]["layout"] == nlohmann::json::parse(p.out)["ranked"][0]["layout"]);
+  Run two_axes = run_meshplan("sweep " + k8b_inputs + " --gpus 4,8 --global-batch 32,64");
+  CHECK(two_axes.rc == 2);
+  CHECK(two_axes.err.find("several batches need one --gpus count") != std::string::npos);
+}

@@ -160,7 +160,7 @@ TEST_CASE("a sequence-length sweep keeps the GPU count and derives the batch per
   r.seq_lens = {4096, 8192};
   r.batch = {BatchRule::tokens_per_step, 524288};
   const SweepResult s = run_sweep(model, r).value();
-  REQUIRE(s.over_seq_len);
+  REQUIRE(s.axis == SweepAxis::seq_len);
   REQUIRE(s.rows.size() == 2);
   CHECK(s.rows[0].seq_len == 4096);
   CHECK(s.rows[0].global_batch == 128);
@@ -181,5 +181,26 @@ TEST_CASE("sweep rows are identical for 1 and 2 search threads") {
       CHECK(a.rows[i].best->step_time_s == b.rows[i].best->step_time_s);
     }
     CHECK(a.rows[i].rejected == b.rows[i].rejected);
+  }
+}
+
+TEST_CASE("a global-batch sweep keeps the GPU count and sequence length, one row per batch") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const CostModel model(m, two_level_cluster(1), CalibrationProfile{}, {8192, 64, Precision::bf16});
+  SweepRequest r = gpu_sweep({8});
+  r.global_batches = {32, 64, 128};
+  const SweepResult s = run_sweep(model, r).value();
+  REQUIRE(s.axis == SweepAxis::global_batch);
+  REQUIRE(s.rows.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(s.rows[i].gpus == 8);
+    CHECK(s.rows[i].seq_len == 8192);
+    CHECK(s.rows[i].global_batch == r.global_batches[i]);
+    // The same as planning with that batch.
+    const CostModel plan_model(m, two_level_cluster(1), CalibrationProfile{},
+                               {8192, r.global_batches[i], Precision::bf16});
+    SearchResult plan = search_layouts(plan_model, 8, SearchOptions{});
+    REQUIRE(s.rows[i].best);
+    CHECK(to_string(s.rows[i].best->layout) == to_string(plan.ranked.front().layout));
   }
 }
