@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "cli/option_checks.h"
 #include "core/model_limits.h"
@@ -44,6 +46,12 @@ void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
                 "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
 }
 
+void add_tokens_option(CLI::App* sub, double& tokens) {
+  sub->add_option("--tokens", tokens,
+                  "token budget, e.g. 15e12: also print the time and GPU-hours to train it")
+      ->check(CLI::PositiveNumber);
+}
+
 void add_format_option(CLI::App* sub, std::string& format,
                        const std::vector<std::string>& choices) {
   sub->add_option("--format", format, "output format")->check(CLI::IsMember(choices));
@@ -58,6 +66,20 @@ std::string framework_line(const CostOptions& cost) {
 int print_errors(const std::vector<Diagnostic>& errors) {
   std::fputs(format_diagnostics(errors).c_str(), stderr);
   return kExitBadInput;
+}
+
+int write_report_files(const std::vector<ReportFile>& files, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (const ReportFile& f : files) {
+    const std::filesystem::path path = std::filesystem::path(dir) / f.name;
+    std::ofstream out(path, std::ios::binary);
+    out << f.content;
+    if (!out)
+      return print_errors(
+          {Diagnostic{{path.string(), 0, 0, ""}, "", "", "cannot write the report file"}});
+  }
+  return 0;
 }
 
 std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {

@@ -15,6 +15,7 @@
 #include "core/profile.h"
 #include "planner/cost_model.h"
 #include "planner/planner_options.h"
+#include "reports/markdown_report.h"
 
 namespace meshplan::cli {
 
@@ -33,6 +34,8 @@ struct InputOptions {
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout);
 // Adds --profile, --framework and --causal-attention-flops.
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost);
+// Adds --tokens (a token budget; estimate and plan then print the time to train it).
+void add_tokens_option(CLI::App* sub, double& tokens);
 // Adds --format with the given choices.
 void add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& choices);
 
@@ -60,6 +63,10 @@ std::optional<Planning> load_planning(const InputOptions& in, const CostOptions&
 
 // "framework: NAME — description" for text output (estimate, plan).
 std::string framework_line(const CostOptions& cost);
+
+// Writes each file under `dir` (created when missing); on failure prints the error and returns
+// kExitBadInput, else 0.
+int write_report_files(const std::vector<ReportFile>& files, const std::string& dir);
 
 // Prints diagnostics to stderr; returns kExitBadInput.
 int print_errors(const std::vector<Diagnostic>& errors);

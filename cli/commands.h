@@ -13,6 +13,7 @@ CLI::App* add_memory_command(CLI::App& app, int& exit_code);
 CLI::App* add_calibrate_command(CLI::App& app, int& exit_code);
 CLI::App* add_estimate_command(CLI::App& app, int& exit_code);
 CLI::App* add_plan_command(CLI::App& app, int& exit_code);
+CLI::App* add_sweep_command(CLI::App& app, int& exit_code);
 CLI::App* add_simulate_command(CLI::App& app, int& exit_code);
 CLI::App* add_validate_command(CLI::App& app, int& exit_code);
 CLI::App* add_bench_command(CLI::App& app, int& exit_code);

@@ -6,10 +6,11 @@
 #include "cli/commands.h"
 #include "planner/cost_model.h"
 #include "reports/estimate_render.h"
+#include "reports/training_time_render.h"
 
 namespace meshplan::cli {
 
-static int run_estimate(const InputOptions& opts, const CostOptions& cost) {
+static int run_estimate(const InputOptions& opts, const CostOptions& cost, double tokens) {
   std::optional<Planning> p = load_planning(opts, cost, /*with_layout=*/true);
   if (!p) return kExitBadInput;
   CostModel& model = *p->model;
@@ -18,9 +19,13 @@ static int run_estimate(const InputOptions& opts, const CostOptions& cost) {
   if (opts.format == "json") {
     nlohmann::ordered_json j = estimate_json(e);
     j["framework"] = model.options().framework;
+    if (tokens > 0) j["time_to_train"] = time_to_train_json(tokens, e, in->gpus);
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << estimate_table(e, model) << framework_line(model.options());
+    std::cout << estimate_table(e, model);
+    if (tokens > 0)
+      std::cout << time_to_train_line(tokens, training_time(tokens, e.tokens_per_s, in->gpus, 0));
+    std::cout << framework_line(model.options());
   }
   return 0;
 }
@@ -28,11 +33,14 @@ static int run_estimate(const InputOptions& opts, const CostOptions& cost) {
 CLI::App* add_estimate_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<InputOptions>();
   auto cost = std::make_shared<CostOptions>();
+  auto tokens = std::make_shared<double>(0);
   CLI::App* sub = app.add_subcommand("estimate", "memory, step time, bubble and MFU of one layout");
   add_input_options(sub, *opts, /*with_layout=*/true);
   add_cost_options(sub, *opts, *cost);
+  add_tokens_option(sub, *tokens);
   add_format_option(sub, opts->format, {"table", "json"});
-  sub->callback([opts, cost, &exit_code] { exit_code = run_estimate(*opts, *cost); });
+  sub->callback(
+      [opts, cost, tokens, &exit_code] { exit_code = run_estimate(*opts, *cost, *tokens); });
   return sub;
 }
 

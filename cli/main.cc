@@ -20,6 +20,7 @@ const CommandEntry kCommands[] = {
     {"memory", meshplan::cli::add_memory_command},
     {"estimate", meshplan::cli::add_estimate_command},
     {"plan", meshplan::cli::add_plan_command},
+    {"sweep", meshplan::cli::add_sweep_command},
     {"simulate", meshplan::cli::add_simulate_command},
     {"validate", meshplan::cli::add_validate_command},
     {"bench", meshplan::cli::add_bench_command},

@@ -13,6 +13,7 @@
 #include "planner/layout_search.h"
 #include "planner/simulated_plan.h"
 #include "reports/estimate_render.h"
+#include "reports/training_time_render.h"
 
 namespace meshplan::cli {
 namespace {
@@ -24,6 +25,7 @@ struct PlanOptions {
   int top = 10;
   int threads = 0;  // 0: hardware concurrency
   int simulate_top = 0;
+  double tokens = 0;  // token budget; 0: no time to train
 };
 
 // A progress bar on stderr, only when stderr is a terminal.
@@ -67,13 +69,21 @@ int run_plan(const PlanOptions& o) {
   if (o.in.format == "json") {
     nlohmann::ordered_json j = plan_json(r);
     j["framework"] = model.options().framework;
+    if (o.tokens > 0 && !r.ranked.empty())
+      j["time_to_train"] = time_to_train_json(o.tokens, r.ranked.front(), in->gpus);
     std::cout << j.dump(2) << "\n";
   } else if (o.in.format == "csv") {
     std::cout << plan_csv(r);
   } else if (o.in.format == "md") {
     std::cout << plan_markdown(r);
   } else {
-    std::cout << plan_table(r, model, in->gpus) << framework_line(model.options());
+    std::cout << plan_table(r, model, in->gpus);
+    if (o.tokens > 0 && !r.ranked.empty()) {
+      const Estimate& best = r.ranked.front();
+      std::cout << time_to_train_line(o.tokens,
+                                      training_time(o.tokens, best.tokens_per_s, in->gpus, 0));
+    }
+    std::cout << framework_line(model.options());
   }
   return 0;
 }
@@ -94,6 +104,7 @@ CLI::App* add_plan_command(CLI::App& app, int& exit_code) {
   sub->add_option("--simulate-top", o->simulate_top,
                   "simulate the K best layouts and re-rank them by simulated step time")
       ->check(CLI::Range(0, 1000));
+  add_tokens_option(sub, o->tokens);
   add_format_option(sub, o->in.format, {"table", "json", "csv", "md"});
   sub->callback([o, &exit_code] { exit_code = run_plan(*o); });
   return sub;

@@ -2,13 +2,13 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/thread_count.h"
+#include "core/count_list.h"
 #include "reports/markdown_report.h"
 
 namespace meshplan::cli {
@@ -21,21 +21,9 @@ struct ReportOptions {
   int top = 5;
   int sample = 200;
   int threads = 0;
+  std::string sweep;  // GPU counts for the scale section; "": none
+  double tokens = 0;
 };
-
-int write_files(const std::vector<ReportFile>& files, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  for (const ReportFile& f : files) {
-    const std::filesystem::path path = std::filesystem::path(dir) / f.name;
-    std::ofstream out(path, std::ios::binary);
-    out << f.content;
-    if (!out)
-      return print_errors(
-          {Diagnostic{{path.string(), 0, 0, ""}, "", "", "cannot write the report file"}});
-  }
-  return 0;
-}
 
 int run_report(const ReportOptions& o) {
   std::optional<Planning> p = load_planning(o.in, o.cost, /*with_layout=*/false);
@@ -46,10 +34,18 @@ int run_report(const ReportOptions& o) {
   request.top_k = o.top;
   request.sample = std::max(o.sample, o.top);
   request.threads = thread_count(o.threads);
+  if (!o.sweep.empty()) {
+    Result<std::vector<int64_t>> counts = parse_count_list(o.sweep, "--sweep", "sweep", 10'000'000);
+    if (!counts) return print_errors(counts.errors());
+    SweepRequest sweep;
+    sweep.gpu_counts = counts.value();
+    sweep.tokens = o.tokens;
+    request.sweep = sweep;
+  }
   Result<ReportData> data = build_report(model, in->gpus, request);
   if (!data) return print_errors(data.errors());
   std::vector<ReportFile> files = render_report(data.value());
-  if (int rc = write_files(files, o.out_dir); rc != 0) return rc;
+  if (int rc = write_report_files(files, o.out_dir); rc != 0) return rc;
   for (const ReportFile& f : files)
     std::cout << (std::filesystem::path(o.out_dir) / f.name).string() << "\n";
   return 0;
@@ -69,6 +65,11 @@ CLI::App* add_report_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 5000));
   add_threads_option(sub, o->threads,
                      "search threads (default: all cores); the report is the same for any count");
+  sub->add_option("--sweep", o->sweep,
+                  "add a scale section: the best layout at these GPU counts (64..4096 doubles), "
+                  "as `meshplan sweep` finds it");
+  sub->add_option("--tokens", o->tokens, "token budget for the scale section's time to train")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--out", o->out_dir, "folder for report.md and its SVG files")->required();
   sub->callback([o, &exit_code] { exit_code = run_report(*o); });
   return sub;

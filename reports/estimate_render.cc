@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
+#include "planner/no_layout_reason.h"
 #include "reports/memory_render.h"
 #include "reports/text_format.h"
 
@@ -120,7 +121,7 @@ std::string plan_table(const SearchResult& r, const CostModel& model, int64_t gp
       "{} on {} × {} — {} sequences × {} tokens per step\nsearched {} layouts: {} fit\n\n",
       model.model().name, gpus, model.cluster().gpu.name, model.training().global_batch,
       model.training().seq_len, with_commas(r.evaluated), with_commas(r.feasible));
-  if (r.ranked.empty()) return out + nothing_fits_text(r, model);
+  if (r.ranked.empty()) return out + nothing_fits_text(r, model, gpus);
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < r.ranked.size(); ++i) rows.push_back(summary_row(r.ranked[i], i + 1));
   out += text_table(kSummaryHeader, rows, 2);
@@ -153,8 +154,9 @@ std::string plan_markdown(const SearchResult& r) {
   return markdown_table(kSummaryHeader, rows);
 }
 
-std::string nothing_fits_text(const SearchResult& r, const CostModel& model) {
-  if (!r.smallest) return "no valid layout exists for this GPU count and batch\n";
+std::string nothing_fits_text(const SearchResult& r, const CostModel& model, int64_t gpus) {
+  if (!r.smallest)
+    return "no layout: " + explain_no_layout(r, model.model(), model.training(), gpus).text + "\n";
   const Estimate& e = *r.smallest;
   const StageMemory& s = e.memory.stages[static_cast<size_t>(e.peak_stage)];
   const double states = s.params_bytes + s.grads_bytes + s.optimizer_bytes;

@@ -32,7 +32,8 @@ nlohmann::ordered_json plan_json(const SearchResult& r);
 std::string plan_table(const SearchResult& r, const CostModel& model, int64_t gpus);
 std::string plan_csv(const SearchResult& r);
 std::string plan_markdown(const SearchResult& r);
-// Why nothing fits, and what would make it fit.
-std::string nothing_fits_text(const SearchResult& r, const CostModel& model);
+// Why nothing fits on `gpus` GPUs, and what would make it fit; when no layout passes the layout
+// rules, which rules (planner/no_layout_reason.h).
+std::string nothing_fits_text(const SearchResult& r, const CostModel& model, int64_t gpus);
 
 }  // namespace meshplan

@@ -5,6 +5,7 @@
 #include "reports/estimate_render.h"
 #include "reports/report_charts.h"
 #include "reports/report_sections.h"
+#include "reports/sweep_report.h"
 #include "reports/text_format.h"
 
 namespace meshplan {
@@ -25,6 +26,9 @@ std::vector<ReportFile> render_report(const ReportData& d) {
   md += top_section(d);
   md += best_section(d);
   md += what_if_section(d);
+  if (d.sweep && d.request.sweep)
+    md += "## Scale\n\nThe best layout at each GPU count (`meshplan sweep`).\n\n" +
+          sweep_section(*d.sweep, *d.request.sweep, "sweep_") + "\n";
   md += launcher_section(d);
   md += assumptions_section(d);
   files.push_back({"report.md", md});
@@ -33,6 +37,9 @@ std::vector<ReportFile> render_report(const ReportData& d) {
   files.push_back({"breakdown.svg", breakdown_chart(best)});
   files.push_back({"timeline.svg", timeline_chart(d)});
   files.push_back({"mfu_vs_memory.svg", mfu_memory_chart(d)});
+  if (d.sweep && d.request.sweep)
+    for (ReportFile& f : sweep_chart_files(*d.sweep, *d.request.sweep, "sweep_"))
+      files.push_back(std::move(f));
   return files;
 }
 

@@ -7,15 +7,12 @@
 #include <vector>
 
 #include "reports/report_data.h"
+#include "reports/report_file.h"
 
 namespace meshplan {
 
-struct ReportFile {
-  std::string name;  // relative to the report folder: "report.md", "memory.svg", ...
-  std::string content;
-};
-
-// report.md first, then the charts it links (none when nothing fits).
+// report.md first, then the charts it links (none when nothing fits); with a sweep, its
+// section ("## Scale") and its charts (sweep_*.svg).
 std::vector<ReportFile> render_report(const ReportData& d);
 
 }  // namespace meshplan

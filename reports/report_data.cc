@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "planner/cluster_extension.h"
 #include "planner/param_count.h"
 #include "planner/simulated_plan.h"
 
@@ -25,15 +26,6 @@ WhatIf evaluate_variant(const CostModel& base, const ClusterSpec& cluster, int64
   return w;
 }
 
-// The cluster with at least `gpus` GPUs: more nodes of the same kind, the outermost network level
-// widened to span them (a hypothetical; said in the report).
-ClusterSpec cluster_with(const ClusterSpec& cluster, int64_t gpus) {
-  ClusterSpec out = cluster;
-  if (gpus > out.gpus()) out.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
-  if (!out.network.empty()) out.network.back().span = std::max(out.network.back().span, out.gpus());
-  return out;
-}
-
 WhatIf scaled_gpus(const CostModel& model, int64_t gpus, const Estimate& best, int64_t factor_num,
                    int64_t factor_den) {
   const int64_t n = gpus * factor_num / factor_den;
@@ -44,8 +36,10 @@ WhatIf scaled_gpus(const CostModel& model, int64_t gpus, const Estimate& best, i
       fmt::format("{} the GPUs ({})", factor_num > factor_den ? "double" : "half", n);
   std::string change = fmt::format("dp {} -> {}", best.layout.dp, new_dp);
   if (n < 1 || new_dp < 1) return WhatIf{scenario, change, std::nullopt, "not valid: too few GPUs"};
-  WhatIf w = evaluate_variant(model, cluster_with(model.cluster(), n), n, layout, scenario, change);
-  if (n > model.cluster().gpus() && w.estimate) w.note = "cluster extended with the same network";
+  WhatIf w =
+      evaluate_variant(model, extend_cluster(model.cluster(), n), n, layout, scenario, change);
+  if (needs_extension(model.cluster(), n) && w.estimate)
+    w.note = "cluster extended with the same network";
   return w;
 }
 
@@ -116,7 +110,8 @@ Result<ReportData> build_report(const CostModel& base, int64_t gpus, const Repor
                {},
                std::nullopt,
                {},
-               {}};
+               {},
+               std::nullopt};
   SearchOptions o;
   o.top_k = std::max(request.top_k, request.sample);
   o.threads = request.threads;
@@ -127,6 +122,13 @@ Result<ReportData> build_report(const CostModel& base, int64_t gpus, const Repor
   d.sample = d.search.ranked;
   if (d.search.ranked.size() > static_cast<size_t>(request.top_k))
     d.search.ranked.resize(request.top_k);
+  if (request.sweep) {
+    SweepRequest sweep = *request.sweep;
+    sweep.search.threads = request.threads;
+    Result<SweepResult> swept = run_sweep(base, sweep);
+    if (!swept) return swept.errors();
+    d.sweep = std::move(swept).value();
+  }
   if (d.search.ranked.empty()) return d;
   std::vector<Diagnostic> errors = rerank_by_simulation(model, d.search, request.top_k);
   if (!errors.empty()) return errors;

@@ -13,6 +13,7 @@
 #include "launchers/launcher_export.h"
 #include "planner/cost_model.h"
 #include "planner/layout_search.h"
+#include "planner/scale_sweep.h"
 #include "simulator/pipeline_simulation.h"
 
 namespace meshplan {
@@ -21,6 +22,9 @@ struct ReportRequest {
   int top_k = 5;     // layouts in the table, each simulated
   int sample = 200;  // best feasible layouts plotted in the MFU-vs-memory chart (>= top_k)
   int threads = 1;   // search threads; the result does not depend on it
+  // When set, the report adds a scale section: this sweep run on the same inputs (its search
+  // threads are `threads`).
+  std::optional<SweepRequest> sweep;
 };
 
 // The best layout under one change. `estimate` is empty when the changed layout is invalid or
@@ -52,6 +56,7 @@ struct ReportData {
   std::optional<sim::PipelineSimulation> best_simulation;
   std::vector<WhatIf> what_ifs;
   std::vector<LauncherConfig> launchers;
+  std::optional<SweepResult> sweep;  // when request.sweep is set
 };
 
 // Runs the search, simulation and what-ifs for `model` on `gpus` GPUs.

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "reports/svg_canvas.h"
+#include "reports/text_format.h"
 
 namespace meshplan::svg {
 namespace {
@@ -117,6 +119,96 @@ std::string scatter_chart(const Scatter& c) {
   for (const Point& p : c.points) svg.circle(x_of(f, xt, p.x), y_of(f, yt, p.y), 3, kBlue);
   if (c.marked) {
     svg.circle(x_of(f, xt, c.marked->x), y_of(f, yt, c.marked->y), 7, kVermillion, kBlack);
+  }
+  if (!c.caption.empty()) svg.text(f.left, height - 16.0, c.caption, "start", 11);
+  return svg.finish();
+}
+
+namespace {
+
+// 1, 2 and 5 × 10^k from below `lo` to above `hi`. REQUIRES: 0 < lo <= hi.
+std::vector<double> log_ticks(double lo, double hi) {
+  std::vector<double> out;
+  for (double decade = std::pow(10.0, std::floor(std::log10(lo))); decade <= hi * 10;
+       decade *= 10) {
+    for (double f : {1.0, 2.0, 5.0}) {
+      const double t = f * decade;
+      if (t * 2.5 < lo || (!out.empty() && out.back() >= hi)) continue;
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+std::string log_tick_label(double v) {
+  if (v >= 1) return with_commas(static_cast<int64_t>(std::llround(v)));
+  return fmt::format("{:g}", v);
+}
+
+// Maps data values to pixels on one axis, linear or logarithmic.
+struct Axis {
+  bool log = false;
+  double lo = 0, hi = 1;    // data range (ticks' ends)
+  double from = 0, to = 1;  // pixels
+  double operator()(double v) const {
+    const double a = log ? std::log(v) : v, l = log ? std::log(lo) : lo,
+                 h = log ? std::log(hi) : hi;
+    return from + (a - l) / (h - l) * (to - from);
+  }
+};
+
+}  // namespace
+
+std::string line_chart(const LineChart& c) {
+  const int width = 720, height = 460;
+  Frame f{90, width - 30.0, 70, height - 90.0};
+  double x_lo = 1e300, x_hi = -1e300, y_lo = 1e300, y_hi = -1e300;
+  for (const LineSeries& s : c.series) {
+    for (const Point& p : s.points) {
+      if ((c.log_x && p.x <= 0) || (c.log_y && p.y <= 0)) continue;
+      x_lo = std::min(x_lo, p.x), x_hi = std::max(x_hi, p.x);
+      y_lo = std::min(y_lo, p.y), y_hi = std::max(y_hi, p.y);
+    }
+  }
+  if (x_lo > x_hi) x_lo = 1, x_hi = 2, y_lo = 1, y_hi = 2;  // nothing to draw
+  std::vector<double> xt = c.x_ticks;
+  if (!c.log_x || xt.empty()) xt = nice_ticks(std::min(0.0, x_lo), std::max(x_hi, x_lo + 1e-9), 7);
+  std::vector<double> yt =
+      c.log_y ? log_ticks(y_lo, std::max(y_hi, y_lo * 1.01))
+              : nice_ticks(c.y_from_zero ? 0 : y_lo, std::max(y_hi, 1e-9) * 1.05, 6);
+  if (yt.size() < 2) yt.push_back(yt.back() * 10);
+  Axis ax{c.log_x, std::min(xt.front(), x_lo), std::max(xt.back(), x_hi), f.left, f.right};
+  if (c.log_x && ax.lo == ax.hi) ax.lo /= 2, ax.hi *= 2;
+  Axis ay{c.log_y, yt.front(), yt.back(), f.bottom, f.top};
+
+  Canvas svg(width, height, c.title);
+  std::vector<LegendEntry> legend;
+  for (const LineSeries& s : c.series) legend.push_back({s.name, s.colour});
+  svg.legend(f.left, 44, legend, f.right - f.left);
+  const double y_step = yt.size() > 1 ? yt[1] - yt[0] : 1;
+  for (double t : yt) {
+    svg.line(f.left, ay(t), f.right, ay(t), "#DDDDDD");
+    svg.text(f.left - 6, ay(t) + 4, c.log_y ? log_tick_label(t) : tick_label(t, y_step), "end", 11);
+  }
+  svg.line(f.left, f.top, f.left, f.bottom, kBlack);
+  svg.text(f.left - 58, (f.top + f.bottom) / 2, c.y_label, "middle", 12, false, -90);
+  const double x_step = xt.size() > 1 ? xt[1] - xt[0] : 1;
+  for (double t : xt) {
+    svg.line(ax(t), f.bottom, ax(t), f.bottom + 5, kBlack);
+    svg.text(ax(t), f.bottom + 18, c.log_x ? log_tick_label(t) : tick_label(t, x_step), "middle",
+             11);
+  }
+  svg.line(f.left, f.bottom, f.right, f.bottom, kBlack);
+  svg.text((f.left + f.right) / 2, f.bottom + 36, c.x_label, "middle", 12);
+  for (const LineSeries& s : c.series) {
+    std::vector<Point> shown;
+    for (const Point& p : s.points)
+      if (!(c.log_x && p.x <= 0) && !(c.log_y && p.y <= 0)) shown.push_back(p);
+    for (size_t i = 1; i < shown.size(); ++i)
+      svg.line(ax(shown[i - 1].x), ay(shown[i - 1].y), ax(shown[i].x), ay(shown[i].y), s.colour, 2,
+               s.dashed);
+    if (!s.dashed)
+      for (const Point& p : shown) svg.circle(ax(p.x), ay(p.y), 3.5, s.colour);
   }
   if (!c.caption.empty()) svg.text(f.left, height - 16.0, c.caption, "start", 11);
   return svg.finish();

@@ -58,4 +58,23 @@ struct Scatter {
 };
 std::string scatter_chart(const Scatter& chart);
 
+// Lines through points, one per series (an optional dashed series for a reference such as ideal
+// scaling). Log axes suit geometric sweeps: with log_x the x ticks are `x_ticks` (the swept
+// values, printed with commas); with log_y the y ticks are 1, 2, 5 × 10^k. Points with a value
+// <= 0 on a log axis are left out.
+struct LineSeries {
+  std::string name;
+  std::string colour;
+  std::vector<Point> points;
+  bool dashed = false;
+};
+struct LineChart {
+  std::string title, x_label, y_label, caption;
+  std::vector<LineSeries> series;
+  bool log_x = false, log_y = false;
+  std::vector<double> x_ticks;  // used with log_x; REQUIRES then: at least one, all > 0
+  bool y_from_zero = true;      // linear y axis starts at 0
+};
+std::string line_chart(const LineChart& chart);
+
 }  // namespace meshplan::svg

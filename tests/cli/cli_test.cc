@@ -397,3 +397,12 @@ TEST_CASE("a --gpus beyond any cluster exits 2 with the range") {
   CHECK(r.err.rfind("--gpus: '1000000000000' must be an integer between 1 and 100000000\n", 0) ==
         0);
 }
+
+TEST_CASE("plan on a GPU count no layout splits names the divisibility rules, not a bare refusal") {
+  Run r = run_meshplan("plan " + k70b + " --gpus 100");
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("no layout: divisibility: no tp·cp·pp·dp split of 100 GPUs passes the layout "
+                   "rules: ") != std::string::npos);
+  CHECK(r.out.find("dp must divide the global batch (1024 sequences)") != std::string::npos);
+  CHECK(r.out.find("no valid layout") == std::string::npos);
+}

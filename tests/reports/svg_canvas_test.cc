@@ -24,6 +24,20 @@ TEST_CASE("svg: nice ticks are 1, 2 or 5 times a power of ten and cover the rang
   CHECK(svg::tick_label(2000, 500) == "2000");
 }
 
+TEST_CASE("svg: a log-log line chart ticks the swept values and 1-2-5 decades") {
+  svg::LineChart c;
+  c.title = "t";
+  c.log_x = c.log_y = true;
+  c.x_ticks = {64, 1024, 8192};
+  c.series = {{"best", svg::kBlue, {{64, 0.064}, {1024, 1.03}, {8192, 6.88}}, false}};
+  const std::string text = svg::line_chart(c);
+  for (const char* label : {">64<", ">1,024<", ">8,192<", ">0.05<", ">0.1<", ">1<", ">10<"}) {
+    CAPTURE(label);
+    CHECK(text.find(label) != std::string::npos);
+  }
+  CHECK(text.find(">0.02<") == std::string::npos);
+}
+
 TEST_CASE("svg: charts are well-formed and render at their declared size") {
   const fs::path dir = test::fresh_dir("svg-charts");
   svg::StackedBars bars{"Memory <per> stage",
@@ -43,10 +57,19 @@ TEST_CASE("svg: charts are well-formed and render at their declared size") {
                  svg::Point{20, 45},
                  "chosen",
                  svg::ReferenceLine{80, "capacity"}};
+  svg::LineChart line;
+  line.title = "Throughput";
+  line.x_label = "GPUs";
+  line.y_label = "tokens/s";
+  line.log_x = line.log_y = true;
+  line.x_ticks = {64, 128, 256};
+  line.series = {{"ideal", svg::kGrey, {{64, 1}, {128, 2}, {256, 4}}, true},
+                 {"best", svg::kBlue, {{64, 1}, {128, 1.9}, {256, 3.5}}, false}};
   const std::vector<std::pair<std::string, std::string>> docs = {
       {"bars.svg", svg::stacked_bar_chart(bars)},
       {"h.svg", svg::horizontal_bar_chart(h)},
-      {"s.svg", svg::scatter_chart(s)}};
+      {"s.svg", svg::scatter_chart(s)},
+      {"line.svg", svg::line_chart(line)}};
   for (const auto& [name, text] : docs) {
     CAPTURE(name);
     CHECK(text.find("<text") != std::string::npos);
