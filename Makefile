@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: deps configure build demo test bench fuzz clean
+.PHONY: deps configure build demo test test-sanitize bench fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -20,6 +20,16 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# Every test under AddressSanitizer + UndefinedBehaviorSanitizer (g++), in its own build folder;
+# any report fails the test that triggered it. No CUDA backend (the sanitizers and nvcc do not mix).
+SANITIZE_BUILD ?= build-sanitize
+test-sanitize: deps
+	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMESHPLAN_SANITIZE=ON \
+	  -DMESHPLAN_WITH_CUDA=OFF >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
 bench: build
 	./$(BUILD)/meshplan bench
 
@@ -29,6 +39,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_CXX ?= clang++-14
 FUZZ_SECONDS ?= 60
 fuzz:
+	@scripts/install-deps.sh fuzz
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \
 	  -DMESHPLAN_FUZZ=ON -DMESHPLAN_WITH_CUDA=OFF >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers

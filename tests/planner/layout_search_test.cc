@@ -20,6 +20,15 @@ SearchResult run(const ModelSpec& m, const ClusterSpec& c, const TrainingSpec& t
   return search_layouts(model, c.gpus(), o);
 }
 
+// One GPU on one network level.
+ClusterSpec one_gpu_cluster() {
+  ClusterSpec c = two_level_cluster(1);
+  c.nodes = 1;
+  c.gpus_per_node = 1;
+  c.network = {{"local", 1, 100e9, 1e-6, 1.0}};
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("every layout the search ranks passes check_layout") {
@@ -74,10 +83,7 @@ TEST_CASE("exhaustive count on a tiny case: 1 GPU, 2 layers, batch 1") {
   // tp = pp = cp = dp = ep = mbs = 1 → one shape; pp = 1 → one schedule; recompute none or
   // selective with 0..2 full layers (3 each) plus full (1) = 7; ZeRO 0..3 → 28 layouts.
   ModelSpec m = gpt_like(2, 256, 4, 1000, 128);
-  ClusterSpec c = two_level_cluster(1);
-  c.nodes = 1;
-  c.gpus_per_node = 1;
-  c.network = {{"local", 1, 100e9, 1e-6, 1.0}};
+  ClusterSpec c = one_gpu_cluster();
   CostModel model(m, c, CalibrationProfile{}, {128, 1, Precision::bf16});
   SearchResult r = search_layouts(model, 1, SearchOptions{});
   CHECK(r.evaluated == 28);
@@ -88,10 +94,7 @@ TEST_CASE("a framework without partial recomputation is searched with recompute 
   // The tiny case above under DeepSpeed (whole-layer activation checkpointing only): recompute
   // none with no layers recomputed, or full → 2 × ZeRO 0..3 = 8 layouts.
   ModelSpec m = gpt_like(2, 256, 4, 1000, 128);
-  ClusterSpec c = two_level_cluster(1);
-  c.nodes = 1;
-  c.gpus_per_node = 1;
-  c.network = {{"local", 1, 100e9, 1e-6, 1.0}};
+  ClusterSpec c = one_gpu_cluster();
   CostOptions options;
   apply_framework(find_framework("deepspeed").value(), options);
   CostModel model(m, c, CalibrationProfile{}, {128, 1, Precision::bf16}, options);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "tests/reports/golden_folder.h"
 #include "tests/test_files.h"
 
 namespace fs = std::filesystem;
@@ -38,22 +39,6 @@ const Scenario kExamples[] = {
      "--model models/gpt3-175b.yaml --cluster topologies/selene-a100.yaml --gpus 1024 --top 5"},
 };
 
-void check_svgs(const fs::path& dir) {
-  for (const std::string& name : file_names(dir)) {
-    if (fs::path(name).extension() != ".svg") continue;
-    CAPTURE(name);
-    const fs::path svg = dir / name;
-    CHECK(well_formed_xml(svg));
-    const auto declared = svg_size(read_file(svg));
-    CHECK(declared.first > 0);
-    const auto png = render_png(svg, dir / (name + ".png"));
-    CHECK(png.first == declared.first);
-    CHECK(png.second == declared.second);
-    CHECK(fs::file_size(dir / (name + ".png")) > 1000);
-    fs::remove(dir / (name + ".png"));
-  }
-}
-
 void check_scenario(const Scenario& s) {
   CAPTURE(s.folder);
   const fs::path out = fresh_dir(fs::path(s.folder).filename().string());
@@ -62,16 +47,7 @@ void check_scenario(const Scenario& s) {
               std::string("report ") + s.args + " --threads 2 --out '" + out.string() + "'", log) ==
           0);
   const fs::path expected = fs::path(MESHPLAN_SOURCE_DIR) / s.folder;
-  if (update_golden()) {
-    fs::remove_all(expected);
-    fs::create_directories(expected);
-    for (const std::string& name : file_names(out)) fs::copy_file(out / name, expected / name);
-  }
-  REQUIRE(file_names(out) == file_names(expected));
-  for (const std::string& name : file_names(out)) {
-    CAPTURE(name);
-    CHECK(read_file(out / name) == read_file(expected / name));
-  }
+  check_against_golden(out, expected);
   check_svgs(out);
   fs::remove_all(out);
   fs::remove_all(log);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "tests/reports/golden_folder.h"
 #include "tests/test_files.h"
 
 namespace fs = std::filesystem;
@@ -33,20 +34,6 @@ std::string sweep_stdout(const std::string& args, const std::string& extra) {
   return out;
 }
 
-void check_svgs(const fs::path& dir) {
-  for (const std::string& name : file_names(dir)) {
-    if (fs::path(name).extension() != ".svg") continue;
-    CAPTURE(name);
-    const fs::path svg = dir / name;
-    CHECK(well_formed_xml(svg));
-    const auto declared = svg_size(read_file(svg));
-    const auto png = render_png(svg, dir / (name + ".png"));
-    CHECK(png.first == declared.first);
-    CHECK(png.second == declared.second);
-    fs::remove(dir / (name + ".png"));
-  }
-}
-
 // The Markdown report of `args` in `folder` (relative to the source root), byte for byte;
 // `extra` files (name → content) are compared beside it.
 void check_folder(const std::string& args, const std::string& folder,
@@ -58,16 +45,7 @@ void check_folder(const std::string& args, const std::string& folder,
                        log) == 0);
   for (const auto& [name, content] : extra) write_file(out / name, content);
   const fs::path expected = fs::path(MESHPLAN_SOURCE_DIR) / folder;
-  if (update_golden()) {
-    fs::remove_all(expected);
-    fs::create_directories(expected);
-    for (const std::string& name : file_names(out)) fs::copy_file(out / name, expected / name);
-  }
-  REQUIRE(file_names(out) == file_names(expected));
-  for (const std::string& name : file_names(out)) {
-    CAPTURE(name);
-    CHECK(read_file(out / name) == read_file(expected / name));
-  }
+  check_against_golden(out, expected);
   check_svgs(out);
   fs::remove_all(out);
   fs::remove_all(log);
