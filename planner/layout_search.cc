@@ -200,17 +200,29 @@ const char* dominant_term(const StageMemory& s) {
   return what;
 }
 
+// The recompute modes the search offers, each with the most layers it may recompute in full
+// beside it (recompute_layers): selective and per-layer recomputation only where the framework
+// has them (CostOptions::partial_recompute). One list for the search and for its size count.
+std::vector<std::pair<Recompute, int64_t>> recompute_choices(const CostOptions& o,
+                                                             const LayoutFix& fix,
+                                                             int64_t stage_layers) {
+  std::vector<std::pair<Recompute, int64_t>> out;
+  for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+    if (!allowed(fix.recompute, rc)) continue;
+    if (rc == Recompute::selective && !o.partial_recompute) continue;
+    out.emplace_back(rc, rc == Recompute::full || !o.partial_recompute ? 0 : stage_layers);
+  }
+  return out;
+}
+
 ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
                     const SearchOptions& options) {
   ItemResult out;
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
   for (Schedule schedule : schedules_for(item.base, options.fix)) {
-    for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
-      if (!allowed(options.fix.recompute, rc)) continue;
-      const bool partial = model.options().partial_recompute;
-      if (rc == Recompute::selective && !partial) continue;
-      const int64_t max_layers = rc == Recompute::full || !partial ? 0 : stage_layers;
+    for (const auto& [rc, max_layers] :
+         recompute_choices(model.options(), options.fix, stage_layers)) {
       for (int64_t rl = 0; rl <= max_layers; ++rl) {
         if (!allowed(options.fix.recompute_layers, rl)) continue;
         for (int zero = 0; zero <= 3; ++zero) {
@@ -325,9 +337,8 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
     const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
     for (Schedule schedule : schedules_for(item.base, fix)) {
       (void)schedule;
-      for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
-        if (!allowed(fix.recompute, rc)) continue;
-        const int64_t max_layers = rc == Recompute::full ? 0 : stage_layers;
+      for (const auto& [rc, max_layers] : recompute_choices(model.options(), fix, stage_layers)) {
+        (void)rc;
         const int64_t layer_counts =
             fix.recompute_layers ? (*fix.recompute_layers <= max_layers ? 1 : 0) : max_layers + 1;
         total += layer_counts * zeros;

@@ -100,6 +100,7 @@ TEST_CASE("a framework without partial recomputation is searched with recompute 
   CostModel model(m, c, CalibrationProfile{}, {128, 1, Precision::bf16}, options);
   SearchResult r = search_layouts(model, 1, SearchOptions{});
   CHECK(r.evaluated == 8);
+  CHECK(count_search_layouts(model, 1, SearchOptions{}) == 8);
   for (const Estimate& e : r.ranked) {
     CHECK(e.layout.recompute != Recompute::selective);
     CHECK(e.layout.recompute_layers == 0);
