@@ -104,27 +104,25 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& g,
     const CollectiveInfo& info = collective_info(c);
     return info.hbm_bytes_per_bus_byte * bytes * info.bus_factor(n) / context_.hbm_bytes_per_s;
   };
-  const double layer_div = layers > 0 ? static_cast<double>(layers) : 1.0;
-  t.reduce_hbm = hbm_s(reduce, params * mo.grad_bytes_per_param);
-  t.layer_reduce_hbm = t.reduce_hbm / layer_div;
-  t.reduce = collectives_.time_s(reduce, g, params * mo.grad_bytes_per_param);
+  const double grad_bytes = params * mo.grad_bytes_per_param;
+  const double weight_bytes = params * mo.weight_bytes_per_param;
+  t.reduce = collectives_.time_s(reduce, g, grad_bytes);
+  t.reduce_hbm = hbm_s(reduce, grad_bytes);
   t.reduce_last = collectives_.time_s(reduce, g, bucket * mo.grad_bytes_per_param);
   if (z.gathers_updated_weights()) {
-    t.gather = collectives_.time_s(Collective::all_gather, g, params * mo.weight_bytes_per_param);
-    t.gather_hbm = hbm_s(Collective::all_gather, params * mo.weight_bytes_per_param);
+    t.gather = collectives_.time_s(Collective::all_gather, g, weight_bytes);
+    t.gather_hbm = hbm_s(Collective::all_gather, weight_bytes);
     t.gather_last =
         collectives_.time_s(Collective::all_gather, g, bucket * mo.weight_bytes_per_param);
   }
-  if (z.weights && layers > 0) {
-    t.layer_gather_hbm = hbm_s(Collective::all_gather, params * mo.weight_bytes_per_param) /
-                         static_cast<double>(layers);
-    t.layer_gather =
-        collectives_.time_s(Collective::all_gather, g,
-                            params * mo.weight_bytes_per_param / static_cast<double>(layers));
-  }
-  if (layers > 0) {
-    t.layer_reduce = collectives_.time_s(
-        reduce, g, params * mo.grad_bytes_per_param / static_cast<double>(layers));
+  if (layers > 0) {  // one layer's share of the stage
+    const double per = static_cast<double>(layers);
+    t.layer_reduce = collectives_.time_s(reduce, g, grad_bytes / per);
+    t.layer_reduce_hbm = t.reduce_hbm / per;
+    if (z.weights) {
+      t.layer_gather = collectives_.time_s(Collective::all_gather, g, weight_bytes / per);
+      t.layer_gather_hbm = hbm_s(Collective::all_gather, weight_bytes) / per;
+    }
   }
   return t;
 }
@@ -261,6 +259,14 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
   auto hidden_behind = [eta](double comm, double compute, double hbm) {
     return exposed_after_overlap(comm, compute, eta, hbm);
   };
+  // ZeRO-3: each layer gathered one layer ahead (prefetch) in forward and backward, hidden
+  // behind the layer before it; `bwd_comm` is what queues in each backward layer.
+  auto prefetched_layers = [&](const SyncTimes& t, double bwd_comm, double bwd_hbm,
+                               double bwd_window) {
+    return (layers - 1) *
+           (hidden_behind(t.layer_gather, st.forward_s / layers, t.layer_gather_hbm) +
+            hidden_behind(bwd_comm, bwd_window / layers, bwd_hbm));
+  };
   double exposed = k.embedding_sync_s;
   for (const SyncTimes& t : k.sync[static_cast<size_t>(l.zero)]) {
     if (t.reduce <= 0) continue;
@@ -275,13 +281,11 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
       // parallel group), so they hide together behind one layer's backward and recompute. The
       // first layer's gather and the last layer's reduction have nothing to hide behind.
       // Without overlap_grad_reduce the reductions wait for the backward pass, exposed.
-      const double fwd = st.forward_s / layers, bwd = (st.backward_s + st.recompute_s) / layers;
       const bool overlap = options_.overlap_grad_reduce;
       const double bwd_comm = t.layer_gather + (overlap ? t.layer_reduce : 0);
       const double bwd_hbm = t.layer_gather_hbm + (overlap ? t.layer_reduce_hbm : 0);
       exposed += m * (t.layer_gather + (overlap ? t.layer_reduce : t.reduce) +
-                      (layers - 1) * (hidden_behind(t.layer_gather, fwd, t.layer_gather_hbm) +
-                                      hidden_behind(bwd_comm, bwd, bwd_hbm)));
+                      prefetched_layers(t, bwd_comm, bwd_hbm, st.backward_s + st.recompute_s));
       continue;
     }
     exposed += every ? (m - 1) * hidden_behind(t.reduce, per_mb_window, t.reduce_hbm) + once : once;
@@ -292,13 +296,11 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
                      ? std::max(t.gather_last, hidden_behind(t.gather, st.forward_s, t.gather_hbm))
                      : t.gather;
     }
-    // ZeRO-3: each layer gathered one layer ahead (prefetch), in forward and backward; the
+    // ZeRO-3 reducing once per step: only the gathers, hidden behind the backward alone; the
     // first layer's gather has nothing to hide behind.
     if (with_zero3_gathers && t.layer_gather > 0 && layers > 0) {
-      const double fwd = st.forward_s / layers, bwd = st.backward_s / layers;
       exposed += m * (t.layer_gather +
-                      (layers - 1) * (hidden_behind(t.layer_gather, fwd, t.layer_gather_hbm) +
-                                      hidden_behind(t.layer_gather, bwd, t.layer_gather_hbm)));
+                      prefetched_layers(t, t.layer_gather, t.layer_gather_hbm, st.backward_s));
     }
   }
   return exposed;

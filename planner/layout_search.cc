@@ -220,9 +220,9 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
   ItemResult out;
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
+  const auto choices = recompute_choices(model.options(), options.fix, stage_layers);
   for (Schedule schedule : schedules_for(item.base, options.fix)) {
-    for (const auto& [rc, max_layers] :
-         recompute_choices(model.options(), options.fix, stage_layers)) {
+    for (const auto& [rc, max_layers] : choices) {
       for (int64_t rl = 0; rl <= max_layers; ++rl) {
         if (!allowed(options.fix.recompute_layers, rl)) continue;
         for (int zero = 0; zero <= 3; ++zero) {
@@ -335,15 +335,13 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
   int64_t total = 0;
   for (const WorkItem& item : items) {
     const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
-    for (Schedule schedule : schedules_for(item.base, fix)) {
-      (void)schedule;
-      for (const auto& [rc, max_layers] : recompute_choices(model.options(), fix, stage_layers)) {
-        (void)rc;
-        const int64_t layer_counts =
-            fix.recompute_layers ? (*fix.recompute_layers <= max_layers ? 1 : 0) : max_layers + 1;
-        total += layer_counts * zeros;
-      }
+    int64_t per_schedule = 0;
+    for (const auto& choice : recompute_choices(model.options(), fix, stage_layers)) {
+      const int64_t max_layers = choice.second;
+      per_schedule +=
+          fix.recompute_layers ? (*fix.recompute_layers <= max_layers ? 1 : 0) : max_layers + 1;
     }
+    total += static_cast<int64_t>(schedules_for(item.base, fix).size()) * per_schedule * zeros;
   }
   return total;
 }
