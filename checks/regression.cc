@@ -81,7 +81,7 @@ Result<RegressionRecord> evaluate_best(const RegressionScenario& entry, const Sc
   options.threads = threads;
   CostModel model(scenario.model, scenario.cluster, scenario.profile, scenario.training,
                   cost_options(entry));
-  if (auto error = check_search_size(model, scenario.gpus, options)) {
+  if (auto error = check_search_size(model, scenario.gpus, options, "regress")) {
     error->where = entry.where;  // the scenario, whose fix: would narrow the search
     error->field = entry.path;
     return *error;

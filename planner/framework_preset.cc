@@ -3,14 +3,15 @@
 #include <fmt/format.h>
 
 #include "core/edit_distance.h"
+#include "simulator/pipeline_schedule.h"
 
 namespace meshplan {
 namespace {
 
 // Columns: name, description, source; overlap_grad_reduce, overlap_p2p, pp_scatter_gather,
 // overlap_param_gather, zero_reduce_every_micro_batch, grad_bytes_per_param; sequence_parallel;
-// attention_kernels, collective_rails and fp8_recipe where they differ from the defaults
-// and DeepSpeed's ZeRO-3 live-parameter budget (stage3_max_live_parameters, default 1e9)
+// attention_kernels, collective_rails, fp8_recipe, DeepSpeed's ZeRO-3 live-parameter budget
+// (stage3_max_live_parameters, default 1e9), partial_recompute and the pipeline schedules
 // (cuDNN through Transformer Engine first; rails on; delayed scaling, Transformer Engine's and
 // Megatron-LM's default). PyTorch-native stacks (FSDP2, torchtitan) run SDPA's flash backend
 // (FlashAttention-2) and torchao float8 with dynamic ("tensorwise") scaling: current scaling.
@@ -26,29 +27,35 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // (megatron/core/pipeline_parallel/schedules.py), so ZeRO-0/1 reduce once per step. ZeRO-2/3
     // are Megatron-FSDP (--data-parallel-sharding-strategy optim_grads / optim_grads_params),
     // which reduce-scatters gradients during every backward; only the outer-DP reduction of
-    // hybrid sharding waits for the last micro-batch (NVIDIA/Megatron-LM#7186).
+    // hybrid sharding waits for the last micro-batch (NVIDIA/Megatron-LM#7186). Pipeline
+    // schedules: forward_backward_pipelining_without_interleaving (1F1B) and _with_interleaving
+    // (megatron/core/pipeline_parallel/schedules.py); no GPipe, no zero-bubble schedule.
     {"megatron-core",
      "Megatron-Core (Megatron-LM 2024+): distributed optimizer, overlapped grad reduce, param "
      "gather and p2p",
      "github.com/NVIDIA/Megatron-LM megatron/training/arguments.py, "
      "megatron/core/pipeline_parallel/schedules.py",
-     true, true, true, true, true, 4, true},
+     true, true, true, true, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 0, true,
+     "1f1b,interleaved"},
     // NeMo 2.x trains through Megatron-Core (MegatronStrategy); MegatronCommOverlapCallback
     // (nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py) turns on overlap_grad_reduce,
     // overlap_param_gather and p2p overlap with the distributed optimizer: the same rules.
     {"nemo", "NVIDIA NeMo 2.x on Megatron-Core: the megatron-core rules",
      "github.com/NVIDIA/NeMo nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py", true, true,
-     true, true, true, 4, true},
+     true, true, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 0, true, "1f1b,interleaved"},
     // Megatron-LM as of Narayanan et al. 2021 (arXiv 2104.04473): gradients all-reduced after
     // the backward pass (--overlap-grad-reduce arrived in 2023, core_r0.4.0); blocking pipeline
     // sends and receives (--overlap-p2p-communication also 2023); scatter/gather (§4.1); fp16
     // training keeps gradients and their all-reduce in the parameter dtype unless
     // --accumulate-allreduce-grads-in-fp32 (default off; forced on only for bf16): 2 bytes. No
     // distributed optimizer, no sequence parallelism (Korthikanti et al. 2022 came later).
+    // Schedules: 1F1B and the interleaved 1F1B the paper introduced (§2.2); zero-bubble
+    // schedules came in 2023 (Qi et al., arXiv 2401.10241).
     {"megatron-2021", "Megatron-LM of 2021 (Narayanan et al.): no comm overlap, fp16 gradients",
      "arXiv 2104.04473 §4; Megatron-LM v2.x megatron/arguments.py "
      "(--accumulate-allreduce-grads-in-fp32)",
-     false, false, true, false, true, 2, false, "cudnn,fa3,fa2", true, "delayed", 0, false},
+     false, false, true, false, true, 2, false, "cudnn,fa3,fa2", true, "delayed", 0, false,
+     "1f1b,interleaved"},
     // Microsoft DeepSpeed (deepspeed.ai/docs/config-json, zero_optimization): overlap_comm
     // overlaps gradient reduction with backward; it defaults to on for ZeRO-3 and off below
     // (overlap_comm_valid in deepspeed/runtime/zero/config.py), and the ZeRO-2 tutorial's
@@ -57,13 +64,15 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // stage_1_and_2.py / stage3.py); ZeRO-1/2 all-gather the updated partitions inside step(),
     // not behind the next forward; ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size).
     // PipelineEngine (deepspeed/runtime/pipe/engine.py) executes blocking sends of the whole
-    // activation from every TP rank.
+    // activation from every TP rank; its only schedule is TrainSchedule, 1F1B
+    // (deepspeed/runtime/pipe/schedule.py).
     {"deepspeed",
      "Microsoft DeepSpeed ZeRO (overlap_comm on): per-micro-batch gradient reduction, blocking "
      "pipeline",
      "deepspeed.ai/docs/config-json (zero_optimization); deepspeed/runtime/zero/config.py, "
      "stage_1_and_2.py, pipe/engine.py",
-     true, false, false, false, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 1e9, false},
+     true, false, false, false, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 1e9, false,
+     "1f1b"},
     // The DeepSpeed ZeRO-3 runs of Narayanan et al. 2021 Table 2 (configuration unpublished).
     // overlap_comm was already DeepSpeed's default for ZeRO-3 then
     // (ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT, deepspeed/runtime/zero/config.py): gradient
@@ -73,45 +82,63 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // GPU (no rails). That reproduces the step time that stays constant from 768 to 1,536 GPUs
     // (throughput per GPU 144, 88, 44 TFLOP/s: communication-bound); with every rail (8 × HDR
     // per node) the gathers would hide behind compute and the throughput would barely fall.
+    // Pipelines: DeepSpeed's 1F1B TrainSchedule.
     {"deepspeed-2021",
      "DeepSpeed ZeRO-3 as in Narayanan et al. 2021 Table 2: overlap_comm, one NIC per GPU (fitted)",
      "arXiv 2104.04473 Table 2 (configuration unpublished); deepspeed/runtime/zero/config.py", true,
-     false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9, false},
+     false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9, false, "1f1b"},
     // Megatron-DeepSpeed as BLOOM-176B ran it (bigscience-workshop/Megatron-DeepSpeed, 2022):
     // Megatron-LM of 2021 (gradient reduction after backward) on DeepSpeed's synchronous
     // PipelineEngine (whole activations from every TP rank, blocking), bf16 with fp32 gradient
     // accumulation (4 bytes), ZeRO-1. Its BF16_Optimizer all-gathers the updated weights in
     // step() (deepspeed/runtime/bf16_optimizer.py), after the backward: nothing hides them.
+    // Pipelines: DeepSpeed's 1F1B TrainSchedule.
     {"megatron-deepspeed",
      "Megatron-DeepSpeed of 2022 (BLOOM): no comm overlap, DeepSpeed pipeline",
      "github.com/bigscience-workshop/bigscience train/tr11-176B-ml/README.md; "
      "deepspeed/runtime/pipe/engine.py",
-     false, false, false, false, true, 4, false, "cudnn,fa3,fa2", true, "delayed", 0, false},
+     false, false, false, false, true, 4, false, "cudnn,fa3,fa2", true, "delayed", 0, false,
+     "1f1b"},
     // PyTorch FSDP2 (fully_shard, docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html):
     // reduce-scatter from post-backward hooks per unit, overlapping the rest of the backward;
     // implicit prefetch overlaps all-gathers with compute, including the forward all-gathers
     // when reshard_after_forward=False (ZeRO-2 style); reduce-scatter every micro-batch unless
     // the user calls set_requires_gradient_sync(False) (pytorch/pytorch#126166). torch.
-    // distributed.pipelining sends whole tensors, asynchronously.
+    // distributed.pipelining sends whole tensors, asynchronously; its ScheduleGPipe,
+    // Schedule1F1B and ScheduleInterleaved1F1B are meshplan's gpipe, 1f1b and interleaved (its
+    // zero-bubble schedules need two or more stages per rank, unlike ZB-H1).
     {"fsdp2", "PyTorch FSDP2 (fully_shard): per-micro-batch reduce-scatter, prefetched all-gathers",
      "docs.pytorch.org fully_shard and FSDP notes (prefetch); pytorch/pytorch#126166", true, true,
-     false, true, true, 4, true, "fa2", true, "current"},
+     false, true, true, 4, true, "fa2", true, "current", 0, true, "gpipe,1f1b,interleaved"},
     // torchtitan (github.com/pytorch/torchtitan, parallelize.py): FSDP2 with
     // MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32), TP with sequence parallel,
     // torch.distributed.pipelining: the fsdp2 rules.
     {"torchtitan", "torchtitan: FSDP2 + TP/SP + torch.distributed.pipelining (the fsdp2 rules)",
      "github.com/pytorch/torchtitan torchtitan/models/llama3/infra/parallelize.py", true, true,
-     false, true, true, 4, true, "fa2", true, "current"},
+     false, true, true, 4, true, "fa2", true, "current", 0, true, "gpipe,1f1b,interleaved"},
     // MosaicML Composer (composer/distributed/dist_strategy.py): prepare_fsdp_module wraps in
     // PyTorch FSDP1 with FULL_SHARD (ZeRO-3) or SHARD_GRAD_OP (ZeRO-2), backward_prefetch
     // BACKWARD_POST by default; ddp_sync_context applies no_sync only to DistributedDataParallel,
     // so under FSDP every micro-batch's gradients are reduce-scattered. The LLM Foundry runs use
     // no tensor parallelism. Attention: FlashAttention-2 (llm-foundry attn_impl: flash).
+    // Composer has no pipeline parallelism: no schedules, pp = 1.
     {"composer", "MosaicML Composer on PyTorch FSDP (LLM Foundry): per-micro-batch reduce-scatter",
      "github.com/mosaicml/composer composer/distributed/dist_strategy.py (prepare_fsdp_module, "
      "ddp_sync_context)",
-     true, true, false, true, true, 4, false, "fa2", true, "delayed", 0, false},
+     true, true, false, true, true, 4, false, "fa2", true, "delayed", 0, false, ""},
 };
+
+// "a,b,c" → {"a", "b", "c"}; "" → {}.
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -141,18 +168,16 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.overlap_param_gather = f.overlap_param_gather;
   o.zero_reduce_every_micro_batch = f.zero_reduce_every_micro_batch;
   o.memory.grad_bytes_per_param = f.grad_bytes_per_param;
-  o.attention_kernels.clear();
-  std::string kernels = f.attention_kernels;
-  for (size_t start = 0; start <= kernels.size();) {
-    size_t end = kernels.find(',', start);
-    if (end == std::string::npos) end = kernels.size();
-    if (end > start) o.attention_kernels.push_back(kernels.substr(start, end - start));
-    start = end + 1;
-  }
+  o.attention_kernels = comma_list(f.attention_kernels);
   o.collective_rails = f.collective_rails;
   o.fp8_recipe = f.fp8_recipe;
   o.memory.zero3_max_live_params = f.zero3_max_live_params;
   o.partial_recompute = f.partial_recompute;
+  o.pipeline_schedules.clear();
+  for (const std::string& name : comma_list(f.schedules)) {
+    for (const sim::ScheduleInfo& info : sim::schedule_table())
+      if (name == info.name) o.pipeline_schedules.push_back(info.schedule);
+  }
 }
 
 }  // namespace meshplan

@@ -42,6 +42,9 @@ struct FrameworkPreset {
   // came with Korthikanti et al. 2022 (Megatron-LM --recompute-granularity, --recompute-method).
   // Without them activation checkpointing is all layers or none.
   bool partial_recompute = true;
+  // Pipeline schedules the framework runs, comma-separated names as in --layout schedule=
+  // (CostOptions::pipeline_schedules); "" when it has no pipeline parallelism.
+  const char* schedules = "1f1b,interleaved";
 };
 
 // The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.

@@ -46,11 +46,23 @@ bool holds(bool ok, const char* rule, std::map<std::string, int64_t>& skipped) {
   return ok;
 }
 
+// Whether the search may use schedule `s`: the one --fix names, else the framework's schedules
+// (CostOptions::pipeline_schedules).
+bool schedule_offered(Schedule s, const LayoutFix& fix, const std::vector<Schedule>& framework) {
+  if (fix.schedule) return *fix.schedule == s;
+  return std::find(framework.begin(), framework.end(), s) != framework.end();
+}
+
 class Enumerator {
  public:
   Enumerator(const ModelSpec& model, const TrainingSpec& training, int64_t gpus, size_t levels,
-             const SearchOptions& options)
-      : model_(model), training_(training), gpus_(gpus), levels_(levels), options_(options) {}
+             const SearchOptions& options, const std::vector<Schedule>& schedules)
+      : model_(model),
+        training_(training),
+        gpus_(gpus),
+        levels_(levels),
+        options_(options),
+        schedules_(schedules) {}
 
   // The work items, in enumeration order. Branches pruned by a layout rule are counted in
   // `skipped`; those the reports show (batch and interleaving rules) in `rejected`.
@@ -72,6 +84,10 @@ class Enumerator {
           probe.pp = pp;
           if (!holds(chunks_within_layers(probe, model_), "chunks_within_layers", skipped))
             continue;
+          if (pp > 1 && !offers_pipeline()) {
+            ++rejected["the framework has no pipeline parallelism"];
+            continue;
+          }
           const int64_t dp = gpus_ / tp / cp / pp;
           if (!allowed(fix.dp, dp)) continue;
           probe.dp = dp;
@@ -106,6 +122,10 @@ class Enumerator {
       const int64_t chunks = pp * vpp;
       const int64_t deficit = (model_.layers + chunks - 1) / chunks * chunks - model_.layers;
       if (!allowed(fix.vpp, vpp)) continue;
+      if (vpp > 1 && !offers(Schedule::interleaved)) {
+        ++rejected["the framework has no interleaved schedule"];
+        continue;
+      }
       if (deficit > options_.max_uneven_deficit) {
         ++skipped["uneven deficit above max_uneven_deficit"];
         continue;
@@ -144,6 +164,9 @@ class Enumerator {
     }
   }
 
+  bool offers(Schedule s) const { return schedule_offered(s, options_.fix, schedules_); }
+  bool offers_pipeline() const { return options_.fix.schedule || !schedules_.empty(); }
+
   std::vector<std::array<Dim, 4>> orders() const {
     if (options_.fix.order) return {*options_.fix.order};
     std::vector<std::array<Dim, 4>> out = {{Dim::tp, Dim::cp, Dim::dp, Dim::pp}};
@@ -156,20 +179,22 @@ class Enumerator {
   int64_t gpus_;
   size_t levels_ = 0;
   const SearchOptions& options_;
+  const std::vector<Schedule>& schedules_;
 };
 
-// Schedules worth trying for a pipeline shape.
-std::vector<Schedule> schedules_for(const Layout& layout, const LayoutFix& fix) {
+// Schedules to try for a pipeline shape: of those that fit it, the one --fix names, else the
+// framework's (CostOptions::pipeline_schedules). Without a pipeline the schedule is moot: 1F1B.
+std::vector<Schedule> schedules_for(const Layout& layout, const LayoutFix& fix,
+                                    const std::vector<Schedule>& framework) {
+  if (layout.pp == 1) return {Schedule::one_f_one_b};
   std::vector<Schedule> all;
   if (layout.vpp > 1)
     all = {Schedule::interleaved};
-  else if (layout.pp == 1)
-    all = {Schedule::one_f_one_b};
   else
     all = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb_h1};
   std::vector<Schedule> out;
   for (Schedule s : all)
-    if (allowed(fix.schedule, s) || (layout.pp == 1 && fix.schedule)) out.push_back(s);
+    if (schedule_offered(s, fix, framework)) out.push_back(s);
   return out;
 }
 
@@ -221,7 +246,8 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
   const auto choices = recompute_choices(model.options(), options.fix, stage_layers);
-  for (Schedule schedule : schedules_for(item.base, options.fix)) {
+  for (Schedule schedule :
+       schedules_for(item.base, options.fix, model.options().pipeline_schedules)) {
     for (const auto& [rc, max_layers] : choices) {
       for (int64_t rl = 0; rl <= max_layers; ++rl) {
         if (!allowed(options.fix.recompute_layers, rl)) continue;
@@ -287,7 +313,8 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   const auto start = std::chrono::steady_clock::now();
   SearchResult result;
   Enumerator enumerator(prototype.model(), prototype.training(), gpus,
-                        prototype.cluster().network.size(), options);
+                        prototype.cluster().network.size(), options,
+                        prototype.options().pipeline_schedules);
   const std::vector<WorkItem> items = enumerator.work_items(result.rejected, result.skipped);
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
@@ -328,7 +355,8 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
 int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& options) {
   std::map<std::string, int64_t> rejected, skipped;
   const std::vector<WorkItem> items =
-      Enumerator(model.model(), model.training(), gpus, model.cluster().network.size(), options)
+      Enumerator(model.model(), model.training(), gpus, model.cluster().network.size(), options,
+                 model.options().pipeline_schedules)
           .work_items(rejected, skipped);
   const LayoutFix& fix = options.fix;
   const int64_t zeros = fix.zero ? 1 : 4;
@@ -341,7 +369,9 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
       per_schedule +=
           fix.recompute_layers ? (*fix.recompute_layers <= max_layers ? 1 : 0) : max_layers + 1;
     }
-    total += static_cast<int64_t>(schedules_for(item.base, fix).size()) * per_schedule * zeros;
+    total += static_cast<int64_t>(
+                 schedules_for(item.base, fix, model.options().pipeline_schedules).size()) *
+             per_schedule * zeros;
   }
   return total;
 }

@@ -66,10 +66,10 @@ constexpr int64_t kMaxSearchLayouts = 100'000'000;
 // The layouts search_layouts would evaluate, counted without evaluating them.
 int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& options);
 
-// An error (at `origin`, e.g. "--fix") when the search would evaluate more than
+// An error (at `origin`: the command, e.g. "plan") when the search would evaluate more than
 // kMaxSearchLayouts layouts, so that it is refused up front instead of running for hours.
 std::optional<Diagnostic> check_search_size(const CostModel& model, int64_t gpus,
                                             const SearchOptions& options,
-                                            const std::string& origin = "--fix");
+                                            const std::string& origin);
 
 }  // namespace meshplan

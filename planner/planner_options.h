@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/layout.h"
 #include "planner/collective_model.h"
 #include "planner/flop_count.h"
 #include "planner/memory_options.h"
@@ -86,6 +87,10 @@ struct CostOptions {
   // Whether the framework recomputes less than every layer (FrameworkPreset::
   // partial_recompute); where it does not, the search offers recompute none or full only.
   bool partial_recompute = true;
+  // Pipeline schedules the framework runs (FrameworkPreset::schedules); the search offers only
+  // these unless --fix names a schedule. Empty: no pipeline parallelism (pp must be 1).
+  // Megatron-Core: 1F1B and interleaved 1F1B (megatron/core/pipeline_parallel/schedules.py).
+  std::vector<Schedule> pipeline_schedules = {Schedule::one_f_one_b, Schedule::interleaved};
   // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
   // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
   // default ddp_bucket_size).

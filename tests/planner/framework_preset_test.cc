@@ -30,6 +30,7 @@ TEST_CASE("the default preset is megatron-core and leaves CostOptions{} unchange
   CHECK(o.overlap_param_gather == defaults.overlap_param_gather);
   CHECK(o.zero_reduce_every_micro_batch == defaults.zero_reduce_every_micro_batch);
   CHECK(o.memory.grad_bytes_per_param == defaults.memory.grad_bytes_per_param);
+  CHECK(o.pipeline_schedules == defaults.pipeline_schedules);
 }
 
 TEST_CASE("every issue-11 framework has a preset, each with a description and a source") {
@@ -74,6 +75,26 @@ TEST_CASE("each preset's settings") {
     CHECK(o.zero_reduce_every_micro_batch == x.every_micro_batch);
     CHECK(o.memory.grad_bytes_per_param == x.grad_bytes);
     CHECK(o.partial_recompute == x.partial_recompute);
+  }
+}
+
+TEST_CASE("each preset's pipeline schedules") {
+  using S = Schedule;
+  const std::vector<std::pair<const char*, std::vector<Schedule>>> expected = {
+      {"megatron-core", {S::one_f_one_b, S::interleaved}},
+      {"nemo", {S::one_f_one_b, S::interleaved}},
+      {"megatron-2021", {S::one_f_one_b, S::interleaved}},
+      {"deepspeed", {S::one_f_one_b}},
+      {"deepspeed-2021", {S::one_f_one_b}},
+      {"megatron-deepspeed", {S::one_f_one_b}},
+      {"fsdp2", {S::gpipe, S::one_f_one_b, S::interleaved}},
+      {"torchtitan", {S::gpipe, S::one_f_one_b, S::interleaved}},
+      {"composer", {}},
+  };
+  CHECK(expected.size() == framework_presets().size());
+  for (const auto& [name, schedules] : expected) {
+    CAPTURE(name);
+    CHECK(with(name).pipeline_schedules == schedules);
   }
 }
 

@@ -107,6 +107,58 @@ TEST_CASE("a framework without partial recomputation is searched with recompute 
   }
 }
 
+namespace {
+
+// Every layout the search evaluates for `framework` (top_k above the count), with the count
+// the up-front size check predicts.
+SearchResult search_all(const std::string& framework, const std::string& fix = "") {
+  ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
+  CostOptions options;
+  apply_framework(find_framework(framework).value(), options);
+  CostModel model(m, two_level_cluster(1), CalibrationProfile{}, {128, 16, Precision::bf16},
+                  options);
+  SearchOptions o;
+  o.top_k = 100000;
+  if (!fix.empty()) o.fix = parse_layout_fix(fix).value();
+  SearchResult r = search_layouts(model, 8, o);
+  CHECK(count_search_layouts(model, 8, o) == r.evaluated);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the search offers only the pipeline schedules the framework runs") {
+  // Megatron-Core: 1F1B and interleaved 1F1B, no GPipe, no ZB-H1.
+  SearchResult core = search_all("megatron-core");
+  bool interleaved = false;
+  for (const Estimate& e : core.ranked) {
+    if (e.layout.pp == 1) continue;
+    CHECK(
+        (e.layout.schedule == Schedule::one_f_one_b || e.layout.schedule == Schedule::interleaved));
+    interleaved = interleaved || e.layout.schedule == Schedule::interleaved;
+  }
+  CHECK(interleaved);
+  // DeepSpeed's PipelineEngine runs 1F1B only: every chunked shape is refused under a reason.
+  SearchResult ds = search_all("deepspeed");
+  for (const Estimate& e : ds.ranked)
+    CHECK((e.layout.pp == 1 || e.layout.schedule == Schedule::one_f_one_b));
+  CHECK(ds.rejected["the framework has no interleaved schedule"] > 0);
+  // Composer has no pipeline parallelism at all.
+  SearchResult composer = search_all("composer");
+  REQUIRE(!composer.ranked.empty());
+  for (const Estimate& e : composer.ranked) CHECK(e.layout.pp == 1);
+  CHECK(composer.rejected["the framework has no pipeline parallelism"] > 0);
+  // A schedule the user pins is searched whatever the framework.
+  SearchResult pinned = search_all("megatron-core", "schedule=zb-h1");
+  bool zb = false;
+  for (const Estimate& e : pinned.ranked) {
+    if (e.layout.pp == 1) continue;
+    CHECK(e.layout.schedule == Schedule::zb_h1);
+    zb = true;
+  }
+  CHECK(zb);
+}
+
 TEST_CASE("when nothing fits, the smallest-memory layout is reported") {
   ModelSpec m = shipped_model("llama3-405b");
   ClusterSpec c = two_level_cluster(1);
