@@ -84,8 +84,10 @@ static std::vector<const LayoutField*> fields_in_print_order() {
 std::string to_string(const Layout& layout) {
   static const std::vector<const LayoutField*> fields = fields_in_print_order();
   std::string out;
-  for (const LayoutField* field : fields)
+  for (const LayoutField* field : fields) {
+    if (field->omitted && field->omitted(layout)) continue;
     out += fmt::format("{}{}={}", out.empty() ? "" : ",", field->key, field->print(layout));
+  }
   return out;
 }
 
@@ -94,7 +96,9 @@ std::string short_label(const Layout& layout) {
   if (layout.cp > 1) s += fmt::format(" cp{}", layout.cp);
   if (layout.ep > 1) s += fmt::format(" ep{}", layout.ep);
   if (layout.vpp > 1) s += fmt::format(" v{}", layout.vpp);
-  s += fmt::format(" z{} mbs{}", layout.zero, layout.mbs);
+  s += fmt::format(" z{}", layout.zero);
+  if (layout.shard > 0) s += fmt::format(" shard{}", layout.shard);
+  s += fmt::format(" mbs{}", layout.mbs);
   const char* rc = layout.recompute == Recompute::none        ? ""
                    : layout.recompute == Recompute::selective ? " sel"
                                                               : " full";

@@ -34,9 +34,16 @@ struct Layout {
   Schedule schedule = Schedule::one_f_one_b;
   bool tp_overlap = false;  // TP communication overlapped with GEMMs (userbuffers / async TP)
   bool uneven = false;      // allow layers not divisible by pp·vpp (first/last chunks get fewer)
+  // ZeRO shard group (hybrid sharding, HSDP): 0 shards over all dp·cp ranks; N shards over
+  // groups of the innermost N of them, each group holding a full replica of the sharded states
+  // (PyTorch FSDP HYBRID_SHARD, torchtitan data_parallel_shard_degree, Megatron-Core
+  // --num-distributed-optimizer-instances dp·cp/N).
+  int64_t shard = 0;
   std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
 
   int64_t model_parallel() const { return tp * pp * cp; }
+  // Ranks each ZeRO-sharded state is divided over: shard, or all dp·cp ranks.
+  int64_t shard_size() const { return shard > 0 ? shard : dp * cp; }
   int64_t gpus() const { return dp * tp * pp * cp; }
   // Ranks between consecutive members of a `dim` group (product of the degrees inside it).
   int64_t stride(Dim dim) const;

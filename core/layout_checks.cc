@@ -33,6 +33,20 @@ bool ep_splits_experts(const Layout& layout, const ModelSpec& model) {
 
 bool ep_fits_dp_cp(const Layout& layout) { return (layout.dp * layout.cp) % layout.ep == 0; }
 
+bool shard_divides_dp_cp(const Layout& layout) {
+  if (layout.shard == 0) return true;
+  const bool cp_inner = layout.stride(Dim::cp) < layout.stride(Dim::dp);
+  const int64_t inner = cp_inner ? layout.cp : layout.dp, outer = cp_inner ? layout.dp : layout.cp;
+  if (layout.shard <= inner) return inner % layout.shard == 0;
+  return layout.shard % inner == 0 && outer % (layout.shard / inner) == 0;
+}
+
+bool shard_needs_zero(const Layout& layout) { return layout.shard == 0 || layout.zero >= 1; }
+
+bool shard_holds_expert_groups(const Layout& layout) {
+  return layout.shard == 0 || layout.shard % layout.ep == 0;
+}
+
 bool chunks_divide_layers(const Layout& layout, const ModelSpec& model) {
   return layout.uneven || model.layers % (layout.pp * layout.vpp) == 0;
 }
@@ -127,6 +141,20 @@ void check_model_split(Checker& checker, const Layout& layout, const ModelSpec& 
   }
 }
 
+// Hybrid sharding's group fits the data-parallel ranks.
+void check_sharding(Checker& checker, const Layout& layout) {
+  checker.require(shard_divides_dp_cp(layout), "shard", layout.shard,
+                  fmt::format("must divide dp·cp = {}·{} along the rank order (a divisor of the "
+                              "inner of the two, or a multiple of it)",
+                              layout.dp, layout.cp));
+  checker.require(shard_needs_zero(layout), "shard", layout.shard,
+                  "needs zero ≥ 1 (with zero=0 nothing is sharded)");
+  checker.require(shard_holds_expert_groups(layout), "shard", layout.shard,
+                  fmt::format("must be a multiple of ep ({}) (each shard group holds whole "
+                              "expert-parallel groups)",
+                              layout.ep));
+}
+
 // Layers split over pp·vpp chunks, and the schedule's own rules.
 void check_pipeline(Checker& checker, const Layout& layout, const ModelSpec& model) {
   const int64_t chunks = layout.pp * layout.vpp;
@@ -180,6 +208,7 @@ std::vector<Diagnostic> check_layout(Layout& layout, const ModelSpec& model, int
   Checker checker(origin);
   check_gpu_count(checker, layout, gpus);
   check_model_split(checker, layout, model);
+  check_sharding(checker, layout);
   check_pipeline(checker, layout, model);
   check_batch_and_sequence(checker, layout, training);
   return checker.errors;

@@ -92,7 +92,7 @@ std::string print_int(const Layout& layout) {
 
 }  // namespace
 
-const std::array<LayoutField, 15> kLayoutFields = {{
+const std::array<LayoutField, 16> kLayoutFields = {{
     {"dp", "data-parallel degree; 0 (the default) fills the GPUs left after tp·pp·cp",
      FieldSearch::searched, 2, parse_int<&Layout::dp, 0, kMaxDegree>, print_int<&Layout::dp>,
      nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.dp = parsed.dp; }},
@@ -118,6 +118,12 @@ const std::array<LayoutField, 15> kLayoutFields = {{
      },
      [](const Layout& layout) { return fmt::format("{}", layout.zero); }, nullptr,
      [](const Layout& parsed, LayoutFix& fix) { fix.zero = parsed.zero; }},
+    {"shard",
+     "ZeRO shard group: 0 (the default) shards over all dp·cp ranks; N shards over the innermost "
+     "N and replicates across dp·cp/N groups (hybrid sharding, HSDP)",
+     FieldSearch::searched, 15, parse_int<&Layout::shard, 0, kMaxDegree>, print_int<&Layout::shard>,
+     nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.shard = parsed.shard; },
+     [](const Layout& layout) { return layout.shard == 0; }},
     {"mbs", "micro-batch size in sequences (default 1)", FieldSearch::searched, 6,
      parse_int<&Layout::mbs, 1, kMaxDegree>, print_int<&Layout::mbs>, nullptr,
      [](const Layout& parsed, LayoutFix& fix) { fix.mbs = parsed.mbs; }},

@@ -23,6 +23,7 @@ struct LayoutFix {
   std::optional<Schedule> schedule;
   std::optional<bool> sp;
   std::optional<std::array<Dim, 4>> order;
+  std::optional<int64_t> shard;
   // Never searched (the search keeps it off); set, every candidate with tp > 1 takes it
   // (validation rows whose source ran with --tp-comm-overlap; --fix tp_overlap=true).
   std::optional<bool> tp_overlap;
@@ -49,10 +50,13 @@ struct LayoutField {
   void (*derive_default)(Layout& layout);
   // Copies this field of `parsed` into `fix`. Null for FieldSearch::derived.
   void (*pin)(const Layout& parsed, LayoutFix& fix);
+  // When set and true for a layout, to_string(Layout) leaves the field out (a field added after
+  // layouts were first written keeps their text unchanged at its default).
+  bool (*omitted)(const Layout& layout) = nullptr;
 };
 
 // Every layout field, in the order the keys are documented (and suggested for typos).
-extern const std::array<LayoutField, 15> kLayoutFields;
+extern const std::array<LayoutField, 16> kLayoutFields;
 
 // The entry for `key`, or null.
 const LayoutField* find_layout_field(std::string_view key);

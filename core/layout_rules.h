@@ -19,6 +19,12 @@ bool tp_splits_expert_ffn(const Layout& layout, const ModelSpec& model);
 // the expert groups are carved from.
 bool ep_splits_experts(const Layout& layout, const ModelSpec& model);
 bool ep_fits_dp_cp(const Layout& layout);
+// Hybrid sharding: the shard group is the innermost `shard` ranks of the dp·cp group, so shard
+// divides the inner of dp and cp (in rank order) or is a multiple of it dividing dp·cp; it
+// shards something (zero ≥ 1) and holds whole expert groups (ep divides it).
+bool shard_divides_dp_cp(const Layout& layout);
+bool shard_needs_zero(const Layout& layout);
+bool shard_holds_expert_groups(const Layout& layout);
 // The pp·vpp chunks divide the layers (unless uneven) and are no more than the layers.
 bool chunks_divide_layers(const Layout& layout, const ModelSpec& model);
 bool chunks_within_layers(const Layout& layout, const ModelSpec& model);

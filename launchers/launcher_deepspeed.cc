@@ -34,6 +34,10 @@ std::vector<Diagnostic> deepspeed_refusals(const Layout& layout, const TrainingS
   if (layout.pp > 1 && layout.schedule != Schedule::one_f_one_b)
     out.push_back(launcher_refusal(ds, layout, "schedule",
                                    "the pipeline engine runs its own 1F1B schedule only"));
+  if (layout.shard > 0)
+    out.push_back(launcher_refusal(ds, layout, "shard",
+                                   "ZeRO shards over the whole data-parallel group (MiCS, its "
+                                   "hybrid ZeRO-3, is not exported); use shard=0"));
   if (training.precision == Precision::fp8)
     out.push_back(launcher_refusal(
         ds, "precision", "fp8", "FP8 comes from Transformer Engine in model code, not the config"));

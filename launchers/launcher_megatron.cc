@@ -147,6 +147,9 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
   args.arg("--micro-batch-size", layout.mbs);
   args.arg("--global-batch-size", training.global_batch);
   if (layout.zero == 1) args.flag("--use-distributed-optimizer");
+  // Hybrid sharding: that many distributed-optimizer copies, each sharded over `shard` ranks.
+  if (layout.shard > 0)
+    args.arg("--num-distributed-optimizer-instances", layout.dp * layout.cp / layout.shard);
   args.flag("--overlap-grad-reduce");
   if (layout.zero == 1) args.flag("--overlap-param-gather");
   args.flag("--bf16");
@@ -169,6 +172,11 @@ Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& trai
     refused.push_back(launcher_refusal(Launcher::nemo, layout, "zero",
                                        "NeMo's FSDP (ZeRO-2/3) does not combine with pipeline "
                                        "parallelism; use zero=0 or 1, or pp=1"));
+  }
+  if (layout.shard > 0) {
+    refused.push_back(launcher_refusal(Launcher::nemo, layout, "shard",
+                                       "the NeMo 1 GPT config has no distributed-optimizer "
+                                       "instances; use shard=0"));
   }
   if (layout.uneven && model.layers % layout.pp != 0) {
     refused.push_back(launcher_refusal(Launcher::nemo, layout, "uneven",

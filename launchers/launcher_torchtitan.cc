@@ -25,6 +25,13 @@ const char* schedule_name(Schedule s) {
   return "1F1B";
 }
 
+// Data-parallel replicas of the sharded states: all dp ranks without sharding, dp·cp/shard with
+// hybrid sharding, else 1.
+int64_t replicas(const Layout& layout) {
+  if (layout.zero == 0) return layout.dp;
+  return layout.shard > 0 ? layout.dp * layout.cp / layout.shard : 1;
+}
+
 std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpec& model) {
   const Launcher tt = Launcher::torchtitan;
   std::vector<Diagnostic> out;
@@ -42,6 +49,10 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpe
     out.push_back(
         launcher_refusal(tt, layout, "recompute_layers",
                          "activation_checkpoint.mode is per model: none, selective or full"));
+  if (layout.shard > 0 && (layout.shard % layout.cp != 0 || layout.dp % replicas(layout) != 0))
+    out.push_back(launcher_refusal(tt, layout, "shard",
+                                   "FSDP shards over data_parallel_shard_degree × cp ranks; "
+                                   "shard must be a multiple of cp"));
   if (layout.pp > 1 && layout.schedule == Schedule::zb_h1 && layout.vpp < 2)
     out.push_back(
         launcher_refusal(tt, layout, "schedule",
@@ -56,8 +67,8 @@ Result<std::string> export_torchtitan(const ModelSpec& model, const TrainingSpec
   std::vector<Diagnostic> refused = torchtitan_refusals(layout, model);
   if (!refused.empty()) return refused;
   LauncherArgs args;
-  args.arg("--parallelism.data_parallel_replicate_degree", layout.zero == 0 ? layout.dp : 1);
-  args.arg("--parallelism.data_parallel_shard_degree", layout.zero == 0 ? 1 : layout.dp);
+  args.arg("--parallelism.data_parallel_replicate_degree", replicas(layout));
+  args.arg("--parallelism.data_parallel_shard_degree", layout.dp / replicas(layout));
   if (layout.zero == 2) args.arg("--parallelism.fsdp_reshard_after_forward", "never");
   args.arg("--parallelism.tensor_parallel_degree", layout.tp);
   if (layout.tp_overlap) args.flag("--parallelism.enable_async_tensor_parallel");

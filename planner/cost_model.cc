@@ -89,39 +89,56 @@ const std::vector<StageLayerMix>& CostModel::mix_of(const Layout& l) {
   return mix_cache_.emplace(key, stage_layer_mix(model_, l)).first->second;
 }
 
-CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& g, double params,
-                                           int zero, int64_t layers) const {
+CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& whole,
+                                           const ShardGroups& sharded, double params, int zero,
+                                           int64_t layers) const {
   SyncTimes t;
-  if (g.size() <= 1 || params <= 0) return t;
+  if (whole.size() <= 1 || params <= 0) return t;
+  // ZeRO-0 all-reduces over the whole group; a sharded state is reduce-scattered and gathered
+  // inside its shard group, and with hybrid sharding each shard is all-reduced across the
+  // replicas after its reduce-scatter (shard_groups.h).
+  const GroupShape& g = zero > 0 ? sharded.shard : whole;
+  const GroupShape replicas = zero > 0 ? sharded.replicas : GroupShape::of(1, 1);
   const MemoryOptions& mo = options_.memory;
   const double bucket =
       std::min(params, std::max(options_.dp_bucket_params, 1e6 * static_cast<double>(l.dp)));
   const ZeroSharding z = zero_sharding(zero);
   const Collective reduce =
       z.reduce_scatters_grads() ? Collective::reduce_scatter : Collective::all_reduce;
-  const double n = static_cast<double>(g.size());
-  auto hbm_s = [&](Collective c, double bytes) {
+  auto hbm_s = [&](Collective c, const GroupShape& group, double bytes) {
     const CollectiveInfo& info = collective_info(c);
-    return info.hbm_bytes_per_bus_byte * bytes * info.bus_factor(n) / context_.hbm_bytes_per_s;
+    return info.hbm_bytes_per_bus_byte * bytes *
+           info.bus_factor(static_cast<double>(group.size())) / context_.hbm_bytes_per_s;
+  };
+  // Gradients of `bytes` (the whole group's buffer): reduced in the shard group, then each
+  // shard all-reduced across the replicas.
+  const double shards = static_cast<double>(g.size());
+  auto reduce_s = [&](double bytes) {
+    return collectives_.time_s(reduce, g, bytes) +
+           (replicas.size() > 1
+                ? collectives_.time_s(Collective::all_reduce, replicas, bytes / shards)
+                : 0);
   };
   const double grad_bytes = params * mo.grad_bytes_per_param;
   const double weight_bytes = params * mo.weight_bytes_per_param;
-  t.reduce = collectives_.time_s(reduce, g, grad_bytes);
-  t.reduce_hbm = hbm_s(reduce, grad_bytes);
-  t.reduce_last = collectives_.time_s(reduce, g, bucket * mo.grad_bytes_per_param);
+  t.reduce = reduce_s(grad_bytes);
+  t.reduce_hbm =
+      hbm_s(reduce, g, grad_bytes) +
+      (replicas.size() > 1 ? hbm_s(Collective::all_reduce, replicas, grad_bytes / shards) : 0);
+  t.reduce_last = reduce_s(bucket * mo.grad_bytes_per_param);
   if (z.gathers_updated_weights()) {
     t.gather = collectives_.time_s(Collective::all_gather, g, weight_bytes);
-    t.gather_hbm = hbm_s(Collective::all_gather, weight_bytes);
+    t.gather_hbm = hbm_s(Collective::all_gather, g, weight_bytes);
     t.gather_last =
         collectives_.time_s(Collective::all_gather, g, bucket * mo.weight_bytes_per_param);
   }
   if (layers > 0) {  // one layer's share of the stage
     const double per = static_cast<double>(layers);
-    t.layer_reduce = collectives_.time_s(reduce, g, grad_bytes / per);
+    t.layer_reduce = reduce_s(grad_bytes / per);
     t.layer_reduce_hbm = t.reduce_hbm / per;
     if (z.weights) {
       t.layer_gather = collectives_.time_s(Collective::all_gather, g, weight_bytes / per);
-      t.layer_gather_hbm = hbm_s(Collective::all_gather, weight_bytes) / per;
+      t.layer_gather_hbm = hbm_s(Collective::all_gather, g, weight_bytes) / per;
     }
   }
   return t;
@@ -145,6 +162,7 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
     }
   }
   const GroupShape dense_group = dp_group(l), expert_group = expert_dp_group(l);
+  const ShardGroups dense_sharded = dense_shard_groups(l), expert_sharded = expert_shard_groups(l);
   // Megatron-LM's _allreduce_word_embedding_grads (finalize_model_grads) and DeepSpeed
   // PipelineEngine's _exec_reduce_tied_grads: the word embedding's vocab/tp × hidden gradients,
   // all-reduced between the first and the last stage once the backward pass is done.
@@ -174,10 +192,12 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
       k.mix = mix[i];
       k.params = params[i];
       for (int zero = 0; zero <= 3; ++zero) {
-        k.sync[static_cast<size_t>(zero)][0] = sync_times(
-            l, dense_group, static_cast<double>(params[i].dense_per_gpu), zero, mix[i].layers());
-        k.sync[static_cast<size_t>(zero)][1] = sync_times(
-            l, expert_group, static_cast<double>(params[i].expert_per_gpu), zero, mix[i].layers());
+        k.sync[static_cast<size_t>(zero)][0] =
+            sync_times(l, dense_group, dense_sharded, static_cast<double>(params[i].dense_per_gpu),
+                       zero, mix[i].layers());
+        k.sync[static_cast<size_t>(zero)][1] =
+            sync_times(l, expert_group, expert_sharded,
+                       static_cast<double>(params[i].expert_per_gpu), zero, mix[i].layers());
       }
       if (model_.tied_embeddings && l.pp > 1 && (i == 0 || last))
         k.embedding_sync_s = embedding_sync;
@@ -199,6 +219,7 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
                         l.mbs,
                         l.sp && l.tp > 1,
                         l.tp_overlap,
+                        l.shard,
                         static_cast<int64_t>(l.order[0]),
                         static_cast<int64_t>(l.order[1]),
                         static_cast<int64_t>(l.order[2]),
@@ -237,7 +258,7 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
     s.forward_s += c.head.forward_s;
     s.backward_s += c.head.backward_s;
   }
-  const double shards = zero_sharding(l.zero).optimizer_shards(l.dp * l.cp);
+  const double shards = zero_sharding(l.zero).optimizer_shards(l.shard_size());
   s.optimizer_s = options_.optimizer_bytes_per_param * static_cast<double>(k.params.per_gpu()) /
                   shards / context_.hbm_bytes_per_s;
   return s;

@@ -34,6 +34,7 @@
 #include "planner/layer_cost.h"
 #include "planner/memory_model.h"
 #include "planner/planner_options.h"
+#include "planner/shard_groups.h"
 #include "simulator/pipeline_graph.h"
 
 namespace meshplan {
@@ -107,6 +108,7 @@ class CostModel {
   const ClusterSpec& cluster() const { return cluster_; }
   const TrainingSpec& training() const { return training_; }
   const CostOptions& options() const { return options_; }
+  const CollectiveModel& collectives() const { return collectives_; }
   const CalibrationProfile& profile() const { return profile_; }
 
  private:
@@ -145,11 +147,11 @@ class CostModel {
     double p2p_gather_s = 0;
     int64_t micro_batches = 0;
   };
-  using ShapeKey = std::array<int64_t, 13>;
+  using ShapeKey = std::array<int64_t, 14>;
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
-  SyncTimes sync_times(const Layout& l, const GroupShape& g, double params, int zero,
-                       int64_t layers) const;
+  SyncTimes sync_times(const Layout& l, const GroupShape& whole, const ShardGroups& sharded,
+                       double params, int zero, int64_t layers) const;
   const LayerPair& layer_costs(const Layout& l);
   const std::vector<StageParams>& params_of(const Layout& l);
   const std::vector<StageLayerMix>& mix_of(const Layout& l);

@@ -30,6 +30,8 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // hybrid sharding waits for the last micro-batch (NVIDIA/Megatron-LM#7186). Pipeline
     // schedules: forward_backward_pipelining_without_interleaving (1F1B) and _with_interleaving
     // (megatron/core/pipeline_parallel/schedules.py); no GPipe, no zero-bubble schedule.
+    // Hybrid sharding: --num-distributed-optimizer-instances N keeps N distributed-optimizer
+    // copies, each sharded over dp/N ranks (megatron/training/arguments.py).
     {"megatron-core",
      "Megatron-Core (Megatron-LM 2024+): distributed optimizer, overlapped grad reduce, param "
      "gather and p2p",
@@ -50,12 +52,12 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // --accumulate-allreduce-grads-in-fp32 (default off; forced on only for bf16): 2 bytes. No
     // distributed optimizer, no sequence parallelism (Korthikanti et al. 2022 came later).
     // Schedules: 1F1B and the interleaved 1F1B the paper introduced (§2.2); zero-bubble
-    // schedules came in 2023 (Qi et al., arXiv 2401.10241).
+    // schedules came in 2023 (Qi et al., arXiv 2401.10241). No hybrid sharding (no sharding).
     {"megatron-2021", "Megatron-LM of 2021 (Narayanan et al.): no comm overlap, fp16 gradients",
      "arXiv 2104.04473 §4; Megatron-LM v2.x megatron/arguments.py "
      "(--accumulate-allreduce-grads-in-fp32)",
      false, false, true, false, true, 2, false, "cudnn,fa3,fa2", true, "delayed", 0, false,
-     "1f1b,interleaved"},
+     "1f1b,interleaved", false},
     // Microsoft DeepSpeed (deepspeed.ai/docs/config-json, zero_optimization): overlap_comm
     // overlaps gradient reduction with backward; it defaults to on for ZeRO-3 and off below
     // (overlap_comm_valid in deepspeed/runtime/zero/config.py), and the ZeRO-2 tutorial's
@@ -65,14 +67,15 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // not behind the next forward; ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size).
     // PipelineEngine (deepspeed/runtime/pipe/engine.py) executes blocking sends of the whole
     // activation from every TP rank; its only schedule is TrainSchedule, 1F1B
-    // (deepspeed/runtime/pipe/schedule.py).
+    // (deepspeed/runtime/pipe/schedule.py). Hybrid sharding: only MiCS (mics_shard_size), a
+    // ZeRO-3 variant with its own communication, which meshplan does not model: off.
     {"deepspeed",
      "Microsoft DeepSpeed ZeRO (overlap_comm on): per-micro-batch gradient reduction, blocking "
      "pipeline",
      "deepspeed.ai/docs/config-json (zero_optimization); deepspeed/runtime/zero/config.py, "
      "stage_1_and_2.py, pipe/engine.py",
-     true, false, false, false, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 1e9, false,
-     "1f1b"},
+     true, false, false, false, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 1e9, false, "1f1b",
+     false},
     // The DeepSpeed ZeRO-3 runs of Narayanan et al. 2021 Table 2 (configuration unpublished).
     // overlap_comm was already DeepSpeed's default for ZeRO-3 then
     // (ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT, deepspeed/runtime/zero/config.py): gradient
@@ -86,7 +89,8 @@ const std::vector<FrameworkPreset> kFrameworks = {
     {"deepspeed-2021",
      "DeepSpeed ZeRO-3 as in Narayanan et al. 2021 Table 2: overlap_comm, one NIC per GPU (fitted)",
      "arXiv 2104.04473 Table 2 (configuration unpublished); deepspeed/runtime/zero/config.py", true,
-     false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9, false, "1f1b"},
+     false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9, false, "1f1b",
+     false},
     // Megatron-DeepSpeed as BLOOM-176B ran it (bigscience-workshop/Megatron-DeepSpeed, 2022):
     // Megatron-LM of 2021 (gradient reduction after backward) on DeepSpeed's synchronous
     // PipelineEngine (whole activations from every TP rank, blocking), bf16 with fp32 gradient
@@ -97,8 +101,8 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "Megatron-DeepSpeed of 2022 (BLOOM): no comm overlap, DeepSpeed pipeline",
      "github.com/bigscience-workshop/bigscience train/tr11-176B-ml/README.md; "
      "deepspeed/runtime/pipe/engine.py",
-     false, false, false, false, true, 4, false, "cudnn,fa3,fa2", true, "delayed", 0, false,
-     "1f1b"},
+     false, false, false, false, true, 4, false, "cudnn,fa3,fa2", true, "delayed", 0, false, "1f1b",
+     false},
     // PyTorch FSDP2 (fully_shard, docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html):
     // reduce-scatter from post-backward hooks per unit, overlapping the rest of the backward;
     // implicit prefetch overlaps all-gathers with compute, including the forward all-gathers
@@ -106,7 +110,9 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // the user calls set_requires_gradient_sync(False) (pytorch/pytorch#126166). torch.
     // distributed.pipelining sends whole tensors, asynchronously; its ScheduleGPipe,
     // Schedule1F1B and ScheduleInterleaved1F1B are meshplan's gpipe, 1f1b and interleaved (its
-    // zero-bubble schedules need two or more stages per rank, unlike ZB-H1).
+    // zero-bubble schedules need two or more stages per rank, unlike ZB-H1). Hybrid sharding:
+    // fully_shard over a 2-D device mesh (replicate × shard), torchtitan's
+    // data_parallel_replicate_degree and data_parallel_shard_degree.
     {"fsdp2", "PyTorch FSDP2 (fully_shard): per-micro-batch reduce-scatter, prefetched all-gathers",
      "docs.pytorch.org fully_shard and FSDP notes (prefetch); pytorch/pytorch#126166", true, true,
      false, true, true, 4, true, "fa2", true, "current", 0, true, "gpipe,1f1b,interleaved"},
@@ -121,7 +127,8 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // BACKWARD_POST by default; ddp_sync_context applies no_sync only to DistributedDataParallel,
     // so under FSDP every micro-batch's gradients are reduce-scattered. The LLM Foundry runs use
     // no tensor parallelism. Attention: FlashAttention-2 (llm-foundry attn_impl: flash).
-    // Composer has no pipeline parallelism: no schedules, pp = 1.
+    // Composer has no pipeline parallelism: no schedules, pp = 1. Hybrid sharding: FSDP's
+    // HYBRID_SHARD sharding strategy (composer fsdp_config sharding_strategy).
     {"composer", "MosaicML Composer on PyTorch FSDP (LLM Foundry): per-micro-batch reduce-scatter",
      "github.com/mosaicml/composer composer/distributed/dist_strategy.py (prepare_fsdp_module, "
      "ddp_sync_context)",
@@ -173,6 +180,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.fp8_recipe = f.fp8_recipe;
   o.memory.zero3_max_live_params = f.zero3_max_live_params;
   o.partial_recompute = f.partial_recompute;
+  o.hybrid_sharding = f.hybrid_sharding;
   o.pipeline_schedules.clear();
   for (const std::string& name : comma_list(f.schedules)) {
     for (const sim::ScheduleInfo& info : sim::schedule_table())

@@ -45,6 +45,9 @@ struct FrameworkPreset {
   // Pipeline schedules the framework runs, comma-separated names as in --layout schedule=
   // (CostOptions::pipeline_schedules); "" when it has no pipeline parallelism.
   const char* schedules = "1f1b,interleaved";
+  // Whether it shards ZeRO states over part of the data-parallel group and replicates across
+  // the rest (CostOptions::hybrid_sharding).
+  bool hybrid_sharding = true;
 };
 
 // The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.

@@ -149,6 +149,7 @@ class Enumerator {
             if (!holds(sp_splits_sequence(probe, training_), "sp_splits_sequence", skipped))
               continue;
             for (const auto& order : orders()) {
+              if (fix.shard && !fixed_shard_fits(probe, order, skipped)) continue;
               Layout layout;
               layout.tp = tp, layout.cp = cp, layout.pp = pp, layout.dp = dp;
               layout.vpp = vpp, layout.ep = ep, layout.mbs = mbs;
@@ -166,6 +167,17 @@ class Enumerator {
 
   bool offers(Schedule s) const { return schedule_offered(s, options_.fix, schedules_); }
   bool offers_pipeline() const { return options_.fix.schedule || !schedules_.empty(); }
+
+  // A shard group pinned with --fix must fit this shape's data-parallel ranks in `order`.
+  bool fixed_shard_fits(const Layout& probe, const std::array<Dim, 4>& order,
+                        std::map<std::string, int64_t>& skipped) const {
+    Layout l = probe;
+    l.order = order;
+    l.shard = *options_.fix.shard;
+    l.zero = options_.fix.zero.value_or(1);
+    return holds(shard_divides_dp_cp(l), "shard_divides_dp_cp", skipped) &&
+           holds(shard_holds_expert_groups(l), "shard_holds_expert_groups", skipped);
+  }
 
   std::vector<std::array<Dim, 4>> orders() const {
     if (options_.fix.order) return {*options_.fix.order};
@@ -240,36 +252,65 @@ std::vector<std::pair<Recompute, int64_t>> recompute_choices(const CostOptions& 
   return out;
 }
 
+// Hybrid-sharding groups to try for a shape (Layout::shard): the one --fix names, else full
+// sharding (0) and, where the framework shards hybrid (CostOptions::hybrid_sharding), the
+// dp·cp ranks inside one domain of each network level below the outermost (a node, a pod)
+// when the data-parallel group spans more than that domain: shard on the fast fabric,
+// all-reduce the shards across it.
+std::vector<int64_t> shard_choices(const CostModel& model, const Layout& base,
+                                   const LayoutFix& fix) {
+  if (fix.shard) return {*fix.shard};
+  std::vector<int64_t> out = {0};
+  if (!model.options().hybrid_sharding) return out;
+  const GroupShape group = dp_group(base);
+  const size_t levels = model.cluster().network.size();
+  for (size_t level = 0; level + 1 < levels; ++level) {
+    Layout probe = base;
+    probe.shard = model.collectives().members_within(group, level);
+    if (probe.shard <= 1 || probe.shard >= base.dp * base.cp) continue;
+    if (!shard_divides_dp_cp(probe) || !shard_holds_expert_groups(probe)) continue;
+    if (std::find(out.begin(), out.end(), probe.shard) == out.end()) out.push_back(probe.shard);
+  }
+  return out;
+}
+
+// ZeRO stages searched with a shard group: hybrid sharding shards something (zero ≥ 1).
+bool zero_allowed(const LayoutFix& fix, int zero, int64_t shard) {
+  return allowed(fix.zero, zero) && (shard == 0 || zero >= 1);
+}
+
 ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
                     const SearchOptions& options) {
   ItemResult out;
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
   const auto choices = recompute_choices(model.options(), options.fix, stage_layers);
-  for (Schedule schedule :
-       schedules_for(item.base, options.fix, model.options().pipeline_schedules)) {
-    for (const auto& [rc, max_layers] : choices) {
-      for (int64_t rl = 0; rl <= max_layers; ++rl) {
-        if (!allowed(options.fix.recompute_layers, rl)) continue;
-        for (int zero = 0; zero <= 3; ++zero) {
-          if (!allowed(options.fix.zero, zero)) continue;
-          Layout layout = item.base;
-          layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl,
-          layout.zero = zero;
-          ++out.evaluated;
-          ++order;
-          const StageMemory peak = model.peak_stage_memory(layout);
-          const double bytes = peak.total_bytes();
-          if (!out.smallest || bytes < out.smallest->key)
-            out.smallest = Ranked{bytes, order, layout};
-          if (bytes > static_cast<double>(model.cluster().gpu.hbm_bytes)) {
-            ++out.rejected[dominant_term(peak)];
-            continue;
+  const auto schedules = schedules_for(item.base, options.fix, model.options().pipeline_schedules);
+  for (int64_t shard : shard_choices(model, item.base, options.fix)) {
+    for (Schedule schedule : schedules) {
+      for (const auto& [rc, max_layers] : choices) {
+        for (int64_t rl = 0; rl <= max_layers; ++rl) {
+          if (!allowed(options.fix.recompute_layers, rl)) continue;
+          for (int zero = 0; zero <= 3; ++zero) {
+            if (!zero_allowed(options.fix, zero, shard)) continue;
+            Layout layout = item.base;
+            layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl,
+            layout.zero = zero, layout.shard = shard;
+            ++out.evaluated;
+            ++order;
+            const StageMemory peak = model.peak_stage_memory(layout);
+            const double bytes = peak.total_bytes();
+            if (!out.smallest || bytes < out.smallest->key)
+              out.smallest = Ranked{bytes, order, layout};
+            if (bytes > static_cast<double>(model.cluster().gpu.hbm_bytes)) {
+              ++out.rejected[dominant_term(peak)];
+              continue;
+            }
+            ++out.feasible;
+            Estimate e = model.evaluate(layout, peak, /*detail=*/false);
+            keep_best(out.best, Ranked{rank_key(e, options.objective), order, layout},
+                      static_cast<size_t>(options.top_k));
           }
-          ++out.feasible;
-          Estimate e = model.evaluate(layout, peak, /*detail=*/false);
-          keep_best(out.best, Ranked{rank_key(e, options.objective), order, layout},
-                    static_cast<size_t>(options.top_k));
         }
       }
     }
@@ -277,10 +318,12 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
   return out;
 }
 
-// Upper bound on the layouts one work item generates, for deterministic enumeration indices.
-int64_t item_span(const ModelSpec& model, const Layout& base) {
-  const int64_t stage_layers = (model.layers + base.pp - 1) / base.pp;
-  return 3 * (2 * (stage_layers + 1) + 1) * 4 + 1;
+// Upper bound on the layouts one work item generates, for deterministic enumeration indices:
+// shard groups (at most one per network level) × schedules × recompute choices × ZeRO stages.
+int64_t item_span(const CostModel& model, const Layout& base) {
+  const int64_t stage_layers = (model.model().layers + base.pp - 1) / base.pp;
+  const int64_t shards = static_cast<int64_t>(model.cluster().network.size()) + 1;
+  return shards * 3 * (2 * (stage_layers + 1) + 1) * 4 + 1;
 }
 
 }  // namespace
@@ -318,7 +361,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   const std::vector<WorkItem> items = enumerator.work_items(result.rejected, result.skipped);
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
-    base_order[i] = base_order[i - 1] + item_span(prototype.model(), items[i - 1].base);
+    base_order[i] = base_order[i - 1] + item_span(prototype, items[i - 1].base);
   std::vector<ItemResult> per_item(items.size());
   std::atomic<size_t> next{0};
   std::atomic<int64_t> done{0};
@@ -359,7 +402,6 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
                  model.options().pipeline_schedules)
           .work_items(rejected, skipped);
   const LayoutFix& fix = options.fix;
-  const int64_t zeros = fix.zero ? 1 : 4;
   int64_t total = 0;
   for (const WorkItem& item : items) {
     const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
@@ -369,6 +411,9 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
       per_schedule +=
           fix.recompute_layers ? (*fix.recompute_layers <= max_layers ? 1 : 0) : max_layers + 1;
     }
+    int64_t zeros = 0;  // summed over the shard groups
+    for (int64_t shard : shard_choices(model, item.base, fix))
+      for (int zero = 0; zero <= 3; ++zero) zeros += zero_allowed(fix, zero, shard) ? 1 : 0;
     total += static_cast<int64_t>(
                  schedules_for(item.base, fix, model.options().pipeline_schedules).size()) *
              per_schedule * zeros;

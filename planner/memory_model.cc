@@ -94,8 +94,8 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
   s.stage = params.stage;
   s.layers = params.layers;
   s.params = params.per_gpu();
-  const int64_t dense_shards = l.dp * l.cp;
-  const int64_t expert_shards = std::max<int64_t>(1, l.dp * l.cp / l.ep);
+  const int64_t dense_shards = l.shard_size();
+  const int64_t expert_shards = std::max<int64_t>(1, l.shard_size() / l.ep);
   ModelStateBytes d =
       model_state_bytes(static_cast<double>(params.dense_per_gpu), l.zero, dense_shards, o);
   ModelStateBytes e =

@@ -64,7 +64,7 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
         share * dp_exposed_s(l, cls, analytic.stages[stage], /*with_zero3_gathers=*/false);
     if (zero_sharding(l.zero).weights) {
       k.zero3_gather_s = collectives_.time_s(
-          Collective::all_gather, dp_group(l),
+          Collective::all_gather, dense_shard_groups(l).shard,
           static_cast<double>(sp.per_gpu()) * options_.memory.weight_bytes_per_param * share);
     }
     p.chunks.push_back(k);

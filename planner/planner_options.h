@@ -91,6 +91,10 @@ struct CostOptions {
   // these unless --fix names a schedule. Empty: no pipeline parallelism (pp must be 1).
   // Megatron-Core: 1F1B and interleaved 1F1B (megatron/core/pipeline_parallel/schedules.py).
   std::vector<Schedule> pipeline_schedules = {Schedule::one_f_one_b, Schedule::interleaved};
+  // Whether the framework shards hybrid (FrameworkPreset::hybrid_sharding): the search then
+  // also tries shard groups of one node or pod (Layout::shard). Megatron-Core: distributed-
+  // optimizer instances (--num-distributed-optimizer-instances, megatron/training/arguments.py).
+  bool hybrid_sharding = true;
   // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
   // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
   // default ddp_bucket_size).

@@ -131,7 +131,7 @@ TEST_CASE("layout syntax errors point at the column of the bad entry") {
 }
 
 TEST_CASE("the field table drives parsing and printing: to_string reads back to the same layout") {
-  CHECK(kLayoutFields.size() == 15);
+  CHECK(kLayoutFields.size() == 16);
   Result<Layout> parsed = parse_layout(
       "tp=4,pp=2,dp=3,cp=2,ep=1,zero=3,mbs=2,vpp=2,recompute=full,recompute_layers=1,sp=false,"
       "schedule=interleaved,order=tp-cp-pp-dp,tp_overlap=true,uneven=true");
@@ -202,4 +202,37 @@ TEST_CASE("locate_in_layout gives check errors the column of their key in the st
         "  ^\n"
         "--layout: error: field 'mbs' = '1': dp·mbs = 21·1 = 21 must divide the global batch (1024 "
         "sequences)\n");
+}
+
+TEST_CASE("shard (hybrid sharding) is printed only when set and reads back") {
+  Layout l = parse_layout("tp=8,zero=3,shard=8").value();
+  CHECK(l.shard == 8);
+  CHECK(to_string(l).find(",shard=8") != std::string::npos);
+  CHECK(parse_layout(to_string(l)).value().shard == 8);
+  CHECK(short_label(Layout{.dp = 64, .tp = 8, .zero = 3, .shard = 8}) ==
+        "tp8 pp1 dp64 z3 shard8 mbs1");
+  // At its default (0: all dp·cp ranks) the field is left out: layouts written before it existed
+  // read the same.
+  CHECK(to_string(parse_layout("tp=8").value()).find("shard") == std::string::npos);
+  CHECK(Layout{.dp = 16, .cp = 2, .shard = 8}.shard_size() == 8);
+  CHECK(Layout{.dp = 16, .cp = 2}.shard_size() == 32);
+}
+
+TEST_CASE("check_layout: the shard group fits the data-parallel ranks in rank order") {
+  // 512 GPUs as tp8 pp1: dp 64.
+  CHECK(errors_of("tp=8,zero=1,shard=8", 512).empty());
+  CHECK(errors_of("tp=8,zero=1,shard=64", 512).empty());
+  CHECK(errors_of("tp=8,zero=1,shard=3", 512) ==
+        "--layout: error: field 'shard' = '3': must divide dp·cp = 64·1 along the rank order (a "
+        "divisor of the inner of the two, or a multiple of it)\n");
+  CHECK(errors_of("tp=8,zero=0,shard=8", 512) ==
+        "--layout: error: field 'shard' = '8': needs zero ≥ 1 (with zero=0 nothing is sharded)\n");
+  // cp inside dp (order tp-cp-dp-pp): a group of 4 takes both CP ranks and 2 DP ranks; 6 would
+  // need 3 of the 8 DP ranks.
+  CHECK(errors_of("tp=8,cp=2,zero=1,shard=4", 512).empty());
+  CHECK(!errors_of("tp=8,cp=2,zero=1,shard=6", 512).empty());
+  Layout l{.dp = 8, .ep = 4, .zero = 1, .shard = 2};
+  CHECK(!shard_holds_expert_groups(l));
+  l.shard = 8;
+  CHECK(shard_holds_expert_groups(l));
 }

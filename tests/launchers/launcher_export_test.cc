@@ -116,6 +116,23 @@ TEST_CASE("export: refused layouts name the launcher and the field") {
             .find("field 'cp' = '2': DeepSpeed") != std::string::npos);
 }
 
+TEST_CASE("export: hybrid sharding as each launcher spells it, or refused") {
+  const ModelSpec m = model("llama3-8b");
+  // 64 GPUs as tp2: dp 32, shard groups of 8, 4 replicas.
+  const std::string megatron =
+      exported(Launcher::megatron, m, layout("tp=2,zero=1,shard=8", m, 64));
+  CHECK(megatron.find("--num-distributed-optimizer-instances 4") != std::string::npos);
+  CHECK(exported(Launcher::megatron, m, layout("tp=2,zero=1", m, 64))
+            .find("--num-distributed-optimizer-instances") == std::string::npos);
+  const std::string titan = exported(Launcher::torchtitan, m, layout("tp=2,zero=3,shard=8", m, 64));
+  CHECK(titan.find("--parallelism.data_parallel_replicate_degree 4") != std::string::npos);
+  CHECK(titan.find("--parallelism.data_parallel_shard_degree 8") != std::string::npos);
+  CHECK(refusal(Launcher::deepspeed, m, layout("tp=2,zero=1,shard=8", m, 64))
+            .find("field 'shard' = '8': DeepSpeed cannot express this") != std::string::npos);
+  CHECK(refusal(Launcher::nemo, m, layout("tp=2,zero=1,shard=8", m, 64))
+            .find("field 'shard' = '8': NeMo cannot express this") != std::string::npos);
+}
+
 TEST_CASE("export: the CLI prints the config, and refuses with exit 2") {
   const fs::path dir = test::fresh_dir("export-cli");
   CHECK(

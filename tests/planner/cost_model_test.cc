@@ -191,3 +191,35 @@ TEST_CASE(
   CostModel untied(c.model, c.cluster, CalibrationProfile{}, c.training);
   CHECK(estimate(untied, c, "tp=2,pp=4,dp=1,zero=0,recompute=none").breakdown.dp_s == 0.0);
 }
+
+TEST_CASE(
+    "hybrid sharding: states divide by the shard group; gradients reduce-scatter in it, "
+    "all-reduce across replicas, weights all-gather in it") {
+  Case c;
+  c.model = shipped_model("llama3-8b");
+  c.cluster = two_level_cluster(4);  // 32 GPUs, 8 per node
+  c.training = {8192, 32, Precision::bf16};
+  // Nothing overlapped, nothing on the pipeline: the DP time is the collectives' sum.
+  CostOptions o;
+  apply_framework(find_framework("megatron-2021").value(), o);
+  CostModel m(c.model, c.cluster, CalibrationProfile{}, c.training, o);
+  Layout hsdp, full;
+  const Estimate h = estimate(m, c, "tp=1,dp=32,recompute=full,zero=1,shard=8", &hsdp);
+  const Estimate f = estimate(m, c, "tp=1,dp=32,recompute=full,zero=1", &full);
+  const MemoryEstimate hm = m.evaluate(hsdp, true).memory, fm = m.evaluate(full, true).memory;
+  CHECK(hm.stages[0].optimizer_bytes == doctest::Approx(fm.stages[0].optimizer_bytes * 4));
+  CHECK(hm.stages[0].grads_bytes == doctest::Approx(fm.stages[0].grads_bytes));
+  const double params = static_cast<double>(stage_params(c.model, hsdp)[0].per_gpu());
+  const CollectiveModel& net = m.collectives();
+  const double grads = params * o.memory.grad_bytes_per_param;
+  const double weights = params * o.memory.weight_bytes_per_param;
+  const GroupShape node = GroupShape::of(8, 1), across = GroupShape::of(4, 8);
+  const double expected = net.time_s(Collective::reduce_scatter, node, grads) +
+                          net.time_s(Collective::all_reduce, across, grads / 8) +
+                          net.time_s(Collective::all_gather, node, weights);
+  CHECK(h.breakdown.dp_s == doctest::Approx(expected).epsilon(1e-9));
+  const GroupShape all = GroupShape::of(32, 1);
+  CHECK(f.breakdown.dp_s == doctest::Approx(net.time_s(Collective::reduce_scatter, all, grads) +
+                                            net.time_s(Collective::all_gather, all, weights))
+                                .epsilon(1e-9));
+}

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "planner/framework_preset.h"
 #include "tests/test_inputs.h"
 
@@ -186,7 +188,7 @@ TEST_CASE("on a three-level fabric the search also tries Llama 3's rank order tp
   CostModel model(m, c, CalibrationProfile{}, {8192, 256, Precision::bf16});
   SearchOptions both;
   both.threads = 2;
-  both.fix = parse_layout_fix("tp=8,cp=1,mbs=1,zero=1").value();
+  both.fix = parse_layout_fix("tp=8,cp=1,mbs=1,zero=1,shard=0").value();
   SearchOptions one = both;
   one.fix.order = std::array<Dim, 4>{Dim::tp, Dim::cp, Dim::pp, Dim::dp};
   SearchResult r_both = search_layouts(model, 64, both), r_one = search_layouts(model, 64, one);
@@ -203,4 +205,35 @@ TEST_CASE("every branch the search prunes by a layout rule is counted under the 
   SearchResult r = run(m, c, t, 1);
   CHECK(r.skipped.at("tp_splits_heads") == 4);
   CHECK(r.rejected.count("tp_splits_heads") == 0);  // reports print `rejected` only
+}
+
+TEST_CASE("hybrid sharding: searched per network level where the framework has it, pinnable") {
+  // 64 nodes in racks of 2 (three levels): shard groups of a node (8) and of a rack (16) are
+  // tried beside full sharding, and only with ZeRO ≥ 1.
+  ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
+  ClusterSpec c = two_level_cluster(64);
+  c.network = {{"nvlink", 8, 400e9, 5e-6, 1.0},
+               {"rack", 16, 50e9, 10e-6, 1.0},
+               {"ib", 512, 50e9, 10e-6, 1.0}};
+  auto shards_seen = [&](const std::string& framework, const std::string& fix) {
+    CostOptions options;
+    apply_framework(find_framework(framework).value(), options);
+    CostModel model(m, c, CalibrationProfile{}, {128, 512, Precision::bf16}, options);
+    SearchOptions o;
+    o.top_k = 1000000;
+    o.fix = parse_layout_fix(fix).value();
+    SearchResult r = search_layouts(model, 512, o);
+    CHECK(count_search_layouts(model, 512, o) == r.evaluated);
+    std::set<int64_t> seen;
+    for (const Estimate& e : r.ranked) {
+      seen.insert(e.layout.shard);
+      if (e.layout.shard > 0) CHECK(e.layout.zero >= 1);
+    }
+    return seen;
+  };
+  CHECK(shards_seen("megatron-core", "tp=1,pp=1,mbs=1,recompute=none") ==
+        std::set<int64_t>{0, 8, 16});
+  CHECK(shards_seen("deepspeed", "tp=1,pp=1,mbs=1,recompute=none") == std::set<int64_t>{0});
+  CHECK(shards_seen("deepspeed", "tp=1,pp=1,mbs=1,recompute=none,shard=64") ==
+        std::set<int64_t>{64});
 }
