@@ -166,8 +166,10 @@ const std::array<LayoutField, 16> kLayoutFields = {{
     {"order", "rank order, innermost first (default tp-cp-dp-pp)", FieldSearch::searched, 14,
      parse_order, print_order, nullptr,
      [](const Layout& parsed, LayoutFix& fix) { fix.order = parsed.order; }},
-    {"tp_overlap", "TP communication overlapped with GEMMs (default false)",
-     FieldSearch::pinned_only, 12,
+    {"tp_overlap",
+     "TP communication overlapped with GEMMs (default false; the search turns it on with sequence "
+     "parallelism where the framework overlaps TP communication)",
+     FieldSearch::searched, 12,
      [](const std::string& value, Layout& layout) {
        return parse_boolean(value, layout.tp_overlap);
      },

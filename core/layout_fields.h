@@ -24,8 +24,9 @@ struct LayoutFix {
   std::optional<bool> sp;
   std::optional<std::array<Dim, 4>> order;
   std::optional<int64_t> shard;
-  // Never searched (the search keeps it off); set, every candidate with tp > 1 takes it
-  // (validation rows whose source ran with --tp-comm-overlap; --fix tp_overlap=true).
+  // Set, every candidate with tp > 1 takes it (validation rows whose source ran with
+  // --tp-comm-overlap; --fix tp_overlap=true); unset, the search turns it on where the framework
+  // overlaps TP communication (CostOptions::tp_comm_overlap) and sequence parallelism is on.
   std::optional<bool> tp_overlap;
 };
 
@@ -33,6 +34,7 @@ struct LayoutFix {
 enum class FieldSearch {
   searched,     // enumerated by the search; --fix pins it to one value
   pinned_only,  // never searched (kept at its default); --fix sets it for every candidate
+                // (no field is today; kept for fields a search must not choose)
   derived,      // the search derives it from the others; --fix refuses it
 };
 

@@ -31,7 +31,8 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // schedules: forward_backward_pipelining_without_interleaving (1F1B) and _with_interleaving
     // (megatron/core/pipeline_parallel/schedules.py); no GPipe, no zero-bubble schedule.
     // Hybrid sharding: --num-distributed-optimizer-instances N keeps N distributed-optimizer
-    // copies, each sharded over dp/N ranks (megatron/training/arguments.py).
+    // copies, each sharded over dp/N ranks (megatron/training/arguments.py). TP overlap:
+    // --tp-comm-overlap (Transformer Engine userbuffers, with sequence parallelism).
     {"megatron-core",
      "Megatron-Core (Megatron-LM 2024+): distributed optimizer, overlapped grad reduce, param "
      "gather and p2p",
@@ -52,12 +53,13 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // --accumulate-allreduce-grads-in-fp32 (default off; forced on only for bf16): 2 bytes. No
     // distributed optimizer, no sequence parallelism (Korthikanti et al. 2022 came later).
     // Schedules: 1F1B and the interleaved 1F1B the paper introduced (§2.2); zero-bubble
-    // schedules came in 2023 (Qi et al., arXiv 2401.10241). No hybrid sharding (no sharding).
+    // schedules came in 2023 (Qi et al., arXiv 2401.10241). No hybrid sharding (no sharding),
+    // no TP communication overlap (--tp-comm-overlap came with Transformer Engine, 2023).
     {"megatron-2021", "Megatron-LM of 2021 (Narayanan et al.): no comm overlap, fp16 gradients",
      "arXiv 2104.04473 §4; Megatron-LM v2.x megatron/arguments.py "
      "(--accumulate-allreduce-grads-in-fp32)",
      false, false, true, false, true, 2, false, "cudnn,fa3,fa2", true, "delayed", 0, false,
-     "1f1b,interleaved", false},
+     "1f1b,interleaved", false, false},
     // Microsoft DeepSpeed (deepspeed.ai/docs/config-json, zero_optimization): overlap_comm
     // overlaps gradient reduction with backward; it defaults to on for ZeRO-3 and off below
     // (overlap_comm_valid in deepspeed/runtime/zero/config.py), and the ZeRO-2 tutorial's
@@ -75,7 +77,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "deepspeed.ai/docs/config-json (zero_optimization); deepspeed/runtime/zero/config.py, "
      "stage_1_and_2.py, pipe/engine.py",
      true, false, false, false, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 1e9, false, "1f1b",
-     false},
+     false, false},
     // The DeepSpeed ZeRO-3 runs of Narayanan et al. 2021 Table 2 (configuration unpublished).
     // overlap_comm was already DeepSpeed's default for ZeRO-3 then
     // (ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT, deepspeed/runtime/zero/config.py): gradient
@@ -90,7 +92,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "DeepSpeed ZeRO-3 as in Narayanan et al. 2021 Table 2: overlap_comm, one NIC per GPU (fitted)",
      "arXiv 2104.04473 Table 2 (configuration unpublished); deepspeed/runtime/zero/config.py", true,
      false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9, false, "1f1b",
-     false},
+     false, false},
     // Megatron-DeepSpeed as BLOOM-176B ran it (bigscience-workshop/Megatron-DeepSpeed, 2022):
     // Megatron-LM of 2021 (gradient reduction after backward) on DeepSpeed's synchronous
     // PipelineEngine (whole activations from every TP rank, blocking), bf16 with fp32 gradient
@@ -102,7 +104,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "github.com/bigscience-workshop/bigscience train/tr11-176B-ml/README.md; "
      "deepspeed/runtime/pipe/engine.py",
      false, false, false, false, true, 4, false, "cudnn,fa3,fa2", true, "delayed", 0, false, "1f1b",
-     false},
+     false, false},
     // PyTorch FSDP2 (fully_shard, docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html):
     // reduce-scatter from post-backward hooks per unit, overlapping the rest of the backward;
     // implicit prefetch overlaps all-gathers with compute, including the forward all-gathers
@@ -112,7 +114,8 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // Schedule1F1B and ScheduleInterleaved1F1B are meshplan's gpipe, 1f1b and interleaved (its
     // zero-bubble schedules need two or more stages per rank, unlike ZB-H1). Hybrid sharding:
     // fully_shard over a 2-D device mesh (replicate × shard), torchtitan's
-    // data_parallel_replicate_degree and data_parallel_shard_degree.
+    // data_parallel_replicate_degree and data_parallel_shard_degree. TP overlap: asynchronous
+    // TP (torch._inductor micro-pipeline TP; torchtitan enable_async_tensor_parallel).
     {"fsdp2", "PyTorch FSDP2 (fully_shard): per-micro-batch reduce-scatter, prefetched all-gathers",
      "docs.pytorch.org fully_shard and FSDP notes (prefetch); pytorch/pytorch#126166", true, true,
      false, true, true, 4, true, "fa2", true, "current", 0, true, "gpipe,1f1b,interleaved"},
@@ -132,7 +135,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
     {"composer", "MosaicML Composer on PyTorch FSDP (LLM Foundry): per-micro-batch reduce-scatter",
      "github.com/mosaicml/composer composer/distributed/dist_strategy.py (prepare_fsdp_module, "
      "ddp_sync_context)",
-     true, true, false, true, true, 4, false, "fa2", true, "delayed", 0, false, ""},
+     true, true, false, true, true, 4, false, "fa2", true, "delayed", 0, false, "", true, false},
 };
 
 // "a,b,c" → {"a", "b", "c"}; "" → {}.
@@ -181,6 +184,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.memory.zero3_max_live_params = f.zero3_max_live_params;
   o.partial_recompute = f.partial_recompute;
   o.hybrid_sharding = f.hybrid_sharding;
+  o.tp_comm_overlap = f.tp_comm_overlap;
   o.pipeline_schedules.clear();
   for (const std::string& name : comma_list(f.schedules)) {
     for (const sim::ScheduleInfo& info : sim::schedule_table())

@@ -48,6 +48,8 @@ struct FrameworkPreset {
   // Whether it shards ZeRO states over part of the data-parallel group and replicates across
   // the rest (CostOptions::hybrid_sharding).
   bool hybrid_sharding = true;
+  // Whether it overlaps TP communication with GEMMs (CostOptions::tp_comm_overlap).
+  bool tp_comm_overlap = true;
 };
 
 // The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.

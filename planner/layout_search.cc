@@ -56,13 +56,13 @@ bool schedule_offered(Schedule s, const LayoutFix& fix, const std::vector<Schedu
 class Enumerator {
  public:
   Enumerator(const ModelSpec& model, const TrainingSpec& training, int64_t gpus, size_t levels,
-             const SearchOptions& options, const std::vector<Schedule>& schedules)
+             const SearchOptions& options, const CostOptions& framework)
       : model_(model),
         training_(training),
         gpus_(gpus),
         levels_(levels),
         options_(options),
-        schedules_(schedules) {}
+        framework_(framework) {}
 
   // The work items, in enumeration order. Branches pruned by a layout rule are counted in
   // `skipped`; those the reports show (batch and interleaving rules) in `rejected`.
@@ -154,7 +154,10 @@ class Enumerator {
               layout.tp = tp, layout.cp = cp, layout.pp = pp, layout.dp = dp;
               layout.vpp = vpp, layout.ep = ep, layout.mbs = mbs;
               layout.sp = sp;
-              layout.tp_overlap = tp > 1 && fix.tp_overlap.value_or(false);
+              // Overlap never lengthens a step in the model (exposed_after_overlap), so where the
+              // framework has it the search takes it rather than trying both.
+              layout.tp_overlap =
+                  tp > 1 && fix.tp_overlap.value_or(sp && framework_.tp_comm_overlap);
               layout.uneven = deficit > 0;
               layout.order = order;
               items.push_back({layout});
@@ -165,8 +168,12 @@ class Enumerator {
     }
   }
 
-  bool offers(Schedule s) const { return schedule_offered(s, options_.fix, schedules_); }
-  bool offers_pipeline() const { return options_.fix.schedule || !schedules_.empty(); }
+  bool offers(Schedule s) const {
+    return schedule_offered(s, options_.fix, framework_.pipeline_schedules);
+  }
+  bool offers_pipeline() const {
+    return options_.fix.schedule || !framework_.pipeline_schedules.empty();
+  }
 
   // A shard group pinned with --fix must fit this shape's data-parallel ranks in `order`.
   bool fixed_shard_fits(const Layout& probe, const std::array<Dim, 4>& order,
@@ -191,7 +198,7 @@ class Enumerator {
   int64_t gpus_;
   size_t levels_ = 0;
   const SearchOptions& options_;
-  const std::vector<Schedule>& schedules_;
+  const CostOptions& framework_;
 };
 
 // Schedules to try for a pipeline shape: of those that fit it, the one --fix names, else the
@@ -356,8 +363,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   const auto start = std::chrono::steady_clock::now();
   SearchResult result;
   Enumerator enumerator(prototype.model(), prototype.training(), gpus,
-                        prototype.cluster().network.size(), options,
-                        prototype.options().pipeline_schedules);
+                        prototype.cluster().network.size(), options, prototype.options());
   const std::vector<WorkItem> items = enumerator.work_items(result.rejected, result.skipped);
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
@@ -399,7 +405,7 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
   std::map<std::string, int64_t> rejected, skipped;
   const std::vector<WorkItem> items =
       Enumerator(model.model(), model.training(), gpus, model.cluster().network.size(), options,
-                 model.options().pipeline_schedules)
+                 model.options())
           .work_items(rejected, skipped);
   const LayoutFix& fix = options.fix;
   int64_t total = 0;

@@ -95,6 +95,11 @@ struct CostOptions {
   // also tries shard groups of one node or pod (Layout::shard). Megatron-Core: distributed-
   // optimizer instances (--num-distributed-optimizer-instances, megatron/training/arguments.py).
   bool hybrid_sharding = true;
+  // Whether the framework overlaps TP communication with GEMMs (FrameworkPreset::
+  // tp_comm_overlap): the search then sets Layout::tp_overlap on layouts with sequence
+  // parallelism. Megatron-Core: --tp-comm-overlap (Transformer Engine userbuffers; needs
+  // --sequence-parallel, megatron/training/arguments.py).
+  bool tp_comm_overlap = true;
   // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
   // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
   // default ddp_bucket_size).

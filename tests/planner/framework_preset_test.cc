@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include "planner/cost_model.h"
 #include "tests/test_inputs.h"
 
@@ -31,6 +33,28 @@ TEST_CASE("the default preset is megatron-core and leaves CostOptions{} unchange
   CHECK(o.zero_reduce_every_micro_batch == defaults.zero_reduce_every_micro_batch);
   CHECK(o.memory.grad_bytes_per_param == defaults.memory.grad_bytes_per_param);
   CHECK(o.pipeline_schedules == defaults.pipeline_schedules);
+  CHECK(o.hybrid_sharding == defaults.hybrid_sharding);
+  CHECK(o.tp_comm_overlap == defaults.tp_comm_overlap);
+}
+
+TEST_CASE("hybrid sharding and TP overlap where each framework has them") {
+  const std::vector<std::tuple<const char*, bool, bool>> expected = {
+      {"megatron-core", true, true},
+      {"nemo", true, true},
+      {"megatron-2021", false, false},
+      {"deepspeed", false, false},
+      {"deepspeed-2021", false, false},
+      {"megatron-deepspeed", false, false},
+      {"fsdp2", true, true},
+      {"torchtitan", true, true},
+      {"composer", true, false},
+  };
+  CHECK(expected.size() == framework_presets().size());
+  for (const auto& [name, hybrid, overlap] : expected) {
+    CAPTURE(name);
+    CHECK(with(name).hybrid_sharding == hybrid);
+    CHECK(with(name).tp_comm_overlap == overlap);
+  }
 }
 
 TEST_CASE("every issue-11 framework has a preset, each with a description and a source") {

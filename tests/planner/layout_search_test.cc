@@ -237,3 +237,25 @@ TEST_CASE("hybrid sharding: searched per network level where the framework has i
   CHECK(shards_seen("deepspeed", "tp=1,pp=1,mbs=1,recompute=none,shard=64") ==
         std::set<int64_t>{64});
 }
+
+TEST_CASE(
+    "TP overlap: the search turns it on with sequence parallelism where the framework has it") {
+  ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
+  auto overlaps = [&](const std::string& framework, const std::string& fix) {
+    CostOptions options;
+    apply_framework(find_framework(framework).value(), options);
+    CostModel model(m, two_level_cluster(1), CalibrationProfile{}, {128, 16, Precision::bf16},
+                    options);
+    SearchOptions o;
+    o.top_k = 100000;
+    o.fix = parse_layout_fix(fix).value();
+    std::set<std::pair<bool, bool>> seen;  // (sp, tp_overlap) of layouts with tp > 1
+    for (const Estimate& e : search_layouts(model, 8, o).ranked)
+      if (e.layout.tp > 1) seen.insert({e.layout.sp, e.layout.tp_overlap});
+    return seen;
+  };
+  using Seen = std::set<std::pair<bool, bool>>;
+  CHECK(overlaps("megatron-core", "") == Seen{{true, true}, {false, false}});
+  CHECK(overlaps("deepspeed", "") == Seen{{true, false}, {false, false}});
+  CHECK(overlaps("megatron-core", "tp_overlap=false") == Seen{{true, false}, {false, false}});
+}
