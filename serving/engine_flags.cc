@@ -1,0 +1,58 @@
+#include "serving/engine_flags.h"
+
+#include <fmt/format.h>
+
+#include "serving/engine_preset.h"
+
+namespace meshplan::serving {
+
+// vLLM (docs.vllm.ai/en/latest/configuration/engine_args): --tensor-parallel-size,
+// --pipeline-parallel-size, --data-parallel-size, --enable-expert-parallel, --max-num-seqs,
+// --max-num-batched-tokens, --gpu-memory-utilization, --block-size, --kv-cache-dtype,
+// --quantization.
+std::string vllm_command(const std::string& model, const ServingLayout& l,
+                         const ServingOptions& o) {
+  const EnginePreset& e = engine_preset(Engine::vllm);
+  std::string s = fmt::format(
+      "vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {} --data-parallel-size "
+      "{}{} --max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {:.2f} "
+      "--block-size {}",
+      model, l.tp, l.pp, l.replicas, l.ep > 1 ? " --enable-expert-parallel" : "", l.max_batch,
+      e.max_step_tokens, e.memory_fraction, e.block_tokens);
+  if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8";
+  if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
+  if (o.weights == WeightFormat::int4) s += " --quantization awq";
+  return s;
+}
+
+// SGLang (docs.sglang.ai/advanced_features/server_arguments): --tp-size, --pp-size, --dp-size,
+// --ep-size, --max-running-requests, --chunked-prefill-size, --mem-fraction-static,
+// --page-size, --kv-cache-dtype, --quantization.
+std::string sglang_command(const std::string& model, const ServingLayout& l,
+                           const ServingOptions& o) {
+  const EnginePreset& e = engine_preset(Engine::sglang);
+  std::string s = fmt::format(
+      "python -m sglang.launch_server --model-path {} --tp-size {} --pp-size {} --dp-size {} "
+      "--ep-size {} --max-running-requests {} --chunked-prefill-size {} --mem-fraction-static "
+      "{:.2f} --page-size {}",
+      model, l.tp, l.pp, l.replicas, l.ep, l.max_batch, e.max_step_tokens, e.memory_fraction,
+      e.block_tokens);
+  if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8_e4m3";
+  if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
+  if (o.weights == WeightFormat::int4) s += " --quantization awq";
+  return s;
+}
+
+// TensorRT-LLM (nvidia.github.io/TensorRT-LLM/commands/trtllm-serve): --tp_size, --pp_size,
+// --ep_size, --max_batch_size, --max_num_tokens, --kv_cache_free_gpu_memory_fraction; one
+// server per replica. FP8 weights and KV come from the (ModelOpt-quantized) checkpoint.
+std::string trtllm_command(const std::string& model, const ServingLayout& l,
+                           const ServingOptions&) {
+  const EnginePreset& e = engine_preset(Engine::trtllm);
+  return fmt::format(
+      "trtllm-serve {} --tp_size {} --pp_size {} --ep_size {} --max_batch_size {} "
+      "--max_num_tokens {} --kv_cache_free_gpu_memory_fraction {:.2f}   # x{} servers",
+      model, l.tp, l.pp, l.ep, l.max_batch, e.max_step_tokens, e.memory_fraction, l.replicas);
+}
+
+}  // namespace meshplan::serving

@@ -1,0 +1,79 @@
+#include "serving/serving_search.h"
+
+#include <algorithm>
+
+namespace meshplan::serving {
+namespace {
+
+constexpr int64_t kMaxPipelineStages = 8;
+const int64_t kBatchCaps[] = {256, 64, 16};
+
+bool better(const ServingEstimate& a, const ServingEstimate& b) {
+  if (a.meets_slo != b.meets_slo) return a.meets_slo;
+  return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+}
+
+}  // namespace
+
+std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
+  std::vector<ServingLayout> out;
+  const int64_t node = p.cluster.gpus_per_node;
+  for (int64_t tp = 1; tp <= std::min(node, p.gpus); tp *= 2)
+    for (int64_t pp = 1; pp <= kMaxPipelineStages && pp <= p.model.layers && tp * pp <= p.gpus;
+         pp *= 2) {
+      if (p.gpus % (tp * pp) != 0) continue;
+      std::vector<int64_t> eps{1};
+      if (p.model.moe)
+        for (int64_t ep = 2; ep <= tp; ep *= 2)
+          if (tp % ep == 0 && p.model.moe->experts % ep == 0) eps.push_back(ep);
+      for (int64_t ep : eps) {
+        ServingLayout l{tp, pp, ep, p.gpus / (tp * pp), 0};
+        out.push_back(l);
+        for (int64_t cap : kBatchCaps) {
+          l.max_batch = cap;
+          out.push_back(l);
+        }
+      }
+    }
+  return out;
+}
+
+std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& e) {
+  std::vector<size_t> front;
+  for (size_t i = 0; i < e.size(); ++i) {
+    bool dominated = false;
+    for (size_t j = 0; j < e.size() && !dominated; ++j)
+      dominated = j != i && e[j].output_tokens_per_s_per_gpu >= e[i].output_tokens_per_s_per_gpu &&
+                  e[j].tokens_per_s_per_user >= e[i].tokens_per_s_per_user &&
+                  (e[j].output_tokens_per_s_per_gpu > e[i].output_tokens_per_s_per_gpu ||
+                   e[j].tokens_per_s_per_user > e[i].tokens_per_s_per_user || j < i);
+    if (!dominated) front.push_back(i);
+  }
+  std::stable_sort(front.begin(), front.end(), [&](size_t a, size_t b) {
+    return e[a].tokens_per_s_per_user < e[b].tokens_per_s_per_user;
+  });
+  return front;
+}
+
+ServingSearchResult search_serving(const ServingProblem& p) {
+  ServingSearchResult r;
+  for (const ServingLayout& l : serving_candidates(p)) {
+    ServingLayout by_default = l;
+    by_default.max_batch = 0;
+    const ServingMemory m = resolved_memory(p, by_default);
+    if (!m.fits()) {
+      if (l.max_batch == 0) ++r.skipped;
+      continue;
+    }
+    // A cap at or above what the default already allows repeats the default's layout.
+    if (l.max_batch >= by_default.max_batch) continue;
+    std::optional<ServingEstimate> e = evaluate_serving(p, l);
+    ++r.evaluated;
+    if (e) r.ranked.push_back(std::move(*e));
+  }
+  std::stable_sort(r.ranked.begin(), r.ranked.end(), better);
+  r.pareto = pareto_front(r.ranked);
+  return r;
+}
+
+}  // namespace meshplan::serving

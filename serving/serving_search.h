@@ -1,0 +1,33 @@
+// Search over serving layouts: tp × pp × ep × replicas × max batch for the GPUs available,
+// ranked by output tokens/s per GPU among layouts meeting the SLO (then the others), with the
+// Pareto front of tokens/s per GPU against tokens/s per user.
+//
+// Candidates: tp a power of two up to one node's GPUs; pp a power of two up to 8 (fewer than
+// the layers); ep 1 and, for MoE models, every power of two dividing tp and the expert count;
+// replicas = the GPUs / (tp·pp) (every GPU used; tp·pp must divide the GPU count); max batch
+// the engine default (capped by the KV cache) and 256, 64 and 16 below it. Layouts whose
+// weights leave no KV room are skipped. Enumeration order is fixed, ties keep it: the output
+// is the same on every run.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "serving/serving_plan.h"
+
+namespace meshplan::serving {
+
+struct ServingSearchResult {
+  int64_t evaluated = 0;                // layouts replayed
+  int64_t skipped = 0;                  // layouts whose weights did not fit
+  std::vector<ServingEstimate> ranked;  // best first
+  std::vector<size_t> pareto;           // indices into ranked, by tokens/s per user ascending
+};
+
+// REQUIRES: p.gpus ≥ 1.
+std::vector<ServingLayout> serving_candidates(const ServingProblem& p);
+ServingSearchResult search_serving(const ServingProblem& p);
+// Indices of the estimates no other beats on both tokens/s per GPU and tokens/s per user.
+std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& estimates);
+
+}  // namespace meshplan::serving

@@ -1,0 +1,172 @@
+#include "serving/step_time.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/collective.h"
+#include "planner/gemm_model.h"
+#include "planner/profile_defaults.h"
+#include "serving/kv_cache.h"
+
+namespace meshplan::serving {
+namespace {
+
+constexpr double kActivationBytes = 2;  // BF16 activations between kernels
+
+// Fused-attention kernels inference engines run on Hopper, in preference order (vLLM and
+// SGLang: FlashAttention-3 / FlashInfer; TensorRT-LLM its own FMHA, closest to FA3).
+const std::vector<std::string> kServingAttentionKernels = {"fa3", "fa2", "cudnn"};
+
+Precision gemm_precision(WeightFormat w) {
+  return w == WeightFormat::fp8 ? Precision::fp8 : Precision::bf16;
+}
+
+// Query-key plus value head dims (FlashAttention's convention counts 4·s²·h·d for d_qk = d_v).
+double qk_plus_v_dim(const ModelSpec& m) {
+  if (m.mla)
+    return static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim +
+                               m.mla->v_head_dim);
+  return 2 * static_cast<double>(m.head_dim);
+}
+
+}  // namespace
+
+int64_t StepBatch::tokens() const {
+  int64_t t = decodes;
+  for (const PrefillChunk& c : chunks) t += c.tokens;
+  return t;
+}
+
+StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
+                             const CalibrationProfile& profile, const ServingLayout& layout,
+                             const ServingOptions& options, double step_overhead_s)
+    : model_(model),
+      layout_(layout),
+      options_(options),
+      dense_layer_(layer_linears(model, 0)),
+      moe_layer_(layer_linears(model, model.layers - 1)),
+      lm_head_(lm_head_linear(model)),
+      step_overhead_s_(step_overhead_s),
+      attention_(profile, cluster.gpu, kServingAttentionKernels),
+      collectives_(profile, cluster) {
+  const double per_stage = static_cast<double>(stage_layers(model, layout.pp));
+  const double moe_share =
+      static_cast<double>(model.moe_layers()) / static_cast<double>(model.layers);
+  stage_moe_layers_ = per_stage * moe_share;
+  stage_dense_layers_ = per_stage - stage_moe_layers_;
+  const GemmModel gemm(profile, cluster.gpu, gemm_precision(options.weights));
+  gemm_flops_per_s_ = gemm.max_efficiency() * gemm.peak_flops_per_s();
+  hbm_bytes_per_s_ = hbm_bandwidth(profile, cluster.gpu);
+  attention_decode_flops_per_s_ = attention_efficiency(profile) *
+                                  cluster.gpu.peak_bf16_flops_per_s *
+                                  sustained_compute_ratio(profile);
+  weight_bytes_ = bytes_per_weight(options.weights);
+  kv_bytes_per_token_layer_ =
+      kv_elements_per_token_layer(model, layout.tp) * bytes_per_kv_element(options.kv);
+}
+
+double StepTimeModel::memory_kernel_s(double bytes) const {
+  return std::max(bytes / hbm_bytes_per_s_, kKernelFloorS);
+}
+
+double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
+  const double tp = static_cast<double>(layout_.tp);
+  const bool router = m.role == LinearRole::router;
+  const double w_bytes = router ? 2 : weight_bytes_;
+  double flops = 0, bytes = 0;
+  if (m.role == LinearRole::expert) {
+    const double experts = static_cast<double>(model_.moe->experts);
+    const double top_k = static_cast<double>(model_.moe->top_k);
+    const double ep = static_cast<double>(layout_.ep);
+    const double local = experts / ep;
+    const double touched = local * (1 - std::pow(1 - top_k / experts, tokens));
+    const double expert_params = static_cast<double>(m.weights()) * ep / tp;
+    flops = 2 * tokens * top_k * static_cast<double>(m.weights()) / tp;
+    bytes =
+        touched * expert_params * w_bytes +
+        tokens * top_k / ep * (m.rank_in(layout_.tp) + m.rank_out(layout_.tp)) * kActivationBytes;
+  } else {
+    const double copies = static_cast<double>(m.copies);
+    const double in = m.rank_in(layout_.tp), out = m.rank_out(layout_.tp);
+    flops = 2 * tokens * in * out * copies;
+    bytes = in * out * copies * w_bytes + tokens * (in + out) * copies * kActivationBytes;
+  }
+  return std::max({flops / gemm_flops_per_s_, bytes / hbm_bytes_per_s_, kKernelFloorS});
+}
+
+void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
+                              StepBreakdown& out) const {
+  for (const LinearMap& m : linears) out.gemm_s += linear_s(m, tokens);
+  const double activation_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
+  out.other_s += kSmallKernelsPerLayer * memory_kernel_s(2 * activation_bytes);
+  if (layout_.tp == 1) return;
+  const GroupShape tp_group = GroupShape::of(layout_.tp, 1);
+  out.communication_s += collectives_.time_s(Collective::all_reduce, tp_group, activation_bytes);
+  if (moe && layout_.ep > 1) {
+    const double routed = activation_bytes * static_cast<double>(model_.moe->top_k);
+    const GroupShape ep_group = GroupShape::of(layout_.ep, 1);
+    out.communication_s += 2 * collectives_.time_s(Collective::all_to_all, ep_group, routed);
+    if (layout_.ep < layout_.tp)
+      out.communication_s +=
+          collectives_.time_s(Collective::all_reduce, tp_group, activation_bytes);
+  } else {
+    out.communication_s += collectives_.time_s(Collective::all_reduce, tp_group, activation_bytes);
+  }
+}
+
+StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
+  StepBreakdown stage;
+  const double pp = static_cast<double>(layout_.pp);
+  const double tokens = static_cast<double>(batch.tokens()) / pp;
+  if (tokens <= 0) return stage;
+  // One layer of each kind, then scaled by the stage's layer counts.
+  StepBreakdown dense, moe;
+  if (stage_dense_layers_ > 0) add_layer(dense_layer_, false, tokens, dense);
+  if (stage_moe_layers_ > 0) add_layer(moe_layer_, true, tokens, moe);
+  auto scale_add = [&](const StepBreakdown& one, double count) {
+    stage.gemm_s += one.gemm_s * count;
+    stage.other_s += one.other_s * count;
+    stage.communication_s += one.communication_s * count;
+  };
+  scale_add(dense, stage_dense_layers_);
+  scale_add(moe, stage_moe_layers_);
+
+  // Attention of every layer of the stage: prefill chunks, then the decodes' cache reads.
+  const double heads_local =
+      std::max(1.0, static_cast<double>(model_.heads) / static_cast<double>(layout_.tp));
+  double prefill_s = 0, cache_bytes = batch.decode_context_tokens * kv_bytes_per_token_layer_;
+  for (const PrefillChunk& c : batch.chunks) {
+    const double t = static_cast<double>(c.tokens), p = static_cast<double>(c.context_before);
+    const double flops = 2 * t * (p + t / 2) * heads_local * qk_plus_v_dim(model_);
+    prefill_s +=
+        attention_.time(flops, model_.head_dim, c.context_before + c.tokens, true).forward_s;
+    cache_bytes += p * kv_bytes_per_token_layer_;
+  }
+  const double decode_flops = 2 * batch.decode_context_tokens * heads_local * qk_plus_v_dim(model_);
+  const double decode_s =
+      batch.decodes > 0 || batch.decode_context_tokens > 0
+          ? std::max({cache_bytes / hbm_bytes_per_s_, decode_flops / attention_decode_flops_per_s_,
+                      kKernelFloorS})
+          : cache_bytes / hbm_bytes_per_s_;
+  const double layers = stage_dense_layers_ + stage_moe_layers_;
+  stage.attention_s =
+      (std::max(prefill_s, batch.chunks.empty() ? 0 : kKernelFloorS) + decode_s) * layers / pp;
+
+  // LM head rows: the sequences sampling a token, on the last stage.
+  if (batch.sampled > 0)
+    stage.gemm_s += linear_s(lm_head_, static_cast<double>(batch.sampled) / pp);
+
+  StepBreakdown round;
+  round.gemm_s = stage.gemm_s * pp;
+  round.other_s = stage.other_s * pp;
+  round.communication_s = stage.communication_s * pp;
+  round.attention_s = stage.attention_s * pp;
+  if (layout_.pp > 1) {
+    const double hop_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
+    round.communication_s += (pp - 1) * collectives_.p2p_time_s(layout_.tp, hop_bytes);
+  }
+  round.overhead_s = step_overhead_s_;
+  return round;
+}
+
+}  // namespace meshplan::serving

@@ -1,0 +1,67 @@
+// `meshplan serve` end to end: JSON fields, determinism, and bad input (exit 2, one message).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_meshplan.h"
+
+using meshplan::testing::repo_path;
+using meshplan::testing::run_meshplan;
+
+namespace {
+
+const std::string kBase = "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
+                          repo_path("topologies/dgx-h100-1n.yaml") +
+                          " --gpus 1 --isl 512 --osl 128 --requests 200";
+
+}  // namespace
+
+TEST_CASE("serve: a fixed layout's JSON carries layout, throughput, latencies and memory") {
+  const auto r = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& b = j["best"];
+  CHECK(b["layout"]["tp"] == 1);
+  CHECK(b["output_tokens_per_s"].get<double>() > 0);
+  for (const char* k : {"mean", "p50", "p90", "p99"}) {
+    CHECK(b["ttft_s"][k].get<double>() > 0);
+    CHECK(b["tpot_s"][k].get<double>() > 0);
+  }
+  CHECK(b["max_concurrency"].get<int64_t>() > 8);
+  CHECK(b["kv_cache_tokens"].get<int64_t>() % 16 == 0);  // vLLM blocks of 16
+  CHECK(b["memory"]["kv_bytes_per_token"] == 131072);    // 2·8·128·32·2
+  CHECK(b["step_time"]["decode"]["total_s"].get<double>() > 0);
+}
+
+TEST_CASE("serve: the same inputs print the same bytes") {
+  const std::string args = kBase + " --request-rate 4 --seed 3";
+  CHECK(run_meshplan(args).out == run_meshplan(args).out);
+}
+
+TEST_CASE("serve: bad flag values exit 2 naming the flag and the rule") {
+  auto r = run_meshplan(kBase + " --weights fp4");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("--weights") != std::string::npos);
+  r = run_meshplan(kBase + " --layout tp=3,pp=0");
+  CHECK(r.rc == 2);
+  CHECK(r.err ==
+        "--layout:1:9: error: field 'pp' = '0': must be an integer between 1 and 10000000\n"
+        "  tp=3,pp=0\n"
+        "          ^\n");
+  r = run_meshplan(kBase + " --layout tp=2");
+  CHECK(r.rc == 2);
+  CHECK(r.err ==
+        "--layout: error: field 'replicas' = '1': tp × pp × replicas = 2 exceeds the 1 GPUs "
+        "available\n");
+  r = run_meshplan(kBase + " --concurrency 4 --request-rate 2");
+  CHECK(r.rc == 2);
+}
+
+TEST_CASE("serve: a model whose weights leave no KV room on the layout is an input error") {
+  const auto r = run_meshplan("serve --model " + repo_path("models/llama3-405b.yaml") +
+                              " --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
+                              " --isl 128 --osl 128 --layout tp=1,replicas=1");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("leaves no KV-cache room") != std::string::npos);
+}
