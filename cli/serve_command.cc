@@ -23,7 +23,7 @@ struct ServeOptions {
   double concurrency = 0, request_rate = 0;
   uint64_t seed = 1;
   std::string weights = "bf16", kv = "bf16", engine = "vllm";
-  double slo_ttft_s = 0, slo_tpot_s = 0;
+  double slo_ttft_s = 0, slo_tpot_s = 0, memory_fraction = 0;
   int top = 10;
 };
 
@@ -43,6 +43,7 @@ ServingOptions serving_options(const ServeOptions& o) {
   s.engine = choice<Engine>(
       o.engine, {{"vllm", Engine::vllm}, {"sglang", Engine::sglang}, {"trtllm", Engine::trtllm}});
   s.slo = {o.slo_ttft_s, o.slo_tpot_s};
+  s.memory_fraction = o.memory_fraction;
   return s;
 }
 
@@ -137,6 +138,11 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
       ->check(finite_number(0, 1e6));
   sub->add_option("--slo-tpot", o->slo_tpot_s, "time-per-output-token objective, seconds")
       ->check(finite_number(0, 1e6));
+  sub->add_option("--memory-fraction", o->memory_fraction,
+                  "the engine's memory fraction (vLLM --gpu-memory-utilization, SGLang "
+                  "--mem-fraction-static, TRT-LLM free_gpu_memory_fraction; default: the "
+                  "engine's)")
+      ->check(finite_number(0.01, 1));
   sub->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 10000));
   add_format_option(sub, o->in.format, {"table", "json", "md"});
   sub->callback([o, &exit_code] { exit_code = run_serve(*o); });

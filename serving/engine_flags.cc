@@ -18,7 +18,7 @@ std::string vllm_command(const std::string& model, const ServingLayout& l,
       "{}{} --max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {:.2f} "
       "--block-size {}",
       model, l.tp, l.pp, l.replicas, l.ep > 1 ? " --enable-expert-parallel" : "", l.max_batch,
-      e.max_step_tokens, e.memory_fraction, e.block_tokens);
+      e.max_step_tokens, memory_fraction(o), e.block_tokens);
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8";
   if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
   if (o.weights == WeightFormat::int4) s += " --quantization awq";
@@ -35,7 +35,7 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
       "python -m sglang.launch_server --model-path {} --tp-size {} --pp-size {} --dp-size {} "
       "--ep-size {} --max-running-requests {} --chunked-prefill-size {} --mem-fraction-static "
       "{:.2f} --page-size {}",
-      model, l.tp, l.pp, l.replicas, l.ep, l.max_batch, e.max_step_tokens, e.memory_fraction,
+      model, l.tp, l.pp, l.replicas, l.ep, l.max_batch, e.max_step_tokens, memory_fraction(o),
       e.block_tokens);
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8_e4m3";
   if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
@@ -47,12 +47,12 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
 // --ep_size, --max_batch_size, --max_num_tokens, --kv_cache_free_gpu_memory_fraction; one
 // server per replica. FP8 weights and KV come from the (ModelOpt-quantized) checkpoint.
 std::string trtllm_command(const std::string& model, const ServingLayout& l,
-                           const ServingOptions&) {
+                           const ServingOptions& o) {
   const EnginePreset& e = engine_preset(Engine::trtllm);
   return fmt::format(
       "trtllm-serve {} --tp_size {} --pp_size {} --ep_size {} --max_batch_size {} "
       "--max_num_tokens {} --kv_cache_free_gpu_memory_fraction {:.2f}   # x{} servers",
-      model, l.tp, l.pp, l.ep, l.max_batch, e.max_step_tokens, e.memory_fraction, l.replicas);
+      model, l.tp, l.pp, l.ep, l.max_batch, e.max_step_tokens, memory_fraction(o), l.replicas);
 }
 
 }  // namespace meshplan::serving

@@ -58,20 +58,23 @@ double activation_bytes_per_gpu(const ModelSpec& model, int64_t tp, int64_t step
   return static_cast<double>(step_tokens) * per_token + logits;
 }
 
-double kv_budget_bytes(const EnginePreset& engine, double capacity_bytes, double weight_bytes,
-                       double activation_bytes, double reserved_bytes) {
+double memory_fraction(const ServingOptions& options) {
+  return options.memory_fraction > 0 ? options.memory_fraction
+                                     : engine_preset(options.engine).memory_fraction;
+}
+
+double kv_budget_bytes(const EnginePreset& engine, double fraction, double capacity_bytes,
+                       double weight_bytes, double activation_bytes, double reserved_bytes) {
   double kv = 0;
   switch (engine.budget) {
     case BudgetRule::fraction_of_total:
-      kv = engine.memory_fraction * capacity_bytes - weight_bytes - activation_bytes -
-           reserved_bytes;
+      kv = fraction * capacity_bytes - weight_bytes - activation_bytes - reserved_bytes;
       break;
     case BudgetRule::static_fraction:
-      kv = engine.memory_fraction * capacity_bytes - weight_bytes;
+      kv = fraction * capacity_bytes - weight_bytes;
       break;
     case BudgetRule::fraction_of_free:
-      kv = engine.memory_fraction *
-           (capacity_bytes - weight_bytes - activation_bytes - reserved_bytes);
+      kv = fraction * (capacity_bytes - weight_bytes - activation_bytes - reserved_bytes);
       break;
   }
   return std::max(0.0, kv);
@@ -87,8 +90,8 @@ ServingMemory serving_memory(const ModelSpec& model, const GpuSpec& gpu,
   m.activation_bytes =
       activation_bytes_per_gpu(model, layout.tp, engine.max_step_tokens, layout.max_batch);
   m.reserved_bytes = kReservedBytes;
-  m.kv_budget_bytes = kv_budget_bytes(engine, m.capacity_bytes, m.weight_bytes, m.activation_bytes,
-                                      m.reserved_bytes);
+  m.kv_budget_bytes = kv_budget_bytes(engine, memory_fraction(options), m.capacity_bytes,
+                                      m.weight_bytes, m.activation_bytes, m.reserved_bytes);
   m.kv_bytes_per_token = kv_bytes_per_token(model, layout.tp, layout.pp, options.kv);
   m.block_tokens = engine.block_tokens;
   const int64_t raw = static_cast<int64_t>(std::floor(m.kv_budget_bytes / m.kv_bytes_per_token));

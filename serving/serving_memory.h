@@ -46,9 +46,11 @@ double weight_bytes_per_gpu(const ModelSpec& model, const ServingLayout& layout,
 // Activation workspace of one step of `step_tokens` tokens and `batch` sequences.
 double activation_bytes_per_gpu(const ModelSpec& model, int64_t tp, int64_t step_tokens,
                                 int64_t batch);
-// The KV budget per the engine's rule; never negative.
-double kv_budget_bytes(const EnginePreset& engine, double capacity_bytes, double weight_bytes,
-                       double activation_bytes, double reserved_bytes);
+// The KV budget per the engine's rule with memory fraction `fraction`; never negative.
+double kv_budget_bytes(const EnginePreset& engine, double fraction, double capacity_bytes,
+                       double weight_bytes, double activation_bytes, double reserved_bytes);
+// The options' memory fraction, or the engine's default.
+double memory_fraction(const ServingOptions& options);
 
 // Everything above for one replica of `layout` (max_batch resolved) and requests of
 // isl + osl tokens.

@@ -62,6 +62,9 @@ struct ServingOptions {
   KvFormat kv = KvFormat::bf16;
   Engine engine = Engine::vllm;
   Slo slo;
+  // The engine's memory fraction for its budget rule (--gpu-memory-utilization,
+  // --mem-fraction-static, kv_cache_free_gpu_mem_fraction); 0: the engine's default.
+  double memory_fraction = 0;
 };
 
 }  // namespace meshplan::serving

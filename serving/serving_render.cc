@@ -102,7 +102,7 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
       "budget {:.2f} GiB ({} rule {:.2f})\n",
       m.capacity_bytes / kGiB, m.weight_bytes / kGiB, m.activation_bytes / kGiB,
       m.reserved_bytes / kGiB, m.kv_budget_bytes / kGiB, to_string(p.options.engine),
-      engine_preset(p.options.engine).memory_fraction);
+      memory_fraction(p.options));
   out += fmt::format(
       "KV cache: {:.1f} KiB per token per GPU, {} tokens per replica in blocks of {} → {} "
       "requests of {} tokens at once (max batch {})\n",

@@ -13,6 +13,24 @@ namespace meshplan::serving {
 namespace {
 
 constexpr int64_t kOnlineTableRequests = 500;  // TensorRT-LLM online serving table, v0.14
+
+// The TensorRT-LLM perf overview's benchmark settings (perf-overview.md at the row's commit,
+// "Reproducing Benchmarked Results"): requests per (isl, osl) dataset, and "in majority of
+// cases ... --kv_cache_free_gpu_mem_fraction 0.95".
+constexpr double kPerfOverviewKvFraction = 0.95;
+struct DatasetSize {
+  int64_t isl, osl, requests;
+};
+constexpr DatasetSize kPerfOverviewRequests[] = {
+    {128, 128, 30000},  {128, 2048, 3000},  {128, 4096, 1500},
+    {2048, 128, 3000},  {2048, 2048, 1500}, {5000, 500, 1500},
+    {1000, 1000, 3000}, {500, 2000, 3000},  {20000, 2000, 1000}};
+
+int64_t perf_overview_requests(int64_t isl, int64_t osl) {
+  for (const DatasetSize& d : kPerfOverviewRequests)
+    if (d.isl == isl && d.osl == osl) return d.requests;
+  return 0;
+}
 constexpr double kMs = 1e-3;
 
 std::string text(const YAML::Node& row, const char* key) {
@@ -80,6 +98,10 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
     r.workload.concurrency = number(row, "concurrency");
   }
   if (r.group == "trtllm-online") r.workload.requests = kOnlineTableRequests;
+  if (r.group == "trtllm-offline") {
+    r.workload.requests = perf_overview_requests(r.workload.isl, r.workload.osl);
+    r.options.memory_fraction = kPerfOverviewKvFraction;
+  }
   r.measured[0] = number(row, "output_tok_s");
   r.measured[1] = (number(row, "ttft_mean_ms") + number(row, "ttft_ms")) * kMs;
   r.measured[2] =

@@ -9,7 +9,9 @@
 // GPU count; weights fp8 when the row says fp8, else BF16 (FP16 has the same bytes); KV fp8
 // only when the row says so; engine vLLM when the backend says vllm, else TensorRT-LLM (every
 // other source ran it); load: request_rate_qps (inf: offline), concurrency, or offline. The
-// TensorRT-LLM online table ran 500 requests (its section header); others use the default.
+// TensorRT-LLM online table ran 500 requests (its section header); the perf overview's
+// offline rows use its dataset sizes and KV fraction 0.95 (its "Reproducing" section); others
+// use the defaults.
 #pragma once
 
 #include <string>

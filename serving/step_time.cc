@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "core/collective.h"
-#include "planner/gemm_model.h"
 #include "planner/profile_defaults.h"
 #include "serving/kv_cache.h"
 
@@ -47,6 +46,7 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       moe_layer_(layer_linears(model, model.layers - 1)),
       lm_head_(lm_head_linear(model)),
       step_overhead_s_(step_overhead_s),
+      gemm_(profile, cluster.gpu, gemm_precision(options.weights)),
       attention_(profile, cluster.gpu, kServingAttentionKernels),
       collectives_(profile, cluster) {
   const double per_stage = static_cast<double>(stage_layers(model, layout.pp));
@@ -54,9 +54,8 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       static_cast<double>(model.moe_layers()) / static_cast<double>(model.layers);
   stage_moe_layers_ = per_stage * moe_share;
   stage_dense_layers_ = per_stage - stage_moe_layers_;
-  const GemmModel gemm(profile, cluster.gpu, gemm_precision(options.weights));
-  gemm_flops_per_s_ = gemm.max_efficiency() * gemm.peak_flops_per_s();
   hbm_bytes_per_s_ = hbm_bandwidth(profile, cluster.gpu);
+  read_bytes_per_s_ = gemm_.read_bytes_per_s();
   attention_decode_flops_per_s_ = attention_efficiency(profile) *
                                   cluster.gpu.peak_bf16_flops_per_s *
                                   sustained_compute_ratio(profile);
@@ -70,28 +69,27 @@ double StepTimeModel::memory_kernel_s(double bytes) const {
 }
 
 double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
-  const double tp = static_cast<double>(layout_.tp);
-  const bool router = m.role == LinearRole::router;
-  const double w_bytes = router ? 2 : weight_bytes_;
-  double flops = 0, bytes = 0;
-  if (m.role == LinearRole::expert) {
+  const double in = m.rank_in(layout_.tp), out = m.rank_out(layout_.tp);
+  double t = 0;
+  if (m.role == LinearRole::router) {
+    // BF16 whatever the weight format: weights and activations streamed once.
+    t = gemm_.time_s(tokens, out, in, 1, kActivationBytes);
+  } else if (m.role == LinearRole::expert) {
     const double experts = static_cast<double>(model_.moe->experts);
     const double top_k = static_cast<double>(model_.moe->top_k);
     const double ep = static_cast<double>(layout_.ep);
-    const double local = experts / ep;
-    const double touched = local * (1 - std::pow(1 - top_k / experts, tokens));
-    const double expert_params = static_cast<double>(m.weights()) * ep / tp;
-    flops = 2 * tokens * top_k * static_cast<double>(m.weights()) / tp;
-    bytes =
-        touched * expert_params * w_bytes +
-        tokens * top_k / ep * (m.rank_in(layout_.tp) + m.rank_out(layout_.tp)) * kActivationBytes;
+    const double touched_share = 1 - std::pow(1 - top_k / experts, tokens);
+    const double touched = experts / ep * touched_share;
+    const double per_expert_tokens = tokens * top_k / (experts * touched_share);
+    // An expert split over the tp / ep ranks of its EP group.
+    const double split = static_cast<double>(layout_.tp) / ep;
+    const double e_in = m.split == TpSplit::row ? static_cast<double>(m.in) / split : in;
+    const double e_out = m.split == TpSplit::column ? static_cast<double>(m.out) / split : out;
+    t = gemm_.time_s(per_expert_tokens, e_out, e_in, touched, weight_bytes_);
   } else {
-    const double copies = static_cast<double>(m.copies);
-    const double in = m.rank_in(layout_.tp), out = m.rank_out(layout_.tp);
-    flops = 2 * tokens * in * out * copies;
-    bytes = in * out * copies * w_bytes + tokens * (in + out) * copies * kActivationBytes;
+    t = gemm_.time_s(tokens, out, in, static_cast<double>(m.copies), weight_bytes_);
   }
-  return std::max({flops / gemm_flops_per_s_, bytes / hbm_bytes_per_s_, kKernelFloorS});
+  return std::max(t, kKernelFloorS);
 }
 
 void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
@@ -135,6 +133,7 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   const double heads_local =
       std::max(1.0, static_cast<double>(model_.heads) / static_cast<double>(layout_.tp));
   double prefill_s = 0, cache_bytes = batch.decode_context_tokens * kv_bytes_per_token_layer_;
+  // KV reads stream at the read bandwidth.
   for (const PrefillChunk& c : batch.chunks) {
     const double t = static_cast<double>(c.tokens), p = static_cast<double>(c.context_before);
     const double flops = 2 * t * (p + t / 2) * heads_local * qk_plus_v_dim(model_);
@@ -145,9 +144,9 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   const double decode_flops = 2 * batch.decode_context_tokens * heads_local * qk_plus_v_dim(model_);
   const double decode_s =
       batch.decodes > 0 || batch.decode_context_tokens > 0
-          ? std::max({cache_bytes / hbm_bytes_per_s_, decode_flops / attention_decode_flops_per_s_,
+          ? std::max({cache_bytes / read_bytes_per_s_, decode_flops / attention_decode_flops_per_s_,
                       kKernelFloorS})
-          : cache_bytes / hbm_bytes_per_s_;
+          : cache_bytes / read_bytes_per_s_;
   const double layers = stage_dense_layers_ + stage_moe_layers_;
   stage.attention_s =
       (std::max(prefill_s, batch.chunks.empty() ? 0 : kKernelFloorS) + decode_s) * layers / pp;

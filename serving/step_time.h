@@ -2,15 +2,15 @@
 // replica: decodes of `decodes` running sequences plus chunks of prompts being prefilled.
 //
 // Per layer of the largest pipeline stage:
-// - each linear map: max(GEMM FLOPs at the profile's best efficiency × peak of the weight
-//   format's compute precision, weight + activation bytes at the achieved HBM bandwidth, the
-//   kernel floor). FP8 weights run FP8 GEMMs (W8A8); BF16 and INT4 (W4A16) run BF16 GEMMs.
+// - each linear map: the overlapped GEMM roofline (serving/gemm_roofline.h), at least the
+//   kernel floor. FP8 weights run FP8 GEMMs (W8A8); BF16 and INT4 (W4A16, weights read at
+//   INT4's bytes) run BF16 GEMMs.
 //   Routed experts: each token runs top_k of them; a step reads the weights of the experts its
 //   tokens touch, E_local·(1 − (1 − top_k/E)^tokens) of this GPU's E_local = E/ep in
-//   expectation under uniform routing.
+//   expectation under uniform routing, each a GEMM of its share of the routed tokens.
 // - attention: prefill chunks as causal fused attention (planner/attention_model.h, FLOPs in
 //   FlashAttention's convention over the chunk's queries against its context); decodes read
-//   every cached token's K/V (or MLA latent) once at HBM bandwidth.
+//   every cached token's K/V (or MLA latent) once at the read bandwidth.
 // - four small memory-bound kernels (two norms, RoPE + KV append, activation), each
 //   max(bytes / HBM, kernel floor).
 // - TP: one all-reduce after attention and one after the MLP (or, for MoE layers with ep > 1,
@@ -30,6 +30,7 @@
 #include "core/profile.h"
 #include "planner/attention_model.h"
 #include "planner/collective_model.h"
+#include "serving/gemm_roofline.h"
 #include "serving/serving_options.h"
 
 namespace meshplan::serving {
@@ -79,9 +80,10 @@ class StepTimeModel {
   std::vector<LinearMap> dense_layer_, moe_layer_;
   LinearMap lm_head_;
   double stage_dense_layers_ = 0, stage_moe_layers_ = 0;
-  double gemm_flops_per_s_ = 0, hbm_bytes_per_s_ = 0, attention_decode_flops_per_s_ = 0;
+  double hbm_bytes_per_s_ = 0, read_bytes_per_s_ = 0, attention_decode_flops_per_s_ = 0;
   double weight_bytes_ = 2, kv_bytes_per_token_layer_ = 0;
   double step_overhead_s_ = 0;
+  GemmRoofline gemm_;
   AttentionModel attention_;
   CollectiveModel collectives_;
 };

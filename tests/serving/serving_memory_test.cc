@@ -44,13 +44,13 @@ TEST_CASE("serving memory: tp splits every weight of llama3-8b evenly (8 KV head
 
 TEST_CASE("serving memory: each engine's budget rule") {
   const double cap = 100, weights = 40, act = 5, reserved = 5;
-  CHECK(kv_budget_bytes(engine_preset(Engine::vllm), cap, weights, act, reserved) ==
+  CHECK(kv_budget_bytes(engine_preset(Engine::vllm), 0.9, cap, weights, act, reserved) ==
         doctest::Approx(40));  // 0.9·100 − 40 − 5 − 5
-  CHECK(kv_budget_bytes(engine_preset(Engine::sglang), cap, weights, act, reserved) ==
+  CHECK(kv_budget_bytes(engine_preset(Engine::sglang), 0.88, cap, weights, act, reserved) ==
         doctest::Approx(48));  // 0.88·100 − 40
-  CHECK(kv_budget_bytes(engine_preset(Engine::trtllm), cap, weights, act, reserved) ==
+  CHECK(kv_budget_bytes(engine_preset(Engine::trtllm), 0.9, cap, weights, act, reserved) ==
         doctest::Approx(45));  // 0.9·(100 − 50)
-  CHECK(kv_budget_bytes(engine_preset(Engine::vllm), cap, 95, act, reserved) == 0);
+  CHECK(kv_budget_bytes(engine_preset(Engine::vllm), 0.9, cap, 95, act, reserved) == 0);
 }
 
 TEST_CASE("serving memory: KV tokens are whole blocks and max concurrency whole requests") {

@@ -30,7 +30,8 @@ StepBatch one_decode(double context) {
 
 }  // namespace
 
-TEST_CASE("step time: a batch-1 decode of llama3-8b reads every BF16 weight once from HBM") {
+TEST_CASE(
+    "step time: a batch-1 decode of llama3-8b reads every BF16 weight once at read bandwidth") {
   const ModelSpec m = shipped_model("llama3-8b");
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
   const CalibrationProfile p = profile_of(c);
@@ -38,12 +39,14 @@ TEST_CASE("step time: a batch-1 decode of llama3-8b reads every BF16 weight once
   const StepBreakdown t = model.time(one_decode(0));
   // 32 layers × 218,103,808 linear weights + the 128,256 × 4096 LM head, two bytes each.
   const double weight_bytes = 2 * (32.0 * 218'103'808 + 128'256.0 * 4096);
-  CHECK(t.gemm_s == doctest::Approx(weight_bytes / hbm_bandwidth(p, c.gpu)).epsilon(0.001));
+  // H100 read bandwidth: max(profile copy 2575 GB/s, 0.9 × 3350 GB/s datasheet) = 3015 GB/s.
+  CHECK(read_bandwidth(p, c.gpu) == doctest::Approx(0.9 * 3.35e12));
+  CHECK(t.gemm_s == doctest::Approx(weight_bytes / read_bandwidth(p, c.gpu)).epsilon(0.001));
   CHECK(t.communication_s == 0);
   CHECK(t.overhead_s == 0);
 }
 
-TEST_CASE("step time: decode attention reads the cached K/V at HBM bandwidth") {
+TEST_CASE("step time: decode attention reads the cached K/V at read bandwidth") {
   const ModelSpec m = shipped_model("llama3-8b");
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
   const CalibrationProfile p = profile_of(c);
@@ -52,7 +55,7 @@ TEST_CASE("step time: decode attention reads the cached K/V at HBM bandwidth") {
   const StepBreakdown t = model.time(one_decode(context));
   // 2 · 8 heads · 128 · 2 bytes per token and layer, 32 layers.
   CHECK(t.attention_s ==
-        doctest::Approx(context * 4096 * 32 / hbm_bandwidth(p, c.gpu)).epsilon(1e-9));
+        doctest::Approx(context * 4096 * 32 / read_bandwidth(p, c.gpu)).epsilon(1e-9));
 }
 
 TEST_CASE("step time: FP8 weights halve the batch-1 decode's GEMM time") {
@@ -93,7 +96,10 @@ TEST_CASE("step time: a long prefill is compute bound, near 2 · params · token
   b.sampled = 1;
   const StepBreakdown t = model.time(b);
   const double peak = 0.803 * 989e12 * 0.848;  // h100-published: efficiency × peak × sustained
-  CHECK(t.gemm_s == doctest::Approx(2 * 32.0 * 218'103'808 * 8192 / peak).epsilon(0.01));
+  // At or a little above (wave quantization over 132 SMs costs up to a few percent here).
+  const double ideal = 2 * 32.0 * 218'103'808 * 8192 / peak;
+  CHECK(t.gemm_s >= ideal);
+  CHECK(t.gemm_s <= 1.06 * ideal);
   CHECK(t.attention_s > 0);
 }
 
