@@ -5,6 +5,14 @@
 #include "serving/engine_preset.h"
 
 namespace meshplan::serving {
+namespace {
+
+// The options' memory fraction when given, else engine `e`'s default.
+double fraction_for(Engine e, const ServingOptions& o) {
+  return o.memory_fraction > 0 ? o.memory_fraction : engine_preset(e).memory_fraction;
+}
+
+}  // namespace
 
 // vLLM (docs.vllm.ai/en/latest/configuration/engine_args): --tensor-parallel-size,
 // --pipeline-parallel-size, --data-parallel-size, --enable-expert-parallel, --max-num-seqs,
@@ -18,7 +26,7 @@ std::string vllm_command(const std::string& model, const ServingLayout& l,
       "{}{} --max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {:.2f} "
       "--block-size {}",
       model, l.tp, l.pp, l.replicas, l.ep > 1 ? " --enable-expert-parallel" : "", l.max_batch,
-      e.max_step_tokens, memory_fraction(o), e.block_tokens);
+      e.max_step_tokens, fraction_for(Engine::vllm, o), e.block_tokens);
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8";
   if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
   if (o.weights == WeightFormat::int4) s += " --quantization awq";
@@ -35,8 +43,8 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
       "python -m sglang.launch_server --model-path {} --tp-size {} --pp-size {} --dp-size {} "
       "--ep-size {} --max-running-requests {} --chunked-prefill-size {} --mem-fraction-static "
       "{:.2f} --page-size {}",
-      model, l.tp, l.pp, l.replicas, l.ep, l.max_batch, e.max_step_tokens, memory_fraction(o),
-      e.block_tokens);
+      model, l.tp, l.pp, l.replicas, l.ep, l.max_batch, e.max_step_tokens,
+      fraction_for(Engine::sglang, o), e.block_tokens);
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8_e4m3";
   if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
   if (o.weights == WeightFormat::int4) s += " --quantization awq";
@@ -52,7 +60,8 @@ std::string trtllm_command(const std::string& model, const ServingLayout& l,
   return fmt::format(
       "trtllm-serve {} --tp_size {} --pp_size {} --ep_size {} --max_batch_size {} "
       "--max_num_tokens {} --kv_cache_free_gpu_memory_fraction {:.2f}   # x{} servers",
-      model, l.tp, l.pp, l.ep, l.max_batch, e.max_step_tokens, memory_fraction(o), l.replicas);
+      model, l.tp, l.pp, l.ep, l.max_batch, e.max_step_tokens, fraction_for(Engine::trtllm, o),
+      l.replicas);
 }
 
 }  // namespace meshplan::serving

@@ -150,10 +150,15 @@ ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
   }
   std::vector<double> ttft, tpot;
   double first = INFINITY, last = 0;
-  for (const Request& q : req) {
+  out.measured_from = closed && count >= 2 * in_flight ? in_flight : 0;
+  for (size_t i = 0; i < req.size(); ++i) {
+    const Request& q = req[i];
     out.requests.push_back({q.arrival_s, q.first_token_s, q.finish_s});
-    ttft.push_back(q.first_token_s - q.arrival_s);
-    if (w.osl > 1) tpot.push_back((q.finish_s - q.first_token_s) / static_cast<double>(w.osl - 1));
+    if (static_cast<int64_t>(i) >= out.measured_from) {
+      ttft.push_back(q.first_token_s - q.arrival_s);
+      if (w.osl > 1)
+        tpot.push_back((q.finish_s - q.first_token_s) / static_cast<double>(w.osl - 1));
+    }
     first = std::min(first, q.arrival_s);
     last = std::max(last, q.finish_s);
   }

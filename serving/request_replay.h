@@ -10,8 +10,10 @@
 // step that finishes its prompt; each later step adds one token. When nothing can run the
 // clock jumps to the next arrival, so an idle replica serves an arrival at once.
 // Load: offline (every request at time 0), closed loop (`concurrency` requests in flight; each
-// finish releases the next), open loop (Poisson arrivals from a fixed seed: exponential gaps
-// −ln(1 − u)/rate with u from std::mt19937_64, identical on every platform).
+// finish releases the next; the first wave, which arrives at once, is warm-up and left out of
+// the latency statistics when at least as many requests follow it), open loop (Poisson arrivals
+// from a fixed seed: exponential gaps −ln(1 − u)/rate with u from std::mt19937_64, identical on
+// every platform).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +47,7 @@ struct LatencyStats {
 
 struct ReplayResult {
   std::vector<RequestTimes> requests;  // in arrival order
+  int64_t measured_from = 0;           // latencies count requests from this index on
   int64_t steps = 0;
   double duration_s = 0;  // first arrival to last finish
   double output_tokens_per_s = 0;

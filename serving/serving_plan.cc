@@ -107,9 +107,10 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(layout.gpus());
   e.tokens_per_s_per_user = e.replay.tpot_s.mean > 0 ? 1 / e.replay.tpot_s.mean : 0;
   int64_t good = 0;
-  for (const RequestTimes& r : e.replay.requests)
-    if (request_meets(r, p.options.slo, p.workload.osl)) ++good;
-  const double n = static_cast<double>(e.replay.requests.size());
+  const auto measured = e.replay.requests.begin() + e.replay.measured_from;
+  for (auto r = measured; r != e.replay.requests.end(); ++r)
+    if (request_meets(*r, p.options.slo, p.workload.osl)) ++good;
+  const double n = static_cast<double>(e.replay.requests.end() - measured);
   e.slo_attainment = static_cast<double>(good) / n;
   e.meets_slo = e.slo_attainment >= kSloQuantile;
   e.goodput_tokens_per_s = e.output_tokens_per_s * e.slo_attainment;

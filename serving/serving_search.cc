@@ -65,8 +65,13 @@ ServingSearchResult search_serving(const ServingProblem& p) {
       if (l.max_batch == 0) ++r.skipped;
       continue;
     }
-    // A cap at or above what the default already allows repeats the default's layout.
+    // A cap at or above what the default already allows, or (closed loop) at or above the
+    // requests a replica has in flight, repeats the default's layout.
     if (l.max_batch >= by_default.max_batch) continue;
+    if (p.workload.load == LoadKind::concurrency &&
+        static_cast<double>(l.max_batch) >=
+            p.workload.concurrency / static_cast<double>(l.replicas))
+      continue;
     std::optional<ServingEstimate> e = evaluate_serving(p, l);
     ++r.evaluated;
     if (e) r.ranked.push_back(std::move(*e));
