@@ -67,6 +67,8 @@ int run_serve(const ServeOptions& o) {
   std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/false);
   if (!in) return kExitBadInput;
   ServingProblem p{in->model, in->cluster, in->profile, in->gpus, workload(o), serving_options(o)};
+  if (std::vector<Diagnostic> errors = check_workload(p.workload); !errors.empty())
+    return print_errors(errors);
   ServeReport report{&p, {}, o.in.layout_text.empty(), o.top};
   if (report.searched) {
     report.result = search_serving(p);

@@ -58,6 +58,18 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
   return out;
 }
 
+std::vector<Diagnostic> check_workload(const Workload& w) {
+  const double tokens = static_cast<double>(replay_request_count(w)) *
+                        (static_cast<double>(w.isl) + static_cast<double>(w.osl));
+  if (tokens <= kMaxReplayTokens) return {};
+  return {Diagnostic{{"--requests", 0, 0, ""},
+                     "requests",
+                     std::to_string(replay_request_count(w)),
+                     "requests × (isl + osl) = " + std::to_string(static_cast<int64_t>(tokens)) +
+                         " tokens exceeds the 100000000 one replay handles; ask for fewer "
+                         "requests (a closed loop replays 10 × the concurrency)"}};
+}
+
 Workload replica_workload(const Workload& w, int64_t replicas) {
   Workload r = w;
   const double n = static_cast<double>(replicas);

@@ -45,6 +45,13 @@ struct ServingEstimate {
 // sizes ≥ 1, tp within one node, ep dividing tp and the expert count (MoE only), GPUs.
 std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const ServingLayout& layout);
 
+// The most tokens (requests × (isl + osl)) one replay may process: every step moves at least one,
+// so this bounds the replay's steps and its time (about a minute at the worst).
+constexpr double kMaxReplayTokens = 1e8;
+
+// Problems with the workload: the replay's size beyond kMaxReplayTokens (named by flag).
+std::vector<Diagnostic> check_workload(const Workload& w);
+
 // Memory of `layout` with max_batch resolved (0 → the engine default, capped by what fits).
 ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout);
 

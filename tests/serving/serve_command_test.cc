@@ -58,6 +58,17 @@ TEST_CASE("serve: bad flag values exit 2 naming the flag and the rule") {
   CHECK(r.rc == 2);
 }
 
+TEST_CASE("serve: a replay beyond 10^8 tokens is refused before it starts") {
+  const auto r = run_meshplan("serve --model " + repo_path("models/llama3-8b.yaml") +
+                              " --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
+                              " --isl 100000 --osl 1000 --requests 2000");
+  CHECK(r.rc == 2);
+  CHECK(r.err ==
+        "--requests: error: field 'requests' = '2000': requests × (isl + osl) = 202000000 tokens "
+        "exceeds the 100000000 one replay handles; ask for fewer requests (a closed loop "
+        "replays 10 × the concurrency)\n");
+}
+
 TEST_CASE("serve: a model whose weights leave no KV room on the layout is an input error") {
   const auto r = run_meshplan("serve --model " + repo_path("models/llama3-405b.yaml") +
                               " --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
