@@ -118,7 +118,13 @@ int run_serving_validate(const ValidateOptions& o, const std::vector<Bound>& bou
       return print_errors({bound_error(
           b.name, "names no serving summary (throughput, ttft, tpot or '<group> <metric>')")});
   }
-  std::cout << serving::serving_validation_table(v.value());
+  // Tables are Markdown-safe as they are: md prints the table in a code block.
+  if (o.format == "json")
+    std::cout << serving::serving_validation_json(v.value());
+  else if (o.format == "md")
+    std::cout << "```\n" << serving::serving_validation_table(v.value()) << "```\n";
+  else
+    std::cout << serving::serving_validation_table(v.value());
   int status = 0;
   for (const Bound& b : bounds)
     for (const serving::ServingErrorSummary& s : v->summaries) {

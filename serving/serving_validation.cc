@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "planner/profile_defaults.h"
 #include "serving/serving_plan.h"
@@ -254,6 +255,39 @@ std::string serving_validation_table(const ServingValidation& v) {
     out += fmt::format("  {:<28} n={:<3} mean |error| {:5.1f}%  max {:5.1f}%\n", s.name, s.count,
                        100 * s.mean_abs, 100 * s.max_abs);
   return out;
+}
+
+std::string serving_validation_json(const ServingValidation& v) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const ServingRunResult& r : v.results) {
+    nlohmann::ordered_json row;
+    row["id"] = r.run->id;
+    row["group"] = r.run->group;
+    row["model"] = r.run->model_file;
+    row["layout"] = layout_text(r.run->layout);
+    row["engine"] = to_string(r.run->options.engine);
+    if (!r.error.empty()) row["error"] = r.error;
+    for (int m = 0; m < 3; ++m) {
+      if (r.run->measured[m] <= 0 || !r.error.empty()) continue;
+      row[to_string(static_cast<ServingMetric>(m))] = {
+          {"predicted", r.predicted[m]},
+          {"measured", r.run->measured[m]},
+          {"relative_error", r.predicted[m] / r.run->measured[m] - 1}};
+    }
+    rows.push_back(row);
+  }
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+  for (const ServingRun& run : v.runs)
+    if (!run.skip_reason.empty()) skipped.push_back({{"id", run.id}, {"reason", run.skip_reason}});
+  nlohmann::ordered_json summaries = nlohmann::ordered_json::array();
+  for (const ServingErrorSummary& s : v.summaries)
+    summaries.push_back(
+        {{"name", s.name}, {"count", s.count}, {"mean_abs", s.mean_abs}, {"max_abs", s.max_abs}});
+  nlohmann::ordered_json j;
+  j["rows"] = rows;
+  j["skipped"] = skipped;
+  j["summaries"] = summaries;
+  return j.dump(2) + "\n";
 }
 
 }  // namespace meshplan::serving

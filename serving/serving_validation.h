@@ -59,5 +59,7 @@ Result<std::vector<ServingRun>> load_serving_runs(const std::string& path);
 Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root);
 
 std::string serving_validation_table(const ServingValidation& v);
+// Rows (id, group, layout, predicted and measured per metric, error) and summaries.
+std::string serving_validation_json(const ServingValidation& v);
 
 }  // namespace meshplan::serving

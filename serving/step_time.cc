@@ -11,6 +11,7 @@ namespace meshplan::serving {
 namespace {
 
 constexpr double kActivationBytes = 2;  // BF16 activations between kernels
+constexpr double kLogitBytes = 4;       // logits are sampled in FP32
 
 // Fused-attention kernels inference engines run on Hopper, in preference order (vLLM and
 // SGLang: FlashAttention-3 / FlashInfer; TensorRT-LLM its own FMHA, closest to FA3).
@@ -152,8 +153,13 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
       (std::max(prefill_s, batch.chunks.empty() ? 0 : kKernelFloorS) + decode_s) * layers / pp;
 
   // LM head rows: the sequences sampling a token, on the last stage.
-  if (batch.sampled > 0)
-    stage.gemm_s += linear_s(lm_head_, static_cast<double>(batch.sampled) / pp);
+  if (batch.sampled > 0) {
+    const double rows = static_cast<double>(batch.sampled) / pp;
+    stage.gemm_s += linear_s(lm_head_, rows);
+    // Sampling: the FP32 logits written by the head and read back by softmax/top-k.
+    const double logits = rows * lm_head_.rank_out(layout_.tp) * kLogitBytes;
+    stage.other_s += memory_kernel_s(2 * logits);
+  }
 
   StepBreakdown round;
   round.gemm_s = stage.gemm_s * pp;

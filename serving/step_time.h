@@ -16,7 +16,9 @@
 // - TP: one all-reduce after attention and one after the MLP (or, for MoE layers with ep > 1,
 //   an all-to-all dispatch and combine over the EP group), timed by the collective model with
 //   the profile's α-β fits (planner/collective_model.h).
-// Then the LM head for the sequences that sample a token, and the engine's host overhead.
+// Then the LM head for the sequences that sample a token, their FP32 logits written and read
+// back by sampling (vLLM's sampler and TensorRT-LLM's both sample from FP32 logits), and the
+// engine's host overhead.
 // Pipeline parallelism: the batch runs as pp micro-batches, so a round (every sequence one
 // step further) takes pp × the stage's time at 1/pp of the batch, plus a hop per boundary.
 #pragma once
