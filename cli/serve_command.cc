@@ -25,6 +25,7 @@ struct ServeOptions {
   std::string weights = "bf16", kv = "bf16", engine = "vllm";
   double slo_ttft_s = 0, slo_tpot_s = 0, memory_fraction = 0;
   int top = 10;
+  bool load_curve = false;
 };
 
 template <typename E>
@@ -69,7 +70,7 @@ int run_serve(const ServeOptions& o) {
   ServingProblem p{in->model, in->cluster, in->profile, in->gpus, workload(o), serving_options(o)};
   if (std::vector<Diagnostic> errors = check_workload(p.workload); !errors.empty())
     return print_errors(errors);
-  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top};
+  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}};
   if (report.searched) {
     report.result = search_serving(p);
   } else {
@@ -87,6 +88,8 @@ int run_serve(const ServeOptions& o) {
     report.result.ranked.push_back(std::move(*e));
     report.result.evaluated = 1;
   }
+  if (o.load_curve && !report.result.ranked.empty())
+    report.load = load_curve(p, report.result.ranked.front());
   if (o.in.format == "json")
     std::cout << serve_json(report).dump(2) << "\n";
   else if (o.in.format == "md")
@@ -145,6 +148,9 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                   "--mem-fraction-static, TRT-LLM free_gpu_memory_fraction; default: the "
                   "engine's)")
       ->check(finite_number(0.01, 1));
+  sub->add_flag("--load-curve", o->load_curve,
+                "also replay the best layout at concurrency 1, 2, 4, … up to what it admits, and "
+                "offline (its saturation throughput)");
   sub->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 10000));
   add_format_option(sub, o->in.format, {"table", "json", "md"});
   sub->callback([o, &exit_code] { exit_code = run_serve(*o); });

@@ -122,6 +122,22 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
   return out;
 }
 
+std::string load_text(const std::vector<LoadPoint>& load) {
+  if (load.empty()) return "";
+  std::string out = "best layout against load (closed loop; last row offline = saturation):\n";
+  out += fmt::format("  {:>11}  {:>8}  {:>16}  {:>16}\n", "concurrency", "tok/s", "TTFT p50/p99 s",
+                     "TPOT p50/p99 ms");
+  for (const LoadPoint& l : load) {
+    const std::string ttft = fmt::format("{:.3f}/{:.3f}", l.ttft_s.p50, l.ttft_s.p99);
+    const std::string tpot = fmt::format("{:.2f}/{:.2f}", l.tpot_s.p50 * kMillisecondsPerSecond,
+                                         l.tpot_s.p99 * kMillisecondsPerSecond);
+    out += fmt::format("  {:>11}  {:>8.0f}  {:>16}  {:>16}\n",
+                       l.concurrency > 0 ? fmt::format("{:g}", l.concurrency) : "offline",
+                       l.output_tokens_per_s, ttft, tpot);
+  }
+  return out;
+}
+
 std::string pareto_text(const ServingSearchResult& r) {
   std::string out = "Pareto front (tokens/s per user → tokens/s per GPU):\n";
   for (size_t i : r.pareto) {
@@ -163,7 +179,7 @@ std::string serve_table(const ServeReport& r) {
   for (const Row& row : rows) out += line(row.cells);
   out += "\n" + details(*r.problem, r.result.ranked.front());
   if (r.searched) out += pareto_text(r.result);
-  return out;
+  return out + load_text(r.load);
 }
 
 std::string serve_markdown(const ServeReport& r) {
@@ -182,7 +198,7 @@ std::string serve_markdown(const ServeReport& r) {
   }
   out += "\n```\n" + details(*r.problem, r.result.ranked.front());
   if (r.searched) out += pareto_text(r.result);
-  return out + "```\n";
+  return out + load_text(r.load) + "```\n";
 }
 
 nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstimate& e) {
@@ -241,6 +257,15 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
     return j;
   }
   j["best"] = estimate_json(p, r.result.ranked.front());
+  if (!r.load.empty()) {
+    nlohmann::ordered_json load = nlohmann::ordered_json::array();
+    for (const LoadPoint& l : r.load)
+      load.push_back({{"concurrency", l.concurrency},
+                      {"output_tokens_per_s", l.output_tokens_per_s},
+                      {"ttft_s", stats_json(l.ttft_s)},
+                      {"tpot_s", stats_json(l.tpot_s)}});
+    j["load_curve"] = load;
+  }
   if (!r.searched) return j;
   j["evaluated"] = r.result.evaluated;
   j["skipped"] = r.result.skipped;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "serving/load_curve.h"
 #include "serving/serving_search.h"
 
 namespace meshplan::serving {
@@ -12,7 +13,8 @@ struct ServeReport {
   const ServingProblem* problem = nullptr;
   ServingSearchResult result;  // one layout when --layout was given
   bool searched = false;
-  int top = 10;  // rows shown
+  int top = 10;                 // rows shown
+  std::vector<LoadPoint> load;  // the best layout against load (empty: not asked)
 };
 
 std::string serve_table(const ServeReport& r);

@@ -33,6 +33,22 @@ TEST_CASE("serve: a fixed layout's JSON carries layout, throughput, latencies an
   CHECK(b["step_time"]["decode"]["total_s"].get<double>() > 0);
 }
 
+TEST_CASE("serve: --load-curve replays the layout at doubling concurrency, then offline") {
+  const auto r = run_meshplan(kBase + " --layout tp=1,max_batch=8 --load-curve --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json curve = nlohmann::json::parse(r.out)["load_curve"];
+  REQUIRE(curve.size() == 5);  // 1, 2, 4, the cap 8, offline
+  CHECK(curve[0]["concurrency"] == 1);
+  CHECK(curve[3]["concurrency"] == 8);
+  CHECK(curve[4]["concurrency"] == 0);
+  // More load, more throughput and longer time per token, up to the cap.
+  for (int i = 1; i < 4; ++i) {
+    CHECK(curve[i]["output_tokens_per_s"].get<double>() >
+          curve[i - 1]["output_tokens_per_s"].get<double>());
+    CHECK(curve[i]["tpot_s"]["mean"].get<double>() >= curve[i - 1]["tpot_s"]["mean"].get<double>());
+  }
+}
+
 TEST_CASE("serve: the same inputs print the same bytes") {
   const std::string args = kBase + " --request-rate 4 --seed 3";
   CHECK(run_meshplan(args).out == run_meshplan(args).out);
