@@ -9,7 +9,7 @@
 namespace meshplan::serving {
 namespace {
 
-const std::vector<std::string> kKeys = {"tp", "pp", "ep", "replicas", "max_batch"};
+const std::vector<std::string> kKeys = {"tp", "pp", "ep", "replicas", "max_batch", "attention_dp"};
 constexpr int64_t kMaxValue = 10'000'000;  // core/model_limits.h bounds ranks at 10^7
 
 Diagnostic item_error(const std::string& text, size_t column, const std::string& field,
@@ -40,24 +40,31 @@ Result<ServingLayout> parse_serving_layout(const std::string& text) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    int64_t* field = field_of(l, key);
+    int64_t attention_dp = 0;
+    int64_t* field = key == "attention_dp" ? &attention_dp : field_of(l, key);
     if (eq == std::string::npos) {
       errors.push_back(item_error(text, start, "layout", item, "must be KEY=VALUE"));
     } else if (!field) {
-      errors.push_back(item_error(text, start, key, value,
-                                  "is not a serving layout field (tp|pp|ep|replicas|max_batch)" +
-                                      did_you_mean(key, kKeys)));
+      errors.push_back(
+          item_error(text, start, key, value,
+                     "is not a serving layout field (tp|pp|ep|replicas|max_batch|attention_dp)" +
+                         did_you_mean(key, kKeys)));
     } else if (!seen.insert(key).second) {
       errors.push_back(item_error(text, start, key, value, "is given twice"));
     } else {
       int64_t v = -1;
       const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-      const int64_t least = key == "max_batch" ? 0 : 1;
-      if (ec != std::errc() || ptr != value.data() + value.size() || v < least || v > kMaxValue)
+      const int64_t least = key == "max_batch" || key == "attention_dp" ? 0 : 1;
+      const int64_t most = key == "attention_dp" ? 1 : kMaxValue;
+      const bool whole = ec == std::errc() && ptr == value.data() + value.size();
+      if (!whole || v < least || v > most)
         errors.push_back(
             item_error(text, start + eq + 1, key, value,
-                       least == 0 ? "must be an integer between 0 (engine default) and 10000000"
-                                  : "must be an integer between 1 and 10000000"));
+                       key == "attention_dp" ? "must be 0 or 1"
+                       : least == 0 ? "must be an integer between 0 (engine default) and 10000000"
+                                    : "must be an integer between 1 and 10000000"));
+      else if (key == "attention_dp")
+        l.attention_dp = v == 1;
       else
         *field = v;
     }

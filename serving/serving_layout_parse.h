@@ -1,6 +1,6 @@
 // The --layout string of `meshplan serve`: "tp=4,pp=1,ep=1,replicas=2,max_batch=64", every
-// key optional (tp, pp, ep, replicas default 1; max_batch 0: the engine's default), no key
-// twice, values positive integers (max_batch ≥ 0).
+// key optional (tp, pp, ep, replicas default 1; max_batch 0: the engine's default;
+// attention_dp 0 or 1, default 0), no key twice, values positive integers (max_batch ≥ 0).
 #pragma once
 
 #include <string>

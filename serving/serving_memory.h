@@ -8,6 +8,8 @@
 // decoder's linear layers only: NVIDIA ModelOpt and AutoAWQ leave lm_head unquantized).
 // The GPU of the largest stage is counted: ceil(layers / pp) layers, plus the embedding on
 // the first stage and the LM head on the last (both when pp = 1).
+// Attention-DP (serving_options.h): everything but the routed experts is whole on every rank,
+// the KV cache per token is that of tp = 1, and the replica caches tp ranks' worth of tokens.
 // Activations: the engine's profiling pass runs one step of max_step_tokens tokens; its peak
 // is the MLP's input, gate/up output and activation output per token, BF16, plus FP32 logits
 // of max_batch sequences (vLLM's profile_run samples max_num_seqs rows).
@@ -35,7 +37,7 @@ struct ServingMemory {
   double kv_budget_bytes = 0;   // per GPU, what the engine's rule leaves (≥ 0)
   double kv_bytes_per_token = 0;
   int64_t block_tokens = 1;
-  int64_t kv_tokens = 0;           // tokens the cache of one replica holds (whole blocks)
+  int64_t kv_tokens = 0;           // tokens one replica caches (whole blocks, all its ranks)
   int64_t tokens_per_request = 0;  // isl + osl rounded up to blocks
   int64_t max_concurrency = 0;     // requests of the workload whose KV fits in one replica
   bool fits() const { return max_concurrency > 0; }

@@ -50,12 +50,13 @@ double bytes_per_weight(WeightFormat f) {
 double bytes_per_kv_element(KvFormat f) { return f == KvFormat::fp8 ? 1 : 2; }
 
 std::string short_text(const ServingLayout& l) {
-  return fmt::format("tp{} pp{} ep{} x{} b{}", l.tp, l.pp, l.ep, l.replicas, l.max_batch);
+  return fmt::format("tp{} pp{} ep{} x{} b{}{}", l.tp, l.pp, l.ep, l.replicas, l.max_batch,
+                     l.attention_dp ? " adp" : "");
 }
 
 std::string layout_text(const ServingLayout& l) {
-  return fmt::format("tp={},pp={},ep={},replicas={},max_batch={}", l.tp, l.pp, l.ep, l.replicas,
-                     l.max_batch);
+  return fmt::format("tp={},pp={},ep={},replicas={},max_batch={}{}", l.tp, l.pp, l.ep, l.replicas,
+                     l.max_batch, l.attention_dp ? ",attention_dp=1" : "");
 }
 
 }  // namespace meshplan::serving

@@ -24,9 +24,18 @@ double bytes_per_kv_element(KvFormat f);
 // across that many of the TP ranks (TensorRT-LLM's moe_ep_size; the rest is moe_tp_size).
 // `replicas` copies serve independently; `max_batch` caps the sequences a replica runs at
 // once (0: the engine's default, see engine_preset.h).
+// Attention data parallelism (TensorRT-LLM enable_attention_dp, SGLang --enable-dp-attention):
+// the tp ranks run attention, the dense layers and the LM head as tp data-parallel copies, each
+// on its own sequences with its own KV cache; only the routed experts stay split (tp/ep ways,
+// over ep ranks), fed by an all-to-all.
 struct ServingLayout {
   int64_t tp = 1, pp = 1, ep = 1, replicas = 1;
   int64_t max_batch = 0;
+  bool attention_dp = false;
+  // Tensor-parallel degree of everything but the routed experts.
+  int64_t dense_tp() const { return attention_dp ? 1 : tp; }
+  // Ranks holding distinct sequences (and KV) inside one replica.
+  int64_t data_ranks() const { return attention_dp ? tp : 1; }
   int64_t gpus() const { return tp * pp * replicas; }
   int64_t replica_gpus() const { return tp * pp; }
 };

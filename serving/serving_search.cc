@@ -26,14 +26,17 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
       if (p.model.moe)
         for (int64_t ep = 2; ep <= tp; ep *= 2)
           if (tp % ep == 0 && p.model.moe->experts % ep == 0) eps.push_back(ep);
-      for (int64_t ep : eps) {
-        ServingLayout l{tp, pp, ep, p.gpus / (tp * pp), 0};
-        out.push_back(l);
-        for (int64_t cap : kBatchCaps) {
-          l.max_batch = cap;
+      // Attention-DP for MLA models (their latent cache is otherwise replicated tp ways).
+      const int adp_choices = p.model.mla && tp > 1 ? 2 : 1;
+      for (int adp = 0; adp < adp_choices; ++adp)
+        for (int64_t ep : eps) {
+          ServingLayout l{tp, pp, ep, p.gpus / (tp * pp), 0, adp == 1};
           out.push_back(l);
+          for (int64_t cap : kBatchCaps) {
+            l.max_batch = cap;
+            out.push_back(l);
+          }
         }
-      }
     }
   return out;
 }

@@ -1,13 +1,14 @@
-// Search over serving layouts: tp × pp × ep × replicas × max batch for the GPUs available,
+// Search over serving layouts: tp × pp × ep (× attention-DP for MLA models) × replicas × max
+// batch for the GPUs available,
 // ranked by output tokens/s per GPU among layouts meeting the SLO (then the others), with the
 // Pareto front of tokens/s per GPU against tokens/s per user.
 //
 // Candidates: tp a power of two up to one node's GPUs; pp a power of two up to 8 (fewer than
 // the layers); ep 1 and, for MoE models, every power of two dividing tp and the expert count;
-// replicas = the GPUs / (tp·pp) (every GPU used; tp·pp must divide the GPU count); max batch
-// the engine default (capped by the KV cache) and 256, 64 and 16 below it. Layouts whose
-// weights leave no KV room are skipped. Enumeration order is fixed, ties keep it: the output
-// is the same on every run.
+// replicas = the GPUs / (tp·pp) (every GPU used; tp·pp must divide the GPU count); for MLA
+// models with tp > 1 each of these with and without attention-DP; max batch the engine default
+// (capped by the KV cache) and 256, 64 and 16 below it. Layouts whose weights leave no KV room are
+// skipped. Enumeration order is fixed, ties keep it: the output is the same on every run.
 #pragma once
 
 #include <cstdint>

@@ -109,8 +109,6 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
       (number(row, "itl_mean_ms") + number(row, "tpot_ms") + number(row, "tpot_mean_ms")) * kMs;
   if (text(row, "mode") == "disaggregated")
     r.skip_reason = "disaggregated prefill/decode is not modeled";
-  else if (number(row, "attention_dp") > 1)
-    r.skip_reason = "attention data parallelism is not modeled";
   else if (r.model_file.empty())
     r.skip_reason = "no shipped model file for " + r.model_name;
   else if (r.cluster_file.empty())
@@ -119,6 +117,12 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
     r.skip_reason = "tp or GPU count not stated";
   else if (r.workload.isl < 1 || r.workload.osl < 1)
     r.skip_reason = "isl/osl not stated (dataset lengths)";
+  // AIConfigurator writes attention-DP as tp 1 × attention_dp N (TensorRT-LLM: tp_size N with
+  // enable_attention_dp).
+  if (number(row, "attention_dp") > 1) {
+    r.layout.tp *= static_cast<int64_t>(number(row, "attention_dp"));
+    r.layout.attention_dp = true;
+  }
   if (r.skip_reason.empty())
     r.layout.replicas = std::max<int64_t>(1, r.gpus / (r.layout.tp * r.layout.pp));
   return r;
@@ -241,11 +245,12 @@ std::string serving_validation_table(const ServingValidation& v) {
                              : run.workload.load == LoadKind::concurrency
                                  ? fmt::format("c{:g}", run.workload.concurrency)
                                  : fmt::format("{:g}/s", run.workload.request_rate_per_s);
-    out += fmt::format("{:<10} {:<15} {:<18} {:<26} {:>22} {:>22} {:>22}{}\n", run.id, run.group,
-                       run.model_file.substr(7, run.model_file.size() - 12),
-                       fmt::format("tp{} pp{} x{} {} {}", run.layout.tp, run.layout.pp,
-                                   run.layout.replicas, to_string(run.options.engine), load),
-                       cells[0], cells[1], cells[2], r.error.empty() ? "" : "  " + r.error);
+    out += fmt::format(
+        "{:<10} {:<15} {:<18} {:<26} {:>22} {:>22} {:>22}{}\n", run.id, run.group,
+        run.model_file.substr(7, run.model_file.size() - 12),
+        fmt::format("tp{} pp{} x{}{} {} {}", run.layout.tp, run.layout.pp, run.layout.replicas,
+                    run.layout.attention_dp ? " adp" : "", to_string(run.options.engine), load),
+        cells[0], cells[1], cells[2], r.error.empty() ? "" : "  " + r.error);
   }
   out += "\nskipped:\n";
   for (const ServingRun& run : v.runs)

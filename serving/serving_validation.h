@@ -1,7 +1,7 @@
 // Predicted vs measured for published serving runs (tests/data/serving_runs.yaml): each row
 // that names a shipped model, a GPU with a shipped cluster, a TP/PP layout and isl/osl is
 // replayed with `meshplan serve`'s model; rows it cannot express are listed as skipped with
-// the reason (no model file, disaggregated serving, attention-DP, no isl/osl in the source).
+// the reason (no model file, disaggregated serving, no isl/osl in the source).
 //
 // Row → problem: model by name (Llama-3.1-8B/70B/405B → llama3-*, Mixtral-8x7B → mixtral-8x7b,
 // DeepSeek-R1 → deepseek-v3: the same architecture); GPU H100 → topologies/dgx-h100-1n,

@@ -62,7 +62,8 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
                                   sustained_compute_ratio(profile);
   weight_bytes_ = bytes_per_weight(options.weights);
   kv_bytes_per_token_layer_ =
-      kv_elements_per_token_layer(model, layout.tp) * bytes_per_kv_element(options.kv);
+      kv_elements_per_token_layer(model, layout.dense_tp()) * bytes_per_kv_element(options.kv);
+  data_share_ = 1 / static_cast<double>(layout.data_ranks());
 }
 
 double StepTimeModel::memory_kernel_s(double bytes) const {
@@ -70,11 +71,11 @@ double StepTimeModel::memory_kernel_s(double bytes) const {
 }
 
 double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
-  const double in = m.rank_in(layout_.tp), out = m.rank_out(layout_.tp);
+  const double in = m.rank_in(layout_.dense_tp()), out = m.rank_out(layout_.dense_tp());
   double t = 0;
   if (m.role == LinearRole::router) {
     // BF16 whatever the weight format: weights and activations streamed once.
-    t = gemm_.time_s(tokens, out, in, 1, kActivationBytes);
+    t = gemm_.time_s(tokens * data_share_, out, in, 1, kActivationBytes);
   } else if (m.role == LinearRole::expert) {
     const double experts = static_cast<double>(model_.moe->experts);
     const double top_k = static_cast<double>(model_.moe->top_k);
@@ -84,11 +85,13 @@ double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
     const double per_expert_tokens = tokens * top_k / (experts * touched_share);
     // An expert split over the tp / ep ranks of its EP group.
     const double split = static_cast<double>(layout_.tp) / ep;
-    const double e_in = m.split == TpSplit::row ? static_cast<double>(m.in) / split : in;
-    const double e_out = m.split == TpSplit::column ? static_cast<double>(m.out) / split : out;
+    const double e_in =
+        m.split == TpSplit::row ? static_cast<double>(m.in) / split : static_cast<double>(m.in);
+    const double e_out = m.split == TpSplit::column ? static_cast<double>(m.out) / split
+                                                    : static_cast<double>(m.out);
     t = gemm_.time_s(per_expert_tokens, e_out, e_in, touched, weight_bytes_);
   } else {
-    t = gemm_.time_s(tokens, out, in, static_cast<double>(m.copies), weight_bytes_);
+    t = gemm_.time_s(tokens * data_share_, out, in, static_cast<double>(m.copies), weight_bytes_);
   }
   return std::max(t, kKernelFloorS);
 }
@@ -97,8 +100,20 @@ void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, d
                               StepBreakdown& out) const {
   for (const LinearMap& m : linears) out.gemm_s += linear_s(m, tokens);
   const double activation_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
-  out.other_s += kSmallKernelsPerLayer * memory_kernel_s(2 * activation_bytes);
+  out.other_s += kSmallKernelsPerLayer * memory_kernel_s(2 * activation_bytes * data_share_);
   if (layout_.tp == 1) return;
+  if (layout_.attention_dp) {
+    // Only MoE layers communicate: each rank's tokens to their experts' ranks and back.
+    if (moe && layout_.ep > 1) {
+      const double routed = activation_bytes * data_share_ * static_cast<double>(model_.moe->top_k);
+      out.communication_s +=
+          2 * collectives_.time_s(Collective::all_to_all, GroupShape::of(layout_.ep, 1), routed);
+    }
+    if (moe && layout_.ep < layout_.tp)  // experts split tp/ep ways: their partial sums
+      out.communication_s += collectives_.time_s(
+          Collective::all_reduce, GroupShape::of(layout_.tp / layout_.ep, 1), activation_bytes);
+    return;
+  }
   const GroupShape tp_group = GroupShape::of(layout_.tp, 1);
   out.communication_s += collectives_.time_s(Collective::all_reduce, tp_group, activation_bytes);
   if (moe && layout_.ep > 1) {
@@ -132,7 +147,7 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
 
   // Attention of every layer of the stage: prefill chunks, then the decodes' cache reads.
   const double heads_local =
-      std::max(1.0, static_cast<double>(model_.heads) / static_cast<double>(layout_.tp));
+      std::max(1.0, static_cast<double>(model_.heads) / static_cast<double>(layout_.dense_tp()));
   double prefill_s = 0, cache_bytes = batch.decode_context_tokens * kv_bytes_per_token_layer_;
   // KV reads stream at the read bandwidth.
   for (const PrefillChunk& c : batch.chunks) {
@@ -145,19 +160,21 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   const double decode_flops = 2 * batch.decode_context_tokens * heads_local * qk_plus_v_dim(model_);
   const double decode_s =
       batch.decodes > 0 || batch.decode_context_tokens > 0
-          ? std::max({cache_bytes / read_bytes_per_s_, decode_flops / attention_decode_flops_per_s_,
-                      kKernelFloorS})
-          : cache_bytes / read_bytes_per_s_;
+          ? std::max({cache_bytes * data_share_ / read_bytes_per_s_,
+                      decode_flops * data_share_ / attention_decode_flops_per_s_, kKernelFloorS})
+          : cache_bytes * data_share_ / read_bytes_per_s_;
   const double layers = stage_dense_layers_ + stage_moe_layers_;
+  // Under attention-DP each rank attends over its own share of the sequences.
   stage.attention_s =
-      (std::max(prefill_s, batch.chunks.empty() ? 0 : kKernelFloorS) + decode_s) * layers / pp;
+      (std::max(prefill_s * data_share_, batch.chunks.empty() ? 0 : kKernelFloorS) + decode_s) *
+      layers / pp;
 
   // LM head rows: the sequences sampling a token, on the last stage.
   if (batch.sampled > 0) {
     const double rows = static_cast<double>(batch.sampled) / pp;
     stage.gemm_s += linear_s(lm_head_, rows);
     // Sampling: the FP32 logits written by the head and read back by softmax/top-k.
-    const double logits = rows * lm_head_.rank_out(layout_.tp) * kLogitBytes;
+    const double logits = rows * data_share_ * lm_head_.rank_out(layout_.dense_tp()) * kLogitBytes;
     stage.other_s += memory_kernel_s(2 * logits);
   }
 

@@ -19,6 +19,9 @@
 // Then the LM head for the sequences that sample a token, their FP32 logits written and read
 // back by sampling (vLLM's sampler and TensorRT-LLM's both sample from FP32 logits), and the
 // engine's host overhead.
+// Attention-DP (serving_options.h): attention, dense layers, LM head and small kernels run on
+// each rank's 1/tp share of the tokens with whole weights; routed experts see every token
+// (split tp/ep ways over ep ranks), fed by an all-to-all over the EP group.
 // Pipeline parallelism: the batch runs as pp micro-batches, so a round (every sequence one
 // step further) takes pp × the stage's time at 1/pp of the batch, plus a hop per boundary.
 #pragma once
@@ -85,6 +88,7 @@ class StepTimeModel {
   double hbm_bytes_per_s_ = 0, read_bytes_per_s_ = 0, attention_decode_flops_per_s_ = 0;
   double weight_bytes_ = 2, kv_bytes_per_token_layer_ = 0;
   double step_overhead_s_ = 0;
+  double data_share_ = 1;  // a rank's share of the sequences (1 / tp under attention-DP)
   GemmRoofline gemm_;
   AttentionModel attention_;
   CollectiveModel collectives_;

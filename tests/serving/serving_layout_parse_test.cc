@@ -23,12 +23,27 @@ TEST_CASE("serve layout: every key, and the defaults for the others") {
   CHECK(layout_text(l.value()) == "tp=8,pp=2,ep=8,replicas=1,max_batch=64");
 }
 
+TEST_CASE("serve layout: attention_dp is 0 or 1") {
+  Result<ServingLayout> l = parse_serving_layout("tp=8,ep=8,attention_dp=1");
+  REQUIRE(l.ok());
+  CHECK(l->attention_dp);
+  CHECK(l->dense_tp() == 1);
+  CHECK(l->data_ranks() == 8);
+  CHECK(layout_text(l.value()) == "tp=8,pp=1,ep=8,replicas=1,max_batch=0,attention_dp=1");
+  l = parse_serving_layout("attention_dp=2");
+  REQUIRE_FALSE(l.ok());
+  CHECK(format_diagnostics(l.errors()) ==
+        "--layout:1:14: error: field 'attention_dp' = '2': must be 0 or 1\n"
+        "  attention_dp=2\n"
+        "               ^\n");
+}
+
 TEST_CASE("serve layout: an unknown key, a bad value and a repeated key each name the rule") {
   Result<ServingLayout> l = parse_serving_layout("tq=4,pp=0,pp=2");
   REQUIRE_FALSE(l.ok());
   CHECK(format_diagnostics(l.errors()) ==
         "--layout:1:1: error: field 'tq' = '4': is not a serving layout field "
-        "(tp|pp|ep|replicas|max_batch) (did you mean 'tp'?)\n"
+        "(tp|pp|ep|replicas|max_batch|attention_dp) (did you mean 'tp'?)\n"
         "  tq=4,pp=0,pp=2\n"
         "  ^\n"
         "--layout:1:9: error: field 'pp' = '0': must be an integer between 1 and 10000000\n"

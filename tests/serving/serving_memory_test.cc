@@ -83,3 +83,27 @@ TEST_CASE("serving memory: a model too big for the GPU leaves no KV and no concu
   CHECK(mem.max_concurrency == 0);
   CHECK_FALSE(mem.fits());
 }
+
+TEST_CASE("serving memory: attention-DP keeps whole attention on each rank and tp caches") {
+  const ModelSpec m = shipped_model("deepseek-v3");
+  const ClusterSpec c = shipped_cluster("dgx-h200-64n");
+  ServingLayout tp8, adp8;
+  tp8.tp = adp8.tp = 8;
+  tp8.ep = adp8.ep = 8;
+  tp8.max_batch = adp8.max_batch = 256;
+  adp8.attention_dp = true;
+  ServingOptions o;
+  o.weights = WeightFormat::fp8;
+  const ServingMemory a = serving_memory(m, c.gpu, tp8, o, 1024, 1024);
+  const ServingMemory b = serving_memory(m, c.gpu, adp8, o, 1024, 1024);
+  // The latent is replicated on every TP rank either way: same bytes per token and GPU...
+  CHECK(a.kv_bytes_per_token == 576 * 61 * 2);
+  CHECK(b.kv_bytes_per_token == a.kv_bytes_per_token);
+  // ...but under attention-DP the eight ranks cache different sequences.
+  CHECK(b.kv_tokens % 8 == 0);
+  CHECK(b.kv_tokens / 8 ==
+        static_cast<int64_t>(b.kv_budget_bytes / b.kv_bytes_per_token) / 16 * 16);
+  // Whole attention (and dense layers, embedding, head) on every rank costs weight memory.
+  CHECK(b.weight_bytes > a.weight_bytes);
+  CHECK(b.max_concurrency > a.max_concurrency);
+}

@@ -64,7 +64,11 @@ TEST_CASE("serving validation: rows it cannot express are skipped with the reaso
   REQUIRE(runs.ok());
   CHECK(run(runs.value(), "trt017-17").skip_reason == "no shipped model file for Mixtral-8x22B");
   CHECK(run(runs.value(), "mlp41-05").skip_reason == "tp or GPU count not stated");
-  CHECK(run(runs.value(), "aic-22").skip_reason == "attention data parallelism is not modeled");
+  const ServingRun& adp = run(runs.value(), "aic-22");  // tp 1 × attention_dp 8, ep 8
+  CHECK(adp.skip_reason.empty());
+  CHECK(adp.layout.tp == 8);
+  CHECK(adp.layout.attention_dp);
+  CHECK(adp.layout.ep == 8);
   CHECK(run(runs.value(), "aic-23").skip_reason == "disaggregated prefill/decode is not modeled");
 }
 
