@@ -72,6 +72,8 @@ int run_serve(const ServeOptions& o) {
     return print_errors(errors);
   ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}};
   if (report.searched) {
+    if (std::vector<Diagnostic> errors = check_search_size(p); !errors.empty())
+      return print_errors(errors);
     report.result = search_serving(p);
   } else {
     Result<ServingLayout> layout = parse_serving_layout(o.in.layout_text);

@@ -41,6 +41,21 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
   return out;
 }
 
+std::vector<Diagnostic> check_search_size(const ServingProblem& p) {
+  const double candidates = static_cast<double>(serving_candidates(p).size());
+  const double requests = static_cast<double>(replay_request_count(p.workload));
+  const double tokens =
+      candidates * requests * (static_cast<double>(p.workload.isl + p.workload.osl));
+  if (tokens <= kMaxSearchTokens) return {};
+  return {Diagnostic{{"--requests", 0, 0, ""},
+                     "requests",
+                     std::to_string(replay_request_count(p.workload)),
+                     "the search would replay " + std::to_string(static_cast<int64_t>(candidates)) +
+                         " layouts × " + std::to_string(static_cast<int64_t>(requests)) +
+                         " requests × (isl + osl), beyond the 1000000000 tokens it handles; "
+                         "give --layout, fewer --gpus or fewer requests"}};
+}
+
 std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& e) {
   std::vector<size_t> front;
   for (size_t i = 0; i < e.size(); ++i) {

@@ -25,8 +25,13 @@ struct ServingSearchResult {
   std::vector<size_t> pareto;           // indices into ranked, by tokens/s per user ascending
 };
 
+// Tokens a whole search may replay (each candidate replays the workload): about two minutes.
+constexpr double kMaxSearchTokens = 1e9;
+
 // REQUIRES: p.gpus ≥ 1.
 std::vector<ServingLayout> serving_candidates(const ServingProblem& p);
+// A diagnostic when candidates × requests × (isl + osl) exceeds kMaxSearchTokens.
+std::vector<Diagnostic> check_search_size(const ServingProblem& p);
 ServingSearchResult search_serving(const ServingProblem& p);
 // Indices of the estimates no other beats on both tokens/s per GPU and tokens/s per user.
 std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& estimates);
