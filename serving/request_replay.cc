@@ -57,118 +57,169 @@ LatencyStats latency_stats(std::vector<double> values) {
   return s;
 }
 
-ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
-                             const StepTimeFn& step_time_s) {
-  assert(limits.max_batch >= 1 && limits.kv_tokens >= limits.tokens_per_request);
-  const int64_t count = replay_request_count(w);
-  std::vector<Request> req(static_cast<size_t>(count));
-  const std::vector<double> arrivals = initial_arrivals(w, count);
-  const bool closed = w.load == LoadKind::concurrency;
-  const int64_t in_flight =
-      closed ? std::max<int64_t>(1, static_cast<int64_t>(std::llround(w.concurrency))) : count;
-  int64_t issued = std::min(count, in_flight);
-  for (int64_t i = 0; i < count; ++i) req[static_cast<size_t>(i)].arrival_s = arrivals[size_t(i)];
+namespace {
 
-  std::deque<int64_t> waiting;
-  for (int64_t i = 0; i < issued; ++i) waiting.push_back(i);
-  int64_t next_open = issued;  // open loop / offline: next request not yet queued
-  std::vector<int64_t> running;
-  int64_t free_kv = limits.kv_tokens, finished = 0;
-  double t = 0, batch_sum = 0;
-  ReplayResult out;
-  while (finished < count) {
-    if (!closed)
-      while (next_open < count && req[size_t(next_open)].arrival_s <= t)
-        waiting.push_back(next_open++);
-    while (!waiting.empty() && req[size_t(waiting.front())].arrival_s <= t &&
-           static_cast<int64_t>(running.size()) < limits.max_batch &&
-           free_kv >= limits.tokens_per_request) {
-      running.push_back(waiting.front());
-      waiting.pop_front();
-      free_kv -= limits.tokens_per_request;
+// One replica's continuous-batching scheduler over the requests of a workload (see the header).
+class Scheduler {
+ public:
+  Scheduler(const Workload& w, const ReplayLimits& limits)
+      : w_(w),
+        limits_(limits),
+        count_(replay_request_count(w)),
+        closed_(w.load == LoadKind::concurrency),
+        in_flight_(closed_ ? std::max<int64_t>(1, std::llround(w.concurrency)) : count_),
+        req_(static_cast<size_t>(count_)),
+        free_kv_(limits.kv_tokens) {
+    const std::vector<double> arrivals = initial_arrivals(w, count_);
+    for (size_t i = 0; i < req_.size(); ++i) req_[i].arrival_s = arrivals[i];
+    issued_ = std::min(count_, in_flight_);
+    for (int64_t i = 0; i < issued_; ++i) waiting_.push_back(i);
+  }
+
+  bool done() const { return finished_ == count_; }
+
+  // Queues the open-loop arrivals up to `t`, then admits what max_batch and the KV cache allow.
+  void admit(double t) {
+    if (!closed_)
+      while (issued_ < count_ && at(issued_).arrival_s <= t) waiting_.push_back(issued_++);
+    while (!waiting_.empty() && at(waiting_.front()).arrival_s <= t &&
+           static_cast<int64_t>(running_.size()) < limits_.max_batch &&
+           free_kv_ >= limits_.tokens_per_request) {
+      running_.push_back(waiting_.front());
+      waiting_.pop_front();
+      free_kv_ -= limits_.tokens_per_request;
     }
+  }
+
+  // Decodes first, then prompt chunks in admission order within the step's token budget.
+  StepBatch form_batch() {
     StepBatch batch;
-    int64_t budget = limits.max_step_tokens;
-    std::vector<std::pair<int64_t, int64_t>> chunks;  // request, tokens
-    for (int64_t r : running) {
-      const Request& q = req[size_t(r)];
-      if (q.prefilled == w.isl) {
+    chunks_.clear();
+    int64_t budget = limits_.max_step_tokens;
+    for (int64_t r : running_)
+      if (at(r).prefilled == w_.isl) {
         ++batch.decodes;
-        batch.decode_context_tokens += static_cast<double>(w.isl + q.generated);
+        batch.decode_context_tokens += static_cast<double>(w_.isl + at(r).generated);
         --budget;
       }
-    }
-    for (int64_t r : running) {
-      const Request& q = req[size_t(r)];
-      if (q.prefilled == w.isl || budget <= 0) continue;
-      const int64_t c = std::min(w.isl - q.prefilled, budget);
+    for (int64_t r : running_) {
+      const Request& q = at(r);
+      if (q.prefilled == w_.isl || budget <= 0) continue;
+      const int64_t c = std::min(w_.isl - q.prefilled, budget);
       batch.chunks.push_back({c, q.prefilled});
-      chunks.push_back({r, c});
+      chunks_.push_back({r, c});
       budget -= c;
-      if (q.prefilled + c == w.isl) ++batch.sampled;
+      if (q.prefilled + c == w_.isl) ++batch.sampled;
     }
     batch.sampled += batch.decodes;
-    if (batch.tokens() == 0) {
-      double next = INFINITY;
-      if (!waiting.empty()) next = req[size_t(waiting.front())].arrival_s;
-      if (!closed && next_open < count) next = std::min(next, req[size_t(next_open)].arrival_s);
-      assert(std::isfinite(next) && next > t);
-      t = next;
-      continue;
-    }
-    t += step_time_s(batch);
-    ++out.steps;
-    batch_sum += static_cast<double>(running.size());
-    for (int64_t r : running) {
-      Request& q = req[size_t(r)];
-      if (q.prefilled == w.isl) ++q.generated;
-    }
-    for (const auto& [r, c] : chunks) {
-      Request& q = req[size_t(r)];
+    return batch;
+  }
+
+  // The next arrival after `t` (nothing can run until then).
+  double next_arrival() const {
+    double next = INFINITY;
+    if (!waiting_.empty()) next = at(waiting_.front()).arrival_s;
+    if (!closed_ && issued_ < count_) next = std::min(next, at(issued_).arrival_s);
+    return next;
+  }
+
+  // The step formed last ended at `t`: tokens generated, prompts advanced, finished requests
+  // released (a closed loop issues a new one for each).
+  void finish_step(double t) {
+    ++steps_;
+    batch_sum_ += static_cast<double>(running_.size());
+    for (int64_t r : running_)
+      if (at(r).prefilled == w_.isl) ++at(r).generated;
+    for (const auto& [r, c] : chunks_) {
+      Request& q = at(r);
       q.prefilled += c;
-      if (q.prefilled == w.isl) {
+      if (q.prefilled == w_.isl) {
         q.first_token_s = t;
         q.generated = 1;
       }
     }
     std::vector<int64_t> still;
-    for (int64_t r : running) {
-      Request& q = req[size_t(r)];
-      if (q.generated < w.osl) {
+    for (int64_t r : running_) {
+      if (at(r).generated < w_.osl) {
         still.push_back(r);
         continue;
       }
-      q.finish_s = t;
-      ++finished;
-      free_kv += limits.tokens_per_request;
-      if (closed && issued < count) {
-        req[size_t(issued)].arrival_s = t;
-        waiting.push_back(issued++);
+      at(r).finish_s = t;
+      ++finished_;
+      free_kv_ += limits_.tokens_per_request;
+      if (closed_ && issued_ < count_) {
+        at(issued_).arrival_s = t;
+        waiting_.push_back(issued_++);
       }
     }
-    running.swap(still);
+    running_.swap(still);
   }
+
+  ReplayResult result() const;
+
+ private:
+  Request& at(int64_t i) { return req_[static_cast<size_t>(i)]; }
+  const Request& at(int64_t i) const { return req_[static_cast<size_t>(i)]; }
+
+  Workload w_;
+  ReplayLimits limits_;
+  int64_t count_ = 0;
+  bool closed_ = false;
+  int64_t in_flight_ = 0;
+  std::vector<Request> req_;
+  std::deque<int64_t> waiting_;
+  std::vector<int64_t> running_;
+  std::vector<std::pair<int64_t, int64_t>> chunks_;  // request, prompt tokens this step
+  int64_t issued_ = 0, finished_ = 0, free_kv_ = 0, steps_ = 0;
+  double batch_sum_ = 0;
+};
+
+ReplayResult Scheduler::result() const {
+  ReplayResult out;
+  out.steps = steps_;
+  out.measured_from = closed_ && count_ >= 2 * in_flight_ ? in_flight_ : 0;
   std::vector<double> ttft, tpot;
   double first = INFINITY, last = 0;
-  out.measured_from = closed && count >= 2 * in_flight ? in_flight : 0;
-  for (size_t i = 0; i < req.size(); ++i) {
-    const Request& q = req[i];
+  for (size_t i = 0; i < req_.size(); ++i) {
+    const Request& q = req_[i];
     out.requests.push_back({q.arrival_s, q.first_token_s, q.finish_s});
     if (static_cast<int64_t>(i) >= out.measured_from) {
       ttft.push_back(q.first_token_s - q.arrival_s);
-      if (w.osl > 1)
-        tpot.push_back((q.finish_s - q.first_token_s) / static_cast<double>(w.osl - 1));
+      if (w_.osl > 1)
+        tpot.push_back((q.finish_s - q.first_token_s) / static_cast<double>(w_.osl - 1));
     }
     first = std::min(first, q.arrival_s);
     last = std::max(last, q.finish_s);
   }
   out.duration_s = last - first;
   out.output_tokens_per_s =
-      out.duration_s > 0 ? static_cast<double>(count * w.osl) / out.duration_s : 0;
-  out.mean_batch = out.steps > 0 ? batch_sum / static_cast<double>(out.steps) : 0;
+      out.duration_s > 0 ? static_cast<double>(count_ * w_.osl) / out.duration_s : 0;
+  out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
   out.ttft_s = latency_stats(std::move(ttft));
   out.tpot_s = latency_stats(std::move(tpot));
   return out;
+}
+
+}  // namespace
+
+ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
+                             const StepTimeFn& step_time_s) {
+  assert(limits.max_batch >= 1 && limits.kv_tokens >= limits.tokens_per_request);
+  Scheduler s(w, limits);
+  double t = 0;
+  while (!s.done()) {
+    s.admit(t);
+    const StepBatch batch = s.form_batch();
+    if (batch.tokens() == 0) {
+      const double next = s.next_arrival();
+      assert(std::isfinite(next) && next > t);
+      t = next;
+      continue;
+    }
+    t += step_time_s(batch);
+    s.finish_step(t);
+  }
+  return s.result();
 }
 
 }  // namespace meshplan::serving
