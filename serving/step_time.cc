@@ -128,6 +128,29 @@ void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, d
   }
 }
 
+double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
+  const double heads_local =
+      std::max(1.0, static_cast<double>(model_.heads) / static_cast<double>(layout_.dense_tp()));
+  double prefill_s = 0, cache_bytes = batch.decode_context_tokens * kv_bytes_per_token_layer_;
+  for (const PrefillChunk& c : batch.chunks) {
+    const double t = static_cast<double>(c.tokens), p = static_cast<double>(c.context_before);
+    const double flops = 2 * t * (p + t / 2) * heads_local * qk_plus_v_dim(model_);
+    prefill_s +=
+        attention_.time(flops, model_.head_dim, c.context_before + c.tokens, true).forward_s;
+    cache_bytes += p * kv_bytes_per_token_layer_;
+  }
+  // Decodes read every cached token once (at the read bandwidth); under attention-DP each rank
+  // attends over its own share of the sequences.
+  const double decode_flops = 2 * batch.decode_context_tokens * heads_local * qk_plus_v_dim(model_);
+  const double read_s = cache_bytes * data_share_ / read_bytes_per_s_;
+  const double decode_s =
+      batch.decodes > 0 || batch.decode_context_tokens > 0
+          ? std::max(
+                {read_s, decode_flops * data_share_ / attention_decode_flops_per_s_, kKernelFloorS})
+          : read_s;
+  return std::max(prefill_s * data_share_, batch.chunks.empty() ? 0 : kKernelFloorS) + decode_s;
+}
+
 StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   StepBreakdown stage;
   const double pp = static_cast<double>(layout_.pp);
@@ -144,30 +167,8 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   };
   scale_add(dense, stage_dense_layers_);
   scale_add(moe, stage_moe_layers_);
-
-  // Attention of every layer of the stage: prefill chunks, then the decodes' cache reads.
-  const double heads_local =
-      std::max(1.0, static_cast<double>(model_.heads) / static_cast<double>(layout_.dense_tp()));
-  double prefill_s = 0, cache_bytes = batch.decode_context_tokens * kv_bytes_per_token_layer_;
-  // KV reads stream at the read bandwidth.
-  for (const PrefillChunk& c : batch.chunks) {
-    const double t = static_cast<double>(c.tokens), p = static_cast<double>(c.context_before);
-    const double flops = 2 * t * (p + t / 2) * heads_local * qk_plus_v_dim(model_);
-    prefill_s +=
-        attention_.time(flops, model_.head_dim, c.context_before + c.tokens, true).forward_s;
-    cache_bytes += p * kv_bytes_per_token_layer_;
-  }
-  const double decode_flops = 2 * batch.decode_context_tokens * heads_local * qk_plus_v_dim(model_);
-  const double decode_s =
-      batch.decodes > 0 || batch.decode_context_tokens > 0
-          ? std::max({cache_bytes * data_share_ / read_bytes_per_s_,
-                      decode_flops * data_share_ / attention_decode_flops_per_s_, kKernelFloorS})
-          : cache_bytes * data_share_ / read_bytes_per_s_;
   const double layers = stage_dense_layers_ + stage_moe_layers_;
-  // Under attention-DP each rank attends over its own share of the sequences.
-  stage.attention_s =
-      (std::max(prefill_s * data_share_, batch.chunks.empty() ? 0 : kKernelFloorS) + decode_s) *
-      layers / pp;
+  stage.attention_s = attention_layer_s(batch) * layers / pp;
 
   // LM head rows: the sequences sampling a token, on the last stage.
   if (batch.sampled > 0) {
@@ -177,7 +178,11 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
     const double logits = rows * data_share_ * lm_head_.rank_out(layout_.dense_tp()) * kLogitBytes;
     stage.other_s += memory_kernel_s(2 * logits);
   }
+  return pipeline_round(stage, tokens);
+}
 
+StepBreakdown StepTimeModel::pipeline_round(const StepBreakdown& stage, double tokens) const {
+  const double pp = static_cast<double>(layout_.pp);
   StepBreakdown round;
   round.gemm_s = stage.gemm_s * pp;
   round.other_s = stage.other_s * pp;

@@ -77,6 +77,10 @@ class StepTimeModel {
   void add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
                  StepBreakdown& out) const;
   double linear_s(const LinearMap& m, double tokens) const;
+  // Attention of one layer for the whole batch: prefill chunks, then the decodes' cache reads.
+  double attention_layer_s(const StepBatch& batch) const;
+  // A round of pp micro-batches from one stage's time at 1/pp of the batch (`tokens` each).
+  StepBreakdown pipeline_round(const StepBreakdown& stage, double tokens) const;
   double memory_kernel_s(double bytes) const;
 
   ModelSpec model_;
