@@ -190,7 +190,8 @@ StepBreakdown StepTimeModel::pipeline_round(const StepBreakdown& stage, double t
   round.attention_s = stage.attention_s * pp;
   if (layout_.pp > 1) {
     const double hop_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
-    round.communication_s += (pp - 1) * collectives_.p2p_time_s(layout_.tp, hop_bytes);
+    // pp − 1 activation hops, and the sampled tokens back to the first stage.
+    round.communication_s += pp * collectives_.p2p_time_s(layout_.tp, hop_bytes);
   }
   round.overhead_s = step_overhead_s_;
   return round;

@@ -23,7 +23,9 @@
 // each rank's 1/tp share of the tokens with whole weights; routed experts see every token
 // (split tp/ep ways over ep ranks), fed by an all-to-all over the EP group.
 // Pipeline parallelism: the batch runs as pp micro-batches, so a round (every sequence one
-// step further) takes pp × the stage's time at 1/pp of the batch, plus a hop per boundary.
+// step further) takes pp × the stage's time at 1/pp of the batch, plus pp point-to-point hops
+// (pp − 1 stage boundaries and the sampled tokens back to the first stage). The largest stage
+// is timed, with the LM head: its pp micro-batches each read the stage's weights once.
 #pragma once
 
 #include <cstdint>

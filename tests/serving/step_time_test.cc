@@ -116,3 +116,21 @@ TEST_CASE("step time: MoE decode reads only the experts its tokens touch") {
   CHECK(t64 / t1 > 2.5);
   CHECK(t64 / t1 < 4.0);
 }
+
+TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-batch") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  ServingLayout two;
+  two.pp = 2;
+  const StepBreakdown t1 =
+      StepTimeModel(m, c, p, ServingLayout{}, ServingOptions{}, 0).time(one_decode(0));
+  const StepBreakdown t2 = StepTimeModel(m, c, p, two, ServingOptions{}, 0).time(one_decode(0));
+  // Two micro-batches × half the layers: the same layer weights; the last stage's LM head
+  // (128,256 × 4096 BF16) is read by both micro-batches, once more than with pp = 1.
+  const double head_s = 2 * 128'256.0 * 4096 / read_bandwidth(p, c.gpu);
+  CHECK(t2.gemm_s - t1.gemm_s == doctest::Approx(head_s).epsilon(0.01));
+  // Two hops: stage 0 → 1, and the sampled token back to stage 0.
+  const CollectiveModel coll(p, c);
+  CHECK(t2.communication_s == doctest::Approx(2 * coll.p2p_time_s(1, 0.5 * 4096 * 2)));
+}
