@@ -1,5 +1,6 @@
 // meshplan serve: a serving plan (layout, KV cache, TTFT/TPOT, goodput) for one layout, or the
 // best layouts from a search when --layout is absent.
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -7,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "core/model_limits.h"
+#include "serving/replay_trace.h"
 #include "serving/serving_layout_parse.h"
 #include "serving/serving_render.h"
 #include "serving/serving_search.h"
@@ -26,6 +28,7 @@ struct ServeOptions {
   double slo_ttft_s = 0, slo_tpot_s = 0, memory_fraction = 0;
   int top = 10;
   bool load_curve = false;
+  std::string trace_path;
 };
 
 template <typename E>
@@ -64,6 +67,20 @@ Workload workload(const ServeOptions& o) {
   return w;
 }
 
+// Replays the best layout again, recording its steps, and writes them as a Perfetto trace.
+int write_trace(const ServingProblem& p, const ServingEstimate& best, const std::string& path) {
+  ServingProblem recorded = p;
+  recorded.record_steps = true;
+  const std::optional<ServingEstimate> e = evaluate_serving(recorded, best.layout);
+  Result<std::string> json = replay_trace_json(e->replay);
+  if (!json) return print_errors(json.errors());
+  std::ofstream out(path, std::ios::binary);
+  out << json.value();
+  if (!out)
+    return print_errors({Diagnostic{{path, 0, 0, ""}, "", "", "cannot write the trace file"}});
+  return 0;
+}
+
 int run_serve(const ServeOptions& o) {
   std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/false);
   if (!in) return kExitBadInput;
@@ -89,6 +106,9 @@ int run_serve(const ServeOptions& o) {
                                       "workspace exceed the engine's memory budget"}});
     report.result.ranked.push_back(std::move(*e));
     report.result.evaluated = 1;
+  }
+  if (!o.trace_path.empty() && !report.result.ranked.empty()) {
+    if (int rc = write_trace(p, report.result.ranked.front(), o.trace_path); rc != 0) return rc;
   }
   if (o.load_curve && !report.result.ranked.empty())
     report.load = load_curve(p, report.result.ranked.front());
@@ -153,6 +173,9 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--load-curve", o->load_curve,
                 "also replay the best layout at concurrency 1, 2, 4, … up to what it admits, and "
                 "offline (its saturation throughput)");
+  sub->add_option("--trace", o->trace_path,
+                  "write the best layout's replay (engine steps of replica 0, first 100,000) as "
+                  "Chrome/Perfetto trace JSON");
   sub->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 10000));
   add_format_option(sub, o->in.format, {"table", "json", "md"});
   sub->callback([o, &exit_code] { exit_code = run_serve(*o); });

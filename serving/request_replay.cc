@@ -112,6 +112,7 @@ class Scheduler {
       if (q.prefilled + c == w_.isl) ++batch.sampled;
     }
     batch.sampled += batch.decodes;
+    last_decodes_ = batch.decodes;
     return batch;
   }
 
@@ -125,7 +126,13 @@ class Scheduler {
 
   // The step formed last ended at `t`: tokens generated, prompts advanced, finished requests
   // released (a closed loop issues a new one for each).
-  void finish_step(double t) {
+  void finish_step(double start_s, double t) {
+    if (limits_.record_steps && steps_ < kMaxRecordedSteps) {
+      int64_t prefill = 0;
+      for (const auto& chunk : chunks_) prefill += chunk.second;
+      recorded_.push_back(
+          {start_s, t - start_s, last_decodes_, prefill, static_cast<int64_t>(chunks_.size())});
+    }
     ++steps_;
     batch_sum_ += static_cast<double>(running_.size());
     for (int64_t r : running_)
@@ -170,13 +177,15 @@ class Scheduler {
   std::deque<int64_t> waiting_;
   std::vector<int64_t> running_;
   std::vector<std::pair<int64_t, int64_t>> chunks_;  // request, prompt tokens this step
-  int64_t issued_ = 0, finished_ = 0, free_kv_ = 0, steps_ = 0;
+  int64_t issued_ = 0, finished_ = 0, free_kv_ = 0, steps_ = 0, last_decodes_ = 0;
   double batch_sum_ = 0;
+  std::vector<ReplayStep> recorded_;
 };
 
 ReplayResult Scheduler::result() const {
   ReplayResult out;
   out.steps = steps_;
+  out.recorded = recorded_;
   out.measured_from = closed_ && count_ >= 2 * in_flight_ ? in_flight_ : 0;
   std::vector<double> ttft, tpot;
   double first = INFINITY, last = 0;
@@ -216,8 +225,9 @@ ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
       t = next;
       continue;
     }
+    const double start_s = t;
     t += step_time_s(batch);
-    s.finish_step(t);
+    s.finish_step(start_s, t);
   }
   return s.result();
 }

@@ -35,6 +35,16 @@ struct ReplayLimits {
   int64_t max_step_tokens = 8192;
   int64_t kv_tokens = 0;           // tokens the replica's cache holds
   int64_t tokens_per_request = 0;  // isl + osl, block-rounded
+  bool record_steps = false;       // keep the first kMaxRecordedSteps steps (for traces)
+};
+
+// Steps a replay records when asked: enough for a trace one can open.
+constexpr int64_t kMaxRecordedSteps = 100000;
+
+// One engine step of the replay.
+struct ReplayStep {
+  double start_s = 0, duration_s = 0;
+  int64_t decodes = 0, prefill_tokens = 0, chunks = 0;
 };
 
 struct RequestTimes {
@@ -53,6 +63,7 @@ struct ReplayResult {
   double output_tokens_per_s = 0;
   double mean_batch = 0;  // sequences per step, averaged over steps
   LatencyStats ttft_s, tpot_s;
+  std::vector<ReplayStep> recorded;  // with limits.record_steps: the first steps, in order
 };
 
 using StepTimeFn = std::function<double(const StepBatch&)>;

@@ -99,7 +99,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
                             engine.step_overhead_s);
   const Workload w = replica_workload(p.workload, layout.replicas);
   ReplayLimits limits{layout.max_batch, engine.max_step_tokens, e.memory.kv_tokens,
-                      e.memory.tokens_per_request};
+                      e.memory.tokens_per_request, p.record_steps};
   e.replay =
       replay_requests(w, limits, [&](const StepBatch& b) { return steps.time(b).total_s(); });
 

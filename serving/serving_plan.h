@@ -24,6 +24,7 @@ struct ServingProblem {
   int64_t gpus = 0;  // GPUs available (≤ the cluster's)
   Workload workload;
   ServingOptions options;
+  bool record_steps = false;  // keep the replay's steps (ReplayResult::recorded) for a trace
 };
 
 struct ServingEstimate {

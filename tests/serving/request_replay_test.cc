@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include "serving/replay_trace.h"
+
 using namespace meshplan::serving;
 
 namespace {
@@ -113,4 +115,27 @@ TEST_CASE("replay: nearest-rank percentiles") {
   CHECK(s.p50 == 50);
   CHECK(s.p90 == 90);
   CHECK(s.p99 == 99);
+}
+
+TEST_CASE("replay: recorded steps, and their trace through the simulator's engine") {
+  Workload w;
+  w.isl = 1;
+  w.osl = 3;
+  w.load = LoadKind::request_rate;
+  w.request_rate_per_s = 0.001;  // one request, a long idle gap (mean 1000 s), the next
+  w.requests = 2;
+  w.seed = 1;
+  ReplayLimits limits = roomy(8);
+  limits.record_steps = true;
+  const ReplayResult r = replay_requests(w, limits, constant_step);
+  REQUIRE(r.recorded.size() == 6);  // three steps per request (1 prompt, 2 decodes)
+  CHECK(r.steps == 6);
+  CHECK(r.recorded[0].prefill_tokens == 1);
+  CHECK(r.recorded[0].decodes == 0);
+  CHECK(r.recorded[1].decodes == 1);
+  CHECK(r.recorded[0].start_s == r.requests[0].arrival_s);
+  meshplan::Result<std::string> trace = replay_trace_json(r);
+  REQUIRE(trace.ok());
+  CHECK(trace->find("\"1 decodes + 0 prompt tokens (0 chunks)\"") != std::string::npos);
+  CHECK(trace->find("\"idle\"") != std::string::npos);
 }
