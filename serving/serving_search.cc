@@ -13,6 +13,18 @@ bool better(const ServingEstimate& a, const ServingEstimate& b) {
   return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
 }
 
+// Replica counts tried for tp·pp GPUs each: every GPU, and under a load that does not grow with
+// the GPUs (a request rate or a total concurrency) also 1, 2, 4, … below that, so the ranking
+// by tokens/s per GPU can answer with fewer GPUs.
+std::vector<int64_t> replica_counts(const ServingProblem& p, int64_t replica_gpus) {
+  const int64_t most = p.gpus / replica_gpus;
+  std::vector<int64_t> out;
+  if (p.workload.load != LoadKind::offline)
+    for (int64_t r = 1; r < most; r *= 2) out.push_back(r);
+  out.push_back(most);
+  return out;
+}
+
 }  // namespace
 
 std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
@@ -28,15 +40,16 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
           if (tp % ep == 0 && p.model.moe->experts % ep == 0) eps.push_back(ep);
       // Attention-DP for MLA models (their latent cache is otherwise replicated tp ways).
       const int adp_choices = p.model.mla && tp > 1 ? 2 : 1;
-      for (int adp = 0; adp < adp_choices; ++adp)
-        for (int64_t ep : eps) {
-          ServingLayout l{tp, pp, ep, p.gpus / (tp * pp), 0, adp == 1};
-          out.push_back(l);
-          for (int64_t cap : kBatchCaps) {
-            l.max_batch = cap;
+      for (int64_t replicas : replica_counts(p, tp * pp))
+        for (int adp = 0; adp < adp_choices; ++adp)
+          for (int64_t ep : eps) {
+            ServingLayout l{tp, pp, ep, replicas, 0, adp == 1};
             out.push_back(l);
+            for (int64_t cap : kBatchCaps) {
+              l.max_batch = cap;
+              out.push_back(l);
+            }
           }
-        }
     }
   return out;
 }

@@ -5,7 +5,9 @@
 //
 // Candidates: tp a power of two up to one node's GPUs; pp a power of two up to 8 (fewer than
 // the layers); ep 1 and, for MoE models, every power of two dividing tp and the expert count;
-// replicas = the GPUs / (tp·pp) (every GPU used; tp·pp must divide the GPU count); for MLA
+// replicas = the GPUs / (tp·pp) (every GPU used; tp·pp must divide the GPU count) and, unless
+// offline, also 1, 2, 4, … replicas below that (the load is the same whatever the GPUs, so
+// fewer GPUs may serve it: ranking by tokens/s per GPU then says how many); for MLA
 // models with tp > 1 each of these with and without attention-DP; max batch the engine default
 // (capped by the KV cache) and 256, 64 and 16 below it. Layouts whose weights leave no KV room are
 // skipped. Enumeration order is fixed, ties keep it: the output is the same on every run.

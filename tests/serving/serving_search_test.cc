@@ -34,10 +34,16 @@ ServingEstimate with(double per_gpu, double per_user) {
 
 }  // namespace
 
-TEST_CASE("serving search: candidates use every GPU, tp within a node, four batch caps each") {
-  const ServingProblem p = llama8b_problem();
-  const std::vector<ServingLayout> c = serving_candidates(p);
-  // tp1 pp1 x2, tp1 pp2 x1, tp2 pp1 x1: each with the default and three caps.
+TEST_CASE("serving search: candidates keep tp within a node, four batch caps each") {
+  ServingProblem p = llama8b_problem();
+  // Closed loop: tp1 pp1 x1 and x2, tp1 pp2 x1, tp2 pp1 x1, each with the default and 3 caps.
+  std::vector<ServingLayout> c = serving_candidates(p);
+  REQUIRE(c.size() == 16);
+  CHECK(c[0].gpus() == 1);
+  CHECK(c[4].gpus() == 2);
+  // Offline: every GPU in use.
+  p.workload.load = LoadKind::offline;
+  c = serving_candidates(p);
   REQUIRE(c.size() == 12);
   for (const ServingLayout& l : c) CHECK(l.gpus() == 2);
 }
