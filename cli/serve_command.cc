@@ -40,6 +40,7 @@ E choice(const std::string& text, std::initializer_list<std::pair<const char*, E
 
 ServingOptions serving_options(const ServeOptions& o) {
   ServingOptions s;
+  s.weights_auto = o.weights == "auto";
   s.weights = choice<WeightFormat>(
       o.weights,
       {{"bf16", WeightFormat::bf16}, {"fp8", WeightFormat::fp8}, {"int4", WeightFormat::int4}});
@@ -97,15 +98,18 @@ int run_serve(const ServeOptions& o) {
     if (!layout) return print_errors(layout.errors());
     std::vector<Diagnostic> errors = check_serving_layout(p, layout.value());
     if (!errors.empty()) return print_errors(errors);
-    std::optional<ServingEstimate> e = evaluate_serving(p, layout.value());
-    if (!e)
+    for (WeightFormat w : weight_formats(p)) {
+      std::optional<ServingEstimate> e = evaluate_serving(with_weights(p, w), layout.value());
+      if (e) report.result.ranked.push_back(std::move(*e));
+      ++report.result.evaluated;
+    }
+    if (report.result.ranked.empty())
       return print_errors({Diagnostic{{"--layout", 0, 0, ""},
                                       "layout",
                                       o.in.layout_text,
                                       "leaves no KV-cache room for one request: weights and "
                                       "workspace exceed the engine's memory budget"}});
-    report.result.ranked.push_back(std::move(*e));
-    report.result.evaluated = 1;
+    rank_estimates(report.result);
   }
   if (!o.trace_path.empty() && !report.result.ranked.empty()) {
     if (int rc = write_trace(p, report.result.ranked.front(), o.trace_path); rc != 0) return rc;
@@ -156,8 +160,9 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                   "requests to replay (default: 1000, or 10 × concurrency)")
       ->check(integer_range(1, kMaxRequests));
   sub->add_option("--seed", o->seed, "seed of the Poisson arrivals");
-  sub->add_option("--weights", o->weights, "weight format")
-      ->check(CLI::IsMember({"bf16", "fp8", "int4"}));
+  sub->add_option("--weights", o->weights,
+                  "weight format (auto: search bf16 and, on GPUs with FP8 tensor cores, fp8)")
+      ->check(CLI::IsMember({"bf16", "fp8", "int4", "auto"}));
   sub->add_option("--kv", o->kv, "KV-cache format")->check(CLI::IsMember({"bf16", "fp8"}));
   sub->add_option("--engine", o->engine, "inference engine")
       ->check(CLI::IsMember({"vllm", "sglang", "trtllm"}));

@@ -70,6 +70,19 @@ std::vector<Diagnostic> check_workload(const Workload& w) {
                          "requests (a closed loop replays 10 × the concurrency)"}};
 }
 
+std::vector<WeightFormat> weight_formats(const ServingProblem& p) {
+  if (!p.options.weights_auto) return {p.options.weights};
+  std::vector<WeightFormat> out{WeightFormat::bf16};
+  if (p.cluster.gpu.peak_fp8_flops_per_s > 0) out.push_back(WeightFormat::fp8);
+  return out;
+}
+
+ServingProblem with_weights(const ServingProblem& p, WeightFormat w) {
+  ServingProblem q = p;
+  q.options.weights = w;
+  return q;
+}
+
 Workload replica_workload(const Workload& w, int64_t replicas) {
   Workload r = w;
   const double n = static_cast<double>(replicas);
@@ -94,6 +107,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.memory = resolved_memory(p, layout);
   if (!e.memory.fits()) return std::nullopt;
   e.layout = layout;
+  e.weights = p.options.weights;
   const EnginePreset& engine = engine_preset(p.options.engine);
   const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options,
                             engine.step_overhead_s);

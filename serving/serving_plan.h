@@ -28,7 +28,8 @@ struct ServingProblem {
 };
 
 struct ServingEstimate {
-  ServingLayout layout;  // max_batch resolved
+  ServingLayout layout;                       // max_batch resolved
+  WeightFormat weights = WeightFormat::bf16;  // the format it was evaluated at
   ServingMemory memory;
   StepBatch decode_batch;          // a decode step at the replay's mean batch, mid-answer context
   StepBreakdown decode_step;       // its time
@@ -58,6 +59,12 @@ ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout);
 
 // Evaluates a checked layout; nullopt when its weights leave no room for one request.
 std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, ServingLayout layout);
+
+// The weight formats to evaluate: options.weights, or with weights_auto BF16 and (when the GPU
+// has FP8 tensor cores) FP8.
+std::vector<WeightFormat> weight_formats(const ServingProblem& p);
+// `p` with options.weights = `w`.
+ServingProblem with_weights(const ServingProblem& p, WeightFormat w);
 
 // The share of the workload one replica of `replicas` sees.
 Workload replica_workload(const Workload& w, int64_t replicas);

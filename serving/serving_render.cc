@@ -57,7 +57,8 @@ std::string header(const ServeReport& r) {
   const ServingProblem& p = *r.problem;
   std::string out =
       fmt::format("{} on {} × {} — engine {}, weights {}, KV cache {}\n", p.model.name, p.gpus,
-                  p.cluster.gpu.name, to_string(p.options.engine), to_string(p.options.weights),
+                  p.cluster.gpu.name, to_string(p.options.engine),
+                  p.options.weights_auto ? "bf16 or fp8 (searched)" : to_string(p.options.weights),
                   to_string(p.options.kv));
   out += fmt::format("workload: {} prompt + {} answer tokens, {}; SLO: {}\n", p.workload.isl,
                      p.workload.osl, load_text(p.workload), slo_text(p.options.slo));
@@ -71,9 +72,21 @@ struct Row {
   std::string cells[10];
 };
 
-Row row_of(size_t rank, const ServingEstimate& e) {
+// The estimate's options: the problem's, at the format it was evaluated at.
+ServingOptions options_of(const ServingProblem& p, const ServingEstimate& e) {
+  ServingOptions o = p.options;
+  o.weights = e.weights;
+  return o;
+}
+
+std::string label(const ServingProblem& p, const ServingEstimate& e) {
+  return short_text(e.layout) +
+         (p.options.weights_auto ? std::string(" ") + to_string(e.weights) : std::string());
+}
+
+Row row_of(const ServingProblem& p, size_t rank, const ServingEstimate& e) {
   const double ms = kMillisecondsPerSecond;
-  return {{std::to_string(rank), short_text(e.layout), std::to_string(e.layout.gpus()),
+  return {{std::to_string(rank), label(p, e), std::to_string(e.layout.gpus()),
            fmt::format("{:.0f}", e.output_tokens_per_s),
            fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu),
            fmt::format("{:.1f}", e.tokens_per_s_per_user),
@@ -116,9 +129,10 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
       "replay: {} requests per replica, {} steps, mean batch {:.1f}, goodput {:.0f} tok/s\n",
       e.replay.requests.size(), e.replay.steps, e.replay.mean_batch, e.goodput_tokens_per_s);
   out += "engine flags:\n";
-  out += "  " + vllm_command(p.model.name, e.layout, p.options) + "\n";
-  out += "  " + sglang_command(p.model.name, e.layout, p.options) + "\n";
-  out += "  " + trtllm_command(p.model.name, e.layout, p.options) + "\n";
+  const ServingOptions o = options_of(p, e);
+  out += "  " + vllm_command(p.model.name, e.layout, o) + "\n";
+  out += "  " + sglang_command(p.model.name, e.layout, o) + "\n";
+  out += "  " + trtllm_command(p.model.name, e.layout, o) + "\n";
   return out;
 }
 
@@ -138,12 +152,12 @@ std::string load_text(const std::vector<LoadPoint>& load) {
   return out;
 }
 
-std::string pareto_text(const ServingSearchResult& r) {
+std::string pareto_text(const ServingProblem& p, const ServingSearchResult& r) {
   std::string out = "Pareto front (tokens/s per user → tokens/s per GPU):\n";
   for (size_t i : r.pareto) {
     const ServingEstimate& e = r.ranked[i];
     out += fmt::format("  {:>8.1f} tok/s/user  {:>9.1f} tok/s/GPU  {}\n", e.tokens_per_s_per_user,
-                       e.output_tokens_per_s_per_gpu, short_text(e.layout));
+                       e.output_tokens_per_s_per_gpu, label(p, e));
   }
   return out;
 }
@@ -155,7 +169,7 @@ std::string serve_table(const ServeReport& r) {
   if (r.result.ranked.empty()) return out + "no layout fits\n";
   std::vector<Row> rows;
   const size_t shown = std::min(r.result.ranked.size(), static_cast<size_t>(r.top));
-  for (size_t i = 0; i < shown; ++i) rows.push_back(row_of(i + 1, r.result.ranked[i]));
+  for (size_t i = 0; i < shown; ++i) rows.push_back(row_of(*r.problem, i + 1, r.result.ranked[i]));
   size_t width[10];
   for (int c = 0; c < 10; ++c) {
     width[c] = std::string(kColumns[c]).size();
@@ -178,7 +192,7 @@ std::string serve_table(const ServeReport& r) {
   out += std::string(total - 2, '-') + "\n";
   for (const Row& row : rows) out += line(row.cells);
   out += "\n" + details(*r.problem, r.result.ranked.front());
-  if (r.searched) out += pareto_text(r.result);
+  if (r.searched) out += pareto_text(*r.problem, r.result);
   return out + load_text(r.load);
 }
 
@@ -191,19 +205,20 @@ std::string serve_markdown(const ServeReport& r) {
       "| in SLO | meets |\n|---|---|---|---|---|---|---|---|---|---|\n";
   const size_t shown = std::min(r.result.ranked.size(), static_cast<size_t>(r.top));
   for (size_t i = 0; i < shown; ++i) {
-    const Row row = row_of(i + 1, r.result.ranked[i]);
+    const Row row = row_of(*r.problem, i + 1, r.result.ranked[i]);
     out += "|";
     for (const std::string& c : row.cells) out += " " + c + " |";
     out += "\n";
   }
   out += "\n```\n" + details(*r.problem, r.result.ranked.front());
-  if (r.searched) out += pareto_text(r.result);
+  if (r.searched) out += pareto_text(*r.problem, r.result);
   return out + load_text(r.load) + "```\n";
 }
 
 nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstimate& e) {
   const ServingMemory& m = e.memory;
   nlohmann::ordered_json j;
+  j["weights"] = to_string(e.weights);
   j["layout"] = {{"tp", e.layout.tp},
                  {"pp", e.layout.pp},
                  {"ep", e.layout.ep},
@@ -231,9 +246,10 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["replay"] = {{"requests", e.replay.requests.size()},
                  {"steps", e.replay.steps},
                  {"mean_batch", e.replay.mean_batch}};
-  j["engine_flags"] = {{"vllm", vllm_command(p.model.name, e.layout, p.options)},
-                       {"sglang", sglang_command(p.model.name, e.layout, p.options)},
-                       {"trtllm", trtllm_command(p.model.name, e.layout, p.options)}};
+  const ServingOptions o = options_of(p, e);
+  j["engine_flags"] = {{"vllm", vllm_command(p.model.name, e.layout, o)},
+                       {"sglang", sglang_command(p.model.name, e.layout, o)},
+                       {"trtllm", trtllm_command(p.model.name, e.layout, o)}};
   return j;
 }
 
@@ -244,7 +260,7 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
   j["gpu"] = p.cluster.gpu.name;
   j["gpus"] = p.gpus;
   j["engine"] = to_string(p.options.engine);
-  j["weights"] = to_string(p.options.weights);
+  j["weights"] = p.options.weights_auto ? "auto" : to_string(p.options.weights);
   j["kv"] = to_string(p.options.kv);
   j["workload"] = {{"isl", p.workload.isl},
                    {"osl", p.workload.osl},

@@ -55,7 +55,8 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
 }
 
 std::vector<Diagnostic> check_search_size(const ServingProblem& p) {
-  const double candidates = static_cast<double>(serving_candidates(p).size());
+  const double candidates =
+      static_cast<double>(serving_candidates(p).size() * weight_formats(p).size());
   const double requests = static_cast<double>(replay_request_count(p.workload));
   const double tokens =
       candidates * requests * (static_cast<double>(p.workload.isl + p.workload.osl));
@@ -86,8 +87,22 @@ std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& e) {
   return front;
 }
 
-ServingSearchResult search_serving(const ServingProblem& p) {
+ServingSearchResult search_serving(const ServingProblem& problem) {
   ServingSearchResult r;
+  for (WeightFormat w : weight_formats(problem)) {
+    const ServingProblem p = with_weights(problem, w);
+    search_format(p, r);
+  }
+  rank_estimates(r);
+  return r;
+}
+
+void rank_estimates(ServingSearchResult& r) {
+  std::stable_sort(r.ranked.begin(), r.ranked.end(), better);
+  r.pareto = pareto_front(r.ranked);
+}
+
+void search_format(const ServingProblem& p, ServingSearchResult& r) {
   for (const ServingLayout& l : serving_candidates(p)) {
     ServingLayout by_default = l;
     by_default.max_batch = 0;
@@ -107,9 +122,6 @@ ServingSearchResult search_serving(const ServingProblem& p) {
     ++r.evaluated;
     if (e) r.ranked.push_back(std::move(*e));
   }
-  std::stable_sort(r.ranked.begin(), r.ranked.end(), better);
-  r.pareto = pareto_front(r.ranked);
-  return r;
 }
 
 }  // namespace meshplan::serving

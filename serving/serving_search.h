@@ -1,5 +1,5 @@
 // Search over serving layouts: tp × pp × ep (× attention-DP for MLA models) × replicas × max
-// batch for the GPUs available,
+// batch (× weight format with weights_auto) for the GPUs available,
 // ranked by output tokens/s per GPU among layouts meeting the SLO (then the others), with the
 // Pareto front of tokens/s per GPU against tokens/s per user.
 //
@@ -35,6 +35,10 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p);
 // A diagnostic when candidates × requests × (isl + osl) exceeds kMaxSearchTokens.
 std::vector<Diagnostic> check_search_size(const ServingProblem& p);
 ServingSearchResult search_serving(const ServingProblem& p);
+// The candidates of one weight format (p.options.weights), appended to `r` unsorted.
+void search_format(const ServingProblem& p, ServingSearchResult& r);
+// Sorts `r.ranked` best first (SLO met, then tokens/s per GPU) and sets its Pareto front.
+void rank_estimates(ServingSearchResult& r);
 // Indices of the estimates no other beats on both tokens/s per GPU and tokens/s per user.
 std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& estimates);
 

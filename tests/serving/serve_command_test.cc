@@ -49,6 +49,25 @@ TEST_CASE("serve: --load-curve replays the layout at doubling concurrency, then 
   }
 }
 
+TEST_CASE("serve: --weights auto evaluates BF16 and FP8 and labels each row") {
+  const auto r =
+      run_meshplan(kBase + " --layout tp=1 --concurrency 8 --weights auto --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["weights"] == "auto");
+  // FP8 halves the weight reads of a small decode batch: it ranks first.
+  CHECK(j["best"]["weights"] == "fp8");
+  CHECK(j["best"]["engine_flags"]["vllm"].get<std::string>().find("--quantization fp8") !=
+        std::string::npos);
+  const auto table = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --weights auto");
+  auto row = [&](const std::string& rank) {
+    const size_t at = table.out.find("\n" + rank + "  tp1");
+    return at == std::string::npos ? "" : table.out.substr(at, table.out.find('\n', at + 1) - at);
+  };
+  CHECK(row("1").find(" fp8 ") != std::string::npos);
+  CHECK(row("2").find(" bf16 ") != std::string::npos);
+}
+
 TEST_CASE("serve: the same inputs print the same bytes") {
   const std::string args = kBase + " --request-rate 4 --seed 3";
   CHECK(run_meshplan(args).out == run_meshplan(args).out);
