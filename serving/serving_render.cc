@@ -293,6 +293,7 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
   for (size_t i : r.result.pareto) {
     const ServingEstimate& e = r.result.ranked[i];
     pareto.push_back({{"layout", layout_text(e.layout)},
+                      {"weights", to_string(e.weights)},
                       {"tokens_per_s_per_user", e.tokens_per_s_per_user},
                       {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu}});
   }

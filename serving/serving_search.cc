@@ -102,8 +102,17 @@ void rank_estimates(ServingSearchResult& r) {
   r.pareto = pareto_front(r.ranked);
 }
 
+// Whether a capped layout replayed exactly as its uncapped one (the cap never bound).
+bool same_replay(const ServingEstimate& a, const ServingEstimate& b) {
+  return a.output_tokens_per_s == b.output_tokens_per_s &&
+         a.replay.ttft_s.mean == b.replay.ttft_s.mean &&
+         a.replay.tpot_s.mean == b.replay.tpot_s.mean;
+}
+
 void search_format(const ServingProblem& p, ServingSearchResult& r) {
+  int64_t uncapped = -1;  // index in r.ranked of the current layout without a cap, or -1
   for (const ServingLayout& l : serving_candidates(p)) {
+    if (l.max_batch == 0) uncapped = -1;
     ServingLayout by_default = l;
     by_default.max_batch = 0;
     const ServingMemory m = resolved_memory(p, by_default);
@@ -120,7 +129,9 @@ void search_format(const ServingProblem& p, ServingSearchResult& r) {
       continue;
     std::optional<ServingEstimate> e = evaluate_serving(p, l);
     ++r.evaluated;
-    if (e) r.ranked.push_back(std::move(*e));
+    if (!e || (uncapped >= 0 && same_replay(*e, r.ranked[static_cast<size_t>(uncapped)]))) continue;
+    if (l.max_batch == 0) uncapped = static_cast<int64_t>(r.ranked.size());
+    r.ranked.push_back(std::move(*e));
   }
 }
 

@@ -1,7 +1,7 @@
 // Search over serving layouts: tp × pp × ep (× attention-DP for MLA models) × replicas × max
-// batch (× weight format with weights_auto) for the GPUs available,
-// ranked by output tokens/s per GPU among layouts meeting the SLO (then the others), with the
-// Pareto front of tokens/s per GPU against tokens/s per user.
+// batch (× weight format with weights_auto) for the GPUs available, ranked by output tokens/s
+// per GPU among layouts meeting the SLO (then the others), with the Pareto front of tokens/s per
+// GPU against tokens/s per user.
 //
 // Candidates: tp a power of two up to one node's GPUs; pp a power of two up to 8 (fewer than
 // the layers); ep 1 and, for MoE models, every power of two dividing tp and the expert count;
@@ -9,8 +9,9 @@
 // offline, also 1, 2, 4, … replicas below that (the load is the same whatever the GPUs, so
 // fewer GPUs may serve it: ranking by tokens/s per GPU then says how many); for MLA
 // models with tp > 1 each of these with and without attention-DP; max batch the engine default
-// (capped by the KV cache) and 256, 64 and 16 below it. Layouts whose weights leave no KV room are
-// skipped. Enumeration order is fixed, ties keep it: the output is the same on every run.
+// (capped by the KV cache) and 256, 64 and 16 below it (a cap that replays exactly as the
+// default, never binding, is dropped). Layouts whose weights leave no KV room are skipped.
+// Enumeration order is fixed, ties keep it: the output is the same on every run.
 #pragma once
 
 #include <cstdint>
