@@ -20,5 +20,6 @@ CLI::App* add_bench_command(CLI::App& app, int& exit_code);
 CLI::App* add_regress_command(CLI::App& app, int& exit_code);
 CLI::App* add_report_command(CLI::App& app, int& exit_code);
 CLI::App* add_export_command(CLI::App& app, int& exit_code);
+CLI::App* add_serve_command(CLI::App& app, int& exit_code);
 
 }  // namespace meshplan::cli

@@ -21,6 +21,7 @@ const CommandEntry kCommands[] = {
     {"estimate", meshplan::cli::add_estimate_command},
     {"plan", meshplan::cli::add_plan_command},
     {"sweep", meshplan::cli::add_sweep_command},
+    {"serve", meshplan::cli::add_serve_command},
     {"simulate", meshplan::cli::add_simulate_command},
     {"validate", meshplan::cli::add_validate_command},
     {"bench", meshplan::cli::add_bench_command},

@@ -14,12 +14,14 @@
 #include "cli/option_checks.h"
 #include "cli/thread_count.h"
 #include "reports/validation_render.h"
+#include "serving/serving_validation.h"
 
 namespace meshplan::cli {
 namespace {
 
 struct ValidateOptions {
   std::vector<std::string> runs_paths;
+  std::string serving_path;  // --serving: published serving runs instead of training runs
   std::string root = MESHPLAN_SOURCE_DIR, format = "table";
   int threads = 0;
   std::vector<std::string>
@@ -102,9 +104,46 @@ int check_bounds(const ValidationReport& r, const std::vector<Bound>& bounds) {
   return status;
 }
 
+// --serving: every replayable run of the file, then each --max-error bound on its summaries
+// (throughput, ttft, tpot, or "<group> <metric>").
+int run_serving_validate(const ValidateOptions& o, const std::vector<Bound>& bounds) {
+  Result<std::vector<serving::ServingRun>> runs = serving::load_serving_runs(o.serving_path);
+  if (!runs) return print_errors(runs.errors());
+  Result<serving::ServingValidation> v = serving::validate_serving(runs.value(), o.root);
+  if (!v) return print_errors(v.errors());
+  for (const Bound& b : bounds) {
+    const bool found = std::any_of(v->summaries.begin(), v->summaries.end(),
+                                   [&](const auto& s) { return s.name == b.name; });
+    if (!found)
+      return print_errors({bound_error(
+          b.name, "names no serving summary (throughput, ttft, tpot or '<group> <metric>')")});
+  }
+  // Tables are Markdown-safe as they are: md prints the table in a code block.
+  if (o.format == "json")
+    std::cout << serving::serving_validation_json(v.value());
+  else if (o.format == "md")
+    std::cout << "```\n" << serving::serving_validation_table(v.value()) << "```\n";
+  else
+    std::cout << serving::serving_validation_table(v.value());
+  int status = 0;
+  for (const Bound& b : bounds)
+    for (const serving::ServingErrorSummary& s : v->summaries) {
+      if (s.name != b.name) continue;
+      const bool ok = s.mean_abs <= b.limit;
+      std::cerr << fmt::format("validate: {} mean |error| {:.1f}% (bound {:.1f}%): {}\n", b.name,
+                               100 * s.mean_abs, 100 * b.limit, ok ? "ok" : "EXCEEDED");
+      if (!ok) status = 1;
+    }
+  return status;
+}
+
 int run_validate(const ValidateOptions& o) {
   Result<std::vector<Bound>> bounds = parse_bounds(o.bounds);
   if (!bounds) return print_errors(bounds.errors());
+  if (!o.serving_path.empty()) return run_serving_validate(o, bounds.value());
+  if (o.runs_paths.empty())
+    return print_errors({Diagnostic{
+        {"--runs", 0, 0, ""}, "runs", "", "give --runs FILE (training runs) or --serving FILE"}});
   std::vector<PublishedRun> runs;
   std::vector<Diagnostic> errors;
   for (const std::string& path : o.runs_paths) {
@@ -135,10 +174,12 @@ CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
   CLI::App* sub =
       app.add_subcommand("validate", "compare predictions with published measured runs");
   sub->add_option(
-         "--runs", o->runs_paths,
-         "published runs YAML (tests/data/published_runs.yaml, published_runs_modern.yaml); "
-         "repeatable: the files' runs are validated and summarized together")
-      ->required();
+      "--runs", o->runs_paths,
+      "published runs YAML (tests/data/published_runs.yaml, published_runs_modern.yaml); "
+      "repeatable: the files' runs are validated and summarized together");
+  sub->add_option("--serving", o->serving_path,
+                  "published serving runs YAML (tests/data/serving_runs.yaml): predicted vs "
+                  "measured throughput, TTFT and TPOT of `meshplan serve`");
   sub->add_option("--root", o->root, "directory holding topologies/ and profiles/");
   add_threads_option(sub, o->threads, "search threads (default: all cores)");
   sub->add_option("--max-error", o->bounds,

@@ -14,7 +14,7 @@ if ! command -v "$CLANG_FORMAT" > /dev/null 2>&1; then
   exit 2
 fi
 
-SOURCE_FOLDERS=(core simulator calibrate planner launchers checks reports cli tests)
+SOURCE_FOLDERS=(core simulator calibrate planner launchers checks reports serving cli tests)
 
 files=()
 if [ "$#" -gt 0 ]; then

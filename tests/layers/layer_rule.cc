@@ -54,9 +54,12 @@ const std::vector<LayerRule>& layer_rules() {
       {"launchers", {"core", "simulator", "planner"}},
       {"checks", {"core", "simulator", "planner"}},
       {"reports", {"core", "simulator", "planner", "launchers", "checks"}},
-      {"cli", {"core", "simulator", "calibrate", "planner", "launchers", "checks", "reports"}},
+      {"serving", {"core", "simulator", "planner"}},
+      {"cli",
+       {"core", "simulator", "calibrate", "planner", "launchers", "checks", "reports", "serving"}},
       {"tests",
-       {"core", "simulator", "calibrate", "planner", "launchers", "checks", "reports", "cli"}},
+       {"core", "simulator", "calibrate", "planner", "launchers", "checks", "reports", "serving",
+        "cli"}},
       {"fuzz", {"core", "calibrate"}},
   };
   return rules;

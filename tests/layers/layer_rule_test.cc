@@ -59,11 +59,13 @@ TEST_CASE("layers: an upward include is reported with file, line, header and rul
 
 TEST_CASE("layers: the rule is the documented order") {
   const std::vector<LayerRule>& rules = layer_rules();
-  REQUIRE(rules.size() == 10);
+  REQUIRE(rules.size() == 11);
   CHECK(rules[0].layer == "core");
   CHECK(rules[0].may_use.empty());
   CHECK(rules[3].layer == "planner");
   CHECK(rules[3].may_use == std::vector<std::string>{"core", "simulator"});
   CHECK(rules[4].layer == "launchers");
   CHECK(rules[4].may_use == std::vector<std::string>{"core", "simulator", "planner"});
+  CHECK(rules[7].layer == "serving");
+  CHECK(rules[7].may_use == std::vector<std::string>{"core", "simulator", "planner"});
 }

@@ -1,0 +1,190 @@
+// meshplan serve: a serving plan (layout, KV cache, TTFT/TPOT, goodput) for one layout, or the
+// best layouts from a search when --layout is absent.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/option_checks.h"
+#include "core/model_limits.h"
+#include "serving/replay_trace.h"
+#include "serving/serving_layout_parse.h"
+#include "serving/serving_render.h"
+#include "serving/serving_search.h"
+
+namespace meshplan::cli {
+namespace {
+
+using namespace meshplan::serving;
+
+struct ServeOptions {
+  InputOptions in;
+  int64_t isl = 0, osl = 0, requests = 0;
+  bool offline = false;
+  double concurrency = 0, request_rate = 0;
+  uint64_t seed = 1;
+  std::string weights = "bf16", kv = "bf16", engine = "vllm";
+  double slo_ttft_s = 0, slo_tpot_s = 0, memory_fraction = 0;
+  int top = 10;
+  bool load_curve = false;
+  std::string trace_path;
+};
+
+template <typename E>
+E choice(const std::string& text, std::initializer_list<std::pair<const char*, E>> table) {
+  for (const auto& [name, value] : table)
+    if (text == name) return value;
+  return table.begin()->second;  // CLI11 checked membership
+}
+
+ServingOptions serving_options(const ServeOptions& o) {
+  ServingOptions s;
+  s.weights_auto = o.weights == "auto";
+  s.weights = choice<WeightFormat>(
+      o.weights,
+      {{"bf16", WeightFormat::bf16}, {"fp8", WeightFormat::fp8}, {"int4", WeightFormat::int4}});
+  s.kv = choice<KvFormat>(o.kv, {{"bf16", KvFormat::bf16}, {"fp8", KvFormat::fp8}});
+  s.engine = choice<Engine>(
+      o.engine, {{"vllm", Engine::vllm}, {"sglang", Engine::sglang}, {"trtllm", Engine::trtllm}});
+  s.slo = {o.slo_ttft_s, o.slo_tpot_s};
+  s.memory_fraction = o.memory_fraction;
+  return s;
+}
+
+Workload workload(const ServeOptions& o) {
+  Workload w;
+  w.isl = o.isl;
+  w.osl = o.osl;
+  w.requests = o.requests;
+  w.seed = o.seed;
+  if (o.concurrency > 0) {
+    w.load = LoadKind::concurrency;
+    w.concurrency = o.concurrency;
+  } else if (o.request_rate > 0) {
+    w.load = LoadKind::request_rate;
+    w.request_rate_per_s = o.request_rate;
+  }
+  return w;
+}
+
+// Replays the best layout again, recording its steps, and writes them as a Perfetto trace.
+int write_trace(const ServingProblem& p, const ServingEstimate& best, const std::string& path) {
+  ServingProblem recorded = p;
+  recorded.record_steps = true;
+  const std::optional<ServingEstimate> e = evaluate_serving(recorded, best.layout);
+  Result<std::string> json = replay_trace_json(e->replay);
+  if (!json) return print_errors(json.errors());
+  std::ofstream out(path, std::ios::binary);
+  out << json.value();
+  if (!out)
+    return print_errors({Diagnostic{{path, 0, 0, ""}, "", "", "cannot write the trace file"}});
+  return 0;
+}
+
+int run_serve(const ServeOptions& o) {
+  std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/false);
+  if (!in) return kExitBadInput;
+  ServingProblem p{in->model, in->cluster, in->profile, in->gpus, workload(o), serving_options(o)};
+  if (std::vector<Diagnostic> errors = check_workload(p.workload); !errors.empty())
+    return print_errors(errors);
+  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}};
+  if (report.searched) {
+    if (std::vector<Diagnostic> errors = check_search_size(p); !errors.empty())
+      return print_errors(errors);
+    report.result = search_serving(p);
+  } else {
+    Result<ServingLayout> layout = parse_serving_layout(o.in.layout_text);
+    if (!layout) return print_errors(layout.errors());
+    std::vector<Diagnostic> errors = check_serving_layout(p, layout.value());
+    if (!errors.empty()) return print_errors(errors);
+    for (WeightFormat w : weight_formats(p)) {
+      std::optional<ServingEstimate> e = evaluate_serving(with_weights(p, w), layout.value());
+      if (e) report.result.ranked.push_back(std::move(*e));
+      ++report.result.evaluated;
+    }
+    if (report.result.ranked.empty())
+      return print_errors({Diagnostic{{"--layout", 0, 0, ""},
+                                      "layout",
+                                      o.in.layout_text,
+                                      "leaves no KV-cache room for one request: weights and "
+                                      "workspace exceed the engine's memory budget"}});
+    rank_estimates(report.result);
+  }
+  if (!o.trace_path.empty() && !report.result.ranked.empty()) {
+    if (int rc = write_trace(p, report.result.ranked.front(), o.trace_path); rc != 0) return rc;
+  }
+  if (o.load_curve && !report.result.ranked.empty())
+    report.load = load_curve(p, report.result.ranked.front());
+  if (o.in.format == "json")
+    std::cout << serve_json(report).dump(2) << "\n";
+  else if (o.in.format == "md")
+    std::cout << serve_markdown(report);
+  else
+    std::cout << serve_table(report);
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "serve", "serving plan: layout, KV cache, TTFT/TPOT and goodput (searches without --layout)");
+  sub->add_option("--model", o->in.model_path, "model YAML (models/*.yaml) or config.json")
+      ->required();
+  sub->add_option("--cluster", o->in.cluster_path, "cluster YAML (topologies/*.yaml)")->required();
+  sub->add_option("--gpus", o->in.gpus, "use this many of the cluster's GPUs (default: all)")
+      ->check(integer_range(1, kMaxClusterGpus));
+  sub->add_option("--profile", o->in.profile_path,
+                  "calibration profile (default: the cluster's profile:)");
+  sub->add_option("--layout", o->in.layout_text,
+                  "tp=…,pp=…,ep=…,replicas=…,max_batch=… (default: search)");
+  sub->add_option("--isl", o->isl, "input (prompt) tokens per request")
+      ->required()
+      ->check(integer_range(1, kMaxSeqLen));
+  sub->add_option("--osl", o->osl, "output (answer) tokens per request")
+      ->required()
+      ->check(integer_range(1, kMaxSeqLen));
+  CLI::Option* offline =
+      sub->add_flag("--offline", o->offline, "all requests at once (the default load)");
+  CLI::Option* concurrency =
+      sub->add_option("--concurrency", o->concurrency, "closed loop: requests in flight")
+          ->check(finite_number(1, 1e7));
+  CLI::Option* rate =
+      sub->add_option("--request-rate", o->request_rate, "open loop: Poisson requests per second")
+          ->check(finite_number(1e-6, 1e9));
+  offline->excludes(concurrency)->excludes(rate);
+  concurrency->excludes(rate);
+  sub->add_option("--requests", o->requests,
+                  "requests to replay (default: 1000, or 10 × concurrency)")
+      ->check(integer_range(1, kMaxRequests));
+  sub->add_option("--seed", o->seed, "seed of the Poisson arrivals");
+  sub->add_option("--weights", o->weights,
+                  "weight format (auto: search bf16 and, on GPUs with FP8 tensor cores, fp8)")
+      ->check(CLI::IsMember({"bf16", "fp8", "int4", "auto"}));
+  sub->add_option("--kv", o->kv, "KV-cache format")->check(CLI::IsMember({"bf16", "fp8"}));
+  sub->add_option("--engine", o->engine, "inference engine")
+      ->check(CLI::IsMember({"vllm", "sglang", "trtllm"}));
+  sub->add_option("--slo-ttft", o->slo_ttft_s, "time-to-first-token objective, seconds")
+      ->check(finite_number(0, 1e6));
+  sub->add_option("--slo-tpot", o->slo_tpot_s, "time-per-output-token objective, seconds")
+      ->check(finite_number(0, 1e6));
+  sub->add_option("--memory-fraction", o->memory_fraction,
+                  "the engine's memory fraction (vLLM --gpu-memory-utilization, SGLang "
+                  "--mem-fraction-static, TRT-LLM free_gpu_memory_fraction; default: the "
+                  "engine's)")
+      ->check(finite_number(0.01, 1));
+  sub->add_flag("--load-curve", o->load_curve,
+                "also replay the best layout at concurrency 1, 2, 4, … up to what it admits, and "
+                "offline (its saturation throughput)");
+  sub->add_option("--trace", o->trace_path,
+                  "write the best layout's replay (engine steps of replica 0, first 100,000) as "
+                  "Chrome/Perfetto trace JSON");
+  sub->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 10000));
+  add_format_option(sub, o->in.format, {"table", "json", "md"});
+  sub->callback([o, &exit_code] { exit_code = run_serve(*o); });
+  return sub;
+}
+
+}  // namespace meshplan::cli

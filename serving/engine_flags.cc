@@ -1,0 +1,74 @@
+#include "serving/engine_flags.h"
+
+#include <fmt/format.h>
+
+#include "serving/engine_preset.h"
+
+namespace meshplan::serving {
+namespace {
+
+// The options' memory fraction when given, else engine `e`'s default.
+double fraction_for(Engine e, const ServingOptions& o) {
+  return o.memory_fraction > 0 ? o.memory_fraction : engine_preset(e).memory_fraction;
+}
+
+}  // namespace
+
+// vLLM (docs.vllm.ai/en/latest/configuration/engine_args): --tensor-parallel-size,
+// --pipeline-parallel-size, --data-parallel-size, --enable-expert-parallel, --max-num-seqs,
+// --max-num-batched-tokens, --gpu-memory-utilization, --block-size, --kv-cache-dtype,
+// --quantization. Attention-DP is vLLM's data parallelism over the tp ranks with expert
+// parallelism across them (docs: "Data Parallel Deployment", DP attention + EP for MoE).
+std::string vllm_command(const std::string& model, const ServingLayout& l,
+                         const ServingOptions& o) {
+  const EnginePreset& e = engine_preset(Engine::vllm);
+  std::string s = fmt::format(
+      "vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {} --data-parallel-size "
+      "{}{} --max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {:.2f} "
+      "--block-size {}",
+      model, l.dense_tp(), l.pp, l.replicas * l.data_ranks(),
+      l.ep > 1 || l.attention_dp ? " --enable-expert-parallel" : "", l.max_batch, e.max_step_tokens,
+      fraction_for(Engine::vllm, o), e.block_tokens);
+  if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8";
+  if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
+  if (o.weights == WeightFormat::int4) s += " --quantization awq";
+  return s;
+}
+
+// SGLang (docs.sglang.ai/advanced_features/server_arguments): --tp-size, --pp-size, --dp-size,
+// --ep-size, --max-running-requests, --chunked-prefill-size, --mem-fraction-static,
+// --page-size, --kv-cache-dtype, --quantization; attention-DP: --enable-dp-attention with
+// --dp-size equal to the tp size (per replica).
+std::string sglang_command(const std::string& model, const ServingLayout& l,
+                           const ServingOptions& o) {
+  const EnginePreset& e = engine_preset(Engine::sglang);
+  std::string s = fmt::format(
+      "python -m sglang.launch_server --model-path {} --tp-size {} --pp-size {} --dp-size {} "
+      "--ep-size {} --max-running-requests {} --chunked-prefill-size {} --mem-fraction-static "
+      "{:.2f} --page-size {}",
+      model, l.tp, l.pp, l.attention_dp ? l.tp : l.replicas, l.ep, l.max_batch, e.max_step_tokens,
+      fraction_for(Engine::sglang, o), e.block_tokens);
+  if (l.attention_dp) s += " --enable-dp-attention";
+  if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8_e4m3";
+  if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
+  if (o.weights == WeightFormat::int4) s += " --quantization awq";
+  if (l.attention_dp && l.replicas > 1) s += fmt::format("   # x{} servers", l.replicas);
+  return s;
+}
+
+// TensorRT-LLM (nvidia.github.io/TensorRT-LLM/commands/trtllm-serve): --tp_size, --pp_size,
+// --ep_size, --max_batch_size, --max_num_tokens, --kv_cache_free_gpu_memory_fraction; one
+// server per replica. FP8 weights and KV come from the (ModelOpt-quantized) checkpoint;
+// attention-DP is the LLM API option enable_attention_dp (--extra_llm_api_options YAML).
+std::string trtllm_command(const std::string& model, const ServingLayout& l,
+                           const ServingOptions& o) {
+  const EnginePreset& e = engine_preset(Engine::trtllm);
+  return fmt::format(
+      "trtllm-serve {} --tp_size {} --pp_size {} --ep_size {} --max_batch_size {} "
+      "--max_num_tokens {} --kv_cache_free_gpu_memory_fraction {:.2f}{}   # x{} servers",
+      model, l.tp, l.pp, l.ep, l.max_batch, e.max_step_tokens, fraction_for(Engine::trtllm, o),
+      l.attention_dp ? " --extra_llm_api_options adp.yaml (enable_attention_dp: true)" : "",
+      l.replicas);
+}
+
+}  // namespace meshplan::serving

@@ -1,0 +1,32 @@
+// The inference engines a plan can target: how each sizes its KV cache, its default batch
+// limits, its KV page size and the per-step cost of its scheduler. One table row per engine
+// (engine_preset.cc), each default with the document it comes from.
+#pragma once
+
+#include <cstdint>
+
+#include "serving/serving_options.h"
+
+namespace meshplan::serving {
+
+enum class BudgetRule {
+  fraction_of_total,  // KV = fraction · HBM − weights − activations − reserved (vLLM)
+  static_fraction,    // KV = fraction · HBM − weights (SGLang: weights + KV pool share it)
+  fraction_of_free    // KV = fraction · (HBM − weights − activations − reserved) (TRT-LLM)
+};
+
+struct EnginePreset {
+  Engine engine;
+  const char* name;
+  BudgetRule budget;
+  double memory_fraction;   // the engine's default for its budget rule
+  int64_t block_tokens;     // tokens per KV page (block rounding)
+  int64_t max_batch;        // default cap on sequences in one step
+  int64_t max_step_tokens;  // default cap on tokens (prefill chunks + decodes) in one step
+  double step_overhead_s;   // host work per step: scheduling, input preparation, sampling
+  const char* source;
+};
+
+const EnginePreset& engine_preset(Engine e);
+
+}  // namespace meshplan::serving

@@ -1,0 +1,40 @@
+// Time of the GEMMs an inference step runs: an overlapped roofline,
+//   t = batch · max(2·m·n·k / (efficiency · peak · wave share), bytes / read bandwidth),
+// bytes = the weights (k·n at the weight format) plus BF16 activations in and out (m·k + m·n).
+// Serving GEMMs are skinny (m = the step's tokens): Hopper GEMM kernels stream their operands
+// with TMA while the tensor cores work, so loads and math overlap and the slower bounds the
+// time (the training model, planner/gemm_model.h, adds them: right for its large-m GEMMs, 1.5-2×
+// too slow where both terms are similar, as in decode at batch 100-1000). Efficiency, peak
+// (× sustained ratio) and the wave share (ceil(tiles / SMs) waves of 128×256 or 256×128
+// tiles) are the training model's.
+// Read bandwidth: a decode step only reads weights and KV; the profile's HBM figure is a copy
+// (read and write counted, with turnarounds), so reads take the larger of it and the
+// STREAM-style kDefaultHbmEfficiency × datasheet bandwidth (planner/profile_defaults.h).
+#pragma once
+
+#include "core/cluster_spec.h"
+#include "core/model_spec.h"
+#include "core/profile.h"
+
+namespace meshplan::serving {
+
+// Bandwidth of read-only streams (weights, KV cache) for `gpu` under `profile`.
+double read_bandwidth(const CalibrationProfile& profile, const GpuSpec& gpu);
+
+class GemmRoofline {
+ public:
+  GemmRoofline(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision);
+
+  // `batch` GEMMs of [m×k]·[k×n] with weights of `weight_bytes` per element.
+  // REQUIRES: m, n, k > 0, batch > 0.
+  double time_s(double m, double n, double k, double batch, double weight_bytes) const;
+  double flops_per_s() const { return flops_per_s_; }
+  double read_bytes_per_s() const { return read_bytes_per_s_; }
+
+ private:
+  double wave_share(double m, double n, double batch) const;
+
+  double flops_per_s_ = 0, read_bytes_per_s_ = 0, sm_count_ = 0;
+};
+
+}  // namespace meshplan::serving

@@ -1,0 +1,32 @@
+// KV-cache size: bytes one token occupies on one GPU, and paged block rounding.
+//
+// GQA/MHA: each layer stores K and V, kv_heads × head_dim each. Tensor parallelism splits the
+// KV heads over the TP ranks; with tp > kv_heads every rank still needs one whole head, so
+// the heads are replicated (tp / kv_heads copies of each): kv_heads_per_rank =
+// max(1, kv_heads / tp) (vLLM: "the number of KV heads is replicated when tp > num_kv_heads";
+// TensorRT-LLM likewise).
+// MLA (DeepSeek-V2/V3): the cache holds the compressed latent (kv_lora_rank) and the decoupled
+// RoPE key (qk_rope_head_dim) per token and layer, shared by all heads, so it is replicated on
+// every TP rank (576 elements per layer for DeepSeek-V3; vLLM and SGLang MLA backends).
+// Pipeline parallelism: a GPU holds the KV of its stage's layers, ceil(layers / pp).
+#pragma once
+
+#include <cstdint>
+
+#include "core/model_spec.h"
+#include "serving/serving_options.h"
+
+namespace meshplan::serving {
+
+// Layers of the largest pipeline stage. REQUIRES: pp ≥ 1.
+int64_t stage_layers(const ModelSpec& model, int64_t pp);
+// KV heads one TP rank stores (MLA: 1, the shared latent). REQUIRES: tp ≥ 1.
+double kv_heads_per_rank(const ModelSpec& model, int64_t tp);
+// Elements of K and V (or the MLA latent) one token adds to one layer on one TP rank.
+double kv_elements_per_token_layer(const ModelSpec& model, int64_t tp);
+// Bytes one token adds to the KV cache on one GPU of the largest stage.
+double kv_bytes_per_token(const ModelSpec& model, int64_t tp, int64_t pp, KvFormat kv);
+// Tokens a request holds rounded up to whole blocks of `block_tokens`. REQUIRES: block ≥ 1.
+int64_t block_rounded_tokens(int64_t tokens, int64_t block_tokens);
+
+}  // namespace meshplan::serving

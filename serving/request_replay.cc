@@ -1,0 +1,235 @@
+#include "serving/request_replay.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <deque>
+#include <numeric>
+#include <random>
+
+namespace meshplan::serving {
+namespace {
+
+struct Request {
+  double arrival_s = 0, first_token_s = 0, finish_s = 0;
+  int64_t prefilled = 0, generated = 0;
+};
+
+// Uniform in [0, 1) from the top 53 bits of one draw: the same on every standard library.
+double uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+double percentile(const std::vector<double>& sorted, double q) {
+  const size_t n = sorted.size();
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+  return sorted[std::min(n, std::max<size_t>(rank, 1)) - 1];
+}
+
+}  // namespace
+
+int64_t replay_request_count(const Workload& w) {
+  if (w.requests > 0) return w.requests;
+  if (w.load == LoadKind::concurrency)
+    return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(10 * w.concurrency)), 100,
+                               kMaxRequests);
+  return kDefaultRequests;
+}
+
+std::vector<double> initial_arrivals(const Workload& w, int64_t count) {
+  std::vector<double> out(static_cast<size_t>(count), 0.0);
+  if (w.load != LoadKind::request_rate) return out;
+  std::mt19937_64 rng(w.seed);
+  double t = 0;
+  for (double& a : out) {
+    t += -std::log(1 - uniform(rng)) / w.request_rate_per_s;
+    a = t;
+  }
+  return out;
+}
+
+LatencyStats latency_stats(std::vector<double> values) {
+  LatencyStats s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  s.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  s.p50 = percentile(values, 0.50);
+  s.p90 = percentile(values, 0.90);
+  s.p99 = percentile(values, 0.99);
+  return s;
+}
+
+namespace {
+
+// One replica's continuous-batching scheduler over the requests of a workload (see the header).
+class Scheduler {
+ public:
+  Scheduler(const Workload& w, const ReplayLimits& limits)
+      : w_(w),
+        limits_(limits),
+        count_(replay_request_count(w)),
+        closed_(w.load == LoadKind::concurrency),
+        in_flight_(closed_ ? std::max<int64_t>(1, std::llround(w.concurrency)) : count_),
+        req_(static_cast<size_t>(count_)),
+        free_kv_(limits.kv_tokens) {
+    const std::vector<double> arrivals = initial_arrivals(w, count_);
+    for (size_t i = 0; i < req_.size(); ++i) req_[i].arrival_s = arrivals[i];
+    issued_ = std::min(count_, in_flight_);
+    for (int64_t i = 0; i < issued_; ++i) waiting_.push_back(i);
+  }
+
+  bool done() const { return finished_ == count_; }
+
+  // Queues the open-loop arrivals up to `t`, then admits what max_batch and the KV cache allow.
+  void admit(double t) {
+    if (!closed_)
+      while (issued_ < count_ && at(issued_).arrival_s <= t) waiting_.push_back(issued_++);
+    while (!waiting_.empty() && at(waiting_.front()).arrival_s <= t &&
+           static_cast<int64_t>(running_.size()) < limits_.max_batch &&
+           free_kv_ >= limits_.tokens_per_request) {
+      running_.push_back(waiting_.front());
+      waiting_.pop_front();
+      free_kv_ -= limits_.tokens_per_request;
+    }
+  }
+
+  // Decodes first, then prompt chunks in admission order within the step's token budget.
+  StepBatch form_batch() {
+    StepBatch batch;
+    chunks_.clear();
+    int64_t budget = limits_.max_step_tokens;
+    for (int64_t r : running_)
+      if (at(r).prefilled == w_.isl) {
+        ++batch.decodes;
+        batch.decode_context_tokens += static_cast<double>(w_.isl + at(r).generated);
+        --budget;
+      }
+    for (int64_t r : running_) {
+      const Request& q = at(r);
+      if (q.prefilled == w_.isl || budget <= 0) continue;
+      const int64_t c = std::min(w_.isl - q.prefilled, budget);
+      batch.chunks.push_back({c, q.prefilled});
+      chunks_.push_back({r, c});
+      budget -= c;
+      if (q.prefilled + c == w_.isl) ++batch.sampled;
+    }
+    batch.sampled += batch.decodes;
+    last_decodes_ = batch.decodes;
+    return batch;
+  }
+
+  // The next arrival after `t` (nothing can run until then).
+  double next_arrival() const {
+    double next = INFINITY;
+    if (!waiting_.empty()) next = at(waiting_.front()).arrival_s;
+    if (!closed_ && issued_ < count_) next = std::min(next, at(issued_).arrival_s);
+    return next;
+  }
+
+  // The step formed last ended at `t`: tokens generated, prompts advanced, finished requests
+  // released (a closed loop issues a new one for each).
+  void finish_step(double start_s, double t) {
+    if (limits_.record_steps && steps_ < kMaxRecordedSteps) {
+      int64_t prefill = 0;
+      for (const auto& chunk : chunks_) prefill += chunk.second;
+      recorded_.push_back(
+          {start_s, t - start_s, last_decodes_, prefill, static_cast<int64_t>(chunks_.size())});
+    }
+    ++steps_;
+    batch_sum_ += static_cast<double>(running_.size());
+    for (int64_t r : running_)
+      if (at(r).prefilled == w_.isl) ++at(r).generated;
+    for (const auto& [r, c] : chunks_) {
+      Request& q = at(r);
+      q.prefilled += c;
+      if (q.prefilled == w_.isl) {
+        q.first_token_s = t;
+        q.generated = 1;
+      }
+    }
+    std::vector<int64_t> still;
+    for (int64_t r : running_) {
+      if (at(r).generated < w_.osl) {
+        still.push_back(r);
+        continue;
+      }
+      at(r).finish_s = t;
+      ++finished_;
+      free_kv_ += limits_.tokens_per_request;
+      if (closed_ && issued_ < count_) {
+        at(issued_).arrival_s = t;
+        waiting_.push_back(issued_++);
+      }
+    }
+    running_.swap(still);
+  }
+
+  ReplayResult result() const;
+
+ private:
+  Request& at(int64_t i) { return req_[static_cast<size_t>(i)]; }
+  const Request& at(int64_t i) const { return req_[static_cast<size_t>(i)]; }
+
+  Workload w_;
+  ReplayLimits limits_;
+  int64_t count_ = 0;
+  bool closed_ = false;
+  int64_t in_flight_ = 0;
+  std::vector<Request> req_;
+  std::deque<int64_t> waiting_;
+  std::vector<int64_t> running_;
+  std::vector<std::pair<int64_t, int64_t>> chunks_;  // request, prompt tokens this step
+  int64_t issued_ = 0, finished_ = 0, free_kv_ = 0, steps_ = 0, last_decodes_ = 0;
+  double batch_sum_ = 0;
+  std::vector<ReplayStep> recorded_;
+};
+
+ReplayResult Scheduler::result() const {
+  ReplayResult out;
+  out.steps = steps_;
+  out.recorded = recorded_;
+  out.measured_from = closed_ && count_ >= 2 * in_flight_ ? in_flight_ : 0;
+  std::vector<double> ttft, tpot;
+  double first = INFINITY, last = 0;
+  for (size_t i = 0; i < req_.size(); ++i) {
+    const Request& q = req_[i];
+    out.requests.push_back({q.arrival_s, q.first_token_s, q.finish_s});
+    if (static_cast<int64_t>(i) >= out.measured_from) {
+      ttft.push_back(q.first_token_s - q.arrival_s);
+      if (w_.osl > 1)
+        tpot.push_back((q.finish_s - q.first_token_s) / static_cast<double>(w_.osl - 1));
+    }
+    first = std::min(first, q.arrival_s);
+    last = std::max(last, q.finish_s);
+  }
+  out.duration_s = last - first;
+  out.output_tokens_per_s =
+      out.duration_s > 0 ? static_cast<double>(count_ * w_.osl) / out.duration_s : 0;
+  out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
+  out.ttft_s = latency_stats(std::move(ttft));
+  out.tpot_s = latency_stats(std::move(tpot));
+  return out;
+}
+
+}  // namespace
+
+ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
+                             const StepTimeFn& step_time_s) {
+  assert(limits.max_batch >= 1 && limits.kv_tokens >= limits.tokens_per_request);
+  Scheduler s(w, limits);
+  double t = 0;
+  while (!s.done()) {
+    s.admit(t);
+    const StepBatch batch = s.form_batch();
+    if (batch.tokens() == 0) {
+      const double next = s.next_arrival();
+      assert(std::isfinite(next) && next > t);
+      t = next;
+      continue;
+    }
+    const double start_s = t;
+    t += step_time_s(batch);
+    s.finish_step(start_s, t);
+  }
+  return s.result();
+}
+
+}  // namespace meshplan::serving

@@ -1,0 +1,85 @@
+// Discrete-event replay of requests through one replica's continuous-batching scheduler.
+//
+// Time advances by engine steps. Before each step the scheduler admits waiting requests that
+// have arrived, in arrival order, while the replica runs fewer than max_batch sequences and the
+// KV cache has room for the request's whole isl + osl (block-rounded; TensorRT-LLM's default
+// GUARANTEED_NO_EVICT policy, so no request is ever preempted). A step then carries one decode
+// token for every sequence past its prompt and, with the step's remaining token budget
+// (max_step_tokens), chunks of the admitted prompts in admission order (chunked prefill, as
+// vLLM V1, SGLang and TensorRT-LLM schedule). A request's first token comes at the end of the
+// step that finishes its prompt; each later step adds one token. When nothing can run the
+// clock jumps to the next arrival, so an idle replica serves an arrival at once.
+// Load: offline (every request at time 0), closed loop (`concurrency` requests in flight; each
+// finish releases the next; the first wave, which arrives at once, is warm-up and left out of
+// the latency statistics when at least as many requests follow it), open loop (Poisson arrivals
+// from a fixed seed: exponential gaps −ln(1 − u)/rate with u from std::mt19937_64, identical on
+// every platform).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "serving/serving_options.h"
+#include "serving/step_time.h"
+
+namespace meshplan::serving {
+
+// Requests replayed when the workload names none: enough for stable means and p99 (100 the
+// least; ten times the concurrency in a closed loop).
+constexpr int64_t kDefaultRequests = 1000;
+constexpr int64_t kMaxRequests = 200000;
+
+struct ReplayLimits {
+  int64_t max_batch = 1;
+  int64_t max_step_tokens = 8192;
+  int64_t kv_tokens = 0;           // tokens the replica's cache holds
+  int64_t tokens_per_request = 0;  // isl + osl, block-rounded
+  bool record_steps = false;       // keep the first kMaxRecordedSteps steps (for traces)
+};
+
+// Steps a replay records when asked: enough for a trace one can open.
+constexpr int64_t kMaxRecordedSteps = 100000;
+
+// One engine step of the replay.
+struct ReplayStep {
+  double start_s = 0, duration_s = 0;
+  int64_t decodes = 0, prefill_tokens = 0, chunks = 0;
+};
+
+struct RequestTimes {
+  double arrival_s = 0, first_token_s = 0, finish_s = 0;
+};
+
+struct LatencyStats {
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+};
+
+struct ReplayResult {
+  std::vector<RequestTimes> requests;  // in arrival order
+  int64_t measured_from = 0;           // latencies count requests from this index on
+  int64_t steps = 0;
+  double duration_s = 0;  // first arrival to last finish
+  double output_tokens_per_s = 0;
+  double mean_batch = 0;  // sequences per step, averaged over steps
+  LatencyStats ttft_s, tpot_s;
+  std::vector<ReplayStep> recorded;  // with limits.record_steps: the first steps, in order
+};
+
+using StepTimeFn = std::function<double(const StepBatch&)>;
+
+// Requests replayed for `w` (its own count, else the defaults above).
+int64_t replay_request_count(const Workload& w);
+// Arrival times: all 0 (offline), the first `concurrency` at 0 (closed loop; the rest are set
+// by the replay), or Poisson. REQUIRES: the count ≥ 1.
+std::vector<double> initial_arrivals(const Workload& w, int64_t count);
+
+// Replays the workload (per replica: concurrency and rate already divided by the replicas).
+// REQUIRES: limits.max_batch ≥ 1, limits.kv_tokens ≥ limits.tokens_per_request, isl, osl ≥ 1.
+ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
+                             const StepTimeFn& step_time_s);
+
+// Nearest-rank percentiles and the mean of `values` (all zero when empty).
+LatencyStats latency_stats(std::vector<double> values);
+
+}  // namespace meshplan::serving

@@ -1,0 +1,82 @@
+// What a serving plan is asked about: the weight and KV-cache formats, the inference engine,
+// the layout of one model replica and the workload (prompt and answer lengths, load).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace meshplan::serving {
+
+enum class WeightFormat { bf16, fp8, int4 };
+enum class KvFormat { bf16, fp8 };
+enum class Engine { vllm, sglang, trtllm };
+
+const char* to_string(WeightFormat f);
+const char* to_string(KvFormat f);
+const char* to_string(Engine e);
+
+// Bytes one parameter takes in `f`. INT4 carries one FP16 scale per group of 128 weights
+// (AWQ/GPTQ's default group_size=128): 0.5 + 2/128 bytes.
+double bytes_per_weight(WeightFormat f);
+double bytes_per_kv_element(KvFormat f);
+
+// One model replica: tp × pp GPUs; ep (dividing tp) splits the routed experts of MoE layers
+// across that many of the TP ranks (TensorRT-LLM's moe_ep_size; the rest is moe_tp_size).
+// `replicas` copies serve independently; `max_batch` caps the sequences a replica runs at
+// once (0: the engine's default, see engine_preset.h).
+// Attention data parallelism (TensorRT-LLM enable_attention_dp, SGLang --enable-dp-attention):
+// the tp ranks run attention, the dense layers and the LM head as tp data-parallel copies, each
+// on its own sequences with its own KV cache; only the routed experts stay split (tp/ep ways,
+// over ep ranks), fed by an all-to-all.
+struct ServingLayout {
+  int64_t tp = 1, pp = 1, ep = 1, replicas = 1;
+  int64_t max_batch = 0;
+  bool attention_dp = false;
+  // Tensor-parallel degree of everything but the routed experts.
+  int64_t dense_tp() const { return attention_dp ? 1 : tp; }
+  // Ranks holding distinct sequences (and KV) inside one replica.
+  int64_t data_ranks() const { return attention_dp ? tp : 1; }
+  int64_t gpus() const { return tp * pp * replicas; }
+  int64_t replica_gpus() const { return tp * pp; }
+};
+
+// "tp4 pp1 ep1 x2 b256": the short form used in tables.
+std::string short_text(const ServingLayout& l);
+// "tp=4,pp=1,ep=1,replicas=2,max_batch=256": what --layout accepts.
+std::string layout_text(const ServingLayout& l);
+
+enum class LoadKind {
+  offline,      // every request waiting at time 0 (trtllm-bench throughput, vLLM offline)
+  concurrency,  // closed loop: a new request arrives whenever one finishes
+  request_rate  // open loop: Poisson arrivals at a mean rate
+};
+
+struct Workload {
+  int64_t isl = 0, osl = 0;  // input (prompt) and output (answer) tokens per request
+  LoadKind load = LoadKind::offline;
+  double concurrency = 0;         // requests in flight, all replicas (closed loop)
+  double request_rate_per_s = 0;  // requests per second, all replicas (open loop)
+  int64_t requests = 0;           // requests replayed; 0: the default in request_replay.h
+  uint64_t seed = 1;              // Poisson arrivals: same seed, same arrivals
+};
+
+// Latency objectives a request must meet (0: none). TTFT: time to first token; TPOT: time per
+// output token after the first.
+struct Slo {
+  double ttft_s = 0, tpot_s = 0;
+};
+
+struct ServingOptions {
+  WeightFormat weights = WeightFormat::bf16;
+  KvFormat kv = KvFormat::bf16;
+  Engine engine = Engine::vllm;
+  Slo slo;
+  // The engine's memory fraction for its budget rule (--gpu-memory-utilization,
+  // --mem-fraction-static, kv_cache_free_gpu_mem_fraction); 0: the engine's default.
+  double memory_fraction = 0;
+  // Search the weight format too: BF16, and FP8 where the GPU has FP8 tensor cores
+  // (`weights` is then the format of the problem being evaluated).
+  bool weights_auto = false;
+};
+
+}  // namespace meshplan::serving

@@ -1,0 +1,146 @@
+#include "serving/serving_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "serving/engine_preset.h"
+
+namespace meshplan::serving {
+namespace {
+
+constexpr double kSloQuantile = 0.99;  // "meets the SLO": 99% of requests within it
+
+Diagnostic layout_error(const std::string& field, int64_t value, const std::string& rule) {
+  return Diagnostic{{"--layout", 0, 0, ""}, field, std::to_string(value), rule};
+}
+
+bool request_meets(const RequestTimes& r, const Slo& slo, int64_t osl) {
+  if (slo.ttft_s > 0 && r.first_token_s - r.arrival_s > slo.ttft_s) return false;
+  if (slo.tpot_s > 0 && osl > 1 &&
+      (r.finish_s - r.first_token_s) / static_cast<double>(osl - 1) > slo.tpot_s)
+    return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const ServingLayout& l) {
+  std::vector<Diagnostic> out;
+  const struct {
+    const char* name;
+    int64_t value;
+  } sizes[] = {{"tp", l.tp}, {"pp", l.pp}, {"ep", l.ep}, {"replicas", l.replicas}};
+  for (const auto& s : sizes)
+    if (s.value < 1) out.push_back(layout_error(s.name, s.value, "must be a positive integer"));
+  if (!out.empty()) return out;
+  if (l.tp > p.cluster.gpus_per_node)
+    out.push_back(layout_error("tp", l.tp,
+                               "must be at most the GPUs of one node (" +
+                                   std::to_string(p.cluster.gpus_per_node) +
+                                   "): tensor parallelism all-reduces every layer"));
+  if (l.pp > p.model.layers)
+    out.push_back(layout_error(
+        "pp", l.pp, "must be at most the model's layers (" + std::to_string(p.model.layers) + ")"));
+  if (l.ep > 1 && !p.model.moe)
+    out.push_back(layout_error("ep", l.ep, "must be 1: the model has no experts"));
+  else if (l.ep > 1 && (l.tp % l.ep != 0 || p.model.moe->experts % l.ep != 0))
+    out.push_back(layout_error("ep", l.ep,
+                               "must divide tp (" + std::to_string(l.tp) +
+                                   ") and the expert count (" +
+                                   std::to_string(p.model.moe->experts) + ")"));
+  if (l.max_batch < 0)
+    out.push_back(layout_error("max_batch", l.max_batch, "must be 0 (engine default) or more"));
+  if (l.gpus() > p.gpus)
+    out.push_back(layout_error("replicas", l.replicas,
+                               "tp × pp × replicas = " + std::to_string(l.gpus()) +
+                                   " exceeds the " + std::to_string(p.gpus) + " GPUs available"));
+  return out;
+}
+
+std::vector<Diagnostic> check_workload(const Workload& w) {
+  const double tokens = static_cast<double>(replay_request_count(w)) *
+                        (static_cast<double>(w.isl) + static_cast<double>(w.osl));
+  if (tokens <= kMaxReplayTokens) return {};
+  return {Diagnostic{{"--requests", 0, 0, ""},
+                     "requests",
+                     std::to_string(replay_request_count(w)),
+                     "requests × (isl + osl) = " + std::to_string(static_cast<int64_t>(tokens)) +
+                         " tokens exceeds the 100000000 one replay handles; ask for fewer "
+                         "requests (a closed loop replays 10 × the concurrency)"}};
+}
+
+std::vector<WeightFormat> weight_formats(const ServingProblem& p) {
+  if (!p.options.weights_auto) return {p.options.weights};
+  std::vector<WeightFormat> out{WeightFormat::bf16};
+  if (p.cluster.gpu.peak_fp8_flops_per_s > 0) out.push_back(WeightFormat::fp8);
+  return out;
+}
+
+ServingProblem with_weights(const ServingProblem& p, WeightFormat w) {
+  ServingProblem q = p;
+  q.options.weights = w;
+  return q;
+}
+
+Workload replica_workload(const Workload& w, int64_t replicas) {
+  Workload r = w;
+  const double n = static_cast<double>(replicas);
+  r.concurrency = w.concurrency / n;
+  r.request_rate_per_s = w.request_rate_per_s / n;
+  if (w.requests > 0) r.requests = std::max<int64_t>(1, w.requests / replicas);
+  return r;
+}
+
+ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout) {
+  const EnginePreset& engine = engine_preset(p.options.engine);
+  const int64_t asked = layout.max_batch > 0 ? layout.max_batch : engine.max_batch;
+  layout.max_batch = asked;
+  ServingMemory m =
+      serving_memory(p.model, p.cluster.gpu, layout, p.options, p.workload.isl, p.workload.osl);
+  layout.max_batch = std::max<int64_t>(1, std::min(asked, m.max_concurrency));
+  return m;
+}
+
+std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, ServingLayout layout) {
+  ServingEstimate e;
+  e.memory = resolved_memory(p, layout);
+  if (!e.memory.fits()) return std::nullopt;
+  e.layout = layout;
+  e.weights = p.options.weights;
+  const EnginePreset& engine = engine_preset(p.options.engine);
+  const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options,
+                            engine.step_overhead_s);
+  const Workload w = replica_workload(p.workload, layout.replicas);
+  ReplayLimits limits{layout.max_batch, engine.max_step_tokens, e.memory.kv_tokens,
+                      e.memory.tokens_per_request, p.record_steps};
+  e.replay =
+      replay_requests(w, limits, [&](const StepBatch& b) { return steps.time(b).total_s(); });
+
+  const int64_t mean_batch = std::max<int64_t>(1, std::llround(e.replay.mean_batch));
+  e.decode_batch.decodes = mean_batch;
+  e.decode_batch.sampled = mean_batch;
+  e.decode_batch.decode_context_tokens =
+      static_cast<double>(mean_batch) * static_cast<double>(p.workload.isl + p.workload.osl / 2);
+  e.decode_step = steps.time(e.decode_batch);
+  StepBatch prefill;
+  prefill.chunks.push_back({p.workload.isl, 0});
+  prefill.sampled = 1;
+  e.prefill_step = steps.time(prefill);
+
+  const double replicas = static_cast<double>(layout.replicas);
+  e.output_tokens_per_s = e.replay.output_tokens_per_s * replicas;
+  e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(layout.gpus());
+  e.tokens_per_s_per_user = e.replay.tpot_s.mean > 0 ? 1 / e.replay.tpot_s.mean : 0;
+  int64_t good = 0;
+  const auto measured = e.replay.requests.begin() + e.replay.measured_from;
+  for (auto r = measured; r != e.replay.requests.end(); ++r)
+    if (request_meets(*r, p.options.slo, p.workload.osl)) ++good;
+  const double n = static_cast<double>(e.replay.requests.end() - measured);
+  e.slo_attainment = static_cast<double>(good) / n;
+  e.meets_slo = e.slo_attainment >= kSloQuantile;
+  e.goodput_tokens_per_s = e.output_tokens_per_s * e.slo_attainment;
+  return e;
+}
+
+}  // namespace meshplan::serving

@@ -1,0 +1,72 @@
+// One serving layout evaluated: memory, step times and the request replay's latencies and
+// throughput, with the SLO verdict. Pure function of its inputs.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "core/diagnostic.h"
+#include "core/model_spec.h"
+#include "core/profile.h"
+#include "core/result.h"
+#include "serving/request_replay.h"
+#include "serving/serving_memory.h"
+#include "serving/serving_options.h"
+#include "serving/step_time.h"
+
+namespace meshplan::serving {
+
+struct ServingProblem {
+  ModelSpec model;
+  ClusterSpec cluster;
+  CalibrationProfile profile;
+  int64_t gpus = 0;  // GPUs available (≤ the cluster's)
+  Workload workload;
+  ServingOptions options;
+  bool record_steps = false;  // keep the replay's steps (ReplayResult::recorded) for a trace
+};
+
+struct ServingEstimate {
+  ServingLayout layout;                       // max_batch resolved
+  WeightFormat weights = WeightFormat::bf16;  // the format it was evaluated at
+  ServingMemory memory;
+  StepBatch decode_batch;          // a decode step at the replay's mean batch, mid-answer context
+  StepBreakdown decode_step;       // its time
+  StepBreakdown prefill_step;      // one whole prompt alone
+  ReplayResult replay;             // one replica
+  double output_tokens_per_s = 0;  // all replicas
+  double output_tokens_per_s_per_gpu = 0;
+  double tokens_per_s_per_user = 0;  // 1 / mean TPOT
+  double goodput_tokens_per_s = 0;   // output tokens of requests meeting the SLO, all replicas
+  double slo_attainment = 1;         // share of requests meeting the SLO
+  bool meets_slo = true;             // at least 99% of requests meet it
+};
+
+// Problems with `layout` on `p` (each a diagnostic naming the --layout field, value and rule):
+// sizes ≥ 1, tp within one node, ep dividing tp and the expert count (MoE only), GPUs.
+std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const ServingLayout& layout);
+
+// The most tokens (requests × (isl + osl)) one replay may process: every step moves at least one,
+// so this bounds the replay's steps and its time (about a minute at the worst).
+constexpr double kMaxReplayTokens = 1e8;
+
+// Problems with the workload: the replay's size beyond kMaxReplayTokens (named by flag).
+std::vector<Diagnostic> check_workload(const Workload& w);
+
+// Memory of `layout` with max_batch resolved (0 → the engine default, capped by what fits).
+ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout);
+
+// Evaluates a checked layout; nullopt when its weights leave no room for one request.
+std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, ServingLayout layout);
+
+// The weight formats to evaluate: options.weights, or with weights_auto BF16 and (when the GPU
+// has FP8 tensor cores) FP8.
+std::vector<WeightFormat> weight_formats(const ServingProblem& p);
+// `p` with options.weights = `w`.
+ServingProblem with_weights(const ServingProblem& p, WeightFormat w);
+
+// The share of the workload one replica of `replicas` sees.
+Workload replica_workload(const Workload& w, int64_t replicas);
+
+}  // namespace meshplan::serving

@@ -1,0 +1,304 @@
+#include "serving/serving_render.h"
+
+#include <fmt/format.h>
+
+#include "core/units.h"
+#include "serving/engine_flags.h"
+
+namespace meshplan::serving {
+namespace {
+
+using units::kGiB;
+using units::kMillisecondsPerSecond;
+
+std::string load_text(const Workload& w) {
+  switch (w.load) {
+    case LoadKind::offline:
+      return "offline (all requests at once)";
+    case LoadKind::concurrency:
+      return fmt::format("concurrency {:g}", w.concurrency);
+    case LoadKind::request_rate:
+      return fmt::format("Poisson {:g} requests/s (seed {})", w.request_rate_per_s, w.seed);
+  }
+  return "";
+}
+
+std::string slo_text(const Slo& s) {
+  if (s.ttft_s <= 0 && s.tpot_s <= 0) return "none";
+  std::string out;
+  if (s.ttft_s > 0) out += fmt::format("TTFT ≤ {:g} s", s.ttft_s);
+  if (s.tpot_s > 0) out += fmt::format("{}TPOT ≤ {:g} ms", out.empty() ? "" : ", ", s.tpot_s * 1e3);
+  return out + " for 99% of requests";
+}
+
+nlohmann::ordered_json stats_json(const LatencyStats& s) {
+  return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
+}
+
+nlohmann::ordered_json step_json(const StepBreakdown& b) {
+  return {{"gemm_s", b.gemm_s},
+          {"attention_s", b.attention_s},
+          {"communication_s", b.communication_s},
+          {"other_s", b.other_s},
+          {"overhead_s", b.overhead_s},
+          {"total_s", b.total_s()}};
+}
+
+std::string step_line(const StepBreakdown& b) {
+  const double ms = kMillisecondsPerSecond;
+  return fmt::format(
+      "{:.3f} ms (GEMMs {:.3f}, attention {:.3f}, TP/EP/PP comms {:.3f}, small kernels {:.3f}, "
+      "host {:.3f})",
+      b.total_s() * ms, b.gemm_s * ms, b.attention_s * ms, b.communication_s * ms, b.other_s * ms,
+      b.overhead_s * ms);
+}
+
+std::string header(const ServeReport& r) {
+  const ServingProblem& p = *r.problem;
+  std::string out =
+      fmt::format("{} on {} × {} — engine {}, weights {}, KV cache {}\n", p.model.name, p.gpus,
+                  p.cluster.gpu.name, to_string(p.options.engine),
+                  p.options.weights_auto ? "bf16 or fp8 (searched)" : to_string(p.options.weights),
+                  to_string(p.options.kv));
+  out += fmt::format("workload: {} prompt + {} answer tokens, {}; SLO: {}\n", p.workload.isl,
+                     p.workload.osl, load_text(p.workload), slo_text(p.options.slo));
+  if (r.searched)
+    out += fmt::format("searched {} serving layouts ({} more do not fit)\n", r.result.evaluated,
+                       r.result.skipped);
+  return out;
+}
+
+struct Row {
+  std::string cells[10];
+};
+
+// The estimate's options: the problem's, at the format it was evaluated at.
+ServingOptions options_of(const ServingProblem& p, const ServingEstimate& e) {
+  ServingOptions o = p.options;
+  o.weights = e.weights;
+  return o;
+}
+
+std::string label(const ServingProblem& p, const ServingEstimate& e) {
+  return short_text(e.layout) +
+         (p.options.weights_auto ? std::string(" ") + to_string(e.weights) : std::string());
+}
+
+Row row_of(const ServingProblem& p, size_t rank, const ServingEstimate& e) {
+  const double ms = kMillisecondsPerSecond;
+  return {{std::to_string(rank), label(p, e), std::to_string(e.layout.gpus()),
+           fmt::format("{:.0f}", e.output_tokens_per_s),
+           fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu),
+           fmt::format("{:.1f}", e.tokens_per_s_per_user),
+           fmt::format("{:.3f}/{:.3f}", e.replay.ttft_s.mean, e.replay.ttft_s.p99),
+           fmt::format("{:.2f}/{:.2f}", e.replay.tpot_s.mean * ms, e.replay.tpot_s.p99 * ms),
+           fmt::format("{:.0f}%", 100 * e.slo_attainment), e.meets_slo ? "yes" : "no"}};
+}
+
+const char* kColumns[10] = {"#",
+                            "layout",
+                            "GPUs",
+                            "tok/s",
+                            "tok/s/GPU",
+                            "tok/s/user",
+                            "TTFT mean/p99 s",
+                            "TPOT mean/p99 ms",
+                            "in SLO",
+                            "meets"};
+
+std::string details(const ServingProblem& p, const ServingEstimate& e) {
+  const ServingMemory& m = e.memory;
+  std::string out;
+  out += fmt::format("best: --layout {}\n", layout_text(e.layout));
+  out += fmt::format(
+      "memory per GPU: {:.1f} GiB = weights {:.2f} + activations {:.2f} + reserved {:.2f} + KV "
+      "budget {:.2f} GiB ({} rule {:.2f})\n",
+      m.capacity_bytes / kGiB, m.weight_bytes / kGiB, m.activation_bytes / kGiB,
+      m.reserved_bytes / kGiB, m.kv_budget_bytes / kGiB, to_string(p.options.engine),
+      memory_fraction(p.options));
+  out += fmt::format(
+      "KV cache: {:.1f} KiB per token per GPU, {} tokens per replica in blocks of {} → {} "
+      "requests of {} tokens at once (max batch {})\n",
+      m.kv_bytes_per_token / units::kKiB, m.kv_tokens, m.block_tokens, m.max_concurrency,
+      m.tokens_per_request, e.layout.max_batch);
+  out += fmt::format("decode step at batch {}: {}\n", e.decode_batch.decodes,
+                     step_line(e.decode_step));
+  out += fmt::format("prefill of one {}-token prompt: {}\n", p.workload.isl,
+                     step_line(e.prefill_step));
+  out += fmt::format(
+      "replay: {} requests per replica, {} steps, mean batch {:.1f}, goodput {:.0f} tok/s\n",
+      e.replay.requests.size(), e.replay.steps, e.replay.mean_batch, e.goodput_tokens_per_s);
+  out += "engine flags:\n";
+  const ServingOptions o = options_of(p, e);
+  out += "  " + vllm_command(p.model.name, e.layout, o) + "\n";
+  out += "  " + sglang_command(p.model.name, e.layout, o) + "\n";
+  out += "  " + trtllm_command(p.model.name, e.layout, o) + "\n";
+  return out;
+}
+
+std::string load_text(const std::vector<LoadPoint>& load) {
+  if (load.empty()) return "";
+  std::string out = "best layout against load (closed loop; last row offline = saturation):\n";
+  out += fmt::format("  {:>11}  {:>8}  {:>16}  {:>16}\n", "concurrency", "tok/s", "TTFT p50/p99 s",
+                     "TPOT p50/p99 ms");
+  for (const LoadPoint& l : load) {
+    const std::string ttft = fmt::format("{:.3f}/{:.3f}", l.ttft_s.p50, l.ttft_s.p99);
+    const std::string tpot = fmt::format("{:.2f}/{:.2f}", l.tpot_s.p50 * kMillisecondsPerSecond,
+                                         l.tpot_s.p99 * kMillisecondsPerSecond);
+    out += fmt::format("  {:>11}  {:>8.0f}  {:>16}  {:>16}\n",
+                       l.concurrency > 0 ? fmt::format("{:g}", l.concurrency) : "offline",
+                       l.output_tokens_per_s, ttft, tpot);
+  }
+  return out;
+}
+
+std::string pareto_text(const ServingProblem& p, const ServingSearchResult& r) {
+  std::string out = "Pareto front (tokens/s per user → tokens/s per GPU):\n";
+  for (size_t i : r.pareto) {
+    const ServingEstimate& e = r.ranked[i];
+    out += fmt::format("  {:>8.1f} tok/s/user  {:>9.1f} tok/s/GPU  {}\n", e.tokens_per_s_per_user,
+                       e.output_tokens_per_s_per_gpu, label(p, e));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string serve_table(const ServeReport& r) {
+  std::string out = header(r);
+  if (r.result.ranked.empty()) return out + "no layout fits\n";
+  std::vector<Row> rows;
+  const size_t shown = std::min(r.result.ranked.size(), static_cast<size_t>(r.top));
+  for (size_t i = 0; i < shown; ++i) rows.push_back(row_of(*r.problem, i + 1, r.result.ranked[i]));
+  size_t width[10];
+  for (int c = 0; c < 10; ++c) {
+    width[c] = std::string(kColumns[c]).size();
+    for (const Row& row : rows) width[c] = std::max(width[c], row.cells[c].size());
+  }
+  // "≤" and "→" are not in the columns: byte width equals display width here.
+  auto line = [&](const std::string* cells) {
+    std::string s;
+    for (int c = 0; c < 10; ++c)
+      s += (c == 1 ? fmt::format("{:<{}}", cells[c], width[c])
+                   : fmt::format("{:>{}}", cells[c], width[c])) +
+           (c < 9 ? "  " : "");
+    return s + "\n";
+  };
+  std::string head[10];
+  for (int c = 0; c < 10; ++c) head[c] = kColumns[c];
+  out += "\n" + line(head);
+  size_t total = 0;
+  for (size_t w : width) total += w + 2;
+  out += std::string(total - 2, '-') + "\n";
+  for (const Row& row : rows) out += line(row.cells);
+  out += "\n" + details(*r.problem, r.result.ranked.front());
+  if (r.searched) out += pareto_text(*r.problem, r.result);
+  return out + load_text(r.load);
+}
+
+std::string serve_markdown(const ServeReport& r) {
+  std::string out = "## Serving plan\n\n";
+  out += header(r) + "\n";
+  if (r.result.ranked.empty()) return out + "No layout fits.\n";
+  out +=
+      "| # | layout | GPUs | tok/s | tok/s/GPU | tok/s/user | TTFT mean/p99 s | TPOT mean/p99 ms "
+      "| in SLO | meets |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  const size_t shown = std::min(r.result.ranked.size(), static_cast<size_t>(r.top));
+  for (size_t i = 0; i < shown; ++i) {
+    const Row row = row_of(*r.problem, i + 1, r.result.ranked[i]);
+    out += "|";
+    for (const std::string& c : row.cells) out += " " + c + " |";
+    out += "\n";
+  }
+  out += "\n```\n" + details(*r.problem, r.result.ranked.front());
+  if (r.searched) out += pareto_text(*r.problem, r.result);
+  return out + load_text(r.load) + "```\n";
+}
+
+nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstimate& e) {
+  const ServingMemory& m = e.memory;
+  nlohmann::ordered_json j;
+  j["weights"] = to_string(e.weights);
+  j["layout"] = {{"tp", e.layout.tp},
+                 {"pp", e.layout.pp},
+                 {"ep", e.layout.ep},
+                 {"replicas", e.layout.replicas},
+                 {"max_batch", e.layout.max_batch}};
+  j["gpus"] = e.layout.gpus();
+  j["output_tokens_per_s"] = e.output_tokens_per_s;
+  j["output_tokens_per_s_per_gpu"] = e.output_tokens_per_s_per_gpu;
+  j["tokens_per_s_per_user"] = e.tokens_per_s_per_user;
+  j["ttft_s"] = stats_json(e.replay.ttft_s);
+  j["tpot_s"] = stats_json(e.replay.tpot_s);
+  j["goodput_tokens_per_s"] = e.goodput_tokens_per_s;
+  j["slo_attainment"] = e.slo_attainment;
+  j["meets_slo"] = e.meets_slo;
+  j["max_concurrency"] = m.max_concurrency;
+  j["kv_cache_tokens"] = m.kv_tokens;
+  j["memory"] = {
+      {"capacity_bytes", m.capacity_bytes},     {"weight_bytes", m.weight_bytes},
+      {"activation_bytes", m.activation_bytes}, {"reserved_bytes", m.reserved_bytes},
+      {"kv_budget_bytes", m.kv_budget_bytes},   {"kv_bytes_per_token", m.kv_bytes_per_token},
+      {"block_tokens", m.block_tokens}};
+  j["step_time"] = {{"decode", step_json(e.decode_step)},
+                    {"decode_batch", e.decode_batch.decodes},
+                    {"prefill", step_json(e.prefill_step)}};
+  j["replay"] = {{"requests", e.replay.requests.size()},
+                 {"steps", e.replay.steps},
+                 {"mean_batch", e.replay.mean_batch}};
+  const ServingOptions o = options_of(p, e);
+  j["engine_flags"] = {{"vllm", vllm_command(p.model.name, e.layout, o)},
+                       {"sglang", sglang_command(p.model.name, e.layout, o)},
+                       {"trtllm", trtllm_command(p.model.name, e.layout, o)}};
+  return j;
+}
+
+nlohmann::ordered_json serve_json(const ServeReport& r) {
+  const ServingProblem& p = *r.problem;
+  nlohmann::ordered_json j;
+  j["model"] = p.model.name;
+  j["gpu"] = p.cluster.gpu.name;
+  j["gpus"] = p.gpus;
+  j["engine"] = to_string(p.options.engine);
+  j["weights"] = p.options.weights_auto ? "auto" : to_string(p.options.weights);
+  j["kv"] = to_string(p.options.kv);
+  j["workload"] = {{"isl", p.workload.isl},
+                   {"osl", p.workload.osl},
+                   {"load", load_text(p.workload)},
+                   {"concurrency", p.workload.concurrency},
+                   {"request_rate_per_s", p.workload.request_rate_per_s}};
+  j["slo"] = {{"ttft_s", p.options.slo.ttft_s}, {"tpot_s", p.options.slo.tpot_s}};
+  if (r.result.ranked.empty()) {
+    j["best"] = nullptr;
+    return j;
+  }
+  j["best"] = estimate_json(p, r.result.ranked.front());
+  if (!r.load.empty()) {
+    nlohmann::ordered_json load = nlohmann::ordered_json::array();
+    for (const LoadPoint& l : r.load)
+      load.push_back({{"concurrency", l.concurrency},
+                      {"output_tokens_per_s", l.output_tokens_per_s},
+                      {"ttft_s", stats_json(l.ttft_s)},
+                      {"tpot_s", stats_json(l.tpot_s)}});
+    j["load_curve"] = load;
+  }
+  if (!r.searched) return j;
+  j["evaluated"] = r.result.evaluated;
+  j["skipped"] = r.result.skipped;
+  nlohmann::ordered_json ranked = nlohmann::ordered_json::array();
+  const size_t shown = std::min(r.result.ranked.size(), static_cast<size_t>(r.top));
+  for (size_t i = 0; i < shown; ++i) ranked.push_back(estimate_json(p, r.result.ranked[i]));
+  j["ranked"] = ranked;
+  nlohmann::ordered_json pareto = nlohmann::ordered_json::array();
+  for (size_t i : r.result.pareto) {
+    const ServingEstimate& e = r.result.ranked[i];
+    pareto.push_back({{"layout", layout_text(e.layout)},
+                      {"weights", to_string(e.weights)},
+                      {"tokens_per_s_per_user", e.tokens_per_s_per_user},
+                      {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu}});
+  }
+  j["pareto"] = pareto;
+  return j;
+}
+
+}  // namespace meshplan::serving

@@ -1,0 +1,27 @@
+// Text, JSON and Markdown for `meshplan serve`: pure functions of the evaluated layouts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "serving/load_curve.h"
+#include "serving/serving_search.h"
+
+namespace meshplan::serving {
+
+struct ServeReport {
+  const ServingProblem* problem = nullptr;
+  ServingSearchResult result;  // one layout when --layout was given
+  bool searched = false;
+  int top = 10;                 // rows shown
+  std::vector<LoadPoint> load;  // the best layout against load (empty: not asked)
+};
+
+std::string serve_table(const ServeReport& r);
+std::string serve_markdown(const ServeReport& r);
+nlohmann::ordered_json serve_json(const ServeReport& r);
+
+// JSON of one evaluated layout: layout, throughput, latencies, memory, step times, flags.
+nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstimate& e);
+
+}  // namespace meshplan::serving

@@ -1,0 +1,138 @@
+#include "serving/serving_search.h"
+
+#include <algorithm>
+
+namespace meshplan::serving {
+namespace {
+
+constexpr int64_t kMaxPipelineStages = 8;
+const int64_t kBatchCaps[] = {256, 64, 16};
+
+bool better(const ServingEstimate& a, const ServingEstimate& b) {
+  if (a.meets_slo != b.meets_slo) return a.meets_slo;
+  return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+}
+
+// Replica counts tried for tp·pp GPUs each: every GPU, and under a load that does not grow with
+// the GPUs (a request rate or a total concurrency) also 1, 2, 4, … below that, so the ranking
+// by tokens/s per GPU can answer with fewer GPUs.
+std::vector<int64_t> replica_counts(const ServingProblem& p, int64_t replica_gpus) {
+  const int64_t most = p.gpus / replica_gpus;
+  std::vector<int64_t> out;
+  if (p.workload.load != LoadKind::offline)
+    for (int64_t r = 1; r < most; r *= 2) out.push_back(r);
+  out.push_back(most);
+  return out;
+}
+
+}  // namespace
+
+std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
+  std::vector<ServingLayout> out;
+  const int64_t node = p.cluster.gpus_per_node;
+  for (int64_t tp = 1; tp <= std::min(node, p.gpus); tp *= 2)
+    for (int64_t pp = 1; pp <= kMaxPipelineStages && pp <= p.model.layers && tp * pp <= p.gpus;
+         pp *= 2) {
+      if (p.gpus % (tp * pp) != 0) continue;
+      std::vector<int64_t> eps{1};
+      if (p.model.moe)
+        for (int64_t ep = 2; ep <= tp; ep *= 2)
+          if (tp % ep == 0 && p.model.moe->experts % ep == 0) eps.push_back(ep);
+      // Attention-DP for MLA models (their latent cache is otherwise replicated tp ways).
+      const int adp_choices = p.model.mla && tp > 1 ? 2 : 1;
+      for (int64_t replicas : replica_counts(p, tp * pp))
+        for (int adp = 0; adp < adp_choices; ++adp)
+          for (int64_t ep : eps) {
+            ServingLayout l{tp, pp, ep, replicas, 0, adp == 1};
+            out.push_back(l);
+            for (int64_t cap : kBatchCaps) {
+              l.max_batch = cap;
+              out.push_back(l);
+            }
+          }
+    }
+  return out;
+}
+
+std::vector<Diagnostic> check_search_size(const ServingProblem& p) {
+  const double candidates =
+      static_cast<double>(serving_candidates(p).size() * weight_formats(p).size());
+  const double requests = static_cast<double>(replay_request_count(p.workload));
+  const double tokens =
+      candidates * requests * (static_cast<double>(p.workload.isl + p.workload.osl));
+  if (tokens <= kMaxSearchTokens) return {};
+  return {Diagnostic{{"--requests", 0, 0, ""},
+                     "requests",
+                     std::to_string(replay_request_count(p.workload)),
+                     "the search would replay " + std::to_string(static_cast<int64_t>(candidates)) +
+                         " layouts × " + std::to_string(static_cast<int64_t>(requests)) +
+                         " requests × (isl + osl), beyond the 1000000000 tokens it handles; "
+                         "give --layout, fewer --gpus or fewer requests"}};
+}
+
+std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& e) {
+  std::vector<size_t> front;
+  for (size_t i = 0; i < e.size(); ++i) {
+    bool dominated = false;
+    for (size_t j = 0; j < e.size() && !dominated; ++j)
+      dominated = j != i && e[j].output_tokens_per_s_per_gpu >= e[i].output_tokens_per_s_per_gpu &&
+                  e[j].tokens_per_s_per_user >= e[i].tokens_per_s_per_user &&
+                  (e[j].output_tokens_per_s_per_gpu > e[i].output_tokens_per_s_per_gpu ||
+                   e[j].tokens_per_s_per_user > e[i].tokens_per_s_per_user || j < i);
+    if (!dominated) front.push_back(i);
+  }
+  std::stable_sort(front.begin(), front.end(), [&](size_t a, size_t b) {
+    return e[a].tokens_per_s_per_user < e[b].tokens_per_s_per_user;
+  });
+  return front;
+}
+
+ServingSearchResult search_serving(const ServingProblem& problem) {
+  ServingSearchResult r;
+  for (WeightFormat w : weight_formats(problem)) {
+    const ServingProblem p = with_weights(problem, w);
+    search_format(p, r);
+  }
+  rank_estimates(r);
+  return r;
+}
+
+void rank_estimates(ServingSearchResult& r) {
+  std::stable_sort(r.ranked.begin(), r.ranked.end(), better);
+  r.pareto = pareto_front(r.ranked);
+}
+
+// Whether a capped layout replayed exactly as its uncapped one (the cap never bound).
+bool same_replay(const ServingEstimate& a, const ServingEstimate& b) {
+  return a.output_tokens_per_s == b.output_tokens_per_s &&
+         a.replay.ttft_s.mean == b.replay.ttft_s.mean &&
+         a.replay.tpot_s.mean == b.replay.tpot_s.mean;
+}
+
+void search_format(const ServingProblem& p, ServingSearchResult& r) {
+  int64_t uncapped = -1;  // index in r.ranked of the current layout without a cap, or -1
+  for (const ServingLayout& l : serving_candidates(p)) {
+    if (l.max_batch == 0) uncapped = -1;
+    ServingLayout by_default = l;
+    by_default.max_batch = 0;
+    const ServingMemory m = resolved_memory(p, by_default);
+    if (!m.fits()) {
+      if (l.max_batch == 0) ++r.skipped;
+      continue;
+    }
+    // A cap at or above what the default already allows, or (closed loop) at or above the
+    // requests a replica has in flight, repeats the default's layout.
+    if (l.max_batch >= by_default.max_batch) continue;
+    if (p.workload.load == LoadKind::concurrency &&
+        static_cast<double>(l.max_batch) >=
+            p.workload.concurrency / static_cast<double>(l.replicas))
+      continue;
+    std::optional<ServingEstimate> e = evaluate_serving(p, l);
+    ++r.evaluated;
+    if (!e || (uncapped >= 0 && same_replay(*e, r.ranked[static_cast<size_t>(uncapped)]))) continue;
+    if (l.max_batch == 0) uncapped = static_cast<int64_t>(r.ranked.size());
+    r.ranked.push_back(std::move(*e));
+  }
+}
+
+}  // namespace meshplan::serving

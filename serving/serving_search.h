@@ -1,0 +1,46 @@
+// Search over serving layouts: tp × pp × ep (× attention-DP for MLA models) × replicas × max
+// batch (× weight format with weights_auto) for the GPUs available, ranked by output tokens/s
+// per GPU among layouts meeting the SLO (then the others), with the Pareto front of tokens/s per
+// GPU against tokens/s per user.
+//
+// Candidates: tp a power of two up to one node's GPUs; pp a power of two up to 8 (fewer than
+// the layers); ep 1 and, for MoE models, every power of two dividing tp and the expert count;
+// replicas = the GPUs / (tp·pp) (every GPU used; tp·pp must divide the GPU count) and, unless
+// offline, also 1, 2, 4, … replicas below that (the load is the same whatever the GPUs, so
+// fewer GPUs may serve it: ranking by tokens/s per GPU then says how many); for MLA
+// models with tp > 1 each of these with and without attention-DP; max batch the engine default
+// (capped by the KV cache) and 256, 64 and 16 below it (a cap that replays exactly as the
+// default, never binding, is dropped). Layouts whose weights leave no KV room are skipped.
+// Enumeration order is fixed, ties keep it: the output is the same on every run.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "serving/serving_plan.h"
+
+namespace meshplan::serving {
+
+struct ServingSearchResult {
+  int64_t evaluated = 0;                // layouts replayed
+  int64_t skipped = 0;                  // layouts whose weights did not fit
+  std::vector<ServingEstimate> ranked;  // best first
+  std::vector<size_t> pareto;           // indices into ranked, by tokens/s per user ascending
+};
+
+// Tokens a whole search may replay (each candidate replays the workload): about two minutes.
+constexpr double kMaxSearchTokens = 1e9;
+
+// REQUIRES: p.gpus ≥ 1.
+std::vector<ServingLayout> serving_candidates(const ServingProblem& p);
+// A diagnostic when candidates × requests × (isl + osl) exceeds kMaxSearchTokens.
+std::vector<Diagnostic> check_search_size(const ServingProblem& p);
+ServingSearchResult search_serving(const ServingProblem& p);
+// The candidates of one weight format (p.options.weights), appended to `r` unsorted.
+void search_format(const ServingProblem& p, ServingSearchResult& r);
+// Sorts `r.ranked` best first (SLO met, then tokens/s per GPU) and sets its Pareto front.
+void rank_estimates(ServingSearchResult& r);
+// Indices of the estimates no other beats on both tokens/s per GPU and tokens/s per user.
+std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& estimates);
+
+}  // namespace meshplan::serving

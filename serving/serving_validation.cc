@@ -1,0 +1,298 @@
+#include "serving/serving_validation.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "planner/profile_defaults.h"
+#include "serving/serving_plan.h"
+
+namespace meshplan::serving {
+namespace {
+
+constexpr int64_t kOnlineTableRequests = 500;  // TensorRT-LLM online serving table, v0.14
+
+// The TensorRT-LLM perf overview's benchmark settings (perf-overview.md at the row's commit,
+// "Reproducing Benchmarked Results"): requests per (isl, osl) dataset, and "in majority of
+// cases ... --kv_cache_free_gpu_mem_fraction 0.95".
+constexpr double kPerfOverviewKvFraction = 0.95;
+struct DatasetSize {
+  int64_t isl, osl, requests;
+};
+constexpr DatasetSize kPerfOverviewRequests[] = {
+    {128, 128, 30000},  {128, 2048, 3000},  {128, 4096, 1500},
+    {2048, 128, 3000},  {2048, 2048, 1500}, {5000, 500, 1500},
+    {1000, 1000, 3000}, {500, 2000, 3000},  {20000, 2000, 1000}};
+
+int64_t perf_overview_requests(int64_t isl, int64_t osl) {
+  for (const DatasetSize& d : kPerfOverviewRequests)
+    if (d.isl == isl && d.osl == osl) return d.requests;
+  return 0;
+}
+constexpr double kMs = 1e-3;
+
+std::string text(const YAML::Node& row, const char* key) {
+  const YAML::Node n = row[key];
+  return n && n.IsScalar() ? n.as<std::string>() : "";
+}
+
+bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+// A positive number, or 0 when absent or not a number ("not stated", "inf").
+double number(const YAML::Node& row, const char* key) {
+  const std::string s = text(row, key);
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size() && std::isfinite(v) && v > 0 ? v : 0;
+}
+
+std::string model_file(const std::string& name) {
+  if (has(name, "Llama-3.1-8B")) return "models/llama3-8b.yaml";
+  if (has(name, "Llama-3.1-70B")) return "models/llama3-70b.yaml";
+  if (has(name, "Llama-3.1-405B")) return "models/llama3-405b.yaml";
+  if (has(name, "Mixtral-8x7B")) return "models/mixtral-8x7b.yaml";
+  if (has(name, "DeepSeek-R1")) return "models/deepseek-v3.yaml";
+  return "";
+}
+
+std::string cluster_file(const std::string& gpu) {
+  if (has(gpu, "H100")) return "topologies/dgx-h100-1n.yaml";
+  if (has(gpu, "H200")) return "topologies/dgx-h200-64n.yaml";
+  if (has(gpu, "A100")) return "topologies/selene-a100.yaml";
+  return "";
+}
+
+std::string group_of(const YAML::Node& row) {
+  const std::string src = text(row, "src") + text(row, "source");
+  if (has(src, "trtllm-perf-overview")) return "trtllm-offline";
+  if (has(src, "trtllm-online")) return "trtllm-online";
+  if (has(src, "aiconfigurator")) return "aiconfigurator";
+  return "mlperf";
+}
+
+ServingRun run_of(const YAML::Node& row, int ordinal) {
+  ServingRun r;
+  r.group = group_of(row);
+  r.id = text(row, "id");
+  if (r.id.empty()) r.id = fmt::format("aic-{:02}", ordinal);
+  r.model_name = text(row, "model");
+  r.model_file = model_file(r.model_name);
+  r.cluster_file = cluster_file(text(row, "gpu"));
+  const std::string weights = text(row, "weights"), kv = text(row, "kv");
+  r.options.weights = weights.rfind("fp8", 0) == 0 ? WeightFormat::fp8 : WeightFormat::bf16;
+  r.options.kv = kv.rfind("fp8", 0) == 0 ? KvFormat::fp8 : KvFormat::bf16;
+  r.options.engine = has(text(row, "backend"), "vllm") ? Engine::vllm : Engine::trtllm;
+  r.layout.tp = static_cast<int64_t>(number(row, "tp"));
+  r.layout.pp = std::max<int64_t>(1, static_cast<int64_t>(number(row, "pp")));
+  r.layout.ep = std::max<int64_t>(1, static_cast<int64_t>(number(row, "ep")));
+  r.gpus = static_cast<int64_t>(number(row, "gpus"));
+  r.workload.isl = static_cast<int64_t>(number(row, "isl"));
+  r.workload.osl = static_cast<int64_t>(number(row, "osl"));
+  if (number(row, "request_rate_qps") > 0) {
+    r.workload.load = LoadKind::request_rate;
+    r.workload.request_rate_per_s = number(row, "request_rate_qps");
+  } else if (number(row, "concurrency") > 0) {
+    r.workload.load = LoadKind::concurrency;
+    r.workload.concurrency = number(row, "concurrency");
+  }
+  if (r.group == "trtllm-online") r.workload.requests = kOnlineTableRequests;
+  if (r.group == "trtllm-offline") {
+    r.workload.requests = perf_overview_requests(r.workload.isl, r.workload.osl);
+    r.options.memory_fraction = kPerfOverviewKvFraction;
+  }
+  r.measured[0] = number(row, "output_tok_s");
+  r.measured[1] = (number(row, "ttft_mean_ms") + number(row, "ttft_ms")) * kMs;
+  r.measured[2] =
+      (number(row, "itl_mean_ms") + number(row, "tpot_ms") + number(row, "tpot_mean_ms")) * kMs;
+  if (text(row, "mode") == "disaggregated")
+    r.skip_reason = "disaggregated prefill/decode is not modeled";
+  else if (r.model_file.empty())
+    r.skip_reason = "no shipped model file for " + r.model_name;
+  else if (r.cluster_file.empty())
+    r.skip_reason = "no shipped cluster for this GPU";
+  else if (r.layout.tp < 1 || r.gpus < 1)
+    r.skip_reason = "tp or GPU count not stated";
+  else if (r.workload.isl < 1 || r.workload.osl < 1)
+    r.skip_reason = "isl/osl not stated (dataset lengths)";
+  // AIConfigurator writes attention-DP as tp 1 × attention_dp N (TensorRT-LLM: tp_size N with
+  // enable_attention_dp).
+  if (number(row, "attention_dp") > 1) {
+    r.layout.tp *= static_cast<int64_t>(number(row, "attention_dp"));
+    r.layout.attention_dp = true;
+  }
+  if (r.skip_reason.empty())
+    r.layout.replicas = std::max<int64_t>(1, r.gpus / (r.layout.tp * r.layout.pp));
+  return r;
+}
+
+void summarize(ServingValidation& v) {
+  std::map<std::string, std::vector<double>> errors;
+  std::vector<std::string> order;
+  auto add = [&](const std::string& name, double e) {
+    if (!errors.count(name)) order.push_back(name);
+    errors[name].push_back(e);
+  };
+  for (int m = 0; m < 3; ++m)
+    for (const ServingRunResult& r : v.results) {
+      if (!r.error.empty() || r.run->measured[m] <= 0) continue;
+      const double e = r.predicted[m] / r.run->measured[m] - 1;
+      add(to_string(static_cast<ServingMetric>(m)), e);
+      add(r.run->group + " " + to_string(static_cast<ServingMetric>(m)), e);
+    }
+  std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
+    return a.find(' ') == std::string::npos && b.find(' ') != std::string::npos;
+  });
+  for (const std::string& name : order) {
+    ServingErrorSummary s{name, static_cast<int>(errors[name].size()), 0, 0};
+    for (double e : errors[name]) {
+      s.mean_abs += std::fabs(e) / s.count;
+      s.max_abs = std::max(s.max_abs, std::fabs(e));
+    }
+    v.summaries.push_back(s);
+  }
+}
+
+}  // namespace
+
+const char* to_string(ServingMetric m) {
+  switch (m) {
+    case ServingMetric::throughput:
+      return "throughput";
+    case ServingMetric::ttft:
+      return "ttft";
+    case ServingMetric::tpot:
+      return "tpot";
+  }
+  return "?";
+}
+
+Result<std::vector<ServingRun>> load_serving_runs(const std::string& path) {
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    return Diagnostic{{path, e.mark.line + 1, e.mark.column + 1, ""}, "", "", e.msg};
+  }
+  if (!doc["rows"] || !doc["rows"].IsSequence())
+    return Diagnostic{{path, 0, 0, ""}, "rows", "", "must be a list of serving runs"};
+  std::vector<ServingRun> runs;
+  int ordinal = 0;
+  for (const YAML::Node& row : doc["rows"]) {
+    if (!row.IsMap())
+      return Diagnostic{{path, row.Mark().line + 1, row.Mark().column + 1, ""},
+                        "rows",
+                        "",
+                        "each row must be a map"};
+    if (!row["id"]) ++ordinal;
+    runs.push_back(run_of(row, ordinal));
+  }
+  return runs;
+}
+
+Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root) {
+  ServingValidation v;
+  v.runs = std::move(runs);
+  for (const ServingRun& run : v.runs) {
+    if (!run.skip_reason.empty()) continue;
+    Result<ModelSpec> model = load_model(root + "/" + run.model_file);
+    if (!model) return model.errors();
+    Result<ClusterSpec> cluster = load_cluster(root + "/" + run.cluster_file);
+    if (!cluster) return cluster.errors();
+    Result<CalibrationProfile> profile = resolve_profile(cluster.value(), "");
+    if (!profile) return profile.errors();
+    ServingProblem p{model.value(), cluster.value(), profile.value(),
+                     run.gpus,      run.workload,    run.options};
+    ServingRunResult r;
+    r.run = &run;
+    const std::vector<Diagnostic> bad = check_serving_layout(p, run.layout);
+    std::optional<ServingEstimate> e;
+    if (bad.empty()) e = evaluate_serving(p, run.layout);
+    if (!bad.empty())
+      r.error = bad.front().field + ": " + bad.front().rule;
+    else if (!e)
+      r.error = "predicted not to fit";
+    else {
+      r.predicted[0] = e->output_tokens_per_s;
+      r.predicted[1] = e->replay.ttft_s.mean;
+      r.predicted[2] = e->replay.tpot_s.mean;
+    }
+    v.results.push_back(r);
+  }
+  summarize(v);
+  return v;
+}
+
+std::string serving_validation_table(const ServingValidation& v) {
+  std::string out =
+      fmt::format("{:<10} {:<15} {:<18} {:<26} {:>22} {:>22} {:>22}\n", "run", "group", "model",
+                  "layout / load", "output tok/s (err)", "TTFT ms (err)", "TPOT ms (err)");
+  for (const ServingRunResult& r : v.results) {
+    const ServingRun& run = *r.run;
+    std::string cells[3];
+    for (int m = 0; m < 3; ++m) {
+      const double scale = m == 0 ? 1 : 1e3;
+      if (run.measured[m] <= 0 || !r.error.empty()) {
+        cells[m] = "-";
+        continue;
+      }
+      cells[m] = fmt::format("{:.4g}/{:.4g} ({:+.0f}%)", r.predicted[m] * scale,
+                             run.measured[m] * scale, 100 * (r.predicted[m] / run.measured[m] - 1));
+    }
+    const std::string load = run.workload.load == LoadKind::offline ? "offline"
+                             : run.workload.load == LoadKind::concurrency
+                                 ? fmt::format("c{:g}", run.workload.concurrency)
+                                 : fmt::format("{:g}/s", run.workload.request_rate_per_s);
+    out += fmt::format(
+        "{:<10} {:<15} {:<18} {:<26} {:>22} {:>22} {:>22}{}\n", run.id, run.group,
+        run.model_file.substr(7, run.model_file.size() - 12),
+        fmt::format("tp{} pp{} x{}{} {} {}", run.layout.tp, run.layout.pp, run.layout.replicas,
+                    run.layout.attention_dp ? " adp" : "", to_string(run.options.engine), load),
+        cells[0], cells[1], cells[2], r.error.empty() ? "" : "  " + r.error);
+  }
+  out += "\nskipped:\n";
+  for (const ServingRun& run : v.runs)
+    if (!run.skip_reason.empty()) out += fmt::format("  {}: {}\n", run.id, run.skip_reason);
+  out += "\nsummary (predicted / measured − 1):\n";
+  for (const ServingErrorSummary& s : v.summaries)
+    out += fmt::format("  {:<28} n={:<3} mean |error| {:5.1f}%  max {:5.1f}%\n", s.name, s.count,
+                       100 * s.mean_abs, 100 * s.max_abs);
+  return out;
+}
+
+std::string serving_validation_json(const ServingValidation& v) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const ServingRunResult& r : v.results) {
+    nlohmann::ordered_json row;
+    row["id"] = r.run->id;
+    row["group"] = r.run->group;
+    row["model"] = r.run->model_file;
+    row["layout"] = layout_text(r.run->layout);
+    row["engine"] = to_string(r.run->options.engine);
+    if (!r.error.empty()) row["error"] = r.error;
+    for (int m = 0; m < 3; ++m) {
+      if (r.run->measured[m] <= 0 || !r.error.empty()) continue;
+      row[to_string(static_cast<ServingMetric>(m))] = {
+          {"predicted", r.predicted[m]},
+          {"measured", r.run->measured[m]},
+          {"relative_error", r.predicted[m] / r.run->measured[m] - 1}};
+    }
+    rows.push_back(row);
+  }
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+  for (const ServingRun& run : v.runs)
+    if (!run.skip_reason.empty()) skipped.push_back({{"id", run.id}, {"reason", run.skip_reason}});
+  nlohmann::ordered_json summaries = nlohmann::ordered_json::array();
+  for (const ServingErrorSummary& s : v.summaries)
+    summaries.push_back(
+        {{"name", s.name}, {"count", s.count}, {"mean_abs", s.mean_abs}, {"max_abs", s.max_abs}});
+  nlohmann::ordered_json j;
+  j["rows"] = rows;
+  j["skipped"] = skipped;
+  j["summaries"] = summaries;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace meshplan::serving

@@ -1,0 +1,65 @@
+// Predicted vs measured for published serving runs (tests/data/serving_runs.yaml): each row
+// that names a shipped model, a GPU with a shipped cluster, a TP/PP layout and isl/osl is
+// replayed with `meshplan serve`'s model; rows it cannot express are listed as skipped with
+// the reason (no model file, disaggregated serving, no isl/osl in the source).
+//
+// Row → problem: model by name (Llama-3.1-8B/70B/405B → llama3-*, Mixtral-8x7B → mixtral-8x7b,
+// DeepSeek-R1 → deepseek-v3: the same architecture); GPU H100 → topologies/dgx-h100-1n,
+// H200 → dgx-h200-64n, A100 → selene-a100 (each with its published profile), using the row's
+// GPU count; weights fp8 when the row says fp8, else BF16 (FP16 has the same bytes); KV fp8
+// only when the row says so; engine vLLM when the backend says vllm, else TensorRT-LLM (every
+// other source ran it); load: request_rate_qps (inf: offline), concurrency, or offline. The
+// TensorRT-LLM online table ran 500 requests (its section header); the perf overview's
+// offline rows use its dataset sizes and KV fraction 0.95 (its "Reproducing" section); others
+// use the defaults.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "serving/serving_options.h"
+
+namespace meshplan::serving {
+
+enum class ServingMetric { throughput, ttft, tpot };
+const char* to_string(ServingMetric m);
+
+struct ServingRun {
+  std::string id, group, model_name;
+  std::string model_file, cluster_file;  // relative to the root; empty when skipped
+  std::string skip_reason;               // non-empty: not replayed
+  int64_t gpus = 0;
+  ServingLayout layout;
+  Workload workload;
+  ServingOptions options;
+  double measured[3] = {0, 0, 0};  // by ServingMetric; 0: not given
+};
+
+struct ServingRunResult {
+  const ServingRun* run = nullptr;
+  double predicted[3] = {0, 0, 0};
+  std::string error;  // a replayed row that failed (does not fit, bad layout)
+};
+
+struct ServingErrorSummary {
+  std::string name;  // "throughput", "ttft", "tpot", or "<group> <metric>"
+  int count = 0;
+  double mean_abs = 0, max_abs = 0;
+};
+
+struct ServingValidation {
+  std::vector<ServingRun> runs;
+  std::vector<ServingRunResult> results;  // one per run not skipped
+  std::vector<ServingErrorSummary> summaries;
+};
+
+Result<std::vector<ServingRun>> load_serving_runs(const std::string& path);
+// Replays every run not skipped; `root` holds models/ and topologies/.
+Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root);
+
+std::string serving_validation_table(const ServingValidation& v);
+// Rows (id, group, layout, predicted and measured per metric, error) and summaries.
+std::string serving_validation_json(const ServingValidation& v);
+
+}  // namespace meshplan::serving

@@ -1,0 +1,200 @@
+#include "serving/step_time.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/collective.h"
+#include "planner/profile_defaults.h"
+#include "serving/kv_cache.h"
+
+namespace meshplan::serving {
+namespace {
+
+constexpr double kActivationBytes = 2;  // BF16 activations between kernels
+constexpr double kLogitBytes = 4;       // logits are sampled in FP32
+
+// Fused-attention kernels inference engines run on Hopper, in preference order (vLLM and
+// SGLang: FlashAttention-3 / FlashInfer; TensorRT-LLM its own FMHA, closest to FA3).
+const std::vector<std::string> kServingAttentionKernels = {"fa3", "fa2", "cudnn"};
+
+Precision gemm_precision(WeightFormat w) {
+  return w == WeightFormat::fp8 ? Precision::fp8 : Precision::bf16;
+}
+
+// Query-key plus value head dims (FlashAttention's convention counts 4·s²·h·d for d_qk = d_v).
+double qk_plus_v_dim(const ModelSpec& m) {
+  if (m.mla)
+    return static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim +
+                               m.mla->v_head_dim);
+  return 2 * static_cast<double>(m.head_dim);
+}
+
+}  // namespace
+
+int64_t StepBatch::tokens() const {
+  int64_t t = decodes;
+  for (const PrefillChunk& c : chunks) t += c.tokens;
+  return t;
+}
+
+StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
+                             const CalibrationProfile& profile, const ServingLayout& layout,
+                             const ServingOptions& options, double step_overhead_s)
+    : model_(model),
+      layout_(layout),
+      options_(options),
+      dense_layer_(layer_linears(model, 0)),
+      moe_layer_(layer_linears(model, model.layers - 1)),
+      lm_head_(lm_head_linear(model)),
+      step_overhead_s_(step_overhead_s),
+      gemm_(profile, cluster.gpu, gemm_precision(options.weights)),
+      attention_(profile, cluster.gpu, kServingAttentionKernels),
+      collectives_(profile, cluster) {
+  const double per_stage = static_cast<double>(stage_layers(model, layout.pp));
+  const double moe_share =
+      static_cast<double>(model.moe_layers()) / static_cast<double>(model.layers);
+  stage_moe_layers_ = per_stage * moe_share;
+  stage_dense_layers_ = per_stage - stage_moe_layers_;
+  hbm_bytes_per_s_ = hbm_bandwidth(profile, cluster.gpu);
+  read_bytes_per_s_ = gemm_.read_bytes_per_s();
+  attention_decode_flops_per_s_ = attention_efficiency(profile) *
+                                  cluster.gpu.peak_bf16_flops_per_s *
+                                  sustained_compute_ratio(profile);
+  weight_bytes_ = bytes_per_weight(options.weights);
+  kv_bytes_per_token_layer_ =
+      kv_elements_per_token_layer(model, layout.dense_tp()) * bytes_per_kv_element(options.kv);
+  data_share_ = 1 / static_cast<double>(layout.data_ranks());
+}
+
+double StepTimeModel::memory_kernel_s(double bytes) const {
+  return std::max(bytes / hbm_bytes_per_s_, kKernelFloorS);
+}
+
+double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
+  const double in = m.rank_in(layout_.dense_tp()), out = m.rank_out(layout_.dense_tp());
+  double t = 0;
+  if (m.role == LinearRole::router) {
+    // BF16 whatever the weight format: weights and activations streamed once.
+    t = gemm_.time_s(tokens * data_share_, out, in, 1, kActivationBytes);
+  } else if (m.role == LinearRole::expert) {
+    const double experts = static_cast<double>(model_.moe->experts);
+    const double top_k = static_cast<double>(model_.moe->top_k);
+    const double ep = static_cast<double>(layout_.ep);
+    const double touched_share = 1 - std::pow(1 - top_k / experts, tokens);
+    const double touched = experts / ep * touched_share;
+    const double per_expert_tokens = tokens * top_k / (experts * touched_share);
+    // An expert split over the tp / ep ranks of its EP group.
+    const double split = static_cast<double>(layout_.tp) / ep;
+    const double e_in =
+        m.split == TpSplit::row ? static_cast<double>(m.in) / split : static_cast<double>(m.in);
+    const double e_out = m.split == TpSplit::column ? static_cast<double>(m.out) / split
+                                                    : static_cast<double>(m.out);
+    t = gemm_.time_s(per_expert_tokens, e_out, e_in, touched, weight_bytes_);
+  } else {
+    t = gemm_.time_s(tokens * data_share_, out, in, static_cast<double>(m.copies), weight_bytes_);
+  }
+  return std::max(t, kKernelFloorS);
+}
+
+void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
+                              StepBreakdown& out) const {
+  for (const LinearMap& m : linears) out.gemm_s += linear_s(m, tokens);
+  const double activation_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
+  out.other_s += kSmallKernelsPerLayer * memory_kernel_s(2 * activation_bytes * data_share_);
+  if (layout_.tp == 1) return;
+  if (layout_.attention_dp) {
+    // Only MoE layers communicate: each rank's tokens to their experts' ranks and back.
+    if (moe && layout_.ep > 1) {
+      const double routed = activation_bytes * data_share_ * static_cast<double>(model_.moe->top_k);
+      out.communication_s +=
+          2 * collectives_.time_s(Collective::all_to_all, GroupShape::of(layout_.ep, 1), routed);
+    }
+    if (moe && layout_.ep < layout_.tp)  // experts split tp/ep ways: their partial sums
+      out.communication_s += collectives_.time_s(
+          Collective::all_reduce, GroupShape::of(layout_.tp / layout_.ep, 1), activation_bytes);
+    return;
+  }
+  const GroupShape tp_group = GroupShape::of(layout_.tp, 1);
+  out.communication_s += collectives_.time_s(Collective::all_reduce, tp_group, activation_bytes);
+  if (moe && layout_.ep > 1) {
+    const double routed = activation_bytes * static_cast<double>(model_.moe->top_k);
+    const GroupShape ep_group = GroupShape::of(layout_.ep, 1);
+    out.communication_s += 2 * collectives_.time_s(Collective::all_to_all, ep_group, routed);
+    if (layout_.ep < layout_.tp)
+      out.communication_s +=
+          collectives_.time_s(Collective::all_reduce, tp_group, activation_bytes);
+  } else {
+    out.communication_s += collectives_.time_s(Collective::all_reduce, tp_group, activation_bytes);
+  }
+}
+
+double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
+  const double heads_local =
+      std::max(1.0, static_cast<double>(model_.heads) / static_cast<double>(layout_.dense_tp()));
+  double prefill_s = 0, cache_bytes = batch.decode_context_tokens * kv_bytes_per_token_layer_;
+  for (const PrefillChunk& c : batch.chunks) {
+    const double t = static_cast<double>(c.tokens), p = static_cast<double>(c.context_before);
+    const double flops = 2 * t * (p + t / 2) * heads_local * qk_plus_v_dim(model_);
+    prefill_s +=
+        attention_.time(flops, model_.head_dim, c.context_before + c.tokens, true).forward_s;
+    cache_bytes += p * kv_bytes_per_token_layer_;
+  }
+  // Decodes read every cached token once (at the read bandwidth); under attention-DP each rank
+  // attends over its own share of the sequences.
+  const double decode_flops = 2 * batch.decode_context_tokens * heads_local * qk_plus_v_dim(model_);
+  const double read_s = cache_bytes * data_share_ / read_bytes_per_s_;
+  const double decode_s =
+      batch.decodes > 0 || batch.decode_context_tokens > 0
+          ? std::max(
+                {read_s, decode_flops * data_share_ / attention_decode_flops_per_s_, kKernelFloorS})
+          : read_s;
+  return std::max(prefill_s * data_share_, batch.chunks.empty() ? 0 : kKernelFloorS) + decode_s;
+}
+
+StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
+  StepBreakdown stage;
+  const double pp = static_cast<double>(layout_.pp);
+  const double tokens = static_cast<double>(batch.tokens()) / pp;
+  if (tokens <= 0) return stage;
+  // One layer of each kind, then scaled by the stage's layer counts.
+  StepBreakdown dense, moe;
+  if (stage_dense_layers_ > 0) add_layer(dense_layer_, false, tokens, dense);
+  if (stage_moe_layers_ > 0) add_layer(moe_layer_, true, tokens, moe);
+  auto scale_add = [&](const StepBreakdown& one, double count) {
+    stage.gemm_s += one.gemm_s * count;
+    stage.other_s += one.other_s * count;
+    stage.communication_s += one.communication_s * count;
+  };
+  scale_add(dense, stage_dense_layers_);
+  scale_add(moe, stage_moe_layers_);
+  const double layers = stage_dense_layers_ + stage_moe_layers_;
+  stage.attention_s = attention_layer_s(batch) * layers / pp;
+
+  // LM head rows: the sequences sampling a token, on the last stage.
+  if (batch.sampled > 0) {
+    const double rows = static_cast<double>(batch.sampled) / pp;
+    stage.gemm_s += linear_s(lm_head_, rows);
+    // Sampling: the FP32 logits written by the head and read back by softmax/top-k.
+    const double logits = rows * data_share_ * lm_head_.rank_out(layout_.dense_tp()) * kLogitBytes;
+    stage.other_s += memory_kernel_s(2 * logits);
+  }
+  return pipeline_round(stage, tokens);
+}
+
+StepBreakdown StepTimeModel::pipeline_round(const StepBreakdown& stage, double tokens) const {
+  const double pp = static_cast<double>(layout_.pp);
+  StepBreakdown round;
+  round.gemm_s = stage.gemm_s * pp;
+  round.other_s = stage.other_s * pp;
+  round.communication_s = stage.communication_s * pp;
+  round.attention_s = stage.attention_s * pp;
+  if (layout_.pp > 1) {
+    const double hop_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
+    // pp − 1 activation hops, and the sampled tokens back to the first stage.
+    round.communication_s += pp * collectives_.p2p_time_s(layout_.tp, hop_bytes);
+  }
+  round.overhead_s = step_overhead_s_;
+  return round;
+}
+
+}  // namespace meshplan::serving

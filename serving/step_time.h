@@ -1,0 +1,103 @@
+// Time of one engine step (one forward pass of the batch continuous batching formed) on one
+// replica: decodes of `decodes` running sequences plus chunks of prompts being prefilled.
+//
+// Per layer of the largest pipeline stage:
+// - each linear map: the overlapped GEMM roofline (serving/gemm_roofline.h), at least the
+//   kernel floor. FP8 weights run FP8 GEMMs (W8A8); BF16 and INT4 (W4A16, weights read at
+//   INT4's bytes) run BF16 GEMMs.
+//   Routed experts: each token runs top_k of them; a step reads the weights of the experts its
+//   tokens touch, E_local·(1 − (1 − top_k/E)^tokens) of this GPU's E_local = E/ep in
+//   expectation under uniform routing, each a GEMM of its share of the routed tokens.
+// - attention: prefill chunks as causal fused attention (planner/attention_model.h, FLOPs in
+//   FlashAttention's convention over the chunk's queries against its context); decodes read
+//   every cached token's K/V (or MLA latent) once at the read bandwidth.
+// - four small memory-bound kernels (two norms, RoPE + KV append, activation), each
+//   max(bytes / HBM, kernel floor).
+// - TP: one all-reduce after attention and one after the MLP (or, for MoE layers with ep > 1,
+//   an all-to-all dispatch and combine over the EP group), timed by the collective model with
+//   the profile's α-β fits (planner/collective_model.h).
+// Then the LM head for the sequences that sample a token, their FP32 logits written and read
+// back by sampling (vLLM's sampler and TensorRT-LLM's both sample from FP32 logits), and the
+// engine's host overhead.
+// Attention-DP (serving_options.h): attention, dense layers, LM head and small kernels run on
+// each rank's 1/tp share of the tokens with whole weights; routed experts see every token
+// (split tp/ep ways over ep ranks), fed by an all-to-all over the EP group.
+// Pipeline parallelism: the batch runs as pp micro-batches, so a round (every sequence one
+// step further) takes pp × the stage's time at 1/pp of the batch, plus pp point-to-point hops
+// (pp − 1 stage boundaries and the sampled tokens back to the first stage). The largest stage
+// is timed, with the LM head: its pp micro-batches each read the stage's weights once.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "core/layer_geometry.h"
+#include "core/model_spec.h"
+#include "core/profile.h"
+#include "planner/attention_model.h"
+#include "planner/collective_model.h"
+#include "serving/gemm_roofline.h"
+#include "serving/serving_options.h"
+
+namespace meshplan::serving {
+
+// Floor of one GPU kernel inside a CUDA graph: NVIDIA's "Getting Started with CUDA Graphs"
+// (developer.nvidia.com/blog, 2019) measures 3.4 µs per short kernel launched from a graph.
+constexpr double kKernelFloorS = 3.4e-6;
+constexpr int kSmallKernelsPerLayer = 4;
+
+struct PrefillChunk {
+  int64_t tokens = 0;          // prompt tokens computed in this step
+  int64_t context_before = 0;  // prompt tokens already in the cache
+};
+
+struct StepBatch {
+  int64_t decodes = 0;               // sequences generating one token each
+  double decode_context_tokens = 0;  // cached tokens those sequences attend to, summed
+  std::vector<PrefillChunk> chunks;  // prompt chunks
+  int64_t sampled = 0;               // sequences that sample a token (LM head rows)
+  int64_t tokens() const;
+};
+
+struct StepBreakdown {
+  double gemm_s = 0, attention_s = 0, communication_s = 0, other_s = 0, overhead_s = 0;
+  double total_s() const { return gemm_s + attention_s + communication_s + other_s + overhead_s; }
+};
+
+class StepTimeModel {
+ public:
+  // REQUIRES: the layout fits the cluster (tp·pp ≤ GPUs), tp within one node's network level.
+  StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
+                const CalibrationProfile& profile, const ServingLayout& layout,
+                const ServingOptions& options, double step_overhead_s);
+
+  StepBreakdown time(const StepBatch& batch) const;
+
+ private:
+  // One layer at `tokens` tokens (already divided by pp), adding into `out`.
+  void add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
+                 StepBreakdown& out) const;
+  double linear_s(const LinearMap& m, double tokens) const;
+  // Attention of one layer for the whole batch: prefill chunks, then the decodes' cache reads.
+  double attention_layer_s(const StepBatch& batch) const;
+  // A round of pp micro-batches from one stage's time at 1/pp of the batch (`tokens` each).
+  StepBreakdown pipeline_round(const StepBreakdown& stage, double tokens) const;
+  double memory_kernel_s(double bytes) const;
+
+  ModelSpec model_;
+  ServingLayout layout_;
+  ServingOptions options_;
+  std::vector<LinearMap> dense_layer_, moe_layer_;
+  LinearMap lm_head_;
+  double stage_dense_layers_ = 0, stage_moe_layers_ = 0;
+  double hbm_bytes_per_s_ = 0, read_bytes_per_s_ = 0, attention_decode_flops_per_s_ = 0;
+  double weight_bytes_ = 2, kv_bytes_per_token_layer_ = 0;
+  double step_overhead_s_ = 0;
+  double data_share_ = 1;  // a rank's share of the sequences (1 / tp under attention-DP)
+  GemmRoofline gemm_;
+  AttentionModel attention_;
+  CollectiveModel collectives_;
+};
+
+}  // namespace meshplan::serving

@@ -1,0 +1,48 @@
+// Engine command lines: each layout field lands on the engine's own argument.
+#include "serving/engine_flags.h"
+
+#include <doctest/doctest.h>
+
+using namespace meshplan::serving;
+
+namespace {
+
+ServingLayout layout(int64_t tp, int64_t pp, int64_t ep, int64_t replicas, bool adp) {
+  ServingLayout l{tp, pp, ep, replicas, 256, adp};
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("engine flags: vLLM, SGLang and TensorRT-LLM for tp 4 × pp 2 × 2 replicas, FP8") {
+  ServingOptions o;
+  o.weights = WeightFormat::fp8;
+  o.kv = KvFormat::fp8;
+  const ServingLayout l = layout(4, 2, 1, 2, false);
+  CHECK(vllm_command("m", l, o) ==
+        "vllm serve m --tensor-parallel-size 4 --pipeline-parallel-size 2 --data-parallel-size 2 "
+        "--max-num-seqs 256 --max-num-batched-tokens 8192 --gpu-memory-utilization 0.90 "
+        "--block-size 16 --kv-cache-dtype fp8 --quantization fp8");
+  CHECK(sglang_command("m", l, o) ==
+        "python -m sglang.launch_server --model-path m --tp-size 4 --pp-size 2 --dp-size 2 "
+        "--ep-size 1 --max-running-requests 256 --chunked-prefill-size 8192 "
+        "--mem-fraction-static 0.88 --page-size 1 --kv-cache-dtype fp8_e4m3 --quantization fp8");
+  CHECK(trtllm_command("m", l, o) ==
+        "trtllm-serve m --tp_size 4 --pp_size 2 --ep_size 1 --max_batch_size 256 "
+        "--max_num_tokens 8192 --kv_cache_free_gpu_memory_fraction 0.90   # x2 servers");
+}
+
+TEST_CASE("engine flags: attention-DP and expert parallelism, and a memory fraction override") {
+  ServingOptions o;
+  o.memory_fraction = 0.95;
+  const ServingLayout l = layout(8, 1, 8, 1, true);
+  CHECK(vllm_command("m", l, o) ==
+        "vllm serve m --tensor-parallel-size 1 --pipeline-parallel-size 1 --data-parallel-size 8 "
+        "--enable-expert-parallel --max-num-seqs 256 --max-num-batched-tokens 8192 "
+        "--gpu-memory-utilization 0.95 --block-size 16");
+  CHECK(sglang_command("m", l, o) ==
+        "python -m sglang.launch_server --model-path m --tp-size 8 --pp-size 1 --dp-size 8 "
+        "--ep-size 8 --max-running-requests 256 --chunked-prefill-size 8192 "
+        "--mem-fraction-static 0.95 --page-size 1 --enable-dp-attention");
+  CHECK(trtllm_command("m", l, o).find("enable_attention_dp: true") != std::string::npos);
+}

@@ -1,0 +1,46 @@
+// KV bytes per token, hand-derived: 2 (K and V) × KV heads per rank × head dim × layers × bytes.
+#include "serving/kv_cache.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/test_inputs.h"
+
+using namespace meshplan;
+using namespace meshplan::serving;
+using meshplan::testing::shipped_model;
+
+TEST_CASE("kv cache: llama3-70b GQA (8 KV heads, d=128, 80 layers) splits its heads over tp") {
+  const ModelSpec m = shipped_model("llama3-70b");
+  CHECK(kv_bytes_per_token(m, 1, 1, KvFormat::bf16) == 2 * 8 * 128 * 80 * 2);  // 327,680
+  CHECK(kv_bytes_per_token(m, 4, 1, KvFormat::bf16) == 2 * 2 * 128 * 80 * 2);
+  CHECK(kv_bytes_per_token(m, 8, 1, KvFormat::bf16) == 2 * 1 * 128 * 80 * 2);  // 40,960
+}
+
+TEST_CASE("kv cache: with tp above the KV heads each rank still holds one whole head") {
+  const ModelSpec m = shipped_model("llama3-8b");  // 8 KV heads
+  CHECK(kv_heads_per_rank(m, 16) == 1);
+  CHECK(kv_bytes_per_token(m, 16, 1, KvFormat::bf16) ==
+        kv_bytes_per_token(m, 8, 1, KvFormat::bf16));
+}
+
+TEST_CASE("kv cache: FP8 halves the bytes and pp keeps the stage's layers") {
+  const ModelSpec m = shipped_model("llama3-70b");
+  CHECK(kv_bytes_per_token(m, 1, 1, KvFormat::fp8) == 2 * 8 * 128 * 80);
+  CHECK(stage_layers(m, 3) == 27);  // ceil(80 / 3)
+  CHECK(kv_bytes_per_token(m, 8, 2, KvFormat::bf16) == 2 * 1 * 128 * 40 * 2);
+}
+
+TEST_CASE("kv cache: MLA caches the latent and RoPE key, replicated on every TP rank") {
+  const ModelSpec m = shipped_model("deepseek-v3");  // kv_lora_rank 512 + rope 64, 61 layers
+  CHECK(kv_elements_per_token_layer(m, 1) == 576);
+  CHECK(kv_bytes_per_token(m, 1, 1, KvFormat::bf16) == 576 * 61 * 2);  // 70,272
+  CHECK(kv_bytes_per_token(m, 8, 1, KvFormat::bf16) == 576 * 61 * 2);
+  CHECK(kv_bytes_per_token(m, 8, 1, KvFormat::fp8) == 576 * 61);
+}
+
+TEST_CASE("kv cache: a request's tokens round up to whole blocks") {
+  CHECK(block_rounded_tokens(2500, 16) == 2512);
+  CHECK(block_rounded_tokens(2500, 32) == 2528);
+  CHECK(block_rounded_tokens(2496, 32) == 2496);
+  CHECK(block_rounded_tokens(2500, 1) == 2500);
+}

@@ -1,0 +1,141 @@
+// The request replay against closed forms: hand-traced small cases and M/D/1 queueing.
+#include "serving/request_replay.h"
+
+#include <doctest/doctest.h>
+
+#include "serving/replay_trace.h"
+
+using namespace meshplan::serving;
+
+namespace {
+
+ReplayLimits roomy(int64_t max_batch) { return {max_batch, 8192, 1'000'000, 100}; }
+
+double constant_step(const StepBatch&) { return 1.0; }
+
+}  // namespace
+
+TEST_CASE("replay: closed loop of 4, one prompt step then two decode steps per request") {
+  Workload w;
+  w.isl = 1;
+  w.osl = 3;
+  w.load = LoadKind::concurrency;
+  w.concurrency = 4;
+  w.requests = 8;
+  const ReplayResult r = replay_requests(w, roomy(8), constant_step);
+  CHECK(r.steps == 6);
+  CHECK(r.ttft_s.mean == 1.0);
+  CHECK(r.tpot_s.mean == 1.0);
+  CHECK(r.duration_s == 6.0);
+  CHECK(r.output_tokens_per_s == doctest::Approx(8.0 * 3 / 6));
+  CHECK(r.requests[4].arrival_s == 3.0);
+  CHECK(r.requests[4].first_token_s == 4.0);
+}
+
+TEST_CASE("replay: chunked prefill splits a 10-token prompt into 4 + 4 + 2") {
+  Workload w;
+  w.isl = 10;
+  w.osl = 2;
+  w.requests = 1;
+  std::vector<int64_t> chunk_tokens;
+  ReplayLimits limits = roomy(1);
+  limits.max_step_tokens = 4;
+  const ReplayResult r = replay_requests(w, limits, [&](const StepBatch& b) {
+    chunk_tokens.push_back(b.chunks.empty() ? -b.decodes : b.chunks[0].tokens);
+    return 1.0;
+  });
+  CHECK(chunk_tokens == std::vector<int64_t>{4, 4, 2, -1});
+  CHECK(r.ttft_s.mean == 3.0);
+  CHECK(r.requests[0].finish_s == 4.0);
+}
+
+TEST_CASE("replay: the KV cache admits only the requests whose whole isl + osl fits") {
+  Workload w;
+  w.isl = 1;
+  w.osl = 2;
+  w.requests = 4;                           // offline: all at time 0
+  ReplayLimits limits{10, 8192, 200, 100};  // room for two requests of 100 tokens
+  int64_t widest = 0;
+  replay_requests(w, limits, [&](const StepBatch& b) {
+    widest = std::max(widest, b.tokens());
+    return 1.0;
+  });
+  CHECK(widest == 2);
+}
+
+TEST_CASE("replay: max batch caps the sequences in a step") {
+  Workload w;
+  w.isl = 1;
+  w.osl = 5;
+  w.requests = 10;
+  int64_t widest = 0;
+  replay_requests(w, roomy(3), [&](const StepBatch& b) {
+    widest = std::max(widest, b.tokens());
+    return 1.0;
+  });
+  CHECK(widest == 3);
+}
+
+TEST_CASE("replay: Poisson arrivals with deterministic service reproduce M/D/1 waiting") {
+  // One request per step (max batch 1, one-token prompt and answer) of D = 1 ms: an M/D/1
+  // queue. Mean wait ρ·D / (2(1 − ρ)); TTFT = wait + D.
+  const double d = 1e-3;
+  for (double rho : {0.3, 0.5, 0.8}) {
+    Workload w;
+    w.isl = 1;
+    w.osl = 1;
+    w.load = LoadKind::request_rate;
+    w.request_rate_per_s = rho / d;
+    w.requests = 200000;
+    w.seed = 7;
+    const ReplayResult r = replay_requests(w, roomy(1), [&](const StepBatch&) { return d; });
+    const double wait = rho * d / (2 * (1 - rho));
+    INFO("rho = " << rho);
+    CHECK(r.ttft_s.mean == doctest::Approx(wait + d).epsilon(0.03));
+  }
+}
+
+TEST_CASE("replay: the same seed gives the same arrivals, another seed others") {
+  Workload w;
+  w.load = LoadKind::request_rate;
+  w.request_rate_per_s = 10;
+  w.seed = 3;
+  const std::vector<double> a = initial_arrivals(w, 100), b = initial_arrivals(w, 100);
+  CHECK(a == b);
+  w.seed = 4;
+  CHECK(initial_arrivals(w, 100) != a);
+  CHECK(a.back() == doctest::Approx(10.0).epsilon(0.3));  // 100 arrivals at 10/s
+}
+
+TEST_CASE("replay: nearest-rank percentiles") {
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);
+  const LatencyStats s = latency_stats(v);
+  CHECK(s.mean == 50.5);
+  CHECK(s.p50 == 50);
+  CHECK(s.p90 == 90);
+  CHECK(s.p99 == 99);
+}
+
+TEST_CASE("replay: recorded steps, and their trace through the simulator's engine") {
+  Workload w;
+  w.isl = 1;
+  w.osl = 3;
+  w.load = LoadKind::request_rate;
+  w.request_rate_per_s = 0.001;  // one request, a long idle gap (mean 1000 s), the next
+  w.requests = 2;
+  w.seed = 1;
+  ReplayLimits limits = roomy(8);
+  limits.record_steps = true;
+  const ReplayResult r = replay_requests(w, limits, constant_step);
+  REQUIRE(r.recorded.size() == 6);  // three steps per request (1 prompt, 2 decodes)
+  CHECK(r.steps == 6);
+  CHECK(r.recorded[0].prefill_tokens == 1);
+  CHECK(r.recorded[0].decodes == 0);
+  CHECK(r.recorded[1].decodes == 1);
+  CHECK(r.recorded[0].start_s == r.requests[0].arrival_s);
+  meshplan::Result<std::string> trace = replay_trace_json(r);
+  REQUIRE(trace.ok());
+  CHECK(trace->find("\"1 decodes + 0 prompt tokens (0 chunks)\"") != std::string::npos);
+  CHECK(trace->find("\"idle\"") != std::string::npos);
+}

@@ -1,0 +1,121 @@
+// `meshplan serve` end to end: JSON fields, determinism, and bad input (exit 2, one message).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_meshplan.h"
+
+using meshplan::testing::repo_path;
+using meshplan::testing::run_meshplan;
+
+namespace {
+
+const std::string kBase = "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
+                          repo_path("topologies/dgx-h100-1n.yaml") +
+                          " --gpus 1 --isl 512 --osl 128 --requests 200";
+
+}  // namespace
+
+TEST_CASE("serve: a fixed layout's JSON carries layout, throughput, latencies and memory") {
+  const auto r = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& b = j["best"];
+  CHECK(b["layout"]["tp"] == 1);
+  CHECK(b["output_tokens_per_s"].get<double>() > 0);
+  for (const char* k : {"mean", "p50", "p90", "p99"}) {
+    CHECK(b["ttft_s"][k].get<double>() > 0);
+    CHECK(b["tpot_s"][k].get<double>() > 0);
+  }
+  CHECK(b["max_concurrency"].get<int64_t>() > 8);
+  CHECK(b["kv_cache_tokens"].get<int64_t>() % 16 == 0);  // vLLM blocks of 16
+  CHECK(b["memory"]["kv_bytes_per_token"] == 131072);    // 2·8·128·32·2
+  CHECK(b["step_time"]["decode"]["total_s"].get<double>() > 0);
+}
+
+TEST_CASE("serve: --load-curve replays the layout at doubling concurrency, then offline") {
+  const auto r = run_meshplan(kBase + " --layout tp=1,max_batch=8 --load-curve --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json curve = nlohmann::json::parse(r.out)["load_curve"];
+  REQUIRE(curve.size() == 5);  // 1, 2, 4, the cap 8, offline
+  CHECK(curve[0]["concurrency"] == 1);
+  CHECK(curve[3]["concurrency"] == 8);
+  CHECK(curve[4]["concurrency"] == 0);
+  // More load, more throughput and longer time per token, up to the cap.
+  for (int i = 1; i < 4; ++i) {
+    CHECK(curve[i]["output_tokens_per_s"].get<double>() >
+          curve[i - 1]["output_tokens_per_s"].get<double>());
+    CHECK(curve[i]["tpot_s"]["mean"].get<double>() >= curve[i - 1]["tpot_s"]["mean"].get<double>());
+  }
+}
+
+TEST_CASE("serve: --weights auto evaluates BF16 and FP8 and labels each row") {
+  const auto r =
+      run_meshplan(kBase + " --layout tp=1 --concurrency 8 --weights auto --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["weights"] == "auto");
+  // FP8 halves the weight reads of a small decode batch: it ranks first.
+  CHECK(j["best"]["weights"] == "fp8");
+  CHECK(j["best"]["engine_flags"]["vllm"].get<std::string>().find("--quantization fp8") !=
+        std::string::npos);
+  const auto table = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --weights auto");
+  auto row = [&](const std::string& rank) {
+    const size_t at = table.out.find("\n" + rank + "  tp1");
+    return at == std::string::npos ? "" : table.out.substr(at, table.out.find('\n', at + 1) - at);
+  };
+  CHECK(row("1").find(" fp8 ") != std::string::npos);
+  CHECK(row("2").find(" bf16 ") != std::string::npos);
+}
+
+TEST_CASE("serve: the same inputs print the same bytes") {
+  const std::string args = kBase + " --request-rate 4 --seed 3";
+  CHECK(run_meshplan(args).out == run_meshplan(args).out);
+}
+
+TEST_CASE("serve: bad flag values exit 2 naming the flag and the rule") {
+  auto r = run_meshplan(kBase + " --weights fp4");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("--weights") != std::string::npos);
+  r = run_meshplan(kBase + " --layout tp=3,pp=0");
+  CHECK(r.rc == 2);
+  CHECK(r.err ==
+        "--layout:1:9: error: field 'pp' = '0': must be an integer between 1 and 10000000\n"
+        "  tp=3,pp=0\n"
+        "          ^\n");
+  r = run_meshplan(kBase + " --layout tp=2");
+  CHECK(r.rc == 2);
+  CHECK(r.err ==
+        "--layout: error: field 'replicas' = '1': tp × pp × replicas = 2 exceeds the 1 GPUs "
+        "available\n");
+  r = run_meshplan(kBase + " --concurrency 4 --request-rate 2");
+  CHECK(r.rc == 2);
+}
+
+TEST_CASE("serve: a replay beyond 10^8 tokens is refused before it starts") {
+  const auto r = run_meshplan("serve --model " + repo_path("models/llama3-8b.yaml") +
+                              " --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
+                              " --isl 100000 --osl 1000 --requests 2000");
+  CHECK(r.rc == 2);
+  CHECK(r.err ==
+        "--requests: error: field 'requests' = '2000': requests × (isl + osl) = 202000000 tokens "
+        "exceeds the 100000000 one replay handles; ask for fewer requests (a closed loop "
+        "replays 10 × the concurrency)\n");
+}
+
+TEST_CASE("serve: a search beyond 10^9 replayed tokens is refused before it starts") {
+  const auto r = run_meshplan("serve --model " + repo_path("models/llama3-8b.yaml") +
+                              " --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
+                              " --isl 10 --osl 10000 --requests 9000");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--requests: error: field 'requests' = '9000': the search would replay") == 0);
+}
+
+TEST_CASE("serve: a model whose weights leave no KV room on the layout is an input error") {
+  const auto r = run_meshplan("serve --model " + repo_path("models/llama3-405b.yaml") +
+                              " --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
+                              " --isl 128 --osl 128 --layout tp=1,replicas=1");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("leaves no KV-cache room") != std::string::npos);
+}

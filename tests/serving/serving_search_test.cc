@@ -1,0 +1,69 @@
+// The serving search: candidates, ranking by tokens/s per GPU within the SLO, Pareto front.
+#include "serving/serving_search.h"
+
+#include <doctest/doctest.h>
+
+#include "planner/profile_defaults.h"
+#include "tests/test_inputs.h"
+
+using namespace meshplan;
+using namespace meshplan::serving;
+
+namespace {
+
+ServingProblem llama8b_problem() {
+  ServingProblem p;
+  p.model = meshplan::testing::shipped_model("llama3-8b");
+  p.cluster = meshplan::testing::shipped_cluster("dgx-h100-1n");
+  p.profile = resolve_profile(p.cluster, "").value();
+  p.gpus = 2;
+  p.workload.isl = 256;
+  p.workload.osl = 64;
+  p.workload.load = LoadKind::concurrency;
+  p.workload.concurrency = 16;
+  p.workload.requests = 64;
+  return p;
+}
+
+ServingEstimate with(double per_gpu, double per_user) {
+  ServingEstimate e;
+  e.output_tokens_per_s_per_gpu = per_gpu;
+  e.tokens_per_s_per_user = per_user;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("serving search: candidates keep tp within a node, four batch caps each") {
+  ServingProblem p = llama8b_problem();
+  // Closed loop: tp1 pp1 x1 and x2, tp1 pp2 x1, tp2 pp1 x1, each with the default and 3 caps.
+  std::vector<ServingLayout> c = serving_candidates(p);
+  REQUIRE(c.size() == 16);
+  CHECK(c[0].gpus() == 1);
+  CHECK(c[4].gpus() == 2);
+  // Offline: every GPU in use.
+  p.workload.load = LoadKind::offline;
+  c = serving_candidates(p);
+  REQUIRE(c.size() == 12);
+  for (const ServingLayout& l : c) CHECK(l.gpus() == 2);
+}
+
+TEST_CASE("serving search: ranked by tokens/s per GPU, layouts meeting the SLO first") {
+  ServingProblem p = llama8b_problem();
+  p.options.slo.tpot_s = 1e-6;  // nobody meets it: ranking by throughput alone
+  const ServingSearchResult r = search_serving(p);
+  REQUIRE(r.ranked.size() >= 3);
+  for (size_t i = 1; i < r.ranked.size(); ++i)
+    CHECK(r.ranked[i - 1].output_tokens_per_s_per_gpu >= r.ranked[i].output_tokens_per_s_per_gpu);
+  CHECK_FALSE(r.ranked.front().meets_slo);
+  // The same inputs give the same ranking.
+  const ServingSearchResult again = search_serving(p);
+  CHECK(again.ranked.front().output_tokens_per_s == r.ranked.front().output_tokens_per_s);
+}
+
+TEST_CASE("serving search: the Pareto front keeps what nothing beats on both axes") {
+  const std::vector<ServingEstimate> e = {with(100, 10), with(50, 50), with(40, 40), with(10, 100),
+                                          with(100, 10)};
+  // (40, 40) is beaten by (50, 50); the second (100, 10) repeats the first.
+  CHECK(pareto_front(e) == std::vector<size_t>{0, 1, 3});
+}

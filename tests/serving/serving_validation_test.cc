@@ -1,0 +1,93 @@
+// The serving development set: how rows map to problems, which are skipped and why, and the
+// error summaries.
+#include "serving/serving_validation.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace meshplan;
+using namespace meshplan::serving;
+
+namespace {
+
+const std::string kRuns = std::string(MESHPLAN_TEST_DATA) + "/serving_runs.yaml";
+
+const ServingRun& run(const std::vector<ServingRun>& runs, const std::string& id) {
+  const auto it =
+      std::find_if(runs.begin(), runs.end(), [&](const ServingRun& r) { return r.id == id; });
+  REQUIRE(it != runs.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("serving validation: a perf-overview row takes its dataset size and KV fraction") {
+  Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
+  REQUIRE(runs.ok());
+  const ServingRun& r = run(runs.value(), "trt017-11");  // Llama-3.1-70B FP8, 8 × H100, 1000/1000
+  CHECK(r.skip_reason.empty());
+  CHECK(r.model_file == "models/llama3-70b.yaml");
+  CHECK(r.cluster_file == "topologies/dgx-h100-1n.yaml");
+  CHECK(r.layout.tp == 8);
+  CHECK(r.layout.replicas == 1);
+  CHECK(r.options.weights == WeightFormat::fp8);
+  CHECK(r.options.kv == KvFormat::fp8);
+  CHECK(r.options.engine == Engine::trtllm);
+  CHECK(r.options.memory_fraction == 0.95);
+  CHECK(r.workload.load == LoadKind::offline);
+  CHECK(r.workload.requests == 3000);
+  CHECK(r.measured[0] == 11451.16);
+}
+
+TEST_CASE("serving validation: online and AIConfigurator rows carry their load and latencies") {
+  Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
+  REQUIRE(runs.ok());
+  const ServingRun& online = run(runs.value(), "trtol-03");
+  CHECK(online.workload.load == LoadKind::request_rate);
+  CHECK(online.workload.request_rate_per_s == 16);
+  CHECK(online.workload.requests == 500);
+  CHECK(online.measured[1] == doctest::Approx(0.175));
+  CHECK(online.measured[2] == doctest::Approx(0.066));
+  const ServingRun& infinite = run(runs.value(), "trtol-05");
+  CHECK(infinite.workload.load == LoadKind::offline);
+  const ServingRun& aic = run(runs.value(), "aic-11");  // vLLM, 70B FP8, H200, c4
+  CHECK(aic.options.engine == Engine::vllm);
+  CHECK(aic.workload.load == LoadKind::concurrency);
+  CHECK(aic.workload.concurrency == 4);
+  CHECK(aic.measured[0] == 0);
+  CHECK(aic.measured[2] == doctest::Approx(0.02147));
+}
+
+TEST_CASE("serving validation: rows it cannot express are skipped with the reason") {
+  Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
+  REQUIRE(runs.ok());
+  CHECK(run(runs.value(), "trt017-17").skip_reason == "no shipped model file for Mixtral-8x22B");
+  CHECK(run(runs.value(), "mlp41-05").skip_reason == "tp or GPU count not stated");
+  const ServingRun& adp = run(runs.value(), "aic-22");  // tp 1 × attention_dp 8, ep 8
+  CHECK(adp.skip_reason.empty());
+  CHECK(adp.layout.tp == 8);
+  CHECK(adp.layout.attention_dp);
+  CHECK(adp.layout.ep == 8);
+  CHECK(run(runs.value(), "aic-23").skip_reason == "disaggregated prefill/decode is not modeled");
+}
+
+TEST_CASE("serving validation: summaries per metric, then per group and metric") {
+  Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
+  REQUIRE(runs.ok());
+  Result<ServingValidation> v = validate_serving(runs.value(), MESHPLAN_SOURCE_DIR);
+  REQUIRE(v.ok());
+  REQUIRE(v->summaries.size() >= 3);
+  CHECK(v->summaries[0].name == "throughput");
+  CHECK(v->summaries[1].name == "ttft");
+  CHECK(v->summaries[2].name == "tpot");
+  for (const ServingRunResult& r : v->results) CHECK(r.error.empty());
+  for (const ServingErrorSummary& s : v->summaries) CHECK(s.mean_abs <= s.max_abs);
+}
+
+TEST_CASE("serving validation: a file without rows names the field") {
+  const std::string path = std::string(MESHPLAN_TEST_DATA) + "/published_runs.yaml";
+  Result<std::vector<ServingRun>> runs = load_serving_runs(path);
+  REQUIRE_FALSE(runs.ok());
+  CHECK(runs.errors()[0].field == "rows");
+}

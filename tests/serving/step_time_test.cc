@@ -1,0 +1,136 @@
+// Step time: decode of one sequence is weight-bandwidth bound; prefill is compute bound; TP adds
+// two all-reduces per layer.
+#include "serving/step_time.h"
+
+#include <doctest/doctest.h>
+
+#include "planner/profile_defaults.h"
+#include "tests/test_inputs.h"
+
+using namespace meshplan;
+using namespace meshplan::serving;
+using meshplan::testing::shipped_cluster;
+using meshplan::testing::shipped_model;
+
+namespace {
+
+CalibrationProfile profile_of(const ClusterSpec& c) {
+  Result<CalibrationProfile> p = resolve_profile(c, "");
+  REQUIRE(p.ok());
+  return p.value();
+}
+
+StepBatch one_decode(double context) {
+  StepBatch b;
+  b.decodes = 1;
+  b.sampled = 1;
+  b.decode_context_tokens = context;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "step time: a batch-1 decode of llama3-8b reads every BF16 weight once at read bandwidth") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, 0);
+  const StepBreakdown t = model.time(one_decode(0));
+  // 32 layers × 218,103,808 linear weights + the 128,256 × 4096 LM head, two bytes each.
+  const double weight_bytes = 2 * (32.0 * 218'103'808 + 128'256.0 * 4096);
+  // H100 read bandwidth: max(profile copy 2575 GB/s, 0.9 × 3350 GB/s datasheet) = 3015 GB/s.
+  CHECK(read_bandwidth(p, c.gpu) == doctest::Approx(0.9 * 3.35e12));
+  CHECK(t.gemm_s == doctest::Approx(weight_bytes / read_bandwidth(p, c.gpu)).epsilon(0.001));
+  CHECK(t.communication_s == 0);
+  CHECK(t.overhead_s == 0);
+}
+
+TEST_CASE("step time: decode attention reads the cached K/V at read bandwidth") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, 0);
+  const double context = 1e6;  // one million cached tokens over the batch
+  const StepBreakdown t = model.time(one_decode(context));
+  // 2 · 8 heads · 128 · 2 bytes per token and layer, 32 layers.
+  CHECK(t.attention_s ==
+        doctest::Approx(context * 4096 * 32 / read_bandwidth(p, c.gpu)).epsilon(1e-9));
+}
+
+TEST_CASE("step time: FP8 weights halve the batch-1 decode's GEMM time") {
+  const ModelSpec m = shipped_model("llama3-70b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  ServingLayout l;
+  l.tp = 2;
+  ServingOptions bf16, fp8;
+  fp8.weights = WeightFormat::fp8;
+  const double t16 = StepTimeModel(m, c, p, l, bf16, 0).time(one_decode(0)).gemm_s;
+  const double t8 = StepTimeModel(m, c, p, l, fp8, 0).time(one_decode(0)).gemm_s;
+  // The LM head stays BF16, so a little more than half.
+  CHECK(t8 / t16 > 0.5);
+  CHECK(t8 / t16 < 0.53);
+}
+
+TEST_CASE("step time: tp adds two all-reduces per layer; the host overhead is added once") {
+  const ModelSpec m = shipped_model("llama3-70b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  ServingLayout l;
+  l.tp = 8;
+  const StepBreakdown t = StepTimeModel(m, c, p, l, ServingOptions{}, 1e-3).time(one_decode(0));
+  const CollectiveModel coll(p, c);
+  const double one = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 8192 * 2);
+  CHECK(t.communication_s == doctest::Approx(2 * 80 * one));
+  CHECK(t.overhead_s == 1e-3);
+}
+
+TEST_CASE("step time: a long prefill is compute bound, near 2 · params · tokens / GEMM peak") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, 0);
+  StepBatch b;
+  b.chunks.push_back({8192, 0});
+  b.sampled = 1;
+  const StepBreakdown t = model.time(b);
+  const double peak = 0.803 * 989e12 * 0.848;  // h100-published: efficiency × peak × sustained
+  // At or a little above (wave quantization over 132 SMs costs up to a few percent here).
+  const double ideal = 2 * 32.0 * 218'103'808 * 8192 / peak;
+  CHECK(t.gemm_s >= ideal);
+  CHECK(t.gemm_s <= 1.06 * ideal);
+  CHECK(t.attention_s > 0);
+}
+
+TEST_CASE("step time: MoE decode reads only the experts its tokens touch") {
+  const ModelSpec m = shipped_model("mixtral-8x7b");  // 8 experts, top-2
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, 0);
+  StepBatch one = one_decode(0), many = one_decode(0);
+  many.decodes = 64;
+  many.sampled = 64;
+  // One token touches 2 of 8 experts; 64 tokens touch 8·(1 − 0.75^64) ≈ all 8.
+  const double t1 = model.time(one).gemm_s, t64 = model.time(many).gemm_s;
+  CHECK(t64 / t1 > 2.5);
+  CHECK(t64 / t1 < 4.0);
+}
+
+TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-batch") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  ServingLayout two;
+  two.pp = 2;
+  const StepBreakdown t1 =
+      StepTimeModel(m, c, p, ServingLayout{}, ServingOptions{}, 0).time(one_decode(0));
+  const StepBreakdown t2 = StepTimeModel(m, c, p, two, ServingOptions{}, 0).time(one_decode(0));
+  // Two micro-batches × half the layers: the same layer weights; the last stage's LM head
+  // (128,256 × 4096 BF16) is read by both micro-batches, once more than with pp = 1.
+  const double head_s = 2 * 128'256.0 * 4096 / read_bandwidth(p, c.gpu);
+  CHECK(t2.gemm_s - t1.gemm_s == doctest::Approx(head_s).epsilon(0.01));
+  // Two hops: stage 0 → 1, and the sampled token back to stage 0.
+  const CollectiveModel coll(p, c);
+  CHECK(t2.communication_s == doctest::Approx(2 * coll.p2p_time_s(1, 0.5 * 4096 * 2)));
+}
