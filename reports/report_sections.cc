@@ -119,10 +119,18 @@ std::string top_section(const ReportData& d) {
                     e.simulated_step_s > 0 ? ms(e.simulated_step_s) : "-",
                     short_count(e.tokens_per_s), pct(e.mfu)});
   }
-  std::string out = fmt::format(
-      "## Top {} layouts\n\nRanked by analytic MFU, then the top {} re-ranked by "
-      "simulated step time.\n\n",
-      d.search.ranked.size(), d.search.ranked.size());
+  std::string out =
+      d.request.objective == Objective::memory
+          ? fmt::format(
+                "## Top {} layouts\n\nRanked by peak memory per GPU, lowest first "
+                "(`--objective memory`); each simulated.\n\n",
+                d.search.ranked.size())
+          : fmt::format(
+                "## Top {} layouts\n\nRanked by analytic {}, then the top {} re-ranked "
+                "by simulated step time.\n\n",
+                d.search.ranked.size(),
+                d.request.objective == Objective::tokens_per_s ? "tokens/s" : "MFU",
+                d.search.ranked.size());
   return out +
          markdown_table({"#", "layout", "peak / capacity GiB", "bubble", "analytic step ms",
                          "simulated step ms", "tokens/s", "MFU"},
