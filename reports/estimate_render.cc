@@ -22,9 +22,9 @@ nlohmann::ordered_json breakdown_json(const TimeBreakdown& b) {
           {"optimizer_s", b.optimizer_s}};
 }
 
-std::vector<std::string> summary_row(const Estimate& e, size_t rank) {
+std::vector<std::string> summary_row(const Estimate& e, size_t rank, const std::string& label) {
   return {std::to_string(rank),
-          short_label(e.layout),
+          label,
           fmt::format("{:.1f}/{:.1f}", e.peak_bytes / units::kGiB, e.capacity_bytes / units::kGiB),
           fmt::format("{:.1f}%", 100 * e.bubble_fraction),
           seconds(e.step_time_s),
@@ -32,6 +32,13 @@ std::vector<std::string> summary_row(const Estimate& e, size_t rank) {
           short_count(e.tokens_per_s),
           fmt::format("{:.1f}", e.model_tflops_per_gpu),
           fmt::format("{:.1f}%", 100 * e.mfu)};
+}
+
+// Row labels that tell the ranked layouts apart (core/layout.h distinguishing_labels).
+std::vector<std::string> row_labels(const std::vector<Estimate>& ranked) {
+  std::vector<Layout> layouts;
+  for (const Estimate& e : ranked) layouts.push_back(e.layout);
+  return distinguishing_labels(layouts);
 }
 
 const std::vector<std::string> kSummaryHeader = {
@@ -123,7 +130,9 @@ std::string plan_table(const SearchResult& r, const CostModel& model, int64_t gp
       model.training().seq_len, with_commas(r.evaluated), with_commas(r.feasible));
   if (r.ranked.empty()) return out + nothing_fits_text(r, model, gpus);
   std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < r.ranked.size(); ++i) rows.push_back(summary_row(r.ranked[i], i + 1));
+  const std::vector<std::string> labels = row_labels(r.ranked);
+  for (size_t i = 0; i < r.ranked.size(); ++i)
+    rows.push_back(summary_row(r.ranked[i], i + 1, labels[i]));
   out += text_table(kSummaryHeader, rows, 2);
   out += fmt::format("\nbest: --layout {}\n", to_string(r.ranked.front().layout));
   return out;
@@ -146,8 +155,9 @@ std::string plan_csv(const SearchResult& r) {
 
 std::string plan_markdown(const SearchResult& r) {
   std::vector<std::vector<std::string>> rows;
+  const std::vector<std::string> labels = row_labels(r.ranked);
   for (size_t i = 0; i < r.ranked.size(); ++i) {
-    std::vector<std::string> row = summary_row(r.ranked[i], i + 1);
+    std::vector<std::string> row = summary_row(r.ranked[i], i + 1, labels[i]);
     row[1] = "`" + row[1] + "`";
     rows.push_back(row);
   }

@@ -203,3 +203,19 @@ TEST_CASE("locate_in_layout gives check errors the column of their key in the st
         "--layout: error: field 'mbs' = '1': dp·mbs = 21·1 = 21 must divide the global batch (1024 "
         "sequences)\n");
 }
+
+TEST_CASE("rows whose short labels coincide get the fields that tell them apart") {
+  auto layout = [](const std::string& text) {
+    Result<Layout> l = parse_layout(text);
+    REQUIRE(l.ok());
+    return l.value();
+  };
+  const std::vector<std::string> labels = distinguishing_labels(
+      {layout("tp=8,pp=4,dp=2,order=tp-cp-dp-pp"), layout("tp=8,pp=4,dp=2,order=tp-cp-pp-dp"),
+       layout("tp=8,pp=2,dp=4"), layout("tp=8,pp=4,dp=2,order=tp-cp-pp-dp,tp_overlap=true")});
+  REQUIRE(labels.size() == 4);
+  CHECK(labels[0] == "tp8 pp4 dp2 z1 mbs1 1f1b tp_overlap=false order=tp-cp-dp-pp");
+  CHECK(labels[1] == "tp8 pp4 dp2 z1 mbs1 1f1b tp_overlap=false order=tp-cp-pp-dp");
+  CHECK(labels[2] == "tp8 pp2 dp4 z1 mbs1 1f1b");  // unique: the short label alone
+  CHECK(labels[3] == "tp8 pp4 dp2 z1 mbs1 1f1b tp_overlap=true order=tp-cp-pp-dp");
+}
