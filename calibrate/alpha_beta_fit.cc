@@ -66,7 +66,8 @@ std::string bytes_text(int64_t bytes) {
 }
 
 std::string residual_text(const FitResidual& r) {
-  return fmt::format("{:+.1f}% at {}", r.relative * 100, bytes_text(r.bytes));
+  const double percent = std::fabs(r.relative) < 0.0005 ? 0.0 : r.relative * 100;  // no "-0.0%"
+  return fmt::format("{:+.1f}% at {}", percent, bytes_text(r.bytes));
 }
 
 }  // namespace

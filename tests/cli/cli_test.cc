@@ -468,3 +468,20 @@ TEST_CASE("memory of DeepSeek-V3's config.json names its MTP module apart from t
   REQUIRE(yaml.rc == 0);
   CHECK(yaml.out.find("MTP") == std::string::npos);
 }
+
+TEST_CASE("the build writes a man page and bash/zsh completions from --help") {
+  const std::filesystem::path doc = std::filesystem::path(MESHPLAN_BINARY).parent_path() / "doc";
+  const std::string man = read_file(doc / "meshplan.1");
+  CHECK(man.rfind(".TH MESHPLAN 1 ", 0) == 0);
+  CHECK(man.find("meshplan \\- plan DP/TP/PP/CP/EP layouts for large-model training\n") !=
+        std::string::npos);
+  for (const char* command : {"memory", "plan", "report", "export"})
+    CHECK(man.find(std::string(".SS ") + command + "\n") != std::string::npos);
+  CHECK(man.find(".SS \"calibrate import nccl-tests\"\n") != std::string::npos);
+  const std::string bash = read_file(doc / "meshplan.bash");
+  CHECK(bash.find("complete -o filenames -F _meshplan meshplan") != std::string::npos);
+  CHECK(bash.find(" --objective --top --sample ") != std::string::npos);  // report's options
+  const std::string zsh = read_file(doc / "_meshplan");
+  CHECK(zsh.rfind("#compdef meshplan\n", 0) == 0);
+  CHECK(zsh.find("help memory estimate plan sweep") != std::string::npos);
+}
