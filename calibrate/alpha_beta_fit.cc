@@ -101,7 +101,9 @@ Result<AlphaBetaFit> fit_alpha_beta(const std::vector<CollectiveSample>& samples
   fit.busbw_bytes_per_s = 1.0 / x(1);
   fit.peak_busbw_bytes_per_s = peak;
   fit.unconstrained_busbw_bytes_per_s = fit.busbw_bytes_per_s;
-  if (fit.busbw_bytes_per_s > peak) {
+  const double half_peak = fit.latency_s * fit.busbw_bytes_per_s / factor;
+  fit.saturated = static_cast<double>(used.back()->bytes) >= kSaturatedAtHalfPeaks * half_peak;
+  if (fit.saturated && fit.busbw_bytes_per_s > peak) {
     fit.capped_at_peak = true;
     fit.busbw_bytes_per_s = peak;
     fit.latency_s = latency_for_slope(used, factor, peak);
@@ -134,6 +136,11 @@ std::string describe_fit(const CollectiveFit& c, const AlphaBetaFit& fit) {
   out += fmt::format("; residuals {} (smallest), {} (largest), worst {}",
                      residual_text(fit.residuals.front()), residual_text(fit.residuals.back()),
                      residual_text(*worst));
+  if (!fit.saturated)
+    out += fmt::format(
+        "; busbw extrapolated: the largest size, {}, is under {:.0f}x the "
+        "half-peak size",
+        bytes_text(fit.residuals.back().bytes), kSaturatedAtHalfPeaks);
   if (fit.capped_at_peak)
     out +=
         fmt::format("; busbw capped at the measured peak {:.2f} GB/s (unconstrained fit {:.2f})",

@@ -13,6 +13,9 @@ namespace meshplan::calibrate {
 
 // A fit is said to hold at a size when it predicts the measured time within this fraction.
 inline constexpr double kFitHoldsWithin = 0.10;
+// A sweep has reached bandwidth saturation when its largest size is at least this many times the
+// fit's half-peak size (there an α-β curve runs at ≥ 10/11 = 91% of busbw).
+inline constexpr double kSaturatedAtHalfPeaks = 10;
 
 // How far the fit is from one measured size: fit time / measured time − 1.
 struct FitResidual {
@@ -27,7 +30,10 @@ struct AlphaBetaFit {
   // Diagnostics.
   double peak_busbw_bytes_per_s = 0;           // highest bytes·factor/time among the samples
   double unconstrained_busbw_bytes_per_s = 0;  // the least-squares slope before capping
-  bool capped_at_peak = false;  // the slope exceeded the measured peak: busbw = peak, α refitted
+  // The largest size is ≥ kSaturatedAtHalfPeaks half-peak sizes of the unconstrained fit.
+  bool saturated = false;
+  bool capped_at_peak = false;  // saturated, and the slope exceeded the measured peak: busbw =
+                                // peak, α refitted
   std::vector<FitResidual> residuals;  // one per sample used, in ascending size
   // Largest run of consecutive sizes (ties: the larger sizes) whose |residual| ≤ kFitHoldsWithin;
   // both 0 when no size is fitted that well.
@@ -35,9 +41,11 @@ struct AlphaBetaFit {
 };
 
 // Least squares on relative residuals (t_i − α − x_i/busbw)/t_i with x_i = bytes_i·factor,
-// so microsecond and second timings weigh alike. α is clamped at 0 (then busbw is refitted);
-// busbw is capped at the highest bus bandwidth measured (then α is refitted), because an
-// α-β line steeper than any sample extrapolates beyond what the hardware showed.
+// so microsecond and second timings weigh alike. α is clamped at 0 (then busbw is refitted).
+// When the sweep reached saturation (see kSaturatedAtHalfPeaks), busbw is capped at the highest
+// bus bandwidth measured (then α is refitted): a line steeper than the saturated samples
+// promises bandwidth the hardware never showed. A sweep that stops short of saturation (a quick
+// calibration to 4 KiB) is left to extrapolate, and describe_fit says so.
 // Uses samples with status "ok", time_s > 0 and bytes > 0. Fails (Diagnostic naming `what`) with
 // fewer than two distinct sizes, factor ≤ 0, or a non-positive bandwidth slope.
 Result<AlphaBetaFit> fit_alpha_beta(const std::vector<CollectiveSample>& samples, double factor,

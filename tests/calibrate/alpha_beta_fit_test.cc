@@ -40,21 +40,43 @@ TEST_CASE("exact samples give back alpha; busbw is capped at the best measured b
 }
 
 TEST_CASE("a slope steeper than any sample is capped at the measured peak, then α refitted") {
-  // Two sizes: the free line through them has busbw 1e6 B / 0.9 ms = 1.11 GB/s and α = 0.2 ms,
-  // but the best sample is 2e6 B in 2 ms = 1 GB/s. With busbw = 1e9, α minimises
-  // Σ((t − x/1e9 − α)/t)²: α = (1e-4/1.1e-3²) / (1/1.1e-3² + 1/2e-3²) = 1e-4 / 1.3025.
-  auto fit = fit_alpha_beta({{1000000, 1.1e-3, 0, "ok"}, {2000000, 2.0e-3, 0, "ok"}}, 1.0, "x");
+  // Two sizes: the free line through them has busbw 1e6 B / 0.95 ms = 1.05 GB/s and α = 0.1 ms
+  // (half-peak 105 KB, so 2 MB is saturated), but the best sample is 2e6 B in 2 ms = 1 GB/s.
+  // With busbw = 1e9, α minimises Σ((t − x/1e9 − α)/t)²:
+  // α = (5e-5/1.05e-3²) / (1/1.05e-3² + 1/2e-3²) = 5e-5 / 1.275625.
+  auto fit = fit_alpha_beta({{1000000, 1.05e-3, 0, "ok"}, {2000000, 2.0e-3, 0, "ok"}}, 1.0, "x");
   REQUIRE(fit.ok());
-  CHECK(fit->unconstrained_busbw_bytes_per_s == doctest::Approx(1e6 / 0.9e-3).epsilon(1e-9));
+  CHECK(fit->unconstrained_busbw_bytes_per_s == doctest::Approx(1e6 / 0.95e-3).epsilon(1e-9));
+  CHECK(fit->saturated);
   CHECK(fit->capped_at_peak);
   CHECK(fit->busbw_bytes_per_s == doctest::Approx(1e9).epsilon(1e-12));
-  CHECK(fit->latency_s == doctest::Approx(1e-4 / 1.3025).epsilon(1e-9));
-  // Residuals (α + x/1e9)/t − 1: −2.11% at 1e6 B, +3.84% at 2e6 B.
+  const double alpha = 5e-5 / 1.275625;
+  CHECK(fit->latency_s == doctest::Approx(alpha).epsilon(1e-9));
+  // Residuals (α + x/1e9)/t − 1: −1.0% at 1e6 B, +2.0% at 2e6 B.
   REQUIRE(fit->residuals.size() == 2);
-  CHECK(fit->residuals[0].relative == doctest::Approx((1e-4 / 1.3025 + 1e-3) / 1.1e-3 - 1));
-  CHECK(fit->residuals[1].relative == doctest::Approx((1e-4 / 1.3025 + 2e-3) / 2e-3 - 1));
+  CHECK(fit->residuals[0].relative == doctest::Approx((alpha + 1e-3) / 1.05e-3 - 1));
+  CHECK(fit->residuals[1].relative == doctest::Approx((alpha + 2e-3) / 2e-3 - 1));
   CHECK(fit->holds_from_bytes == 1000000);
   CHECK(fit->holds_to_bytes == 2000000);
+}
+
+TEST_CASE("a sweep that stops short of saturation extrapolates busbw and says so") {
+  // α = 10 µs, 100 GB/s, 8 B..4 KiB: half-peak 1 MB, far above 4 KiB. The fit is exact and,
+  // though above every measured bandwidth (4 KiB reaches 0.41 GB/s), not capped.
+  std::vector<CollectiveSample> s;
+  for (int64_t bytes = 8; bytes <= 4096; bytes *= 2)
+    s.push_back({bytes, 10e-6 + static_cast<double>(bytes) / 100e9, 0, "ok"});
+  auto fit = fit_alpha_beta(s, 1.0, "x");
+  REQUIRE(fit.ok());
+  CHECK_FALSE(fit->saturated);
+  CHECK_FALSE(fit->capped_at_peak);
+  CHECK(fit->busbw_bytes_per_s == doctest::Approx(100e9).epsilon(1e-9));
+  CollectiveFit c;
+  c.collective = "send_recv";
+  c.group_size = 2;
+  c.level = "nvlink";
+  CHECK(describe_fit(c, *fit).find("; busbw extrapolated: the largest size, 4 KiB, is under 10x "
+                                   "the half-peak size") != std::string::npos);
 }
 
 TEST_CASE("the range where the fit holds is the longest run of sizes within 10%") {
