@@ -298,3 +298,42 @@ TEST_CASE("torchtitan: MoE with tp > 1 splits experts over tp too; zb-h1 is refu
                   "schedules (InterleavedZeroBubble, ZBVZeroBubble) run 2 or more stages per rank; "
                   "zb-h1 runs one") != std::string::npos);
 }
+
+// Megatron-LM's uneven-pipeline rule (d98e8a64ddf3, transformer_config.py "Uneven PP"): every
+// given end stage > 0 layers, the rest split evenly over the middle stages.
+bool megatron_accepts_uneven(int64_t layers, int64_t pp, int64_t first, int64_t last) {
+  const int64_t middle_layers = layers - first - last, middle_stages = pp - 2;
+  if (first <= 0 || last <= 0) return false;
+  if ((middle_layers != 0) != (middle_stages != 0)) return false;
+  return middle_stages == 0 || middle_layers % middle_stages == 0;
+}
+
+// The value of "--flag value" in an argument list.
+int64_t flag_value(const std::string& text, const std::string& flag) {
+  const size_t at = text.find(flag + " ");
+  REQUIRE(at != std::string::npos);
+  return std::stoll(text.substr(at + flag.size() + 1));
+}
+
+TEST_CASE("Megatron uneven splits are ones its TransformerConfig accepts") {
+  // DeepSeek-V3, 61 layers over 16 stages: meshplan prices 3,4x13,3,3; Megatron needs equal
+  // middle stages, so 3,4x14,2: 61 − 3 − 2 = 56 = 14 x 4, no stage above 4 layers.
+  const ModelSpec ds = model("deepseek-v3");
+  const std::string v3 = exported(Launcher::megatron, ds,
+                                  layout("tp=1,pp=16,ep=32,recompute=full,uneven=true", ds, 512));
+  CHECK(flag_value(v3, "--decoder-first-pipeline-num-layers") == 3);
+  CHECK(flag_value(v3, "--decoder-last-pipeline-num-layers") == 2);
+  CHECK(megatron_accepts_uneven(61, 16, 3, 2));
+  CHECK_FALSE(megatron_accepts_uneven(61, 16, 3, 3));  // what was exported before
+  CHECK(v3.find("# layers per stage 3,4x14,2 (meshplan priced 3,4x13,3x2; Megatron needs equal "
+                "middle stages; the slowest stage is the same)\n") != std::string::npos);
+
+  // Llama 3 405B, 126 layers over 16 stages: the priced 7,8x14,7 is expressible as it is.
+  const ModelSpec big = model("llama3-405b");
+  const std::string l405 = exported(Launcher::megatron, big,
+                                    layout("tp=8,pp=16,recompute=full,uneven=true", big, 16384));
+  CHECK(flag_value(l405, "--decoder-first-pipeline-num-layers") == 7);
+  CHECK(flag_value(l405, "--decoder-last-pipeline-num-layers") == 7);
+  CHECK(megatron_accepts_uneven(126, 16, 7, 7));
+  CHECK(l405.find("meshplan priced") == std::string::npos);
+}
