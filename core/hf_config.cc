@@ -146,6 +146,17 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
                                           "qwen3",       "mixtral", "qwen3_moe",   "deepseek_v2",
                                           "deepseek_v3", "gemma2",  "gemma3_text", "gpt_neox"};
   std::string type = r.get_string("model_type");
+  // Families met in practice whose structure ModelSpec cannot hold: refused with the reason.
+  if (type == "llama4")
+    r.fail("model_type",
+           "llama4 is not supported: its MoE blocks alternate with dense ones "
+           "(interleave_moe_layer_step, intermediate_size_mlp) and some layers use chunked "
+           "attention without RoPE, which ModelSpec cannot express (MoE on every layer after "
+           "first_k_dense_replace, one attention kind)");
+  if (type == "gemma3")
+    r.fail("model_type",
+           "gemma3 is the multimodal config: pass its text model instead (the "
+           "text_config object, model_type gemma3_text, saved as its own file)");
   if (std::find(types.begin(), types.end(), type) == types.end()) {
     r.fail("model_type", fmt::format("must be one of {}", fmt::join(types, "|")));
   }

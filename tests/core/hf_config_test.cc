@@ -105,9 +105,19 @@ TEST_CASE("fields whose counts the spec cannot express are refused by name") {
   CHECK(error_of(std::string(kTinyLlama) + R"(, "attention_bias": false})") == "ok");
 }
 
-TEST_CASE("an unsupported model_type lists the supported ones") {
+TEST_CASE("llama4 and multimodal gemma3 are refused with what meshplan cannot express") {
   CHECK(error_of(R"({"model_type": "llama4"})") ==
-        "config.json:1:2: error: field 'model_type' = '\"llama4\"': must be one of "
+        "config.json:1:2: error: field 'model_type' = '\"llama4\"': llama4 is not supported: its "
+        "MoE blocks alternate with dense ones (interleave_moe_layer_step, intermediate_size_mlp) "
+        "and some layers use chunked attention without RoPE, which ModelSpec cannot express (MoE "
+        "on every layer after first_k_dense_replace, one attention kind)");
+  CHECK(error_of(R"({"model_type": "gemma3"})").find("pass its text model instead") !=
+        std::string::npos);
+}
+
+TEST_CASE("an unsupported model_type lists the supported ones") {
+  CHECK(error_of(R"({"model_type": "gpt2"})") ==
+        "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
         "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|gemma2|"
         "gemma3_text|gpt_neox");
 }
