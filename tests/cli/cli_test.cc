@@ -485,3 +485,20 @@ TEST_CASE("the build writes a man page and bash/zsh completions from --help") {
   CHECK(zsh.rfind("#compdef meshplan\n", 0) == 0);
   CHECK(zsh.find("help memory estimate plan sweep") != std::string::npos);
 }
+
+TEST_CASE("calibrate import of a pasted table asks for --collective, then notes what it read") {
+  const std::string log = repo_path("tests/data/nccl-tests/nccl_tests_issue232.txt");
+  const auto out = std::filesystem::temp_directory_path() / "meshplan-cli-import.yaml";
+  Run bare = run_meshplan("calibrate import nccl-tests " + log + " --out '" + out.string() + "'");
+  CHECK(bare.rc == 2);
+  CHECK(bare.err.find("error: the log does not name its collective") != std::string::npos);
+  CHECK(bare.err.find("pass --collective (all_reduce, ") != std::string::npos);
+  Run r = run_meshplan("calibrate import nccl-tests " + log +
+                       " --collective all_reduce --ranks 2 --nodes 2 --out '" + out.string() + "'");
+  REQUIRE(r.rc == 0);
+  CHECK(r.err.find("wrote ") == 0);
+  CHECK(r.err.find("nccl_tests_issue232.txt:5: no '# nThread") != std::string::npos);
+  CHECK(r.err.find("all_reduce x2 (ib): fit within ±10% from ") != std::string::npos);
+  CHECK(read_file(out).find("notes:\n") != std::string::npos);
+  std::filesystem::remove(out);
+}
