@@ -121,3 +121,15 @@ TEST_CASE("an unsupported model_type lists the supported ones") {
         "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|gemma2|"
         "gemma3_text|gpt_neox");
 }
+
+TEST_CASE("Qwen2-72B's Q/K/V biases add 80 x 10,240 parameters") {
+  // Qwen2-72B's shape (hidden 8192, 64 heads, 8 KV heads of 128): biases 8192 + 2 x 1024 per layer.
+  const std::string config = R"({"model_type": "qwen2", "hidden_size": 8192,
+    "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64,
+    "num_key_value_heads": 8, "vocab_size": 152064, "tie_word_embeddings": false})";
+  Result<ModelSpec> r = parse_hf_config(config, "config.json");
+  REQUIRE(r.ok());
+  ModelSpec without = r.value();
+  without.qkv_bias = false;
+  CHECK(total_params(r.value()) - total_params(without) == 80 * 10'240);
+}
