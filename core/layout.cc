@@ -143,6 +143,25 @@ std::vector<std::string> distinguishing_labels(const std::vector<Layout>& layout
   return out;
 }
 
+std::vector<std::string> differing_fields(const std::vector<Layout>& layouts) {
+  std::vector<std::vector<std::string>> fields;
+  for (const Layout& l : layouts) fields.push_back(split_fields(to_string(l)));
+  std::vector<std::string> out;
+  if (fields.empty()) return out;
+  for (size_t f = 0; f < fields[0].size(); ++f) {
+    std::vector<std::string> values;
+    for (const auto& row : fields) {
+      const std::string value = row[f].substr(row[f].find('=') + 1);
+      if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+    }
+    if (values.size() < 2) continue;
+    std::string field = fields[0][f].substr(0, fields[0][f].find('=') + 1);
+    for (size_t i = 0; i < values.size(); ++i) field += (i ? "/" : "") + values[i];
+    out.push_back(field);
+  }
+  return out;
+}
+
 std::vector<int64_t> chunk_layers(int64_t layers, int64_t pp, int64_t vpp) {
   const int64_t chunks = pp * vpp;
   const int64_t base = (layers + chunks - 1) / chunks;
