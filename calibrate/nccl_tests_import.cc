@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <sstream>
 
 #include "calibrate/alpha_beta_fit.h"
 #include "core/collective.h"
@@ -35,27 +35,33 @@ Result<CollectiveSample> to_sample(const NcclTestsLog& log, const NcclTestsRow& 
   s.time_s = h.time_us * 1e-6;
   double algbw = static_cast<double>(row.bytes) / s.time_s;  // bytes/s
   s.busbw_bytes_per_s = algbw * factor;
-  if (!close(h.algbw_GBps, algbw * 1e-9, 0.011))
+  if (log.has_redop && !close(h.algbw_GBps, algbw * 1e-9, 0.011))
     return row_error(
         log, row.line,
         fmt::format("algbw {} GB/s is not size/time = {:.3f} GB/s", h.algbw_GBps, algbw * 1e-9));
-  if (!close(h.busbw_GBps, h.algbw_GBps * factor, 0.011 + 0.005 * factor))
+  if (!close(h.busbw_GBps, algbw * 1e-9 * factor, 0.011 + 0.005 * factor))
     return row_error(log, row.line,
-                     fmt::format("busbw {} GB/s is not algbw {} x {} ({} over {} ranks): wrong "
-                                 "collective or rank count? pass --collective / --ranks",
-                                 h.busbw_GBps, h.algbw_GBps, factor, collective, ranks));
+                     fmt::format("busbw {} GB/s is not size/time x {} = {:.3f} GB/s ({} over {} "
+                                 "ranks): wrong collective or rank count? pass --collective / "
+                                 "--ranks",
+                                 h.busbw_GBps, factor, algbw * 1e-9 * factor, collective, ranks));
+  // A count of wrong values fails the row; old logs print a max-error float there instead.
   int64_t wrong = 0;
-  if (log.wrong_is_count && h.wrong != "N/A" && (!(std::istringstream(h.wrong) >> wrong) || wrong))
+  auto [end, ec] = std::from_chars(h.wrong.data(), h.wrong.data() + h.wrong.size(), wrong);
+  if (ec == std::errc() && end == h.wrong.data() + h.wrong.size() && wrong != 0)
     s.status = fmt::format("failed: {} wrong values", h.wrong);
   return s;
 }
 
-Diagnostic infer_error(const NcclTestsLog& log, const std::string& what, const std::string& flag) {
-  return Diagnostic{
-      {log.file, 0, 0, ""},
-      "",
-      "",
-      fmt::format("cannot infer the {} from the log or its file name; pass {}", what, flag)};
+Diagnostic infer_error(const NcclTestsLog& log, const std::string& rule) {
+  return Diagnostic{{log.file, 0, 0, ""}, "", "", rule};
+}
+
+std::string collective_choices() {
+  std::string out;
+  for (const CollectiveInfo& c : collectives())
+    out += (out.empty() ? "" : ", ") + std::string(c.name);
+  return out;
 }
 
 }  // namespace
@@ -76,27 +82,37 @@ Result<NcclTestsLog> parse_nccl_tests(const std::string& text, const std::string
   return json ? parse_nccl_tests_json(text, file) : parse_nccl_tests_text(text, file);
 }
 
-Result<CollectiveFit> to_collective_fit(const NcclTestsLog& log, const ImportOptions& options) {
+Result<CollectiveFit> to_collective_fit(const NcclTestsLog& log, const ImportOptions& options,
+                                        AlphaBetaFit* diagnostics) {
   CollectiveFit fit;
   fit.collective = !options.collective.empty() ? options.collective
                    : !log.collective.empty()   ? log.collective
                                                : collective_from_name(log.file);
-  if (fit.collective.empty()) return infer_error(log, "collective", "--collective");
+  if (fit.collective.empty())
+    return infer_error(log, fmt::format("the log does not name its collective (no '# Collective "
+                                        "test starting' line, no program in the file name); "
+                                        "pass --collective ({})",
+                                        collective_choices()));
   int64_t ranks = options.ranks ? options.ranks
                   : log.ranks   ? log.ranks
                                 : log.threads * log.gpus_per_thread;
-  if (ranks <= 0) return infer_error(log, "rank count", "--ranks");
+  if (ranks <= 0)
+    return infer_error(log,
+                       "the log does not give its rank count (no '# nThread' header, no "
+                       "rank lines); pass --ranks");
   int64_t nodes = options.nodes ? options.nodes : std::max<int64_t>(log.nodes, 1);
   fit.group_size = ranks;
   fit.level = !options.level.empty() ? options.level : nodes > 1 ? "ib" : "nvlink";
   fit.source = fmt::format("nccl-tests: {}", std::filesystem::path(log.file).filename().string());
   for (const auto& row : log.rows) {
+    if (row.bytes == 0) continue;  // nccl-tests -b 0 prints empty operations
     auto s = to_sample(log, row, fit.collective, ranks);
     if (!s) return s.errors();
     fit.samples.push_back(*s);
   }
   auto r = refit(fit);
   if (!r) return Diagnostic{{log.file, 0, 0, ""}, "", "", r.errors()[0].rule};
+  if (diagnostics) *diagnostics = *r;
   return fit;
 }
 
@@ -116,7 +132,8 @@ Result<CalibrationProfile> import_nccl_tests(const std::vector<std::string>& fil
       errors.insert(errors.end(), log.errors().begin(), log.errors().end());
       continue;
     }
-    auto fit = to_collective_fit(*log, options);
+    AlphaBetaFit diagnostics;
+    auto fit = to_collective_fit(*log, options, &diagnostics);
     if (!fit) {
       errors.insert(errors.end(), fit.errors().begin(), fit.errors().end());
       continue;
@@ -127,6 +144,8 @@ Result<CalibrationProfile> import_nccl_tests(const std::vector<std::string>& fil
     p.provenance.nodes = std::max({p.provenance.nodes, options.nodes, log->nodes, int64_t{1}});
     p.provenance.sources.push_back(file);
     if (log->validation_failed) p.notes.push_back(file + ": nccl-tests reported FAILED values");
+    p.notes.insert(p.notes.end(), log->notes.begin(), log->notes.end());
+    p.notes.push_back(file + ": " + describe_fit(*fit, diagnostics));
     p.collectives.push_back(std::move(*fit));
   }
   if (!errors.empty()) return errors;

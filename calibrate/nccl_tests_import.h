@@ -3,15 +3,23 @@
 // entries (samples from the out-of-place half, then the α-β fit).
 //
 // Text variants read: current 13-column rows (with `root`), pre-August-2022 12-column rows
-// (last field of each half a max-error float), `-I 1` per-iteration columns (4 more per half),
-// `N/A` in #wrong, interleaved `NCCL INFO`/`NCCL WARN` lines, OpenMPI `--tag-output` prefixes
-// (`[1,0]<stdout>:`) and `srun --label` prefixes (`0: `), rank lines with or without `Group`.
+// (last field of each half a max-error float), 11-column rows without `redop` (nccl-tests of
+// 2020 and earlier, and alltoall rows whose redop is blank; NVIDIA/nccl issue 340), `-I 1`
+// per-iteration columns (4 more per half), `N/A` in #wrong, interleaved `NCCL INFO`/`NCCL WARN`
+// lines, OpenMPI `--tag-output` prefixes (`[1,0]<stdout>:`) and `srun --label` prefixes (`0: `),
+// rank lines with or without `Group`.
+//
+// Pasted logs are read as pasted (tests/data/nccl-tests/README.md lists real ones): a table
+// without the `# nThread` header (then ranks and collective come from the command line), a log
+// cut before its `# Avg bus bandwidth` footer, and a last row cut mid-line (dropped) each add a
+// note to NcclTestsLog::notes instead of failing.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "calibrate/alpha_beta_fit.h"
 #include "core/profile.h"
 #include "core/result.h"
 
@@ -43,8 +51,10 @@ struct NcclTestsLog {
   std::string gpu;                           // device name from the first rank line
   std::string nccl_version;        // from "NCCL version x.y.z" or the nccl-tests version line
   bool wrong_is_count = true;      // false for pre-2022 logs, whose field is a max error
+  bool has_redop = true;           // false for 11-column rows
   bool validation_failed = false;  // "# Out of bounds values : N FAILED"
   std::vector<NcclTestsRow> rows;
+  std::vector<std::string> notes;  // what was read leniently, "file:line: …" each
 };
 
 // Overrides from the command line; zero / empty means "infer from the log".
@@ -65,11 +75,16 @@ Result<NcclTestsLog> parse_nccl_tests_json(const std::string& text, const std::s
 std::string collective_from_name(const std::string& name);
 
 // Samples (out-of-place time; busbw recomputed from size/time and checked against the printed
-// algbw and busbw) and the fit. Errors when the collective or rank count cannot be inferred,
-// or the printed numbers disagree with the collective and rank count.
-Result<CollectiveFit> to_collective_fit(const NcclTestsLog& log, const ImportOptions& options);
+// busbw, and against the printed algbw except in 11-column logs, whose all_gather algbw was
+// already scaled by (n−1)/n) and the fit. Rows of 0 bytes are skipped. Errors when the
+// collective or rank count cannot be inferred, or the printed numbers disagree with the
+// collective and rank count.
+// `diagnostics`, when given, receives the fit's residuals and range (alpha_beta_fit.h).
+Result<CollectiveFit> to_collective_fit(const NcclTestsLog& log, const ImportOptions& options,
+                                        AlphaBetaFit* diagnostics = nullptr);
 
-// Reads every file and assembles a profile (provenance how = imported, sources = files).
+// Reads every file and assembles a profile (provenance how = imported, sources = files; notes:
+// each log's notes and each fit's describe_fit line).
 Result<CalibrationProfile> import_nccl_tests(const std::vector<std::string>& files,
                                              const ImportOptions& options);
 

@@ -1,6 +1,7 @@
 // Text logs of nccl-tests (variants listed in nccl_tests_import.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -28,7 +29,10 @@ struct TextState {
   bool header_seen = false;  // "# nThread …"
   bool footer_seen = false;  // "# Avg bus bandwidth …"
   int last_row_line = 0;
+  int last_line = 0;  // the file's last non-blank line
 };
+
+bool known_field_count(size_t n) { return n == 11 || n == 12 || n == 13 || n == 20 || n == 21; }
 
 Diagnostic error_at(const std::string& file, int line, const std::string& text,
                     const std::string& rule) {
@@ -136,22 +140,32 @@ Result<bool> read_row(const std::string& line, int number, TextState& st) {
   auto t = tokens(line);
   size_t n = t.size();
   bool with_root = n == 13 || n == 21;
-  if (!with_root && n != 12 && n != 20)
+  bool with_redop = n != 11;
+  if (!known_field_count(n)) {
+    if (number == st.last_line && !st.log.rows.empty()) {  // a paste cut mid-row
+      st.log.notes.push_back(
+          fmt::format("{}:{}: last row has {} fields: cut mid-row, dropped", file, number, n));
+      return true;
+    }
     return error_at(file, number, line,
-                    fmt::format("data row has {} fields; nccl-tests rows have 12 or 13 (20 or "
-                                "21 with -I 1): truncated or not an nccl-tests log",
+                    fmt::format("data row has {} fields; nccl-tests rows have 11, 12 or 13 (20 "
+                                "or 21 with -I 1): truncated or not an nccl-tests log",
                                 n));
+  }
   NcclTestsRow row;
   row.line = number;
-  size_t prefix = with_root ? 5 : 4, half = (n - prefix) / 2;
+  size_t prefix = with_root ? 5 : with_redop ? 4 : 3, half = (n - prefix) / 2;
   bool ok = parse_int(t[0], row.bytes) && parse_int(t[1], row.count) &&
             (!with_root || parse_int(t[4], row.root));
   row.type = t[2];
-  row.redop = t[3];
+  if (with_redop) row.redop = t[3];
   ok = ok && read_half(t, prefix, false, row.out_of_place) &&
        read_half(t, prefix + half, true, row.in_place);
   if (!ok) return error_at(file, number, line, "data row has a field that is not a number");
-  if (st.log.rows.empty()) st.log.wrong_is_count = with_root;
+  if (st.log.rows.empty()) {
+    st.log.wrong_is_count = with_root;
+    st.log.has_redop = with_redop;
+  }
   st.log.rows.push_back(row);
   st.last_row_line = number;
   return true;
@@ -189,9 +203,6 @@ Result<bool> read_line(const std::string& raw, int number, TextState& st) {
     return read_header_line(line, number, st);
   }
   if (!std::isdigit(static_cast<unsigned char>(line[first]))) return true;  // other output
-  if (!st.header_seen)
-    return error_at(st.log.file, number, raw,
-                    "data row before the '# nThread … nGpus …' header: not an nccl-tests log");
   return read_row(line, number, st);
 }
 
@@ -200,20 +211,31 @@ Result<bool> read_line(const std::string& raw, int number, TextState& st) {
 Result<NcclTestsLog> parse_nccl_tests_text(const std::string& text, const std::string& file) {
   TextState st;
   st.log.file = file;
+  std::vector<std::string> lines;
   std::istringstream in(text);
-  int number = 0;
   for (std::string raw; std::getline(in, raw);) {
-    auto r = read_line(raw, ++number, st);
+    lines.push_back(raw);
+    if (raw.find_first_not_of(" \t\r") != std::string::npos)
+      st.last_line = static_cast<int>(lines.size());
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto r = read_line(lines[i], static_cast<int>(i) + 1, st);
     if (!r) return r.errors();
   }
-  if (!st.header_seen)
-    return error_at(file, 1, "", "not an nccl-tests log: no '# nThread … nGpus …' header line");
   if (st.log.rows.empty())
-    return error_at(file, number, "", "nccl-tests log has no data rows (truncated?)");
+    return error_at(file, std::max<int>(static_cast<int>(lines.size()), 1), "",
+                    st.header_seen ? "nccl-tests log has no data rows (truncated?)"
+                                   : "not an nccl-tests log: no '# nThread … nGpus …' header "
+                                     "line and no data rows");
+  if (!st.header_seen)
+    st.log.notes.insert(st.log.notes.begin(),
+                        fmt::format("{}:{}: no '# nThread … nGpus …' header (a pasted table?): "
+                                    "ranks and collective come from the command line",
+                                    file, st.log.rows.front().line));
   if (!st.footer_seen)
-    return error_at(file, st.last_row_line, "",
-                    "nccl-tests log ends without its '# Avg bus bandwidth' footer: truncated "
-                    "after this line");
+    st.log.notes.push_back(fmt::format(
+        "{}:{}: no '# Avg bus bandwidth' footer: log cut after this row; rows up to here used",
+        file, st.last_row_line));
   st.log.nodes = static_cast<int64_t>(st.hosts.size());
   st.log.collective = collective_from_name(st.log.program);
   return st.log;

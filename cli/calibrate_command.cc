@@ -101,6 +101,8 @@ int run_import(const ImportCliOptions& o, const std::string& command) {
   auto w = write_profile_atomically(p, o.out);
   if (!w) return fail(w.errors());
   std::fprintf(stderr, "wrote %s (%zu collectives)\n", o.out.c_str(), p.collectives.size());
+  // What was read leniently and where each fit holds (also in the profile's notes).
+  for (const std::string& note : p.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   return 0;
 }
 

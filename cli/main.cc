@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_lookup.h"
 #include "cli/commands.h"
 #include "cli/exit_boundary.h"
 
@@ -42,8 +43,16 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   return meshplan::cli::run_within_boundary(
       [&] {
+        std::vector<std::string> words = args;
+        std::string err;
+        if (auto rc = meshplan::cli::handle_first_word(app, words, err)) {
+          std::fputs(err.c_str(), stderr);
+          return *rc;
+        }
+        std::vector<const char*> word_ptrs;
+        for (const std::string& w : words) word_ptrs.push_back(w.c_str());
         try {
-          app.parse(argc, argv);
+          app.parse(static_cast<int>(word_ptrs.size()), word_ptrs.data());
         } catch (const CLI::ParseError& e) {
           int rc = app.exit(e);
           return rc == 0 ? 0 : 2;

@@ -2,13 +2,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <mutex>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/progress_bar.h"
 #include "cli/thread_count.h"
 #include "planner/layout_search.h"
 #include "planner/simulated_plan.h"
@@ -28,19 +29,16 @@ struct PlanOptions {
   double tokens = 0;  // token budget; 0: no time to train
 };
 
-// A progress bar on stderr, only when stderr is a terminal.
+// A progress bar on stderr, only when stderr is a terminal (cli/progress_bar.h).
 std::function<void(int64_t, int64_t)> progress_bar() {
   if (!isatty(fileno(stderr))) return nullptr;
-  auto mutex = std::make_shared<std::mutex>();
-  return [mutex](int64_t done, int64_t total) {
-    std::lock_guard<std::mutex> lock(*mutex);
-    const int width = 40;
-    int filled = static_cast<int>(width * done / std::max<int64_t>(total, 1));
-    std::fprintf(stderr, "\r[%s%s] %3d%%", std::string(static_cast<size_t>(filled), '#').c_str(),
-                 std::string(static_cast<size_t>(width - filled), ' ').c_str(),
-                 static_cast<int>(100 * done / std::max<int64_t>(total, 1)));
-    if (done == total) std::fprintf(stderr, "\r%*s\r", width + 8, "");
-  };
+  auto bar = std::make_shared<ProgressBar>(
+      [](const std::string& s) { std::fputs(s.c_str(), stderr); },
+      [] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+      });
+  return [bar](int64_t done, int64_t total) { bar->update(done, total); };
 }
 
 int run_plan(const PlanOptions& o) {
@@ -64,7 +62,8 @@ int run_plan(const PlanOptions& o) {
     return print_errors({*error});
   SearchResult r = search_layouts(model, in->gpus, search);
   if (o.simulate_top > 0) {
-    std::vector<Diagnostic> errors = rerank_by_simulation(model, r, o.simulate_top);
+    std::vector<Diagnostic> errors =
+        rerank_by_simulation(model, r, o.simulate_top, search.objective);
     if (!errors.empty()) return print_errors(errors);
   }
   if (o.in.format == "json") {

@@ -21,6 +21,7 @@ struct ReportOptions {
   int top = 5;
   int sample = 200;
   int threads = 0;
+  std::string objective = "mfu";
   std::string sweep;  // GPU counts for the scale section; "": none
   double tokens = 0;
 };
@@ -34,6 +35,9 @@ int run_report(const ReportOptions& o) {
   request.top_k = o.top;
   request.sample = std::max(o.sample, o.top);
   request.threads = thread_count(o.threads);
+  request.objective = o.objective == "memory"         ? Objective::memory
+                      : o.objective == "tokens_per_s" ? Objective::tokens_per_s
+                                                      : Objective::mfu;
   if (!o.sweep.empty()) {
     Result<std::vector<int64_t>> counts = parse_count_list(o.sweep, "--sweep", "sweep", 10'000'000);
     if (!counts) return print_errors(counts.errors());
@@ -59,6 +63,9 @@ CLI::App* add_report_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("report", "write a Markdown report with SVG charts for the best layouts");
   add_input_options(sub, o->in, /*with_layout=*/false);
   add_cost_options(sub, o->in, o->cost);
+  sub->add_option("--objective", o->objective,
+                  "ranking, as `meshplan plan`: mfu | tokens_per_s | memory")
+      ->check(CLI::IsMember({"mfu", "tokens_per_s", "memory"}));
   sub->add_option("--top", o->top, "layouts in the table, each simulated")
       ->check(CLI::Range(1, 100));
   sub->add_option("--sample", o->sample, "best feasible layouts plotted in the MFU chart")

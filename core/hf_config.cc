@@ -1,5 +1,16 @@
-// Maps a Hugging Face config.json (model_type llama, mistral, qwen2, mixtral, qwen3_moe,
-// deepseek_v3) onto a ModelSpec. Fields we do not use are ignored, as transformers does.
+// Maps a Hugging Face config.json onto a ModelSpec. Families (model_type): llama, mistral,
+// phi3 (fused qkv/gate_up: the same matrices), qwen2 (biases on Q, K and V), qwen3,
+// mixtral, qwen3_moe, deepseek_v2, deepseek_v3 (MLA; MTP modules from
+// num_nextn_predict_layers, counted apart), gemma2 and gemma3_text (explicit head_dim, four
+// norms per layer, Gemma 3's q/k norms; tied embeddings) and gpt_neox (LayerNorm, biases
+// everywhere, GeLU MLP; its parallel residual has the same matrices and FLOPs).
+//
+// Parameters are counted exactly or refused: a field that would change the count in a way the
+// spec cannot express is an error naming it (attention_bias, mlp_bias, moe_layer_freq != 1).
+// What does not change the count is ignored, as transformers' own fields we do not use:
+// logit soft-capping (an element-wise tanh), RoPE variants, and sliding-window attention, which
+// the cost model prices as full attention (an over-estimate of attention FLOPs for sequences
+// longer than the window).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -79,44 +90,29 @@ std::string stem_of(const std::string& path) {
   return dot == std::string::npos ? base : base.substr(0, dot);
 }
 
-ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
-  ConfigReader r(j, text, file);
-  const std::vector<std::string> types = {"llama", "mistral",   "qwen2",      "mixtral",
-                                          "qwen3", "qwen3_moe", "deepseek_v3"};
-  std::string type = r.get_string("model_type");
-  if (std::find(types.begin(), types.end(), type) == types.end()) {
-    r.fail("model_type", fmt::format("must be one of {}", fmt::join(types, "|")));
-  }
-  ModelSpec m;
-  m.name = stem_of(file);
-  m.layers = r.get_int("num_hidden_layers", 1, kMaxLayers);
-  m.hidden = r.get_int("hidden_size", 1, kMaxWidth);
+// Errors for fields whose value changes the parameter count in a way ModelSpec cannot express.
+void refuse_inexpressible(const ConfigReader& r) {
+  if (r.get_bool("attention_bias", false))
+    r.fail("attention_bias",
+           "true is not supported: meshplan models biases on all linear "
+           "layers or on Q/K/V only (Qwen2), not on Q/K/V/O alone");
+  if (r.get_bool("mlp_bias", false))
+    r.fail("mlp_bias",
+           "true is not supported: meshplan models biases on all linear layers, "
+           "not on the MLP alone");
+  if (r.get_int("moe_layer_freq", 1, 1, kMaxLayers) != 1)
+    r.fail("moe_layer_freq",
+           "must be 1: meshplan models an MoE block on every layer after "
+           "first_k_dense_replace, not on every n-th");
+}
+
+void read_attention(const ConfigReader& r, const std::string& type, ModelSpec& m) {
   m.heads = r.get_int("num_attention_heads", 1, kMaxWidth);
   m.kv_heads = r.get_int("num_key_value_heads", m.heads, 1, kMaxWidth);
   m.head_dim = r.get_int("head_dim", 0, 1, kMaxWidth);
-  m.vocab = r.get_int("vocab_size", 1, kMaxVocab);
-  m.ffn_hidden = r.get_int("intermediate_size", 1, kMaxWidth);
-  m.mlp = MlpKind::swiglu;
-  m.norm = NormKind::rmsnorm;
-  m.tied_embeddings = r.get_bool("tie_word_embeddings", false);
-  m.qk_norm = type == "qwen3" || type == "qwen3_moe";
+  m.qk_norm = type == "qwen3" || type == "qwen3_moe" || type == "gemma3_text";
+  m.qkv_bias = type == "qwen2";
   m.attention = AttentionKind::flash;
-  // Training defaults: the pre-training length of these families is 4K-8K tokens; the model's
-  // max_position_embeddings is a ceiling, not what pre-training used.
-  m.training.seq_len =
-      std::min<int64_t>(8192, r.get_int("max_position_embeddings", 8192, 1, kMaxSeqLen));
-  int64_t experts =
-      r.get_first({"num_local_experts", "num_experts", "n_routed_experts"}, 0, 1, kMaxExperts);
-  if (experts > 0) {
-    MoeSpec moe;
-    moe.experts = experts;
-    moe.top_k = r.get_int("num_experts_per_tok", 1, kMaxExperts);
-    moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", m.ffn_hidden, 1, kMaxWidth);
-    moe.shared_experts = r.get_int("n_shared_experts", 0, 0, kMaxExperts);
-    moe.first_dense_layers = r.get_int("first_k_dense_replace", 0, 0, kMaxLayers);
-    if (moe.top_k > moe.experts) r.fail("num_experts_per_tok", "must not exceed the expert count");
-    m.moe = moe;
-  }
   if (r.has("kv_lora_rank")) {
     MlaSpec mla;
     mla.q_lora_rank = r.get_int("q_lora_rank", 0, 0, kMaxWidth);
@@ -128,6 +124,65 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
     m.head_dim = mla.v_head_dim;
     m.kv_heads = m.heads;
   }
+}
+
+void read_moe(const ConfigReader& r, ModelSpec& m) {
+  int64_t experts =
+      r.get_first({"num_local_experts", "num_experts", "n_routed_experts"}, 0, 1, kMaxExperts);
+  if (experts == 0) return;
+  MoeSpec moe;
+  moe.experts = experts;
+  moe.top_k = r.get_int("num_experts_per_tok", 1, kMaxExperts);
+  moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", m.ffn_hidden, 1, kMaxWidth);
+  moe.shared_experts = r.get_int("n_shared_experts", 0, 0, kMaxExperts);
+  moe.first_dense_layers = r.get_int("first_k_dense_replace", 0, 0, kMaxLayers);
+  if (moe.top_k > moe.experts) r.fail("num_experts_per_tok", "must not exceed the expert count");
+  m.moe = moe;
+}
+
+ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
+  ConfigReader r(j, text, file);
+  const std::vector<std::string> types = {"llama",       "mistral", "phi3",        "qwen2",
+                                          "qwen3",       "mixtral", "qwen3_moe",   "deepseek_v2",
+                                          "deepseek_v3", "gemma2",  "gemma3_text", "gpt_neox"};
+  std::string type = r.get_string("model_type");
+  // Families met in practice whose structure ModelSpec cannot hold: refused with the reason.
+  if (type == "llama4")
+    r.fail("model_type",
+           "llama4 is not supported: its MoE blocks alternate with dense ones "
+           "(interleave_moe_layer_step, intermediate_size_mlp) and some layers use chunked "
+           "attention without RoPE, which ModelSpec cannot express (MoE on every layer after "
+           "first_k_dense_replace, one attention kind)");
+  if (type == "gemma3")
+    r.fail("model_type",
+           "gemma3 is the multimodal config: pass its text model instead (the "
+           "text_config object, model_type gemma3_text, saved as its own file)");
+  if (std::find(types.begin(), types.end(), type) == types.end()) {
+    r.fail("model_type", fmt::format("must be one of {}", fmt::join(types, "|")));
+  }
+  refuse_inexpressible(r);
+  const bool gemma = type == "gemma2" || type == "gemma3_text";
+  const bool neox = type == "gpt_neox";
+  ModelSpec m;
+  m.name = stem_of(file);
+  m.layers = r.get_int("num_hidden_layers", 1, kMaxLayers);
+  m.hidden = r.get_int("hidden_size", 1, kMaxWidth);
+  m.vocab = r.get_int("vocab_size", 1, kMaxVocab);
+  m.ffn_hidden = r.get_int("intermediate_size", 1, kMaxWidth);
+  read_attention(r, type, m);
+  // GPT-NeoX: LayerNorm with β, biases on every linear layer, a plain GeLU MLP. The others
+  // have gated MLPs (SwiGLU, Gemma's GeGLU: the same three matrices) and RMSNorm.
+  m.mlp = neox ? MlpKind::gelu : MlpKind::swiglu;
+  m.norm = neox ? NormKind::layernorm : NormKind::rmsnorm;
+  m.bias = neox;
+  m.post_norms = gemma;
+  m.tied_embeddings = r.get_bool("tie_word_embeddings", gemma);
+  // Training defaults: the pre-training length of these families is 4K-8K tokens; the model's
+  // max_position_embeddings is a ceiling, not what pre-training used.
+  m.training.seq_len =
+      std::min<int64_t>(8192, r.get_int("max_position_embeddings", 8192, 1, kMaxSeqLen));
+  read_moe(r, m);
+  m.mtp_layers = r.get_int("num_nextn_predict_layers", 0, 0, kMaxLayers);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
     return r.diagnostic(field, rule);
   });

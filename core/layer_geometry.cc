@@ -48,7 +48,7 @@ std::vector<LinearMap> attention_linears(const ModelSpec& model) {
   maps.push_back({.name = "qkv",
                   .in = h,
                   .out = q + 2 * kv,
-                  .bias = model.bias,
+                  .bias = model.bias || model.qkv_bias,
                   .kv_out = 2 * kv,
                   .kv_groups = model.kv_heads});
   maps.push_back(

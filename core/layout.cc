@@ -110,6 +110,62 @@ std::string short_label(const Layout& layout) {
   return s;
 }
 
+namespace {
+
+std::vector<std::string> split_fields(const std::string& full) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at <= full.size();) {
+    size_t comma = full.find(',', at);
+    if (comma == std::string::npos) comma = full.size();
+    out.push_back(full.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> distinguishing_labels(const std::vector<Layout>& layouts) {
+  std::vector<std::string> labels;
+  std::vector<std::vector<std::string>> fields;
+  for (const Layout& l : layouts) {
+    labels.push_back(short_label(l));
+    fields.push_back(split_fields(to_string(l)));  // same keys in the same order for all
+  }
+  std::vector<std::string> out = labels;
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    std::vector<size_t> group;
+    for (size_t j = 0; j < layouts.size(); ++j)
+      if (labels[j] == labels[i]) group.push_back(j);
+    if (group.size() < 2) continue;
+    for (size_t f = 0; f < fields[i].size(); ++f) {
+      bool differs = false;
+      for (size_t j : group) differs = differs || fields[j][f] != fields[i][f];
+      if (differs) out[i] += " " + fields[i][f];
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> differing_fields(const std::vector<Layout>& layouts) {
+  std::vector<std::vector<std::string>> fields;
+  for (const Layout& l : layouts) fields.push_back(split_fields(to_string(l)));
+  std::vector<std::string> out;
+  if (fields.empty()) return out;
+  for (size_t f = 0; f < fields[0].size(); ++f) {
+    std::vector<std::string> values;
+    for (const auto& row : fields) {
+      const std::string value = row[f].substr(row[f].find('=') + 1);
+      if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+    }
+    if (values.size() < 2) continue;
+    std::string field = fields[0][f].substr(0, fields[0][f].find('=') + 1);
+    for (size_t i = 0; i < values.size(); ++i) field += (i ? "/" : "") + values[i];
+    out.push_back(field);
+  }
+  return out;
+}
+
 std::vector<int64_t> chunk_layers(int64_t layers, int64_t pp, int64_t vpp) {
   const int64_t chunks = pp * vpp;
   const int64_t base = (layers + chunks - 1) / chunks;

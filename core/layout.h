@@ -57,6 +57,14 @@ const char* to_string(Dim dim);
 std::string to_string(const Layout& layout);
 // Compact label for tables: "tp8 pp4 dp2 z1 mbs1 sel 1f1b" (defaults omitted).
 std::string short_label(const Layout& layout);
+// Labels for layouts shown as rows of one table: short_label, and where two or more rows
+// would print the same, the "key=value" fields (to_string's) that differ inside that group,
+// e.g. "tp8 pp4 dp2 z1 mbs1 1f1b order=tp-cp-pp-dp" (short_label omits rank order, overlap…).
+std::vector<std::string> distinguishing_labels(const std::vector<Layout>& layouts);
+// The fields (to_string's keys, in its order) on which `layouts` differ, each as
+// "key=a/b/…" ("/", not "|", so Markdown table cells stay whole) with the values in order of first
+// appearance; empty when they are all equal.
+std::vector<std::string> differing_fields(const std::vector<Layout>& layouts);
 
 // Parses "--layout tp=8,pp=4,..." (the keys of kLayoutFields in core/layout_fields.h: dp tp pp
 // cp ep zero mbs vpp recompute recompute_layers sp schedule order tp_overlap uneven). Unset keys

@@ -52,9 +52,15 @@ struct ModelSpec {
   MlpKind mlp = MlpKind::gelu;
   NormKind norm = NormKind::layernorm;
   bool tied_embeddings = false;
-  bool dropout = false;  // dropout masks cost activation memory when true
-  bool bias = false;     // linear layers carry biases (GPT-2/3, BLOOM); LayerNorm has β anyway
-  bool qk_norm = false;  // per-head RMSNorm on queries and keys (Qwen3)
+  bool dropout = false;     // dropout masks cost activation memory when true
+  bool bias = false;        // linear layers carry biases (GPT-2/3, BLOOM); LayerNorm has β anyway
+  bool qk_norm = false;     // per-head RMSNorm on queries and keys (Qwen3)
+  bool qkv_bias = false;    // Q, K and V projections carry biases though `bias` is false (Qwen2)
+  bool post_norms = false;  // two more norms per layer, after attention and after the MLP
+                            // (Gemma 2/3 "sandwich" norms): 4 per layer instead of 2
+  // Multi-token-prediction modules after the last layer (DeepSeek-V3 num_nextn_predict_layers).
+  // Counted by mtp_params (planner/param_count.h), not part of the trained model's layers.
+  int64_t mtp_layers = 0;
   AttentionKind attention = AttentionKind::flash;
   PositionEmbedding position_embedding = PositionEmbedding::rope;
   int64_t max_positions = 0;  // rows of a learned position table

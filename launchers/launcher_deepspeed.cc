@@ -1,6 +1,9 @@
-// DeepSpeed JSON config. DeepSpeed's batch identity: train_batch_size =
-// train_micro_batch_size_per_gpu × gradient_accumulation_steps × data-parallel world size.
-// Its pipeline engine runs its own 1F1B schedule (TrainSchedule) and supports ZeRO-0/1 only.
+// DeepSpeed JSON config, checked against DeepSpeed 0.16.5 (commit 38327e07f6cd; the keys and
+// their sources: tests/data/launchers/deepspeed-0.16.5-config-keys.txt). DeepSpeed's batch
+// identity: train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps ×
+// data-parallel world size. Its pipeline engine runs its own 1F1B schedule (TrainSchedule) and
+// supports ZeRO-0/1 only; the stage count comes from PipelineModule(num_stages=pp) in model
+// code (the config's pipeline.stages/partition are parsed but never read, so not emitted).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +28,11 @@ std::vector<Diagnostic> deepspeed_refusals(const Layout& layout, const TrainingS
   if (layout.tp > 1 && layout.sp)
     out.push_back(launcher_refusal(
         ds, layout, "sp", "AutoTP has no Megatron-style sequence parallelism; use sp=false"));
+  if (layout.tp > 1 && layout.zero == 3)
+    out.push_back(launcher_refusal(ds, layout, "zero",
+                                   "AutoTP (tensor_parallel.autotp_size) with ZeRO stage 3 fails "
+                                   "the engine's assertion (zero stage <= 2, runtime/engine.py); "
+                                   "use zero=2 or tp=1"));
   if (layout.tp_overlap)
     out.push_back(
         launcher_refusal(ds, layout, "tp_overlap", "AutoTP does not overlap TP communication"));
@@ -65,12 +73,10 @@ Result<std::string> export_deepspeed(const ModelSpec& model, const TrainingSpec&
                                      {"cpu_checkpointing", false},
                                      {"synchronize_checkpoint_boundary", false}};
   }
-  if (layout.pp > 1) {
-    j["pipeline"] = {
-        {"stages", layout.pp},
-        {"partition", "uniform"},
-        {"activation_checkpoint_interval", layout.recompute == Recompute::full ? 1 : 0}};
-  }
+  // Full recomputation of every layer: checkpoint each pipeline layer (interval 1). 0 would
+  // mean "off", which is the default, so nothing is written for other recompute settings.
+  if (layout.pp > 1 && layout.recompute == Recompute::full)
+    j["pipeline"] = {{"activation_checkpoint_interval", 1}};
   return j.dump(2) + "\n";
 }
 

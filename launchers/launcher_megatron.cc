@@ -3,6 +3,10 @@
 // and its recompute options (selective, or full with the uniform/block methods).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
+#include <optional>
+
 #include "launchers/launcher_args.h"
 #include "launchers/launcher_export.h"
 
@@ -39,6 +43,48 @@ std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layou
   if (layout.uneven && layout.vpp > 1) {
     out.push_back(launcher_refusal(who, layout, "uneven",
                                    "--num-layers-per-virtual-pipeline-stage needs equal chunks"));
+  }
+  return out;
+}
+
+// Megatron's uneven pipeline (--decoder-first/last-pipeline-num-layers) leaves the middle
+// pp − 2 stages equal: TransformerConfig raises unless (layers − first − last) % (pp − 2) == 0
+// (Megatron-LM d98e8a64ddf3, megatron/core/transformer/transformer_config.py, "Uneven PP").
+struct UnevenSplit {
+  int64_t first = 0, last = 0;
+  bool as_priced = true;  // false: meshplan priced another split with the same slowest stage
+  std::vector<int64_t> priced;
+};
+
+// meshplan's split (core/layout.h chunk_layers) when Megatron can express it; else the split
+// Megatron can express whose stages hold at most the priced maximum, with full middle stages
+// and the extra layer on the first stage (the last carries the output head and the loss).
+// nullopt when none exists.
+std::optional<UnevenSplit> megatron_uneven_split(int64_t layers, int64_t pp) {
+  UnevenSplit s;
+  s.priced = chunk_layers(layers, pp, 1);
+  s.first = s.priced.front();
+  s.last = s.priced.back();
+  const std::vector<int64_t> middle(s.priced.begin() + 1, s.priced.end() - 1);
+  if (std::adjacent_find(middle.begin(), middle.end(), std::not_equal_to<>()) == middle.end())
+    return s;
+  const int64_t most = *std::max_element(s.priced.begin(), s.priced.end());
+  const int64_t ends = layers - (pp - 2) * most;  // first + last with full middle stages
+  if (ends < 2 || ends > 2 * most) return std::nullopt;
+  s.first = (ends + 1) / 2;
+  s.last = ends / 2;
+  s.as_priced = false;
+  return s;
+}
+
+std::string stage_list(const std::vector<int64_t>& stages) {
+  std::string out;
+  for (size_t i = 0; i < stages.size();) {
+    size_t j = i;
+    while (j < stages.size() && stages[j] == stages[i]) ++j;
+    out += (out.empty() ? "" : ",") +
+           (j - i > 1 ? fmt::format("{}x{}", stages[i], j - i) : std::to_string(stages[i]));
+    i = j;
   }
   return out;
 }
@@ -135,10 +181,27 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
   if (layout.tp_overlap) args.flag("--tp-comm-overlap");
   if (layout.vpp > 1)
     args.arg("--num-layers-per-virtual-pipeline-stage", model.layers / (layout.pp * layout.vpp));
+  std::vector<std::string> notes;
   if (layout.uneven && model.layers % layout.pp != 0) {
-    std::vector<int64_t> chunks = chunk_layers(model.layers, layout.pp, 1);
-    args.arg("--decoder-first-pipeline-num-layers", chunks.front());
-    args.arg("--decoder-last-pipeline-num-layers", chunks.back());
+    const std::optional<UnevenSplit> split = megatron_uneven_split(model.layers, layout.pp);
+    if (!split)
+      return std::vector<Diagnostic>{launcher_refusal(
+          Launcher::megatron, layout, "uneven",
+          fmt::format("its uneven pipeline needs equal middle stages; no such split of {} "
+                      "layers over {} stages keeps every stage within meshplan's",
+                      model.layers, layout.pp))};
+    args.arg("--decoder-first-pipeline-num-layers", split->first);
+    args.arg("--decoder-last-pipeline-num-layers", split->last);
+    if (!split->as_priced) {
+      std::vector<int64_t> stages(static_cast<size_t>(layout.pp),
+                                  (model.layers - split->first - split->last) / (layout.pp - 2));
+      stages.front() = split->first;
+      stages.back() = split->last;
+      notes.push_back(fmt::format(
+          "layers per stage {} (meshplan priced {}; Megatron needs equal middle stages; the "
+          "slowest stage is the same)",
+          stage_list(stages), stage_list(split->priced)));
+    }
   }
   RecomputeArgs r = recompute_args(layout);
   if (!r.granularity.empty()) args.arg("--recompute-granularity", r.granularity);
@@ -156,11 +219,13 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
   if (training.precision == Precision::fp8) args.arg("--fp8-format", "hybrid");
   megatron_shape_args(model, training, args);
   megatron_moe_args(model, args);
-  return args.render(
-      {fmt::format("Megatron-LM arguments for {} ({} sequences x {} tokens)", model.name,
-                   training.global_batch, training.seq_len),
-       "layout " + to_string(layout),
-       fmt::format("vocabulary {} comes from the tokenizer (--tokenizer-type ...)", model.vocab)});
+  std::vector<std::string> comment = {
+      fmt::format("Megatron-LM arguments for {} ({} sequences x {} tokens)", model.name,
+                  training.global_batch, training.seq_len),
+      "layout " + to_string(layout),
+      fmt::format("vocabulary {} comes from the tokenizer (--tokenizer-type ...)", model.vocab)};
+  comment.insert(comment.end(), notes.begin(), notes.end());
+  return args.render(comment);
 }
 
 // NeMo 1.x megatron_gpt_config.yaml keys (model: section). ZeRO-2/3 map onto NeMo's FSDP

@@ -1,7 +1,17 @@
 // torchtitan command-line overrides (`--parallelism.*`, `--activation_checkpoint.*`,
-// `--training.*`). Data parallelism is FSDP2: ZeRO-3 is sharding with resharding after forward,
-// ZeRO-2 sharding without it (fsdp_reshard_after_forward never), ZeRO-0 replication (DDP);
-// ZeRO-1 (optimizer states only) has no FSDP2 equivalent.
+// `--training.*`) for torchtitan v0.2.2 (commit 73a0e6979dd1; torchtitan/config/job_config.py).
+// Data parallelism is FSDP2: ZeRO-3 is sharding with resharding after forward, ZeRO-2 sharding
+// without it (fsdp_reshard_after_forward never), ZeRO-0 replication (DDP); ZeRO-1 (optimizer
+// states only) has no FSDP2 equivalent. The "default" reshard policy turns resharding off when
+// pipelining (models/llama3/infra/parallelize.py: reshard_after_forward = not pp_enabled), so
+// ZeRO-3 with pp > 1 says "always".
+//
+// Pipeline split (distributed/pipeline_parallel.py, pipeline_llm and
+// generate_llm_fqn_per_model_part): with layers_per_stage L the stage count is
+// ceil((layers + first_less + last_less) / L), which must be a multiple of pp; the defaults
+// first/last_stage_less_layers = 1 make it ceil((80 + 2) / 4) = 21 for 80 layers at pp 4 vpp 5,
+// and give 1F1B the 20/21/20/19 split. meshplan prices an even split, so it writes both to 0 and
+// L = layers / (pp·vpp): exactly pp·vpp stages of L layers.
 #include <fmt/format.h>
 
 #include "launchers/launcher_args.h"
@@ -53,10 +63,11 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpe
     out.push_back(launcher_refusal(tt, layout, "shard",
                                    "FSDP shards over data_parallel_shard_degree × cp ranks; "
                                    "shard must be a multiple of cp"));
-  if (layout.pp > 1 && layout.schedule == Schedule::zb_h1 && layout.vpp < 2)
-    out.push_back(
-        launcher_refusal(tt, layout, "schedule",
-                         "InterleavedZeroBubble needs at least 2 stages per rank (vpp >= 2)"));
+  if (layout.pp > 1 && layout.schedule == Schedule::zb_h1)
+    out.push_back(launcher_refusal(
+        tt, layout, "schedule",
+        "its zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run 2 or more stages "
+        "per rank; zb-h1 runs one; use schedule=1f1b, or interleaved with vpp >= 2"));
   return out;
 }
 
@@ -70,18 +81,25 @@ Result<std::string> export_torchtitan(const ModelSpec& model, const TrainingSpec
   args.arg("--parallelism.data_parallel_replicate_degree", replicas(layout));
   args.arg("--parallelism.data_parallel_shard_degree", layout.dp / replicas(layout));
   if (layout.zero == 2) args.arg("--parallelism.fsdp_reshard_after_forward", "never");
+  if (layout.zero == 3 && layout.pp > 1)
+    args.arg("--parallelism.fsdp_reshard_after_forward", "always");
   args.arg("--parallelism.tensor_parallel_degree", layout.tp);
   if (layout.tp_overlap) args.flag("--parallelism.enable_async_tensor_parallel");
   args.arg("--parallelism.pipeline_parallel_degree", layout.pp);
   if (layout.pp > 1) {
     args.arg("--parallelism.pipeline_parallel_schedule", schedule_name(layout.schedule));
     args.arg("--parallelism.pipeline_parallel_microbatch_size", layout.mbs);
-    if (layout.vpp > 1)
-      args.arg("--parallelism.pipeline_parallel_layers_per_stage",
-               model.layers / (layout.pp * layout.vpp));
+    args.arg("--parallelism.pipeline_parallel_layers_per_stage",
+             model.layers / (layout.pp * layout.vpp));
+    args.arg("--parallelism.pipeline_parallel_first_stage_less_layers", 0);
+    args.arg("--parallelism.pipeline_parallel_last_stage_less_layers", 0);
   }
   args.arg("--parallelism.context_parallel_degree", layout.cp);
   args.arg("--parallelism.expert_parallel_degree", layout.ep);
+  // meshplan splits routed experts' width over tp as well (core/layer_geometry.h); torchtitan's
+  // default etp = 1 would replicate them over the TP group instead.
+  if (model.moe && layout.tp > 1)
+    args.arg("--parallelism.expert_tensor_parallel_degree", layout.tp);
   args.arg("--activation_checkpoint.mode", to_string(layout.recompute));
   if (layout.recompute == Recompute::selective)
     args.arg("--activation_checkpoint.selective_ac_option", "op");

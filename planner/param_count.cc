@@ -47,7 +47,7 @@ LayerParams layer_params(const ModelSpec& m, int64_t layer) {
   LayerParams p;
   for (const LinearMap& map : attention_linears(m)) add_linear(map, true, p);
   for (const LinearMap& map : ffn_linears(m, layer)) add_linear(map, false, p);
-  p.replicated += attention_norm_params(m) + 2 * norm_params(m, m.hidden);
+  p.replicated += attention_norm_params(m) + (m.post_norms ? 4 : 2) * norm_params(m, m.hidden);
   return p;
 }
 
@@ -62,6 +62,16 @@ int64_t total_params(const ModelSpec& m) {
   int64_t n = embedding_params(m) + lm_head_params(m) + final_norm_params(m);
   for (int64_t i = 0; i < m.layers; ++i) n += layer_params(m, i).total();
   return n;
+}
+
+int64_t mtp_params(const ModelSpec& m) {
+  if (m.mtp_layers == 0) return 0;
+  // DeepSeek-V3 §2.2: per module, a layer like the last one, the projection of the
+  // concatenated [hidden; embedding] back to hidden, and three norms (enorm, hnorm and the
+  // output head's norm); embedding and output head are the main model's.
+  const int64_t module = layer_params(m, m.layers - 1).total() + 2 * m.hidden * m.hidden +
+                         3 * norm_params(m, m.hidden);
+  return m.mtp_layers * module;
 }
 
 int64_t active_params(const ModelSpec& m) {

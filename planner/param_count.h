@@ -27,7 +27,11 @@ LayerParams layer_params(const ModelSpec& m, int64_t layer);
 int64_t embedding_params(const ModelSpec& m);  // word (+ learned position) embeddings
 int64_t lm_head_params(const ModelSpec& m);    // 0 when tied
 int64_t final_norm_params(const ModelSpec& m);
-int64_t total_params(const ModelSpec& m);
+int64_t total_params(const ModelSpec& m);  // the trained model: MTP modules excluded
+// Multi-token-prediction modules (m.mtp_layers of them; 0 when none), sharing the embedding and
+// output head with the main model. DeepSeek-V3: about 11.6B (its card's "14B MTP module" also
+// counts the checkpoint's copies of the embedding and head, 2 × 0.93B).
+int64_t mtp_params(const ModelSpec& m);
 // Parameters one token touches (routed experts at top_k) — "active" parameters.
 int64_t active_params(const ModelSpec& m);
 

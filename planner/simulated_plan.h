@@ -12,9 +12,11 @@ namespace meshplan {
 // REQUIRES: check_layout passed.
 Result<sim::PipelineSimulation> simulate_layout(CostModel& model, const Layout& l);
 
-// Simulates the first `k` ranked layouts, sets their simulated_step_s, and re-orders those k
-// by simulated step time (stable: analytic order breaks ties). Errors from the simulator are
-// returned, not swallowed.
-std::vector<Diagnostic> rerank_by_simulation(CostModel& model, SearchResult& r, int k);
+// Simulates the first `k` ranked layouts, sets their simulated_step_s, and, for the objectives
+// that rank by speed (mfu, tokens_per_s), re-orders those k by simulated step time (stable:
+// analytic order breaks ties); under Objective::memory the order stays the search's. Errors
+// from the simulator are returned, not swallowed.
+std::vector<Diagnostic> rerank_by_simulation(CostModel& model, SearchResult& r, int k,
+                                             Objective objective = Objective::mfu);
 
 }  // namespace meshplan

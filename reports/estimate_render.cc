@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/units.h"
 #include "planner/no_layout_reason.h"
 #include "reports/memory_render.h"
@@ -22,9 +24,9 @@ nlohmann::ordered_json breakdown_json(const TimeBreakdown& b) {
           {"optimizer_s", b.optimizer_s}};
 }
 
-std::vector<std::string> summary_row(const Estimate& e, size_t rank) {
+std::vector<std::string> summary_row(const Estimate& e, size_t rank, const std::string& label) {
   return {std::to_string(rank),
-          short_label(e.layout),
+          label,
           fmt::format("{:.1f}/{:.1f}", e.peak_bytes / units::kGiB, e.capacity_bytes / units::kGiB),
           fmt::format("{:.1f}%", 100 * e.bubble_fraction),
           seconds(e.step_time_s),
@@ -32,6 +34,41 @@ std::vector<std::string> summary_row(const Estimate& e, size_t rank) {
           short_count(e.tokens_per_s),
           fmt::format("{:.1f}", e.model_tflops_per_gpu),
           fmt::format("{:.1f}%", 100 * e.mfu)};
+}
+
+// The summary table's rows. Layouts whose rows would print identically (same short label and
+// numbers: they differ only in fields that change no figure) share one row, its '#' listing
+// their ranks and its label the differing fields as "key=a/b". Rows left with the same short
+// label get the fields that tell them apart (core/layout.h distinguishing_labels).
+std::vector<std::vector<std::string>> summary_rows(const std::vector<Estimate>& ranked) {
+  std::vector<std::vector<std::string>> printed;  // with short labels
+  std::vector<std::vector<size_t>> members;       // ranked indices per printed row
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    std::vector<std::string> row = summary_row(ranked[i], i + 1, short_label(ranked[i].layout));
+    size_t same = 0;
+    while (same < printed.size() &&
+           !std::equal(row.begin() + 1, row.end(), printed[same].begin() + 1))
+      ++same;
+    if (same == printed.size()) {
+      printed.push_back(std::move(row));
+      members.push_back({i});
+    } else {
+      printed[same][0] += "," + row[0];
+      members[same].push_back(i);
+    }
+  }
+  std::vector<Layout> heads;
+  for (const auto& m : members) heads.push_back(ranked[m.front()].layout);
+  const std::vector<std::string> labels = distinguishing_labels(heads);
+  for (size_t r = 0; r < printed.size(); ++r) {
+    printed[r][1] = labels[r];
+    if (members[r].size() < 2) continue;
+    std::vector<Layout> group;
+    for (size_t i : members[r]) group.push_back(ranked[i].layout);
+    printed[r][1] = short_label(group.front());
+    for (const std::string& field : differing_fields(group)) printed[r][1] += " " + field;
+  }
+  return printed;
 }
 
 const std::vector<std::string> kSummaryHeader = {
@@ -122,9 +159,7 @@ std::string plan_table(const SearchResult& r, const CostModel& model, int64_t gp
       model.model().name, gpus, model.cluster().gpu.name, model.training().global_batch,
       model.training().seq_len, with_commas(r.evaluated), with_commas(r.feasible));
   if (r.ranked.empty()) return out + nothing_fits_text(r, model, gpus);
-  std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < r.ranked.size(); ++i) rows.push_back(summary_row(r.ranked[i], i + 1));
-  out += text_table(kSummaryHeader, rows, 2);
+  out += text_table(kSummaryHeader, summary_rows(r.ranked), 2);
   out += fmt::format("\nbest: --layout {}\n", to_string(r.ranked.front().layout));
   return out;
 }
@@ -145,12 +180,8 @@ std::string plan_csv(const SearchResult& r) {
 }
 
 std::string plan_markdown(const SearchResult& r) {
-  std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < r.ranked.size(); ++i) {
-    std::vector<std::string> row = summary_row(r.ranked[i], i + 1);
-    row[1] = "`" + row[1] + "`";
-    rows.push_back(row);
-  }
+  std::vector<std::vector<std::string>> rows = summary_rows(r.ranked);
+  for (auto& row : rows) row[1] = "`" + row[1] + "`";
   return markdown_table(kSummaryHeader, rows);
 }
 

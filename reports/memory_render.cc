@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/units.h"
+#include "planner/param_count.h"
 #include "reports/text_format.h"
 
 namespace meshplan {
@@ -49,10 +50,16 @@ std::string memory_table(const MemoryEstimate& e, const ModelSpec& model,
                          const ClusterSpec& cluster, const Layout& layout,
                          const TrainingSpec& training) {
   const int64_t micro = training.global_batch / (layout.dp * layout.mbs);
+  // DeepSeek-V3's multi-token-prediction modules: counted, and said to be outside the plan.
+  const std::string mtp =
+      model.mtp_layers > 0
+          ? fmt::format("; {} more in {} MTP module{}, not planned", with_commas(mtp_params(model)),
+                        model.mtp_layers, model.mtp_layers > 1 ? "s" : "")
+          : "";
   std::string out = fmt::format(
-      "{} ({} parameters) on {} ({} × {}, {} each)\nlayout   {}\nbatch    {} sequences × {} "
+      "{} ({} parameters{}) on {} ({} × {}, {} each)\nlayout   {}\nbatch    {} sequences × {} "
       "tokens; {} micro-batches of {} per data-parallel rank\n\n",
-      model.name, with_commas(e.params_total), cluster.name, layout.gpus(), cluster.gpu.name,
+      model.name, with_commas(e.params_total), mtp, cluster.name, layout.gpus(), cluster.gpu.name,
       gib(e.capacity_bytes), short_label(layout), training.global_batch, training.seq_len, micro,
       layout.mbs);
   std::vector<std::vector<std::string>> rows;

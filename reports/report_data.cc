@@ -115,6 +115,7 @@ Result<ReportData> build_report(const CostModel& base, int64_t gpus, const Repor
   SearchOptions o;
   o.top_k = std::max(request.top_k, request.sample);
   o.threads = request.threads;
+  o.objective = request.objective;
   d.params_total = total_params(base.model());
   if (auto error = check_search_size(model, gpus, o, "report")) return *error;
   d.search = search_layouts(model, gpus, o);
@@ -130,7 +131,8 @@ Result<ReportData> build_report(const CostModel& base, int64_t gpus, const Repor
     d.sweep = std::move(swept).value();
   }
   if (d.search.ranked.empty()) return d;
-  std::vector<Diagnostic> errors = rerank_by_simulation(model, d.search, request.top_k);
+  std::vector<Diagnostic> errors =
+      rerank_by_simulation(model, d.search, request.top_k, request.objective);
   if (!errors.empty()) return errors;
   const Estimate& best = d.search.ranked.front();
   Result<sim::PipelineSimulation> s = simulate_layout(model, best.layout);

@@ -22,6 +22,9 @@ struct ReportRequest {
   int top_k = 5;     // layouts in the table, each simulated
   int sample = 200;  // best feasible layouts plotted in the MFU-vs-memory chart (>= top_k)
   int threads = 1;   // search threads; the result does not depend on it
+  // How layouts are ranked, as `meshplan plan --objective`; mfu and tokens_per_s re-rank the
+  // top_k by simulated step time, memory keeps the lowest peak memory first.
+  Objective objective = Objective::mfu;
   // When set, the report adds a scale section: this sweep run on the same inputs (its search
   // threads are `threads`).
   std::optional<SweepRequest> sweep;

@@ -111,18 +111,29 @@ std::string search_section(const ReportData& d) {
 
 std::string top_section(const ReportData& d) {
   std::vector<std::vector<std::string>> rows;
+  std::vector<Layout> layouts;
+  for (const Estimate& e : d.search.ranked) layouts.push_back(e.layout);
+  const std::vector<std::string> labels = distinguishing_labels(layouts);
   for (size_t i = 0; i < d.search.ranked.size(); ++i) {
     const Estimate& e = d.search.ranked[i];
-    rows.push_back({std::to_string(i + 1), fmt::format("`{}`", short_label(e.layout)),
+    rows.push_back({std::to_string(i + 1), fmt::format("`{}`", labels[i]),
                     fmt::format("{:.1f} / {:.1f}", e.peak_bytes / kGiB, e.capacity_bytes / kGiB),
                     pct(e.bubble_fraction), ms(e.step_time_s),
                     e.simulated_step_s > 0 ? ms(e.simulated_step_s) : "-",
                     short_count(e.tokens_per_s), pct(e.mfu)});
   }
-  std::string out = fmt::format(
-      "## Top {} layouts\n\nRanked by analytic MFU, then the top {} re-ranked by "
-      "simulated step time.\n\n",
-      d.search.ranked.size(), d.search.ranked.size());
+  std::string out =
+      d.request.objective == Objective::memory
+          ? fmt::format(
+                "## Top {} layouts\n\nRanked by peak memory per GPU, lowest first "
+                "(`--objective memory`); each simulated.\n\n",
+                d.search.ranked.size())
+          : fmt::format(
+                "## Top {} layouts\n\nRanked by analytic {}, then the top {} re-ranked "
+                "by simulated step time.\n\n",
+                d.search.ranked.size(),
+                d.request.objective == Objective::tokens_per_s ? "tokens/s" : "MFU",
+                d.search.ranked.size());
   return out +
          markdown_table({"#", "layout", "peak / capacity GiB", "bubble", "analytic step ms",
                          "simulated step ms", "tokens/s", "MFU"},

@@ -10,8 +10,25 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// Every event carries `cat` (DevTools-based parsers, e.g. Chrome's own trace importer, index
+// events by it and fail without it): "__metadata" as Chrome writes for M events; for operations
+// "compute,<kind>" or "comm,<kind>", so a viewer can filter by either.
 Json metadata(const char* what, int pid, int tid, const std::string& name) {
-  return Json{{"name", what}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
+  return Json{{"name", what}, {"cat", "__metadata"}, {"ph", "M"},
+              {"pid", pid},   {"tid", tid},          {"args", {{"name", name}}}};
+}
+
+std::string category(OpKind kind) {
+  switch (kind) {
+    case OpKind::p2p:
+    case OpKind::dp_comm:
+    case OpKind::zero_gather:
+      return std::string("comm,") + to_string(kind);
+    case OpKind::other:
+      return to_string(kind);
+    default:
+      return std::string("compute,") + to_string(kind);
+  }
 }
 
 Json op_event(const OperationGraph& g, const Timeline& t, OpId id) {
@@ -23,6 +40,7 @@ Json op_event(const OperationGraph& g, const Timeline& t, OpId id) {
   if (op.tags.chunk >= 0) args["chunk"] = op.tags.chunk;
   if (op.tags.micro_batch >= 0) args["micro_batch"] = op.tags.micro_batch;
   return Json{{"name", display_name(op)},
+              {"cat", category(op.tags.kind)},
               {"ph", "X"},
               {"ts", ts},
               {"dur", dur < 0 ? 0.0 : dur},

@@ -20,23 +20,90 @@ std::vector<CollectiveSample> synthetic(double alpha, double busbw, double facto
   return out;
 }
 
-TEST_CASE("exact samples give back alpha, busbw and the half-peak size") {
+TEST_CASE("exact samples give back alpha; busbw is capped at the best measured bandwidth") {
   // 8-rank all-reduce: factor 1.75; α = 15 µs, busbw = 360 GB/s.
   auto fit = fit_alpha_beta(synthetic(15e-6, 360e9, 1.75, 0, 1), 1.75, "ar");
   REQUIRE(fit.ok());
-  CHECK(fit->latency_s == doctest::Approx(15e-6).epsilon(1e-9));
-  CHECK(fit->busbw_bytes_per_s == doctest::Approx(360e9).epsilon(1e-9));
-  // Half peak where α = n·factor/busbw: n = 15e-6 · 360e9 / 1.75 = 3,085,714.3 bytes.
-  CHECK(fit->half_peak_bytes == doctest::Approx(3085714.2857).epsilon(1e-6));
+  CHECK(fit->unconstrained_busbw_bytes_per_s == doctest::Approx(360e9).epsilon(1e-9));
+  // The 8 GiB sample still pays α: x = 8 GiB·1.75, x / (15e-6 + x/360e9) = 359.87 GB/s.
+  const double x = 8589934592.0 * 1.75, peak = x / (15e-6 + x / 360e9);
+  CHECK(fit->capped_at_peak);
+  CHECK(fit->peak_busbw_bytes_per_s == doctest::Approx(peak).epsilon(1e-12));
+  CHECK(fit->busbw_bytes_per_s == doctest::Approx(peak).epsilon(1e-12));
+  CHECK(fit->latency_s == doctest::Approx(15e-6).epsilon(1e-3));
+  CHECK(fit->half_peak_bytes ==
+        doctest::Approx(fit->latency_s * fit->busbw_bytes_per_s / 1.75).epsilon(1e-12));
+  // The fit holds (±10%) at every size, 8 B to 8 GiB.
+  CHECK(fit->residuals.size() == 31);
+  CHECK(fit->holds_from_bytes == 8);
+  CHECK(fit->holds_to_bytes == int64_t{8} << 30);
 }
 
-TEST_CASE("alpha and busbw are recovered within 1% under 3% multiplicative noise") {
-  for (unsigned seed = 1; seed <= 20; ++seed) {
-    auto fit = fit_alpha_beta(synthetic(46e-6, 47e9, 0.9375, 0.03, seed), 0.9375, "ag");
-    REQUIRE(fit.ok());
-    CHECK(fit->latency_s == doctest::Approx(46e-6).epsilon(0.01));
-    CHECK(fit->busbw_bytes_per_s == doctest::Approx(47e9).epsilon(0.01));
-  }
+TEST_CASE("a slope steeper than any sample is capped at the measured peak, then α refitted") {
+  // Two sizes: the free line through them has busbw 1e6 B / 0.95 ms = 1.05 GB/s and α = 0.1 ms
+  // (half-peak 105 KB, so 2 MB is saturated), but the best sample is 2e6 B in 2 ms = 1 GB/s.
+  // With busbw = 1e9, α minimises Σ((t − x/1e9 − α)/t)²:
+  // α = (5e-5/1.05e-3²) / (1/1.05e-3² + 1/2e-3²) = 5e-5 / 1.275625.
+  auto fit = fit_alpha_beta({{1000000, 1.05e-3, 0, "ok"}, {2000000, 2.0e-3, 0, "ok"}}, 1.0, "x");
+  REQUIRE(fit.ok());
+  CHECK(fit->unconstrained_busbw_bytes_per_s == doctest::Approx(1e6 / 0.95e-3).epsilon(1e-9));
+  CHECK(fit->saturated);
+  CHECK(fit->capped_at_peak);
+  CHECK(fit->busbw_bytes_per_s == doctest::Approx(1e9).epsilon(1e-12));
+  const double alpha = 5e-5 / 1.275625;
+  CHECK(fit->latency_s == doctest::Approx(alpha).epsilon(1e-9));
+  // Residuals (α + x/1e9)/t − 1: −1.0% at 1e6 B, +2.0% at 2e6 B.
+  REQUIRE(fit->residuals.size() == 2);
+  CHECK(fit->residuals[0].relative == doctest::Approx((alpha + 1e-3) / 1.05e-3 - 1));
+  CHECK(fit->residuals[1].relative == doctest::Approx((alpha + 2e-3) / 2e-3 - 1));
+  CHECK(fit->holds_from_bytes == 1000000);
+  CHECK(fit->holds_to_bytes == 2000000);
+}
+
+TEST_CASE("a sweep that stops short of saturation extrapolates busbw and says so") {
+  // α = 10 µs, 100 GB/s, 8 B..4 KiB: half-peak 1 MB, far above 4 KiB. The fit is exact and,
+  // though above every measured bandwidth (4 KiB reaches 0.41 GB/s), not capped.
+  std::vector<CollectiveSample> s;
+  for (int64_t bytes = 8; bytes <= 4096; bytes *= 2)
+    s.push_back({bytes, 10e-6 + static_cast<double>(bytes) / 100e9, 0, "ok"});
+  auto fit = fit_alpha_beta(s, 1.0, "x");
+  REQUIRE(fit.ok());
+  CHECK_FALSE(fit->saturated);
+  CHECK_FALSE(fit->capped_at_peak);
+  CHECK(fit->busbw_bytes_per_s == doctest::Approx(100e9).epsilon(1e-9));
+  CollectiveFit c;
+  c.collective = "send_recv";
+  c.group_size = 2;
+  c.level = "nvlink";
+  CHECK(describe_fit(c, *fit).find("; busbw extrapolated: the largest size, 4 KiB, is under 10x "
+                                   "the half-peak size") != std::string::npos);
+}
+
+TEST_CASE("the range where the fit holds is the longest run of sizes within 10%") {
+  // t = x / 1 GB/s at 1 KB..100 MB, but the 1 GB sample took twice that (a congested run):
+  // the line misses it by about −50%; the four smaller sizes hold.
+  std::vector<CollectiveSample> s = {{1000, 1e-6, 0, "ok"},
+                                     {1000000, 1e-3, 0, "ok"},
+                                     {10000000, 1e-2, 0, "ok"},
+                                     {100000000, 1e-1, 0, "ok"},
+                                     {1000000000, 2.0, 0, "ok"}};
+  auto fit = fit_alpha_beta(s, 1.0, "x");
+  REQUIRE(fit.ok());
+  CHECK(fit->holds_from_bytes == 1000);
+  CHECK(fit->holds_to_bytes == 100000000);
+  REQUIRE(fit->residuals.size() == 5);
+  CHECK(fit->residuals[4].relative < -0.4);
+  CollectiveFit c;
+  c.collective = "send_recv";
+  c.group_size = 2;
+  c.level = "ib";
+  const std::string line = describe_fit(c, *fit);
+  CAPTURE(line);
+  CHECK(line.rfind("send_recv x2 (ib): fit within ±10% from 1000 B to 95.4 MiB; residuals ", 0) ==
+        0);
+  CHECK(line.find("at 1000 B (smallest), ") != std::string::npos);
+  CHECK(line.find("at 953.7 MiB (largest), worst ") != std::string::npos);
+  CHECK(line.find("capped") == std::string::npos);
 }
 
 TEST_CASE("failed samples are ignored and one size is not enough") {
@@ -44,7 +111,9 @@ TEST_CASE("failed samples are ignored and one size is not enough") {
   samples.push_back({1 << 20, 1.0, 0, "failed: timeout"});  // would wreck the fit if used
   auto fit = fit_alpha_beta(samples, 1.0, "sr");
   REQUIRE(fit.ok());
-  CHECK(fit->busbw_bytes_per_s == doctest::Approx(370e9).epsilon(1e-9));
+  // 370 GB/s capped at the 8 GiB sample's 8 GiB / (6 µs + 8 GiB/370e9), 0.03% lower.
+  CHECK(fit->busbw_bytes_per_s == doctest::Approx(370e9).epsilon(1e-3));
+  CHECK(fit->busbw_bytes_per_s < 370e9);
 
   auto one = fit_alpha_beta({{1024, 1e-5, 0, "ok"}, {1024, 1.1e-5, 0, "ok"}}, 1.0, "sr x2");
   REQUIRE(!one.ok());
@@ -70,9 +139,10 @@ TEST_CASE("refit fills the fit fields with the collective's bus factor") {
   c.group_size = 4;  // factor 0.75
   c.samples = synthetic(10e-6, 300e9, 0.75, 0, 3);
   REQUIRE(refit(c).ok());
-  CHECK(c.latency_s == doctest::Approx(10e-6).epsilon(1e-9));
-  CHECK(c.busbw_bytes_per_s == doctest::Approx(300e9).epsilon(1e-9));
-  CHECK(c.half_peak_bytes == doctest::Approx(4e6).epsilon(1e-9));  // 10e-6·300e9/0.75
+  // Capped at the 8 GiB sample (0.05% under 300 GB/s), α nearly unchanged.
+  CHECK(c.latency_s == doctest::Approx(10e-6).epsilon(1e-3));
+  CHECK(c.busbw_bytes_per_s == doctest::Approx(300e9).epsilon(1e-3));
+  CHECK(c.half_peak_bytes == doctest::Approx(4e6).epsilon(2e-3));  // 10e-6·300e9/0.75
 }
 
 }  // namespace

@@ -41,6 +41,31 @@ TEST_CASE("an unknown subcommand or flag exits 2") {
   CHECK(run_meshplan("plan " + k8b + " --topp 3").rc == 2);
 }
 
+TEST_CASE("an unknown command names the closest one and exits 2") {
+  Run r = run_meshplan("memroy " + k8b);
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "error: unknown command 'memroy' (did you mean 'memory'?); 'meshplan help' lists the "
+        "commands\n");
+  CHECK(run_meshplan("foo").err ==
+        "error: unknown command 'foo'; 'meshplan help' lists the commands\n");
+}
+
+TEST_CASE("meshplan help lists the commands; help <command> prints that command's help") {
+  Run all = run_meshplan("help");
+  CHECK(all.rc == 0);
+  CHECK(all.out.find("plan") != std::string::npos);
+  CHECK(all.out.find("calibrate") != std::string::npos);
+  CHECK(all.out == run_meshplan("--help").out);
+  Run plan = run_meshplan("help plan");
+  CHECK(plan.rc == 0);
+  CHECK(plan.out == run_meshplan("plan --help").out);
+  Run wrong = run_meshplan("help plna");
+  CHECK(wrong.rc == 2);
+  CHECK(wrong.err.find("unknown command 'plna' (did you mean 'plan'?)") != std::string::npos);
+}
+
 TEST_CASE("memory --format json carries the documented fields with integer bytes") {
   Run r = run_meshplan("memory " + k70b +
                        " --layout tp=8,pp=4,zero=1,recompute=selective --format json");
@@ -405,4 +430,75 @@ TEST_CASE("plan on a GPU count no layout splits names the divisibility rules, no
                    "rules: ") != std::string::npos);
   CHECK(r.out.find("dp must divide the global batch (1024 sequences)") != std::string::npos);
   CHECK(r.out.find("no valid layout") == std::string::npos);
+}
+
+TEST_CASE("report --objective memory ranks the table by peak memory, lowest first") {
+  const auto out = std::filesystem::temp_directory_path() / "meshplan-cli-report-memory";
+  std::filesystem::remove_all(out);
+  Run r = run_meshplan("report " + k8b + " --top 3 --sample 50 --threads 2 --objective memory " +
+                       "--out '" + out.string() + "'");
+  REQUIRE(r.rc == 0);
+  const std::string md = read_file(out / "report.md");
+  CHECK(md.find("Ranked by peak memory per GPU, lowest first (`--objective memory`)") !=
+        std::string::npos);
+  // Rows "| 1 | `layout` | 12.3 / 79.6 | …": the peaks must not decrease.
+  std::vector<double> peaks;
+  for (const char* row : {"\n| 1 | ", "\n| 2 | ", "\n| 3 | "}) {
+    size_t at = md.find(row);
+    REQUIRE(at != std::string::npos);
+    at = md.find(" | ", md.find('`', md.find('`', at + 1) + 1));
+    peaks.push_back(std::stod(md.substr(at + 3)));
+  }
+  CHECK(peaks[0] <= peaks[1]);
+  CHECK(peaks[1] <= peaks[2]);
+  CHECK(run_meshplan("report " + k8b + " --objective speed --out '" + out.string() + "'").rc == 2);
+  std::filesystem::remove_all(out);
+}
+
+TEST_CASE("memory of DeepSeek-V3's config.json names its MTP module apart from the plan") {
+  Run r = run_meshplan("memory --model " + repo_path("tests/data/hf/deepseek-v3.json") +
+                       " --cluster " + repo_path("topologies/dgx-h100-64n.yaml") +
+                       " --layout tp=1,pp=16,ep=32,zero=1,recompute=full,uneven=true");
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("deepseek-v3 (671,026,404,352 parameters; ") != std::string::npos);
+  CHECK(r.out.find(" more in 1 MTP module, not planned) on ") != std::string::npos);
+  Run yaml = run_meshplan("memory --model " + repo_path("models/deepseek-v3.yaml") + " --cluster " +
+                          repo_path("topologies/dgx-h100-64n.yaml") +
+                          " --layout tp=1,pp=16,ep=32,zero=1,recompute=full,uneven=true");
+  REQUIRE(yaml.rc == 0);
+  CHECK(yaml.out.find("MTP") == std::string::npos);
+}
+
+TEST_CASE("the build writes a man page and bash/zsh completions from --help") {
+  const std::filesystem::path doc = std::filesystem::path(MESHPLAN_BINARY).parent_path() / "doc";
+  const std::string man = read_file(doc / "meshplan.1");
+  CHECK(man.rfind(".TH MESHPLAN 1 ", 0) == 0);
+  CHECK(man.find("meshplan \\- plan DP/TP/PP/CP/EP layouts for large-model training\n") !=
+        std::string::npos);
+  for (const char* command : {"memory", "plan", "report", "export"})
+    CHECK(man.find(std::string(".SS ") + command + "\n") != std::string::npos);
+  CHECK(man.find(".SS \"calibrate import nccl-tests\"\n") != std::string::npos);
+  const std::string bash = read_file(doc / "meshplan.bash");
+  CHECK(bash.find("complete -o filenames -F _meshplan meshplan") != std::string::npos);
+  CHECK(bash.find(" --objective --top --sample ") != std::string::npos);  // report's options
+  const std::string zsh = read_file(doc / "_meshplan");
+  CHECK(zsh.rfind("#compdef meshplan\n", 0) == 0);
+  CHECK(zsh.find("help memory estimate plan sweep") != std::string::npos);
+}
+
+TEST_CASE("calibrate import of a pasted table asks for --collective, then notes what it read") {
+  const std::string log = repo_path("tests/data/nccl-tests/nccl_tests_issue232.txt");
+  const auto out = std::filesystem::temp_directory_path() / "meshplan-cli-import.yaml";
+  Run bare = run_meshplan("calibrate import nccl-tests " + log + " --out '" + out.string() + "'");
+  CHECK(bare.rc == 2);
+  CHECK(bare.err.find("error: the log does not name its collective") != std::string::npos);
+  CHECK(bare.err.find("pass --collective (all_reduce, ") != std::string::npos);
+  Run r = run_meshplan("calibrate import nccl-tests " + log +
+                       " --collective all_reduce --ranks 2 --nodes 2 --out '" + out.string() + "'");
+  REQUIRE(r.rc == 0);
+  CHECK(r.err.find("wrote ") == 0);
+  CHECK(r.err.find("nccl_tests_issue232.txt:5: no '# nThread") != std::string::npos);
+  CHECK(r.err.find("all_reduce x2 (ib): fit within ±10% from ") != std::string::npos);
+  CHECK(read_file(out).find("notes:\n") != std::string::npos);
+  std::filesystem::remove(out);
 }

@@ -236,3 +236,32 @@ TEST_CASE("check_layout: the shard group fits the data-parallel ranks in rank or
   l.shard = 8;
   CHECK(shard_holds_expert_groups(l));
 }
+
+TEST_CASE("rows whose short labels coincide get the fields that tell them apart") {
+  auto layout = [](const std::string& text) {
+    Result<Layout> l = parse_layout(text);
+    REQUIRE(l.ok());
+    return l.value();
+  };
+  const std::vector<std::string> labels = distinguishing_labels(
+      {layout("tp=8,pp=4,dp=2,order=tp-cp-dp-pp"), layout("tp=8,pp=4,dp=2,order=tp-cp-pp-dp"),
+       layout("tp=8,pp=2,dp=4"), layout("tp=8,pp=4,dp=2,order=tp-cp-pp-dp,tp_overlap=true")});
+  REQUIRE(labels.size() == 4);
+  CHECK(labels[0] == "tp8 pp4 dp2 z1 mbs1 1f1b tp_overlap=false order=tp-cp-dp-pp");
+  CHECK(labels[1] == "tp8 pp4 dp2 z1 mbs1 1f1b tp_overlap=false order=tp-cp-pp-dp");
+  CHECK(labels[2] == "tp8 pp2 dp4 z1 mbs1 1f1b");  // unique: the short label alone
+  CHECK(labels[3] == "tp8 pp4 dp2 z1 mbs1 1f1b tp_overlap=true order=tp-cp-pp-dp");
+}
+
+TEST_CASE("differing_fields lists each field that varies, with its values in order") {
+  auto layout = [](const std::string& text) {
+    Result<Layout> l = parse_layout(text);
+    REQUIRE(l.ok());
+    return l.value();
+  };
+  CHECK(differing_fields({layout("tp=8,pp=4,dp=2,order=tp-cp-dp-pp"),
+                          layout("tp=8,pp=4,dp=2,order=tp-cp-pp-dp"),
+                          layout("tp=8,pp=4,dp=2,order=tp-cp-dp-pp,tp_overlap=true")}) ==
+        std::vector<std::string>{"tp_overlap=false/true", "order=tp-cp-dp-pp/tp-cp-pp-dp"});
+  CHECK(differing_fields({layout("tp=8"), layout("tp=8")}).empty());
+}

@@ -4,7 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 
 #include "core/diagnostic.h"
 #include "tests/test_files.h"
@@ -89,9 +92,63 @@ TEST_CASE("export: DeepSpeed JSON parses and train_batch_size = micro x accumula
     CHECK(j["train_batch_size"].get<int64_t>() == micro * accumulation * l.dp);
     CHECK(j["train_batch_size"].get<int64_t>() == m.training.global_batch);
     CHECK(j["zero_optimization"]["stage"].get<int>() == l.zero);
-    CHECK(j.contains("pipeline") == (l.pp > 1));
-    if (l.pp > 1) CHECK(j["pipeline"]["stages"].get<int64_t>() == l.pp);
+    // Only full recomputation under pp writes a pipeline key (interval 1); never stages.
+    CHECK(j.contains("pipeline") == (l.pp > 1 && l.recompute == Recompute::full));
+    if (j.contains("pipeline")) {
+      CHECK(j["pipeline"] == nlohmann::json::parse(R"({"activation_checkpoint_interval": 1})"));
+    }
   }
+}
+
+// "key.path" → "integer" | "boolean" from the committed table of DeepSpeed's config keys.
+std::map<std::string, std::string> deepspeed_keys() {
+  std::map<std::string, std::string> keys;
+  std::istringstream in(
+      test::read_file(fs::path(MESHPLAN_TEST_DATA) / "launchers/deepspeed-0.16.5-config-keys.txt"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string key, type;
+    fields >> key >> type;
+    keys[key] = type;
+  }
+  return keys;
+}
+
+void check_keys(const nlohmann::json& j, const std::string& prefix,
+                const std::map<std::string, std::string>& known) {
+  for (const auto& [name, value] : j.items()) {
+    const std::string key = prefix.empty() ? name : prefix + "." + name;
+    CAPTURE(key);
+    if (value.is_object()) {
+      check_keys(value, key, known);
+      continue;
+    }
+    REQUIRE(known.count(key) == 1);
+    CHECK(known.at(key) == (value.is_boolean() ? "boolean" : "integer"));
+    CHECK((value.is_boolean() || value.is_number_integer()));
+  }
+}
+
+TEST_CASE("export: every DeepSpeed key is one DeepSpeed 0.16.5 reads, with its type") {
+  const ModelSpec m = model("llama3-8b");
+  const std::map<std::string, std::string> known = deepspeed_keys();
+  REQUIRE(known.size() == 13);
+  for (const char* text :
+       {"tp=1,pp=1,zero=3,mbs=2", "tp=1,pp=4,zero=1,mbs=1,recompute=full",
+        "tp=2,sp=false,pp=2,zero=0,mbs=4,recompute=selective", "tp=4,sp=false,zero=2"}) {
+    CAPTURE(text);
+    check_keys(nlohmann::json::parse(exported(Launcher::deepspeed, m, layout(text, m, 64))), "",
+               known);
+  }
+}
+
+TEST_CASE("export: DeepSpeed refuses AutoTP with ZeRO-3, which its engine asserts against") {
+  const ModelSpec m = model("llama3-8b");
+  CHECK(refusal(Launcher::deepspeed, m, layout("tp=8,sp=false,zero=3", m, 64)) ==
+        "--layout: error: field 'zero' = '3': DeepSpeed cannot express this: AutoTP "
+        "(tensor_parallel.autotp_size) with ZeRO stage 3 fails the engine's assertion (zero "
+        "stage <= 2, runtime/engine.py); use zero=2 or tp=1\n");
 }
 
 TEST_CASE("export: refused layouts name the launcher and the field") {
@@ -149,4 +206,151 @@ TEST_CASE("export: the CLI prints the config, and refuses with exit 2") {
   CHECK(test::read_file(dir / "stderr.txt").find("Megatron-LM cannot express this") !=
         std::string::npos);
   fs::remove_all(dir);
+}
+
+// torchtitan v0.2.2's options ("--section.field" → annotated type), from the committed table.
+std::map<std::string, std::string> torchtitan_options() {
+  std::map<std::string, std::string> options;
+  std::istringstream in(
+      test::read_file(fs::path(MESHPLAN_TEST_DATA) / "launchers/torchtitan-0.2.2-options.txt"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t tab = line.find('\t'), tab2 = line.find('\t', tab + 1);
+    options[line.substr(0, tab)] = line.substr(tab + 1, tab2 - tab - 1);
+  }
+  return options;
+}
+
+// "--flag value" pairs of an export (a flag alone has value "").
+std::map<std::string, std::string> torchtitan_args(const std::string& text) {
+  std::map<std::string, std::string> args;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("--", 0) != 0) continue;
+    std::istringstream words(line);
+    std::string flag, value;
+    words >> flag >> value;
+    args[flag] = value == "\\" ? "" : value;
+  }
+  return args;
+}
+
+// torchtitan v0.2.2's split (distributed/pipeline_parallel.py, pipeline_llm and
+// generate_llm_fqn_per_model_part): transformer layers per stage, or an error as it raises one.
+std::vector<int64_t> torchtitan_stages(int64_t layers, int64_t pp, bool single_stage_schedule,
+                                       std::optional<int64_t> layers_per_stage, int64_t first_less,
+                                       int64_t last_less, std::string& error) {
+  int64_t stages = pp * (single_stage_schedule ? 1 : 2);
+  if (layers_per_stage) {
+    stages = (layers + first_less + last_less + *layers_per_stage - 1) / *layers_per_stage;
+    if (stages % pp != 0) error = "number of virtual stages must be divisible by pp";
+    if (single_stage_schedule && stages / pp != 1) error = "single stage schedule needs 1 per rank";
+    if (!single_stage_schedule && stages / pp < 2) error = "multi-stage schedule needs 2 per rank";
+  }
+  const int64_t effective = layers + first_less + last_less, per = effective / stages,
+                extra = effective % stages;
+  std::vector<int64_t> out;
+  for (int64_t s = 0; s < stages; ++s) {
+    int64_t n = per + (s < extra ? 1 : 0);
+    if (s == 0) n -= first_less;
+    if (s == stages - 1) n -= last_less;
+    out.push_back(n);
+  }
+  return out;
+}
+
+TEST_CASE("torchtitan's own split rules give the stages meshplan priced, for every schedule") {
+  // The issue's cases: llama3-70b (80 layers) at tp=8,pp=4,vpp=5 crashed (21 virtual stages) and
+  // 1F1B got 20/21/20/19; with torchtitan's defaults (first/last less 1) they reproduce here.
+  std::string error;
+  torchtitan_stages(80, 4, false, 4, 1, 1, error);
+  CHECK(error == "number of virtual stages must be divisible by pp");
+  error.clear();
+  CHECK(torchtitan_stages(80, 4, true, std::nullopt, 1, 1, error) ==
+        std::vector<int64_t>{20, 21, 20, 19});
+
+  const ModelSpec m = model("llama3-70b");
+  const std::map<std::string, std::string> known = torchtitan_options();
+  for (const char* text :
+       {"tp=8,pp=4,vpp=5,zero=2,mbs=1,schedule=interleaved", "tp=8,pp=4,zero=2,mbs=1,schedule=1f1b",
+        "tp=8,pp=4,zero=3,mbs=1,schedule=gpipe",
+        "tp=8,pp=8,vpp=2,zero=0,mbs=1,schedule=interleaved"}) {
+    CAPTURE(text);
+    const Layout l = layout(text, m, 512);
+    const std::string out = exported(Launcher::torchtitan, m, l);
+    const std::map<std::string, std::string> args = torchtitan_args(out);
+    for (const auto& [flag, value] : args) {
+      CAPTURE(flag);
+      REQUIRE(known.count(flag) == 1);
+      const std::string& type = known.at(flag);
+      if (type == "int" || type == "int | None")
+        CHECK(value.find_first_not_of("-0123456789") == std::string::npos);
+      if (type == "bool") CHECK(value.empty());
+      if (type.rfind("Literal[", 0) == 0)
+        CHECK(type.find("\"" + value + "\"") != std::string::npos);
+    }
+    const std::string schedule = args.at("--parallelism.pipeline_parallel_schedule");
+    const bool single = schedule == "1F1B" || schedule == "GPipe";
+    error.clear();
+    const std::vector<int64_t> stages = torchtitan_stages(
+        m.layers, l.pp, single,
+        std::stoll(args.at("--parallelism.pipeline_parallel_layers_per_stage")),
+        std::stoll(args.at("--parallelism.pipeline_parallel_first_stage_less_layers")),
+        std::stoll(args.at("--parallelism.pipeline_parallel_last_stage_less_layers")), error);
+    CHECK(error.empty());
+    CHECK(stages == chunk_layers(m.layers, l.pp, l.vpp));
+    // ZeRO-3 under a pipeline must ask for resharding: torchtitan's default turns it off.
+    if (l.zero == 3) CHECK(args.at("--parallelism.fsdp_reshard_after_forward") == "always");
+  }
+}
+
+TEST_CASE("torchtitan: MoE with tp > 1 splits experts over tp too; zb-h1 is refused") {
+  const ModelSpec m = model("mixtral-8x7b");
+  const std::string out =
+      exported(Launcher::torchtitan, m, layout("tp=2,ep=8,zero=2,mbs=1", m, 64));
+  CHECK(torchtitan_args(out).at("--parallelism.expert_tensor_parallel_degree") == "2");
+  const ModelSpec dense = model("llama3-8b");
+  CHECK(refusal(Launcher::torchtitan, dense, layout("tp=2,pp=4,schedule=zb-h1,zero=2", dense, 64))
+            .find("field 'schedule' = 'zb-h1': torchtitan cannot express this: its zero-bubble "
+                  "schedules (InterleavedZeroBubble, ZBVZeroBubble) run 2 or more stages per rank; "
+                  "zb-h1 runs one") != std::string::npos);
+}
+
+// Megatron-LM's uneven-pipeline rule (d98e8a64ddf3, transformer_config.py "Uneven PP"): every
+// given end stage > 0 layers, the rest split evenly over the middle stages.
+bool megatron_accepts_uneven(int64_t layers, int64_t pp, int64_t first, int64_t last) {
+  const int64_t middle_layers = layers - first - last, middle_stages = pp - 2;
+  if (first <= 0 || last <= 0) return false;
+  if ((middle_layers != 0) != (middle_stages != 0)) return false;
+  return middle_stages == 0 || middle_layers % middle_stages == 0;
+}
+
+// The value of "--flag value" in an argument list.
+int64_t flag_value(const std::string& text, const std::string& flag) {
+  const size_t at = text.find(flag + " ");
+  REQUIRE(at != std::string::npos);
+  return std::stoll(text.substr(at + flag.size() + 1));
+}
+
+TEST_CASE("Megatron uneven splits are ones its TransformerConfig accepts") {
+  // DeepSeek-V3, 61 layers over 16 stages: meshplan prices 3,4x13,3,3; Megatron needs equal
+  // middle stages, so 3,4x14,2: 61 − 3 − 2 = 56 = 14 x 4, no stage above 4 layers.
+  const ModelSpec ds = model("deepseek-v3");
+  const std::string v3 = exported(Launcher::megatron, ds,
+                                  layout("tp=1,pp=16,ep=32,recompute=full,uneven=true", ds, 512));
+  CHECK(flag_value(v3, "--decoder-first-pipeline-num-layers") == 3);
+  CHECK(flag_value(v3, "--decoder-last-pipeline-num-layers") == 2);
+  CHECK(megatron_accepts_uneven(61, 16, 3, 2));
+  CHECK_FALSE(megatron_accepts_uneven(61, 16, 3, 3));  // what was exported before
+  CHECK(v3.find("# layers per stage 3,4x14,2 (meshplan priced 3,4x13,3x2; Megatron needs equal "
+                "middle stages; the slowest stage is the same)\n") != std::string::npos);
+
+  // Llama 3 405B, 126 layers over 16 stages: the priced 7,8x14,7 is expressible as it is.
+  const ModelSpec big = model("llama3-405b");
+  const std::string l405 = exported(Launcher::megatron, big,
+                                    layout("tp=8,pp=16,recompute=full,uneven=true", big, 16384));
+  CHECK(flag_value(l405, "--decoder-first-pipeline-num-layers") == 7);
+  CHECK(flag_value(l405, "--decoder-last-pipeline-num-layers") == 7);
+  CHECK(megatron_accepts_uneven(126, 16, 7, 7));
+  CHECK(l405.find("meshplan priced") == std::string::npos);
 }

@@ -56,6 +56,23 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("every event has a category: compute or comm with its kind, __metadata for names") {
+  const PipelineSimulation sim = simulated(Schedule::one_f_one_b, 1);
+  const nlohmann::json trace =
+      nlohmann::json::parse(chrome_trace_json(sim.pipeline.graph, sim.timeline));
+  std::map<std::string, int> by_category;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    REQUIRE(e.contains("cat"));
+    ++by_category[e["cat"].get<std::string>()];
+    if (e["ph"] == "M") CHECK(e["cat"] == "__metadata");
+  }
+  // 4 stages x 8 micro-batches of forwards and of backwards; p2p sends between stages.
+  CHECK(by_category["compute,forward"] == 32);
+  CHECK(by_category["compute,backward"] == 32);
+  CHECK(by_category["comm,p2p"] > 0);
+  CHECK(by_category["compute,optimizer"] == 4);
+}
+
 TEST_CASE("the trace names every stage and every used stream") {
   const PipelineSimulation sim = simulated(Schedule::one_f_one_b, 1);
   const nlohmann::json trace =
@@ -70,9 +87,10 @@ TEST_CASE("the trace names every stage and every used stream") {
   // compute, send-forward, send-backward, dp and zero3 on every stage, except the last stage's
   // send-forward and the first stage's send-backward, which carry nothing.
   CHECK(threads == 4 * 5 - 2);
-  CHECK(trace["traceEvents"][0] ==
-        nlohmann::json::parse(
-            R"({"name":"process_name","ph":"M","pid":0,"tid":0,"args":{"name":"stage 0"}})"));
+  CHECK(
+      trace["traceEvents"][0] ==
+      nlohmann::json::parse(
+          R"({"name":"process_name","cat":"__metadata","ph":"M","pid":0,"tid":0,"args":{"name":"stage 0"}})"));
 }
 
 TEST_CASE("the trace of one operation is pinned byte for byte") {
@@ -83,9 +101,11 @@ TEST_CASE("the trace of one operation is pinned byte for byte") {
   REQUIRE(t.ok());
   CHECK(chrome_trace_json(g, *t) ==
         R"({"traceEvents":[)"
-        R"({"name":"process_name","ph":"M","pid":2,"tid":0,"args":{"name":"stage 2"}},)"
-        R"({"name":"thread_name","ph":"M","pid":2,"tid":0,"args":{"name":"compute"}},)"
-        R"({"name":"F3.c6","ph":"X","ts":0.0,"dur":1500.0,"pid":2,"tid":0,)"
+        R"({"name":"process_name","cat":"__metadata","ph":"M","pid":2,"tid":0,)"
+        R"("args":{"name":"stage 2"}},)"
+        R"({"name":"thread_name","cat":"__metadata","ph":"M","pid":2,"tid":0,)"
+        R"("args":{"name":"compute"}},)"
+        R"({"name":"F3.c6","cat":"compute,forward","ph":"X","ts":0.0,"dur":1500.0,"pid":2,"tid":0,)"
         R"("args":{"kind":"forward","op":0,"chunk":6,"micro_batch":3}}]})");
 }
 

@@ -1,0 +1,51 @@
+#include "cli/command_lookup.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/edit_distance.h"
+
+namespace meshplan::cli {
+namespace {
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names{"help"};
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  return names;
+}
+
+}  // namespace
+
+std::string unknown_command_error(const std::string& word,
+                                  const std::vector<std::string>& commands) {
+  return fmt::format("error: unknown command '{}'{}; 'meshplan help' lists the commands\n", word,
+                     did_you_mean(word, commands));
+}
+
+std::optional<int> handle_first_word(const CLI::App& app, std::vector<std::string>& args,
+                                     std::string& err) {
+  if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return std::nullopt;
+  const std::vector<std::string> names = command_names(app);
+  auto known = [&](const std::string& w) {
+    return w != "help" && std::find(names.begin(), names.end(), w) != names.end();
+  };
+  if (args[1] != "help") {
+    if (known(args[1])) return std::nullopt;
+    err = unknown_command_error(args[1], names);
+    return 2;
+  }
+  if (args.size() == 2) {
+    args[1] = "--help";
+    return std::nullopt;
+  }
+  if (!known(args[2])) {
+    err = unknown_command_error(args[2], names);
+    return 2;
+  }
+  args = {args[0], args[2], "--help"};
+  return std::nullopt;
+}
+
+}  // namespace meshplan::cli

@@ -1,0 +1,135 @@
+// core/hf_config.cc: real config.json files (tests/data/hf, sources in its README.md) give the
+// parameter counts their model cards and checkpoints publish; fields the spec cannot express
+// are refused by name.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/model_spec.h"
+#include "planner/param_count.h"
+
+using namespace meshplan;
+
+namespace {
+
+ModelSpec load(const std::string& name) {
+  Result<ModelSpec> r = load_model(std::string(MESHPLAN_TEST_DATA) + "/hf/" + name);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : format_diagnostics(r.errors())));
+  return r.value();
+}
+
+// The first line of the error for a config.json text.
+std::string error_of(const std::string& text) {
+  Result<ModelSpec> r = parse_hf_config(text, "config.json");
+  if (r.ok()) return "ok";
+  std::string all = format_diagnostics(r.errors());
+  return all.substr(0, all.find('\n'));
+}
+
+const char* kTinyLlama = R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+ "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128)";
+
+}  // namespace
+
+TEST_CASE("Qwen2-7B counts its Q/K/V biases: 7,615,616,512 as in its safetensors") {
+  ModelSpec m = load("qwen2-7b.json");
+  CHECK(m.qkv_bias);
+  CHECK_FALSE(m.bias);
+  // 28 layers x (3,584 + 512 + 512) bias elements.
+  CHECK(layer_params(m, 0).total() - 233'053'184 == 4'608);
+  CHECK(total_params(m) == 7'615'616'512);
+}
+
+TEST_CASE("Gemma 2 9B: head_dim 256, four norms per layer, tied embeddings: 9,241,705,984") {
+  ModelSpec m = load("gemma-2-9b.json");
+  CHECK(m.head_dim == 256);
+  CHECK(m.q_width() == 4096);  // 16 heads x 256, not hidden_size 3,584
+  CHECK(m.post_norms);
+  CHECK(m.tied_embeddings);
+  CHECK(total_params(m) == 9'241'705'984);
+}
+
+TEST_CASE("Gemma 3 1B adds per-head q/k norms: 999,885,952") {
+  ModelSpec m = load("gemma-3-1b-pt.json");
+  CHECK(m.qk_norm);
+  CHECK(m.kv_heads == 1);
+  CHECK(total_params(m) == 999'885'952);
+}
+
+TEST_CASE("Phi-3-mini's fused projections hold the same matrices: 3,821,079,552") {
+  ModelSpec m = load("phi-3-mini-4k-instruct.json");
+  CHECK(m.mlp == MlpKind::swiglu);
+  CHECK(total_params(m) == 3'821'079'552);
+}
+
+TEST_CASE("Pythia-160M (gpt_neox): LayerNorm, biases, GeLU MLP: 162,322,944") {
+  ModelSpec m = load("pythia-160m.json");
+  CHECK(m.norm == NormKind::layernorm);
+  CHECK(m.mlp == MlpKind::gelu);
+  CHECK(m.bias);
+  CHECK_FALSE(m.tied_embeddings);
+  CHECK(total_params(m) == 162'322'944);
+}
+
+TEST_CASE("DeepSeek-V2-Lite: MLA without a query LoRA, 64 experts: 15,706,484,224") {
+  ModelSpec m = load("deepseek-v2-lite.json");
+  REQUIRE(m.mla.has_value());
+  CHECK(m.mla->q_lora_rank == 0);
+  REQUIRE(m.moe.has_value());
+  CHECK(m.moe->first_dense_layers == 1);
+  CHECK(m.mtp_layers == 0);
+  CHECK(mtp_params(m) == 0);
+  CHECK(total_params(m) == 15'706'484'224);
+}
+
+TEST_CASE("DeepSeek-V3's MTP module is counted apart from the 671B main model") {
+  ModelSpec m = load("deepseek-v3.json");
+  CHECK(m.mtp_layers == 1);
+  CHECK(total_params(m) == 671'026'404'352);
+  // One MoE layer, eh_proj 2·7168·7168 = 102,760,448, and three 7,168-wide norms.
+  CHECK(mtp_params(m) == layer_params(m, 60).total() + 102'760'448 + 3 * 7'168);
+  CHECK(mtp_params(m) > 11.0e9);
+  CHECK(mtp_params(m) < 12.0e9);
+}
+
+TEST_CASE("fields whose counts the spec cannot express are refused by name") {
+  CHECK(
+      error_of(std::string(kTinyLlama) + R"(, "attention_bias": true})")
+          .find("field 'attention_bias' = 'true': true is not supported: meshplan models biases on "
+                "all linear layers or on Q/K/V only (Qwen2), not on Q/K/V/O alone") !=
+      std::string::npos);
+  CHECK(error_of(std::string(kTinyLlama) + R"(, "mlp_bias": true})")
+            .find("field 'mlp_bias' = 'true': true is not supported") != std::string::npos);
+  CHECK(error_of(std::string(kTinyLlama) + R"(, "moe_layer_freq": 2})")
+            .find("field 'moe_layer_freq' = '2': must be 1") != std::string::npos);
+  CHECK(error_of(std::string(kTinyLlama) + R"(, "attention_bias": false})") == "ok");
+}
+
+TEST_CASE("llama4 and multimodal gemma3 are refused with what meshplan cannot express") {
+  CHECK(error_of(R"({"model_type": "llama4"})") ==
+        "config.json:1:2: error: field 'model_type' = '\"llama4\"': llama4 is not supported: its "
+        "MoE blocks alternate with dense ones (interleave_moe_layer_step, intermediate_size_mlp) "
+        "and some layers use chunked attention without RoPE, which ModelSpec cannot express (MoE "
+        "on every layer after first_k_dense_replace, one attention kind)");
+  CHECK(error_of(R"({"model_type": "gemma3"})").find("pass its text model instead") !=
+        std::string::npos);
+}
+
+TEST_CASE("an unsupported model_type lists the supported ones") {
+  CHECK(error_of(R"({"model_type": "gpt2"})") ==
+        "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
+        "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|gemma2|"
+        "gemma3_text|gpt_neox");
+}
+
+TEST_CASE("Qwen2-72B's Q/K/V biases add 80 x 10,240 parameters") {
+  // Qwen2-72B's shape (hidden 8192, 64 heads, 8 KV heads of 128): biases 8192 + 2 x 1024 per layer.
+  const std::string config = R"({"model_type": "qwen2", "hidden_size": 8192,
+    "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64,
+    "num_key_value_heads": 8, "vocab_size": 152064, "tie_word_embeddings": false})";
+  Result<ModelSpec> r = parse_hf_config(config, "config.json");
+  REQUIRE(r.ok());
+  ModelSpec without = r.value();
+  without.qkv_bias = false;
+  CHECK(total_params(r.value()) - total_params(without) == 80 * 10'240);
+}
