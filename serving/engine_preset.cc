@@ -17,12 +17,16 @@ namespace {
 // 29% of a Llama-3-8B H100 step (blog "vLLM v0.6.0: 2.7x throughput improvement", 2024-09-05),
 // which the V1 engine's multi-step/async scheduling hides mostly; we take 1 ms for vLLM and
 // SGLang (Python schedulers) and 0.5 ms for TensorRT-LLM's C++ executor.
+// Chunked prefill: on by default in vLLM V1 and SGLang (--chunked-prefill-size 8192); off in
+// TensorRT-LLM (LLM API enable_chunked_prefill = False, tensorrt_llm/llmapi/llm_args.py; the
+// C++ executor's enable_chunked_context and the Triton backend's likewise default to false), so
+// its scheduler runs each prompt whole in one step, within max_num_tokens.
 constexpr EnginePreset kEngines[] = {
-    {Engine::vllm, "vllm", BudgetRule::fraction_of_total, 0.90, 16, 1024, 8192, 1.0e-3,
+    {Engine::vllm, "vllm", BudgetRule::fraction_of_total, 0.90, 16, 1024, 8192, 1.0e-3, true,
      "vLLM engine arguments (--gpu-memory-utilization 0.9, --block-size 16)"},
-    {Engine::sglang, "sglang", BudgetRule::static_fraction, 0.88, 1, 1024, 8192, 1.0e-3,
+    {Engine::sglang, "sglang", BudgetRule::static_fraction, 0.88, 1, 1024, 8192, 1.0e-3, true,
      "SGLang server arguments (--mem-fraction-static, --page-size 1)"},
-    {Engine::trtllm, "trtllm", BudgetRule::fraction_of_free, 0.90, 32, 2048, 8192, 0.5e-3,
+    {Engine::trtllm, "trtllm", BudgetRule::fraction_of_free, 0.90, 32, 2048, 8192, 0.5e-3, false,
      "TensorRT-LLM KvCacheConfig (free_gpu_memory_fraction 0.9, tokens_per_block 32)"},
 };
 
@@ -32,6 +36,11 @@ const EnginePreset& engine_preset(Engine e) {
   for (const EnginePreset& p : kEngines)
     if (p.engine == e) return p;
   return kEngines[0];
+}
+
+int64_t step_tokens(const ServingOptions& options) {
+  return options.max_step_tokens > 0 ? options.max_step_tokens
+                                     : engine_preset(options.engine).max_step_tokens;
 }
 
 }  // namespace meshplan::serving

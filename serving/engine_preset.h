@@ -24,9 +24,12 @@ struct EnginePreset {
   int64_t max_batch;        // default cap on sequences in one step
   int64_t max_step_tokens;  // default cap on tokens (prefill chunks + decodes) in one step
   double step_overhead_s;   // host work per step: scheduling, input preparation, sampling
+  bool chunked_prefill;     // splits prompts across steps by default
   const char* source;
 };
 
 const EnginePreset& engine_preset(Engine e);
+// Tokens one step may carry: options.max_step_tokens, else the engine's default.
+int64_t step_tokens(const ServingOptions& options);
 
 }  // namespace meshplan::serving

@@ -14,7 +14,7 @@ constexpr double kActivationBytes = 2;  // BF16 activations
 }  // namespace
 
 double read_bandwidth(const CalibrationProfile& profile, const GpuSpec& gpu) {
-  return std::max(hbm_bandwidth(profile, gpu), kDefaultHbmEfficiency * gpu.hbm_bytes_per_s);
+  return hbm_bandwidth(profile, gpu);
 }
 
 GemmRoofline::GemmRoofline(const CalibrationProfile& profile, const GpuSpec& gpu,

@@ -7,9 +7,10 @@
 // too slow where both terms are similar, as in decode at batch 100-1000). Efficiency, peak
 // (× sustained ratio) and the wave share (ceil(tiles / SMs) waves of 128×256 or 256×128
 // tiles) are the training model's.
-// Read bandwidth: a decode step only reads weights and KV; the profile's HBM figure is a copy
-// (read and write counted, with turnarounds), so reads take the larger of it and the
-// STREAM-style kDefaultHbmEfficiency × datasheet bandwidth (planner/profile_defaults.h).
+// Read bandwidth: the profile's measured HBM figure (H100: 2575 GB/s local copy; H200: 3534
+// GB/s gpu-stream triad). Reads alone do not stream faster: the gpu-stream read kernel on H200
+// reaches 2756 GB/s, and no kernel in ../shared/REFERENCE-performance.md §3.1 reaches 90% of the
+// datasheet on Hopper (H200 triad 74%, H100 SXM copies 77-87%).
 #pragma once
 
 #include "core/cluster_spec.h"

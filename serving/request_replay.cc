@@ -105,7 +105,9 @@ class Scheduler {
     for (int64_t r : running_) {
       const Request& q = at(r);
       if (q.prefilled == w_.isl || budget <= 0) continue;
-      const int64_t c = std::min(w_.isl - q.prefilled, budget);
+      const int64_t left = w_.isl - q.prefilled;
+      if (!limits_.chunked_prefill && left > budget && left <= limits_.max_step_tokens) break;
+      const int64_t c = std::min(left, budget);
       batch.chunks.push_back({c, q.prefilled});
       chunks_.push_back({r, c});
       budget -= c;

@@ -6,7 +6,8 @@
 // GUARANTEED_NO_EVICT policy, so no request is ever preempted). A step then carries one decode
 // token for every sequence past its prompt and, with the step's remaining token budget
 // (max_step_tokens), chunks of the admitted prompts in admission order (chunked prefill, as
-// vLLM V1, SGLang and TensorRT-LLM schedule). A request's first token comes at the end of the
+// vLLM V1 and SGLang schedule by default; TensorRT-LLM's default runs each prompt whole, see
+// chunked_prefill below). A request's first token comes at the end of the
 // step that finishes its prompt; each later step adds one token. When nothing can run the
 // clock jumps to the next arrival, so an idle replica serves an arrival at once.
 // Load: offline (every request at time 0), closed loop (`concurrency` requests in flight; each
@@ -36,6 +37,10 @@ struct ReplayLimits {
   int64_t kv_tokens = 0;           // tokens the replica's cache holds
   int64_t tokens_per_request = 0;  // isl + osl, block-rounded
   bool record_steps = false;       // keep the first kMaxRecordedSteps steps (for traces)
+  // Split prompts across steps (chunked prefill). Off, a prompt runs whole in one step once the
+  // step's remaining token budget holds it, and the prompts behind it wait (first come, first
+  // served); a prompt longer than max_step_tokens is still split, as the engine must.
+  bool chunked_prefill = true;
 };
 
 // Steps a replay records when asked: enough for a trace one can open.

@@ -91,7 +91,7 @@ ServingMemory serving_memory(const ModelSpec& model, const GpuSpec& gpu,
   m.capacity_bytes = static_cast<double>(gpu.hbm_bytes);
   m.weight_bytes = weight_bytes_per_gpu(model, layout, options.weights);
   m.activation_bytes =
-      activation_bytes_per_gpu(model, layout.dense_tp(), engine.max_step_tokens, layout.max_batch);
+      activation_bytes_per_gpu(model, layout.dense_tp(), step_tokens(options), layout.max_batch);
   m.reserved_bytes = kReservedBytes;
   m.kv_budget_bytes = kv_budget_bytes(engine, memory_fraction(options), m.capacity_bytes,
                                       m.weight_bytes, m.activation_bytes, m.reserved_bytes);

@@ -74,6 +74,9 @@ struct ServingOptions {
   // The engine's memory fraction for its budget rule (--gpu-memory-utilization,
   // --mem-fraction-static, kv_cache_free_gpu_mem_fraction); 0: the engine's default.
   double memory_fraction = 0;
+  // Tokens one engine step may carry (vLLM --max-num-batched-tokens, SGLang
+  // --chunked-prefill-size, TRT-LLM max_num_tokens); 0: the engine's default.
+  int64_t max_step_tokens = 0;
   // Search the weight format too: BF16, and FP8 where the GPU has FP8 tensor cores
   // (`weights` is then the format of the problem being evaluated).
   bool weights_auto = false;

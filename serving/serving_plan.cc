@@ -112,8 +112,9 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options,
                             engine.step_overhead_s);
   const Workload w = replica_workload(p.workload, layout.replicas);
-  ReplayLimits limits{layout.max_batch, engine.max_step_tokens, e.memory.kv_tokens,
-                      e.memory.tokens_per_request, p.record_steps};
+  ReplayLimits limits{layout.max_batch,   step_tokens(p.options),
+                      e.memory.kv_tokens, e.memory.tokens_per_request,
+                      p.record_steps,     engine.chunked_prefill};
   e.replay =
       replay_requests(w, limits, [&](const StepBatch& b) { return steps.time(b).total_s(); });
 

@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "planner/profile_defaults.h"
+#include "serving/engine_preset.h"
+#include "serving/serving_memory.h"
 #include "serving/serving_plan.h"
 
 namespace meshplan::serving {
@@ -155,7 +158,23 @@ void summarize(ServingValidation& v) {
   }
 }
 
+int64_t round_up(double v, double step) { return static_cast<int64_t>(step * std::ceil(v / step)); }
+
 }  // namespace
+
+BenchLimits trtllm_bench_limits(double kv_requests, int64_t isl, int64_t osl, int64_t pp) {
+  const double bs = std::min(kv_requests, 4096.0) / static_cast<double>(pp);
+  const double tokens =
+      std::min(bs * (1 + static_cast<double>(isl) / static_cast<double>(osl)), 32768.0);
+  BenchLimits out;
+  out.max_batch = bs < 256    ? std::max<int64_t>(64, round_up(bs, 32))
+                  : bs < 1024 ? round_up(bs, 128)
+                              : round_up(bs, 256);
+  out.max_num_tokens = tokens < 4096   ? std::max<int64_t>(2048, round_up(tokens, 256))
+                       : tokens < 8192 ? round_up(tokens, 512)
+                                       : round_up(tokens, 1024);
+  return out;
+}
 
 const char* to_string(ServingMetric m) {
   switch (m) {
@@ -207,9 +226,23 @@ Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const s
                      run.gpus,      run.workload,    run.options};
     ServingRunResult r;
     r.run = &run;
-    const std::vector<Diagnostic> bad = check_serving_layout(p, run.layout);
+    ServingLayout layout = run.layout;
+    if (run.group == "trtllm-offline") {
+      // trtllm-bench's build limits: its KV estimate per GPU, (HBM − weights) × fraction.
+      layout.max_batch = engine_preset(p.options.engine).max_batch;
+      const ServingMemory m = serving_memory(p.model, p.cluster.gpu, layout, p.options,
+                                             run.workload.isl, run.workload.osl);
+      const double kv_requests =
+          (m.capacity_bytes - m.weight_bytes) * kPerfOverviewKvFraction /
+          (m.kv_bytes_per_token * static_cast<double>(run.workload.isl + run.workload.osl));
+      const BenchLimits b =
+          trtllm_bench_limits(kv_requests, run.workload.isl, run.workload.osl, layout.pp);
+      layout.max_batch = b.max_batch;
+      p.options.max_step_tokens = b.max_num_tokens;
+    }
+    const std::vector<Diagnostic> bad = check_serving_layout(p, layout);
     std::optional<ServingEstimate> e;
-    if (bad.empty()) e = evaluate_serving(p, run.layout);
+    if (bad.empty()) e = evaluate_serving(p, layout);
     if (!bad.empty())
       r.error = bad.front().field + ": " + bad.front().rule;
     else if (!e)

@@ -23,6 +23,18 @@
 namespace meshplan::serving {
 
 enum class ServingMetric { throughput, ttft, tpot };
+// The engine limits trtllm-bench builds for a dataset (tensorrt_llm/bench/build/tuning.py,
+// calc_engine_setting and finetune_setting): the requests the KV cache holds at the dataset's
+// isl + osl, estimated from the memory left after the weights times the KV fraction, capped at
+// 4096 and divided by pp, rounded up to a multiple of 32 (at least 64), 128 from 256 and 256
+// from 1024, is max_batch_size; that batch times 1 + isl/osl, capped at 32768, rounded up to
+// 256 (at least 2048), 512 from 4096 and 1024 from 8192, is max_num_tokens.
+struct BenchLimits {
+  int64_t max_batch = 0, max_num_tokens = 0;
+};
+
+BenchLimits trtllm_bench_limits(double kv_requests, int64_t isl, int64_t osl, int64_t pp);
+
 const char* to_string(ServingMetric m);
 
 struct ServingRun {

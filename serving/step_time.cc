@@ -101,6 +101,14 @@ void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, d
   for (const LinearMap& m : linears) out.gemm_s += linear_s(m, tokens);
   const double activation_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
   out.other_s += kSmallKernelsPerLayer * memory_kernel_s(2 * activation_bytes * data_share_);
+  if (moe) {
+    // Routing data movement: each token's hidden state copied to its top_k experts' rows
+    // (permute), and the rows weighted back into one (unpermute); a GPU moves the rows of its
+    // own experts, top_k / ep of every token's in expectation, and its share of the tokens.
+    const double rows =
+        activation_bytes * static_cast<double>(model_.moe->top_k) / static_cast<double>(layout_.ep);
+    out.other_s += 2 * memory_kernel_s(rows + activation_bytes * data_share_);
+  }
   if (layout_.tp == 1) return;
   if (layout_.attention_dp) {
     // Only MoE layers communicate: each rank's tokens to their experts' ranks and back.

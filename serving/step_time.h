@@ -12,7 +12,11 @@
 //   FlashAttention's convention over the chunk's queries against its context); decodes read
 //   every cached token's K/V (or MLA latent) once at the read bandwidth.
 // - four small memory-bound kernels (two norms, RoPE + KV append, activation), each
-//   max(bytes / HBM, kernel floor).
+//   max(bytes / HBM, kernel floor). MoE layers add the routing permute and unpermute, each
+//   reading and writing the hidden states of the GPU's tokens and of its experts' routed rows
+//   (TensorRT-LLM's MoE runner: expandInputRowsKernel and finalizeMoeRoutingKernel,
+//   cpp/tensorrt_llm/kernels/mixtureOfExperts/moe_kernels.cu; vLLM's fused_moe: the permute
+//   and moe_sum).
 // - TP: one all-reduce after attention and one after the MLP (or, for MoE layers with ep > 1,
 //   an all-to-all dispatch and combine over the EP group), timed by the collective model with
 //   the profile's α-β fits (planner/collective_model.h).

@@ -49,6 +49,36 @@ TEST_CASE("replay: chunked prefill splits a 10-token prompt into 4 + 4 + 2") {
   CHECK(r.requests[0].finish_s == 4.0);
 }
 
+TEST_CASE("replay: without chunked prefill a prompt waits for a step whose budget holds it") {
+  // Offline, two 6-token prompts, 8 tokens a step: the first runs whole; the second does not fit
+  // the 2 left (chunked: 6 + 2) and runs whole in the next step beside the first's decode.
+  Workload w;
+  w.isl = 6;
+  w.osl = 2;
+  w.requests = 2;
+  ReplayLimits limits = roomy(2);
+  limits.max_step_tokens = 8;
+  limits.chunked_prefill = false;
+  std::vector<int64_t> tokens;
+  const ReplayResult r = replay_requests(w, limits, [&](const StepBatch& b) {
+    tokens.push_back(b.tokens());
+    return 1.0;
+  });
+  CHECK(tokens == std::vector<int64_t>{6, 7, 1});
+  CHECK(r.requests[0].first_token_s == 1.0);
+  CHECK(r.requests[1].first_token_s == 2.0);
+  // A prompt longer than the whole budget is still split (4 + 4 + 2), as the engine must.
+  w.isl = 10;
+  w.requests = 1;
+  limits.max_step_tokens = 4;
+  tokens.clear();
+  replay_requests(w, limits, [&](const StepBatch& b) {
+    tokens.push_back(b.tokens());
+    return 1.0;
+  });
+  CHECK(tokens == std::vector<int64_t>{4, 4, 2, 1});
+}
+
 TEST_CASE("replay: the KV cache admits only the requests whose whole isl + osl fits") {
   Workload w;
   w.isl = 1;

@@ -40,6 +40,25 @@ TEST_CASE("serving validation: a perf-overview row takes its dataset size and KV
   CHECK(r.measured[0] == 11451.16);
 }
 
+TEST_CASE("serving validation: trtllm-bench's build limits from its KV estimate") {
+  // 4600 requests fit: capped at 4096 (a multiple of 256); 4096 × (1 + 1000/1000) = 8192 tokens.
+  BenchLimits b = trtllm_bench_limits(4600, 1000, 1000, 1);
+  CHECK(b.max_batch == 4096);
+  CHECK(b.max_num_tokens == 8192);
+  // 700 → 768 (multiple of 128); 700 × 2 = 1400 tokens → the 2048 floor.
+  b = trtllm_bench_limits(700, 1000, 1000, 1);
+  CHECK(b.max_batch == 768);
+  CHECK(b.max_num_tokens == 2048);
+  // 100 / pp 2 = 50 → the 64 floor; 50 × (1 + 2048/128) = 850 tokens → 2048.
+  b = trtllm_bench_limits(100, 2048, 128, 2);
+  CHECK(b.max_batch == 64);
+  CHECK(b.max_num_tokens == 2048);
+  // 3000 × 17 = 51000 tokens → capped at 32768.
+  b = trtllm_bench_limits(3000, 2048, 128, 1);
+  CHECK(b.max_batch == 3072);
+  CHECK(b.max_num_tokens == 32768);
+}
+
 TEST_CASE("serving validation: online and AIConfigurator rows carry their load and latencies") {
   Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
   REQUIRE(runs.ok());

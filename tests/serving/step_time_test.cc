@@ -39,8 +39,8 @@ TEST_CASE(
   const StepBreakdown t = model.time(one_decode(0));
   // 32 layers × 218,103,808 linear weights + the 128,256 × 4096 LM head, two bytes each.
   const double weight_bytes = 2 * (32.0 * 218'103'808 + 128'256.0 * 4096);
-  // H100 read bandwidth: max(profile copy 2575 GB/s, 0.9 × 3350 GB/s datasheet) = 3015 GB/s.
-  CHECK(read_bandwidth(p, c.gpu) == doctest::Approx(0.9 * 3.35e12));
+  // H100 read bandwidth: the profile's 2575 GB/s (h100-published.yaml hbm_GBps).
+  CHECK(read_bandwidth(p, c.gpu) == doctest::Approx(2575e9));
   CHECK(t.gemm_s == doctest::Approx(weight_bytes / read_bandwidth(p, c.gpu)).epsilon(0.001));
   CHECK(t.communication_s == 0);
   CHECK(t.overhead_s == 0);
@@ -115,6 +115,21 @@ TEST_CASE("step time: MoE decode reads only the experts its tokens touch") {
   const double t1 = model.time(one).gemm_s, t64 = model.time(many).gemm_s;
   CHECK(t64 / t1 > 2.5);
   CHECK(t64 / t1 < 4.0);
+}
+
+TEST_CASE("step time: MoE layers add the routing permute and unpermute") {
+  const ModelSpec m = shipped_model("mixtral-8x7b");  // 32 MoE layers, hidden 4096, top-2
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, 0);
+  StepBatch b;
+  b.decodes = 4096;  // no LM head rows: other_s is the layers' memory-bound kernels only
+  b.decode_context_tokens = 4096;
+  // a = 4096 tokens × 4096 × 2 bytes. Per layer: 4 small kernels of 2a, and the permute and
+  // unpermute, each the token's a plus its top-2 rows' 2a; all above the kernel floor.
+  const double a = 4096.0 * 4096 * 2;
+  CHECK(model.time(b).other_s ==
+        doctest::Approx(32 * (4 * 2 * a + 2 * 3 * a) / hbm_bandwidth(p, c.gpu)));
 }
 
 TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-batch") {
