@@ -228,7 +228,9 @@ Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const s
     r.run = &run;
     ServingLayout layout = run.layout;
     if (run.group == "trtllm-offline") {
-      // trtllm-bench's build limits: its KV estimate per GPU, (HBM − weights) × fraction.
+      // trtllm-bench's build limits (serving_validation.h): its KV estimate per GPU, (HBM −
+      // weights) × fraction. Read at NVIDIA/TensorRT-LLM 04cba882 (finetune_setting is the same
+      // in the older copies of tuning.py we found; the v0.17 tag itself was not read).
       layout.max_batch = engine_preset(p.options.engine).max_batch;
       const ServingMemory m = serving_memory(p.model, p.cluster.gpu, layout, p.options,
                                              run.workload.isl, run.workload.osl);
