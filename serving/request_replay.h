@@ -7,9 +7,9 @@
 // token for every sequence past its prompt and, with the step's remaining token budget
 // (max_step_tokens), chunks of the admitted prompts in admission order (chunked prefill, as
 // vLLM V1 and SGLang schedule by default; TensorRT-LLM's default runs each prompt whole, see
-// chunked_prefill below). A request's first token comes at the end of the
-// step that finishes its prompt; each later step adds one token. When nothing can run the
-// clock jumps to the next arrival, so an idle replica serves an arrival at once.
+// chunked_prefill below). A request's first token comes at the end of the step that finishes
+// its prompt; each later step adds one token. When nothing can run the clock jumps to the next
+// arrival, so an idle replica serves an arrival at once.
 // Load: offline (every request at time 0), closed loop (`concurrency` requests in flight; each
 // finish releases the next; the first wave, which arrives at once, is warm-up and left out of
 // the latency statistics when at least as many requests follow it), open loop (Poisson arrivals
