@@ -54,6 +54,14 @@ class ConfigReader {
   int64_t get_int(const std::string& key, int64_t fallback, int64_t min, int64_t max) const {
     return has(key) ? get_int(key, min, max) : fallback;
   }
+  double get_double(const std::string& key, double fallback, double min, double max) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_number()) fail(key, "must be a number");
+    const double d = v.get<double>();
+    if (d < min || d > max) fail(key, fmt::format("must be a number between {} and {}", min, max));
+    return d;
+  }
   bool get_bool(const std::string& key, bool fallback) const {
     if (!has(key)) return fallback;
     if (!j_.at(key).is_boolean()) fail(key, "must be true or false");
@@ -181,6 +189,8 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
   // max_position_embeddings is a ceiling, not what pre-training used.
   m.training.seq_len =
       std::min<int64_t>(8192, r.get_int("max_position_embeddings", 8192, 1, kMaxSeqLen));
+  // GPT-NeoX names the RoPE base rotary_emb_base; both default to 10000 in transformers.
+  m.rope_theta = r.get_double(neox ? "rotary_emb_base" : "rope_theta", 10000, 1, kMaxRopeTheta);
   read_moe(r, m);
   m.mtp_layers = r.get_int("num_nextn_predict_layers", 0, 0, kMaxLayers);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {

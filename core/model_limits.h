@@ -15,5 +15,6 @@ constexpr int64_t kMaxVocab = 100'000'000;
 constexpr int64_t kMaxExperts = 1'000'000;
 constexpr int64_t kMaxSeqLen = 100'000'000;
 constexpr int64_t kMaxGlobalBatch = 1'000'000'000;
+constexpr double kMaxRopeTheta = 1e12;  // RoPE base; published models use 1e4 to 1e7
 
 }  // namespace meshplan

@@ -64,6 +64,10 @@ struct ModelSpec {
   AttentionKind attention = AttentionKind::flash;
   PositionEmbedding position_embedding = PositionEmbedding::rope;
   int64_t max_positions = 0;  // rows of a learned position table
+  // RoPE base frequency θ (Llama 3: 500000). Changes no cost; launcher exports pass it on
+  // (Megatron-LM --rotary-base, NeMo rotary_base). 10000 where a config omits it, the default of
+  // Hugging Face's RoPE models and of Megatron-LM.
+  double rope_theta = 10000;
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
   TrainingSpec training;

@@ -69,6 +69,7 @@ ModelSpec read_model(const YamlNode& root) {
                          "attention",
                          "position_embedding",
                          "max_positions",
+                         "rope_theta",
                          "moe",
                          "mla",
                          "training"});
@@ -97,6 +98,7 @@ ModelSpec read_model(const YamlNode& root) {
                          : pos == "alibi" ? PositionEmbedding::alibi
                                           : PositionEmbedding::rope;
   m.max_positions = root.get_int("max_positions", 0, 1, kMaxSeqLen);
+  m.rope_theta = root.get_double("rope_theta", 10000, 1, kMaxRopeTheta);
   if (auto n = root.optional_child("moe")) m.moe = read_moe(*n);
   if (auto n = root.optional_child("mla")) m.mla = read_mla(*n);
   if (auto n = root.optional_child("training")) m.training = read_training(*n);

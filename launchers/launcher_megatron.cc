@@ -1,9 +1,11 @@
 // Megatron-core launchers: Megatron-LM arguments and NeMo (Megatron GPT config) YAML keys.
 // Both run Megatron-core's schedules (1F1B, interleaved 1F1B) and rank order (tp-cp-ep-dp-pp),
-// and its recompute options (selective, or full with the uniform/block methods).
+// and its recompute options (selective, or full with the uniform/block methods). Megatron-LM
+// arguments are those of d98e8a64ddf3 (tests/data/launchers/megatron-lm-d98e8a64ddf3-args.txt).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -13,20 +15,24 @@
 namespace meshplan {
 namespace {
 
-bool default_order(const Layout& layout) {
-  return layout.order == std::array<Dim, 4>{Dim::tp, Dim::cp, Dim::dp, Dim::pp};
-}
+constexpr std::array<Dim, 4> kDefaultOrder = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};
+// Megatron-LM's --use-tp-pp-dp-mapping (initialize.py: order tp-cp-ep-pp-dp).
+constexpr std::array<Dim, 4> kTpPpDpOrder = {Dim::tp, Dim::cp, Dim::pp, Dim::dp};
 
-// What Megatron-core cannot run, whichever front end launches it.
-std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layout) {
+// What Megatron-core cannot run, whichever front end launches it. `pp_dp_order`: the front end
+// can also order ranks tp-cp-pp-dp.
+std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layout,
+                                               bool pp_dp_order) {
   std::vector<Diagnostic> out;
   if (layout.pp > 1 && (layout.schedule == Schedule::gpipe || layout.schedule == Schedule::zb_h1)) {
     out.push_back(launcher_refusal(who, layout, "schedule",
                                    "Megatron-core pipelines run 1F1B or interleaved 1F1B only"));
   }
-  if (!default_order(layout)) {
-    out.push_back(
-        launcher_refusal(who, "order", "non-default", "Megatron-core orders ranks tp-cp-ep-dp-pp"));
+  if (layout.order != kDefaultOrder && !(pp_dp_order && layout.order == kTpPpDpOrder)) {
+    out.push_back(launcher_refusal(who, layout, "order",
+                                   pp_dp_order ? "Megatron-LM orders ranks tp-cp-ep-dp-pp, or "
+                                                 "tp-cp-ep-pp-dp with --use-tp-pp-dp-mapping"
+                                               : "Megatron-core orders ranks tp-cp-ep-dp-pp"));
   }
   if (layout.recompute == Recompute::selective && layout.recompute_layers > 0) {
     out.push_back(launcher_refusal(who, layout, "recompute_layers",
@@ -40,39 +46,49 @@ std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layou
                                                "{} is not a multiple of vpp={}",
                                                layout.recompute_layers, layout.vpp)));
   }
-  if (layout.uneven && layout.vpp > 1) {
-    out.push_back(launcher_refusal(who, layout, "uneven",
-                                   "--num-layers-per-virtual-pipeline-stage needs equal chunks"));
-  }
   return out;
 }
 
 // Megatron's uneven pipeline (--decoder-first/last-pipeline-num-layers) leaves the middle
-// pp − 2 stages equal: TransformerConfig raises unless (layers − first − last) % (pp − 2) == 0
-// (Megatron-LM d98e8a64ddf3, megatron/core/transformer/transformer_config.py, "Uneven PP").
+// pp − 2 stages equal, and with vpp splits each stage's layers evenly over its vpp chunks:
+// TransformerConfig raises unless (layers − first − last) % (pp − 2) == 0 and first, last and
+// the middle stages' layers are multiples of vpp (Megatron-LM d98e8a64ddf3,
+// megatron/core/transformer/transformer_config.py, "Uneven PP").
 struct UnevenSplit {
-  int64_t first = 0, last = 0;
-  bool as_priced = true;  // false: meshplan priced another split with the same slowest stage
-  std::vector<int64_t> priced;
+  int64_t first = 0, last = 0;  // layers on the first and last stage (all their chunks)
+  bool as_priced = true;        // false: meshplan priced another split with the same largest chunk
+  std::vector<int64_t> priced;  // meshplan's chunks, in pipeline order
 };
 
+// Layers of each chunk (pipeline order, chunk c on rank c % pp) when stage r holds stages[r].
+std::vector<int64_t> megatron_chunks(const std::vector<int64_t>& stages, int64_t vpp) {
+  std::vector<int64_t> out;
+  for (int64_t v = 0; v < vpp; ++v)
+    for (int64_t per_stage : stages) out.push_back(per_stage / vpp);
+  return out;
+}
+
 // meshplan's split (core/layout.h chunk_layers) when Megatron can express it; else the split
-// Megatron can express whose stages hold at most the priced maximum, with full middle stages
-// and the extra layer on the first stage (the last carries the output head and the loss).
+// Megatron can express whose chunks hold at most the priced maximum, with full middle stages
+// and the extra layers on the first stage (the last carries the output head and the loss).
 // nullopt when none exists.
-std::optional<UnevenSplit> megatron_uneven_split(int64_t layers, int64_t pp) {
+std::optional<UnevenSplit> megatron_uneven_split(int64_t layers, int64_t pp, int64_t vpp) {
   UnevenSplit s;
-  s.priced = chunk_layers(layers, pp, 1);
-  s.first = s.priced.front();
-  s.last = s.priced.back();
-  const std::vector<int64_t> middle(s.priced.begin() + 1, s.priced.end() - 1);
-  if (std::adjacent_find(middle.begin(), middle.end(), std::not_equal_to<>()) == middle.end())
+  s.priced = chunk_layers(layers, pp, vpp);
+  std::vector<int64_t> stages(static_cast<size_t>(pp), 0);
+  for (size_t c = 0; c < s.priced.size(); ++c) stages[c % static_cast<size_t>(pp)] += s.priced[c];
+  s.first = stages.front();
+  s.last = stages.back();
+  const std::vector<int64_t> middle(stages.begin() + 1, stages.end() - 1);
+  if (std::adjacent_find(middle.begin(), middle.end(), std::not_equal_to<>()) == middle.end() &&
+      megatron_chunks(stages, vpp) == s.priced)
     return s;
   const int64_t most = *std::max_element(s.priced.begin(), s.priced.end());
-  const int64_t ends = layers - (pp - 2) * most;  // first + last with full middle stages
-  if (ends < 2 || ends > 2 * most) return std::nullopt;
-  s.first = (ends + 1) / 2;
-  s.last = ends / 2;
+  // first + last chunk layers with full middle stages
+  const int64_t ends = layers - (pp - 2) * most * vpp;
+  if (ends % vpp != 0 || ends / vpp < 2 || ends / vpp > 2 * most) return std::nullopt;
+  s.first = (ends / vpp + 1) / 2 * vpp;
+  s.last = ends - s.first;
   s.as_priced = false;
   return s;
 }
@@ -115,6 +131,8 @@ void megatron_shape_args(const ModelSpec& model, const TrainingSpec& training, L
   args.arg("--max-position-embeddings", std::max(training.seq_len, model.max_positions));
   args.arg("--position-embedding-type",
            model.position_embedding == PositionEmbedding::learned ? "learned_absolute" : "rope");
+  if (model.position_embedding == PositionEmbedding::rope)
+    args.arg("--rotary-base", static_cast<int64_t>(model.rope_theta));
   args.arg("--normalization", model.norm == NormKind::rmsnorm ? "RMSNorm" : "LayerNorm");
   if (model.mlp == MlpKind::swiglu) args.flag("--swiglu");
   if (!model.tied_embeddings) args.flag("--untie-embeddings-and-output-weights");
@@ -140,6 +158,10 @@ void megatron_moe_args(const ModelSpec& model, LauncherArgs& args) {
   args.arg("--num-experts", model.moe->experts);
   args.arg("--moe-router-topk", model.moe->top_k);
   args.arg("--moe-ffn-hidden-size", model.moe->expert_ffn_hidden);
+  // meshplan prices all-to-all token dispatch (Megatron's default is allgather) and grouped
+  // expert GEMMs.
+  args.arg("--moe-token-dispatcher-type", "alltoall");
+  args.flag("--moe-grouped-gemm");
   if (model.moe->shared_experts > 0)
     args.arg("--moe-shared-expert-intermediate-size",
              model.moe->shared_experts * model.moe->expert_ffn_hidden);
@@ -156,18 +178,80 @@ std::vector<Diagnostic> model_refusals(Launcher who, const ModelSpec& model) {
         launcher_refusal(who, "position_embedding", "alibi", "Megatron-core has no ALiBi"));
   if (model.mlp == MlpKind::relu)
     out.push_back(launcher_refusal(who, "mlp", "relu", "Megatron-LM's MLP takes gelu or swiglu"));
+  if (model.position_embedding == PositionEmbedding::rope &&
+      model.rope_theta != std::floor(model.rope_theta))
+    out.push_back(launcher_refusal(who, "rope_theta", fmt::format("{}", model.rope_theta),
+                                   "the RoPE base is an integer (--rotary-base, rotary_base)"));
   return out;
+}
+
+// Megatron-LM's ZeRO: the distributed optimizer (ZeRO-1), or Megatron-FSDP sharding gradients
+// (ZeRO-2) or gradients and parameters (ZeRO-3). Megatron-FSDP v1 (the default version) runs on
+// the distributed optimizer and saves only fsdp_dtensor checkpoints (arguments.py asserts both).
+void megatron_zero_args(const Layout& layout, LauncherArgs& args) {
+  if (layout.zero >= 1) args.flag("--use-distributed-optimizer");
+  if (layout.zero >= 2) {
+    args.flag("--use-megatron-fsdp");
+    args.arg("--data-parallel-sharding-strategy",
+             layout.zero == 3 ? "optim_grads_params" : "optim_grads");
+    args.arg("--ckpt-format", "fsdp_dtensor");
+  }
+  // Hybrid sharding: that many distributed-optimizer copies, each sharded over `shard` ranks.
+  if (layout.shard > 0)
+    args.arg("--num-distributed-optimizer-instances", layout.dp * layout.cp / layout.shard);
+  args.flag("--overlap-grad-reduce");
+  if (layout.zero >= 1) args.flag("--overlap-param-gather");
+}
+
+// Virtual stages and the uneven split; notes for the header. Errors: a split Megatron cannot
+// express within meshplan's largest chunk.
+Result<std::vector<std::string>> megatron_pipeline_args(const ModelSpec& model,
+                                                        const Layout& layout, LauncherArgs& args) {
+  const bool uneven = layout.uneven && model.layers % (layout.pp * layout.vpp) != 0;
+  if (!uneven) {
+    if (layout.vpp > 1)
+      args.arg("--num-layers-per-virtual-pipeline-stage", model.layers / (layout.pp * layout.vpp));
+    return std::vector<std::string>{};
+  }
+  const std::optional<UnevenSplit> split =
+      megatron_uneven_split(model.layers, layout.pp, layout.vpp);
+  if (!split)
+    return std::vector<Diagnostic>{launcher_refusal(
+        Launcher::megatron, layout, "uneven",
+        fmt::format("its uneven pipeline needs equal middle stages{}; no such split of {} "
+                    "layers over {} stages keeps every {} within meshplan's",
+                    layout.vpp > 1 ? " and stages split evenly into vpp chunks" : "", model.layers,
+                    layout.pp, layout.vpp > 1 ? "chunk" : "stage"))};
+  // --num-layers-per-virtual-pipeline-stage refuses an uneven split (arguments.py).
+  if (layout.vpp > 1) args.arg("--num-virtual-stages-per-pipeline-rank", layout.vpp);
+  args.arg("--decoder-first-pipeline-num-layers", split->first);
+  args.arg("--decoder-last-pipeline-num-layers", split->last);
+  if (split->as_priced) return std::vector<std::string>{};
+  std::vector<int64_t> stages(
+      static_cast<size_t>(layout.pp),
+      layout.pp > 2 ? (model.layers - split->first - split->last) / (layout.pp - 2) : 0);
+  stages.front() = split->first;
+  stages.back() = split->last;
+  if (layout.vpp == 1)
+    return std::vector<std::string>{fmt::format(
+        "layers per stage {} (meshplan priced {}; Megatron needs equal middle stages; the "
+        "slowest stage is the same)",
+        stage_list(stages), stage_list(split->priced))};
+  return std::vector<std::string>{fmt::format(
+      "layers per chunk {} (meshplan priced {}; Megatron needs equal middle stages split evenly "
+      "into chunks; the largest chunk is the same)",
+      stage_list(megatron_chunks(stages, layout.vpp)), stage_list(split->priced))};
 }
 
 }  // namespace
 
 Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& training,
                                     const Layout& layout) {
-  std::vector<Diagnostic> refused = megatron_core_refusals(Launcher::megatron, layout);
-  if (layout.zero >= 2) {
-    refused.push_back(launcher_refusal(Launcher::megatron, layout, "zero",
-                                       "Megatron-LM shards optimizer states only "
-                                       "(--use-distributed-optimizer, ZeRO-1); use zero=0 or 1"));
+  std::vector<Diagnostic> refused = megatron_core_refusals(Launcher::megatron, layout, true);
+  if (layout.zero >= 2 && layout.shard > 0) {
+    refused.push_back(launcher_refusal(Launcher::megatron, layout, "shard",
+                                       "hybrid sharding with Megatron-FSDP (ZeRO-2/3) is not "
+                                       "exported; use shard=0, or zero=1"));
   }
   for (Diagnostic& refusal : model_refusals(Launcher::megatron, model))
     refused.push_back(std::move(refusal));
@@ -177,44 +261,18 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
   args.arg("--pipeline-model-parallel-size", layout.pp);
   args.arg("--context-parallel-size", layout.cp);
   args.arg("--expert-model-parallel-size", layout.ep);
+  if (layout.order == kTpPpDpOrder) args.flag("--use-tp-pp-dp-mapping");
   if (layout.sp && layout.tp > 1) args.flag("--sequence-parallel");
   if (layout.tp_overlap) args.flag("--tp-comm-overlap");
-  if (layout.vpp > 1)
-    args.arg("--num-layers-per-virtual-pipeline-stage", model.layers / (layout.pp * layout.vpp));
-  std::vector<std::string> notes;
-  if (layout.uneven && model.layers % layout.pp != 0) {
-    const std::optional<UnevenSplit> split = megatron_uneven_split(model.layers, layout.pp);
-    if (!split)
-      return std::vector<Diagnostic>{launcher_refusal(
-          Launcher::megatron, layout, "uneven",
-          fmt::format("its uneven pipeline needs equal middle stages; no such split of {} "
-                      "layers over {} stages keeps every stage within meshplan's",
-                      model.layers, layout.pp))};
-    args.arg("--decoder-first-pipeline-num-layers", split->first);
-    args.arg("--decoder-last-pipeline-num-layers", split->last);
-    if (!split->as_priced) {
-      std::vector<int64_t> stages(static_cast<size_t>(layout.pp),
-                                  (model.layers - split->first - split->last) / (layout.pp - 2));
-      stages.front() = split->first;
-      stages.back() = split->last;
-      notes.push_back(fmt::format(
-          "layers per stage {} (meshplan priced {}; Megatron needs equal middle stages; the "
-          "slowest stage is the same)",
-          stage_list(stages), stage_list(split->priced)));
-    }
-  }
+  Result<std::vector<std::string>> notes = megatron_pipeline_args(model, layout, args);
+  if (!notes) return notes.errors();
   RecomputeArgs r = recompute_args(layout);
   if (!r.granularity.empty()) args.arg("--recompute-granularity", r.granularity);
   if (!r.method.empty()) args.arg("--recompute-method", r.method);
   if (r.layers > 0) args.arg("--recompute-num-layers", r.layers);
   args.arg("--micro-batch-size", layout.mbs);
   args.arg("--global-batch-size", training.global_batch);
-  if (layout.zero == 1) args.flag("--use-distributed-optimizer");
-  // Hybrid sharding: that many distributed-optimizer copies, each sharded over `shard` ranks.
-  if (layout.shard > 0)
-    args.arg("--num-distributed-optimizer-instances", layout.dp * layout.cp / layout.shard);
-  args.flag("--overlap-grad-reduce");
-  if (layout.zero == 1) args.flag("--overlap-param-gather");
+  megatron_zero_args(layout, args);
   args.flag("--bf16");
   if (training.precision == Precision::fp8) args.arg("--fp8-format", "hybrid");
   megatron_shape_args(model, training, args);
@@ -224,15 +282,45 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
                   training.global_batch, training.seq_len),
       "layout " + to_string(layout),
       fmt::format("vocabulary {} comes from the tokenizer (--tokenizer-type ...)", model.vocab)};
-  comment.insert(comment.end(), notes.begin(), notes.end());
+  if (layout.zero >= 2)
+    comment.push_back("Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1");
+  comment.insert(comment.end(), notes.value().begin(), notes.value().end());
   return args.render(comment);
 }
 
-// NeMo 1.x megatron_gpt_config.yaml keys (model: section). ZeRO-2/3 map onto NeMo's FSDP
+namespace {
+
+// A model: key that megatron_gpt_config.yaml lacks (NeMo reads it with cfg.get or passes it on
+// to TransformerConfig): fine in a YAML file, but a Hydra command-line override needs `+`.
+std::string nemo_added_key(const std::string& key, const std::string& value) {
+  return fmt::format(
+      "  {}: {}  # not in megatron_gpt_config.yaml: +model.{}={} on a command line\n", key, value,
+      key, value);
+}
+
+// Position embedding and MoE keys.
+std::string nemo_model_keys(const ModelSpec& model) {
+  std::string out;
+  const bool rope = model.position_embedding == PositionEmbedding::rope;
+  out += fmt::format("  position_embedding_type: {}\n", rope ? "rope" : "learned_absolute");
+  if (rope)
+    out += nemo_added_key("rotary_base", std::to_string(static_cast<int64_t>(model.rope_theta)));
+  if (!model.moe) return out;
+  out += nemo_added_key("num_moe_experts", std::to_string(model.moe->experts));
+  out += nemo_added_key("moe_router_topk", std::to_string(model.moe->top_k));
+  out += nemo_added_key("moe_token_dispatcher_type", "alltoall");
+  out += nemo_added_key("moe_grouped_gemm", "true");
+  return out;
+}
+
+}  // namespace
+
+// NeMo 1.x megatron_gpt_config.yaml keys (model: section; NeMo 8cfedd720346,
+// examples/nlp/language_modeling/conf/megatron_gpt_config.yaml). ZeRO-2/3 map onto NeMo's FSDP
 // (fsdp_sharding_strategy grad / full), which NeMo allows only without pipeline parallelism.
 Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& training,
                                 const Layout& layout) {
-  std::vector<Diagnostic> refused = megatron_core_refusals(Launcher::nemo, layout);
+  std::vector<Diagnostic> refused = megatron_core_refusals(Launcher::nemo, layout, false);
   if (layout.zero >= 2 && layout.pp > 1) {
     refused.push_back(launcher_refusal(Launcher::nemo, layout, "zero",
                                        "NeMo's FSDP (ZeRO-2/3) does not combine with pipeline "
@@ -243,7 +331,7 @@ Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& trai
                                        "the NeMo 1 GPT config has no distributed-optimizer "
                                        "instances; use shard=0"));
   }
-  if (layout.uneven && model.layers % layout.pp != 0) {
+  if (layout.uneven && model.layers % (layout.pp * layout.vpp) != 0) {
     refused.push_back(launcher_refusal(Launcher::nemo, layout, "uneven",
                                        "the GPT config splits layers evenly over stages"));
   }
@@ -263,8 +351,11 @@ Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& trai
                      layout.tp, layout.pp);
   out += fmt::format("  virtual_pipeline_model_parallel_size: {}\n",
                      layout.vpp > 1 ? std::to_string(layout.vpp) : "null");
-  out += fmt::format("  context_parallel_size: {}\n  expert_model_parallel_size: {}\n", layout.cp,
-                     layout.ep);
+  // Interleaving overlaps its p2p transfers, as Megatron-LM does by default; Megatron-core
+  // requires batch_p2p_comm off for that (model_parallel_config.py).
+  if (layout.vpp > 1) out += "  overlap_p2p_comm: true\n  batch_p2p_comm: false\n";
+  out += fmt::format("  expert_model_parallel_size: {}\n", layout.ep);
+  out += nemo_added_key("context_parallel_size", std::to_string(layout.cp));
   out += fmt::format("  sequence_parallel: {}\n", layout.sp && layout.tp > 1);
   if (layout.tp_overlap) out += "  ub_tp_comm_overlap: true\n";
   out += fmt::format("  activations_checkpoint_granularity: {}\n",
@@ -275,9 +366,7 @@ Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& trai
                      training.seq_len, model.layers, model.hidden);
   out += fmt::format("  ffn_hidden_size: {}\n  num_attention_heads: {}\n  num_query_groups: {}\n",
                      model.ffn_hidden, model.heads, model.kv_heads);
-  if (model.moe)
-    out += fmt::format("  num_moe_experts: {}\n  moe_router_topk: {}\n", model.moe->experts,
-                       model.moe->top_k);
+  out += nemo_model_keys(model);
   if (training.precision == Precision::fp8) out += "  fp8: true\n  fp8_hybrid: true\n";
   if (layout.zero >= 2) {
     out += fmt::format("  fsdp: true\n  fsdp_sharding_strategy: {}\n",

@@ -133,3 +133,18 @@ TEST_CASE("Qwen2-72B's Q/K/V biases add 80 x 10,240 parameters") {
   without.qkv_bias = false;
   CHECK(total_params(r.value()) - total_params(without) == 80 * 10'240);
 }
+
+TEST_CASE("the RoPE base: rope_theta (GPT-NeoX rotary_emb_base), 10000 where absent") {
+  CHECK(load("llama-3.1-8b.json").rope_theta == 500000);
+  CHECK(load("mixtral-8x7b.json").rope_theta == 1000000);
+  CHECK(load("deepseek-v3.json").rope_theta == 10000);
+  CHECK(load("pythia-160m.json").rope_theta == 10000);
+  Result<ModelSpec> tiny = parse_hf_config(std::string(kTinyLlama) + "}", "config.json");
+  REQUIRE(tiny.ok());
+  CHECK(tiny.value().rope_theta == 10000);
+  CHECK(error_of(std::string(kTinyLlama) + R"(, "rope_theta": "1e4"})") ==
+        "config.json:2:73: error: field 'rope_theta' = '\"1e4\"': must be a number");
+  CHECK(error_of(std::string(kTinyLlama) + R"(, "rope_theta": 0})")
+            .find("field 'rope_theta' = '0': must be a number between 1 and 1000000000000") !=
+        std::string::npos);
+}

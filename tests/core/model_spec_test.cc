@@ -67,6 +67,7 @@ TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") 
     CHECK(hf.kv_heads == yaml.kv_heads);
     CHECK(hf.moe.has_value() == yaml.moe.has_value());
     CHECK(hf.mla.has_value() == yaml.mla.has_value());
+    CHECK(hf.rope_theta == yaml.rope_theta);  // 500000, 1e6, 1e6, 10000
   }
 }
 
@@ -80,4 +81,17 @@ TEST_CASE("defaults: kv_heads = heads, head_dim = hidden/heads, ffn_hidden = 4·
   CHECK(r->mlp == MlpKind::gelu);
   CHECK(r->attention == AttentionKind::flash);
   CHECK(r->training.seq_len == 4096);
+  CHECK(r->rope_theta == 10000);
+}
+
+TEST_CASE("rope_theta: the RoPE base, a number of at least 1") {
+  Result<ModelSpec> r = parse_model_yaml(
+      "name: x\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 100\nrope_theta: 500000\n", "x.yaml");
+  REQUIRE(r.ok());
+  CHECK(r->rope_theta == 500000);
+  Result<ModelSpec> bad = parse_model_yaml(
+      "name: x\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 100\nrope_theta: 0\n", "x.yaml");
+  REQUIRE(!bad.ok());
+  CHECK(format_diagnostics(bad.errors()).find("x.yaml:6:13: error: field 'rope_theta' = '0'") !=
+        std::string::npos);
 }

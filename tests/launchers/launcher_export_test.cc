@@ -10,43 +10,20 @@
 #include <sstream>
 
 #include "core/diagnostic.h"
+#include "tests/launchers/launcher_test_util.h"
 #include "tests/test_files.h"
 
 using namespace meshplan;
 namespace fs = std::filesystem;
 
+using namespace meshplan::launcher_test;
+
 namespace {
-
-ModelSpec model(const std::string& name) {
-  Result<ModelSpec> m = load_model(std::string(MESHPLAN_SOURCE_DIR) + "/models/" + name + ".yaml");
-  REQUIRE(m.ok());
-  return m.value();
-}
-
-Layout layout(const std::string& text, const ModelSpec& m, int64_t gpus) {
-  Result<Layout> l = parse_layout(text);
-  REQUIRE(l.ok());
-  Layout out = l.value();
-  REQUIRE(check_layout(out, m, gpus, m.training).empty());
-  return out;
-}
-
-std::string exported(Launcher launcher, const ModelSpec& m, const Layout& l) {
-  Result<std::string> r = export_launcher(launcher, m, m.training, l);
-  if (!r) FAIL(format_diagnostics(r.errors()));
-  return r.value();
-}
 
 void check_golden(const std::string& name, const std::string& text) {
   const fs::path p = fs::path(MESHPLAN_SOURCE_DIR) / "tests/launchers/golden" / name;
   if (test::update_golden()) test::write_file(p, text);
   CHECK(text == test::read_file(p));
-}
-
-std::string refusal(Launcher launcher, const ModelSpec& m, const Layout& l) {
-  Result<std::string> r = export_launcher(launcher, m, m.training, l);
-  REQUIRE(!r.ok());
-  return format_diagnostics(r.errors());
 }
 
 }  // namespace
@@ -153,9 +130,16 @@ TEST_CASE("export: DeepSpeed refuses AutoTP with ZeRO-3, which its engine assert
 
 TEST_CASE("export: refused layouts name the launcher and the field") {
   const ModelSpec m = model("llama3-8b");
-  CHECK(refusal(Launcher::megatron, m, layout("tp=2,zero=3", m, 64)) ==
-        "--layout: error: field 'zero' = '3': Megatron-LM cannot express this: Megatron-LM shards "
-        "optimizer states only (--use-distributed-optimizer, ZeRO-1); use zero=0 or 1\n");
+  CHECK(refusal(Launcher::megatron, m, layout("tp=2,zero=3,shard=8", m, 64)) ==
+        "--layout: error: field 'shard' = '8': Megatron-LM cannot express this: hybrid sharding "
+        "with Megatron-FSDP (ZeRO-2/3) is not exported; use shard=0, or zero=1\n");
+  CHECK(refusal(Launcher::megatron, m, layout("tp=2,order=dp-tp-cp-pp", m, 64)) ==
+        "--layout: error: field 'order' = 'dp-tp-cp-pp': Megatron-LM cannot express this: "
+        "Megatron-LM orders ranks tp-cp-ep-dp-pp, or tp-cp-ep-pp-dp with "
+        "--use-tp-pp-dp-mapping\n");
+  CHECK(refusal(Launcher::nemo, m, layout("tp=2,order=tp-cp-pp-dp", m, 64))
+            .find("field 'order' = 'tp-cp-pp-dp': NeMo cannot express this: Megatron-core orders "
+                  "ranks tp-cp-ep-dp-pp") != std::string::npos);
   CHECK(refusal(Launcher::megatron, m, layout("tp=2,pp=4,schedule=zb-h1", m, 64))
             .find("field 'schedule' = 'zb-h1': Megatron-LM cannot express this") !=
         std::string::npos);
@@ -201,7 +185,8 @@ TEST_CASE("export: the CLI prints the config, and refuses with exit 2") {
         test::read_file(fs::path(MESHPLAN_SOURCE_DIR) /
                         "tests/launchers/golden/llama3-70b-megatron.txt"));
   CHECK(test::run_meshplan("export --format megatron --model models/llama3-8b.yaml --cluster "
-                           "topologies/dgx-h100-64n.yaml --gpus 64 --layout tp=2,zero=3",
+                           "topologies/dgx-h100-64n.yaml --gpus 64 --layout "
+                           "tp=2,pp=4,schedule=gpipe",
                            dir) == 2);
   CHECK(test::read_file(dir / "stderr.txt").find("Megatron-LM cannot express this") !=
         std::string::npos);
@@ -316,41 +301,24 @@ TEST_CASE("torchtitan: MoE with tp > 1 splits experts over tp too; zb-h1 is refu
                   "zb-h1 runs one") != std::string::npos);
 }
 
-// Megatron-LM's uneven-pipeline rule (d98e8a64ddf3, transformer_config.py "Uneven PP"): every
-// given end stage > 0 layers, the rest split evenly over the middle stages.
-bool megatron_accepts_uneven(int64_t layers, int64_t pp, int64_t first, int64_t last) {
-  const int64_t middle_layers = layers - first - last, middle_stages = pp - 2;
-  if (first <= 0 || last <= 0) return false;
-  if ((middle_layers != 0) != (middle_stages != 0)) return false;
-  return middle_stages == 0 || middle_layers % middle_stages == 0;
-}
-
-// The value of "--flag value" in an argument list.
-int64_t flag_value(const std::string& text, const std::string& flag) {
-  const size_t at = text.find(flag + " ");
-  REQUIRE(at != std::string::npos);
-  return std::stoll(text.substr(at + flag.size() + 1));
-}
-
-TEST_CASE("Megatron uneven splits are ones its TransformerConfig accepts") {
-  // DeepSeek-V3, 61 layers over 16 stages: meshplan prices 3,4x13,3,3; Megatron needs equal
-  // middle stages, so 3,4x14,2: 61 − 3 − 2 = 56 = 14 x 4, no stage above 4 layers.
-  const ModelSpec ds = model("deepseek-v3");
-  const std::string v3 = exported(Launcher::megatron, ds,
-                                  layout("tp=1,pp=16,ep=32,recompute=full,uneven=true", ds, 512));
-  CHECK(flag_value(v3, "--decoder-first-pipeline-num-layers") == 3);
-  CHECK(flag_value(v3, "--decoder-last-pipeline-num-layers") == 2);
-  CHECK(megatron_accepts_uneven(61, 16, 3, 2));
-  CHECK_FALSE(megatron_accepts_uneven(61, 16, 3, 3));  // what was exported before
-  CHECK(v3.find("# layers per stage 3,4x14,2 (meshplan priced 3,4x13,3x2; Megatron needs equal "
-                "middle stages; the slowest stage is the same)\n") != std::string::npos);
-
-  // Llama 3 405B, 126 layers over 16 stages: the priced 7,8x14,7 is expressible as it is.
-  const ModelSpec big = model("llama3-405b");
-  const std::string l405 = exported(Launcher::megatron, big,
-                                    layout("tp=8,pp=16,recompute=full,uneven=true", big, 16384));
-  CHECK(flag_value(l405, "--decoder-first-pipeline-num-layers") == 7);
-  CHECK(flag_value(l405, "--decoder-last-pipeline-num-layers") == 7);
-  CHECK(megatron_accepts_uneven(126, 16, 7, 7));
-  CHECK(l405.find("meshplan priced") == std::string::npos);
+TEST_CASE("README: plan --framework X (with its --fix) gives a winner X's export accepts") {
+  const fs::path dir = test::fresh_dir("export-plan-framework");
+  const std::string cluster =
+      " --model models/llama3-8b.yaml --cluster topologies/dgx-h100-1n.yaml";
+  const char* cases[][3] = {{"megatron-core", "", "megatron"},
+                            {"nemo", "", "nemo"},
+                            {"deepspeed", " --fix sp=false", "deepspeed"},
+                            {"torchtitan", " --fix zero=3", "torchtitan"}};
+  for (const auto& c : cases) {
+    CAPTURE(c[0]);
+    REQUIRE(test::run_meshplan(
+                std::string("plan --framework ") + c[0] + c[1] + cluster + " --top 1", dir) == 0);
+    const std::string out = test::read_file(dir / "stdout.txt");
+    const size_t at = out.find("best: --layout ");
+    REQUIRE(at != std::string::npos);
+    const std::string best = out.substr(at + 15, out.find('\n', at) - at - 15);
+    CHECK(test::run_meshplan(std::string("export --format ") + c[2] + cluster + " --layout " + best,
+                             dir) == 0);
+  }
+  fs::remove_all(dir);
 }

@@ -1,0 +1,220 @@
+// Megatron-LM and NeMo exports against their launchers' own rules: every Megatron-LM flag and
+// NeMo key checked against tables taken from pinned sources (tests/data/launchers/), Megatron's
+// uneven-pipeline arithmetic, and the flags that make Megatron run what meshplan priced.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "launchers/launcher_export.h"
+#include "tests/launchers/launcher_test_util.h"
+#include "tests/test_files.h"
+
+using namespace meshplan;
+using namespace meshplan::launcher_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Megatron-LM's uneven-pipeline rule (d98e8a64ddf3, transformer_config.py "Uneven PP"): every
+// given end stage > 0 layers, the rest split evenly over the middle stages; with vpp, the end
+// stages' and each middle stage's layers are multiples of vpp.
+bool megatron_accepts_uneven(int64_t layers, int64_t pp, int64_t first, int64_t last,
+                             int64_t vpp = 1) {
+  const int64_t middle_layers = layers - first - last, middle_stages = pp - 2;
+  if (first <= 0 || last <= 0 || first % vpp != 0 || last % vpp != 0) return false;
+  if ((middle_layers != 0) != (middle_stages != 0)) return false;
+  return middle_stages == 0 ||
+         (middle_layers % middle_stages == 0 && middle_layers / middle_stages % vpp == 0);
+}
+
+// The value of "--flag value" in an argument list.
+int64_t flag_value(const std::string& text, const std::string& flag) {
+  const size_t at = text.find(flag + " ");
+  REQUIRE(at != std::string::npos);
+  return std::stoll(text.substr(at + flag.size() + 1));
+}
+
+TEST_CASE("Megatron uneven splits are ones its TransformerConfig accepts") {
+  // DeepSeek-V3, 61 layers over 16 stages: meshplan prices 3,4x13,3,3; Megatron needs equal
+  // middle stages, so 3,4x14,2: 61 − 3 − 2 = 56 = 14 x 4, no stage above 4 layers.
+  const ModelSpec ds = model("deepseek-v3");
+  const std::string v3 = exported(Launcher::megatron, ds,
+                                  layout("tp=1,pp=16,ep=32,recompute=full,uneven=true", ds, 512));
+  CHECK(flag_value(v3, "--decoder-first-pipeline-num-layers") == 3);
+  CHECK(flag_value(v3, "--decoder-last-pipeline-num-layers") == 2);
+  CHECK(megatron_accepts_uneven(61, 16, 3, 2));
+  CHECK_FALSE(megatron_accepts_uneven(61, 16, 3, 3));  // what was exported before
+  CHECK(v3.find("# layers per stage 3,4x14,2 (meshplan priced 3,4x13,3x2; Megatron needs equal "
+                "middle stages; the slowest stage is the same)\n") != std::string::npos);
+
+  // Llama 3 405B, 126 layers over 16 stages: the priced 7,8x14,7 is expressible as it is.
+  const ModelSpec big = model("llama3-405b");
+  const std::string l405 = exported(Launcher::megatron, big,
+                                    layout("tp=8,pp=16,recompute=full,uneven=true", big, 16384));
+  CHECK(flag_value(l405, "--decoder-first-pipeline-num-layers") == 7);
+  CHECK(flag_value(l405, "--decoder-last-pipeline-num-layers") == 7);
+  CHECK(megatron_accepts_uneven(126, 16, 7, 7));
+  CHECK(l405.find("meshplan priced") == std::string::npos);
+}
+
+// Megatron-LM d98e8a64ddf3's flags ("--flag" -> "int" | "float" | "flag" | "choice:a|b" | "str"),
+// from the committed table (tests/data/launchers/megatron-lm-d98e8a64ddf3-args.txt).
+std::map<std::string, std::string> megatron_flags() {
+  std::map<std::string, std::string> flags;
+  std::istringstream in(test::read_file(fs::path(MESHPLAN_TEST_DATA) /
+                                        "launchers/megatron-lm-d98e8a64ddf3-args.txt"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t tab = line.find('\t'), tab2 = line.find('\t', tab + 1);
+    flags[line.substr(0, tab)] = line.substr(tab + 1, tab2 - tab - 1);
+  }
+  return flags;
+}
+
+// Checks every "--flag [value]" line of a Megatron-LM export against the table.
+void check_megatron_flags(const std::string& text,
+                          const std::map<std::string, std::string>& known) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("--", 0) != 0) continue;
+    std::istringstream words(line);
+    std::string flag, value;
+    words >> flag >> value;
+    if (value == "\\") value.clear();
+    CAPTURE(flag);
+    REQUIRE(known.count(flag) == 1);
+    const std::string& type = known.at(flag);
+    if (type == "flag") CHECK(value.empty());
+    if (type == "int")
+      CHECK((!value.empty() && value.find_first_not_of("0123456789") == std::string::npos));
+    if (type == "float") CHECK(value.find_first_not_of("0123456789.") == std::string::npos);
+    if (type.rfind("choice:", 0) == 0) {
+      std::string choices = type.substr(6), needle = "|";  // "choice:a|b" -> ":a|b|" holds "|a|"
+      choices.append("|");
+      choices[0] = '|';
+      needle.append(value).append("|");
+      CHECK(choices.find(needle) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
+  const std::map<std::string, std::string> known = megatron_flags();
+  REQUIRE(known.size() == 57);
+  const struct {
+    const char* model;
+    const char* layout;
+    int64_t gpus;
+  } cases[] = {
+      {"llama3-70b", "tp=8,pp=4,vpp=5,zero=1,mbs=1,recompute=selective", 512},
+      {"llama3-8b", "tp=2,zero=2,mbs=2,recompute=full", 64},
+      {"llama3-8b", "tp=2,zero=3,order=tp-cp-pp-dp,pp=2", 64},
+      {"llama3-8b", "tp=2,zero=1,shard=8", 64},
+      {"llama3-405b", "tp=8,pp=16,vpp=2,recompute=full,uneven=true", 16384},
+      {"mixtral-8x7b", "tp=2,pp=2,ep=4,zero=1,mbs=1,recompute=full", 64},
+      {"deepseek-v3", "tp=1,pp=16,ep=32,recompute=full,uneven=true", 512},
+      {"qwen3-235b-a22b", "tp=4,pp=2,ep=8,zero=1", 512},
+      {"gpt3-175b", "tp=8,pp=8,zero=1", 1024},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.model);
+    CAPTURE(c.layout);
+    const ModelSpec m = model(c.model);
+    check_megatron_flags(exported(Launcher::megatron, m, layout(c.layout, m, c.gpus)), known);
+  }
+}
+
+TEST_CASE("Megatron-LM: MoE dispatch and grouped GEMM as priced; the RoPE base") {
+  const ModelSpec mixtral = model("mixtral-8x7b");
+  const std::string moe =
+      exported(Launcher::megatron, mixtral, layout("tp=2,pp=2,ep=4,zero=1", mixtral, 64));
+  CHECK(moe.find("--moe-token-dispatcher-type alltoall \\\n--moe-grouped-gemm") !=
+        std::string::npos);
+  CHECK(flag_value(moe, "--rotary-base") == 1000000);
+  const ModelSpec llama = model("llama3-8b");
+  const std::string dense = exported(Launcher::megatron, llama, layout("tp=2", llama, 64));
+  CHECK(flag_value(dense, "--rotary-base") == 500000);
+  CHECK(dense.find("--moe-") == std::string::npos);
+  // GPT-3's learned positions take no RoPE base.
+  const ModelSpec gpt3 = model("gpt3-175b");
+  CHECK(exported(Launcher::megatron, gpt3, layout("tp=8,pp=8", gpt3, 1024)).find("--rotary-base") ==
+        std::string::npos);
+}
+
+TEST_CASE("Megatron-LM: ZeRO-2/3 through Megatron-FSDP, tp-pp-dp rank order") {
+  const ModelSpec m = model("llama3-8b");
+  const std::string z2 = exported(Launcher::megatron, m, layout("tp=2,zero=2", m, 64));
+  CHECK(z2.find("--use-distributed-optimizer \\\n--use-megatron-fsdp \\\n"
+                "--data-parallel-sharding-strategy optim_grads \\\n"
+                "--ckpt-format fsdp_dtensor \\\n--overlap-grad-reduce \\\n"
+                "--overlap-param-gather \\\n") != std::string::npos);
+  CHECK(z2.find("# Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1\n") !=
+        std::string::npos);
+  const std::string z3 =
+      exported(Launcher::megatron, m, layout("tp=2,pp=2,zero=3,order=tp-cp-pp-dp", m, 64));
+  CHECK(z3.find("--data-parallel-sharding-strategy optim_grads_params \\\n") != std::string::npos);
+  CHECK(z3.find("--use-tp-pp-dp-mapping \\\n") != std::string::npos);
+  CHECK(exported(Launcher::megatron, m, layout("tp=2,zero=1", m, 64)).find("--use-megatron-fsdp") ==
+        std::string::npos);
+}
+
+TEST_CASE("Megatron-LM: uneven with vpp names virtual stages per rank and a split it accepts") {
+  // Llama 3 405B, 126 layers in 32 chunks (pp=16, vpp=2): meshplan prices 3,4x30,3, which puts
+  // 3 and 4 on rank 0; Megatron splits each rank evenly, so 8 (4+4), 14 x 8, 6 (3+3): no chunk
+  // above 4 layers.
+  const ModelSpec big = model("llama3-405b");
+  const std::string out = exported(
+      Launcher::megatron, big, layout("tp=8,pp=16,vpp=2,recompute=full,uneven=true", big, 16384));
+  CHECK(flag_value(out, "--num-virtual-stages-per-pipeline-rank") == 2);
+  CHECK(out.find("--num-layers-per-virtual-pipeline-stage") == std::string::npos);
+  const int64_t first = flag_value(out, "--decoder-first-pipeline-num-layers"),
+                last = flag_value(out, "--decoder-last-pipeline-num-layers");
+  CHECK(first == 8);
+  CHECK(last == 6);
+  CHECK(megatron_accepts_uneven(126, 16, first, last, 2));
+  CHECK_FALSE(megatron_accepts_uneven(126, 16, 7, 7, 2));
+  CHECK(out.find("# layers per chunk 4x15,3,4x15,3 (meshplan priced 3,4x30,3; Megatron needs "
+                 "equal middle stages split evenly into chunks; the largest chunk is the "
+                 "same)\n") != std::string::npos);
+}
+
+// NeMo 8cfedd720346's GPT config keys (model: section), from the committed table.
+std::set<std::string> nemo_keys() {
+  std::set<std::string> keys;
+  std::istringstream in(test::read_file(fs::path(MESHPLAN_TEST_DATA) /
+                                        "launchers/nemo-8cfedd720346-gpt-config-keys.txt"));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') keys.insert(line);
+  return keys;
+}
+
+TEST_CASE("NeMo: keys the GPT config lacks say they need '+'; interleaving overlaps p2p") {
+  const std::set<std::string> known = nemo_keys();
+  REQUIRE(known.size() == 116);
+  const ModelSpec m = model("mixtral-8x7b");
+  const std::string out =
+      exported(Launcher::nemo, m, layout("tp=2,pp=4,vpp=2,ep=4,cp=2,zero=1", m, 128));
+  std::istringstream in(out.substr(out.find("model:\n") + 7));
+  int added = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  ", 0) != 0 || line.rfind("    ", 0) == 0) continue;
+    const std::string key = line.substr(2, line.find(':') - 2);
+    CAPTURE(key);
+    const bool marked =
+        line.find("# not in megatron_gpt_config.yaml: +model." + key + "=") != std::string::npos;
+    CHECK(marked == (known.count(key) == 0));
+    added += marked;
+  }
+  CHECK(added == 6);  // context_parallel_size, rotary_base and four MoE keys
+  CHECK(out.find("  overlap_p2p_comm: true\n  batch_p2p_comm: false\n") != std::string::npos);
+  CHECK(out.find("  context_parallel_size: 2  # not in megatron_gpt_config.yaml: "
+                 "+model.context_parallel_size=2 on a command line\n") != std::string::npos);
+  CHECK(out.find("  rotary_base: 1000000  #") != std::string::npos);
+  const std::string flat = exported(Launcher::nemo, m, layout("tp=2,pp=2,ep=4,zero=1", m, 64));
+  CHECK(flat.find("overlap_p2p_comm") == std::string::npos);
+}
+
+}  // namespace
