@@ -30,19 +30,20 @@ GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Prec
   }
 }
 
-double GemmModel::wave_efficiency(double m, double n, double batch) const {
-  if (sm_count_ <= 0) return 1;
+double wave_efficiency(double m, double n, double batch, double sm_count) {
+  if (sm_count <= 0) return 1;
   auto tiled = [&](double tile_m, double tile_n) {
     const double tiles = batch * std::ceil(m / tile_m) * std::ceil(n / tile_n);
-    return tiles / (std::ceil(tiles / sm_count_) * sm_count_);
+    return tiles / (std::ceil(tiles / sm_count) * sm_count);
   };
   return std::max(tiled(128, 256), tiled(256, 128));
 }
 
 double GemmModel::fallback_time_s(double m, double n, double k, double batch) const {
   double bytes = (m * k + k * n) * in_bytes_ + m * n * out_bytes_;
-  return batch * (2 * m * n * k / (max_efficiency_ * peak_ * wave_efficiency(m, n, batch)) +
-                  bytes / hbm_bytes_per_s_);
+  return batch *
+         (2 * m * n * k / (max_efficiency_ * peak_ * wave_efficiency(m, n, batch, sm_count_)) +
+          bytes / hbm_bytes_per_s_);
 }
 
 double GemmModel::time_s(double m, double n, double k, double batch) const {

@@ -31,6 +31,11 @@
 
 namespace meshplan {
 
+// Share of the SMs busy over the waves of `batch` m×n outputs (ceil(tiles / SMs) waves of the
+// better of 128×256 and 256×128 tiles; 1 when the SM count is unknown, sm_count ≤ 0). The one
+// wave-quantization rule of the training and serving GEMM models.
+double wave_efficiency(double m, double n, double batch, double sm_count);
+
 class GemmModel {
  public:
   // `fp8_recipe`: the FP8 scaling recipe (delayed | current | block) whose quantization
@@ -51,9 +56,6 @@ class GemmModel {
   struct Anchor {
     double log_m, log_n, log_k, log_ratio;  // ratio = fallback time / measured time
   };
-  // Share of the SMs busy over the waves of `batch` m×n outputs (1 when unknown).
-  double wave_efficiency(double m, double n, double batch) const;
-
   double peak_ = 0, max_efficiency_ = 0, hbm_bytes_per_s_ = 0;
   double sm_count_ = 0, quantization_factor_ = 1;
   double in_bytes_ = 2, out_bytes_ = 2;

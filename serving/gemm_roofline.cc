@@ -25,17 +25,9 @@ GemmRoofline::GemmRoofline(const CalibrationProfile& profile, const GpuSpec& gpu
   sm_count_ = static_cast<double>(gpu.sm_count);
 }
 
-double GemmRoofline::wave_share(double m, double n, double batch) const {
-  if (sm_count_ <= 0) return 1;
-  auto tiled = [&](double tile_m, double tile_n) {
-    const double tiles = batch * std::ceil(m / tile_m) * std::ceil(n / tile_n);
-    return tiles / (std::ceil(tiles / sm_count_) * sm_count_);
-  };
-  return std::max(tiled(128, 256), tiled(256, 128));
-}
-
 double GemmRoofline::time_s(double m, double n, double k, double batch, double weight_bytes) const {
-  const double compute = 2 * m * n * k * batch / (flops_per_s_ * wave_share(m, n, batch));
+  const double compute =
+      2 * m * n * k * batch / (flops_per_s_ * wave_efficiency(m, n, batch, sm_count_));
   const double bytes = batch * (n * k * weight_bytes + (m * k + m * n) * kActivationBytes);
   return std::max(compute, bytes / read_bytes_per_s_);
 }

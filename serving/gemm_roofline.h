@@ -33,8 +33,6 @@ class GemmRoofline {
   double read_bytes_per_s() const { return read_bytes_per_s_; }
 
  private:
-  double wave_share(double m, double n, double batch) const;
-
   double flops_per_s_ = 0, read_bytes_per_s_ = 0, sm_count_ = 0;
 };
 
