@@ -113,18 +113,16 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& wh
   // Gradients of `bytes` (the whole group's buffer): reduced in the shard group, then each
   // shard all-reduced across the replicas.
   const double shards = static_cast<double>(g.size());
+  const bool replicated = replicas.size() > 1;
   auto reduce_s = [&](double bytes) {
     return collectives_.time_s(reduce, g, bytes) +
-           (replicas.size() > 1
-                ? collectives_.time_s(Collective::all_reduce, replicas, bytes / shards)
-                : 0);
+           (replicated ? collectives_.time_s(Collective::all_reduce, replicas, bytes / shards) : 0);
   };
   const double grad_bytes = params * mo.grad_bytes_per_param;
   const double weight_bytes = params * mo.weight_bytes_per_param;
   t.reduce = reduce_s(grad_bytes);
-  t.reduce_hbm =
-      hbm_s(reduce, g, grad_bytes) +
-      (replicas.size() > 1 ? hbm_s(Collective::all_reduce, replicas, grad_bytes / shards) : 0);
+  t.reduce_hbm = hbm_s(reduce, g, grad_bytes) +
+                 (replicated ? hbm_s(Collective::all_reduce, replicas, grad_bytes / shards) : 0);
   t.reduce_last = reduce_s(bucket * mo.grad_bytes_per_param);
   if (z.gathers_updated_weights()) {
     t.gather = collectives_.time_s(Collective::all_gather, g, weight_bytes);

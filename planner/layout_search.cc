@@ -181,7 +181,6 @@ class Enumerator {
     Layout l = probe;
     l.order = order;
     l.shard = *options_.fix.shard;
-    l.zero = options_.fix.zero.value_or(1);
     return holds(shard_divides_dp_cp(l), "shard_divides_dp_cp", skipped) &&
            holds(shard_holds_expert_groups(l), "shard_holds_expert_groups", skipped);
   }

@@ -1,5 +1,6 @@
 #include "planner/shard_groups.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "planner/cost_model.h"

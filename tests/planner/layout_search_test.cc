@@ -111,19 +111,19 @@ TEST_CASE("a framework without partial recomputation is searched with recompute 
 
 namespace {
 
-// Every layout the search evaluates for `framework` (top_k above the count), with the count
-// the up-front size check predicts.
-SearchResult search_all(const std::string& framework, const std::string& fix = "") {
+// Every layout the search evaluates for `framework` (top_k above the count) on a small GPT
+// over all of `cluster`'s GPUs, with the count the up-front size check predicts.
+SearchResult search_all(const std::string& framework, const std::string& fix = "",
+                        const ClusterSpec& cluster = two_level_cluster(1), int64_t batch = 16) {
   ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
   CostOptions options;
   apply_framework(find_framework(framework).value(), options);
-  CostModel model(m, two_level_cluster(1), CalibrationProfile{}, {128, 16, Precision::bf16},
-                  options);
+  CostModel model(m, cluster, CalibrationProfile{}, {128, batch, Precision::bf16}, options);
   SearchOptions o;
-  o.top_k = 100000;
+  o.top_k = 1000000;
   if (!fix.empty()) o.fix = parse_layout_fix(fix).value();
-  SearchResult r = search_layouts(model, 8, o);
-  CHECK(count_search_layouts(model, 8, o) == r.evaluated);
+  SearchResult r = search_layouts(model, cluster.gpus(), o);
+  CHECK(count_search_layouts(model, cluster.gpus(), o) == r.evaluated);
   return r;
 }
 
@@ -210,22 +210,13 @@ TEST_CASE("every branch the search prunes by a layout rule is counted under the 
 TEST_CASE("hybrid sharding: searched per network level where the framework has it, pinnable") {
   // 64 nodes in racks of 2 (three levels): shard groups of a node (8) and of a rack (16) are
   // tried beside full sharding, and only with ZeRO ≥ 1.
-  ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
   ClusterSpec c = two_level_cluster(64);
   c.network = {{"nvlink", 8, 400e9, 5e-6, 1.0},
                {"rack", 16, 50e9, 10e-6, 1.0},
                {"ib", 512, 50e9, 10e-6, 1.0}};
   auto shards_seen = [&](const std::string& framework, const std::string& fix) {
-    CostOptions options;
-    apply_framework(find_framework(framework).value(), options);
-    CostModel model(m, c, CalibrationProfile{}, {128, 512, Precision::bf16}, options);
-    SearchOptions o;
-    o.top_k = 1000000;
-    o.fix = parse_layout_fix(fix).value();
-    SearchResult r = search_layouts(model, 512, o);
-    CHECK(count_search_layouts(model, 512, o) == r.evaluated);
     std::set<int64_t> seen;
-    for (const Estimate& e : r.ranked) {
+    for (const Estimate& e : search_all(framework, fix, c, 512).ranked) {
       seen.insert(e.layout.shard);
       if (e.layout.shard > 0) CHECK(e.layout.zero >= 1);
     }
@@ -240,17 +231,9 @@ TEST_CASE("hybrid sharding: searched per network level where the framework has i
 
 TEST_CASE(
     "TP overlap: the search turns it on with sequence parallelism where the framework has it") {
-  ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
   auto overlaps = [&](const std::string& framework, const std::string& fix) {
-    CostOptions options;
-    apply_framework(find_framework(framework).value(), options);
-    CostModel model(m, two_level_cluster(1), CalibrationProfile{}, {128, 16, Precision::bf16},
-                    options);
-    SearchOptions o;
-    o.top_k = 100000;
-    o.fix = parse_layout_fix(fix).value();
     std::set<std::pair<bool, bool>> seen;  // (sp, tp_overlap) of layouts with tp > 1
-    for (const Estimate& e : search_layouts(model, 8, o).ranked)
+    for (const Estimate& e : search_all(framework, fix).ranked)
       if (e.layout.tp > 1) seen.insert({e.layout.sp, e.layout.tp_overlap});
     return seen;
   };
