@@ -20,9 +20,15 @@ struct GemmShape {
 };
 
 // Warm-up runs are untimed; each timed iteration is one sample for the median and p95.
+// `budget_s` (> 0) caps the time one measurement spends (a GEMM shape: over all its algorithms):
+// a kernel that takes longer per run gets fewer iterations (at least 3) and warm-ups (at least
+// 1), and a GEMM tries further algorithms only while the budget lasts. `max_algorithms` (> 0)
+// limits how many of the library's candidates a GEMM times (heuristic order; its first always).
 struct TimingOptions {
   int warmup = 5;
   int iterations = 20;
+  double budget_s = 0;
+  int max_algorithms = 0;
 };
 
 struct GemmResult {
@@ -30,6 +36,15 @@ struct GemmResult {
   double p95_s = 0;               // best algorithm
   double heuristic_median_s = 0;  // the heuristic's first choice; 0 when not measured
   int algorithms_tried = 0;
+};
+
+// One GEMM run back to back for a while (a power-limited GPU lowers its clock under load).
+// Throughputs in FLOP/s: over the first second, and over the last quarter of the run.
+struct SustainedResult {
+  double burst_flops_per_s = 0;
+  double sustained_flops_per_s = 0;
+  double seconds = 0;                        // wall time the GEMM ran
+  std::vector<double> window_flops_per_s;    // every timed window, in order (raw samples)
 };
 
 struct HbmResult {
@@ -64,6 +79,12 @@ class Benchmarker {
   virtual double peak_flops(const std::string& dtype) const = 0;
   virtual Result<GemmResult> gemm(const GemmShape& shape, const std::string& dtype,
                                   const TimingOptions& timing) = 0;
+  // Runs `shape` back to back for about `seconds`; backends without it say so in an error.
+  virtual Result<SustainedResult> sustained_gemm(const GemmShape& shape, const std::string& dtype,
+                                                 double seconds) {
+    (void)shape, (void)dtype, (void)seconds;
+    return Diagnostic{{}, "", "", "this backend does not measure sustained throughput"};
+  }
   // `bytes`: size of one buffer; the backend may use less when memory is short.
   virtual Result<HbmResult> hbm(int64_t bytes, const TimingOptions& timing) = 0;
 

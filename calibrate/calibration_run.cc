@@ -34,6 +34,8 @@ class Run {
 
  private:
   Result<bool> gemm_section();
+  Result<bool> sustained_section();
+  void relate_sustained_to_samples();
   Result<bool> hbm_section();
   Result<bool> collective_section();
   CollectiveFit measure_collective(const std::string& kind, int64_t group, const Variant& v);
@@ -56,6 +58,7 @@ class Run {
   const CalibrationPlan& plan_;
   const ProgressFn& progress_;
   CalibrationProfile profile_;
+  SustainedResult sustained_;
   int64_t done_ = 0, total_ = 0;
 };
 
@@ -71,6 +74,7 @@ std::vector<Variant> Run::variants(const std::string& kind) const {
 int64_t Run::count_items() const {
   int64_t n = 0;
   if (plan_.gemm) n += static_cast<int64_t>(dtypes().size() * plan_.gemm_shapes.size());
+  if (plan_.gemm && plan_.sustained_seconds > 0) n += 1;
   if (plan_.hbm) n += 1;
   if (plan_.collectives)
     for (const auto& kind : plan_.collective_kinds)
@@ -111,6 +115,54 @@ Result<bool> Run::gemm_section() {
     if (!w) return w;
   }
   return true;
+}
+
+Result<bool> Run::sustained_section() {
+  const GemmShape& shape = plan_.sustained_shape;
+  const std::string dtype = dtypes().front();
+  report("sustained", fmt::format("{} {}x{}x{} for {:g} s", dtype, shape.m, shape.n, shape.k,
+                                  plan_.sustained_seconds));
+  auto r = bench_.sustained_gemm(shape, dtype, plan_.sustained_seconds);
+  if (!r) {
+    profile_.notes.push_back("sustained compute not measured: " + r.errors()[0].rule);
+    return save();
+  }
+  sustained_ = *r;
+  if (r->burst_flops_per_s > 0 && r->sustained_flops_per_s > 0)
+    profile_.sustained_compute_ratio =
+        std::min(1.0, r->sustained_flops_per_s / r->burst_flops_per_s);
+  std::string series;
+  for (double w : r->window_flops_per_s) series += fmt::format(" {:.0f}", w * 1e-12);
+  profile_.notes.push_back(fmt::format(
+      "sustained {} {}x{}x{}: {:.1f} TFLOP/s over the first second, {:.1f} over the last quarter "
+      "of {:.1f} s; TFLOP/s per window:{}",
+      dtype, shape.m, shape.n, shape.k, r->burst_flops_per_s * 1e-12,
+      r->sustained_flops_per_s * 1e-12, r->seconds, series));
+  return save();
+}
+
+// The cost model multiplies every GEMM sample by the sustained ratio, so the ratio is sustained
+// over the sample of the same shape when the sweep has one (the sweep may itself run warm),
+// else over the run's own first second.
+void Run::relate_sustained_to_samples() {
+  if (sustained_.sustained_flops_per_s <= 0) return;
+  const GemmShape& shape = plan_.sustained_shape;
+  auto table = profile_.gemm.find(dtypes().front());
+  if (table == profile_.gemm.end()) return;
+  for (const GemmSample& s : table->second.samples)
+    if (s.m == shape.m && s.n == shape.n && s.k == shape.k && s.status == "ok" &&
+        s.flops_per_s > 0) {
+      profile_.sustained_compute_ratio = std::min(1.0, sustained_.sustained_flops_per_s / s.flops_per_s);
+      profile_.notes.push_back(fmt::format(
+          "sustained_compute_ratio {:.3f} = sustained {:.1f} / the sweep's {}x{}x{} sample {:.1f} "
+          "TFLOP/s (capped at 1)",
+          profile_.sustained_compute_ratio, sustained_.sustained_flops_per_s * 1e-12, shape.m,
+          shape.n, shape.k, s.flops_per_s * 1e-12));
+      return;
+    }
+  profile_.notes.push_back(fmt::format(
+      "sustained_compute_ratio {:.3f} = sustained / first second (the sweep has no {}x{}x{})",
+      profile_.sustained_compute_ratio, shape.m, shape.n, shape.k));
 }
 
 Result<bool> Run::hbm_section() {
@@ -177,10 +229,16 @@ Result<CalibrationProfile> Run::execute() {
   if (bench_.collective_group_sizes().empty())
     profile_.notes.push_back("backend has no collectives: none measured");
   total_ = count_items();
-  if (plan_.gemm)
-    if (auto r = gemm_section(); !r) return r.errors();
+  // HBM and the sustained run first: they are short, and the sustained run's first second is a
+  // burst only on a GPU that has not just run minutes of GEMMs.
   if (plan_.hbm)
     if (auto r = hbm_section(); !r) return r.errors();
+  if (plan_.gemm && plan_.sustained_seconds > 0)
+    if (auto r = sustained_section(); !r) return r.errors();
+  if (plan_.gemm) {
+    if (auto r = gemm_section(); !r) return r.errors();
+    relate_sustained_to_samples();
+  }
   if (plan_.collectives)
     if (auto r = collective_section(); !r) return r.errors();
   if (auto r = save(); !r) return r.errors();
@@ -213,7 +271,11 @@ std::vector<GemmShape> gemm_grid(int lo_log2, int hi_log2) {
 CalibrationPlan cuda_plan(bool quick) {
   CalibrationPlan p;
   p.gemm_shapes = quick ? gemm_grid(10, 13) : gemm_grid(8, 14);
-  p.gemm_timing = quick ? TimingOptions{3, 10} : TimingOptions{10, 50};
+  // Full: up to 8 algorithms, 10 warm-ups and 50 samples each, within 50 ms per shape: a
+  // 64K-token GEMM of a 405B layer (100+ ms a run) gets its heuristic's choice timed with 1
+  // warm-up and 3 samples, a 4096³ one (~0.2 ms) every algorithm in full.
+  p.gemm_timing = quick ? TimingOptions{3, 10, 0.02, 4} : TimingOptions{10, 50, 0.05, 8};
+  p.sustained_seconds = quick ? 0 : 30;
   p.hbm_bytes = quick ? int64_t{1} << 30 : int64_t{4} << 30;
   p.max_bytes = quick ? int64_t{1} << 30 : int64_t{8} << 30;
   p.step_factor = quick ? 4 : 2;

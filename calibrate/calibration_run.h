@@ -24,6 +24,10 @@ struct CalibrationPlan {
   std::vector<GemmShape> gemm_shapes;  // measured in this order, for each dtype
   std::vector<std::string> dtypes;     // empty: every dtype the backend offers
   TimingOptions gemm_timing{5, 20};
+  // Sustained compute: `sustained_shape` in the first dtype run back to back this long (0: not
+  // measured); sets the profile's sustained_compute_ratio (sustained / first-second throughput).
+  double sustained_seconds = 0;
+  GemmShape sustained_shape{8192, 8192, 8192, "sustained"};
   int64_t hbm_bytes = int64_t{1} << 30;  // per buffer
   TimingOptions hbm_timing{3, 20};
   std::vector<std::string> collective_kinds = default_collective_kinds();
@@ -40,7 +44,7 @@ struct CalibrationPlan {
 };
 
 struct Progress {
-  std::string section;  // gemm | hbm | collectives
+  std::string section;  // gemm | sustained | hbm | collectives
   std::string item;     // e.g. "bf16 8192x8192x8192" or "all_reduce x8 1048576 B"
   int64_t done = 0, total = 0;
 };

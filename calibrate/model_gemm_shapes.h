@@ -17,4 +17,13 @@ namespace meshplan::calibrate {
 // Duplicated shapes are listed once (first label kept). MoE layers use expert_ffn_hidden.
 std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int64_t tokens);
 
+// Appends the shapes of `more` whose m×n×k is not in `out` yet (first label kept).
+void append_unique_shapes(std::vector<GemmShape>& out, const std::vector<GemmShape>& more);
+
+// Every model's shapes at every tp and token count (models, then tp, then tokens), each m×n×k
+// once: the calibration sweep over the shapes a plan can price.
+std::vector<GemmShape> model_gemm_sweep(const std::vector<ModelSpec>& models,
+                                        const std::vector<int64_t>& tps,
+                                        const std::vector<int64_t>& tokens);
+
 }  // namespace meshplan::calibrate

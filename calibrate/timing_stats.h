@@ -15,4 +15,17 @@ struct TimingStats {
 // Empty input gives all zeros.
 TimingStats summarize(std::vector<double> samples_s);
 
+// Runs to make: `wanted`, cut so that they take about `budget_s` at `each_s` per run (budget 0:
+// no cut), never fewer than min(wanted, floor).
+int runs_within(int wanted, double budget_s, double each_s, int floor);
+
+// Burst and sustained throughput of a series of timed windows of equal work: the median over
+// the windows that end within `burst_s` of the start (at least the first), and the median over
+// the last quarter of the windows (at least the last). `window_s`: each window's length.
+struct SustainedSplit {
+  double burst_per_s = 0, sustained_per_s = 0;
+};
+SustainedSplit split_sustained(const std::vector<double>& window_s, double work_per_window,
+                               double burst_s);
+
 }  // namespace meshplan::calibrate

@@ -1,8 +1,10 @@
 // meshplan calibrate: measure GEMM, HBM and NCCL throughput into a profile, or import
 // nccl-tests logs (issue 5). Thin over meshplan_calibrate; the only place that prints.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -27,9 +29,14 @@ constexpr int kBadInput = 2;
 struct CalibrateOptions {
   std::string backend = "cpu";
   bool quick = false, gemm = false, hbm = false, nccl = false;
-  std::string model;
-  int64_t tp = 1;
-  int64_t micro_batch = 1;
+  std::vector<std::string> models;
+  std::vector<int64_t> tps{1};
+  std::vector<int64_t> tokens{4096};
+  std::vector<std::string> dtypes;
+  double sustained_seconds = -1;  // < 0: the plan's default
+  int max_algorithms = 0;         // 0: the plan's default
+  double budget_ms = -1;          // < 0: the plan's default
+  bool dry_run = false;
   std::string out = "profile.yaml";
   std::string command;
 };
@@ -65,9 +72,28 @@ calibrate::ProgressFn progress_bar() {
   };
 }
 
-int run_measure(const CalibrateOptions& o) {
-  auto bench = calibrate::make_benchmarker(o.backend, nullptr, nullptr);
-  if (!bench) return fail(bench.errors());
+// --dry-run: what a run would measure, without a device (sizes a run before renting one).
+int print_plan(const calibrate::CalibrationPlan& plan) {
+  double flops = 0;
+  for (const auto& s : plan.gemm_shapes)
+    flops += 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  std::printf("gemm: %zu shapes per dtype (%s), %.3g PFLOP per pass%s\n", plan.gemm_shapes.size(),
+              plan.dtypes.empty() ? "every dtype the device offers"
+                                  : fmt::format("{}", fmt::join(plan.dtypes, ", ")).c_str(),
+              flops * 1e-15, plan.gemm ? "" : " (section off)");
+  std::printf("timing: %d warm-ups, %d samples, budget %g ms per shape, up to %d algorithms\n",
+              plan.gemm_timing.warmup, plan.gemm_timing.iterations,
+              plan.gemm_timing.budget_s * 1e3, plan.gemm_timing.max_algorithms);
+  std::printf("sustained: %g s; hbm: %s; collectives: %s\n", plan.sustained_seconds,
+              plan.hbm ? "yes" : "no", plan.collectives ? "yes" : "no");
+  for (const auto& s : plan.gemm_shapes)
+    std::printf("%lld %lld %lld %s\n", static_cast<long long>(s.m), static_cast<long long>(s.n),
+                static_cast<long long>(s.k), s.label.c_str());
+  return 0;
+}
+
+// The plan the options ask for: the backend's default, then each option's override.
+Result<calibrate::CalibrationPlan> plan_for(const CalibrateOptions& o) {
   calibrate::CalibrationPlan plan =
       o.backend == "cpu" ? calibrate::cpu_plan(o.quick) : calibrate::cuda_plan(o.quick);
   if (o.gemm || o.hbm || o.nccl) {  // a section flag selects only the named sections
@@ -75,18 +101,40 @@ int run_measure(const CalibrateOptions& o) {
     plan.hbm = o.hbm;
     plan.collectives = o.nccl;
   }
-  if (!o.model.empty()) {
-    auto model = load_model(o.model);
-    if (!model) return fail(model.errors());
-    // Model shapes first: they matter most to the planner. 4096 tokens per sequence (issue 5).
-    auto shapes = calibrate::model_gemm_shapes(*model, o.tp, 4096 * o.micro_batch);
-    shapes.insert(shapes.end(), plan.gemm_shapes.begin(), plan.gemm_shapes.end());
+  if (!o.models.empty()) {
+    std::vector<ModelSpec> models;
+    for (const std::string& path : o.models) {
+      auto model = load_model(path);
+      if (!model) return model.errors();
+      models.push_back(std::move(model).value());
+    }
+    // Model shapes first: they matter most to the planner; then the plan's grid.
+    auto shapes = calibrate::model_gemm_sweep(models, o.tps, o.tokens);
+    calibrate::append_unique_shapes(shapes, plan.gemm_shapes);
     plan.gemm_shapes = shapes;
   }
+  if (!o.dtypes.empty()) plan.dtypes = o.dtypes;
+  if (o.sustained_seconds >= 0) plan.sustained_seconds = o.sustained_seconds;
+  if (o.max_algorithms > 0) plan.gemm_timing.max_algorithms = o.max_algorithms;
+  if (o.budget_ms >= 0) plan.gemm_timing.budget_s = o.budget_ms * 1e-3;
   plan.out_path = o.out;
   plan.command = o.command;
   plan.date = utc_now();
-  auto profile = calibrate::run_calibration(**bench, plan, progress_bar());
+  return plan;
+}
+
+int run_measure(const CalibrateOptions& o) {
+  auto plan = plan_for(o);
+  if (!plan) return fail(plan.errors());
+  if (o.dry_run) return print_plan(*plan);
+  auto bench = calibrate::make_benchmarker(o.backend, nullptr, nullptr);
+  if (!bench) return fail(bench.errors());
+  const std::vector<std::string> offered = (*bench)->gemm_dtypes();
+  for (const std::string& d : plan->dtypes)
+    if (std::find(offered.begin(), offered.end(), d) == offered.end())
+      return fail({Diagnostic{{}, "--dtypes", d,
+                              fmt::format("this device runs GEMMs in {}", fmt::join(offered, ", "))}});
+  auto profile = calibrate::run_calibration(**bench, *plan, progress_bar());
   if (!profile) return fail(profile.errors());
   if ((*bench)->is_reporting_rank()) std::fprintf(stderr, "wrote %s\n", o.out.c_str());
   return 0;
@@ -104,6 +152,21 @@ int run_import(const ImportCliOptions& o, const std::string& command) {
   // What was read leniently and where each fit holds (also in the profile's notes).
   for (const std::string& note : p.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   return 0;
+}
+
+// The command as a user would type it again (recorded in the profile's provenance).
+std::string command_line(const CalibrateOptions& o) {
+  std::string c = "meshplan calibrate --backend " + o.backend + (o.quick ? " --quick" : "");
+  for (const auto& [flag, on] : {std::pair{" --gemm", o.gemm}, {" --hbm", o.hbm}, {" --nccl", o.nccl}})
+    if (on) c += flag;
+  for (const std::string& m : o.models) c += " --model " + m;
+  if (!o.models.empty())
+    c += fmt::format(" --tp {} --tokens {}", fmt::join(o.tps, ","), fmt::join(o.tokens, ","));
+  if (!o.dtypes.empty()) c += fmt::format(" --dtypes {}", fmt::join(o.dtypes, ","));
+  if (o.sustained_seconds >= 0) c += fmt::format(" --sustained-seconds {:g}", o.sustained_seconds);
+  if (o.max_algorithms > 0) c += fmt::format(" --algorithms {}", o.max_algorithms);
+  if (o.budget_ms >= 0) c += fmt::format(" --budget-ms {:g}", o.budget_ms);
+  return c + " --out " + o.out;
 }
 
 void add_import(CLI::App* sub, int& exit_code) {
@@ -144,19 +207,35 @@ CLI::App* add_calibrate_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--gemm", o->gemm, "measure GEMMs (with --hbm/--nccl: only those sections)");
   sub->add_flag("--hbm", o->hbm, "measure memory bandwidth");
   sub->add_flag("--nccl", o->nccl, "measure collectives");
-  sub->add_option("--model", o->model, "also time this model's layer GEMMs (YAML or config.json)");
-  sub->add_option("--tp", o->tp, "tensor-parallel degree for --model")
-      ->check(integer_range(1, kMaxWidth));
-  sub->add_option("--mbs", o->micro_batch, "micro-batch (sequences of 4096 tokens) for --model")
-      ->check(integer_range(1, kMaxGlobalBatch));
+  sub->add_option("--model", o->models,
+                  "also time these models' layer GEMMs (YAML or config.json; repeatable)");
+  sub->add_option("--tp", o->tps, "tensor-parallel degrees for --model (default 1)")
+      ->check(integer_range(1, kMaxWidth))
+      ->delimiter(',');
+  sub->add_option("--tokens", o->tokens,
+                  "tokens per micro-batch for --model (sequence × micro-batch; default 4096)")
+      ->check(integer_range(1, kMaxSeqLen))
+      ->delimiter(',');
+  sub->add_option("--dtypes", o->dtypes, "GEMM dtypes to measure (default: all the device has)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp32"}))
+      ->delimiter(',');
+  sub->add_option("--sustained-seconds", o->sustained_seconds,
+                  "run one 8192³ GEMM back to back this long for the sustained/burst ratio "
+                  "(full default 30, quick 0)")
+      ->check(CLI::Range(0.0, 3600.0));
+  sub->add_option("--algorithms", o->max_algorithms,
+                  "cuBLASLt algorithms timed per shape (full default 8, quick 4)")
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--budget-ms", o->budget_ms,
+                  "time per GEMM shape before iterations and algorithms are cut (full 50, quick 20)")
+      ->check(CLI::Range(0.0, 60000.0));
+  sub->add_flag("--dry-run", o->dry_run, "print what would be measured and exit");
   sub->add_option("--out", o->out, "profile to write (rewritten after every section)")
       ->capture_default_str();
   add_import(sub, exit_code);
   sub->callback([o, sub, &exit_code] {
     if (!sub->get_subcommands().empty()) return;  // import ran
-    o->command = "meshplan calibrate --backend " + o->backend + (o->quick ? " --quick" : "") +
-                 (o->model.empty() ? "" : " --model " + o->model + fmt::format(" --tp {}", o->tp)) +
-                 " --out " + o->out;
+    o->command = command_line(*o);
     exit_code = run_measure(*o);
   });
   return sub;

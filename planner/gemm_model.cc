@@ -21,10 +21,11 @@ GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Prec
                         ? it->second.max_efficiency
                         : kDefaultGemmEfficiency;
   if (it == profile.gemm.end()) return;
+  const double sustained = sustained_compute_ratio(profile);  // samples are burst figures
   for (const GemmSample& s : it->second.samples) {
     if (s.status != "ok" || s.flops_per_s <= 0) continue;
     double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
-    double measured = 2 * m * n * k / s.flops_per_s;
+    double measured = 2 * m * n * k / (s.flops_per_s * sustained);
     anchors_.push_back(
         {std::log2(m), std::log2(n), std::log2(k), std::log(fallback_time_s(m, n, k) / measured)});
   }

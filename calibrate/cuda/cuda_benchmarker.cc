@@ -89,6 +89,13 @@ class CudaBenchmarker : public Benchmarker {
       return gpu::time_gemm(lt_, shape, dtype, timing);
     });
   }
+  Result<SustainedResult> sustained_gemm(const GemmShape& shape, const std::string& dtype,
+                                         double seconds) override {
+    return guarded([&] {
+      MP_CUDA(cudaSetDevice(devices_[0]));
+      return gpu::time_sustained(lt_, shape, dtype, seconds);
+    });
+  }
   Result<HbmResult> hbm(int64_t bytes, const TimingOptions& timing) override {
     return guarded([&] { return measure_hbm(bytes, timing); });
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -37,10 +39,10 @@ struct Problem {
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   cudaStream_t stream_ = nullptr;
 
-  Problem(LtContext& ctx, const GemmShape& s, const std::string& dtype)
+  Problem(LtContext& ctx, const GemmShape& s, const std::string& dtype, Fill fill)
       : t(types_for(dtype)), m(s.m), n(s.n), k(s.k), stream_(ctx.stream) {
     try {
-      init(ctx);
+      init(ctx, fill);
     } catch (...) {
       release();
       throw;
@@ -50,12 +52,12 @@ struct Problem {
   Problem(const Problem&) = delete;
   Problem& operator=(const Problem&) = delete;
 
-  void init(LtContext& ctx) {
+  void init(LtContext& ctx, Fill fill) {
     MP_CUDA(cudaMallocAsync(&a, t.ab_size * m * k, ctx.stream));
     MP_CUDA(cudaMallocAsync(&b, t.ab_size * k * n, ctx.stream));
     MP_CUDA(cudaMallocAsync(&c, t.cd_size * m * n, ctx.stream));
-    MP_CUDA(fill_pattern(a, t.ab_elem, m * k, 1, ctx.stream));
-    MP_CUDA(fill_pattern(b, t.ab_elem, k * n, 2, ctx.stream));
+    MP_CUDA(fill_values(a, t.ab_elem, m * k, 1, fill, ctx.stream));
+    MP_CUDA(fill_values(b, t.ab_elem, k * n, 2, fill, ctx.stream));
     MP_CUBLAS(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     MP_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
@@ -104,54 +106,115 @@ struct Problem {
   }
 };
 
-// Per-iteration times of one algorithm; the L2 flush sits outside the events.
-std::vector<double> time_algorithm(LtContext& ctx, const Problem& p,
-                                   const cublasLtMatmulAlgo_t* algo, const TimingOptions& t) {
-  for (int i = 0; i < t.warmup; ++i) p.run(ctx, algo);
-  cudaEvent_t start, stop;
-  MP_CUDA(cudaEventCreate(&start));
-  MP_CUDA(cudaEventCreate(&stop));
-  std::vector<double> out;
-  try {
-    for (int i = 0; i < t.iterations; ++i) {
-      MP_CUDA(cudaMemsetAsync(ctx.flush, i & 0xff, ctx.flush_bytes, ctx.stream));
-      MP_CUDA(cudaEventRecord(start, ctx.stream));
-      p.run(ctx, algo);
-      MP_CUDA(cudaEventRecord(stop, ctx.stream));
-      MP_CUDA(cudaEventSynchronize(stop));
-      float ms = 0;
-      MP_CUDA(cudaEventElapsedTime(&ms, start, stop));
-      out.push_back(ms * 1e-3);
+// Seconds of one run on the stream, between events (L2 not flushed).
+double time_once(LtContext& ctx, const Problem& p, const cublasLtMatmulAlgo_t* algo,
+                 cudaEvent_t start, cudaEvent_t stop) {
+  MP_CUDA(cudaEventRecord(start, ctx.stream));
+  p.run(ctx, algo);
+  MP_CUDA(cudaEventRecord(stop, ctx.stream));
+  MP_CUDA(cudaEventSynchronize(stop));
+  float ms = 0;
+  MP_CUDA(cudaEventElapsedTime(&ms, start, stop));
+  return ms * 1e-3;
+}
+
+// Events created and destroyed with the scope.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    MP_CUDA(cudaEventCreate(&start));
+    if (cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
+      cudaEventDestroy(start);
+      MP_CUDA(e);
     }
-  } catch (...) {
+  }
+  ~EventPair() {
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
-    throw;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
+
+// Per-iteration times of one algorithm; the L2 flush sits outside the events. The first warm-up
+// run is timed (`first_s`) to size the rest within `budget_s` (at least 1 warm-up, 3 samples).
+std::vector<double> time_algorithm(LtContext& ctx, const Problem& p,
+                                   const cublasLtMatmulAlgo_t* algo, const TimingOptions& t,
+                                   double budget_s, double& first_s) {
+  EventPair ev;
+  first_s = time_once(ctx, p, algo, ev.start, ev.stop);
+  const int warmup = runs_within(t.warmup, budget_s / 4, first_s, 1);
+  for (int i = 1; i < warmup; ++i) p.run(ctx, algo);
+  const int iterations = runs_within(t.iterations, budget_s, first_s, 3);
+  std::vector<double> out;
+  for (int i = 0; i < iterations; ++i) {
+    MP_CUDA(cudaMemsetAsync(ctx.flush, i & 0xff, ctx.flush_bytes, ctx.stream));
+    out.push_back(time_once(ctx, p, algo, ev.start, ev.stop));
+  }
   return out;
 }
 
 }  // namespace
 
+SustainedResult time_sustained(LtContext& ctx, const GemmShape& shape, const std::string& dtype,
+                               double seconds) {
+  Problem p(ctx, shape, dtype, Fill::random);
+  auto algos = p.algorithms(ctx);
+  const cublasLtMatmulAlgo_t* algo = &algos[0].algo;
+  EventPair ev;
+  const double each_s = time_once(ctx, p, algo, ev.start, ev.stop);
+  // Windows of about 50 ms: long against the event resolution, short against clock changes.
+  const int runs = std::max(1, static_cast<int>(0.05 / std::max(each_s, 1e-7)));
+  SustainedResult out;
+  std::vector<double> window_s;
+  const auto begin = std::chrono::steady_clock::now();
+  for (;;) {
+    MP_CUDA(cudaEventRecord(ev.start, ctx.stream));
+    for (int i = 0; i < runs; ++i) p.run(ctx, algo);
+    MP_CUDA(cudaEventRecord(ev.stop, ctx.stream));
+    MP_CUDA(cudaEventSynchronize(ev.stop));
+    float ms = 0;
+    MP_CUDA(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    window_s.push_back(ms * 1e-3);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    if (out.seconds >= seconds) break;
+  }
+  const double work = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
+                      static_cast<double>(shape.k) * runs;
+  const SustainedSplit split = split_sustained(window_s, work, 1.0);
+  out.burst_flops_per_s = split.burst_per_s;
+  out.sustained_flops_per_s = split.sustained_per_s;
+  for (double w : window_s) out.window_flops_per_s.push_back(w > 0 ? work / w : 0);
+  return out;
+}
+
 GemmResult time_gemm(LtContext& ctx, const GemmShape& shape, const std::string& dtype,
                      const TimingOptions& timing) {
-  Problem p(ctx, shape, dtype);
+  Problem p(ctx, shape, dtype, Fill::random);
   auto algos = p.algorithms(ctx);
+  if (timing.max_algorithms > 0 && algos.size() > static_cast<size_t>(timing.max_algorithms))
+    algos.resize(static_cast<size_t>(timing.max_algorithms));
+  // The shape's budget is shared by its algorithms; the next one is tried only while its
+  // shortest measurement (1 warm-up, 3 samples, at the heuristic's speed) still fits.
+  const double per_algorithm_s = timing.budget_s / static_cast<double>(algos.size());
+  double spent_s = 0, heuristic_s = 0;
   GemmResult best;
   for (size_t i = 0; i < algos.size(); ++i) {
     if (algos[i].state != CUBLAS_STATUS_SUCCESS) continue;
+    if (i > 0 && timing.budget_s > 0 && spent_s + 4 * heuristic_s > timing.budget_s) break;
     std::vector<double> times;
+    double first_s = 0;
     try {
-      times = time_algorithm(ctx, p, &algos[i].algo, timing);
+      times = time_algorithm(ctx, p, &algos[i].algo, timing, per_algorithm_s, first_s);
     } catch (const GpuError&) {
       if (i == 0) throw;  // the heuristic's own choice must run; later ones may not
       continue;
     }
     TimingStats st = summarize(times);
+    for (double x : times) spent_s += x;
+    spent_s += first_s;
     ++best.algorithms_tried;
-    if (i == 0) best.heuristic_median_s = st.median_s;
+    if (i == 0) best.heuristic_median_s = heuristic_s = st.median_s;
     if (best.median_s == 0 || st.median_s < best.median_s) {
       best.median_s = st.median_s;
       best.p95_s = st.p95_s;
@@ -163,7 +226,7 @@ GemmResult time_gemm(LtContext& ctx, const GemmShape& shape, const std::string& 
 
 void verify_gemm(LtContext& ctx, const std::string& dtype) {
   const GemmShape s{128, 96, 64, "check"};
-  Problem p(ctx, s, dtype);
+  Problem p(ctx, s, dtype, Fill::exact_pattern);
   auto algos = p.algorithms(ctx);
   p.run(ctx, &algos[0].algo);
   float* d = nullptr;

@@ -3,7 +3,8 @@
 // pointers and bf16 out (Hopper, sm_90). For each shape the heuristic is asked for up to
 // kAlgorithms algorithms; each is timed (warm-up, L2 flushed before every timed iteration,
 // CUDA events on a non-default stream); the best median is kept and the heuristic's first
-// choice recorded. Throws GpuError.
+// choice recorded. Timing operands are random (calibrate/gemm_test_values.h); the check uses
+// the exact pattern. Throws GpuError.
 #pragma once
 
 #include <cublasLt.h>
@@ -29,6 +30,9 @@ struct LtContext {
 
 GemmResult time_gemm(LtContext& ctx, const GemmShape& shape, const std::string& dtype,
                      const TimingOptions& timing);
+// Runs the heuristic's first algorithm back to back for about `seconds` in ~50 ms windows.
+SustainedResult time_sustained(LtContext& ctx, const GemmShape& shape, const std::string& dtype,
+                               double seconds);
 // Runs a 128×96×64 product and compares it with a CPU reference; throws GpuError on mismatch.
 void verify_gemm(LtContext& ctx, const std::string& dtype);
 

@@ -32,10 +32,12 @@ __device__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float v) {
 }
 
 template <class T>
-__global__ void fill_kernel(T* p, int64_t n, uint32_t seed) {
+__global__ void fill_kernel(T* p, int64_t n, uint32_t seed, bool random) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x)
-    p[i] = from_float<T>(pattern_value(static_cast<uint64_t>(i), seed));
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const auto at = static_cast<uint64_t>(i);
+    p[i] = from_float<T>(random ? random_value(at, seed) : pattern_value(at, seed));
+  }
 }
 
 template <class T>
@@ -70,19 +72,21 @@ __global__ void mismatch_kernel(const float* p, int64_t n, int64_t chunk, float 
 
 }  // namespace
 
-cudaError_t fill_pattern(void* p, ElemType type, int64_t n, uint32_t seed, cudaStream_t s) {
+cudaError_t fill_values(void* p, ElemType type, int64_t n, uint32_t seed, Fill fill,
+                        cudaStream_t s) {
+  const bool random = fill == Fill::random;
   switch (type) {
     case ElemType::f32:
-      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<float*>(p), n, seed);
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<float*>(p), n, seed, random);
       break;
     case ElemType::bf16:
-      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed);
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed, random);
       break;
     case ElemType::f16:
-      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__half*>(p), n, seed);
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__half*>(p), n, seed, random);
       break;
     case ElemType::fp8_e4m3:
-      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed);
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed, random);
       break;
   }
   return cudaGetLastError();

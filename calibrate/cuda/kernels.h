@@ -6,21 +6,17 @@
 
 #include <cstdint>
 
+#include "calibrate/gemm_test_values.h"
+
 namespace meshplan::calibrate::gpu {
 
 enum class ElemType { f32, bf16, f16, fp8_e4m3 };
 
-// Deterministic test values: multiples of 1/8 in [-0.5, 0.5], exact in every ElemType, so a
-// K ≤ 256 product accumulated in fp32 is exact and comparable with a CPU reference.
-__host__ __device__ inline float pattern_value(uint64_t i, uint32_t seed) {
-  uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t{seed} * 0xBF58476D1CE4E5B9ull);
-  x ^= x >> 31;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 29;
-  return static_cast<float>(static_cast<int>(x % 9) - 4) * 0.125f;
-}
-
-cudaError_t fill_pattern(void* p, ElemType type, int64_t n, uint32_t seed, cudaStream_t stream);
+// Fills `n` elements of `type` with pattern_value (exact, for checks) or random_value (for
+// timing); see calibrate/gemm_test_values.h.
+enum class Fill { exact_pattern, random };
+cudaError_t fill_values(void* p, ElemType type, int64_t n, uint32_t seed, Fill fill,
+                        cudaStream_t stream);
 cudaError_t fill_constant(float* p, int64_t n, float value, cudaStream_t stream);
 // p[i] = i / chunk + 1 (values 1, 1, …, 2, 2, …): each rank's chunk of a gathered buffer.
 cudaError_t fill_chunks(float* p, int64_t n, int64_t chunk, float first, cudaStream_t stream);

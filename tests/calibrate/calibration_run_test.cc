@@ -37,6 +37,15 @@ class FakeBenchmarker : public Benchmarker {
     double time = 2.0 * static_cast<double>(s.m * s.n * s.k) / 100e12;
     return GemmResult{time, time * 1.5, time * 2, 4};
   }
+  // 80 TFLOP/s in the first second, 72 at the end (windows 80, 80, 76, 72 TFLOP/s of 1 s).
+  Result<SustainedResult> sustained_gemm(const GemmShape& s, const std::string& dtype,
+                                         double seconds) override {
+    calls.push_back("sustained " + dtype + " " + std::to_string(s.m) + " " +
+                    std::to_string(seconds));
+    if (no_sustained) return Benchmarker::sustained_gemm(s, dtype, seconds);
+    return SustainedResult{80e12, 72e12, seconds, {80e12, 80e12, 76e12, 72e12}};
+  }
+  bool no_sustained = false;
   Result<HbmResult> hbm(int64_t bytes, const TimingOptions& t) override {
     calls.push_back("hbm " + std::to_string(bytes));
     timings.push_back(t);
@@ -84,15 +93,16 @@ TEST_CASE("the loop measures every dtype, shape, size and group in order with th
   std::vector<Progress> progress;
   auto r = run_calibration(fake, small_plan(), [&](const Progress& p) { progress.push_back(p); });
   REQUIRE(r.ok());
+  // HBM first (short), then GEMMs, then collectives.
   const std::vector<std::string> expected = {
-      "gemm bf16 1024",     "gemm bf16 2048",  "gemm fp8 1024",    "gemm fp8 2048",
-      "hbm 1048576",        "all_reduce x2 8", "all_reduce x2 64", "all_reduce x2 512",
+      "hbm 1048576",        "gemm bf16 1024",  "gemm bf16 2048",   "gemm fp8 1024",
+      "gemm fp8 2048",      "all_reduce x2 8", "all_reduce x2 64", "all_reduce x2 512",
       "all_reduce x2 4096", "all_reduce x4 8", "all_reduce x4 64", "all_reduce x4 512",
       "all_reduce x4 4096"};
   CHECK(fake.calls == expected);
-  CHECK(fake.timings[0].warmup == 2);
-  CHECK(fake.timings[0].iterations == 7);
-  CHECK(fake.timings[4].iterations == 3);
+  CHECK(fake.timings[1].warmup == 2);
+  CHECK(fake.timings[1].iterations == 7);
+  CHECK(fake.timings[0].iterations == 3);
   CHECK(fake.timings[5].warmup == 4);
   CHECK(fake.timings[12].iterations == 11);
   REQUIRE(progress.size() == 13);
@@ -131,6 +141,42 @@ TEST_CASE("the profile records samples, efficiencies and fits (pinned)") {
   CHECK(text.find("notes:\n  - \"hbm triad: 1500.0 GB/s\"\n") != std::string::npos);
 }
 
+TEST_CASE("the sustained run goes between HBM and the GEMMs and is related to the same shape's sample") {
+  FakeBenchmarker fake;
+  CalibrationPlan plan = small_plan();
+  plan.collectives = false;
+  plan.sustained_seconds = 4;
+  plan.sustained_shape = {1024, 1024, 1024, "sustained"};  // in the sweep: 100 TFLOP/s
+  auto r = run_calibration(fake, plan);
+  REQUIRE(r.ok());
+  REQUIRE(fake.calls.size() == 6);
+  CHECK(fake.calls[0] == "hbm 1048576");
+  CHECK(fake.calls[1] == "sustained bf16 1024 4.000000");
+  CHECK(fake.calls[2] == "gemm bf16 1024");
+  // 72 TFLOP/s sustained over the sweep's 100 at that shape.
+  CHECK(r->sustained_compute_ratio == doctest::Approx(0.72));
+  CHECK(r->notes[1] ==
+        "sustained bf16 1024x1024x1024: 80.0 TFLOP/s over the first second, 72.0 over the last "
+        "quarter of 4.0 s; TFLOP/s per window: 80 80 76 72");
+  CHECK(r->notes[2] ==
+        "sustained_compute_ratio 0.720 = sustained 72.0 / the sweep's 1024x1024x1024 sample "
+        "100.0 TFLOP/s (capped at 1)");
+
+  plan.sustained_shape = {8192, 8192, 8192, "sustained"};  // not in the sweep: first second
+  auto own = run_calibration(fake, plan);
+  REQUIRE(own.ok());
+  CHECK(own->sustained_compute_ratio == doctest::Approx(0.9));
+  CHECK(own->notes[2] ==
+        "sustained_compute_ratio 0.900 = sustained / first second (the sweep has no 8192x8192x8192)");
+
+  fake.no_sustained = true;  // a backend without it says so, and the ratio stays unknown
+  auto none = run_calibration(fake, plan);
+  REQUIRE(none.ok());
+  CHECK(none->sustained_compute_ratio == 0);
+  CHECK(none->notes[1] ==
+        "sustained compute not measured: this backend does not measure sustained throughput");
+}
+
 TEST_CASE("failures become failed samples, and the rest is still measured and fitted") {
   FakeBenchmarker fake;
   fake.fail_bytes = 64;
@@ -154,8 +200,14 @@ TEST_CASE("the profile is written after each section, so an interrupted run keep
   CalibrationPlan plan = small_plan();
   plan.out_path = path;
   int gemm_sections_seen_on_disk = 0;
+  double hbm_seen_on_disk = 0;
   auto r = run_calibration(fake, plan, [&](const Progress& p) {
-    if (p.section == "hbm") {  // the GEMM tables are already on disk when HBM starts
+    if (p.section == "gemm" && p.done == 1) {  // HBM is on disk when the GEMMs start
+      auto partial = load_profile(path);
+      REQUIRE(partial.ok());
+      hbm_seen_on_disk = partial->hbm_bytes_per_s;
+    }
+    if (p.section == "collectives" && gemm_sections_seen_on_disk == 0) {  // so are the GEMMs
       auto partial = load_profile(path);
       REQUIRE(partial.ok());
       gemm_sections_seen_on_disk = static_cast<int>(partial->gemm.size());
@@ -163,6 +215,7 @@ TEST_CASE("the profile is written after each section, so an interrupted run keep
     }
   });
   REQUIRE(r.ok());
+  CHECK(hbm_seen_on_disk == 2e12);
   CHECK(gemm_sections_seen_on_disk == 2);
   auto final_profile = load_profile(path);
   REQUIRE(final_profile.ok());

@@ -59,5 +59,21 @@ TEST_CASE("deepseek-v3 at tp=8: MLA's down-projections whole, up-projections spl
   CHECK(shapes[21] == GemmShape{4096, 16160, 7168, "fwd logits"});
 }
 
+TEST_CASE("a sweep lists each model's shapes at each tp and token count once, in that order") {
+  const ModelSpec m = llama3_8b();
+  auto sweep = model_gemm_sweep({m, m}, {1, 2}, {4096, 8192});
+  std::vector<GemmShape> expected;
+  for (int64_t tp : {1, 2})
+    for (int64_t tokens : {4096, 8192}) append_unique_shapes(expected, model_gemm_shapes(m, tp, tokens));
+  CHECK(sweep == expected);  // the second copy of the model adds nothing
+  CHECK(sweep.front() == model_gemm_shapes(m, 1, 4096).front());
+}
+
+TEST_CASE("appending skips shapes already listed, whatever their label") {
+  std::vector<GemmShape> out = {{8, 8, 8, "a"}};
+  append_unique_shapes(out, {{8, 8, 8, "b"}, {8, 8, 16, "c"}, {8, 8, 16, "d"}});
+  CHECK(out == std::vector<GemmShape>{{8, 8, 8, "a"}, {8, 8, 16, "c"}});
+}
+
 }  // namespace
 }  // namespace meshplan::calibrate

@@ -102,6 +102,17 @@ TEST_CASE("a measured sample is reproduced exactly and corrects its neighbourhoo
         doctest::Approx(g.fallback_time_s(65536, 4096, 4096)).epsilon(1e-12));
 }
 
+TEST_CASE("a measured sample is a burst figure: the sustained ratio slows it like the peak") {
+  CalibrationProfile p;
+  p.hbm_bytes_per_s = 3e12;
+  p.gemm["bf16"].max_efficiency = 0.8;
+  p.gemm["bf16"].samples.push_back({4096, 4096, 4096, 500e12, 0, 0, "ok"});
+  p.sustained_compute_ratio = 0.9;
+  GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
+  CHECK(g.time_s(4096, 4096, 4096) ==
+        doctest::Approx(2.0 * 4096 * 4096 * 4096 / (500e12 * 0.9)).epsilon(1e-12));
+}
+
 TEST_CASE("fp8 uses the fp8 peak and one-byte operands") {
   CalibrationProfile p;
   p.hbm_bytes_per_s = 3e12;
