@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "core/cluster_spec.h"
 #include "core/edit_distance.h"
@@ -309,16 +311,23 @@ void compare(const PublishedRun& r, const Estimate& e, ValidationRow& row) {
 }
 
 // Best prediction for one run: search the unpublished fields, keep the fastest that fits.
-Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_root, int threads) {
-  Result<ClusterSpec> cluster = cluster_for(r, repo_root);
-  if (!cluster) return cluster.errors();
-  Result<CalibrationProfile> profile = resolve_profile(cluster.value(), "");
+Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_root, int threads,
+                              const std::map<std::string, std::string>& profile_swaps,
+                              std::set<std::string>& swapped) {
+  Result<ClusterSpec> found = cluster_for(r, repo_root);
+  if (!found) return found.errors();
+  ClusterSpec spec = found.value();
+  if (auto swap = profile_swaps.find(spec.profile); swap != profile_swaps.end()) {
+    swapped.insert(swap->first);
+    spec.profile = swap->second;
+  }
+  Result<CalibrationProfile> profile = resolve_profile(spec, "");
   if (!profile) return profile.errors();
   Result<FrameworkPreset> framework = find_framework(r.framework);
   if (!framework) return framework.errors();
   CostOptions options;
   apply_framework(framework.value(), options);
-  CostModel model(r.model, cluster.value(), profile.value(), r.model.training, options);
+  CostModel model(r.model, spec, profile.value(), r.model.training, options);
   std::vector<std::pair<int64_t, int64_t>> splits;  // (tp, pp)
   if (r.tp_times_pp > 0) {
     for (int64_t tp = 1; tp <= 8; tp *= 2)
@@ -356,18 +365,24 @@ Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_roo
 }  // namespace
 
 Result<ValidationReport> validate_runs(const std::vector<PublishedRun>& runs,
-                                       const std::string& repo_root, int threads) {
+                                       const std::string& repo_root, int threads,
+                                       const std::map<std::string, std::string>& profile_swaps) {
   ValidationReport report;
   std::map<std::string, std::vector<double>> groups;
   std::vector<double> all;
+  std::set<std::string> swapped;
   for (const PublishedRun& r : runs) {
-    Result<ValidationRow> row = predict(r, repo_root, threads);
+    Result<ValidationRow> row = predict(r, repo_root, threads, profile_swaps, swapped);
     if (!row) return row.errors();
     report.rows.push_back(row.value());
     groups[r.source].push_back(row->relative_error);
     if (!r.table.empty()) groups[r.source + " " + r.table].push_back(row->relative_error);
     all.push_back(row->relative_error);
   }
+  for (const auto& [name, other] : profile_swaps)
+    if (!swapped.count(name))
+      return Diagnostic{{"--profile", 0, 0, ""}, "--profile", name + "=" + other,
+                        "no run's cluster uses profile " + name};
   for (const auto& [name, errors] : groups)
     report.summaries.push_back(summarize_errors(name, errors));
   report.summaries.push_back(summarize_errors("all", all));

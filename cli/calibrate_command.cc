@@ -20,6 +20,7 @@
 #include "core/diagnostic.h"
 #include "core/model_limits.h"
 #include "core/model_spec.h"
+#include "core/profile_merge.h"
 
 namespace meshplan::cli {
 namespace {
@@ -193,6 +194,45 @@ void add_import(CLI::App* sub, int& exit_code) {
   });
 }
 
+struct MergeOptions {
+  std::vector<std::string> files;
+  std::string out = "profile.yaml";
+  std::string name;
+};
+
+int run_merge(const MergeOptions& o) {
+  std::vector<ProfileLayer> layers;
+  std::vector<Diagnostic> errors;
+  for (const std::string& path : o.files) {
+    auto p = load_profile(path);
+    if (!p)
+      errors.insert(errors.end(), p.errors().begin(), p.errors().end());
+    else
+      layers.push_back({std::move(p).value(), path});
+  }
+  if (!errors.empty()) return fail(errors);
+  const std::string name = o.name.empty() ? layers.back().profile.name : o.name;
+  auto w = write_profile_atomically(merge_profiles(layers, name), o.out);
+  if (!w) return fail(w.errors());
+  std::fprintf(stderr, "wrote %s (%zu profiles merged; later ones win section by section)\n",
+               o.out.c_str(), layers.size());
+  return 0;
+}
+
+void add_merge(CLI::App* sub, int& exit_code) {
+  auto o = std::make_shared<MergeOptions>();
+  CLI::App* merge = sub->add_subcommand(
+      "merge", "overlay profiles: each later file's sections replace the earlier ones' (say a "
+               "one-node calibration over a published multi-node profile)");
+  merge->add_option("files", o->files, "profiles, base first")
+      ->required()
+      ->expected(2, -1)
+      ->check(CLI::ExistingFile);
+  merge->add_option("--out", o->out, "profile to write")->capture_default_str();
+  merge->add_option("--name", o->name, "name of the merged profile (default: the last file's)");
+  merge->callback([o, &exit_code] { exit_code = run_merge(*o); });
+}
+
 }  // namespace
 
 CLI::App* add_calibrate_command(CLI::App& app, int& exit_code) {
@@ -233,6 +273,7 @@ CLI::App* add_calibrate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--out", o->out, "profile to write (rewritten after every section)")
       ->capture_default_str();
   add_import(sub, exit_code);
+  add_merge(sub, exit_code);
   sub->callback([o, sub, &exit_code] {
     if (!sub->get_subcommands().empty()) return;  // import ran
     o->command = command_line(*o);

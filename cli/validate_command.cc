@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -28,7 +29,23 @@ struct ValidateOptions {
       bounds;                 // "NAME=FRACTION": mean |error| of that summary must not exceed it
   double max_run_error = -1;  // every run's |error| at most this (negative: no bound)
   bool require_fit = false;   // every run predicted to fit (it ran)
+  std::vector<std::string> profile_swaps;  // "NAME=OTHER": price NAME's clusters with OTHER
 };
+
+// "NAME=OTHER" pairs of --profile; each names two profiles.
+Result<std::map<std::string, std::string>> parse_profile_swaps(const std::vector<std::string>& in) {
+  std::map<std::string, std::string> out;
+  for (const std::string& s : in) {
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+      return Diagnostic{{"--profile", 0, 0, ""}, "--profile", s,
+                        "must be NAME=OTHER, e.g. h100-published=h100-measured"};
+    if (!out.emplace(s.substr(0, eq), s.substr(eq + 1)).second)
+      return Diagnostic{{"--profile", 0, 0, ""}, "--profile", s,
+                        "profile " + s.substr(0, eq) + " is swapped twice"};
+  }
+  return out;
+}
 
 // Exit 1 when a run's |error| exceeds `max_run_error` or, with `require_fit`, when a run is
 // predicted not to fit; each offender is named on stderr.
@@ -154,7 +171,10 @@ int run_validate(const ValidateOptions& o) {
       runs.insert(runs.end(), file->begin(), file->end());
   }
   if (!errors.empty()) return print_errors(errors);
-  Result<ValidationReport> report = validate_runs(runs, o.root, thread_count(o.threads));
+  Result<std::map<std::string, std::string>> swaps = parse_profile_swaps(o.profile_swaps);
+  if (!swaps) return print_errors(swaps.errors());
+  Result<ValidationReport> report =
+      validate_runs(runs, o.root, thread_count(o.threads), swaps.value());
   if (!report) return print_errors(report.errors());
   if (auto error = unknown_bound(report.value(), bounds.value())) return print_errors({*error});
   if (o.format == "json")
@@ -190,6 +210,9 @@ CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
   sub->add_flag(
       "--require-fit", o->require_fit,
       "exit 1 when a run is predicted not to fit in GPU memory (every published run ran)");
+  sub->add_option("--profile", o->profile_swaps,
+                  "NAME=OTHER: price the runs whose cluster names profile NAME with profile OTHER "
+                  "(e.g. h100-published=h100-measured; repeatable)");
   add_format_option(sub, o->format, {"table", "md", "json"});
   sub->callback([o, &exit_code] { exit_code = run_validate(*o); });
   return sub;

@@ -25,7 +25,11 @@ GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Prec
   for (const GemmSample& s : it->second.samples) {
     if (s.status != "ok" || s.flops_per_s <= 0) continue;
     double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
-    double measured = 2 * m * n * k / (s.flops_per_s * sustained);
+    // Frameworks run the cuBLASLt heuristic's first algorithm, not the best a sweep finds
+    // (TransformerEngine asks cublasLtMatmulAlgoGetHeuristic for 1 result:
+    // transformer_engine/common/gemm/cublaslt_gemm.cu), so that is the time to price.
+    const double achieved = s.heuristic_flops_per_s > 0 ? s.heuristic_flops_per_s : s.flops_per_s;
+    double measured = 2 * m * n * k / (achieved * sustained);
     anchors_.push_back(
         {std::log2(m), std::log2(n), std::log2(k), std::log(fallback_time_s(m, n, k) / measured)});
   }

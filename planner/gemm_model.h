@@ -17,8 +17,9 @@
 // fp8_quantization_overhead of the recipe × the GEMM time (Transformer Engine GEMM profiling,
 // autocast vs pre-quantized: ~17% of autocast time for current scaling, none measurable for
 // delayed scaling, whose casts TE fuses into the producing kernels; §1.4).
-// Near samples: the curve is scaled by the measured/fallback ratio of the samples (each sample's
-// time divided by the sustained ratio, like the peak: a sample is a burst figure), weighted by
+// Near samples: the curve is scaled by the measured/fallback ratio of the samples (the
+// heuristic's first algorithm where measured, which is what frameworks run; each sample's time
+// divided by the sustained ratio, like the peak: a sample is a burst figure), weighted by
 // inverse squared distance in log2(m, n, k) space; the correction fades linearly to none at a
 // log2 distance of 3 (8× in one dimension) from the nearest sample.
 #pragma once

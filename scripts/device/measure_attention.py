@@ -15,6 +15,7 @@ backward 2.5× the forward. Each figure is the median of `--iters` runs timed wi
 after `--warmup` runs. Writes YAML to stdout (or --out); failures are rows with `status`.
 """
 import argparse
+import datetime
 import statistics
 import sys
 
@@ -71,9 +72,20 @@ def main():
     dev = torch.cuda.get_device_name()
     versions = (f"torch {torch.__version__}, CUDA {torch.version.cuda}, "
                 f"cuDNN {torch.backends.cudnn.version()}")
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     rows = [f"# fused attention on {dev} ({versions}); scripts/device/measure_attention.py",
             f"# {a.tokens} tokens per run, hidden {a.hidden}, bf16, median of {a.iters} "
             f"after {a.warmup} warm-ups; fwd/bwd ms are the raw medians",
+            "name: attention-measured",
+            "provenance:",
+            "  how: measured",
+            f"  gpu: {dev}",
+            "  gpu_count: 1",
+            "  nodes: 1",
+            f"  cuda: \"{torch.version.cuda}\"",
+            f"  date: \"{date}\"",
+            f"  command: \"python3 {' '.join(sys.argv)}\"",
+            f"  sources: [\"{versions}; cuDNN and FA2 through torch SDPA with one backend forced\"]",
             "attention:"]
     for kernel in a.kernels.split(","):
         for d in map(int, a.head_dims.split(",")):

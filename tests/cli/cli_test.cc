@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/profile.h"
 #include "run_meshplan.h"
 
 using namespace meshplan::testing;
@@ -164,6 +165,53 @@ TEST_CASE(
   CHECK(loose.rc == 0);
   CHECK(loose.err.find("validate: every run within 50.0% and predicted to fit: ok") !=
         std::string::npos);
+}
+
+TEST_CASE("calibrate merge lays a measured profile over a published one, section by section") {
+  const auto dir = std::filesystem::temp_directory_path() / "meshplan-cli-merge";
+  std::filesystem::create_directories(dir);
+  const std::string cpu = (dir / "cpu.yaml").string(), out = (dir / "merged.yaml").string();
+  REQUIRE(run_meshplan("calibrate --backend cpu --quick --out '" + cpu + "'").rc == 0);
+  const std::string base = std::string(MESHPLAN_SOURCE_DIR) + "/profiles/h100-published.yaml";
+  Run r = run_meshplan("calibrate merge '" + base + "' '" + cpu + "' --name mixed --out '" + out + "'");
+  REQUIRE(r.rc == 0);
+  CHECK(r.err.find("2 profiles merged") != std::string::npos);
+  auto merged = meshplan::load_profile(out);
+  REQUIRE(merged.ok());
+  CHECK(merged->name == "mixed");
+  CHECK(merged->gemm.count("fp32") == 1);         // the CPU's
+  CHECK(merged->gemm.at("bf16").max_efficiency == 0.803);  // the published H100's
+  CHECK_FALSE(merged->collectives.empty());        // the CPU measured none: the base's stay
+  Run one = run_meshplan("calibrate merge '" + base + "' --out '" + out + "'");
+  CHECK(one.rc == 2);  // a merge needs two profiles
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("calibrate --dry-run sizes a model sweep; a dtype the device lacks exits 2") {
+  Run dry = run_meshplan("calibrate --backend cpu --dry-run --model " + std::string(MESHPLAN_SOURCE_DIR) +
+                         "/models/llama3-8b.yaml --tp 1,8 --tokens 4096 --gemm");
+  REQUIRE(dry.rc == 0);
+  CHECK(dry.out.find("shapes per dtype (every dtype the device offers)") != std::string::npos);
+  CHECK(dry.out.find("4096 6144 4096 fwd qkv\n") != std::string::npos);
+  Run fp8 = run_meshplan("calibrate --backend cpu --quick --dtypes fp8 --out /dev/null");
+  CHECK(fp8.rc == 2);
+  CHECK(fp8.err.find("this device runs GEMMs in fp32") != std::string::npos);
+}
+
+TEST_CASE("validate --profile prices one profile's clusters with another, and refuses a typo") {
+  const std::string runs =
+      "validate --runs " + std::string(MESHPLAN_SOURCE_DIR) + "/tests/data/published_runs.yaml";
+  Run swapped = run_meshplan(runs + " --profile a100-published=h100-published --format json");
+  REQUIRE(swapped.rc == 0);
+  Run plain = run_meshplan(runs + " --format json");
+  REQUIRE(plain.rc == 0);
+  CHECK(swapped.out != plain.out);  // the A100 runs priced on H100 throughput
+  Run typo = run_meshplan(runs + " --profile a100-publish=h100-published");
+  CHECK(typo.rc == 2);
+  CHECK(typo.err.find("no run's cluster uses profile a100-publish") != std::string::npos);
+  Run bad = run_meshplan(runs + " --profile a100-published");
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("must be NAME=OTHER") != std::string::npos);
 }
 
 TEST_CASE("a profile from the CPU calibration backend drives plan end to end") {

@@ -113,6 +113,16 @@ TEST_CASE("a measured sample is a burst figure: the sustained ratio slows it lik
         doctest::Approx(2.0 * 4096 * 4096 * 4096 / (500e12 * 0.9)).epsilon(1e-12));
 }
 
+TEST_CASE("a sample is priced at the heuristic's choice, which frameworks run, not the best") {
+  CalibrationProfile p;
+  p.hbm_bytes_per_s = 3e12;
+  p.gemm["bf16"].max_efficiency = 0.8;
+  p.gemm["bf16"].samples.push_back({4096, 4096, 4096, 500e12, 450e12, 0, "ok"});
+  GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
+  CHECK(g.time_s(4096, 4096, 4096) ==
+        doctest::Approx(2.0 * 4096 * 4096 * 4096 / 450e12).epsilon(1e-12));
+}
+
 TEST_CASE("fp8 uses the fp8 peak and one-byte operands") {
   CalibrationProfile p;
   p.hbm_bytes_per_s = 3e12;

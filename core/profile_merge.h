@@ -1,0 +1,29 @@
+// Overlaying one calibration profile on another: what a one-node calibration measured (GEMMs,
+// HBM, attention, sustained clock) on top of a profile that holds what it could not measure
+// (multi-node collectives, FP8 recipe overheads). One home for the rule of which section wins.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/profile.h"
+
+namespace meshplan {
+
+// One input of a merge: the profile and the label its sections are credited to (a file name).
+struct ProfileLayer {
+  CalibrationProfile profile;
+  std::string label;
+};
+
+// Folds `layers` left to right; a later layer's section replaces an earlier one's:
+//   gemm: per dtype; hbm_GBps, attention_efficiency, sustained_compute_ratio and the bus
+//   efficiencies: when the later layer has them (non-zero); attention samples: per kernel (a
+//   layer that timed cuDNN replaces every cuDNN sample, FA3 samples stay);
+//   fp8_quantization_overhead: per recipe; collectives: per (collective, level, group size).
+// Provenance: field by field the last layer that gives it, every layer's command joined by "; ",
+// and `sources` saying which sections came from which label, then every layer's own sources
+// (notes likewise), prefixed by its label. REQUIRES: layers non-empty.
+CalibrationProfile merge_profiles(const std::vector<ProfileLayer>& layers, const std::string& name);
+
+}  // namespace meshplan

@@ -1,0 +1,107 @@
+// core/profile_merge.cc: which section wins when a measured profile is laid over a published one.
+#include "core/profile_merge.h"
+
+#include <doctest/doctest.h>
+
+namespace meshplan {
+namespace {
+
+CalibrationProfile published() {
+  CalibrationProfile p;
+  p.name = "published";
+  p.provenance.how = "published";
+  p.provenance.gpu = "H100-SXM-80GB";
+  p.provenance.gpu_count = 8;
+  p.provenance.sources = {"a datasheet"};
+  p.gemm["bf16"].max_efficiency = 0.8;
+  p.gemm["fp8"].max_efficiency = 0.7;
+  p.hbm_bytes_per_s = 2.5e12;
+  p.sustained_compute_ratio = 0.85;
+  p.fp8_quantization_overhead = {{"delayed", 0.0}, {"current", 0.21}};
+  p.intra_node_bus_efficiency = 0.8;
+  p.attention = {{"cudnn", 128, 4096, true, 500e12, 400e12, 0, "paper"},
+                 {"fa3", 128, 4096, true, 600e12, 450e12, 0, "paper"}};
+  CollectiveFit ar;
+  ar.collective = "all_reduce";
+  ar.level = "nvlink";
+  ar.group_size = 8;
+  ar.busbw_bytes_per_s = 360e9;
+  CollectiveFit ib = ar;
+  ib.level = "ib";
+  ib.group_size = 16;
+  p.collectives = {ar, ib};
+  p.notes = {"published note"};
+  return p;
+}
+
+CalibrationProfile measured() {
+  CalibrationProfile p;
+  p.name = "measured";
+  p.provenance.how = "measured";
+  p.provenance.gpu = "NVIDIA H100 80GB HBM3";
+  p.provenance.gpu_count = 1;
+  p.provenance.cublas = "13.1.0";
+  p.provenance.command = "meshplan calibrate";
+  p.gemm["bf16"].max_efficiency = 0.83;
+  p.hbm_bytes_per_s = 3e12;
+  p.sustained_compute_ratio = 0.94;
+  p.attention = {{"cudnn", 128, 4096, true, 550e12, 430e12, 0, "measured"},
+                 {"cudnn", 128, 8192, true, 590e12, 470e12, 0, "measured"}};
+  CollectiveFit ar;
+  ar.collective = "all_reduce";
+  ar.level = "nvlink";
+  ar.group_size = 8;
+  ar.busbw_bytes_per_s = 370e9;
+  p.collectives = {ar};
+  p.notes = {"measured note"};
+  return p;
+}
+
+TEST_CASE("a later profile replaces what it measured and keeps the rest of the base") {
+  CalibrationProfile m = merge_profiles({{published(), "pub.yaml"}, {measured(), "meas.yaml"}}, "h100-merged");
+  CHECK(m.name == "h100-merged");
+  CHECK(m.gemm.at("bf16").max_efficiency == 0.83);  // measured
+  CHECK(m.gemm.at("fp8").max_efficiency == 0.7);    // not measured: the base's
+  CHECK(m.hbm_bytes_per_s == 3e12);
+  CHECK(m.sustained_compute_ratio == 0.94);
+  CHECK(m.intra_node_bus_efficiency == 0.8);
+  CHECK(m.fp8_quantization_overhead.at("current") == 0.21);
+  // Attention per kernel: every cuDNN sample is the measured one, FA3 stays.
+  REQUIRE(m.attention.size() == 3);
+  CHECK(m.attention[0].kernel == "fa3");
+  CHECK(m.attention[1].fwd_flops_per_s == 550e12);
+  CHECK(m.attention[2].seq_len == 8192);
+  // Collectives per (collective, level, group): the NVLink fit replaced in place, IB kept.
+  REQUIRE(m.collectives.size() == 2);
+  CHECK(m.collectives[0].busbw_bytes_per_s == 370e9);
+  CHECK(m.collectives[1].level == "ib");
+}
+
+TEST_CASE("the merged provenance credits each section to its file and keeps every source") {
+  CalibrationProfile m = merge_profiles({{published(), "pub.yaml"}, {measured(), "meas.yaml"}}, "x");
+  CHECK(m.provenance.how == "measured");
+  CHECK(m.provenance.gpu == "NVIDIA H100 80GB HBM3");
+  CHECK(m.provenance.gpu_count == 1);
+  CHECK(m.provenance.cublas == "13.1.0");
+  CHECK(m.provenance.command == "meshplan calibrate");
+  const std::vector<std::string> sources = {
+      "merged: all_reduce x16 on ib, attention fa3, fp8_quantization_overhead current, "
+      "fp8_quantization_overhead delayed, gemm fp8, intra_node_bus_efficiency from pub.yaml",
+      "merged: all_reduce x8 on nvlink, attention cudnn, gemm bf16, hbm, sustained_compute_ratio "
+      "from meas.yaml",
+      "pub.yaml: a datasheet"};
+  CHECK(m.provenance.sources == sources);
+  CHECK(m.notes == std::vector<std::string>{"pub.yaml: published note", "meas.yaml: measured note"});
+}
+
+TEST_CASE("merging is a fold: the last word on a section is the last file's") {
+  CalibrationProfile again = measured();
+  again.hbm_bytes_per_s = 3.1e12;
+  CalibrationProfile m = merge_profiles(
+      {{published(), "a"}, {measured(), "b"}, {again, "c"}}, "x");
+  CHECK(m.hbm_bytes_per_s == 3.1e12);
+  CHECK(m.provenance.command == "meshplan calibrate; meshplan calibrate");
+}
+
+}  // namespace
+}  // namespace meshplan
