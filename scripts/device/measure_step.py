@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Times one training micro-batch (forward + backward, no optimizer) of a Llama-shaped model on
+one GPU and splits the GPU's time by kernel class, to check the cost model's compute term.
+
+The model is written out in plain PyTorch with the kernels the frameworks use: cuBLASLt GEMMs
+(nn.Linear), fused attention through SDPA (cuDNN backend; GQA natively where the backend takes
+it), RMSNorm (nn.RMSNorm), SwiGLU, rotary embedding as two multiplies and a rotation, residual
+adds, bf16 weights and activations, fp32 cross entropy (as Megatron upcasts the logits). A
+tensor-parallel rank is emulated by shrinking the sharded widths by `--tp` (heads, KV heads,
+FFN, vocabulary): the rank's compute without its communication.
+
+Reported per configuration: the median wall time of forward and of backward over `--iters`
+runs (CUDA events, after warm-ups), and from torch.profiler over 3 more runs the GPU time by
+kernel class (gemm, attention, other) and the time no kernel ran. `--compile` also times the
+blocks under torch.compile (`--modes eager,compiled`; what torchtitan does per transformer block).
+"""
+import argparse
+import json
+import statistics
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import yaml
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+class Block(nn.Module):
+    def __init__(self, hidden, heads, kv_heads, head_dim, ffn):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
+        self.norm1, self.norm2 = nn.RMSNorm(hidden, eps=1e-5), nn.RMSNorm(hidden, eps=1e-5)
+        self.qkv = nn.Linear(hidden, (heads + 2 * kv_heads) * head_dim, bias=False)
+        self.proj = nn.Linear(heads * head_dim, hidden, bias=False)
+        self.up = nn.Linear(hidden, 2 * ffn, bias=False)
+        self.down = nn.Linear(ffn, hidden, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(
+            [self.heads * self.head_dim, self.kv_heads * self.head_dim,
+             self.kv_heads * self.head_dim], dim=-1)
+        q = q.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = k.view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = v.view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        q, k = rope(q, cos, sin), rope(k, cos, sin)
+        o = attention(q, k, v)
+        x = x + self.proj(o.transpose(1, 2).reshape(b, t, -1))
+        a, g = self.up(self.norm2(x)).chunk(2, dim=-1)
+        return x + self.down(F.silu(a) * g)
+
+
+def rope(x, cos, sin):
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rotated * sin
+
+
+GQA_NATIVE = True
+
+
+def attention(q, k, v):
+    global GQA_NATIVE
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        if GQA_NATIVE and k.shape[1] != q.shape[1]:
+            try:
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            except RuntimeError:
+                GQA_NATIVE = False
+        if k.shape[1] != q.shape[1]:
+            rep = q.shape[1] // k.shape[1]
+            k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+class Model(nn.Module):
+    def __init__(self, cfg, layers, tp):
+        super().__init__()
+        h, hd = cfg["hidden"], cfg.get("head_dim", cfg["hidden"] // cfg["heads"])
+        self.vocab = cfg["vocab"] // tp
+        self.embed = nn.Embedding(self.vocab, h)
+        self.blocks = nn.ModuleList(
+            Block(h, cfg["heads"] // tp, max(1, cfg["kv_heads"] // tp), hd, cfg["ffn_hidden"] // tp)
+            for _ in range(layers))
+        self.norm = nn.RMSNorm(h, eps=1e-5)
+        self.head = nn.Linear(h, self.vocab, bias=False)
+        self.head_dim, self.theta = hd, float(cfg.get("rope_theta", 10000))
+
+    def forward(self, tokens, labels):
+        t = tokens.shape[1]
+        inv = 1.0 / self.theta ** (torch.arange(0, self.head_dim, 2, device=tokens.device) / self.head_dim)
+        ang = torch.outer(torch.arange(t, device=tokens.device, dtype=torch.float32), inv)
+        cos = torch.cat((ang.cos(), ang.cos()), -1).to(torch.bfloat16)
+        sin = torch.cat((ang.sin(), ang.sin()), -1).to(torch.bfloat16)
+        x = self.embed(tokens)
+        for blk in self.blocks:
+            x = blk(x, cos, sin)
+        logits = self.head(self.norm(x))
+        return F.cross_entropy(logits.float().view(-1, self.vocab), labels.view(-1))
+
+
+def kernel_class(name):
+    n = name.lower()
+    if any(s in n for s in ("fmha", "flash", "cudnn", "sdpa", "attention")):
+        return "attention"
+    if any(s in n for s in ("gemm", "xmma", "cutlass", "nvjet", "sm90_", "matmul", "wgmma")):
+        return "gemm"
+    return "other"
+
+
+def median_ms(fn, warmup, iters):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    out = []
+    for _ in range(iters):
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        out.append(s.elapsed_time(e))
+    return statistics.median(out)
+
+
+def run(cfg, layers, tp, seq, mbs, compiled, warmup, iters):
+    torch.manual_seed(0)
+    model = Model(cfg, layers, tp).cuda().to(torch.bfloat16)
+    if compiled:
+        for i, blk in enumerate(model.blocks):
+            model.blocks[i] = torch.compile(blk)
+    tokens = torch.randint(0, model.vocab, (mbs, seq), device="cuda")
+    labels = torch.randint(0, model.vocab, (mbs, seq), device="cuda")
+    state = {}
+
+    def fwd():
+        for p in model.parameters():
+            p.grad = None
+        state["loss"] = model(tokens, labels)
+
+    def bwd():
+        state["loss"].backward()
+
+    def both():
+        fwd()
+        bwd()
+
+    both_ms = median_ms(both, warmup, iters)
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fwd_t, bwd_t = [], []
+    for _ in range(iters):
+        s.record(); fwd(); e.record(); e.synchronize(); fwd_t.append(s.elapsed_time(e))
+        s.record(); bwd(); e.record(); e.synchronize(); bwd_t.append(s.elapsed_time(e))
+    classes = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(3):
+            both()
+        torch.cuda.synchronize()
+    top = {}
+    for ev in prof.events():
+        if ev.device_type == torch.autograd.DeviceType.CUDA:
+            us = ev.device_time if hasattr(ev, "device_time") else ev.cuda_time
+            c = kernel_class(ev.name)
+            classes[c] += us / 3 / 1000
+            if c == "other":
+                top[ev.name[:60]] = top.get(ev.name[:60], 0) + us / 3 / 1000
+    busy = sum(classes.values())
+    del model
+    torch.cuda.empty_cache()
+    return {"fwd_bwd_ms": both_ms, "fwd_ms": statistics.median(fwd_t),
+            "bwd_ms": statistics.median(bwd_t), "kernel_ms": classes, "busy_ms": busy,
+            "idle_ms": both_ms - busy, "gqa_native": GQA_NATIVE,
+            "top_other_ms": dict(sorted(top.items(), key=lambda kv: -kv[1])[:12])}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", action="append", required=True,
+                    help="MODEL.yaml:LAYERS:TP:SEQ:MBS (repeatable)")
+    ap.add_argument("--modes", default="eager", help="eager, compiled or both: eager,compiled")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--out", default="-")
+    a = ap.parse_args()
+    results = []
+    for spec in a.config:
+        path, layers, tp, seq, mbs = spec.split(":")
+        cfg = yaml.safe_load(open(path))
+        for mode in a.modes.split(","):
+            compiled = mode == "compiled"
+            try:
+                r = run(cfg, int(layers), int(tp), int(seq), int(mbs), compiled, a.warmup, a.iters)
+            except Exception as e:  # noqa: BLE001 - report the configuration and go on
+                print(f"{spec} {mode}: failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                      file=sys.stderr, flush=True)
+                torch.cuda.empty_cache()
+                continue
+            r.update(config=spec, compiled=compiled)
+            results.append(r)
+            k = r["kernel_ms"]
+            print(f"{spec} {'compiled' if compiled else 'eager':8s} fwd+bwd {r['fwd_bwd_ms']:8.2f} ms "
+                  f"(fwd {r['fwd_ms']:.2f}, bwd {r['bwd_ms']:.2f}); gemm {k['gemm']:.2f}, "
+                  f"attention {k['attention']:.2f}, other {k['other']:.2f}, idle {r['idle_ms']:.2f}",
+                  file=sys.stderr, flush=True)
+    text = json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "results": results}, indent=1)
+    if a.out == "-":
+        print(text)
+    else:
+        open(a.out, "w").write(text)
+
+
+if __name__ == "__main__":
+    main()
