@@ -26,14 +26,18 @@ import yaml
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 
+def norm(kind, hidden):
+    return nn.LayerNorm(hidden, eps=1e-5) if kind == "layernorm" else nn.RMSNorm(hidden, eps=1e-5)
+
+
 class Block(nn.Module):
-    def __init__(self, hidden, heads, kv_heads, head_dim, ffn):
+    def __init__(self, hidden, heads, kv_heads, head_dim, ffn, mlp="swiglu", norm_kind="rmsnorm"):
         super().__init__()
-        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
-        self.norm1, self.norm2 = nn.RMSNorm(hidden, eps=1e-5), nn.RMSNorm(hidden, eps=1e-5)
+        self.heads, self.kv_heads, self.head_dim, self.gated = heads, kv_heads, head_dim, mlp == "swiglu"
+        self.norm1, self.norm2 = norm(norm_kind, hidden), norm(norm_kind, hidden)
         self.qkv = nn.Linear(hidden, (heads + 2 * kv_heads) * head_dim, bias=False)
         self.proj = nn.Linear(heads * head_dim, hidden, bias=False)
-        self.up = nn.Linear(hidden, 2 * ffn, bias=False)
+        self.up = nn.Linear(hidden, (2 if self.gated else 1) * ffn, bias=False)
         self.down = nn.Linear(ffn, hidden, bias=False)
 
     def forward(self, x, cos, sin):
@@ -47,8 +51,11 @@ class Block(nn.Module):
         q, k = rope(q, cos, sin), rope(k, cos, sin)
         o = attention(q, k, v)
         x = x + self.proj(o.transpose(1, 2).reshape(b, t, -1))
-        a, g = self.up(self.norm2(x)).chunk(2, dim=-1)
-        return x + self.down(F.silu(a) * g)
+        y = self.up(self.norm2(x))
+        if self.gated:
+            a, g = y.chunk(2, dim=-1)
+            return x + self.down(F.silu(a) * g)
+        return x + self.down(F.gelu(y, approximate="tanh"))
 
 
 def rope(x, cos, sin):
@@ -80,10 +87,12 @@ class Model(nn.Module):
         h, hd = cfg["hidden"], cfg.get("head_dim", cfg["hidden"] // cfg["heads"])
         self.vocab = cfg["vocab"] // tp
         self.embed = nn.Embedding(self.vocab, h)
+        kv = cfg.get("kv_heads", cfg["heads"])
         self.blocks = nn.ModuleList(
-            Block(h, cfg["heads"] // tp, max(1, cfg["kv_heads"] // tp), hd, cfg["ffn_hidden"] // tp)
+            Block(h, cfg["heads"] // tp, max(1, kv // tp), hd, cfg["ffn_hidden"] // tp,
+                  cfg.get("mlp", "swiglu"), cfg.get("norm", "rmsnorm"))
             for _ in range(layers))
-        self.norm = nn.RMSNorm(h, eps=1e-5)
+        self.norm = norm(cfg.get("norm", "rmsnorm"), h)
         self.head = nn.Linear(h, self.vocab, bias=False)
         self.head_dim, self.theta = hd, float(cfg.get("rope_theta", 10000))
 
@@ -178,7 +187,8 @@ def run(cfg, layers, tp, seq, mbs, compiled, warmup, iters):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", action="append", required=True,
-                    help="MODEL.yaml:LAYERS:TP:SEQ:MBS (repeatable)")
+                    help="MODEL.yaml[#NAME]:LAYERS:TP:SEQ:MBS (repeatable; #NAME picks a model "
+                         "from a runs file's models: map)")
     ap.add_argument("--modes", default="eager", help="eager, compiled or both: eager,compiled")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
@@ -187,7 +197,10 @@ def main():
     results = []
     for spec in a.config:
         path, layers, tp, seq, mbs = spec.split(":")
+        # FILE#NAME: a model of the `models:` map of a development-set file (tests/data/).
+        path, _, name = path.partition("#")
         cfg = yaml.safe_load(open(path))
+        cfg = cfg["models"][name] if name else cfg
         for mode in a.modes.split(","):
             compiled = mode == "compiled"
             try:
