@@ -10,7 +10,9 @@
 
 namespace meshplan::calibrate {
 
-// "cpu" always; "cuda" when built with CUDA (else an error saying how to get it).
+// "cpu" always; "cuda" when built with CUDA: the module libmeshplan_cuda.so, loaded on first use
+// (beside the executable, in <prefix>/lib/meshplan, or $MESHPLAN_CUDA_BACKEND), else an error
+// saying what was tried.
 // `argc/argv` reach MPI_Init for multi-node runs (ignored otherwise).
 Result<std::shared_ptr<Benchmarker>> make_benchmarker(const std::string& name, int* argc,
                                                       char*** argv);

@@ -2,7 +2,8 @@
 # The H100 calibration run of issue 18, in one command on a one-GPU machine (about 7 minutes):
 # GEMMs of every shipped model at TP 1/2/4/8 and 2K-64K tokens plus the square/K/M grid, bf16 and
 # fp8; 30 s sustained; HBM; then fused attention (cuDNN and FA2 through PyTorch SDPA) and a
-# PyTorch GEMM cross-check. MESHPLAN: the meshplan binary; OUT: where results go.
+# PyTorch GEMM cross-check. MESHPLAN: the meshplan binary, with libmeshplan_cuda.so beside it (the
+# CUDA backend module it loads); OUT: where results go.
 set -uo pipefail
 MESHPLAN=${MESHPLAN:-build/meshplan}
 OUT=${OUT:-calibration-out}

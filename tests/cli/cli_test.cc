@@ -187,6 +187,14 @@ TEST_CASE("calibrate merge lays a measured profile over a published one, section
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("calibrate --backend cuda without a GPU exits 2 saying what failed") {
+  // With CUDA at build time the module loads and cudaGetDeviceCount fails on this GPU-less
+  // machine; without it the backend says it was not built. Either way: one message, exit 2.
+  Run r = run_meshplan("calibrate --backend cuda --quick --out /dev/null");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("error: field '--backend' = 'cuda': ") == 0);
+}
+
 TEST_CASE("calibrate --dry-run sizes a model sweep; a dtype the device lacks exits 2") {
   Run dry = run_meshplan("calibrate --backend cpu --dry-run --model " + std::string(MESHPLAN_SOURCE_DIR) +
                          "/models/llama3-8b.yaml --tp 1,8 --tokens 4096 --gemm");
