@@ -22,9 +22,8 @@ std::vector<std::string> cuda_module_candidates() {
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     out.push_back((exe.parent_path() / kCudaModule).string());
-    out.push_back((exe.parent_path() / ".." / "lib" / "meshplan" / kCudaModule)
-                      .lexically_normal()
-                      .string());
+    out.push_back(
+        (exe.parent_path() / ".." / "lib" / "meshplan" / kCudaModule).lexically_normal().string());
   }
   out.push_back(kCudaModule);
   return out;

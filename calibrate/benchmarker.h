@@ -43,8 +43,8 @@ struct GemmResult {
 struct SustainedResult {
   double burst_flops_per_s = 0;
   double sustained_flops_per_s = 0;
-  double seconds = 0;                        // wall time the GEMM ran
-  std::vector<double> window_flops_per_s;    // every timed window, in order (raw samples)
+  double seconds = 0;                      // wall time the GEMM ran
+  std::vector<double> window_flops_per_s;  // every timed window, in order (raw samples)
 };
 
 struct HbmResult {

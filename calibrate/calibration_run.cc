@@ -152,7 +152,8 @@ void Run::relate_sustained_to_samples() {
   for (const GemmSample& s : table->second.samples)
     if (s.m == shape.m && s.n == shape.n && s.k == shape.k && s.status == "ok" &&
         s.flops_per_s > 0) {
-      profile_.sustained_compute_ratio = std::min(1.0, sustained_.sustained_flops_per_s / s.flops_per_s);
+      profile_.sustained_compute_ratio =
+          std::min(1.0, sustained_.sustained_flops_per_s / s.flops_per_s);
       profile_.notes.push_back(fmt::format(
           "sustained_compute_ratio {:.3f} = sustained {:.1f} / the sweep's {}x{}x{} sample {:.1f} "
           "TFLOP/s (capped at 1)",

@@ -381,7 +381,9 @@ Result<ValidationReport> validate_runs(const std::vector<PublishedRun>& runs,
   }
   for (const auto& [name, other] : profile_swaps)
     if (!swapped.count(name))
-      return Diagnostic{{"--profile", 0, 0, ""}, "--profile", name + "=" + other,
+      return Diagnostic{{"--profile", 0, 0, ""},
+                        "--profile",
+                        name + "=" + other,
                         "no run's cluster uses profile " + name};
   for (const auto& [name, errors] : groups)
     report.summaries.push_back(summarize_errors(name, errors));

@@ -84,8 +84,8 @@ ErrorSummary summarize_errors(const std::string& name, const std::vector<double>
 // `profile_swaps` (NAME → OTHER): clusters that name profile NAME are priced with profile OTHER
 // instead (profiles/OTHER.yaml), e.g. h100-published → h100-measured. A NAME no run's cluster
 // uses is an error (a typo would otherwise validate the unswapped profile silently).
-Result<ValidationReport> validate_runs(const std::vector<PublishedRun>& runs,
-                                       const std::string& repo_root, int threads,
-                                       const std::map<std::string, std::string>& profile_swaps = {});
+Result<ValidationReport> validate_runs(
+    const std::vector<PublishedRun>& runs, const std::string& repo_root, int threads,
+    const std::map<std::string, std::string>& profile_swaps = {});
 
 }  // namespace meshplan

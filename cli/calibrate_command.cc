@@ -83,8 +83,8 @@ int print_plan(const calibrate::CalibrationPlan& plan) {
                                   : fmt::format("{}", fmt::join(plan.dtypes, ", ")).c_str(),
               flops * 1e-15, plan.gemm ? "" : " (section off)");
   std::printf("timing: %d warm-ups, %d samples, budget %g ms per shape, up to %d algorithms\n",
-              plan.gemm_timing.warmup, plan.gemm_timing.iterations,
-              plan.gemm_timing.budget_s * 1e3, plan.gemm_timing.max_algorithms);
+              plan.gemm_timing.warmup, plan.gemm_timing.iterations, plan.gemm_timing.budget_s * 1e3,
+              plan.gemm_timing.max_algorithms);
   std::printf("sustained: %g s; hbm: %s; collectives: %s\n", plan.sustained_seconds,
               plan.hbm ? "yes" : "no", plan.collectives ? "yes" : "no");
   for (const auto& s : plan.gemm_shapes)
@@ -133,8 +133,11 @@ int run_measure(const CalibrateOptions& o) {
   const std::vector<std::string> offered = (*bench)->gemm_dtypes();
   for (const std::string& d : plan->dtypes)
     if (std::find(offered.begin(), offered.end(), d) == offered.end())
-      return fail({Diagnostic{{}, "--dtypes", d,
-                              fmt::format("this device runs GEMMs in {}", fmt::join(offered, ", "))}});
+      return fail(
+          {Diagnostic{{},
+                      "--dtypes",
+                      d,
+                      fmt::format("this device runs GEMMs in {}", fmt::join(offered, ", "))}});
   auto profile = calibrate::run_calibration(**bench, *plan, progress_bar());
   if (!profile) return fail(profile.errors());
   if ((*bench)->is_reporting_rank()) std::fprintf(stderr, "wrote %s\n", o.out.c_str());
@@ -158,7 +161,8 @@ int run_import(const ImportCliOptions& o, const std::string& command) {
 // The command as a user would type it again (recorded in the profile's provenance).
 std::string command_line(const CalibrateOptions& o) {
   std::string c = "meshplan calibrate --backend " + o.backend + (o.quick ? " --quick" : "");
-  for (const auto& [flag, on] : {std::pair{" --gemm", o.gemm}, {" --hbm", o.hbm}, {" --nccl", o.nccl}})
+  for (const auto& [flag, on] :
+       {std::pair{" --gemm", o.gemm}, {" --hbm", o.hbm}, {" --nccl", o.nccl}})
     if (on) c += flag;
   for (const std::string& m : o.models) c += " --model " + m;
   if (!o.models.empty())
@@ -222,8 +226,9 @@ int run_merge(const MergeOptions& o) {
 void add_merge(CLI::App* sub, int& exit_code) {
   auto o = std::make_shared<MergeOptions>();
   CLI::App* merge = sub->add_subcommand(
-      "merge", "overlay profiles: each later file's sections replace the earlier ones' (say a "
-               "one-node calibration over a published multi-node profile)");
+      "merge",
+      "overlay profiles: each later file's sections replace the earlier ones' (say a "
+      "one-node calibration over a published multi-node profile)");
   merge->add_option("files", o->files, "profiles, base first")
       ->required()
       ->expected(2, -1)
@@ -266,8 +271,9 @@ CLI::App* add_calibrate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--algorithms", o->max_algorithms,
                   "cuBLASLt algorithms timed per shape (full default 8, quick 4)")
       ->check(CLI::Range(1, 64));
-  sub->add_option("--budget-ms", o->budget_ms,
-                  "time per GEMM shape before iterations and algorithms are cut (full 50, quick 20)")
+  sub->add_option(
+         "--budget-ms", o->budget_ms,
+         "time per GEMM shape before iterations and algorithms are cut (full 50, quick 20)")
       ->check(CLI::Range(0.0, 60000.0));
   sub->add_flag("--dry-run", o->dry_run, "print what would be measured and exit");
   sub->add_option("--out", o->out, "profile to write (rewritten after every section)")

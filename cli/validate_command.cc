@@ -2,10 +2,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -38,10 +38,14 @@ Result<std::map<std::string, std::string>> parse_profile_swaps(const std::vector
   for (const std::string& s : in) {
     const size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
-      return Diagnostic{{"--profile", 0, 0, ""}, "--profile", s,
+      return Diagnostic{{"--profile", 0, 0, ""},
+                        "--profile",
+                        s,
                         "must be NAME=OTHER, e.g. h100-published=h100-measured"};
     if (!out.emplace(s.substr(0, eq), s.substr(eq + 1)).second)
-      return Diagnostic{{"--profile", 0, 0, ""}, "--profile", s,
+      return Diagnostic{{"--profile", 0, 0, ""},
+                        "--profile",
+                        s,
                         "profile " + s.substr(0, eq) + " is swapped twice"};
   }
   return out;

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <map>
-#include <utility>
 #include <tuple>
+#include <utility>
 
 namespace meshplan {
 namespace {
@@ -53,9 +53,7 @@ void overlay_attention(CalibrationProfile& out, const CalibrationProfile& top,
 
 void overlay_collectives(CalibrationProfile& out, const CalibrationProfile& top,
                          const std::string& label, Credits& credits) {
-  auto key = [](const CollectiveFit& c) {
-    return std::tie(c.collective, c.level, c.group_size);
-  };
+  auto key = [](const CollectiveFit& c) { return std::tie(c.collective, c.level, c.group_size); };
   for (const CollectiveFit& fit : top.collectives) {
     auto same = std::find_if(out.collectives.begin(), out.collectives.end(),
                              [&](const CollectiveFit& c) { return key(c) == key(fit); });
@@ -96,9 +94,13 @@ Provenance merged_provenance(const std::vector<ProfileLayer>& layers) {
   std::vector<std::string> commands;
   for (const ProfileLayer& layer : layers) {
     const Provenance& p = layer.profile.provenance;
-    for (auto [into, from] : {std::pair{&out.how, &p.how}, {&out.gpu, &p.gpu},
-                              {&out.driver, &p.driver}, {&out.cuda, &p.cuda},
-                              {&out.cublas, &p.cublas}, {&out.nccl, &p.nccl}, {&out.date, &p.date}})
+    for (auto [into, from] : {std::pair{&out.how, &p.how},
+                              {&out.gpu, &p.gpu},
+                              {&out.driver, &p.driver},
+                              {&out.cuda, &p.cuda},
+                              {&out.cublas, &p.cublas},
+                              {&out.nccl, &p.nccl},
+                              {&out.date, &p.date}})
       if (!from->empty()) *into = *from;
     if (p.gpu_count > 0) out.gpu_count = p.gpu_count;
     if (p.nodes > 0) out.nodes = p.nodes;

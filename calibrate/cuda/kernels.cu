@@ -80,13 +80,15 @@ cudaError_t fill_values(void* p, ElemType type, int64_t n, uint32_t seed, Fill f
       fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<float*>(p), n, seed, random);
       break;
     case ElemType::bf16:
-      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed, random);
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed,
+                                                     random);
       break;
     case ElemType::f16:
       fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__half*>(p), n, seed, random);
       break;
     case ElemType::fp8_e4m3:
-      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed, random);
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed,
+                                                     random);
       break;
   }
   return cudaGetLastError();

@@ -141,7 +141,8 @@ TEST_CASE("the profile records samples, efficiencies and fits (pinned)") {
   CHECK(text.find("notes:\n  - \"hbm triad: 1500.0 GB/s\"\n") != std::string::npos);
 }
 
-TEST_CASE("the sustained run goes between HBM and the GEMMs and is related to the same shape's sample") {
+TEST_CASE(
+    "the sustained run goes between HBM and the GEMMs and is related to the same shape's sample") {
   FakeBenchmarker fake;
   CalibrationPlan plan = small_plan();
   plan.collectives = false;
@@ -166,8 +167,9 @@ TEST_CASE("the sustained run goes between HBM and the GEMMs and is related to th
   auto own = run_calibration(fake, plan);
   REQUIRE(own.ok());
   CHECK(own->sustained_compute_ratio == doctest::Approx(0.9));
-  CHECK(own->notes[2] ==
-        "sustained_compute_ratio 0.900 = sustained / first second (the sweep has no 8192x8192x8192)");
+  CHECK(
+      own->notes[2] ==
+      "sustained_compute_ratio 0.900 = sustained / first second (the sweep has no 8192x8192x8192)");
 
   fake.no_sustained = true;  // a backend without it says so, and the ratio stays unknown
   auto none = run_calibration(fake, plan);

@@ -38,14 +38,14 @@ TEST_CASE("timing values are uniform from -1 to 1 with random low mantissa bits"
     REQUIRE(v < 1.0f);
     seen.insert(v);
     negative += v < 0;
-    low_bits_set += (float_bits(v) & 0xff) != 0;          // bits below bf16's mantissa
+    low_bits_set += (float_bits(v) & 0xff) != 0;           // bits below bf16's mantissa
     bf16_low_bits_set += (float_bits(v) & 0x1f0000) != 0;  // bf16's lowest 5 mantissa bits
   }
   CHECK(seen.size() > 99000);  // 2^24 values: few repeats in 10^5 draws
   CHECK(negative > 49000);
   CHECK(negative < 51000);
   CHECK(low_bits_set > 90000);
-  CHECK(bf16_low_bits_set > 90000);  // what a bf16 operand keeps is random too
+  CHECK(bf16_low_bits_set > 90000);                 // what a bf16 operand keeps is random too
   CHECK(random_value(7, 1) != random_value(7, 2));  // seeds give different operands
 }
 

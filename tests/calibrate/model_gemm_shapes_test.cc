@@ -64,7 +64,8 @@ TEST_CASE("a sweep lists each model's shapes at each tp and token count once, in
   auto sweep = model_gemm_sweep({m, m}, {1, 2}, {4096, 8192});
   std::vector<GemmShape> expected;
   for (int64_t tp : {1, 2})
-    for (int64_t tokens : {4096, 8192}) append_unique_shapes(expected, model_gemm_shapes(m, tp, tokens));
+    for (int64_t tokens : {4096, 8192})
+      append_unique_shapes(expected, model_gemm_shapes(m, tp, tokens));
   CHECK(sweep == expected);  // the second copy of the model adds nothing
   CHECK(sweep.front() == model_gemm_shapes(m, 1, 4096).front());
 }

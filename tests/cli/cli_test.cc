@@ -173,15 +173,16 @@ TEST_CASE("calibrate merge lays a measured profile over a published one, section
   const std::string cpu = (dir / "cpu.yaml").string(), out = (dir / "merged.yaml").string();
   REQUIRE(run_meshplan("calibrate --backend cpu --quick --out '" + cpu + "'").rc == 0);
   const std::string base = std::string(MESHPLAN_SOURCE_DIR) + "/profiles/h100-published.yaml";
-  Run r = run_meshplan("calibrate merge '" + base + "' '" + cpu + "' --name mixed --out '" + out + "'");
+  Run r =
+      run_meshplan("calibrate merge '" + base + "' '" + cpu + "' --name mixed --out '" + out + "'");
   REQUIRE(r.rc == 0);
   CHECK(r.err.find("2 profiles merged") != std::string::npos);
   auto merged = meshplan::load_profile(out);
   REQUIRE(merged.ok());
   CHECK(merged->name == "mixed");
-  CHECK(merged->gemm.count("fp32") == 1);         // the CPU's
+  CHECK(merged->gemm.count("fp32") == 1);                  // the CPU's
   CHECK(merged->gemm.at("bf16").max_efficiency == 0.803);  // the published H100's
-  CHECK_FALSE(merged->collectives.empty());        // the CPU measured none: the base's stay
+  CHECK_FALSE(merged->collectives.empty());                // the CPU measured none: the base's stay
   Run one = run_meshplan("calibrate merge '" + base + "' --out '" + out + "'");
   CHECK(one.rc == 2);  // a merge needs two profiles
   std::filesystem::remove_all(dir);
@@ -196,8 +197,9 @@ TEST_CASE("calibrate --backend cuda without a GPU exits 2 saying what failed") {
 }
 
 TEST_CASE("calibrate --dry-run sizes a model sweep; a dtype the device lacks exits 2") {
-  Run dry = run_meshplan("calibrate --backend cpu --dry-run --model " + std::string(MESHPLAN_SOURCE_DIR) +
-                         "/models/llama3-8b.yaml --tp 1,8 --tokens 4096 --gemm");
+  Run dry =
+      run_meshplan("calibrate --backend cpu --dry-run --model " + std::string(MESHPLAN_SOURCE_DIR) +
+                   "/models/llama3-8b.yaml --tp 1,8 --tokens 4096 --gemm");
   REQUIRE(dry.rc == 0);
   CHECK(dry.out.find("shapes per dtype (every dtype the device offers)") != std::string::npos);
   CHECK(dry.out.find("4096 6144 4096 fwd qkv\n") != std::string::npos);

@@ -58,7 +58,8 @@ CalibrationProfile measured() {
 }
 
 TEST_CASE("a later profile replaces what it measured and keeps the rest of the base") {
-  CalibrationProfile m = merge_profiles({{published(), "pub.yaml"}, {measured(), "meas.yaml"}}, "h100-merged");
+  CalibrationProfile m =
+      merge_profiles({{published(), "pub.yaml"}, {measured(), "meas.yaml"}}, "h100-merged");
   CHECK(m.name == "h100-merged");
   CHECK(m.gemm.at("bf16").max_efficiency == 0.83);  // measured
   CHECK(m.gemm.at("fp8").max_efficiency == 0.7);    // not measured: the base's
@@ -78,7 +79,8 @@ TEST_CASE("a later profile replaces what it measured and keeps the rest of the b
 }
 
 TEST_CASE("the merged provenance credits each section to its file and keeps every source") {
-  CalibrationProfile m = merge_profiles({{published(), "pub.yaml"}, {measured(), "meas.yaml"}}, "x");
+  CalibrationProfile m =
+      merge_profiles({{published(), "pub.yaml"}, {measured(), "meas.yaml"}}, "x");
   CHECK(m.provenance.how == "measured");
   CHECK(m.provenance.gpu == "NVIDIA H100 80GB HBM3");
   CHECK(m.provenance.gpu_count == 1);
@@ -91,14 +93,14 @@ TEST_CASE("the merged provenance credits each section to its file and keeps ever
       "from meas.yaml",
       "pub.yaml: a datasheet"};
   CHECK(m.provenance.sources == sources);
-  CHECK(m.notes == std::vector<std::string>{"pub.yaml: published note", "meas.yaml: measured note"});
+  CHECK(m.notes ==
+        std::vector<std::string>{"pub.yaml: published note", "meas.yaml: measured note"});
 }
 
 TEST_CASE("merging is a fold: the last word on a section is the last file's") {
   CalibrationProfile again = measured();
   again.hbm_bytes_per_s = 3.1e12;
-  CalibrationProfile m = merge_profiles(
-      {{published(), "a"}, {measured(), "b"}, {again, "c"}}, "x");
+  CalibrationProfile m = merge_profiles({{published(), "a"}, {measured(), "b"}, {again, "c"}}, "x");
   CHECK(m.hbm_bytes_per_s == 3.1e12);
   CHECK(m.provenance.command == "meshplan calibrate; meshplan calibrate");
 }
