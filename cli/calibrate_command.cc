@@ -202,6 +202,7 @@ struct MergeOptions {
   std::vector<std::string> files;
   std::string out = "profile.yaml";
   std::string name;
+  std::vector<std::string> sources;  // --source: facts to record (clocks, power limit, ...)
 };
 
 int run_merge(const MergeOptions& o) {
@@ -216,7 +217,10 @@ int run_merge(const MergeOptions& o) {
   }
   if (!errors.empty()) return fail(errors);
   const std::string name = o.name.empty() ? layers.back().profile.name : o.name;
-  auto w = write_profile_atomically(merge_profiles(layers, name), o.out);
+  CalibrationProfile merged = merge_profiles(layers, name);
+  merged.provenance.sources.insert(merged.provenance.sources.begin(), o.sources.begin(),
+                                   o.sources.end());
+  auto w = write_profile_atomically(merged, o.out);
   if (!w) return fail(w.errors());
   std::fprintf(stderr, "wrote %s (%zu profiles merged; later ones win section by section)\n",
                o.out.c_str(), layers.size());
@@ -235,6 +239,9 @@ void add_merge(CLI::App* sub, int& exit_code) {
       ->check(CLI::ExistingFile);
   merge->add_option("--out", o->out, "profile to write")->capture_default_str();
   merge->add_option("--name", o->name, "name of the merged profile (default: the last file's)");
+  merge->add_option("--source", o->sources,
+                    "a fact to record first in provenance.sources (device clocks, power limit, "
+                    "...; repeatable)");
   merge->callback([o, &exit_code] { exit_code = run_merge(*o); });
 }
 

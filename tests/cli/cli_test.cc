@@ -173,13 +173,14 @@ TEST_CASE("calibrate merge lays a measured profile over a published one, section
   const std::string cpu = (dir / "cpu.yaml").string(), out = (dir / "merged.yaml").string();
   REQUIRE(run_meshplan("calibrate --backend cpu --quick --out '" + cpu + "'").rc == 0);
   const std::string base = std::string(MESHPLAN_SOURCE_DIR) + "/profiles/h100-published.yaml";
-  Run r =
-      run_meshplan("calibrate merge '" + base + "' '" + cpu + "' --name mixed --out '" + out + "'");
+  Run r = run_meshplan("calibrate merge '" + base + "' '" + cpu + "' --name mixed --out '" + out +
+                       "' --source 'power limit 700 W'");
   REQUIRE(r.rc == 0);
   CHECK(r.err.find("2 profiles merged") != std::string::npos);
   auto merged = meshplan::load_profile(out);
   REQUIRE(merged.ok());
   CHECK(merged->name == "mixed");
+  CHECK(merged->provenance.sources.front() == "power limit 700 W");
   CHECK(merged->gemm.count("fp32") == 1);                  // the CPU's
   CHECK(merged->gemm.at("bf16").max_efficiency == 0.803);  // the published H100's
   CHECK_FALSE(merged->collectives.empty());                // the CPU measured none: the base's stay
