@@ -24,6 +24,7 @@
 //        bwd_tflops: 450, source: "..."}   # or fwd_bwd_tflops alone
 //   fp8_quantization_overhead: {delayed: 0, current: 0.21}   # by FP8 scaling recipe
 //   sustained_compute_ratio: 0.85     # sustained / burst clock of compute-bound kernels
+//   gpu_compute_spread: 0.0176        # σ / mean of sustained throughput between GPUs
 //   intra_node_bus_efficiency: 0.8
 //   inter_node_bus_efficiency: 0.9
 //   collectives:
@@ -390,8 +391,8 @@ CalibrationProfile read_profile(const YamlNode& root) {
   if (!root.is_map()) root.fail("must be a mapping (a calibration profile)");
   root.expect_only_keys({"name", "provenance", "gemm", "hbm_GBps", "attention_efficiency",
                          "attention", "fp8_quantization_overhead", "sustained_compute_ratio",
-                         "intra_node_bus_efficiency", "inter_node_bus_efficiency", "collectives",
-                         "notes"});
+                         "gpu_compute_spread", "intra_node_bus_efficiency",
+                         "inter_node_bus_efficiency", "collectives", "notes"});
   CalibrationProfile p;
   p.name = get_text(root, "name", file_stem(root.file()));
   p.provenance = read_provenance(root.child("provenance"));
@@ -421,6 +422,7 @@ CalibrationProfile read_profile(const YamlNode& root) {
     }
   }
   p.sustained_compute_ratio = get_fraction(root, "sustained_compute_ratio");
+  p.gpu_compute_spread = get_fraction(root, "gpu_compute_spread");
   p.intra_node_bus_efficiency = get_fraction(root, "intra_node_bus_efficiency");
   p.inter_node_bus_efficiency = get_fraction(root, "inter_node_bus_efficiency");
   if (auto cs = root.optional_child("collectives")) {
@@ -471,6 +473,8 @@ std::string render_profile_yaml(const CalibrationProfile& p) {
   for (const auto& a : p.attention) out += "  - " + render_attention_sample(a) + "\n";
   if (p.sustained_compute_ratio)
     out += "sustained_compute_ratio: " + format_scaled(p.sustained_compute_ratio, 0) + "\n";
+  if (p.gpu_compute_spread)
+    out += "gpu_compute_spread: " + format_scaled(p.gpu_compute_spread, 0) + "\n";
   if (!p.fp8_quantization_overhead.empty()) {
     out += "fp8_quantization_overhead:\n";
     for (const auto& [recipe, v] : p.fp8_quantization_overhead)

@@ -86,6 +86,9 @@ struct CalibrationProfile {
   // attention samples are burst figures (short benchmarks); the cost model multiplies them by
   // this (0: not known, taken as 1).
   double sustained_compute_ratio = 0;
+  // Spread of sustained compute throughput between GPUs of one model (σ / mean): a step waits
+  // for its slowest GPU (planner/straggler.h). 0: not known, no straggler.
+  double gpu_compute_spread = 0;
   // FP8 GEMMs: extra time to quantize their operands, as a share of the quantized GEMM's own
   // time, by scaling recipe (delayed | current | block; absent: not measured, taken as 0).
   std::map<std::string, double> fp8_quantization_overhead;

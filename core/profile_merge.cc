@@ -76,6 +76,8 @@ void overlay(CalibrationProfile& out, const ProfileLayer& layer, Credits& credit
               layer.label, credits);
   take_scalar(out.sustained_compute_ratio, top.sustained_compute_ratio, "sustained_compute_ratio",
               layer.label, credits);
+  take_scalar(out.gpu_compute_spread, top.gpu_compute_spread, "gpu_compute_spread", layer.label,
+              credits);
   take_scalar(out.intra_node_bus_efficiency, top.intra_node_bus_efficiency,
               "intra_node_bus_efficiency", layer.label, credits);
   take_scalar(out.inter_node_bus_efficiency, top.inter_node_bus_efficiency,

@@ -17,7 +17,8 @@ struct ProfileLayer {
 };
 
 // Folds `layers` left to right; a later layer's section replaces an earlier one's:
-//   gemm: per dtype; hbm_GBps, attention_efficiency, sustained_compute_ratio and the bus
+//   gemm: per dtype; hbm_GBps, attention_efficiency, sustained_compute_ratio,
+//   gpu_compute_spread and the bus
 //   efficiencies: when the later layer has them (non-zero); attention samples: per kernel (a
 //   layer that timed cuDNN replaces every cuDNN sample, FA3 samples stay);
 //   fp8_quantization_overhead: per recipe; collectives: per (collective, level, group size).

@@ -6,6 +6,7 @@
 #include "planner/flop_count.h"
 #include "planner/param_count.h"
 #include "planner/profile_defaults.h"
+#include "planner/straggler.h"
 #include "planner/zero_sharding.h"
 #include "simulator/pipeline_schedule.h"
 
@@ -46,6 +47,8 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   context_.collectives = &collectives_;
   context_.options = &options_;
   context_.hbm_bytes_per_s = hbm_bandwidth(profile_, cluster_.gpu);
+  straggler_gpus_ = cluster_.gpus();
+  straggler_factor_ = straggler_slowdown(profile_.gpu_compute_spread, straggler_gpus_);
   context_.fp8 = cluster_.gpu.runs_fp8(t.precision);
   context_.attention = &attention_;
   context_.seq_len = t.seq_len;
@@ -256,6 +259,12 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
     s.forward_s += c.head.forward_s;
     s.backward_s += c.head.backward_s;
   }
+  // Stragglers: the step runs at the pace of its slowest GPU (planner/straggler.h).
+  const double slow = compute_slowdown(l.gpus());
+  s.forward_s *= slow;
+  s.backward_s *= slow;
+  s.backward_weight_s *= slow;
+  s.recompute_s *= slow;
   const double shards = zero_sharding(l.zero).optimizer_shards(l.shard_size());
   s.optimizer_s = options_.optimizer_bytes_per_param * static_cast<double>(k.params.per_gpu()) /
                   shards / context_.hbm_bytes_per_s;

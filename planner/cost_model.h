@@ -35,6 +35,7 @@
 #include "planner/memory_model.h"
 #include "planner/planner_options.h"
 #include "planner/shard_groups.h"
+#include "planner/straggler.h"
 #include "simulator/pipeline_graph.h"
 
 namespace meshplan {
@@ -156,6 +157,12 @@ class CostModel {
   const std::vector<StageParams>& params_of(const Layout& l);
   const std::vector<StageLayerMix>& mix_of(const Layout& l);
   StageTiming stage_timing(const Layout& l, const StageClass& c, const LayerPair& costs) const;
+  // Factor on compute time of a step over `gpus` GPUs: its slowest GPU sets the pace
+  // (planner/straggler.h; the cluster's own count is computed once, in the constructor).
+  double compute_slowdown(int64_t gpus) const {
+    return gpus == straggler_gpus_ ? straggler_factor_
+                                   : straggler_slowdown(profile_.gpu_compute_spread, gpus);
+  }
   double dp_exposed_s(const Layout& l, const StageClass& c, const StageTiming& st,
                       bool with_zero3_gathers) const;
   void fill_pipeline(const Layout& l, const Shape& shape, const std::vector<StageTiming>& per_class,
@@ -170,6 +177,8 @@ class CostModel {
   AttentionModel attention_;
   CollectiveModel collectives_;
   LayerCostContext context_;
+  int64_t straggler_gpus_ = 0;
+  double straggler_factor_ = 1;
   double dense_layer_flops_ = 0, moe_layer_flops_ = 0;          // forward, global batch
   double dense_attention_flops_ = 0, moe_attention_flops_ = 0;  // of which core attention
   double head_flops_ = 0;

@@ -11,7 +11,17 @@ namespace meshplan {
 
 sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
   const Shape& shape = shape_of(l);
-  const LayerPair& c = *shape.costs;
+  // The compute of every chunk at the slowest GPU's pace, as stage_timing prices it.
+  LayerPair c = *shape.costs;
+  const double slow = compute_slowdown(l.gpus());
+  for (LayerCost* layer : {&c.dense, &c.moe}) {
+    layer->forward_s *= slow;
+    layer->backward_s *= slow;
+    layer->backward_weight_s *= slow;
+    layer->attention_forward_s *= slow;
+  }
+  c.head.forward_s *= slow;
+  c.head.backward_s *= slow;
   const std::vector<StageParams>& params = params_of(l);
   const std::vector<int64_t> bounds = chunk_boundaries(model_, l);
   const int64_t first_moe = model_.moe ? model_.moe->first_dense_layers : model_.layers;
