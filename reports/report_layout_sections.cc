@@ -185,6 +185,12 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
       fmt::format("GEMM efficiency (bf16, burst, outside samples): {}; sustained/burst compute "
                   "{}; wave quantization over the GPU's SMs.",
                   from(gemm_eff, kDefaultGemmEfficiency), from(p.sustained_compute_ratio, 1.0)),
+      p.gpu_compute_spread > 0
+          ? fmt::format("Stragglers: GPUs differ by {:.2f}% in throughput (σ, profile); a step "
+                        "waits for its slowest GPU, so compute on n GPUs takes 1 + σ·E[max of n "
+                        "standard normals] as long.",
+                        100 * p.gpu_compute_spread)
+          : std::string("Stragglers: none (the profile gives no gpu_compute_spread)."),
       fmt::format("FP8 scaling recipe {}: quantization adds {:.0f}% to FP8 GEMM time (profile).",
                   o.fp8_recipe, 100 * fp8_quantization_overhead(p, o.fp8_recipe)),
       p.attention.empty()
