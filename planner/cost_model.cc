@@ -47,8 +47,6 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   context_.collectives = &collectives_;
   context_.options = &options_;
   context_.hbm_bytes_per_s = hbm_bandwidth(profile_, cluster_.gpu);
-  straggler_gpus_ = cluster_.gpus();
-  straggler_factor_ = straggler_slowdown(profile_.gpu_compute_spread, straggler_gpus_);
   context_.fp8 = cluster_.gpu.runs_fp8(t.precision);
   context_.attention = &attention_;
   context_.seq_len = t.seq_len;

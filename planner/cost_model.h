@@ -158,10 +158,14 @@ class CostModel {
   const std::vector<StageLayerMix>& mix_of(const Layout& l);
   StageTiming stage_timing(const Layout& l, const StageClass& c, const LayerPair& costs) const;
   // Factor on compute time of a step over `gpus` GPUs: its slowest GPU sets the pace
-  // (planner/straggler.h; the cluster's own count is computed once, in the constructor).
+  // (planner/straggler.h). Remembered for the last GPU count (a search asks for one count
+  // millions of times; the cache is per instance, like the others: one model per thread).
   double compute_slowdown(int64_t gpus) const {
-    return gpus == straggler_gpus_ ? straggler_factor_
-                                   : straggler_slowdown(profile_.gpu_compute_spread, gpus);
+    if (gpus != straggler_gpus_) {
+      straggler_gpus_ = gpus;
+      straggler_factor_ = straggler_slowdown(profile_.gpu_compute_spread, gpus);
+    }
+    return straggler_factor_;
   }
   double dp_exposed_s(const Layout& l, const StageClass& c, const StageTiming& st,
                       bool with_zero3_gathers) const;
@@ -177,8 +181,8 @@ class CostModel {
   AttentionModel attention_;
   CollectiveModel collectives_;
   LayerCostContext context_;
-  int64_t straggler_gpus_ = 0;
-  double straggler_factor_ = 1;
+  mutable int64_t straggler_gpus_ = 0;
+  mutable double straggler_factor_ = 1;
   double dense_layer_flops_ = 0, moe_layer_flops_ = 0;          // forward, global batch
   double dense_attention_flops_ = 0, moe_attention_flops_ = 0;  // of which core attention
   double head_flops_ = 0;
