@@ -106,18 +106,6 @@ struct Problem {
   }
 };
 
-// Seconds of one run on the stream, between events (L2 not flushed).
-double time_once(LtContext& ctx, const Problem& p, const cublasLtMatmulAlgo_t* algo,
-                 cudaEvent_t start, cudaEvent_t stop) {
-  MP_CUDA(cudaEventRecord(start, ctx.stream));
-  p.run(ctx, algo);
-  MP_CUDA(cudaEventRecord(stop, ctx.stream));
-  MP_CUDA(cudaEventSynchronize(stop));
-  float ms = 0;
-  MP_CUDA(cudaEventElapsedTime(&ms, start, stop));
-  return ms * 1e-3;
-}
-
 // Events created and destroyed with the scope.
 struct EventPair {
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -136,20 +124,32 @@ struct EventPair {
   EventPair& operator=(const EventPair&) = delete;
 };
 
+// Seconds of `runs` back-to-back runs on the stream, between the pair's events (L2 not flushed).
+double time_runs(LtContext& ctx, const Problem& p, const cublasLtMatmulAlgo_t* algo,
+                 const EventPair& ev, int runs = 1) {
+  MP_CUDA(cudaEventRecord(ev.start, ctx.stream));
+  for (int i = 0; i < runs; ++i) p.run(ctx, algo);
+  MP_CUDA(cudaEventRecord(ev.stop, ctx.stream));
+  MP_CUDA(cudaEventSynchronize(ev.stop));
+  float ms = 0;
+  MP_CUDA(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+  return ms * 1e-3;
+}
+
 // Per-iteration times of one algorithm; the L2 flush sits outside the events. The first warm-up
 // run is timed (`first_s`) to size the rest within `budget_s` (at least 1 warm-up, 3 samples).
 std::vector<double> time_algorithm(LtContext& ctx, const Problem& p,
                                    const cublasLtMatmulAlgo_t* algo, const TimingOptions& t,
                                    double budget_s, double& first_s) {
   EventPair ev;
-  first_s = time_once(ctx, p, algo, ev.start, ev.stop);
+  first_s = time_runs(ctx, p, algo, ev);
   const int warmup = runs_within(t.warmup, budget_s / 4, first_s, 1);
   for (int i = 1; i < warmup; ++i) p.run(ctx, algo);
   const int iterations = runs_within(t.iterations, budget_s, first_s, 3);
   std::vector<double> out;
   for (int i = 0; i < iterations; ++i) {
     MP_CUDA(cudaMemsetAsync(ctx.flush, i & 0xff, ctx.flush_bytes, ctx.stream));
-    out.push_back(time_once(ctx, p, algo, ev.start, ev.stop));
+    out.push_back(time_runs(ctx, p, algo, ev));
   }
   return out;
 }
@@ -162,20 +162,14 @@ SustainedResult time_sustained(LtContext& ctx, const GemmShape& shape, const std
   auto algos = p.algorithms(ctx);
   const cublasLtMatmulAlgo_t* algo = &algos[0].algo;
   EventPair ev;
-  const double each_s = time_once(ctx, p, algo, ev.start, ev.stop);
+  const double each_s = time_runs(ctx, p, algo, ev);
   // Windows of about 50 ms: long against the event resolution, short against clock changes.
   const int runs = std::max(1, static_cast<int>(0.05 / std::max(each_s, 1e-7)));
   SustainedResult out;
   std::vector<double> window_s;
   const auto begin = std::chrono::steady_clock::now();
   for (;;) {
-    MP_CUDA(cudaEventRecord(ev.start, ctx.stream));
-    for (int i = 0; i < runs; ++i) p.run(ctx, algo);
-    MP_CUDA(cudaEventRecord(ev.stop, ctx.stream));
-    MP_CUDA(cudaEventSynchronize(ev.stop));
-    float ms = 0;
-    MP_CUDA(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-    window_s.push_back(ms * 1e-3);
+    window_s.push_back(time_runs(ctx, p, algo, ev, runs));
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     if (out.seconds >= seconds) break;
   }

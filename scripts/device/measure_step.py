@@ -25,6 +25,8 @@ import torch.nn.functional as F
 import yaml
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from cuda_timing import elapsed_ms, event_pair, median_ms
+
 
 def norm(kind, hidden):
     return nn.LayerNorm(hidden, eps=1e-5) if kind == "layernorm" else nn.RMSNorm(hidden, eps=1e-5)
@@ -118,21 +120,6 @@ def kernel_class(name):
     return "other"
 
 
-def median_ms(fn, warmup, iters):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
-    for _ in range(iters):
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e))
-    return statistics.median(out)
-
-
 def run(cfg, layers, tp, seq, mbs, compiled, warmup, iters):
     torch.manual_seed(0)
     model = Model(cfg, layers, tp).cuda().to(torch.bfloat16)
@@ -156,11 +143,11 @@ def run(cfg, layers, tp, seq, mbs, compiled, warmup, iters):
         bwd()
 
     both_ms = median_ms(both, warmup, iters)
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s, e = event_pair()
     fwd_t, bwd_t = [], []
     for _ in range(iters):
-        s.record(); fwd(); e.record(); e.synchronize(); fwd_t.append(s.elapsed_time(e))
-        s.record(); bwd(); e.record(); e.synchronize(); bwd_t.append(s.elapsed_time(e))
+        fwd_t.append(elapsed_ms(fwd, s, e))
+        bwd_t.append(elapsed_ms(bwd, s, e))
     classes = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CUDA]) as prof:

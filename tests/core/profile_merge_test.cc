@@ -6,6 +6,15 @@
 namespace meshplan {
 namespace {
 
+CollectiveFit all_reduce_fit(const std::string& level, int64_t group, double busbw) {
+  CollectiveFit f;
+  f.collective = "all_reduce";
+  f.level = level;
+  f.group_size = group;
+  f.busbw_bytes_per_s = busbw;
+  return f;
+}
+
 CalibrationProfile published() {
   CalibrationProfile p;
   p.name = "published";
@@ -21,15 +30,7 @@ CalibrationProfile published() {
   p.intra_node_bus_efficiency = 0.8;
   p.attention = {{"cudnn", 128, 4096, true, 500e12, 400e12, 0, "paper"},
                  {"fa3", 128, 4096, true, 600e12, 450e12, 0, "paper"}};
-  CollectiveFit ar;
-  ar.collective = "all_reduce";
-  ar.level = "nvlink";
-  ar.group_size = 8;
-  ar.busbw_bytes_per_s = 360e9;
-  CollectiveFit ib = ar;
-  ib.level = "ib";
-  ib.group_size = 16;
-  p.collectives = {ar, ib};
+  p.collectives = {all_reduce_fit("nvlink", 8, 360e9), all_reduce_fit("ib", 16, 360e9)};
   p.notes = {"published note"};
   return p;
 }
@@ -47,12 +48,7 @@ CalibrationProfile measured() {
   p.sustained_compute_ratio = 0.94;
   p.attention = {{"cudnn", 128, 4096, true, 550e12, 430e12, 0, "measured"},
                  {"cudnn", 128, 8192, true, 590e12, 470e12, 0, "measured"}};
-  CollectiveFit ar;
-  ar.collective = "all_reduce";
-  ar.level = "nvlink";
-  ar.group_size = 8;
-  ar.busbw_bytes_per_s = 370e9;
-  p.collectives = {ar};
+  p.collectives = {all_reduce_fit("nvlink", 8, 370e9)};
   p.notes = {"measured note"};
   return p;
 }

@@ -206,20 +206,6 @@ std::map<std::string, std::string> torchtitan_options() {
   return options;
 }
 
-// "--flag value" pairs of an export (a flag alone has value "").
-std::map<std::string, std::string> torchtitan_args(const std::string& text) {
-  std::map<std::string, std::string> args;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("--", 0) != 0) continue;
-    std::istringstream words(line);
-    std::string flag, value;
-    words >> flag >> value;
-    args[flag] = value == "\\" ? "" : value;
-  }
-  return args;
-}
-
 // torchtitan v0.2.2's split (distributed/pipeline_parallel.py, pipeline_llm and
 // generate_llm_fqn_per_model_part): transformer layers per stage, or an error as it raises one.
 std::vector<int64_t> torchtitan_stages(int64_t layers, int64_t pp, bool single_stage_schedule,
@@ -263,7 +249,7 @@ TEST_CASE("torchtitan's own split rules give the stages meshplan priced, for eve
     CAPTURE(text);
     const Layout l = layout(text, m, 512);
     const std::string out = exported(Launcher::torchtitan, m, l);
-    const std::map<std::string, std::string> args = torchtitan_args(out);
+    const std::map<std::string, std::string> args = flag_args(out);
     for (const auto& [flag, value] : args) {
       CAPTURE(flag);
       REQUIRE(known.count(flag) == 1);
@@ -293,7 +279,7 @@ TEST_CASE("torchtitan: MoE with tp > 1 splits experts over tp too; zb-h1 is refu
   const ModelSpec m = model("mixtral-8x7b");
   const std::string out =
       exported(Launcher::torchtitan, m, layout("tp=2,ep=8,zero=2,mbs=1", m, 64));
-  CHECK(torchtitan_args(out).at("--parallelism.expert_tensor_parallel_degree") == "2");
+  CHECK(flag_args(out).at("--parallelism.expert_tensor_parallel_degree") == "2");
   const ModelSpec dense = model("llama3-8b");
   CHECK(refusal(Launcher::torchtitan, dense, layout("tp=2,pp=4,schedule=zb-h1,zero=2", dense, 64))
             .find("field 'schedule' = 'zb-h1': torchtitan cannot express this: its zero-bubble "

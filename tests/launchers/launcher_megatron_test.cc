@@ -77,13 +77,7 @@ std::map<std::string, std::string> megatron_flags() {
 // Checks every "--flag [value]" line of a Megatron-LM export against the table.
 void check_megatron_flags(const std::string& text,
                           const std::map<std::string, std::string>& known) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("--", 0) != 0) continue;
-    std::istringstream words(line);
-    std::string flag, value;
-    words >> flag >> value;
-    if (value == "\\") value.clear();
+  for (const auto& [flag, value] : flag_args(text)) {
     CAPTURE(flag);
     REQUIRE(known.count(flag) == 1);
     const std::string& type = known.at(flag);

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+#include <sstream>
 #include <string>
 
 #include "core/diagnostic.h"
@@ -38,6 +40,21 @@ inline std::string refusal(Launcher launcher, const ModelSpec& m, const Layout& 
   Result<std::string> r = export_launcher(launcher, m, m.training, l);
   REQUIRE(!r.ok());
   return format_diagnostics(r.errors());
+}
+
+// "--flag value" lines of a command-line export, as flag -> value ("" for a flag alone; the
+// trailing line continuation "\\" is not a value).
+inline std::map<std::string, std::string> flag_args(const std::string& text) {
+  std::map<std::string, std::string> args;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("--", 0) != 0) continue;
+    std::istringstream words(line);
+    std::string flag, value;
+    words >> flag >> value;
+    args[flag] = value == "\\" ? "" : value;
+  }
+  return args;
 }
 
 }  // namespace meshplan::launcher_test
