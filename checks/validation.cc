@@ -218,7 +218,7 @@ std::vector<std::string> cluster_names() {
 
 PublishedRun read_run(const YamlNode& n, const RunsContext& ctx) {
   n.expect_only_keys({"id", "source", "table", "cluster", "gpus", "model", "seq_len", "precision",
-                      "framework", "layout", "global_batch", "measured"});
+                      "framework", "grad_reduce_dtype", "layout", "global_batch", "measured"});
   PublishedRun r;
   r.id = n.child("id").as_string();
   r.source = n.child("source").as_string();
@@ -228,6 +228,9 @@ PublishedRun read_run(const YamlNode& n, const RunsContext& ctx) {
   r.gpus = n.child("gpus").as_int(1, 10'000'000);
   const FrameworkPreset framework = read_run_framework(n, ctx, r.source);
   r.framework = framework.name;
+  // A gradient dtype the run's configuration sets apart from its framework's default.
+  if (n.has("grad_reduce_dtype"))
+    r.grad_reduce_dtype = n.child("grad_reduce_dtype").as_choice(grad_reduce_dtypes());
   r.model = read_run_model(n, ctx, r.id);
   r.model.training.precision = n.get_choice("precision", "bf16", {"bf16", "fp8"}) == "fp8"
                                    ? Precision::fp8
@@ -327,6 +330,8 @@ Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_roo
   if (!framework) return framework.errors();
   CostOptions options;
   apply_framework(framework.value(), options);
+  Result<bool> grads = apply_grad_reduce_dtype(r.grad_reduce_dtype, options);
+  if (!grads) return grads.errors();
   CostModel model(r.model, spec, profile.value(), r.model.training, options);
   std::vector<std::pair<int64_t, int64_t>> splits;  // (tp, pp)
   if (r.tp_times_pp > 0) {

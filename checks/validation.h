@@ -6,7 +6,8 @@
 //
 // A runs file holds `runs:` and optionally `frameworks:` (source → framework preset, a name or
 // {framework: NAME, notes: ...}) and `models:` (name → model keys as in models/*.yaml). A run
-// names its framework (`framework:`, else its source's, else megatron-core), its model inline
+// names its framework (`framework:`, else its source's, else megatron-core) and, where its
+// configuration departs from the framework's gradient dtype, `grad_reduce_dtype`; its model inline
 // (2021 style: GPT-3-like defaults) or by name from `models:` (with `seq_len` on the run), its
 // `precision` (bf16 | fp8), and what the source measured: hardware_tflops_per_gpu (eq. 3),
 // iteration_s, tokens_per_s_per_gpu or model_tflops_per_gpu (Megatron's FLOP formula), compared
@@ -30,6 +31,7 @@ struct PublishedRun {
   SourceLocation where;  // the run's entry in its runs file
   std::string id, source, table, cluster;
   std::string framework = kDefaultFramework;  // a framework_preset.h name
+  std::string grad_reduce_dtype;              // "": the framework's (apply_grad_reduce_dtype)
   int64_t gpus = 0;
   ModelSpec model;
   LayoutFix fix;

@@ -42,6 +42,11 @@ void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
                   fmt::format("training framework whose overlap and gradient rules to model: {} "
                               "(default: {})",
                               fmt::join(framework_names(), " | "), kDefaultFramework));
+  sub->add_option("--grad-reduce-dtype", in.grad_reduce_dtype,
+                  fmt::format("dtype gradients are accumulated and reduced in, where the job "
+                              "departs from its framework's default: {} (Megatron-LM "
+                              "--grad-reduce-in-bf16, NeMo grad_sync_dtype, FSDP reduce_dtype)",
+                              fmt::join(grad_reduce_dtypes(), " | ")));
   sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
                 "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
 }
@@ -59,8 +64,14 @@ void add_format_option(CLI::App* sub, std::string& format,
 
 std::string framework_line(const CostOptions& cost) {
   Result<FrameworkPreset> f = find_framework(cost.framework);
-  return fmt::format("framework: {}{}\n", cost.framework,
-                     f ? std::string(" — ") + f->description : "");
+  return fmt::format(
+      "framework: {}{}{}\n", cost.framework, f ? std::string(" — ") + f->description : "",
+      cost.grad_reduce_dtype.empty() ? "" : "; gradients reduced in " + cost.grad_reduce_dtype);
+}
+
+void add_framework_json(nlohmann::ordered_json& j, const CostOptions& cost) {
+  j["framework"] = cost.framework;
+  if (!cost.grad_reduce_dtype.empty()) j["grad_reduce_dtype"] = cost.grad_reduce_dtype;
 }
 
 int print_errors(const std::vector<Diagnostic>& errors) {
@@ -129,6 +140,12 @@ std::optional<Planning> load_planning(const InputOptions& in, const CostOptions&
   }
   CostOptions options = cost;
   apply_framework(framework.value(), options);
+  Result<bool> grads = apply_grad_reduce_dtype(in.grad_reduce_dtype, options,
+                                               SourceLocation{"--grad-reduce-dtype", 0, 0, ""});
+  if (!grads) {
+    print_errors(grads.errors());
+    return std::nullopt;
+  }
   auto model = std::make_unique<CostModel>(inputs->model, inputs->cluster, inputs->profile,
                                            inputs->training, options);
   return Planning{std::move(inputs.value()), std::move(model)};

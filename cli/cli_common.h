@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,16 +24,17 @@ constexpr int kExitBadInput = 2;
 
 struct InputOptions {
   std::string model_path, cluster_path, layout_text, profile_path;
-  int64_t seq_len = 0;       // 0: the model's training.seq_len
-  int64_t global_batch = 0;  // 0: the model's training.global_batch
-  int64_t gpus = 0;          // 0: every GPU of the cluster
-  std::string framework;     // "": the default preset (megatron-core)
+  int64_t seq_len = 0;            // 0: the model's training.seq_len
+  int64_t global_batch = 0;       // 0: the model's training.global_batch
+  int64_t gpus = 0;               // 0: every GPU of the cluster
+  std::string framework;          // "": the default preset (megatron-core)
+  std::string grad_reduce_dtype;  // "": the framework's (apply_grad_reduce_dtype)
   std::string format = "table";
 };
 
 // Adds --model, --cluster, --seq-len, --global-batch, --gpus (and --layout when `with_layout`).
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout);
-// Adds --profile, --framework and --causal-attention-flops.
+// Adds --profile, --framework, --grad-reduce-dtype and --causal-attention-flops.
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost);
 // Adds --tokens (a token budget; estimate and plan then print the time to train it).
 void add_tokens_option(CLI::App* sub, double& tokens);
@@ -63,6 +65,8 @@ std::optional<Planning> load_planning(const InputOptions& in, const CostOptions&
 
 // "framework: NAME — description" for text output (estimate, plan).
 std::string framework_line(const CostOptions& cost);
+// The same for JSON output: `framework`, and `grad_reduce_dtype` where the job set one.
+void add_framework_json(nlohmann::ordered_json& j, const CostOptions& cost);
 
 // Writes each file under `dir` (created when missing); on failure prints the error and returns
 // kExitBadInput, else 0.

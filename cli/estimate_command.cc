@@ -18,7 +18,7 @@ static int run_estimate(const InputOptions& opts, const CostOptions& cost, doubl
   Estimate e = model.evaluate(in->layout);
   if (opts.format == "json") {
     nlohmann::ordered_json j = estimate_json(e);
-    j["framework"] = model.options().framework;
+    add_framework_json(j, model.options());
     if (tokens > 0) j["time_to_train"] = time_to_train_json(tokens, e, in->gpus);
     std::cout << j.dump(2) << "\n";
   } else {

@@ -68,7 +68,7 @@ int run_plan(const PlanOptions& o) {
   }
   if (o.in.format == "json") {
     nlohmann::ordered_json j = plan_json(r);
-    j["framework"] = model.options().framework;
+    add_framework_json(j, model.options());
     if (o.tokens > 0 && !r.ranked.empty())
       j["time_to_train"] = time_to_train_json(o.tokens, r.ranked.front(), in->gpus);
     std::cout << j.dump(2) << "\n";

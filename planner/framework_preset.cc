@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/edit_distance.h"
 #include "simulator/pipeline_schedule.h"
 
@@ -150,6 +152,14 @@ std::vector<std::string> comma_list(const std::string& text) {
   return out;
 }
 
+// "must be one of a|b|c (did you mean 'b'?)" for `value` of `field` at `where`.
+Diagnostic not_one_of(const SourceLocation& where, const std::string& field,
+                      const std::string& value, const std::vector<std::string>& names) {
+  return Diagnostic{
+      where, field, value,
+      fmt::format("must be one of {}{}", fmt::join(names, "|"), did_you_mean(value, names))};
+}
+
 }  // namespace
 
 const std::vector<FrameworkPreset>& framework_presets() { return kFrameworks; }
@@ -164,10 +174,7 @@ Result<FrameworkPreset> find_framework(const std::string& name, const SourceLoca
                                        const std::string& field) {
   for (const FrameworkPreset& f : kFrameworks)
     if (name == f.name) return f;
-  const std::vector<std::string> names = framework_names();
-  return Diagnostic{
-      where, field, name,
-      fmt::format("must be one of {}{}", fmt::join(names, "|"), did_you_mean(name, names))};
+  return not_one_of(where, field, name, framework_names());
 }
 
 void apply_framework(const FrameworkPreset& f, CostOptions& o) {
@@ -190,6 +197,19 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
     for (const sim::ScheduleInfo& info : sim::schedule_table())
       if (name == info.name) o.pipeline_schedules.push_back(info.schedule);
   }
+}
+
+std::vector<std::string> grad_reduce_dtypes() { return {"bf16", "fp16", "fp32"}; }
+
+Result<bool> apply_grad_reduce_dtype(const std::string& dtype, CostOptions& o,
+                                     const SourceLocation& where, const std::string& field) {
+  if (dtype.empty()) return true;
+  const std::vector<std::string> names = grad_reduce_dtypes();
+  if (std::find(names.begin(), names.end(), dtype) == names.end())
+    return not_one_of(where, field, dtype, names);
+  o.grad_reduce_dtype = dtype;
+  o.memory.grad_bytes_per_param = dtype == "fp32" ? 4 : 2;
+  return true;
 }
 
 }  // namespace meshplan

@@ -67,4 +67,17 @@ Result<FrameworkPreset> find_framework(const std::string& name, const SourceLoca
 // Sets the preset's fields of `o` (and o.framework to its name); other fields are untouched.
 void apply_framework(const FrameworkPreset& f, CostOptions& o);
 
+// The dtype a job accumulates and reduces gradients in, where it departs from its framework's
+// default (FrameworkPreset::grad_bytes_per_param): Megatron-LM --grad-reduce-in-bf16, NeMo's
+// distributed_fused_adam `grad_sync_dtype` (Apex DistributedFusedAdam keeps its contiguous
+// gradient buffer in that dtype), PyTorch FSDP MixedPrecisionPolicy(reduce_dtype=...).
+// It sizes the gradient buffer and the data-parallel reduction alike.
+std::vector<std::string> grad_reduce_dtypes();  // bf16, fp16, fp32
+
+// Sets o.memory.grad_bytes_per_param and o.grad_reduce_dtype for `dtype`; "" leaves `o` as the
+// preset set it. An unknown dtype is a Diagnostic at `where` for `field`.
+Result<bool> apply_grad_reduce_dtype(const std::string& dtype, CostOptions& o,
+                                     const SourceLocation& where = {},
+                                     const std::string& field = "grad_reduce_dtype");
+
 }  // namespace meshplan

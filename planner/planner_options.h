@@ -30,6 +30,9 @@ struct CostOptions {
   // The framework preset these software rules came from (framework_preset.h); the defaults
   // below are the megatron-core preset. Informational: the fields themselves drive the model.
   std::string framework = "megatron-core";
+  // The gradient reduction dtype the job set apart from its framework's default
+  // (apply_grad_reduce_dtype); "": the preset's. Informational, like `framework`.
+  std::string grad_reduce_dtype;
   MemoryOptions memory;
   FlopOptions flops;
   // Attention kernels skip masked blocks: causal attention does half the work of full

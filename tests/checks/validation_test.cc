@@ -170,6 +170,33 @@ TEST_CASE("a row's framework overrides its source's; unknown names get 'did you 
         "names no model of the file's `models:` map (did you mean 'm8b'?)");
 }
 
+TEST_CASE("a row states a gradient dtype its configuration set; a wrong one is refused") {
+  const std::string row =
+      "runs:\n  - {id: a, source: src, cluster: dgx_h100, gpus: 8, model: m8b, seq_len: 8192, "
+      "layout: {tp: 1, pp: 1, dp: 8, zero: 1, sp: false, mbs: 1, recompute: none, schedule: "
+      "1f1b}, global_batch: 64, measured: {tokens_per_s_per_gpu: 100}";
+  Result<std::vector<PublishedRun>> bf16 =
+      load_text(std::string(kModernHeader) + row + ", grad_reduce_dtype: bf16}\n");
+  REQUIRE_MESSAGE(bf16.ok(), (bf16.ok() ? "" : format_diagnostics(bf16.errors())));
+  CHECK(bf16->front().grad_reduce_dtype == "bf16");
+  Result<std::vector<PublishedRun>> preset = load_text(std::string(kModernHeader) + row + "}\n");
+  REQUIRE(preset.ok());
+  CHECK(preset->front().grad_reduce_dtype.empty());
+  // Half the gradient bytes to reduce: the same layout, a faster step.
+  Result<ValidationReport> a = validate_runs(preset.value(), MESHPLAN_SOURCE_DIR, 1);
+  Result<ValidationReport> b = validate_runs(bf16.value(), MESHPLAN_SOURCE_DIR, 1);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->rows.front().layout == b->rows.front().layout);
+  CHECK(b->rows.front().predicted > a->rows.front().predicted);
+
+  Result<std::vector<PublishedRun>> typo =
+      load_text(std::string(kModernHeader) + row + ", grad_reduce_dtype: bf8}\n");
+  REQUIRE(!typo.ok());
+  CHECK(typo.errors().front().field == "runs[0].grad_reduce_dtype");
+  CHECK(typo.errors().front().value == "bf8");
+}
+
 TEST_CASE("the modern development set: every row compares its source's metric (temporary bound)") {
   Result<ValidationReport> r = validate_runs(modern_runs(), MESHPLAN_SOURCE_DIR, 2);
   REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : format_diagnostics(r.errors())));

@@ -257,6 +257,28 @@ TEST_CASE("estimate and plan say which framework preset they used, and --framewo
   CHECK(nlohmann::json::parse(plan_json.out)["framework"] == "megatron-core");
 }
 
+TEST_CASE("--grad-reduce-dtype bf16 halves the gradient buffer and says so; a typo exits 2") {
+  Run fp32 = run_meshplan("estimate " + k8b + " --layout tp=8,mbs=1 --format json");
+  Run bf16 = run_meshplan("estimate " + k8b +
+                          " --layout tp=8,mbs=1 --format json --grad-reduce-dtype bf16");
+  REQUIRE(fp32.rc == 0);
+  REQUIRE(bf16.rc == 0);
+  const nlohmann::json a = nlohmann::json::parse(fp32.out), b = nlohmann::json::parse(bf16.out);
+  CHECK(!a.contains("grad_reduce_dtype"));
+  CHECK(b["grad_reduce_dtype"] == "bf16");
+  CHECK(b["stages"][0]["grads_bytes"].get<double>() * 2 ==
+        a["stages"][0]["grads_bytes"].get<double>());
+  Run text = run_meshplan("estimate " + k8b + " --layout tp=8 --grad-reduce-dtype bf16");
+  REQUIRE(text.rc == 0);
+  CHECK(text.out.find("; gradients reduced in bf16\n") != std::string::npos);
+  Run typo = run_meshplan("estimate " + k8b + " --layout tp=8 --grad-reduce-dtype fp33");
+  CHECK(typo.rc == 2);
+  CHECK(typo.out.empty());
+  CHECK(typo.err ==
+        "--grad-reduce-dtype: error: field 'grad_reduce_dtype' = 'fp33': must be one of "
+        "bf16|fp16|fp32 (did you mean 'fp32'?)\n");
+}
+
 TEST_CASE("an unknown --framework exits 2 with the choices and the closest name") {
   Run r = run_meshplan("estimate " + k8b + " --layout tp=8 --framework deepspeeed");
   CHECK(r.rc == 2);

@@ -164,3 +164,46 @@ TEST_CASE("zero_reduce_every_micro_batch and overlap_param_gather move only DP t
   exposed_gather.overlap_param_gather = false;
   CHECK(dp_time(exposed_gather, zero1) > dp_time(CostOptions{}, zero1));
 }
+
+TEST_CASE("a gradient reduction dtype overrides the preset's gradient bytes; '' keeps them") {
+  CostOptions o = with("megatron-core");
+  CHECK(o.memory.grad_bytes_per_param == 4);  // bf16 training forces fp32 main gradients
+  REQUIRE(apply_grad_reduce_dtype("bf16", o).ok());
+  CHECK(o.memory.grad_bytes_per_param == 2);
+  CHECK(o.grad_reduce_dtype == "bf16");
+  REQUIRE(apply_grad_reduce_dtype("fp32", o).ok());
+  CHECK(o.memory.grad_bytes_per_param == 4);
+  CostOptions fp16 = with("megatron-2021");
+  CHECK(fp16.memory.grad_bytes_per_param == 2);
+  REQUIRE(apply_grad_reduce_dtype("", fp16).ok());
+  CHECK(fp16.memory.grad_bytes_per_param == 2);
+  CHECK(fp16.grad_reduce_dtype.empty());
+  Result<bool> bad =
+      apply_grad_reduce_dtype("bf61", o, SourceLocation{"--grad-reduce-dtype", 0, 0, ""});
+  REQUIRE(!bad.ok());
+  CHECK(bad.errors().front().field == "grad_reduce_dtype");
+  CHECK(bad.errors().front().rule == "must be one of bf16|fp16|fp32 (did you mean 'bf16'?)");
+  CHECK(o.memory.grad_bytes_per_param == 4);  // a refused dtype changes nothing
+}
+
+TEST_CASE("bf16 gradients halve the gradient buffer and the data-parallel reduction's bytes") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  CostOptions fp32 = with("megatron-core");
+  CostOptions bf16 = fp32;
+  REQUIRE(apply_grad_reduce_dtype("bf16", bf16).ok());
+  Layout l;
+  l.dp = 8;
+  l.zero = 1;
+  l.mbs = 1;
+  CostModel a(m, c, CalibrationProfile{}, m.training, fp32);
+  CostModel b(m, c, CalibrationProfile{}, m.training, bf16);
+  const Estimate ea = a.evaluate(l, true), eb = b.evaluate(l, true);
+  const StageMemory& sa = ea.memory.stages.front();
+  const StageMemory& sb = eb.memory.stages.front();
+  const double params = static_cast<double>(sa.params);
+  CHECK(sa.grads_bytes == doctest::Approx(4 * params));
+  CHECK(sb.grads_bytes == doctest::Approx(2 * params));
+  CHECK(sb.optimizer_bytes == doctest::Approx(sa.optimizer_bytes));
+  CHECK(eb.breakdown.dp_s < ea.breakdown.dp_s);
+}
