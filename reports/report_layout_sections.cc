@@ -142,8 +142,11 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
   const double gemm_eff = bf16 != p.gemm.end() ? bf16->second.max_efficiency : 0;
   return {
       fmt::format("Weights {:.0f} B, gradients {:.0f} B, optimizer states {:.0f} B per parameter "
-                  "(mixed-precision Adam; Megatron fp32 main gradients).",
-                  m.weight_bytes_per_param, m.grad_bytes_per_param, m.optimizer_bytes_per_param),
+                  "(mixed-precision Adam; gradients {}).",
+                  m.weight_bytes_per_param, m.grad_bytes_per_param, m.optimizer_bytes_per_param,
+                  o.grad_reduce_dtype.empty()
+                      ? fmt::format("in the {} preset's dtype", o.framework)
+                      : fmt::format("reduced in {}, as the job sets", o.grad_reduce_dtype)),
       fmt::format("CUDA context and library workspaces: {} per GPU.",
                   gib(static_cast<double>(m.cuda_context_bytes))),
       fmt::format("NCCL buffers: {:.0f} MiB per communicator a rank belongs to.",
