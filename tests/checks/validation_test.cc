@@ -83,6 +83,16 @@ const char* kModernHeader =
     "  m8b: {layers: 32, hidden: 4096, heads: 32, kv_heads: 8, ffn_hidden: 14336, vocab: 128256, "
     "mlp: swiglu, norm: rmsnorm}\n";
 
+// One run of model m8b under kModernHeader, its layout {tp 1, pp 1, dp 8, zero 1, sp false}
+// plus `layout_extra`, and `run_extra` (", key: value" pairs) added to the run.
+std::string one_run(const std::string& layout_extra, const std::string& run_extra) {
+  return std::string(kModernHeader) +
+         "runs:\n  - {id: a, source: src, cluster: dgx_h100, gpus: 8, model: m8b, seq_len: 8192, "
+         "layout: {tp: 1, pp: 1, dp: 8, zero: 1, sp: false" +
+         layout_extra + "}, global_batch: 64, measured: {tokens_per_s_per_gpu: 100}" + run_extra +
+         "}\n";
+}
+
 }  // namespace
 
 TEST_CASE("a modern row: model by name, fp8, its source's framework, iteration_s") {
@@ -140,21 +150,15 @@ TEST_CASE(
 }
 
 TEST_CASE("a row's framework overrides its source's; unknown names get 'did you mean'") {
-  const std::string row =
-      "runs:\n  - {id: a, source: src, cluster: dgx_h100, gpus: 8, model: m8b, seq_len: 8192, "
-      "layout: {tp: 1, pp: 1, dp: 8, zero: 1, sp: false}, global_batch: 64, measured: "
-      "{tokens_per_s_per_gpu: 100}";
-  Result<std::vector<PublishedRun>> own =
-      load_text(std::string(kModernHeader) + row + ", framework: fsdp2}\n");
+  Result<std::vector<PublishedRun>> own = load_text(one_run("", ", framework: fsdp2"));
   REQUIRE_MESSAGE(own.ok(), (own.ok() ? "" : format_diagnostics(own.errors())));
   CHECK(own->front().framework == "fsdp2");
-  Result<std::vector<PublishedRun>> inherited = load_text(std::string(kModernHeader) + row + "}\n");
+  Result<std::vector<PublishedRun>> inherited = load_text(one_run("", ""));
   REQUIRE(inherited.ok());
   CHECK(inherited->front().framework == "nemo");
   CHECK(inherited->front().searched == std::vector<std::string>{"mbs", "recompute", "schedule"});
 
-  Result<std::vector<PublishedRun>> typo =
-      load_text(std::string(kModernHeader) + row + ", framework: fsdp}\n");
+  Result<std::vector<PublishedRun>> typo = load_text(one_run("", ", framework: fsdp"));
   REQUIRE(!typo.ok());
   CHECK(typo.errors().front().field == "runs[0].framework");
   CHECK(
@@ -162,7 +166,7 @@ TEST_CASE("a row's framework overrides its source's; unknown names get 'did you 
       "must be one of megatron-core|nemo|megatron-2021|deepspeed|deepspeed-2021|megatron-deepspeed|"
       "fsdp2|torchtitan|composer (did you mean 'fsdp2'?)");
 
-  std::string unknown_model = std::string(kModernHeader) + row + "}\n";
+  std::string unknown_model = one_run("", "");
   unknown_model.replace(unknown_model.find("model: m8b"), 10, "model: m8");
   Result<std::vector<PublishedRun>> bad = load_text(unknown_model);
   REQUIRE(!bad.ok());
@@ -171,15 +175,11 @@ TEST_CASE("a row's framework overrides its source's; unknown names get 'did you 
 }
 
 TEST_CASE("a row states a gradient dtype its configuration set; a wrong one is refused") {
-  const std::string row =
-      "runs:\n  - {id: a, source: src, cluster: dgx_h100, gpus: 8, model: m8b, seq_len: 8192, "
-      "layout: {tp: 1, pp: 1, dp: 8, zero: 1, sp: false, mbs: 1, recompute: none, schedule: "
-      "1f1b}, global_batch: 64, measured: {tokens_per_s_per_gpu: 100}";
-  Result<std::vector<PublishedRun>> bf16 =
-      load_text(std::string(kModernHeader) + row + ", grad_reduce_dtype: bf16}\n");
+  const std::string fixed = ", mbs: 1, recompute: none, schedule: 1f1b";
+  Result<std::vector<PublishedRun>> bf16 = load_text(one_run(fixed, ", grad_reduce_dtype: bf16"));
   REQUIRE_MESSAGE(bf16.ok(), (bf16.ok() ? "" : format_diagnostics(bf16.errors())));
   CHECK(bf16->front().grad_reduce_dtype == "bf16");
-  Result<std::vector<PublishedRun>> preset = load_text(std::string(kModernHeader) + row + "}\n");
+  Result<std::vector<PublishedRun>> preset = load_text(one_run(fixed, ""));
   REQUIRE(preset.ok());
   CHECK(preset->front().grad_reduce_dtype.empty());
   // Half the gradient bytes to reduce: the same layout, a faster step.
@@ -190,8 +190,7 @@ TEST_CASE("a row states a gradient dtype its configuration set; a wrong one is r
   CHECK(a->rows.front().layout == b->rows.front().layout);
   CHECK(b->rows.front().predicted > a->rows.front().predicted);
 
-  Result<std::vector<PublishedRun>> typo =
-      load_text(std::string(kModernHeader) + row + ", grad_reduce_dtype: bf8}\n");
+  Result<std::vector<PublishedRun>> typo = load_text(one_run(fixed, ", grad_reduce_dtype: bf8"));
   REQUIRE(!typo.ok());
   CHECK(typo.errors().front().field == "runs[0].grad_reduce_dtype");
   CHECK(typo.errors().front().value == "bf8");

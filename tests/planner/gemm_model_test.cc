@@ -10,6 +10,16 @@ namespace {
 // 8192 × 8192 outputs in 128 × 256 tiles: 64 · 32 = 2,048 tiles, ceil(2048 / 132) = 16 waves on
 // an H100's 132 SMs, so 2048 / (16 · 132) of the SMs are busy on average.
 constexpr double kWaves8192 = 2048.0 / (16 * 132);
+
+// A bf16 profile (best efficiency 0.8, 3 TB/s) with one measured 4096³ sample: `best` FLOP/s
+// from the fastest algorithm, `heuristic` from cuBLASLt's first choice (0: not measured).
+CalibrationProfile one_sample_profile(double best, double heuristic = 0) {
+  CalibrationProfile p;
+  p.hbm_bytes_per_s = 3e12;
+  p.gemm["bf16"].max_efficiency = 0.8;
+  p.gemm["bf16"].samples.push_back({4096, 4096, 4096, best, heuristic, 0, "ok"});
+  return p;
+}
 }  // namespace
 
 TEST_CASE(
@@ -88,10 +98,7 @@ TEST_CASE("fp8 quantization overhead follows the scaling recipe the profile meas
 }
 
 TEST_CASE("a measured sample is reproduced exactly and corrects its neighbourhood") {
-  CalibrationProfile p;
-  p.hbm_bytes_per_s = 3e12;
-  p.gemm["bf16"].max_efficiency = 0.8;
-  p.gemm["bf16"].samples.push_back({4096, 4096, 4096, 500e12, 0, 0, "ok"});
+  CalibrationProfile p = one_sample_profile(500e12);
   GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
   CHECK(g.time_s(4096, 4096, 4096) ==
         doctest::Approx(2.0 * 4096 * 4096 * 4096 / 500e12).epsilon(1e-12));
@@ -103,10 +110,7 @@ TEST_CASE("a measured sample is reproduced exactly and corrects its neighbourhoo
 }
 
 TEST_CASE("a measured sample is a burst figure: the sustained ratio slows it like the peak") {
-  CalibrationProfile p;
-  p.hbm_bytes_per_s = 3e12;
-  p.gemm["bf16"].max_efficiency = 0.8;
-  p.gemm["bf16"].samples.push_back({4096, 4096, 4096, 500e12, 0, 0, "ok"});
+  CalibrationProfile p = one_sample_profile(500e12);
   p.sustained_compute_ratio = 0.9;
   GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
   CHECK(g.time_s(4096, 4096, 4096) ==
@@ -114,10 +118,7 @@ TEST_CASE("a measured sample is a burst figure: the sustained ratio slows it lik
 }
 
 TEST_CASE("a sample is priced at the heuristic's choice, which frameworks run, not the best") {
-  CalibrationProfile p;
-  p.hbm_bytes_per_s = 3e12;
-  p.gemm["bf16"].max_efficiency = 0.8;
-  p.gemm["bf16"].samples.push_back({4096, 4096, 4096, 500e12, 450e12, 0, "ok"});
+  CalibrationProfile p = one_sample_profile(500e12, 450e12);
   GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
   CHECK(g.time_s(4096, 4096, 4096) ==
         doctest::Approx(2.0 * 4096 * 4096 * 4096 / 450e12).epsilon(1e-12));
