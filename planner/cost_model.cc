@@ -286,12 +286,20 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
     return exposed_after_overlap(comm, compute, eta, hbm);
   };
   // ZeRO-3: each layer gathered one layer ahead (prefetch) in forward and backward, hidden
-  // behind the layer before it; `bwd_comm` is what queues in each backward layer.
-  auto prefetched_layers = [&](const SyncTimes& t, double bwd_comm, double bwd_hbm,
-                               double bwd_window) {
+  // behind the layer before it, with `bwd_reduce` (the gradient reduction that queues in each
+  // backward layer, if any) beside the backward gather. Without prefetch
+  // (CostOptions::zero3_prefetch) both gathers wait on the compute stream, exposed, and only
+  // the reduction hides behind the backward.
+  auto gathered_layers = [&](const SyncTimes& t, double bwd_reduce, double bwd_reduce_hbm,
+                             double bwd_window) {
+    const double window = bwd_window / layers;
+    if (!options_.zero3_prefetch)
+      return (layers - 1) *
+             (2 * t.layer_gather + hidden_behind(bwd_reduce, window, bwd_reduce_hbm));
     return (layers - 1) *
            (hidden_behind(t.layer_gather, st.forward_s / layers, t.layer_gather_hbm) +
-            hidden_behind(bwd_comm, bwd_window / layers, bwd_hbm));
+            hidden_behind(t.layer_gather + bwd_reduce, window,
+                          t.layer_gather_hbm + bwd_reduce_hbm));
   };
   double exposed = k.embedding_sync_s;
   for (const SyncTimes& t : k.sync[static_cast<size_t>(l.zero)]) {
@@ -308,10 +316,10 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
       // first layer's gather and the last layer's reduction have nothing to hide behind.
       // Without overlap_grad_reduce the reductions wait for the backward pass, exposed.
       const bool overlap = options_.overlap_grad_reduce;
-      const double bwd_comm = t.layer_gather + (overlap ? t.layer_reduce : 0);
-      const double bwd_hbm = t.layer_gather_hbm + (overlap ? t.layer_reduce_hbm : 0);
-      exposed += m * (t.layer_gather + (overlap ? t.layer_reduce : t.reduce) +
-                      prefetched_layers(t, bwd_comm, bwd_hbm, st.backward_s + st.recompute_s));
+      exposed +=
+          m * (t.layer_gather + (overlap ? t.layer_reduce : t.reduce) +
+               gathered_layers(t, overlap ? t.layer_reduce : 0, overlap ? t.layer_reduce_hbm : 0,
+                               st.backward_s + st.recompute_s));
       continue;
     }
     exposed += every ? (m - 1) * hidden_behind(t.reduce, per_mb_window, t.reduce_hbm) + once : once;
@@ -325,8 +333,7 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
     // ZeRO-3 reducing once per step: only the gathers, hidden behind the backward alone; the
     // first layer's gather has nothing to hide behind.
     if (with_zero3_gathers && t.layer_gather > 0 && layers > 0) {
-      exposed += m * (t.layer_gather +
-                      prefetched_layers(t, t.layer_gather, t.layer_gather_hbm, st.backward_s));
+      exposed += m * (t.layer_gather + gathered_layers(t, 0, 0, st.backward_s));
     }
   }
   return exposed;

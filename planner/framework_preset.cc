@@ -85,16 +85,23 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // (ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT, deepspeed/runtime/zero/config.py): gradient
     // reduction overlaps the backward. Activation checkpointing of whole layers only
     // (deepspeed.checkpointing; selective recomputation came with Korthikanti et al. 2022), no
-    // sequence parallelism. FITTED, cause not established: collectives at one NIC's bandwidth per
-    // GPU (no rails). That reproduces the step time that stays constant from 768 to 1,536 GPUs
-    // (throughput per GPU 144, 88, 44 TFLOP/s: communication-bound); with every rail (8 × HDR
-    // per node) the gathers would hide behind compute and the throughput would barely fall.
-    // Pipelines: DeepSpeed's 1F1B TrainSchedule.
+    // sequence parallelism. Parameter gathers not prefetched: until mid-2021 ZeRO-3's
+    // fetch_sub_module issued its all-gathers "async" but each one called
+    // torch.cuda.synchronize() ("the async version is not async at all", deepspeedai/DeepSpeed
+    // PR #1188, June 2021, which made them synchronous and coalesced; batched prefetch came with
+    // PR #1453, October 2021): the compute waits for every gather. FITTED, cause not
+    // established: collectives at one NIC's bandwidth per GPU (no rails). That reproduces the
+    // step time that stays constant from 768 to 1,536 GPUs (throughput per GPU 144, 88, 44
+    // TFLOP/s: communication-bound); with every rail (8 × HDR per node) the gathers would take
+    // an eighth of the time and the throughput would barely fall. Pipelines: DeepSpeed's 1F1B
+    // TrainSchedule.
     {"deepspeed-2021",
-     "DeepSpeed ZeRO-3 as in Narayanan et al. 2021 Table 2: overlap_comm, one NIC per GPU (fitted)",
-     "arXiv 2104.04473 Table 2 (configuration unpublished); deepspeed/runtime/zero/config.py", true,
-     false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9, false, "1f1b",
-     false, false},
+     "DeepSpeed ZeRO-3 as in Narayanan et al. 2021 Table 2: overlap_comm, gathers not "
+     "prefetched, one NIC per GPU (fitted)",
+     "arXiv 2104.04473 Table 2 (configuration unpublished); deepspeed/runtime/zero/config.py; "
+     "deepspeedai/DeepSpeed PR #1188",
+     true, false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9, false,
+     "1f1b", false, false, false},
     // Megatron-DeepSpeed as BLOOM-176B ran it (bigscience-workshop/Megatron-DeepSpeed, 2022):
     // Megatron-LM of 2021 (gradient reduction after backward) on DeepSpeed's synchronous
     // PipelineEngine (whole activations from every TP rank, blocking), bf16 with fp32 gradient
@@ -192,6 +199,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.partial_recompute = f.partial_recompute;
   o.hybrid_sharding = f.hybrid_sharding;
   o.tp_comm_overlap = f.tp_comm_overlap;
+  o.zero3_prefetch = f.zero3_prefetch;
   o.pipeline_schedules.clear();
   for (const std::string& name : comma_list(f.schedules)) {
     for (const sim::ScheduleInfo& info : sim::schedule_table())

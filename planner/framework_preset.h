@@ -50,6 +50,8 @@ struct FrameworkPreset {
   bool hybrid_sharding = true;
   // Whether it overlaps TP communication with GEMMs (CostOptions::tp_comm_overlap).
   bool tp_comm_overlap = true;
+  // Whether ZeRO-3 parameter gathers are prefetched (CostOptions::zero3_prefetch).
+  bool zero3_prefetch = true;
 };
 
 // The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.

@@ -48,13 +48,15 @@ struct CostOptions {
   // "Validation"). One for TP and CP exchanges inside a layer (Transformer Engine userbuffers,
   // ring attention), one for data-parallel gradient and parameter traffic (NCCL beside the
   // backward and forward passes, ZeRO-3/FSDP prefetch).
-  // Fitted: a grid of 0.1 steps over both against every run in tests/data/ (2021 and modern
-  // sets, 47 runs): TP 0.7 (mean |error| within 0.2 points for 0.5-0.8); DP 0.5 (0.4-0.5 give
-  // mean 6.1-6.2%, 0.6 6.6%, 0.3 6.2% with the worst run at 20%; the DeepSpeed ZeRO-3 rows of
-  // Narayanan et al. 2021 Table 2 that are compute-bound pull it down, Megatron-Core's DP-48
-  // rows up).
+  // Fitted against every run in tests/data/ (2021 and modern sets, 47 runs). TP 0.7 (a grid of
+  // 0.1 steps: mean |error| within 0.2 points for 0.5-0.8). DP 0.8 (a grid of 0.05 steps with
+  // the 2021 DeepSpeed rows' gathers unprefetched, deepspeed-2021 preset: mean |error| 4.0%
+  // for 0.7-0.85; the worst run falls from 13.7% at 0.7 to 10.9% at 0.8 and 10.4% at 0.85,
+  // while the FSDP rows (foundry) rise from 5.1% to 5.6% and 5.9%). Plausibility: 1 − 0.8 is
+  // the share of an H100's 132 SMs that 26 NCCL channels take; NCCL needs up to 32 SMs for a
+  // ring or tree at peak bandwidth (sjeaugey, NVIDIA/nccl#1649: "tree would require 32 SMs").
   double tp_overlap_efficiency = 0.7;
-  double dp_overlap_efficiency = 0.5;
+  double dp_overlap_efficiency = 0.8;
   // FP8 scaling recipe (delayed | current | block): Transformer Engine's and Megatron-LM's
   // default is delayed scaling (te.fp8_autocast, --fp8-recipe delayed); torchao's float8
   // training ("tensorwise") scales dynamically, like TE's current scaling.
@@ -103,6 +105,12 @@ struct CostOptions {
   // parallelism. Megatron-Core: --tp-comm-overlap (Transformer Engine userbuffers; needs
   // --sequence-parallel, megatron/training/arguments.py).
   bool tp_comm_overlap = true;
+  // Whether ZeRO-3 parameter all-gathers run ahead of the compute that needs them (prefetch on
+  // a communication stream; FrameworkPreset::zero3_prefetch). When not, each gather waits on
+  // the compute stream: forward and backward gathers are exposed, and only the gradient
+  // reduction hides behind the backward. Megatron-FSDP, PyTorch FSDP and DeepSpeed since 2021
+  // prefetch.
+  bool zero3_prefetch = true;
   // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
   // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
   // default ddp_bucket_size).

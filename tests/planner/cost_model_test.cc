@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 
 #include "planner/framework_preset.h"
 #include "planner/profile_defaults.h"
@@ -129,40 +130,74 @@ TEST_CASE(
   CHECK(exposed_after_overlap(1.0, 0.0, 0.7, 0.1) == doctest::Approx(1.0).epsilon(1e-12));
 }
 
+// llama3-8b-shaped dense layers on 8 GPUs of one node under `framework`'s ZeRO-3 rules
+// (reduce-scatter after every micro-batch, overlap_comm), no LM-head stage split: pp = 1. One
+// layer's collectives: gather 2 bytes and reduce-scatter 4 bytes per parameter of one layer's
+// share of the stage (the embedding and head are spread over the layers, as the model does),
+// and the HBM traffic of the NCCL kernels (bytes per bus byte × bytes × 7/8 at the HBM rate).
+struct Zero3Layers {
+  Case c;
+  CostOptions o;
+  Estimate e;
+  double layers = 0, gather = 0, reduce = 0, gather_hbm = 0, reduce_hbm = 0;
+  double fwd = 0, bwd = 0;  // one layer's forward and backward (+ recompute) time
+};
+
+Zero3Layers zero3_layers(const std::string& framework, bool prefetch) {
+  Zero3Layers z;
+  z.c.model = shipped_model("llama3-8b");
+  z.c.cluster = two_level_cluster(1);
+  z.c.training = {4096, 16, Precision::bf16};
+  apply_framework(find_framework(framework).value(), z.o);
+  z.o.zero3_prefetch = prefetch;
+  z.o.collective_rails = true;  // one node: the rails rule does not apply anyway
+  CostModel m(z.c.model, z.c.cluster, CalibrationProfile{}, z.c.training, z.o);
+  z.e = estimate(m, z.c, "tp=1,dp=8,mbs=1,zero=3,recompute=none");
+  REQUIRE(z.e.stages.size() == 1);
+  const StageTiming& st = z.e.stages[0];
+  z.layers = static_cast<double>(z.c.model.layers);
+  const double params = static_cast<double>(z.e.memory.stages[0].params) / z.layers;
+  CollectiveModel net(CalibrationProfile{}, z.c.cluster);
+  const GroupShape g = GroupShape::of(8, 1);
+  z.gather = net.time_s(Collective::all_gather, g, 2 * params);
+  z.reduce = net.time_s(Collective::reduce_scatter, g, 4 * params);
+  const double hbm_rate = hbm_bandwidth(CalibrationProfile{}, z.c.cluster.gpu);
+  z.gather_hbm = 2 * (2 * params) * 7.0 / 8 / hbm_rate;
+  z.reduce_hbm = 3 * (4 * params) * 7.0 / 8 / hbm_rate;
+  z.fwd = st.forward_s / z.layers;
+  z.bwd = (st.backward_s + st.recompute_s) / z.layers;
+  return z;
+}
+
 TEST_CASE(
     "ZeRO-3 reducing every micro-batch: each layer's gather and reduce-scatter share one "
     "communicator and hide together behind the layer's backward") {
-  // llama3-8b-shaped dense layers on 8 GPUs of one node, DeepSpeed rules (ZeRO-3 reduce-scatter
-  // after every micro-batch, overlap_comm), no LM-head stage split: pp = 1.
-  Case c;
-  c.model = shipped_model("llama3-8b");
-  c.cluster = two_level_cluster(1);
-  c.training = {4096, 16, Precision::bf16};
-  CostOptions o;
-  apply_framework(find_framework("deepspeed").value(), o);
-  CostModel m(c.model, c.cluster, CalibrationProfile{}, c.training, o);
-  Estimate e = estimate(m, c, "tp=1,dp=8,mbs=1,zero=3,recompute=none");
-  REQUIRE(e.stages.size() == 1);
-  const StageTiming& st = e.stages[0];
-  const double layers = static_cast<double>(c.model.layers);
-  const double params = static_cast<double>(e.memory.stages[0].params);
-  // Gather 2 bytes and reduce-scatter 4 bytes per parameter of one layer's share of the stage
-  // (the embedding and head are spread over the layers, as the model does).
-  CollectiveModel net(CalibrationProfile{}, c.cluster);
-  const GroupShape g = GroupShape::of(8, 1);
-  const double gather = net.time_s(Collective::all_gather, g, 2 * params / layers);
-  const double reduce = net.time_s(Collective::reduce_scatter, g, 4 * params / layers);
-  // HBM traffic of the NCCL kernels: bytes per bus byte × bytes × 7/8, at the GPU's HBM rate.
-  const double hbm_rate = hbm_bandwidth(CalibrationProfile{}, c.cluster.gpu);
-  const double gather_hbm = 2 * (2 * params / layers) * 7.0 / 8 / hbm_rate;
-  const double reduce_hbm = 3 * (4 * params / layers) * 7.0 / 8 / hbm_rate;
-  const double eta = o.dp_overlap_efficiency;
-  const double fwd = st.forward_s / layers, bwd = (st.backward_s + st.recompute_s) / layers;
+  const Zero3Layers z = zero3_layers("deepspeed", true);
+  const double eta = z.o.dp_overlap_efficiency;
   const double per_micro_batch =
-      gather + reduce +
-      (layers - 1) * (exposed_after_overlap(gather, fwd, eta, gather_hbm) +
-                      exposed_after_overlap(gather + reduce, bwd, eta, gather_hbm + reduce_hbm));
-  CHECK(e.breakdown.dp_s == doctest::Approx(2 * per_micro_batch).epsilon(1e-9));
+      z.gather + z.reduce +
+      (z.layers - 1) *
+          (exposed_after_overlap(z.gather, z.fwd, eta, z.gather_hbm) +
+           exposed_after_overlap(z.gather + z.reduce, z.bwd, eta, z.gather_hbm + z.reduce_hbm));
+  CHECK(z.e.breakdown.dp_s == doctest::Approx(2 * per_micro_batch).epsilon(1e-9));
+}
+
+TEST_CASE(
+    "ZeRO-3 without prefetch (DeepSpeed of 2021): both gathers of every layer are exposed and "
+    "only the reduce-scatter hides behind the layer's backward") {
+  CostOptions preset;
+  apply_framework(find_framework("deepspeed-2021").value(), preset);
+  CHECK_FALSE(preset.zero3_prefetch);
+  const Zero3Layers z = zero3_layers("deepspeed-2021", false);
+  const double per_micro_batch =
+      z.gather + z.reduce +
+      (z.layers - 1) *
+          (2 * z.gather +
+           exposed_after_overlap(z.reduce, z.bwd, z.o.dp_overlap_efficiency, z.reduce_hbm));
+  CHECK(z.e.breakdown.dp_s == doctest::Approx(2 * per_micro_batch).epsilon(1e-9));
+  // The same job with prefetch hides the gathers behind compute: less than half of them shows.
+  CHECK(zero3_layers("deepspeed-2021", true).e.breakdown.dp_s <
+        z.e.breakdown.dp_s - (z.layers - 1) * z.gather);
 }
 
 TEST_CASE(

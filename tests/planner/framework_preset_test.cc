@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
 #include <tuple>
 
 #include "planner/cost_model.h"
@@ -35,6 +36,7 @@ TEST_CASE("the default preset is megatron-core and leaves CostOptions{} unchange
   CHECK(o.pipeline_schedules == defaults.pipeline_schedules);
   CHECK(o.hybrid_sharding == defaults.hybrid_sharding);
   CHECK(o.tp_comm_overlap == defaults.tp_comm_overlap);
+  CHECK(o.zero3_prefetch == defaults.zero3_prefetch);
 }
 
 TEST_CASE("hybrid sharding and TP overlap where each framework has them") {
@@ -54,6 +56,13 @@ TEST_CASE("hybrid sharding and TP overlap where each framework has them") {
     CAPTURE(name);
     CHECK(with(name).hybrid_sharding == hybrid);
     CHECK(with(name).tp_comm_overlap == overlap);
+  }
+}
+
+TEST_CASE("ZeRO-3 gathers are prefetched by every framework but DeepSpeed of 2021") {
+  for (const FrameworkPreset& f : framework_presets()) {
+    CAPTURE(f.name);
+    CHECK(with(f.name).zero3_prefetch == (std::string(f.name) != "deepspeed-2021"));
   }
 }
 
