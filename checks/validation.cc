@@ -218,7 +218,8 @@ std::vector<std::string> cluster_names() {
 
 PublishedRun read_run(const YamlNode& n, const RunsContext& ctx) {
   n.expect_only_keys({"id", "source", "table", "cluster", "gpus", "model", "seq_len", "precision",
-                      "framework", "grad_reduce_dtype", "layout", "global_batch", "measured"});
+                      "framework", "grad_reduce_dtype", "fp8_params", "layout", "global_batch",
+                      "measured"});
   PublishedRun r;
   r.id = n.child("id").as_string();
   r.source = n.child("source").as_string();
@@ -231,6 +232,8 @@ PublishedRun read_run(const YamlNode& n, const RunsContext& ctx) {
   // A gradient dtype the run's configuration sets apart from its framework's default.
   if (n.has("grad_reduce_dtype"))
     r.grad_reduce_dtype = n.child("grad_reduce_dtype").as_choice(grad_reduce_dtypes());
+  // FP8 weights stored in FP8 (NeMo fp8_params, Megatron-LM --fp8-param-gather).
+  if (n.has("fp8_params")) r.fp8_params = n.child("fp8_params").as_bool();
   r.model = read_run_model(n, ctx, r.id);
   r.model.training.precision = n.get_choice("precision", "bf16", {"bf16", "fp8"}) == "fp8"
                                    ? Precision::fp8
@@ -332,6 +335,7 @@ Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_roo
   apply_framework(framework.value(), options);
   Result<bool> grads = apply_grad_reduce_dtype(r.grad_reduce_dtype, options);
   if (!grads) return grads.errors();
+  options.memory.fp8_params = r.fp8_params;
   CostModel model(r.model, spec, profile.value(), r.model.training, options);
   std::vector<std::pair<int64_t, int64_t>> splits;  // (tp, pp)
   if (r.tp_times_pp > 0) {

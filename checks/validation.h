@@ -32,6 +32,7 @@ struct PublishedRun {
   std::string id, source, table, cluster;
   std::string framework = kDefaultFramework;  // a framework_preset.h name
   std::string grad_reduce_dtype;              // "": the framework's (apply_grad_reduce_dtype)
+  bool fp8_params = false;                    // MemoryOptions::fp8_params
   int64_t gpus = 0;
   ModelSpec model;
   LayoutFix fix;

@@ -47,6 +47,9 @@ void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
                               "departs from its framework's default: {} (Megatron-LM "
                               "--grad-reduce-in-bf16, NeMo grad_sync_dtype, FSDP reduce_dtype)",
                               fmt::join(grad_reduce_dtypes(), " | ")));
+  sub->add_flag("--fp8-params", cost.memory.fp8_params,
+                "FP8 training stores the linear layers' weights in FP8 (Megatron-LM "
+                "--fp8-param-gather, NeMo fp8_params): no BF16 copy beside the cached FP8 weights");
   sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
                 "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
 }
@@ -65,13 +68,15 @@ void add_format_option(CLI::App* sub, std::string& format,
 std::string framework_line(const CostOptions& cost) {
   Result<FrameworkPreset> f = find_framework(cost.framework);
   return fmt::format(
-      "framework: {}{}{}\n", cost.framework, f ? std::string(" — ") + f->description : "",
-      cost.grad_reduce_dtype.empty() ? "" : "; gradients reduced in " + cost.grad_reduce_dtype);
+      "framework: {}{}{}{}\n", cost.framework, f ? std::string(" — ") + f->description : "",
+      cost.grad_reduce_dtype.empty() ? "" : "; gradients reduced in " + cost.grad_reduce_dtype,
+      cost.memory.fp8_params ? "; FP8 parameters when training in FP8" : "");
 }
 
 void add_framework_json(nlohmann::ordered_json& j, const CostOptions& cost) {
   j["framework"] = cost.framework;
   if (!cost.grad_reduce_dtype.empty()) j["grad_reduce_dtype"] = cost.grad_reduce_dtype;
+  if (cost.memory.fp8_params) j["fp8_params"] = true;
 }
 
 int print_errors(const std::vector<Diagnostic>& errors) {

@@ -34,7 +34,7 @@ struct InputOptions {
 
 // Adds --model, --cluster, --seq-len, --global-batch, --gpus (and --layout when `with_layout`).
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout);
-// Adds --profile, --framework, --grad-reduce-dtype and --causal-attention-flops.
+// Adds --profile, --framework, --grad-reduce-dtype, --fp8-params and --causal-attention-flops.
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost);
 // Adds --tokens (a token budget; estimate and plan then print the time to train it).
 void add_tokens_option(CLI::App* sub, double& tokens);

@@ -390,7 +390,7 @@ StageMemory CostModel::peak_stage_memory(const Layout& l) {
   for (const StageClass& k : shape.classes) {
     StageMemory s =
         stage_memory(k.params, k.mix, shape.costs->dense.activations, shape.costs->moe.activations,
-                     l, shape.micro_batches, shape.logits_bytes, options_.memory);
+                     l, shape.micro_batches, shape.logits_bytes, context_.fp8, options_.memory);
     if (first || s.total_bytes() > peak.total_bytes()) peak = s;
     first = false;
   }
@@ -446,7 +446,7 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
     const StageClass& k = shape.classes[shape.class_of_stage[i]];
     e.memory.stages.push_back(stage_memory(params[i], k.mix, costs.dense.activations,
                                            costs.moe.activations, l, shape.micro_batches,
-                                           shape.logits_bytes, options_.memory));
+                                           shape.logits_bytes, context_.fp8, options_.memory));
     StageTiming t = per_class[shape.class_of_stage[i]];
     t.stage = static_cast<int64_t>(i);
     e.stages.push_back(t);

@@ -88,7 +88,7 @@ std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l) 
 
 StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
                          const LayerActivations& dense, const LayerActivations& moe,
-                         const Layout& l, int64_t micro_batches, double logits,
+                         const Layout& l, int64_t micro_batches, double logits, bool fp8,
                          const MemoryOptions& o) {
   StageMemory s;
   s.stage = params.stage;
@@ -115,10 +115,13 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
       s.zero3_buffer_bytes =
           std::min(s.zero3_buffer_bytes, o.weight_bytes_per_param * o.zero3_max_live_params);
   }
+  if (fp8 && !o.fp8_params && !zero_sharding(l.zero).weights)
+    s.fp8_weight_cache_bytes =
+        o.fp8_weight_cache_bytes_per_param * static_cast<double>(params.linear_per_gpu);
   s.cuda_context_bytes = static_cast<double>(o.cuda_context_bytes);
   s.nccl_bytes = static_cast<double>(o.nccl_bytes_per_communicator * communicators(l));
   const double tensors = s.params_bytes + s.grads_bytes + s.optimizer_bytes + s.activations_bytes +
-                         s.logits_bytes + s.zero3_buffer_bytes;
+                         s.logits_bytes + s.zero3_buffer_bytes + s.fp8_weight_cache_bytes;
   s.allocator_slack_bytes = o.allocator_slack_fraction * tensors;
   return s;
 }
@@ -138,7 +141,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Lay
   const double logits = logits_bytes(m, shape);
   for (const StageParams& sp : stage_params(m, l)) {
     StageMemory s = stage_memory(sp, mix[static_cast<size_t>(sp.stage)], dense, moe, l,
-                                 micro_batches, logits, o);
+                                 micro_batches, logits, shape.fp8, o);
     if (s.total_bytes() > est.peak_bytes) {
       est.peak_bytes = s.total_bytes();
       est.peak_stage = s.stage;

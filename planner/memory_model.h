@@ -31,10 +31,11 @@ struct StageMemory {
   double in_flight_micro_batches = 0;      // whole-stage micro-batch equivalents held at once
   double logits_bytes = 0;                 // last stage only
   double zero3_buffer_bytes = 0;           // gathered parameters of two layers (ZeRO-3 prefetch)
+  double fp8_weight_cache_bytes = 0;       // FP8 weights and transposes kept across micro-batches
   double cuda_context_bytes = 0, nccl_bytes = 0, allocator_slack_bytes = 0;
   double other_bytes() const {
-    return logits_bytes + zero3_buffer_bytes + cuda_context_bytes + nccl_bytes +
-           allocator_slack_bytes;
+    return logits_bytes + zero3_buffer_bytes + fp8_weight_cache_bytes + cuda_context_bytes +
+           nccl_bytes + allocator_slack_bytes;
   }
   double total_bytes() const {
     return params_bytes + grads_bytes + optimizer_bytes + activations_bytes + other_bytes();
@@ -70,10 +71,11 @@ struct FullRecompute {
 FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix);
 
 // One stage's memory from its parameters, the per-micro-batch activations of one dense and one
-// MoE layer, and the layout. `logits` is counted on the last stage only.
+// MoE layer, and the layout. `logits` is counted on the last stage only; `fp8`: the linear
+// layers run in FP8 (GpuSpec::runs_fp8).
 StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
                          const LayerActivations& dense, const LayerActivations& moe,
-                         const Layout& l, int64_t micro_batches, double logits,
+                         const Layout& l, int64_t micro_batches, double logits, bool fp8,
                          const MemoryOptions& o);
 
 // REQUIRES: check_layout(l, m, gpus, t) returned no errors.

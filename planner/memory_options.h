@@ -26,6 +26,18 @@ struct MemoryOptions {
   // the one prefetched (PyTorch FSDP wraps each transformer block as a unit). DeepSpeed bounds
   // them by stage3_max_live_parameters (default 1e9 parameters; deepspeed.ai/docs/config-json).
   double zero3_max_live_params = 0;
+  // FP8 training keeps each FP8 linear layer's weight cast to FP8 and its transpose (1 byte
+  // each per parameter) from the first micro-batch of a step to the last: Transformer Engine's
+  // Linear caches them when told is_first_microbatch ("allows caching of the FP8 versions of
+  // the weights", te.Linear.forward docs), which Megatron-Core's TE layers pass
+  // (megatron/core/extensions/transformer_engine.py). Only the transformer layers' linear
+  // maps run in FP8 (embedding and LM head stay BF16); ZeRO-3 shards weights and casts what it
+  // gathers, so nothing stays cached.
+  double fp8_weight_cache_bytes_per_param = 2;
+  // FP8 parameters (Megatron-LM --fp8-param-gather, NeMo fp8_params, TE fp8_model_init): the
+  // linear layers' weights are stored in FP8 instead of BF16, so the FP8 weight (1 byte) and its
+  // cached transpose (1 byte) take the place of the 2-byte weight: nothing extra.
+  bool fp8_params = false;
 };
 
 }  // namespace meshplan

@@ -43,6 +43,9 @@ struct StageParams {
   int64_t full_params = 0;     // before TP/EP splitting
   int64_t dense_per_gpu = 0;   // after TP splitting
   int64_t expert_per_gpu = 0;  // after EP and TP splitting
+  // Of those, the transformer layers' linear maps (attention, MLP, experts; no embedding, LM
+  // head or norms): what FP8 training runs in FP8.
+  int64_t linear_per_gpu = 0;
   int64_t per_gpu() const { return dense_per_gpu + expert_per_gpu; }
 };
 

@@ -33,6 +33,7 @@ nlohmann::ordered_json memory_json(const MemoryEstimate& e) {
     st["other_bytes"] = bytes(s.other_bytes());
     st["other"] = {{"logits_bytes", bytes(s.logits_bytes)},
                    {"zero3_buffer_bytes", bytes(s.zero3_buffer_bytes)},
+                   {"fp8_weight_cache_bytes", bytes(s.fp8_weight_cache_bytes)},
                    {"cuda_context_bytes", bytes(s.cuda_context_bytes)},
                    {"nccl_bytes", bytes(s.nccl_bytes)},
                    {"allocator_slack_bytes", bytes(s.allocator_slack_bytes)}};

@@ -142,11 +142,17 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
   const double gemm_eff = bf16 != p.gemm.end() ? bf16->second.max_efficiency : 0;
   return {
       fmt::format("Weights {:.0f} B, gradients {:.0f} B, optimizer states {:.0f} B per parameter "
-                  "(mixed-precision Adam; gradients {}).",
+                  "(mixed-precision Adam; gradients {}); {}.",
                   m.weight_bytes_per_param, m.grad_bytes_per_param, m.optimizer_bytes_per_param,
                   o.grad_reduce_dtype.empty()
                       ? fmt::format("in the {} preset's dtype", o.framework)
-                      : fmt::format("reduced in {}, as the job sets", o.grad_reduce_dtype)),
+                      : fmt::format("reduced in {}, as the job sets", o.grad_reduce_dtype),
+                  m.fp8_params
+                      ? "FP8 parameters: FP8 weights and their transposes replace the 2-byte "
+                        "weights of the linear layers"
+                      : fmt::format("FP8 training adds {:.0f} B per linear-layer parameter for "
+                                    "the FP8 weights and transposes cached across micro-batches",
+                                    m.fp8_weight_cache_bytes_per_param)),
       fmt::format("CUDA context and library workspaces: {} per GPU.",
                   gib(static_cast<double>(m.cuda_context_bytes))),
       fmt::format("NCCL buffers: {:.0f} MiB per communicator a rank belongs to.",

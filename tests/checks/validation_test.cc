@@ -196,6 +196,19 @@ TEST_CASE("a row states a gradient dtype its configuration set; a wrong one is r
   CHECK(typo.errors().front().value == "bf8");
 }
 
+TEST_CASE("a row states FP8 parameters its configuration set; a non-boolean is refused") {
+  const std::string fixed = ", mbs: 1, recompute: none, schedule: 1f1b";
+  Result<std::vector<PublishedRun>> fp8 = load_text(one_run(fixed, ", fp8_params: true"));
+  REQUIRE_MESSAGE(fp8.ok(), (fp8.ok() ? "" : format_diagnostics(fp8.errors())));
+  CHECK(fp8->front().fp8_params);
+  Result<std::vector<PublishedRun>> preset = load_text(one_run(fixed, ""));
+  REQUIRE(preset.ok());
+  CHECK_FALSE(preset->front().fp8_params);
+  Result<std::vector<PublishedRun>> typo = load_text(one_run(fixed, ", fp8_params: yes please"));
+  REQUIRE(!typo.ok());
+  CHECK(typo.errors().front().field == "runs[0].fp8_params");
+}
+
 TEST_CASE("the modern development set: every row compares its source's metric (temporary bound)") {
   Result<ValidationReport> r = validate_runs(modern_runs(), MESHPLAN_SOURCE_DIR, 2);
   REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : format_diagnostics(r.errors())));

@@ -36,6 +36,16 @@ ModelSpec gpt3_175b() {
 
 ActivationShape shape(int64_t tp, bool sp) { return ActivationShape{1, 2048, tp, 1, 1, sp}; }
 
+// Llama 3 70B's layout in the per-stage tests: tp 8, pp 4, dp 16, ZeRO-1.
+Layout tp8_pp4_dp16() {
+  Layout l;
+  l.tp = 8;
+  l.pp = 4;
+  l.dp = 16;
+  l.zero = 1;
+  return l;
+}
+
 }  // namespace
 
 TEST_CASE("ZeRO Table 1: model-state memory for every DP degree, to the table's rounding") {
@@ -120,11 +130,7 @@ TEST_CASE("in-flight micro-batches: 1F1B p − i, GPipe m, interleaved 1 + (p−
 
 TEST_CASE("per-stage model states: first and last stages carry embeddings and the LM head") {
   ModelSpec m = testing::shipped_model("llama3-70b");
-  Layout l;
-  l.tp = 8;
-  l.pp = 4;
-  l.dp = 16;
-  l.zero = 1;
+  Layout l = tp8_pp4_dp16();
   std::vector<StageParams> s = stage_params(m, l);
   const int64_t per_layer_split = (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672) / 8;
   const int64_t norms = 2 * 8192;
@@ -152,4 +158,36 @@ TEST_CASE("FP8 training stores the four linear-layer inputs in one byte instead 
   const LayerActivations b = layer_activations(gpt3_175b(), 0, fp8);
   CHECK(a.no_recompute() - b.no_recompute() ==
         doctest::Approx(s * (h + h + h + 4 * h) / t).epsilon(1e-12));
+}
+
+TEST_CASE(
+    "FP8 training keeps 2 bytes per linear-layer parameter for cached FP8 weights and "
+    "transposes, none with FP8 parameters, under BF16 or under ZeRO-3") {
+  // Llama 3 70B, tp 8, pp 4: a middle stage holds 20 layers of
+  // (2·8192² + 2·8192·1024 + 3·8192·28672) / 8 linear parameters (norms and embeddings excluded).
+  ModelSpec m = testing::shipped_model("llama3-70b");
+  Layout l = tp8_pp4_dp16();
+  const int64_t linear = 20 * ((2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672) / 8);
+  CHECK(stage_params(m, l)[1].linear_per_gpu == linear);
+  CHECK(stage_params(m, l)[0].linear_per_gpu == linear);  // the embedding is not a linear map
+  GpuSpec gpu{"g", 1e15, 2e15, 80LL << 30, 3e12, ""};
+  const MemoryEstimate fp8 = estimate_memory(m, gpu, l, {8192, 1024, Precision::fp8});
+  CHECK(fp8.stages[1].fp8_weight_cache_bytes == doctest::Approx(2.0 * linear));
+  // FP8 parameters: the FP8 weight and its transpose take the BF16 weight's 2 bytes.
+  MemoryOptions fp8_params;
+  fp8_params.fp8_params = true;
+  CHECK(estimate_memory(m, gpu, l, {8192, 1024, Precision::fp8}, fp8_params)
+            .stages[1]
+            .fp8_weight_cache_bytes == 0);
+  const MemoryEstimate bf16 = estimate_memory(m, gpu, l, {8192, 1024, Precision::bf16});
+  CHECK(bf16.stages[1].fp8_weight_cache_bytes == 0);
+  l.zero = 3;
+  CHECK(estimate_memory(m, gpu, l, {8192, 1024, Precision::fp8}).stages[1].fp8_weight_cache_bytes ==
+        0);
+  // A GPU without FP8 tensor cores runs the job in BF16: nothing cached.
+  GpuSpec no_fp8{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  l.zero = 1;
+  CHECK(estimate_memory(m, no_fp8, l, {8192, 1024, Precision::fp8})
+            .stages[1]
+            .fp8_weight_cache_bytes == 0);
 }

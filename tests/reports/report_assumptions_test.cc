@@ -14,11 +14,18 @@ TEST_CASE("the assumptions name the gradient bytes and whose dtype they are") {
   const std::string preset = report_assumptions(o, CalibrationProfile{}).front();
   CHECK(preset ==
         "Weights 2 B, gradients 4 B, optimizer states 12 B per parameter (mixed-precision Adam; "
-        "gradients in the nemo preset's dtype).");
+        "gradients in the nemo preset's dtype); FP8 training adds 2 B per linear-layer parameter "
+        "for the FP8 weights and transposes cached across micro-batches.");
   REQUIRE(apply_grad_reduce_dtype("bf16", o).ok());
   CHECK(report_assumptions(o, CalibrationProfile{}).front() ==
         "Weights 2 B, gradients 2 B, optimizer states 12 B per parameter (mixed-precision Adam; "
-        "gradients reduced in bf16, as the job sets).");
+        "gradients reduced in bf16, as the job sets); FP8 training adds 2 B per linear-layer "
+        "parameter for the FP8 weights and transposes cached across micro-batches.");
+  o.memory.fp8_params = true;
+  CHECK(report_assumptions(o, CalibrationProfile{}).front() ==
+        "Weights 2 B, gradients 2 B, optimizer states 12 B per parameter (mixed-precision Adam; "
+        "gradients reduced in bf16, as the job sets); FP8 parameters: FP8 weights and their "
+        "transposes replace the 2-byte weights of the linear layers.");
 }
 
 }  // namespace
