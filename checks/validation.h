@@ -7,7 +7,8 @@
 // A runs file holds `runs:` and optionally `frameworks:` (source → framework preset, a name or
 // {framework: NAME, notes: ...}) and `models:` (name → model keys as in models/*.yaml). A run
 // names its framework (`framework:`, else its source's, else megatron-core) and, where its
-// configuration departs from the framework's gradient dtype, `grad_reduce_dtype`; its model inline
+// configuration departs from the framework's gradient dtype, `grad_reduce_dtype`, and
+// `fp8_params: true` where it stored FP8 weights (MemoryOptions::fp8_params); its model inline
 // (2021 style: GPT-3-like defaults) or by name from `models:` (with `seq_len` on the run), its
 // `precision` (bf16 | fp8), and what the source measured: hardware_tflops_per_gpu (eq. 3),
 // iteration_s, tokens_per_s_per_gpu or model_tflops_per_gpu (Megatron's FLOP formula), compared

@@ -65,7 +65,8 @@ std::optional<Planning> load_planning(const InputOptions& in, const CostOptions&
 
 // "framework: NAME — description" for text output (estimate, plan).
 std::string framework_line(const CostOptions& cost);
-// The same for JSON output: `framework`, and `grad_reduce_dtype` where the job set one.
+// The same for JSON output: `framework`, and `grad_reduce_dtype` / `fp8_params` where the job
+// set them.
 void add_framework_json(nlohmann::ordered_json& j, const CostOptions& cost);
 
 // Writes each file under `dir` (created when missing); on failure prints the error and returns
