@@ -43,6 +43,20 @@ const char* to_string(Recompute recompute) {
   return "?";
 }
 
+const char* to_string(CpKind kind) {
+  switch (kind) {
+    case CpKind::ring:
+      return "ring";
+    case CpKind::allgather:
+      return "allgather";
+    case CpKind::a2a:
+      return "a2a";
+    case CpKind::hybrid:
+      return "hybrid";
+  }
+  return "?";
+}
+
 const char* to_string(Schedule schedule) {
   switch (schedule) {
     case Schedule::gpipe:
@@ -94,6 +108,10 @@ std::string to_string(const Layout& layout) {
 std::string short_label(const Layout& layout) {
   std::string s = fmt::format("tp{} pp{} dp{}", layout.tp, layout.pp, layout.dp);
   if (layout.cp > 1) s += fmt::format(" cp{}", layout.cp);
+  if (layout.cp > 1 && layout.cp_kind == CpKind::hybrid)
+    s += fmt::format(" a2a{}", layout.cp_a2a);
+  else if (layout.cp > 1 && layout.cp_kind != CpKind::ring)
+    s += fmt::format(" {}", to_string(layout.cp_kind));
   if (layout.ep > 1) s += fmt::format(" ep{}", layout.ep);
   if (layout.vpp > 1) s += fmt::format(" v{}", layout.vpp);
   s += fmt::format(" z{}", layout.zero);

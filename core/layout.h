@@ -15,6 +15,13 @@ namespace meshplan {
 enum class Recompute { none, selective, full };
 // Pipeline schedules (a table in planner/ and simulator/ gives their properties).
 enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1 };
+// How context parallelism exchanges attention's inputs (Megatron-Core's cp_comm_type,
+// TransformerEngine's attention/dot_product_attention/context_parallel.py):
+//   ring: K/V blocks passed around a ring, overlapped with attention (p2p);
+//   allgather: K and V all-gathered before attention, exposed (Llama 3's CP);
+//   a2a: DeepSpeed-Ulysses all-to-all from sequence to head split and back;
+//   hybrid: a2a inside groups of cp_a2a ranks (NVLink), a ring across them (a2a+p2p).
+enum class CpKind { ring, allgather, a2a, hybrid };
 // The four factors of the GPU count; `order` lists them innermost first.
 enum class Dim { tp, cp, dp, pp };
 
@@ -39,12 +46,22 @@ struct Layout {
   // (PyTorch FSDP HYBRID_SHARD, torchtitan data_parallel_shard_degree, Megatron-Core
   // --num-distributed-optimizer-instances dp·cp/N).
   int64_t shard = 0;
+  CpKind cp_kind = CpKind::ring;  // meaningful with cp > 1
+  int64_t cp_a2a = 0;             // hybrid CP: ranks of each all-to-all group (0 otherwise)
   std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
 
   int64_t model_parallel() const { return tp * pp * cp; }
   // Ranks each ZeRO-sharded state is divided over: shard, or all dp·cp ranks.
   int64_t shard_size() const { return shard > 0 ? shard : dp * cp; }
   int64_t gpus() const { return dp * tp * pp * cp; }
+  // CP ranks that exchange by all-to-all (cp for a2a, cp_a2a for hybrid, else 1) and those in
+  // a ring (cp for ring, cp/cp_a2a for hybrid, else 1).
+  int64_t cp_a2a_size() const {
+    return cp_kind == CpKind::a2a ? cp : cp_kind == CpKind::hybrid ? cp_a2a : 1;
+  }
+  int64_t cp_ring_size() const {
+    return cp_kind == CpKind::ring ? cp : cp_kind == CpKind::hybrid ? cp / cp_a2a : 1;
+  }
   // Ranks between consecutive members of a `dim` group (product of the degrees inside it).
   int64_t stride(Dim dim) const;
   int64_t degree(Dim dim) const;
@@ -53,6 +70,7 @@ struct Layout {
 const char* to_string(Recompute recompute);
 const char* to_string(Schedule schedule);
 const char* to_string(Dim dim);
+const char* to_string(CpKind kind);
 // "tp=8,pp=4,dp=2,cp=1,ep=1,zero=1,mbs=1,vpp=1,recompute=none,..." (every field, parseable).
 std::string to_string(const Layout& layout);
 // Compact label for tables: "tp8 pp4 dp2 z1 mbs1 sel 1f1b" (defaults omitted).

@@ -3,6 +3,7 @@
 // (core/layout_rules.h) that the layout search calls too.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <optional>
 
@@ -75,6 +76,23 @@ bool sp_splits_sequence(const Layout& layout, const TrainingSpec& training) {
   return !layout.sp || layout.tp == 1 || (training.seq_len / layout.cp) % layout.tp == 0;
 }
 
+bool cp_kind_needs_cp(const Layout& layout) {
+  return layout.cp_kind == CpKind::ring || layout.cp > 1;
+}
+
+bool cp_a2a_splits_cp(const Layout& layout) {
+  if (layout.cp_kind != CpKind::hybrid) return layout.cp_a2a == 0;
+  return layout.cp_a2a > 1 && layout.cp_a2a < layout.cp && layout.cp % layout.cp_a2a == 0;
+}
+
+bool cp_a2a_splits_heads(const Layout& layout, const ModelSpec& model) {
+  const int64_t a2a = layout.cp_a2a_size();
+  if (a2a <= 1) return true;
+  const int64_t heads = model.heads / layout.tp;
+  const int64_t kv_heads = std::max<int64_t>(1, model.kv_heads / layout.tp);
+  return heads % a2a == 0 && kv_heads % a2a == 0;
+}
+
 namespace {
 
 // The product of `factors`, or nothing when it exceeds int64_t. REQUIRES: every factor ≥ 0.
@@ -89,7 +107,11 @@ class Checker {
  public:
   explicit Checker(std::string origin) : origin_(std::move(origin)) {}
   void require(bool ok, const std::string& field, int64_t value, const std::string& rule) {
-    if (!ok) errors.push_back(Diagnostic{{origin_, 0, 0, ""}, field, std::to_string(value), rule});
+    require(ok, field, std::to_string(value), rule);
+  }
+  void require(bool ok, const std::string& field, const std::string& value,
+               const std::string& rule) {
+    if (!ok) errors.push_back(Diagnostic{{origin_, 0, 0, ""}, field, value, rule});
   }
   std::vector<Diagnostic> errors;
 
@@ -201,6 +223,27 @@ void check_batch_and_sequence(Checker& checker, const Layout& layout,
                               training.seq_len / layout.cp));
 }
 
+// The context-parallel variant's own rules.
+void check_cp_kind(Checker& checker, const Layout& layout, const ModelSpec& model) {
+  checker.require(cp_kind_needs_cp(layout), "cp_kind", to_string(layout.cp_kind),
+                  "needs cp > 1 (there is no context parallelism to exchange)");
+  checker.require(
+      cp_a2a_splits_cp(layout), "cp_a2a", layout.cp_a2a,
+      layout.cp_kind == CpKind::hybrid
+          ? fmt::format("cp_kind=hybrid needs 1 < cp_a2a < cp ({}) with cp_a2a dividing cp (the "
+                        "all-to-all groups inside the ring)",
+                        layout.cp)
+          : fmt::format("is only meaningful with cp_kind=hybrid (cp_kind is {}); leave it out",
+                        to_string(layout.cp_kind)));
+  if (cp_a2a_splits_cp(layout)) {
+    checker.require(cp_a2a_splits_heads(layout, model), "cp_kind", to_string(layout.cp_kind),
+                    fmt::format("its all-to-all over {} CP ranks must split each TP rank's {} "
+                                "query and {} KV heads evenly",
+                                layout.cp_a2a_size(), model.heads / layout.tp,
+                                std::max<int64_t>(1, model.kv_heads / layout.tp)));
+  }
+}
+
 }  // namespace
 
 std::vector<Diagnostic> check_layout(Layout& layout, const ModelSpec& model, int64_t gpus,
@@ -211,6 +254,7 @@ std::vector<Diagnostic> check_layout(Layout& layout, const ModelSpec& model, int
   check_sharding(checker, layout);
   check_pipeline(checker, layout, model);
   check_batch_and_sequence(checker, layout, training);
+  check_cp_kind(checker, layout, model);
   return checker.errors;
 }
 

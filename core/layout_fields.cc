@@ -92,7 +92,7 @@ std::string print_int(const Layout& layout) {
 
 }  // namespace
 
-const std::array<LayoutField, 16> kLayoutFields = {{
+const std::array<LayoutField, 18> kLayoutFields = {{
     {"dp", "data-parallel degree; 0 (the default) fills the GPUs left after tp·pp·cp",
      FieldSearch::searched, 2, parse_int<&Layout::dp, 0, kMaxDegree>, print_int<&Layout::dp>,
      nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.dp = parsed.dp; }},
@@ -105,6 +105,26 @@ const std::array<LayoutField, 16> kLayoutFields = {{
     {"cp", "context-parallel degree (default 1)", FieldSearch::searched, 3,
      parse_int<&Layout::cp, 1, kMaxDegree>, print_int<&Layout::cp>, nullptr,
      [](const Layout& parsed, LayoutFix& fix) { fix.cp = parsed.cp; }},
+    {"cp_kind",
+     "how context parallelism exchanges attention inputs: ring (the default; K/V blocks around a "
+     "ring, overlapped), allgather (K/V gathered before attention), a2a (Ulysses: all-to-all to a "
+     "head split) or hybrid (a2a inside groups of cp_a2a ranks, a ring across them)",
+     FieldSearch::searched, 16,
+     [](const std::string& value, Layout& layout) {
+       return parse_choice(value, {"ring", "allgather", "a2a", "hybrid"},
+                           {CpKind::ring, CpKind::allgather, CpKind::a2a, CpKind::hybrid},
+                           layout.cp_kind);
+     },
+     [](const Layout& layout) { return std::string(to_string(layout.cp_kind)); }, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.cp_kind = parsed.cp_kind; },
+     [](const Layout& layout) { return layout.cp_kind == CpKind::ring; }},
+    {"cp_a2a",
+     "with cp_kind=hybrid: CP ranks in each all-to-all group (innermost; Megatron-LM "
+     "--hierarchical-context-parallel-sizes cp_a2a cp/cp_a2a); 0 otherwise",
+     FieldSearch::searched, 17, parse_int<&Layout::cp_a2a, 0, kMaxDegree>,
+     print_int<&Layout::cp_a2a>, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.cp_a2a = parsed.cp_a2a; },
+     [](const Layout& layout) { return layout.cp_a2a == 0; }},
     {"ep", "expert-parallel degree, carved out of the dp·cp ranks (default 1)",
      FieldSearch::searched, 4, parse_int<&Layout::ep, 1, kMaxDegree>, print_int<&Layout::ep>,
      nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.ep = parsed.ep; }},

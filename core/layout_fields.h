@@ -24,6 +24,8 @@ struct LayoutFix {
   std::optional<bool> sp;
   std::optional<std::array<Dim, 4>> order;
   std::optional<int64_t> shard;
+  std::optional<CpKind> cp_kind;
+  std::optional<int64_t> cp_a2a;
   // Set, every candidate with tp > 1 takes it (validation rows whose source ran with
   // --tp-comm-overlap; --fix tp_overlap=true); unset, the search turns it on where the framework
   // overlaps TP communication (CostOptions::tp_comm_overlap) and sequence parallelism is on.
@@ -58,7 +60,7 @@ struct LayoutField {
 };
 
 // Every layout field, in the order the keys are documented (and suggested for typos).
-extern const std::array<LayoutField, 16> kLayoutFields;
+extern const std::array<LayoutField, 18> kLayoutFields;
 
 // The entry for `key`, or null.
 const LayoutField* find_layout_field(std::string_view key);

@@ -37,5 +37,12 @@ bool interleaving_fills_pipeline(const Layout& layout, const TrainingSpec& train
 // tp divides each CP rank's sequence.
 bool cp_splits_sequence(const Layout& layout, const TrainingSpec& training);
 bool sp_splits_sequence(const Layout& layout, const TrainingSpec& training);
+// Context-parallel variants (Layout::cp_kind): any but ring needs cp > 1; hybrid's all-to-all
+// group cp_a2a lies strictly between 1 and cp and divides it (cp_a2a is 0 for the other kinds);
+// the all-to-all splits every TP rank's query and KV heads evenly (TransformerEngine's
+// AttnFuncWithCPAndQKVOA2A: "requires num_heads % cp_size == 0 for Q, K, V").
+bool cp_kind_needs_cp(const Layout& layout);
+bool cp_a2a_splits_cp(const Layout& layout);
+bool cp_a2a_splits_heads(const Layout& layout, const ModelSpec& model);
 
 }  // namespace meshplan

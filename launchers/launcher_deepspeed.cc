@@ -18,8 +18,11 @@ std::vector<Diagnostic> deepspeed_refusals(const Layout& layout, const TrainingS
   std::vector<Diagnostic> out;
   if (layout.cp > 1)
     out.push_back(launcher_refusal(ds, layout, "cp",
-                                   "the config has no ring context parallelism (Ulysses is a "
-                                   "different split); use cp=1"));
+                                   layout.cp_kind == CpKind::a2a
+                                       ? "Ulysses (cp_kind=a2a) is set in model code "
+                                         "(Megatron-DeepSpeed --ds-sequence-parallel-size), not "
+                                         "in the JSON config; use cp=1"
+                                       : "the config has no context parallelism; use cp=1"));
   if (layout.ep > 1)
     out.push_back(
         launcher_refusal(ds, layout, "ep",

@@ -49,6 +49,28 @@ std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layou
   return out;
 }
 
+// Megatron-Core's cp_comm_type for a CP variant (transformer_config.py: "p2p", "all_gather",
+// "a2a", "a2a+p2p"), and the hierarchical sizes a2a+p2p needs (a2a group, then p2p group:
+// model_parallel_config.py hierarchical_context_parallel_sizes; arguments.py asserts it is set
+// for a2a+p2p and that the sizes multiply to cp).
+const char* megatron_cp_comm_type(CpKind kind) {
+  switch (kind) {
+    case CpKind::ring:
+      return "p2p";
+    case CpKind::allgather:
+      return "all_gather";
+    case CpKind::a2a:
+      return "a2a";
+    case CpKind::hybrid:
+      return "a2a+p2p";
+  }
+  return "p2p";
+}
+
+std::string hierarchical_cp_sizes(const Layout& layout, const char* separator) {
+  return fmt::format("{}{}{}", layout.cp_a2a, separator, layout.cp / layout.cp_a2a);
+}
+
 // Megatron's uneven pipeline (--decoder-first/last-pipeline-num-layers) leaves the middle
 // pp − 2 stages equal, and with vpp splits each stage's layers evenly over its vpp chunks:
 // TransformerConfig raises unless (layers − first − last) % (pp − 2) == 0 and first, last and
@@ -260,6 +282,10 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
   args.arg("--tensor-model-parallel-size", layout.tp);
   args.arg("--pipeline-model-parallel-size", layout.pp);
   args.arg("--context-parallel-size", layout.cp);
+  if (layout.cp > 1 && layout.cp_kind != CpKind::ring)
+    args.arg("--cp-comm-type", megatron_cp_comm_type(layout.cp_kind));
+  if (layout.cp > 1 && layout.cp_kind == CpKind::hybrid)
+    args.arg("--hierarchical-context-parallel-sizes", hierarchical_cp_sizes(layout, " "));
   args.arg("--expert-model-parallel-size", layout.ep);
   if (layout.order == kTpPpDpOrder) args.flag("--use-tp-pp-dp-mapping");
   if (layout.sp && layout.tp > 1) args.flag("--sequence-parallel");
@@ -356,6 +382,11 @@ Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& trai
   if (layout.vpp > 1) out += "  overlap_p2p_comm: true\n  batch_p2p_comm: false\n";
   out += fmt::format("  expert_model_parallel_size: {}\n", layout.ep);
   out += nemo_added_key("context_parallel_size", std::to_string(layout.cp));
+  if (layout.cp > 1 && layout.cp_kind != CpKind::ring)
+    out += nemo_added_key("cp_comm_type", megatron_cp_comm_type(layout.cp_kind));
+  if (layout.cp > 1 && layout.cp_kind == CpKind::hybrid)
+    out += nemo_added_key("hierarchical_context_parallel_sizes",
+                          "[" + hierarchical_cp_sizes(layout, ",") + "]");
   out += fmt::format("  sequence_parallel: {}\n", layout.sp && layout.tp > 1);
   if (layout.tp_overlap) out += "  ub_tp_comm_overlap: true\n";
   out += fmt::format("  activations_checkpoint_granularity: {}\n",

@@ -63,6 +63,10 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpe
     out.push_back(launcher_refusal(tt, layout, "shard",
                                    "FSDP shards over data_parallel_shard_degree × cp ranks; "
                                    "shard must be a multiple of cp"));
+  if (layout.cp > 1 && (layout.cp_kind == CpKind::a2a || layout.cp_kind == CpKind::hybrid))
+    out.push_back(launcher_refusal(tt, layout, "cp_kind",
+                                   "its context parallelism exchanges K/V shards (ring or "
+                                   "all-gather), not heads; use cp_kind=ring or allgather"));
   if (layout.pp > 1 && layout.schedule == Schedule::zb_h1)
     out.push_back(launcher_refusal(
         tt, layout, "schedule",
@@ -95,6 +99,11 @@ Result<std::string> export_torchtitan(const ModelSpec& model, const TrainingSpec
     args.arg("--parallelism.pipeline_parallel_last_stage_less_layers", 0);
   }
   args.arg("--parallelism.context_parallel_degree", layout.cp);
+  // K/V shards rotated around the ring by all-to-all ("alltoall"), or all-gathered
+  // ("allgather", torchtitan's default; job_config.py context_parallel_rotate_method).
+  if (layout.cp > 1)
+    args.arg("--parallelism.context_parallel_rotate_method",
+             layout.cp_kind == CpKind::allgather ? "allgather" : "alltoall");
   args.arg("--parallelism.expert_parallel_degree", layout.ep);
   // meshplan splits routed experts' width over tp as well (core/layer_geometry.h); torchtitan's
   // default etp = 1 would replicate them over the TP group instead.

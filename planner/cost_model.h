@@ -112,11 +112,14 @@ class CostModel {
   const CollectiveModel& collectives() const { return collectives_; }
   const CalibrationProfile& profile() const { return profile_; }
 
- private:
+  // One micro-batch's per-layer costs of a layout (dense and MoE layers, the LM head); cached.
   struct LayerPair {
     LayerCost dense, moe;
     HeadCost head;
   };
+  const LayerPair& layer_costs(const Layout& l);
+
+ private:
   // Gradient-sync collective times of one data-parallel group, for one ZeRO stage.
   struct SyncTimes {
     double reduce = 0, reduce_last = 0, gather = 0, gather_last = 0, layer_gather = 0;
@@ -148,12 +151,11 @@ class CostModel {
     double p2p_gather_s = 0;
     int64_t micro_batches = 0;
   };
-  using ShapeKey = std::array<int64_t, 14>;
+  using ShapeKey = std::array<int64_t, 16>;
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
   SyncTimes sync_times(const Layout& l, const GroupShape& whole, const ShardGroups& sharded,
                        double params, int zero, int64_t layers) const;
-  const LayerPair& layer_costs(const Layout& l);
   const std::vector<StageParams>& params_of(const Layout& l);
   const std::vector<StageLayerMix>& mix_of(const Layout& l);
   StageTiming stage_timing(const Layout& l, const StageClass& c, const LayerPair& costs) const;
@@ -186,7 +188,9 @@ class CostModel {
   double dense_layer_flops_ = 0, moe_layer_flops_ = 0;          // forward, global batch
   double dense_attention_flops_ = 0, moe_attention_flops_ = 0;  // of which core attention
   double head_flops_ = 0;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>, LayerPair>
+  std::map<
+      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, CpKind, int64_t>,
+      LayerPair>
       layer_cache_;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<StageParams>> params_cache_;
   std::map<std::pair<int64_t, int64_t>, std::vector<StageLayerMix>> mix_cache_;

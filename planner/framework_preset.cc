@@ -40,14 +40,46 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "gather and p2p",
      "github.com/NVIDIA/Megatron-LM megatron/training/arguments.py, "
      "megatron/core/pipeline_parallel/schedules.py",
-     true, true, true, true, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 0, true,
-     "1f1b,interleaved"},
+     true,
+     true,
+     true,
+     true,
+     true,
+     4,
+     true,
+     "cudnn,fa3,fa2",
+     true,
+     "delayed",
+     0,
+     true,
+     "1f1b,interleaved",
+     true,
+     true,
+     true,
+     "ring,allgather,a2a,hybrid"},
     // NeMo 2.x trains through Megatron-Core (MegatronStrategy); MegatronCommOverlapCallback
     // (nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py) turns on overlap_grad_reduce,
     // overlap_param_gather and p2p overlap with the distributed optimizer: the same rules.
-    {"nemo", "NVIDIA NeMo 2.x on Megatron-Core: the megatron-core rules",
-     "github.com/NVIDIA/NeMo nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py", true, true,
-     true, true, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 0, true, "1f1b,interleaved"},
+    {"nemo",
+     "NVIDIA NeMo 2.x on Megatron-Core: the megatron-core rules",
+     "github.com/NVIDIA/NeMo nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py",
+     true,
+     true,
+     true,
+     true,
+     true,
+     4,
+     true,
+     "cudnn,fa3,fa2",
+     true,
+     "delayed",
+     0,
+     true,
+     "1f1b,interleaved",
+     true,
+     true,
+     true,
+     "ring,allgather,a2a,hybrid"},
     // Megatron-LM as of Narayanan et al. 2021 (arXiv 2104.04473): gradients all-reduced after
     // the backward pass (--overlap-grad-reduce arrived in 2023, core_r0.4.0); blocking pipeline
     // sends and receives (--overlap-p2p-communication also 2023); scatter/gather (§4.1); fp16
@@ -125,15 +157,49 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // fully_shard over a 2-D device mesh (replicate × shard), torchtitan's
     // data_parallel_replicate_degree and data_parallel_shard_degree. TP overlap: asynchronous
     // TP (torch._inductor micro-pipeline TP; torchtitan enable_async_tensor_parallel).
-    {"fsdp2", "PyTorch FSDP2 (fully_shard): per-micro-batch reduce-scatter, prefetched all-gathers",
-     "docs.pytorch.org fully_shard and FSDP notes (prefetch); pytorch/pytorch#126166", true, true,
-     false, true, true, 4, true, "fa2", true, "current", 0, true, "gpipe,1f1b,interleaved"},
+    {"fsdp2",
+     "PyTorch FSDP2 (fully_shard): per-micro-batch reduce-scatter, prefetched all-gathers",
+     "docs.pytorch.org fully_shard and FSDP notes (prefetch); pytorch/pytorch#126166",
+     true,
+     true,
+     false,
+     true,
+     true,
+     4,
+     true,
+     "fa2",
+     true,
+     "current",
+     0,
+     true,
+     "gpipe,1f1b,interleaved",
+     true,
+     true,
+     true,
+     "ring,allgather"},
     // torchtitan (github.com/pytorch/torchtitan, parallelize.py): FSDP2 with
     // MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32), TP with sequence parallel,
     // torch.distributed.pipelining: the fsdp2 rules.
-    {"torchtitan", "torchtitan: FSDP2 + TP/SP + torch.distributed.pipelining (the fsdp2 rules)",
-     "github.com/pytorch/torchtitan torchtitan/models/llama3/infra/parallelize.py", true, true,
-     false, true, true, 4, true, "fa2", true, "current", 0, true, "gpipe,1f1b,interleaved"},
+    {"torchtitan",
+     "torchtitan: FSDP2 + TP/SP + torch.distributed.pipelining (the fsdp2 rules)",
+     "github.com/pytorch/torchtitan torchtitan/models/llama3/infra/parallelize.py",
+     true,
+     true,
+     false,
+     true,
+     true,
+     4,
+     true,
+     "fa2",
+     true,
+     "current",
+     0,
+     true,
+     "gpipe,1f1b,interleaved",
+     true,
+     true,
+     true,
+     "ring,allgather"},
     // MosaicML Composer (composer/distributed/dist_strategy.py): prepare_fsdp_module wraps in
     // PyTorch FSDP1 with FULL_SHARD (ZeRO-3) or SHARD_GRAD_OP (ZeRO-2), backward_prefetch
     // BACKWARD_POST by default; ddp_sync_context applies no_sync only to DistributedDataParallel,
@@ -200,6 +266,11 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.hybrid_sharding = f.hybrid_sharding;
   o.tp_comm_overlap = f.tp_comm_overlap;
   o.zero3_prefetch = f.zero3_prefetch;
+  o.cp_kinds.clear();
+  for (const std::string& name : comma_list(f.cp_kinds)) {
+    for (CpKind kind : {CpKind::ring, CpKind::allgather, CpKind::a2a, CpKind::hybrid})
+      if (name == to_string(kind)) o.cp_kinds.push_back(kind);
+  }
   o.pipeline_schedules.clear();
   for (const std::string& name : comma_list(f.schedules)) {
     for (const sim::ScheduleInfo& info : sim::schedule_table())

@@ -52,6 +52,9 @@ struct FrameworkPreset {
   bool tp_comm_overlap = true;
   // Whether ZeRO-3 parameter gathers are prefetched (CostOptions::zero3_prefetch).
   bool zero3_prefetch = true;
+  // Context-parallel variants it runs, comma-separated names as in --layout cp_kind=
+  // (CostOptions::cp_kinds).
+  const char* cp_kinds = "ring";
 };
 
 // The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.

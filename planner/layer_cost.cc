@@ -58,17 +58,19 @@ AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& 
     const bool causal = ctx.options->causal_attention_time;
     const double flops = 2 * tokens * s_kv * heads * (qk + v) * (causal ? 0.5 : 1.0);
     // Each kernel call sees the query block of this CP rank against key blocks of the same
-    // length (ring attention), so its efficiency is that of a seq_len/cp sequence.
-    const AttentionModel::Times a = ctx.attention->time(
-        flops, static_cast<int64_t>(qk), std::max<int64_t>(1, ctx.seq_len / key.cp), causal);
+    // length (ring attention), so its efficiency is that of a seq_len/cp sequence; an
+    // all-to-all group of cp_a2a ranks gives each the whole of their sequence (fewer heads).
+    const int64_t block = ctx.seq_len * key.cp_a2a / key.cp;
+    const AttentionModel::Times a =
+        ctx.attention->time(flops, static_cast<int64_t>(qk), std::max<int64_t>(1, block), causal);
     t.forward = a.forward_s;
     t.backward = a.backward_s;
     return t;
   }
   // Standard attention: batched GEMMs per sequence and head, and the s×s scores through HBM
   // (softmax read+write, dropout mask and output when dropout is on).
-  const double q_len = static_cast<double>(ctx.seq_len / key.cp);
-  const double batch = heads * static_cast<double>(key.mbs);
+  const double q_len = static_cast<double>(ctx.seq_len * key.cp_a2a / key.cp);
+  const double batch = heads / static_cast<double>(key.cp_a2a) * static_cast<double>(key.mbs);
   GemmTimes g;
   g.add(*ctx.gemm, q_len, s_kv, qk, batch);
   g.add(*ctx.gemm, q_len, v, s_kv, batch);
@@ -98,13 +100,78 @@ GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool
   return g;
 }
 
+// Bytes per token of one TP rank's attention inputs and output, 2-byte (BF16) elements.
+struct AttentionTokenBytes {
+  double q = 0, kv = 0, out = 0;  // query; key and value; attention output
+};
+
+AttentionTokenBytes attention_token_bytes(const ModelSpec& m, int64_t tp) {
+  const double heads = static_cast<double>(m.heads) / static_cast<double>(tp);
+  AttentionTokenBytes b;
+  if (m.mla) {  // per-head keys (nope + rope parts) and values: nothing is shared between heads
+    const double qk = static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim);
+    const double v = static_cast<double>(m.mla->v_head_dim);
+    b.q = 2 * heads * qk, b.kv = 2 * heads * (qk + v), b.out = 2 * heads * v;
+    return b;
+  }
+  const double d = static_cast<double>(m.head_dim);
+  const double kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / static_cast<double>(tp));
+  b.q = b.out = 2 * heads * d;
+  b.kv = 2 * 2 * kv_heads * d;
+  return b;
+}
+
+// Exposed context-parallel exchange of one layer for `tokens` tokens on this rank, by
+// Layout::cp_kind (Megatron-Core's cp_comm_type, implemented by TransformerEngine's
+// attention/dot_product_attention/context_parallel.py):
+//   ring (p2p, AttnFuncWithCPAndKVP2P): cp−1 steps passing this rank's K and V to the next,
+//     each hidden behind an attention block (overlap efficiency as TP's); the backward passes
+//     K, V and their gradients: twice the bytes.
+//   allgather (AttnFuncWithCPAndKVAllGather): K and V all-gathered before attention, exposed
+//     ("not async, and cannot be overlapped", Megatron-Core transformer_config.py); the
+//     backward gathers them again and reduce-scatters dK and dV.
+//   a2a (AttnFuncWithCPAndQKVOA2A, DeepSpeed-Ulysses): Q, K and V all-to-all from the sequence
+//     split to a head split before attention, the output back after it; exposed; the
+//     backward the same on the gradients.
+//   hybrid (a2a+p2p): the all-to-all inside groups of cp_a2a ranks (the innermost, e.g. one
+//     node), then a ring over the cp/cp_a2a groups; a ring step moves the same bytes (cp_a2a
+//     times the tokens, 1/cp_a2a of the heads).
+void add_cp_exchange(LayerCost& c, const LayerCostContext& ctx, const LayerCostKey& key,
+                     double tokens, const AttentionTimes& attn, const GroupShape& cp_group) {
+  const CollectiveModel& net = *ctx.collectives;
+  const AttentionTokenBytes b = attention_token_bytes(*ctx.model, key.tp);
+  const GroupShape::Dim d = cp_group.dims[0];
+  const double kv_bytes = tokens * b.kv;
+  if (key.cp_kind == CpKind::allgather) {
+    const double gathered = static_cast<double>(key.cp) * kv_bytes;
+    c.cp_forward_s = net.time_s(Collective::all_gather, cp_group, gathered);
+    c.cp_backward_s = c.cp_forward_s + net.time_s(Collective::reduce_scatter, cp_group, gathered);
+    return;
+  }
+  if (key.cp_a2a > 1) {
+    const GroupShape a2a = GroupShape::of(key.cp_a2a, d.stride);
+    const double pass = net.time_s(Collective::all_to_all, a2a, tokens * (b.q + b.kv)) +
+                        net.time_s(Collective::all_to_all, a2a, tokens * b.out);
+    c.cp_forward_s += pass;
+    c.cp_backward_s += pass;
+  }
+  if (key.cp_ring > 1) {
+    const GroupShape ring_group = GroupShape::of(key.cp_ring, d.stride * key.cp_a2a);
+    const double ring =
+        static_cast<double>(key.cp_ring - 1) * net.ring_step_time_s(ring_group, kv_bytes);
+    const double eta = ctx.options->tp_overlap_efficiency;
+    c.cp_forward_s += exposed_after_overlap(ring, attn.forward, eta);
+    c.cp_backward_s += exposed_after_overlap(2 * ring, attn.backward, eta);
+  }
+}
+
 // Exposed TP, CP and EP communication of one layer under the overlap rules of cost_model.h.
 void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCostKey& key,
                        bool moe_layer, double tokens, const GemmTimes& g,
                        const AttentionTimes& attn, const GroupShape& tp_group,
                        const GroupShape& cp_group, const GroupShape& ep_group) {
   const ModelSpec& m = *ctx.model;
-  const double tp = static_cast<double>(key.tp), h = static_cast<double>(m.hidden);
+  const double h = static_cast<double>(m.hidden);
   const CollectiveModel& net = *ctx.collectives;
   if (key.tp > 1) {  // two collectives per pass of 2·T·h bytes each (Korthikanti et al. 2022)
     const double bytes = 2 * tokens * h;
@@ -117,19 +184,7 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
     c.tp_backward_s =
         key.tp_overlap ? exposed_after_overlap(pass, g.input_grad + g.weight_grad, eta) : pass;
   }
-  if (key.cp > 1) {  // ring exchange of K and V blocks, hidden behind attention compute
-    const double kv_cols =
-        m.mla ? static_cast<double>(m.heads) / tp *
-                    static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim +
-                                        m.mla->v_head_dim)
-              : 2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) *
-                    static_cast<double>(m.head_dim);
-    const double ring =
-        static_cast<double>(key.cp - 1) * net.ring_step_time_s(cp_group, 2 * tokens * kv_cols);
-    const double eta = ctx.options->tp_overlap_efficiency;
-    c.cp_forward_s = exposed_after_overlap(ring, attn.forward, eta);
-    c.cp_backward_s = exposed_after_overlap(2 * ring, attn.backward, eta);
-  }
+  if (key.cp > 1) add_cp_exchange(c, ctx, key, tokens, attn, cp_group);
   if (moe_layer && key.ep > 1) {  // dispatch and combine all-to-alls, each pass
     const MoeSpec& e = *m.moe;
     const double bytes = 2 * tokens * static_cast<double>(e.top_k) * e.capacity_factor * h;

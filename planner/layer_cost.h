@@ -18,6 +18,9 @@ namespace meshplan {
 struct LayerCostKey {
   int64_t tp = 1, cp = 1, ep = 1, mbs = 1;
   bool sp = false, tp_overlap = false;
+  CpKind cp_kind = CpKind::ring;
+  int64_t cp_a2a = 1;   // CP ranks exchanging by all-to-all (Layout::cp_a2a_size)
+  int64_t cp_ring = 1;  // CP ranks passing K/V around a ring (Layout::cp_ring_size)
   bool operator==(const LayerCostKey&) const = default;
 };
 
@@ -27,7 +30,7 @@ struct LayerCost {
   double backward_weight_s = 0;    // the weight-gradient GEMMs alone (ZB-H1's W)
   double attention_forward_s = 0;  // core attention forward (selective recompute repeats it)
   double tp_forward_s = 0, tp_backward_s = 0;  // exposed TP communication
-  double cp_forward_s = 0, cp_backward_s = 0;  // exposed CP K/V exchange
+  double cp_forward_s = 0, cp_backward_s = 0;  // exposed CP exchange (Layout::cp_kind)
   double ep_forward_s = 0, ep_backward_s = 0;  // EP all-to-all dispatch + combine
   LayerActivations activations;
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <thread>
 
 #include "core/layout_rules.h"
@@ -55,12 +56,13 @@ bool schedule_offered(Schedule s, const LayoutFix& fix, const std::vector<Schedu
 
 class Enumerator {
  public:
-  Enumerator(const ModelSpec& model, const TrainingSpec& training, int64_t gpus, size_t levels,
-             const SearchOptions& options, const CostOptions& framework)
+  Enumerator(const ModelSpec& model, const TrainingSpec& training, int64_t gpus,
+             const ClusterSpec& cluster, const SearchOptions& options, const CostOptions& framework)
       : model_(model),
         training_(training),
         gpus_(gpus),
-        levels_(levels),
+        levels_(cluster.network.size()),
+        node_gpus_(cluster.gpus_per_node),
         options_(options),
         framework_(framework) {}
 
@@ -148,24 +150,53 @@ class Enumerator {
             probe.sp = sp;
             if (!holds(sp_splits_sequence(probe, training_), "sp_splits_sequence", skipped))
               continue;
-            for (const auto& order : orders()) {
-              if (fix.shard && !fixed_shard_fits(probe, order, skipped)) continue;
-              Layout layout;
-              layout.tp = tp, layout.cp = cp, layout.pp = pp, layout.dp = dp;
-              layout.vpp = vpp, layout.ep = ep, layout.mbs = mbs;
-              layout.sp = sp;
-              // Overlap never lengthens a step in the model (exposed_after_overlap), so where the
-              // framework has it the search takes it rather than trying both.
-              layout.tp_overlap =
-                  tp > 1 && fix.tp_overlap.value_or(sp && framework_.tp_comm_overlap);
-              layout.uneven = deficit > 0;
-              layout.order = order;
-              items.push_back({layout});
+            for (const auto& [cp_kind, cp_a2a] : cp_variants(probe, skipped)) {
+              for (const auto& order : orders()) {
+                if (fix.shard && !fixed_shard_fits(probe, order, skipped)) continue;
+                Layout layout;
+                layout.tp = tp, layout.cp = cp, layout.pp = pp, layout.dp = dp;
+                layout.vpp = vpp, layout.ep = ep, layout.mbs = mbs;
+                layout.sp = sp;
+                layout.cp_kind = cp_kind, layout.cp_a2a = cp_a2a;
+                // Overlap never lengthens a step in the model (exposed_after_overlap), so where
+                // the framework has it the search takes it rather than trying both.
+                layout.tp_overlap =
+                    tp > 1 && fix.tp_overlap.value_or(sp && framework_.tp_comm_overlap);
+                layout.uneven = deficit > 0;
+                layout.order = order;
+                items.push_back({layout});
+              }
             }
           }
         }
       }
     }
+  }
+
+  // Context-parallel variants for a shape (Layout::cp_kind, cp_a2a): ring alone without CP;
+  // else the kind --fix names or the framework's (CostOptions::cp_kinds), hybrid with the CP
+  // ranks inside one node as its all-to-all group (unless --fix names cp_a2a). Variants whose
+  // all-to-all cannot split the heads, or whose hybrid group is 1 or all of cp, are counted.
+  std::vector<std::pair<CpKind, int64_t>> cp_variants(
+      const Layout& probe, std::map<std::string, int64_t>& skipped) const {
+    const LayoutFix& fix = options_.fix;
+    std::vector<CpKind> kinds =
+        fix.cp_kind ? std::vector<CpKind>{*fix.cp_kind} : framework_.cp_kinds;
+    if (probe.cp == 1 && !fix.cp_kind) kinds = {CpKind::ring};
+    std::vector<std::pair<CpKind, int64_t>> out;
+    for (CpKind kind : kinds) {
+      Layout l = probe;
+      l.cp_kind = kind;
+      if (kind == CpKind::hybrid)
+        l.cp_a2a = fix.cp_a2a.value_or(
+            node_gpus_ % probe.tp == 0 ? std::gcd(probe.cp, node_gpus_ / probe.tp) : 1);
+      if (!holds(cp_kind_needs_cp(l), "cp_kind_needs_cp", skipped) ||
+          !holds(cp_a2a_splits_cp(l), "cp_a2a_splits_cp", skipped) ||
+          !holds(cp_a2a_splits_heads(l, model_), "cp_a2a_splits_heads", skipped))
+        continue;
+      out.emplace_back(kind, l.cp_a2a);
+    }
+    return out;
   }
 
   bool offers(Schedule s) const {
@@ -196,6 +227,7 @@ class Enumerator {
   const TrainingSpec& training_;
   int64_t gpus_;
   size_t levels_ = 0;
+  int64_t node_gpus_ = 0;
   const SearchOptions& options_;
   const CostOptions& framework_;
 };
@@ -214,6 +246,53 @@ std::vector<Schedule> schedules_for(const Layout& layout, const LayoutFix& fix,
   for (Schedule s : all)
     if (schedule_offered(s, fix, framework)) out.push_back(s);
   return out;
+}
+
+// Whether a layer costs no more than `other` in every term a step time grows with (compute,
+// the attention forward selective recompute repeats, the weight gradients ZB-H1 defers, the
+// exposed CP exchange); the CP variant is all that differs between the two.
+bool no_slower(const LayerCost& a, const LayerCost& b) {
+  return a.forward_s <= b.forward_s && a.backward_s <= b.backward_s &&
+         a.backward_weight_s <= b.backward_weight_s &&
+         a.attention_forward_s <= b.attention_forward_s && a.cp_forward_s <= b.cp_forward_s &&
+         a.cp_backward_s <= b.cp_backward_s;
+}
+
+// Drops the work items whose CP variant (Layout::cp_kind) another variant of the same shape
+// beats or ties in every per-layer term (the earlier one kept on a tie): the kinds leave memory
+// unchanged and step time grows with each term, so the dropped layouts never rank above the
+// kept ones. Counted in `skipped` under "cp_kind no faster than another".
+void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items,
+                             std::map<std::string, int64_t>& skipped) {
+  std::map<std::string, std::vector<size_t>> shapes;  // the layout without its CP variant
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].base.cp == 1) continue;
+    Layout shape = items[i].base;
+    shape.cp_kind = CpKind::ring, shape.cp_a2a = 0;
+    shapes[to_string(shape)].push_back(i);
+  }
+  std::vector<bool> dropped(items.size(), false);
+  for (const auto& [shape, group] : shapes) {
+    for (size_t i : group) {
+      const CostModel::LayerPair mine = model.layer_costs(items[i].base);
+      for (size_t j : group) {
+        if (j == i || dropped[j]) continue;
+        const CostModel::LayerPair& other = model.layer_costs(items[j].base);
+        const bool beaten = no_slower(other.dense, mine.dense) && no_slower(other.moe, mine.moe);
+        const bool tied =
+            beaten && no_slower(mine.dense, other.dense) && no_slower(mine.moe, other.moe);
+        if (beaten && (!tied || j < i)) {
+          dropped[i] = true;
+          ++skipped["cp_kind no faster than another"];
+          break;
+        }
+      }
+    }
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (!dropped[i]) items[kept++] = items[i];
+  items.resize(kept);
 }
 
 struct ItemResult {
@@ -361,9 +440,13 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
                             const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   SearchResult result;
-  Enumerator enumerator(prototype.model(), prototype.training(), gpus,
-                        prototype.cluster().network.size(), options, prototype.options());
-  const std::vector<WorkItem> items = enumerator.work_items(result.rejected, result.skipped);
+  Enumerator enumerator(prototype.model(), prototype.training(), gpus, prototype.cluster(), options,
+                        prototype.options());
+  std::vector<WorkItem> items = enumerator.work_items(result.rejected, result.skipped);
+  {
+    CostModel model(prototype);
+    drop_dominated_cp_kinds(model, items, result.skipped);
+  }
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
     base_order[i] = base_order[i - 1] + item_span(prototype, items[i - 1].base);
@@ -402,10 +485,11 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
 
 int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& options) {
   std::map<std::string, int64_t> rejected, skipped;
-  const std::vector<WorkItem> items =
-      Enumerator(model.model(), model.training(), gpus, model.cluster().network.size(), options,
-                 model.options())
+  std::vector<WorkItem> items =
+      Enumerator(model.model(), model.training(), gpus, model.cluster(), options, model.options())
           .work_items(rejected, skipped);
+  CostModel costs(model);
+  drop_dominated_cp_kinds(costs, items, skipped);
   const LayoutFix& fix = options.fix;
   int64_t total = 0;
   for (const WorkItem& item : items) {

@@ -25,6 +25,15 @@ std::string rule_sentence(const std::string& counter, const ModelSpec& m, const 
                        m.moe ? m.moe->expert_ffn_hidden : 0);
   if (counter == "cp_splits_sequence")
     return fmt::format("2·cp must divide the sequence length ({})", t.seq_len);
+  if (counter == "cp_kind_needs_cp") return "cp_kind other than ring needs cp > 1";
+  if (counter == "cp_a2a_splits_cp")
+    return "hybrid CP needs an all-to-all group (the CP ranks in a node, or cp_a2a) strictly "
+           "between 1 and cp, dividing cp";
+  if (counter == "cp_a2a_splits_heads")
+    return fmt::format(
+        "CP's all-to-all must split each TP rank's query heads ({}) and KV heads "
+        "({}) evenly",
+        m.heads, m.kv_heads);
   if (counter == "chunks_within_layers")
     return fmt::format("pp must not exceed the layers ({})", m.layers);
   if (counter == "uneven deficit above max_uneven_deficit")
@@ -53,7 +62,8 @@ const char* dominant_of(const StageMemory& s) {
 
 bool any_fixed(const LayoutFix& f) {
   return f.dp || f.tp || f.pp || f.cp || f.ep || f.mbs || f.vpp || f.recompute_layers || f.zero ||
-         f.recompute || f.schedule || f.sp || f.order || f.tp_overlap;
+         f.recompute || f.schedule || f.sp || f.order || f.tp_overlap || f.shard || f.cp_kind ||
+         f.cp_a2a;
 }
 
 std::string gib_text(double bytes) { return fmt::format("{:.2f} GiB", bytes / units::kGiB); }

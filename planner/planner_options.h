@@ -111,6 +111,10 @@ struct CostOptions {
   // reduction hides behind the backward. Megatron-FSDP, PyTorch FSDP and DeepSpeed since 2021
   // prefetch.
   bool zero3_prefetch = true;
+  // Context-parallel variants the search may choose (FrameworkPreset::cp_kinds; Layout::
+  // cp_kind); a layout given whole is priced whatever its kind. Megatron-Core: --cp-comm-type
+  // p2p, all_gather, a2a and a2a+p2p (megatron/training/arguments.py, transformer_config.py).
+  std::vector<CpKind> cp_kinds = {CpKind::ring, CpKind::allgather, CpKind::a2a, CpKind::hybrid};
   // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
   // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
   // default ddp_bucket_size).

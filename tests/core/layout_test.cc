@@ -131,7 +131,7 @@ TEST_CASE("layout syntax errors point at the column of the bad entry") {
 }
 
 TEST_CASE("the field table drives parsing and printing: to_string reads back to the same layout") {
-  CHECK(kLayoutFields.size() == 16);
+  CHECK(kLayoutFields.size() == 18);
   Result<Layout> parsed = parse_layout(
       "tp=4,pp=2,dp=3,cp=2,ep=1,zero=3,mbs=2,vpp=2,recompute=full,recompute_layers=1,sp=false,"
       "schedule=interleaved,order=tp-cp-pp-dp,tp_overlap=true,uneven=true");
@@ -264,4 +264,49 @@ TEST_CASE("differing_fields lists each field that varies, with its values in ord
                           layout("tp=8,pp=4,dp=2,order=tp-cp-dp-pp,tp_overlap=true")}) ==
         std::vector<std::string>{"tp_overlap=false/true", "order=tp-cp-dp-pp/tp-cp-pp-dp"});
   CHECK(differing_fields({layout("tp=8"), layout("tp=8")}).empty());
+}
+
+TEST_CASE("cp_kind and cp_a2a are printed only when set, read back, and label the row") {
+  Layout l = parse_layout("tp=2,cp=8,cp_kind=hybrid,cp_a2a=4").value();
+  CHECK(l.cp_kind == CpKind::hybrid);
+  CHECK(l.cp_a2a_size() == 4);
+  CHECK(l.cp_ring_size() == 2);
+  CHECK(to_string(l).find(",cp_kind=hybrid,cp_a2a=4") != std::string::npos);
+  CHECK(parse_layout(to_string(l)).value().cp_a2a == 4);
+  CHECK(short_label(l) == "tp2 pp1 dp0 cp8 a2a4 z1 mbs1");
+  const Layout ulysses = parse_layout("cp=4,cp_kind=a2a").value();
+  CHECK(ulysses.cp_a2a_size() == 4);
+  CHECK(ulysses.cp_ring_size() == 1);
+  CHECK(short_label(ulysses) == "tp1 pp1 dp0 cp4 a2a z1 mbs1");
+  const Layout gathered = parse_layout("cp=4,cp_kind=allgather").value();
+  CHECK(gathered.cp_a2a_size() == 1);
+  CHECK(gathered.cp_ring_size() == 1);
+  // Ring, the default, is left out: layouts written before the field existed read the same.
+  CHECK(to_string(parse_layout("cp=4").value()).find("cp_kind") == std::string::npos);
+  CHECK(parse_layout("cp=4").value().cp_ring_size() == 4);
+  CHECK(format_diagnostics(parse_layout("cp=4,cp_kind=ulysses").errors()) ==
+        "--layout:1:6: error: field 'cp_kind' = 'ulysses': must be one of "
+        "ring|allgather|a2a|hybrid\n  cp=4,cp_kind=ulysses\n       ^\n");
+}
+
+TEST_CASE("check_layout: CP variants need cp > 1, hybrid a group inside cp, a2a whole heads") {
+  // llama3-70b: 64 query heads, 8 KV heads. 512 GPUs.
+  CHECK(errors_of("tp=8,cp=2,cp_kind=allgather", 512).empty());
+  CHECK(errors_of("tp=4,cp=2,cp_kind=a2a", 512).empty());
+  CHECK(errors_of("tp=2,cp=8,cp_kind=hybrid,cp_a2a=4", 512).empty());
+  CHECK(errors_of("tp=8,cp_kind=a2a", 512) ==
+        "--layout: error: field 'cp_kind' = 'a2a': needs cp > 1 (there is no context "
+        "parallelism to exchange)\n");
+  CHECK(errors_of("tp=8,cp=4,cp_kind=hybrid", 512) ==
+        "--layout: error: field 'cp_a2a' = '0': cp_kind=hybrid needs 1 < cp_a2a < cp (4) with "
+        "cp_a2a dividing cp (the all-to-all groups inside the ring)\n");
+  CHECK(errors_of("tp=8,cp=4,cp_kind=ring,cp_a2a=2", 512) ==
+        "--layout: error: field 'cp_a2a' = '2': is only meaningful with cp_kind=hybrid (cp_kind "
+        "is ring); leave it out\n");
+  // tp=8 leaves each rank one KV head: an all-to-all over 2 CP ranks cannot split it.
+  CHECK(errors_of("tp=8,cp=2,cp_kind=a2a", 512) ==
+        "--layout: error: field 'cp_kind' = 'a2a': its all-to-all over 2 CP ranks must split "
+        "each TP rank's 8 query and 1 KV heads evenly\n");
+  CHECK(
+      !cp_a2a_splits_heads(parse_layout("tp=2,cp=8,cp_kind=hybrid,cp_a2a=8").value(), llama70b()));
 }

@@ -174,6 +174,39 @@ TEST_CASE("export: hybrid sharding as each launcher spells it, or refused") {
             .find("field 'shard' = '8': NeMo cannot express this") != std::string::npos);
 }
 
+TEST_CASE("export: each CP variant as each launcher spells it, or refused") {
+  const ModelSpec m = model("llama3-70b");  // 64 query heads, 8 KV heads; 512 GPUs
+  auto megatron = [&](const char* text) {
+    return flag_args(exported(Launcher::megatron, m, layout(text, m, 512)));
+  };
+  // Ring is Megatron's default (--cp-comm-type p2p): not written.
+  CHECK(megatron("tp=8,cp=2").count("--cp-comm-type") == 0);
+  CHECK(megatron("tp=8,cp=2,cp_kind=allgather").at("--cp-comm-type") == "all_gather");
+  CHECK(megatron("tp=4,cp=2,cp_kind=a2a").at("--cp-comm-type") == "a2a");
+  const std::string hybrid =
+      exported(Launcher::megatron, m, layout("tp=2,cp=8,cp_kind=hybrid,cp_a2a=4", m, 512));
+  CHECK(hybrid.find("--cp-comm-type a2a+p2p") != std::string::npos);
+  CHECK(hybrid.find("--hierarchical-context-parallel-sizes 4 2") != std::string::npos);
+  const std::string nemo =
+      exported(Launcher::nemo, m, layout("tp=2,cp=8,cp_kind=hybrid,cp_a2a=4", m, 512));
+  CHECK(nemo.find("  cp_comm_type: a2a+p2p  # not in megatron_gpt_config.yaml") !=
+        std::string::npos);
+  CHECK(nemo.find("  hierarchical_context_parallel_sizes: [4,2]") != std::string::npos);
+  auto titan = [&](const char* text) {
+    return flag_args(exported(Launcher::torchtitan, m, layout(text, m, 512)))
+        .at("--parallelism.context_parallel_rotate_method");
+  };
+  CHECK(titan("tp=8,cp=2,zero=3") == "alltoall");
+  CHECK(titan("tp=8,cp=2,zero=3,cp_kind=allgather") == "allgather");
+  CHECK(refusal(Launcher::torchtitan, m, layout("tp=4,cp=2,zero=3,cp_kind=a2a", m, 512))
+            .find("field 'cp_kind' = 'a2a': torchtitan cannot express this: its context "
+                  "parallelism exchanges K/V shards (ring or all-gather), not heads") !=
+        std::string::npos);
+  CHECK(refusal(Launcher::deepspeed, m, layout("tp=4,cp=2,sp=false,cp_kind=a2a", m, 512))
+            .find("Ulysses (cp_kind=a2a) is set in model code (Megatron-DeepSpeed "
+                  "--ds-sequence-parallel-size)") != std::string::npos);
+}
+
 TEST_CASE("export: the CLI prints the config, and refuses with exit 2") {
   const fs::path dir = test::fresh_dir("export-cli");
   CHECK(

@@ -97,7 +97,7 @@ void check_megatron_flags(const std::string& text,
 
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
-  REQUIRE(known.size() == 57);
+  REQUIRE(known.size() == 59);
   const struct {
     const char* model;
     const char* layout;
@@ -112,6 +112,9 @@ TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 define
       {"deepseek-v3", "tp=1,pp=16,ep=32,recompute=full,uneven=true", 512},
       {"qwen3-235b-a22b", "tp=4,pp=2,ep=8,zero=1", 512},
       {"gpt3-175b", "tp=8,pp=8,zero=1", 1024},
+      {"llama3-70b", "tp=4,cp=4,pp=2,cp_kind=allgather", 512},
+      {"llama3-70b", "tp=4,cp=2,pp=2,cp_kind=a2a", 512},
+      {"llama3-70b", "tp=2,cp=8,pp=2,cp_kind=hybrid,cp_a2a=4", 512},
   };
   for (const auto& c : cases) {
     CAPTURE(c.model);

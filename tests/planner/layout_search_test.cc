@@ -242,3 +242,45 @@ TEST_CASE(
   CHECK(overlaps("deepspeed", "") == Seen{{true, false}, {false, false}});
   CHECK(overlaps("megatron-core", "tp_overlap=false") == Seen{{true, false}, {false, false}});
 }
+
+TEST_CASE(
+    "CP variants: the framework's kinds are searched, a variant no faster than another "
+    "is dropped, hybrid needs a group strictly inside cp") {
+  ModelSpec m = shipped_model("llama3-8b");  // 32 query heads, 8 KV heads
+  TrainingSpec t{32768, 8, Precision::bf16};
+  ClusterSpec c = two_level_cluster(1);
+  auto search = [&](const std::string& framework, const std::string& fix) {
+    CostOptions options;
+    apply_framework(find_framework(framework).value(), options);
+    CostModel model(m, c, CalibrationProfile{}, t, options);
+    SearchOptions o;
+    o.top_k = 1000;
+    o.fix = parse_layout_fix(fix).value();
+    SearchResult r = search_layouts(model, c.gpus(), o);
+    CHECK(count_search_layouts(model, c.gpus(), o) == r.evaluated);
+    return r;
+  };
+  const std::string shape = "tp=2,cp=4,pp=1,mbs=1,zero=1,sp=true,recompute=none,recompute_layers=0";
+  // Megatron-Core: ring, allgather, a2a (16 query and 4 KV heads per TP rank split 4 ways) and
+  // hybrid, whose group (the CP ranks in the 8-GPU node: all 4) would be all of cp.
+  SearchResult core = search("megatron-core", shape);
+  CHECK(core.skipped.at("cp_a2a_splits_cp") == 1);
+  const int64_t dropped = core.skipped.count("cp_kind no faster than another")
+                              ? core.skipped.at("cp_kind no faster than another")
+                              : 0;
+  CHECK(static_cast<int64_t>(core.ranked.size()) + dropped == 3);
+  std::set<CpKind> kinds;
+  for (const Estimate& e : core.ranked) kinds.insert(e.layout.cp_kind);
+  CHECK(kinds.size() == core.ranked.size());
+  // torchtitan rotates K/V (ring) or gathers them; it has no head split.
+  for (const Estimate& e : search("torchtitan", shape).ranked)
+    CHECK((e.layout.cp_kind == CpKind::ring || e.layout.cp_kind == CpKind::allgather));
+  // A kind the user pins is searched whatever the framework.
+  SearchResult pinned = search("torchtitan", shape + ",cp_kind=a2a");
+  REQUIRE(pinned.ranked.size() == 1);
+  CHECK(pinned.ranked[0].layout.cp_kind == CpKind::a2a);
+  // Pinned hybrid with its group: a2a over 2 ranks of the node, a ring of 2 across.
+  SearchResult hybrid = search("megatron-core", shape + ",cp_kind=hybrid,cp_a2a=2");
+  REQUIRE(hybrid.ranked.size() == 1);
+  CHECK(hybrid.ranked[0].layout.cp_ring_size() == 2);
+}

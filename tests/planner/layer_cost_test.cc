@@ -1,0 +1,103 @@
+// A layer's context-parallel exchange by variant (Layout::cp_kind), on llama3-8b (32 query
+// heads, 8 KV heads of 128) at tp=1, 32K tokens, inside one 8-GPU NVLink node of the test
+// cluster with no measured fits: each collective step costs the level's 5 µs and the bytes move
+// at 400 GB/s × the default bus efficiency 0.8 (tests/planner/collective_model_test.cc).
+#include "planner/layer_cost.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/test_inputs.h"
+
+using namespace meshplan;
+
+namespace {
+
+struct Fixture {
+  ModelSpec model = testing::shipped_model("llama3-8b");
+  ClusterSpec cluster = testing::two_level_cluster(1);
+  CalibrationProfile profile;
+  CostOptions options;
+  GemmModel gemm{profile, cluster.gpu, Precision::bf16, options.fp8_recipe};
+  AttentionModel attention{profile, cluster.gpu, options.attention_kernels};
+  CollectiveModel net{profile, cluster};
+  LayerCostContext context() const {
+    LayerCostContext c;
+    c.model = &model, c.gemm = &gemm, c.collectives = &net, c.options = &options;
+    c.attention = &attention, c.hbm_bytes_per_s = 3e12, c.seq_len = 32768;
+    return c;
+  }
+  // Layer cost at tp=1, cp=4 (ranks 0-3 of the node, stride 1) for `kind`.
+  LayerCost cost(CpKind kind, int64_t a2a, int64_t ring) const {
+    LayerCostKey key{1, 4, 1, 1, false, false, kind, a2a, ring};
+    const GroupShape one = GroupShape::of(1, 1);
+    return layer_cost(context(), key, false, one, GroupShape::of(4, 1), one);
+  }
+};
+
+// An NVLink collective of `steps` steps moving `share` of `bytes`.
+double nvlink_s(double steps, double share, double bytes) {
+  return steps * 5e-6 + share * bytes / (400e9 * 0.8);
+}
+
+constexpr double kTokens = 32768.0 / 4;       // each CP rank's share of the sequence
+constexpr double kKvBytes = 2 * 2 * 8 * 128;  // K and V of 8 heads of 128, BF16, per token
+constexpr double kQBytes = 2 * 32 * 128;      // query (and output) of 32 heads
+
+}  // namespace
+
+TEST_CASE(
+    "allgather CP: K/V gathered before attention, exposed; backward regathers and "
+    "reduce-scatters dK/dV") {
+  const Fixture f;
+  const LayerCost c = f.cost(CpKind::allgather, 1, 1);
+  // 4 ranks: 3 steps, 3/4 of the gathered buffer of 4 ranks' K and V.
+  const double gather = nvlink_s(3, 3.0 / 4, 4 * kTokens * kKvBytes);
+  CHECK(c.cp_forward_s == doctest::Approx(gather).epsilon(1e-9));
+  CHECK(c.cp_backward_s == doctest::Approx(2 * gather).epsilon(1e-9));
+}
+
+TEST_CASE("a2a CP (Ulysses): Q, K, V in and the output back by all-to-all, each pass, exposed") {
+  const Fixture f;
+  const LayerCost c = f.cost(CpKind::a2a, 4, 1);
+  const double pass =
+      f.net.time_s(Collective::all_to_all, GroupShape::of(4, 1), kTokens * (kQBytes + kKvBytes)) +
+      f.net.time_s(Collective::all_to_all, GroupShape::of(4, 1), kTokens * kQBytes);
+  CHECK(c.cp_forward_s == doctest::Approx(pass).epsilon(1e-9));
+  CHECK(c.cp_backward_s == doctest::Approx(pass).epsilon(1e-9));
+  // All-to-all over 4 ranks: 3 steps, 3/4 of each rank's buffer leaves it.
+  CHECK(pass == doctest::Approx(nvlink_s(3, 3.0 / 4, kTokens * (kQBytes + kKvBytes)) +
+                                nvlink_s(3, 3.0 / 4, kTokens * kQBytes))
+                    .epsilon(1e-9));
+}
+
+TEST_CASE(
+    "ring CP: cp−1 K/V steps hidden behind attention; a2a's kernel sees the whole "
+    "sequence") {
+  const Fixture f;
+  const LayerCost ring = f.cost(CpKind::ring, 1, 4);
+  const double steps = 3 * f.net.ring_step_time_s(GroupShape::of(4, 1), kTokens * kKvBytes);
+  CHECK(ring.cp_forward_s ==
+        doctest::Approx(exposed_after_overlap(steps, ring.attention_forward_s, 0.7)));
+  // At 8K tokens per rank the attention blocks outlast the ring: 30% of it stays exposed.
+  CHECK(ring.cp_forward_s == doctest::Approx(0.3 * steps).epsilon(1e-9));
+  // Same attention FLOPs per rank; the a2a rank runs 8 heads over 32K tokens, a longer and so no
+  // less efficient kernel than 32 heads over 8K.
+  const LayerCost a2a = f.cost(CpKind::a2a, 4, 1);
+  CHECK(a2a.attention_forward_s <= ring.attention_forward_s);
+}
+
+TEST_CASE("hybrid CP: all-to-all inside groups of cp_a2a, a ring of cp/cp_a2a across them") {
+  const Fixture f;
+  const LayerCost c = f.cost(CpKind::hybrid, 2, 2);
+  const double pass =
+      f.net.time_s(Collective::all_to_all, GroupShape::of(2, 1), kTokens * (kQBytes + kKvBytes)) +
+      f.net.time_s(Collective::all_to_all, GroupShape::of(2, 1), kTokens * kQBytes);
+  // One ring step between the two groups (stride 2): the same bytes as a ring step of cp=4,
+  // twice the tokens with half the heads.
+  const double steps = f.net.ring_step_time_s(GroupShape::of(2, 2), kTokens * kKvBytes);
+  CHECK(c.cp_forward_s ==
+        doctest::Approx(pass + exposed_after_overlap(steps, c.attention_forward_s, 0.7)));
+  // Backward: the same all-to-alls, and K/V with their gradients around the ring.
+  CHECK(c.cp_backward_s >= pass + 0.3 * 2 * steps - 1e-12);
+  CHECK(c.cp_backward_s <= pass + 2 * steps + 1e-12);
+}
