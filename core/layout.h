@@ -48,6 +48,9 @@ struct Layout {
   int64_t shard = 0;
   CpKind cp_kind = CpKind::ring;  // meaningful with cp > 1
   int64_t cp_a2a = 0;             // hybrid CP: ranks of each all-to-all group (0 otherwise)
+  // MoE dispatch and combine all-to-alls overlapped with another micro-batch's compute
+  // (Megatron-Core --overlap-moe-expert-parallel-comm; DeepSeek-V3's DualPipe overlap).
+  bool ep_overlap = false;
   std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
 
   int64_t model_parallel() const { return tp * pp * cp; }

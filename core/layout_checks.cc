@@ -93,6 +93,10 @@ bool cp_a2a_splits_heads(const Layout& layout, const ModelSpec& model) {
   return heads % a2a == 0 && kv_heads % a2a == 0;
 }
 
+bool ep_overlap_needs_ep(const Layout& layout, const ModelSpec& model) {
+  return !layout.ep_overlap || (model.moe && layout.ep > 1);
+}
+
 namespace {
 
 // The product of `factors`, or nothing when it exceeds int64_t. REQUIRES: every factor ≥ 0.
@@ -161,6 +165,8 @@ void check_model_split(Checker& checker, const Layout& layout, const ModelSpec& 
     checker.require(ep_splits_experts(layout, model), "ep", layout.ep,
                     "must be 1 for a dense model (it has no experts)");
   }
+  checker.require(ep_overlap_needs_ep(layout, model), "ep_overlap", "true",
+                  "needs an MoE model with ep > 1 (no expert all-to-all to overlap)");
 }
 
 // Hybrid sharding's group fits the data-parallel ranks.

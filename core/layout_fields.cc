@@ -92,7 +92,7 @@ std::string print_int(const Layout& layout) {
 
 }  // namespace
 
-const std::array<LayoutField, 18> kLayoutFields = {{
+const std::array<LayoutField, 19> kLayoutFields = {{
     {"dp", "data-parallel degree; 0 (the default) fills the GPUs left after tp·pp·cp",
      FieldSearch::searched, 2, parse_int<&Layout::dp, 0, kMaxDegree>, print_int<&Layout::dp>,
      nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.dp = parsed.dp; }},
@@ -128,6 +128,16 @@ const std::array<LayoutField, 18> kLayoutFields = {{
     {"ep", "expert-parallel degree, carved out of the dp·cp ranks (default 1)",
      FieldSearch::searched, 4, parse_int<&Layout::ep, 1, kMaxDegree>, print_int<&Layout::ep>,
      nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.ep = parsed.ep; }},
+    {"ep_overlap",
+     "MoE dispatch/combine all-to-alls overlapped with another micro-batch's compute (default "
+     "false; the search turns it on where the framework overlaps them)",
+     FieldSearch::searched, 18,
+     [](const std::string& value, Layout& layout) {
+       return parse_boolean(value, layout.ep_overlap);
+     },
+     [](const Layout& layout) { return print_bool(layout.ep_overlap); }, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.ep_overlap = parsed.ep_overlap; },
+     [](const Layout& layout) { return !layout.ep_overlap; }},
     {"zero", "ZeRO stage: 0 none, 1 optimizer states, 2 + gradients, 3 + parameters (default 1)",
      FieldSearch::searched, 5,
      [](const std::string& value, Layout& layout) {

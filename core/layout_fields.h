@@ -26,6 +26,9 @@ struct LayoutFix {
   std::optional<int64_t> shard;
   std::optional<CpKind> cp_kind;
   std::optional<int64_t> cp_a2a;
+  // Set, every MoE candidate with ep > 1 takes it; unset, the search turns it on where the
+  // framework overlaps EP communication (CostOptions::ep_comm_overlap) and the recompute allows.
+  std::optional<bool> ep_overlap;
   // Set, every candidate with tp > 1 takes it (validation rows whose source ran with
   // --tp-comm-overlap; --fix tp_overlap=true); unset, the search turns it on where the framework
   // overlaps TP communication (CostOptions::tp_comm_overlap) and sequence parallelism is on.
@@ -60,7 +63,7 @@ struct LayoutField {
 };
 
 // Every layout field, in the order the keys are documented (and suggested for typos).
-extern const std::array<LayoutField, 18> kLayoutFields;
+extern const std::array<LayoutField, 19> kLayoutFields;
 
 // The entry for `key`, or null.
 const LayoutField* find_layout_field(std::string_view key);

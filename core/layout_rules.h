@@ -44,5 +44,7 @@ bool sp_splits_sequence(const Layout& layout, const TrainingSpec& training);
 bool cp_kind_needs_cp(const Layout& layout);
 bool cp_a2a_splits_cp(const Layout& layout);
 bool cp_a2a_splits_heads(const Layout& layout, const ModelSpec& model);
+// EP communication overlap needs expert parallelism to overlap (an MoE model, ep > 1).
+bool ep_overlap_needs_ep(const Layout& layout, const ModelSpec& model);
 
 }  // namespace meshplan

@@ -39,6 +39,16 @@ std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layou
                                    "selective and full (block) recompute are exclusive "
                                    "(--recompute-granularity takes one)"));
   }
+  // transformer_config.py: overlap_moe_expert_parallel_comm asserts no full recompute, no
+  // recompute method or layer count, and vpp when pp > 1.
+  if (layout.ep_overlap && (layout.recompute == Recompute::full || layout.recompute_layers > 0))
+    out.push_back(launcher_refusal(who, layout, "ep_overlap",
+                                   "EP overlap (--overlap-moe-expert-parallel-comm) excludes full "
+                                   "and block recomputation; use recompute=none or selective"));
+  if (layout.ep_overlap && layout.pp > 1 && layout.vpp == 1)
+    out.push_back(
+        launcher_refusal(who, layout, "ep_overlap",
+                         "EP overlap with pp > 1 needs virtual pipeline stages (vpp ≥ 2)"));
   if (layout.recompute_layers > 0 && layout.recompute == Recompute::none &&
       layout.recompute_layers % layout.vpp != 0) {
     out.push_back(launcher_refusal(who, layout, "recompute_layers",
@@ -290,6 +300,7 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
   if (layout.order == kTpPpDpOrder) args.flag("--use-tp-pp-dp-mapping");
   if (layout.sp && layout.tp > 1) args.flag("--sequence-parallel");
   if (layout.tp_overlap) args.flag("--tp-comm-overlap");
+  if (layout.ep_overlap) args.flag("--overlap-moe-expert-parallel-comm");
   Result<std::vector<std::string>> notes = megatron_pipeline_args(model, layout, args);
   if (!notes) return notes.errors();
   RecomputeArgs r = recompute_args(layout);
@@ -389,6 +400,7 @@ Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& trai
                           "[" + hierarchical_cp_sizes(layout, ",") + "]");
   out += fmt::format("  sequence_parallel: {}\n", layout.sp && layout.tp > 1);
   if (layout.tp_overlap) out += "  ub_tp_comm_overlap: true\n";
+  if (layout.ep_overlap) out += nemo_added_key("overlap_moe_expert_parallel_comm", "true");
   out += fmt::format("  activations_checkpoint_granularity: {}\n",
                      r.granularity.empty() ? "null" : r.granularity);
   out += fmt::format("  activations_checkpoint_method: {}\n", r.method.empty() ? "null" : r.method);

@@ -67,6 +67,10 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpe
     out.push_back(launcher_refusal(tt, layout, "cp_kind",
                                    "its context parallelism exchanges K/V shards (ring or "
                                    "all-gather), not heads; use cp_kind=ring or allgather"));
+  if (layout.ep_overlap)
+    out.push_back(launcher_refusal(tt, layout, "ep_overlap",
+                                   "it does not overlap MoE all-to-alls with another "
+                                   "micro-batch; use ep_overlap=false"));
   if (layout.pp > 1 && layout.schedule == Schedule::zb_h1)
     out.push_back(launcher_refusal(
         tt, layout, "schedule",

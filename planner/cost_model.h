@@ -151,7 +151,7 @@ class CostModel {
     double p2p_gather_s = 0;
     int64_t micro_batches = 0;
   };
-  using ShapeKey = std::array<int64_t, 16>;
+  using ShapeKey = std::array<int64_t, 17>;
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
   SyncTimes sync_times(const Layout& l, const GroupShape& whole, const ShardGroups& sharded,
@@ -188,9 +188,9 @@ class CostModel {
   double dense_layer_flops_ = 0, moe_layer_flops_ = 0;          // forward, global batch
   double dense_attention_flops_ = 0, moe_attention_flops_ = 0;  // of which core attention
   double head_flops_ = 0;
-  std::map<
-      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, CpKind, int64_t>,
-      LayerPair>
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, CpKind,
+                      int64_t, bool>,
+           LayerPair>
       layer_cache_;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<StageParams>> params_cache_;
   std::map<std::pair<int64_t, int64_t>, std::vector<StageLayerMix>> mix_cache_;

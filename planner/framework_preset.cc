@@ -34,7 +34,9 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // (megatron/core/pipeline_parallel/schedules.py); no GPipe, no zero-bubble schedule.
     // Hybrid sharding: --num-distributed-optimizer-instances N keeps N distributed-optimizer
     // copies, each sharded over dp/N ranks (megatron/training/arguments.py). TP overlap:
-    // --tp-comm-overlap (Transformer Engine userbuffers, with sequence parallelism).
+    // --tp-comm-overlap (Transformer Engine userbuffers, with sequence parallelism). Context
+    // parallelism: --cp-comm-type p2p, all_gather, a2a, a2a+p2p. MoE: --overlap-moe-expert-
+    // parallel-comm overlaps dispatch/combine with another micro-batch (transformer_config.py).
     {"megatron-core",
      "Megatron-Core (Megatron-LM 2024+): distributed optimizer, overlapped grad reduce, param "
      "gather and p2p",
@@ -56,7 +58,8 @@ const std::vector<FrameworkPreset> kFrameworks = {
      true,
      true,
      true,
-     "ring,allgather,a2a,hybrid"},
+     "ring,allgather,a2a,hybrid",
+     true},
     // NeMo 2.x trains through Megatron-Core (MegatronStrategy); MegatronCommOverlapCallback
     // (nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py) turns on overlap_grad_reduce,
     // overlap_param_gather and p2p overlap with the distributed optimizer: the same rules.
@@ -79,7 +82,8 @@ const std::vector<FrameworkPreset> kFrameworks = {
      true,
      true,
      true,
-     "ring,allgather,a2a,hybrid"},
+     "ring,allgather,a2a,hybrid",
+     true},
     // Megatron-LM as of Narayanan et al. 2021 (arXiv 2104.04473): gradients all-reduced after
     // the backward pass (--overlap-grad-reduce arrived in 2023, core_r0.4.0); blocking pipeline
     // sends and receives (--overlap-p2p-communication also 2023); scatter/gather (§4.1); fp16
@@ -266,6 +270,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.hybrid_sharding = f.hybrid_sharding;
   o.tp_comm_overlap = f.tp_comm_overlap;
   o.zero3_prefetch = f.zero3_prefetch;
+  o.ep_comm_overlap = f.ep_comm_overlap;
   o.cp_kinds.clear();
   for (const std::string& name : comma_list(f.cp_kinds)) {
     for (CpKind kind : {CpKind::ring, CpKind::allgather, CpKind::a2a, CpKind::hybrid})

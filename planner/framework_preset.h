@@ -55,6 +55,9 @@ struct FrameworkPreset {
   // Context-parallel variants it runs, comma-separated names as in --layout cp_kind=
   // (CostOptions::cp_kinds).
   const char* cp_kinds = "ring";
+  // Whether it overlaps MoE dispatch/combine with another micro-batch's compute
+  // (CostOptions::ep_comm_overlap).
+  bool ep_comm_overlap = false;
 };
 
 // The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.

@@ -188,7 +188,18 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
   if (moe_layer && key.ep > 1) {  // dispatch and combine all-to-alls, each pass
     const MoeSpec& e = *m.moe;
     const double bytes = 2 * tokens * static_cast<double>(e.top_k) * e.capacity_factor * h;
-    c.ep_forward_s = c.ep_backward_s = 2 * net.time_s(Collective::all_to_all, ep_group, bytes);
+    const double pass = 2 * net.time_s(Collective::all_to_all, ep_group, bytes);
+    c.ep_forward_s = c.ep_backward_s = pass;
+    if (key.ep_overlap) {
+      // Overlapped with another micro-batch (Megatron-Core's 1F1B A2A overlap pairs one
+      // micro-batch's forward with another's backward, as DualPipe does): the forward's
+      // all-to-alls run beside that layer's backward compute and the backward's beside its
+      // forward, at the overlap efficiency of TP's (SMs shared with the communication).
+      const double eta = ctx.options->tp_overlap_efficiency;
+      c.ep_forward_s =
+          exposed_after_overlap(pass, g.input_grad + g.weight_grad + attn.backward, eta);
+      c.ep_backward_s = exposed_after_overlap(pass, g.forward + attn.forward, eta);
+    }
   }
 }
 

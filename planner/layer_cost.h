@@ -19,8 +19,9 @@ struct LayerCostKey {
   int64_t tp = 1, cp = 1, ep = 1, mbs = 1;
   bool sp = false, tp_overlap = false;
   CpKind cp_kind = CpKind::ring;
-  int64_t cp_a2a = 1;   // CP ranks exchanging by all-to-all (Layout::cp_a2a_size)
-  int64_t cp_ring = 1;  // CP ranks passing K/V around a ring (Layout::cp_ring_size)
+  int64_t cp_a2a = 1;       // CP ranks exchanging by all-to-all (Layout::cp_a2a_size)
+  int64_t cp_ring = 1;      // CP ranks passing K/V around a ring (Layout::cp_ring_size)
+  bool ep_overlap = false;  // Layout::ep_overlap
   bool operator==(const LayerCostKey&) const = default;
 };
 

@@ -162,6 +162,11 @@ class Enumerator {
                 // the framework has it the search takes it rather than trying both.
                 layout.tp_overlap =
                     tp > 1 && fix.tp_overlap.value_or(sp && framework_.tp_comm_overlap);
+                // EP overlap likewise, within Megatron-Core's limit (vpp with pp > 1); run_item
+                // turns it off where the recompute excludes it.
+                layout.ep_overlap =
+                    model_.moe && ep > 1 &&
+                    fix.ep_overlap.value_or(framework_.ep_comm_overlap && (pp == 1 || vpp > 1));
                 layout.uneven = deficit > 0;
                 layout.order = order;
                 items.push_back({layout});
@@ -381,6 +386,10 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
             Layout layout = item.base;
             layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl,
             layout.zero = zero, layout.shard = shard;
+            // Megatron-Core's EP overlap excludes full and block recomputation: the search's
+            // own choice gives way to them (a --fix keeps it on).
+            layout.ep_overlap = item.base.ep_overlap &&
+                                (options.fix.ep_overlap || (rc != Recompute::full && rl == 0));
             ++out.evaluated;
             ++order;
             const StageMemory peak = model.peak_stage_memory(layout);

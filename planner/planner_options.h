@@ -115,6 +115,12 @@ struct CostOptions {
   // cp_kind); a layout given whole is priced whatever its kind. Megatron-Core: --cp-comm-type
   // p2p, all_gather, a2a and a2a+p2p (megatron/training/arguments.py, transformer_config.py).
   std::vector<CpKind> cp_kinds = {CpKind::ring, CpKind::allgather, CpKind::a2a, CpKind::hybrid};
+  // Whether the framework overlaps MoE dispatch/combine all-to-alls with another micro-batch's
+  // compute (FrameworkPreset::ep_comm_overlap): the search then sets Layout::ep_overlap on MoE
+  // layouts with ep > 1 within the implementation's limits. Megatron-Core:
+  // --overlap-moe-expert-parallel-comm, which needs vpp with pp > 1 and no full or block
+  // recomputation (megatron/core/transformer/transformer_config.py).
+  bool ep_comm_overlap = true;
   // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
   // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
   // default ddp_bucket_size).

@@ -131,7 +131,7 @@ TEST_CASE("layout syntax errors point at the column of the bad entry") {
 }
 
 TEST_CASE("the field table drives parsing and printing: to_string reads back to the same layout") {
-  CHECK(kLayoutFields.size() == 18);
+  CHECK(kLayoutFields.size() == 19);
   Result<Layout> parsed = parse_layout(
       "tp=4,pp=2,dp=3,cp=2,ep=1,zero=3,mbs=2,vpp=2,recompute=full,recompute_layers=1,sp=false,"
       "schedule=interleaved,order=tp-cp-pp-dp,tp_overlap=true,uneven=true");
@@ -309,4 +309,13 @@ TEST_CASE("check_layout: CP variants need cp > 1, hybrid a group inside cp, a2a 
         "each TP rank's 8 query and 1 KV heads evenly\n");
   CHECK(
       !cp_a2a_splits_heads(parse_layout("tp=2,cp=8,cp_kind=hybrid,cp_a2a=8").value(), llama70b()));
+}
+
+TEST_CASE("ep_overlap is printed only when on and needs an MoE model with ep > 1") {
+  CHECK(to_string(parse_layout("tp=8").value()).find("ep_overlap") == std::string::npos);
+  CHECK(to_string(parse_layout("ep=8,ep_overlap=true").value()).find(",ep_overlap=true") !=
+        std::string::npos);
+  CHECK(errors_of("tp=8,ep_overlap=true", 512) ==
+        "--layout: error: field 'ep_overlap' = 'true': needs an MoE model with ep > 1 (no expert "
+        "all-to-all to overlap)\n");
 }

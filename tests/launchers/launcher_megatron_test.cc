@@ -97,7 +97,7 @@ void check_megatron_flags(const std::string& text,
 
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
-  REQUIRE(known.size() == 59);
+  REQUIRE(known.size() == 60);
   const struct {
     const char* model;
     const char* layout;
@@ -115,6 +115,7 @@ TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 define
       {"llama3-70b", "tp=4,cp=4,pp=2,cp_kind=allgather", 512},
       {"llama3-70b", "tp=4,cp=2,pp=2,cp_kind=a2a", 512},
       {"llama3-70b", "tp=2,cp=8,pp=2,cp_kind=hybrid,cp_a2a=4", 512},
+      {"mixtral-8x7b", "tp=2,pp=2,vpp=2,ep=4,zero=1,ep_overlap=true", 64},
   };
   for (const auto& c : cases) {
     CAPTURE(c.model);

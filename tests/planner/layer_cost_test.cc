@@ -101,3 +101,26 @@ TEST_CASE("hybrid CP: all-to-all inside groups of cp_a2a, a ring of cp/cp_a2a ac
   CHECK(c.cp_backward_s >= pass + 0.3 * 2 * steps - 1e-12);
   CHECK(c.cp_backward_s <= pass + 2 * steps + 1e-12);
 }
+
+TEST_CASE("ep_overlap: dispatch and combine hide behind the other micro-batch's opposite pass") {
+  // mixtral-8x7b, ep=8 inside the node, 4K tokens: each pass's two all-to-alls of top-2 copies.
+  Fixture f;
+  f.model = testing::shipped_model("mixtral-8x7b");
+  LayerCostContext ctx = f.context();
+  ctx.seq_len = 4096;
+  const GroupShape one = GroupShape::of(1, 1), ep = GroupShape::of(8, 1);
+  const LayerCostKey plain{1, 1, 8, 1, false, false, CpKind::ring, 1, 1, false};
+  LayerCostKey overlapped = plain;
+  overlapped.ep_overlap = true;
+  const LayerCost exposed = layer_cost(ctx, plain, true, one, one, ep);
+  const LayerCost hidden = layer_cost(ctx, overlapped, true, one, one, ep);
+  const double bytes = 2.0 * 4096 * 2 * f.model.hidden;  // BF16, top-2, capacity factor 1
+  const double pass = 2 * f.net.time_s(Collective::all_to_all, ep, bytes);
+  CHECK(exposed.ep_forward_s == doctest::Approx(pass).epsilon(1e-12));
+  CHECK(exposed.ep_backward_s == doctest::Approx(pass).epsilon(1e-12));
+  // The layer's compute outlasts its all-to-alls here: 30% of them stays exposed (the SMs and
+  // bandwidth they take from the compute beside them), as with TP overlap.
+  CHECK(hidden.ep_forward_s == doctest::Approx(0.3 * pass).epsilon(1e-9));
+  CHECK(hidden.ep_backward_s == doctest::Approx(0.3 * pass).epsilon(1e-9));
+  CHECK(hidden.forward_s == exposed.forward_s);
+}

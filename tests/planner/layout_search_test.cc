@@ -284,3 +284,38 @@ TEST_CASE(
   REQUIRE(hybrid.ranked.size() == 1);
   CHECK(hybrid.ranked[0].layout.cp_ring_size() == 2);
 }
+
+TEST_CASE(
+    "EP overlap: searched on where the framework overlaps, off with full or block "
+    "recompute, on with pp only beside vpp") {
+  ModelSpec m = shipped_model("mixtral-8x7b");
+  TrainingSpec t{4096, 64, Precision::bf16};
+  ClusterSpec c = two_level_cluster(2);
+  auto search = [&](const std::string& framework, const std::string& fix) {
+    CostOptions options;
+    apply_framework(find_framework(framework).value(), options);
+    CostModel model(m, c, CalibrationProfile{}, t, options);
+    SearchOptions o;
+    o.top_k = 100000;
+    o.fix = parse_layout_fix(fix).value();
+    return search_layouts(model, c.gpus(), o);
+  };
+  SearchResult core = search("megatron-core", "tp=1,ep=8,mbs=1,zero=1");
+  REQUIRE(!core.ranked.empty());
+  bool on = false, full = false;
+  for (const Estimate& e : core.ranked) {
+    const Layout& l = e.layout;
+    const bool allowed =
+        l.recompute != Recompute::full && l.recompute_layers == 0 && (l.pp == 1 || l.vpp > 1);
+    CHECK(l.ep_overlap == allowed);
+    on = on || l.ep_overlap;
+    full = full || l.recompute == Recompute::full;
+  }
+  CHECK(on);
+  CHECK(full);
+  for (const Estimate& e : search("fsdp2", "tp=1,ep=8,mbs=1,zero=1").ranked)
+    CHECK(!e.layout.ep_overlap);
+  // Pinned, it stays on whatever the recompute.
+  for (const Estimate& e : search("fsdp2", "tp=1,ep=8,mbs=1,zero=1,ep_overlap=true").ranked)
+    CHECK(e.layout.ep_overlap);
+}
