@@ -279,7 +279,7 @@ void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items,
   std::vector<bool> dropped(items.size(), false);
   for (const auto& [shape, group] : shapes) {
     for (size_t i : group) {
-      const CostModel::LayerPair mine = model.layer_costs(items[i].base);
+      const CostModel::LayerPair& mine = model.layer_costs(items[i].base);  // map: stable
       for (size_t j : group) {
         if (j == i || dropped[j]) continue;
         const CostModel::LayerPair& other = model.layer_costs(items[j].base);

@@ -43,6 +43,12 @@ constexpr double kTokens = 32768.0 / 4;       // each CP rank's share of the seq
 constexpr double kKvBytes = 2 * 2 * 8 * 128;  // K and V of 8 heads of 128, BF16, per token
 constexpr double kQBytes = 2 * 32 * 128;      // query (and output) of 32 heads
 
+// One pass of a2a CP over `group`: Q, K, V in, the output back.
+double a2a_pass_s(const Fixture& f, const GroupShape& group) {
+  return f.net.time_s(Collective::all_to_all, group, kTokens * (kQBytes + kKvBytes)) +
+         f.net.time_s(Collective::all_to_all, group, kTokens * kQBytes);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -59,9 +65,7 @@ TEST_CASE(
 TEST_CASE("a2a CP (Ulysses): Q, K, V in and the output back by all-to-all, each pass, exposed") {
   const Fixture f;
   const LayerCost c = f.cost(CpKind::a2a, 4, 1);
-  const double pass =
-      f.net.time_s(Collective::all_to_all, GroupShape::of(4, 1), kTokens * (kQBytes + kKvBytes)) +
-      f.net.time_s(Collective::all_to_all, GroupShape::of(4, 1), kTokens * kQBytes);
+  const double pass = a2a_pass_s(f, GroupShape::of(4, 1));
   CHECK(c.cp_forward_s == doctest::Approx(pass).epsilon(1e-9));
   CHECK(c.cp_backward_s == doctest::Approx(pass).epsilon(1e-9));
   // All-to-all over 4 ranks: 3 steps, 3/4 of each rank's buffer leaves it.
@@ -89,9 +93,7 @@ TEST_CASE(
 TEST_CASE("hybrid CP: all-to-all inside groups of cp_a2a, a ring of cp/cp_a2a across them") {
   const Fixture f;
   const LayerCost c = f.cost(CpKind::hybrid, 2, 2);
-  const double pass =
-      f.net.time_s(Collective::all_to_all, GroupShape::of(2, 1), kTokens * (kQBytes + kKvBytes)) +
-      f.net.time_s(Collective::all_to_all, GroupShape::of(2, 1), kTokens * kQBytes);
+  const double pass = a2a_pass_s(f, GroupShape::of(2, 1));
   // One ring step between the two groups (stride 2): the same bytes as a ring step of cp=4,
   // twice the tokens with half the heads.
   const double steps = f.net.ring_step_time_s(GroupShape::of(2, 2), kTokens * kKvBytes);

@@ -113,18 +113,24 @@ namespace {
 
 // Every layout the search evaluates for `framework` (top_k above the count) on a small GPT
 // over all of `cluster`'s GPUs, with the count the up-front size check predicts.
-SearchResult search_all(const std::string& framework, const std::string& fix = "",
-                        const ClusterSpec& cluster = two_level_cluster(1), int64_t batch = 16) {
-  ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
+// The search under `framework`'s preset with `fix` pinned, keeping `top_k`; its size count agrees.
+SearchResult framework_search(const ModelSpec& m, const ClusterSpec& cluster, const TrainingSpec& t,
+                              const std::string& framework, const std::string& fix, int top_k) {
   CostOptions options;
   apply_framework(find_framework(framework).value(), options);
-  CostModel model(m, cluster, CalibrationProfile{}, {128, batch, Precision::bf16}, options);
+  CostModel model(m, cluster, CalibrationProfile{}, t, options);
   SearchOptions o;
-  o.top_k = 1000000;
+  o.top_k = top_k;
   if (!fix.empty()) o.fix = parse_layout_fix(fix).value();
   SearchResult r = search_layouts(model, cluster.gpus(), o);
   CHECK(count_search_layouts(model, cluster.gpus(), o) == r.evaluated);
   return r;
+}
+
+SearchResult search_all(const std::string& framework, const std::string& fix = "",
+                        const ClusterSpec& cluster = two_level_cluster(1), int64_t batch = 16) {
+  return framework_search(gpt_like(8, 256, 4, 1000, 128), cluster, {128, batch, Precision::bf16},
+                          framework, fix, 1000000);
 }
 
 }  // namespace
@@ -250,15 +256,7 @@ TEST_CASE(
   TrainingSpec t{32768, 8, Precision::bf16};
   ClusterSpec c = two_level_cluster(1);
   auto search = [&](const std::string& framework, const std::string& fix) {
-    CostOptions options;
-    apply_framework(find_framework(framework).value(), options);
-    CostModel model(m, c, CalibrationProfile{}, t, options);
-    SearchOptions o;
-    o.top_k = 1000;
-    o.fix = parse_layout_fix(fix).value();
-    SearchResult r = search_layouts(model, c.gpus(), o);
-    CHECK(count_search_layouts(model, c.gpus(), o) == r.evaluated);
-    return r;
+    return framework_search(m, c, t, framework, fix, 1000);
   };
   const std::string shape = "tp=2,cp=4,pp=1,mbs=1,zero=1,sp=true,recompute=none,recompute_layers=0";
   // Megatron-Core: ring, allgather, a2a (16 query and 4 KV heads per TP rank split 4 ways) and
@@ -292,13 +290,7 @@ TEST_CASE(
   TrainingSpec t{4096, 64, Precision::bf16};
   ClusterSpec c = two_level_cluster(2);
   auto search = [&](const std::string& framework, const std::string& fix) {
-    CostOptions options;
-    apply_framework(find_framework(framework).value(), options);
-    CostModel model(m, c, CalibrationProfile{}, t, options);
-    SearchOptions o;
-    o.top_k = 100000;
-    o.fix = parse_layout_fix(fix).value();
-    return search_layouts(model, c.gpus(), o);
+    return framework_search(m, c, t, framework, fix, 100000);
   };
   SearchResult core = search("megatron-core", "tp=1,ep=8,mbs=1,zero=1");
   REQUIRE(!core.ranked.empty());
