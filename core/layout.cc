@@ -67,6 +67,12 @@ const char* to_string(Schedule schedule) {
       return "interleaved";
     case Schedule::zb_h1:
       return "zb-h1";
+    case Schedule::zb_h2:
+      return "zb-h2";
+    case Schedule::dualpipe:
+      return "dualpipe";
+    case Schedule::dualpipev:
+      return "dualpipev";
   }
   return "?";
 }

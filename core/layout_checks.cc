@@ -68,6 +68,26 @@ bool interleaving_fills_pipeline(const Layout& layout, const TrainingSpec& train
   return (training.global_batch / per_step) % layout.pp == 0;
 }
 
+bool schedule_fits_vpp(const Layout& layout) {
+  switch (layout.schedule) {
+    case Schedule::interleaved:
+      return layout.vpp >= 2;
+    case Schedule::dualpipev:
+      return layout.vpp == 2;
+    default:
+      return layout.vpp == 1;
+  }
+}
+
+bool dual_pipe_fits(const Layout& layout, const TrainingSpec& training) {
+  const bool dual = layout.schedule == Schedule::dualpipe;
+  if ((!dual && layout.schedule != Schedule::dualpipev) || layout.pp == 1) return true;
+  const int64_t per_step = layout.dp * layout.mbs;
+  if (per_step <= 0 || training.global_batch % per_step != 0) return true;
+  const int64_t m = training.global_batch / per_step;
+  return m >= 2 * layout.pp && (!dual || (layout.pp % 2 == 0 && m % 2 == 0));
+}
+
 bool cp_splits_sequence(const Layout& layout, const TrainingSpec& training) {
   return layout.cp == 1 || training.seq_len % (2 * layout.cp) == 0;
 }
@@ -193,12 +213,16 @@ void check_pipeline(Checker& checker, const Layout& layout, const ModelSpec& mod
   checker.require(chunks_within_layers(layout, model), "pp", layout.pp,
                   fmt::format("pp·vpp = {} must not exceed layers ({})", chunks, model.layers));
   if (layout.vpp > 1) {
-    checker.require(layout.schedule == Schedule::interleaved, "vpp", layout.vpp,
-                    "vpp > 1 needs schedule=interleaved");
+    checker.require(schedule_fits_vpp(layout) || layout.schedule == Schedule::dualpipev, "vpp",
+                    layout.vpp, "vpp > 1 needs schedule=interleaved (or dualpipev with vpp=2)");
     checker.require(layout.pp > 1, "vpp", layout.vpp, "vpp > 1 needs pp > 1");
   }
   if (layout.schedule == Schedule::interleaved) {
     checker.require(layout.vpp > 1, "vpp", layout.vpp, "schedule=interleaved needs vpp ≥ 2");
+  }
+  if (layout.schedule == Schedule::dualpipev) {
+    checker.require(layout.vpp == 2, "vpp", layout.vpp,
+                    "schedule=dualpipev needs vpp=2 (each rank holds two chunks in a V)");
   }
   const int64_t stage_layers =
       (model.layers + chunks - 1) / chunks * layout.vpp;  // the largest stage
@@ -219,6 +243,15 @@ void check_batch_and_sequence(Checker& checker, const Layout& layout,
                     fmt::format("the interleaved schedule needs the micro-batch count ({}) to be "
                                 "a multiple of pp (Megatron-LM)",
                                 training.global_batch / per_step));
+  }
+  if (!dual_pipe_fits(layout, training)) {
+    checker.require(false, "schedule", to_string(layout.schedule),
+                    fmt::format("needs at least 2·pp = {} micro-batches (it has {}){} (the "
+                                "DualPipe repository's dualpipe.py and dualpipev.py)",
+                                2 * layout.pp, training.global_batch / per_step,
+                                layout.schedule == Schedule::dualpipe
+                                    ? ", an even count and an even pp, half entering from each end"
+                                    : ""));
   }
   checker.require(cp_splits_sequence(layout, training), "cp", layout.cp,
                   fmt::format("2·cp must divide seq_len ({}) (load-balanced causal context "

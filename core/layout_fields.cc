@@ -179,13 +179,15 @@ const std::array<LayoutField, 19> kLayoutFields = {{
      [](Layout& layout) { layout.sp = layout.tp > 1; },
      [](const Layout& parsed, LayoutFix& fix) { fix.sp = parsed.sp; }},
     {"schedule",
-     "pipeline schedule: gpipe, 1f1b, interleaved or zb-h1 (default: interleaved when vpp > 1, "
-     "else 1f1b)",
+     "pipeline schedule: gpipe, 1f1b, interleaved, zb-h1, zb-h2, dualpipe (each rank also holds "
+     "the mirror stage; micro-batches enter from both ends) or dualpipev (vpp=2, V-shaped) "
+     "(default: interleaved when vpp > 1, else 1f1b)",
      FieldSearch::searched, 11,
      [](const std::string& value, Layout& layout) {
        return parse_choice(
-           value, {"gpipe", "1f1b", "interleaved", "zb-h1"},
-           {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1},
+           value, {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "dualpipev"},
+           {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1,
+            Schedule::zb_h2, Schedule::dualpipe, Schedule::dualpipev},
            layout.schedule);
      },
      [](const Layout& layout) { return std::string(to_string(layout.schedule)); },

@@ -33,6 +33,12 @@ bool batch_splits(const Layout& layout, const TrainingSpec& training);
 // Interleaving: the micro-batch count is a multiple of pp (Megatron-LM); holds for other
 // schedules and when the batch does not split.
 bool interleaving_fills_pipeline(const Layout& layout, const TrainingSpec& training);
+// The schedule's chunks per rank: interleaved vpp ≥ 2, dualpipev vpp = 2, the others vpp = 1.
+bool schedule_fits_vpp(const Layout& layout);
+// DualPipe and DualPipeV need at least 2·pp micro-batches; DualPipe also an even pp and an even
+// micro-batch count (half enter from each end). Holds for other schedules, pp = 1, and when the
+// batch does not split.
+bool dual_pipe_fits(const Layout& layout, const TrainingSpec& training);
 // Load-balanced causal CP cuts each sequence into 2·cp chunks; under sequence parallelism
 // tp divides each CP rank's sequence.
 bool cp_splits_sequence(const Layout& layout, const TrainingSpec& training);

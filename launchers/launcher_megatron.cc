@@ -24,7 +24,8 @@ constexpr std::array<Dim, 4> kTpPpDpOrder = {Dim::tp, Dim::cp, Dim::pp, Dim::dp}
 std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layout,
                                                bool pp_dp_order) {
   std::vector<Diagnostic> out;
-  if (layout.pp > 1 && (layout.schedule == Schedule::gpipe || layout.schedule == Schedule::zb_h1)) {
+  if (layout.pp > 1 && layout.schedule != Schedule::one_f_one_b &&
+      layout.schedule != Schedule::interleaved) {
     out.push_back(launcher_refusal(who, layout, "schedule",
                                    "Megatron-core pipelines run 1F1B or interleaved 1F1B only"));
   }

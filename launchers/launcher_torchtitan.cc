@@ -29,8 +29,12 @@ const char* schedule_name(Schedule s) {
       return "1F1B";
     case Schedule::interleaved:
       return "Interleaved1F1B";
+    case Schedule::dualpipev:
+      return "DualPipeV";  // torch.distributed.pipelining ScheduleDualPipeV
     case Schedule::zb_h1:
-      return "InterleavedZeroBubble";
+    case Schedule::zb_h2:
+    case Schedule::dualpipe:
+      break;  // refused (torchtitan_refusals)
   }
   return "1F1B";
 }
@@ -71,11 +75,17 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpe
     out.push_back(launcher_refusal(tt, layout, "ep_overlap",
                                    "it does not overlap MoE all-to-alls with another "
                                    "micro-batch; use ep_overlap=false"));
-  if (layout.pp > 1 && layout.schedule == Schedule::zb_h1)
+  if (layout.pp > 1 && (layout.schedule == Schedule::zb_h1 || layout.schedule == Schedule::zb_h2))
     out.push_back(launcher_refusal(
         tt, layout, "schedule",
-        "its zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run 2 or more stages "
-        "per rank; zb-h1 runs one; use schedule=1f1b, or interleaved with vpp >= 2"));
+        fmt::format("its zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run 2 or "
+                    "more stages per rank; {} runs one; use schedule=1f1b, dualpipev, or "
+                    "interleaved with vpp >= 2",
+                    to_string(layout.schedule))));
+  if (layout.pp > 1 && layout.schedule == Schedule::dualpipe)
+    out.push_back(launcher_refusal(tt, layout, "schedule",
+                                   "torch.distributed.pipelining has DualPipeV, not the "
+                                   "bidirectional DualPipe; use schedule=dualpipev with vpp=2"));
   return out;
 }
 

@@ -86,14 +86,14 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
 }
 
 const std::vector<StageParams>& CostModel::params_of(const Layout& l) {
-  auto key = std::make_tuple(l.tp, l.ep, l.pp, l.vpp);
+  auto key = std::make_tuple(l.tp, l.ep, l.pp, l.vpp, placement_kind(l));
   auto it = params_cache_.find(key);
   if (it != params_cache_.end()) return it->second;
   return params_cache_.emplace(key, stage_params(model_, l)).first->second;
 }
 
 const std::vector<StageLayerMix>& CostModel::mix_of(const Layout& l) {
-  auto key = std::make_pair(l.pp, l.vpp);
+  auto key = std::make_tuple(l.pp, l.vpp, placement_kind(l));
   auto it = mix_cache_.find(key);
   if (it != mix_cache_.end()) return it->second;
   return mix_cache_.emplace(key, stage_layer_mix(model_, l)).first->second;
@@ -183,7 +183,7 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
                                          params * options_.memory.grad_bytes_per_param);
   }
   for (size_t i = 0; i < params.size(); ++i) {
-    const bool last = static_cast<int64_t>(i) == l.pp - 1;
+    const bool last = holds_last_chunk(l, static_cast<int64_t>(i));
     size_t c = 0;
     for (; c < shape.classes.size(); ++c) {
       const StageClass& k = shape.classes[c];
@@ -207,14 +207,30 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
             sync_times(l, expert_group, expert_sharded,
                        static_cast<double>(params[i].expert_per_gpu), zero, mix[i].layers());
       }
-      if (model_.tied_embeddings && l.pp > 1 && (i == 0 || last))
-        k.embedding_sync_s = embedding_sync;
+      const bool first = holds_first_chunk(l, static_cast<int64_t>(i));
+      if (model_.tied_embeddings && l.pp > 1 && first != last) k.embedding_sync_s = embedding_sync;
+      if (placement_kind(l) == PlacementKind::mirrored)
+        k.mirror_sync_s = mirror_sync_s(l, static_cast<int64_t>(i), params[i]);
       shape.classes.push_back(k);
     }
     shape.classes[c].count += 1;
     shape.class_of_stage.push_back(c);
   }
   return shape;
+}
+
+// DualPipe keeps two copies of every chunk, on ranks s and pp − 1 − s (DeepSeek-V3 report
+// §3.2.1), each accumulating the gradients of the half of the batch that passes it: the pair
+// all-reduces this rank's gradients once the backward is done, over the pipeline link between
+// the two (an approximation: sharded gradients would halve it, and a framework may fold it
+// into the data-parallel reduction).
+double CostModel::mirror_sync_s(const Layout& l, int64_t stage, const StageParams& params) const {
+  const int64_t distance = std::abs(l.pp - 1 - 2 * stage);
+  if (distance == 0) return 0;
+  const double grads = static_cast<double>(params.dense_per_gpu + params.expert_per_gpu) *
+                       options_.memory.grad_bytes_per_param;
+  return collectives_.time_s(Collective::all_reduce,
+                             GroupShape::of(2, distance * l.stride(Dim::pp)), grads);
 }
 
 const CostModel::Shape& CostModel::shape_of(const Layout& l) {
@@ -234,7 +250,8 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
                         static_cast<int64_t>(l.order[0]),
                         static_cast<int64_t>(l.order[1]),
                         static_cast<int64_t>(l.order[2]),
-                        static_cast<int64_t>(l.order[3])};
+                        static_cast<int64_t>(l.order[3]),
+                        static_cast<int64_t>(placement_kind(l))};
   if (last_shape_ && key == last_key_) return *last_shape_;
   auto it = shape_cache_.find(key);
   if (it == shape_cache_.end()) it = shape_cache_.emplace(key, build_shape(l)).first;
@@ -265,7 +282,7 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
   s.cp_s = (nd + fd) * c.dense.cp_forward_s + nd * c.dense.cp_backward_s +
            (nm + fm) * c.moe.cp_forward_s + nm * c.moe.cp_backward_s;
   s.ep_s = (nm + fm) * c.moe.ep_forward_s + nm * c.moe.ep_backward_s;
-  if (k.first == l.pp - 1) {
+  if (holds_last_chunk(l, k.first)) {
     s.forward_s += c.head.forward_s;
     s.backward_s += c.head.backward_s;
   }
@@ -313,7 +330,7 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
             hidden_behind(t.layer_gather + bwd_reduce, window,
                           t.layer_gather_hbm + bwd_reduce_hbm));
   };
-  double exposed = k.embedding_sync_s;
+  double exposed = k.embedding_sync_s + k.mirror_sync_s;
   for (const SyncTimes& t : k.sync[static_cast<size_t>(l.zero)]) {
     if (t.reduce <= 0) continue;
     const double once = std::max(t.reduce_last, hidden_behind(t.reduce, last_window, t.reduce_hbm));
@@ -355,7 +372,7 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
                               const std::vector<StageTiming>& st, Estimate& e) const {
   const double m = static_cast<double>(e.micro_batches);
   size_t critical = 0;
-  double t_max = 0, t_sum = 0, zb_bubble = 0;
+  double t_max = 0, t_sum = 0, zb_bubble = 0, dual_bubble = 0;
   TimeBreakdown& b = e.breakdown;
   for (size_t i = 0; i < st.size(); ++i) {
     const double t = st[i].per_micro_batch_s();
@@ -364,30 +381,39 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
       critical = i;
     }
     t_sum += static_cast<double>(shape.classes[i].count) * t;
-    zb_bubble = std::max(zb_bubble, t - 2 * st[i].backward_weight_s);
+    const double w = st[i].backward_weight_s;
+    zb_bubble = std::max(zb_bubble, t - 2 * w);
+    dual_bubble =
+        std::max(dual_bubble,
+                 std::max(st[i].forward_s, t + st[i].backward_s + st[i].recompute_s - 3 * w) / 2);
     b.dp_s = std::max(b.dp_s, st[i].dp_exposed_s);
     b.optimizer_s = std::max(b.optimizer_s, st[i].optimizer_s);
   }
   const double p = static_cast<double>(l.pp);
-  double pipe = m * t_max;
+  // The micro-batches each rank runs through its chunks: all of them, or half with DualPipe.
+  const double runs = m * micro_batch_share(l);
+  double pipe = runs * t_max;
   if (l.pp > 1) {
     pipe = sim::schedule_info(l.schedule)
-               .pipeline_time_s({m, p, static_cast<double>(l.vpp), t_max, t_sum, zb_bubble});
+               .pipeline_time_s(
+                   {m, p, static_cast<double>(l.vpp), t_max, t_sum, zb_bubble, dual_bubble});
   }
   const StageTiming& c = st[critical];
-  b.compute_s = m * (c.forward_s + c.backward_s);
-  b.recompute_s = m * c.recompute_s;
-  b.tp_s = m * c.tp_s;
-  b.cp_s = m * c.cp_s;
-  b.ep_s = m * c.ep_s;
-  b.bubble_s = pipe - m * t_max;
+  b.compute_s = runs * (c.forward_s + c.backward_s);
+  b.recompute_s = runs * c.recompute_s;
+  b.tp_s = runs * c.tp_s;
+  b.cp_s = runs * c.cp_s;
+  b.ep_s = runs * c.ep_s;
+  b.bubble_s = pipe - runs * t_max;
   e.p2p_s = shape.p2p_s + shape.p2p_gather_s;
   if (l.pp > 1) {
     // The fill and drain chains cross every chunk boundary once each way: p − 1 transfers in
     // 1F1B, p·v − 1 when each stage holds v chunks (interleaving multiplies pipeline transfers
     // by v; Narayanan et al. 2021 §2.2). Megatron-LM blocks on them in warm-up and cool-down.
-    const double chain =
-        l.schedule == Schedule::interleaved ? p * static_cast<double>(l.vpp) - 1 : p - 1;
+    // A V (dualpipev) crosses 2(p − 1) boundaries: its turn stays on the last rank.
+    const double chain = l.schedule == Schedule::interleaved ? p * static_cast<double>(l.vpp) - 1
+                         : l.schedule == Schedule::dualpipev ? 2 * (p - 1)
+                                                             : p - 1;
     b.pp_s = 2 * chain * e.p2p_s;
     if (!options_.overlap_p2p) b.pp_s += 2 * m * static_cast<double>(l.vpp) * e.p2p_s;
   }

@@ -27,6 +27,7 @@
 #include "core/cluster_spec.h"
 #include "core/layout.h"
 #include "core/model_spec.h"
+#include "core/pipeline_placement.h"
 #include "core/profile.h"
 #include "planner/attention_model.h"
 #include "planner/collective_model.h"
@@ -138,6 +139,9 @@ class CostModel {
     // Tied input and output embeddings on different stages (first and last): their gradients
     // are all-reduced between the two after the backward pass, exposed.
     double embedding_sync_s = 0;
+    // DualPipe: the two copies of each chunk (this rank's and its mirror rank's) add their
+    // gradients after the backward pass, exposed (mirror_sync_s).
+    double mirror_sync_s = 0;
   };
   // Everything that depends on the layout's shape (degrees, micro-batch, order) but not on
   // ZeRO, recompute or schedule: the search evaluates many layouts per shape.
@@ -151,9 +155,10 @@ class CostModel {
     double p2p_gather_s = 0;
     int64_t micro_batches = 0;
   };
-  using ShapeKey = std::array<int64_t, 17>;
+  using ShapeKey = std::array<int64_t, 18>;
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
+  double mirror_sync_s(const Layout& l, int64_t stage, const StageParams& params) const;
   SyncTimes sync_times(const Layout& l, const GroupShape& whole, const ShardGroups& sharded,
                        double params, int zero, int64_t layers) const;
   const std::vector<StageParams>& params_of(const Layout& l);
@@ -192,8 +197,9 @@ class CostModel {
                       int64_t, bool>,
            LayerPair>
       layer_cache_;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::vector<StageParams>> params_cache_;
-  std::map<std::pair<int64_t, int64_t>, std::vector<StageLayerMix>> mix_cache_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind>, std::vector<StageParams>>
+      params_cache_;
+  std::map<std::tuple<int64_t, int64_t, PlacementKind>, std::vector<StageLayerMix>> mix_cache_;
   std::map<ShapeKey, Shape> shape_cache_;
   ShapeKey last_key_{};
   const Shape* last_shape_ = nullptr;

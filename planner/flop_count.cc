@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/layer_geometry.h"
+#include "core/pipeline_placement.h"
 #include "planner/param_count.h"
 
 namespace meshplan {
@@ -56,8 +57,11 @@ StepFlops step_flops(const ModelSpec& m, const Layout& l, const TrainingSpec& t,
   // Layers recomputed in full: the first recompute_layers of each stage (Megatron's "block").
   std::vector<int64_t> full_left(static_cast<size_t>(l.pp),
                                  l.recompute == Recompute::full ? m.layers : l.recompute_layers);
+  // (DualPipe's two copies of a chunk: counted on the rank the first half of the batch uses.)
+  const PipelinePlacement placement = pipeline_placement(l);
   for (size_t c = 0; c + 1 < bounds.size(); ++c) {
-    int64_t& left = full_left[c % static_cast<size_t>(l.pp)];
+    int64_t& left = full_left[static_cast<size_t>(
+        placement.holder(static_cast<int64_t>(c), 0, t.global_batch))];
     for (int64_t i = bounds[c]; i < bounds[c + 1]; ++i) {
       LayerFlops f = layer_forward_flops(m, i, tokens, seq, o);
       forward += f.total();

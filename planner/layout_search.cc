@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/layout_rules.h"
+#include "simulator/pipeline_schedule.h"
 
 namespace meshplan {
 namespace {
@@ -52,6 +53,24 @@ bool holds(bool ok, const char* rule, std::map<std::string, int64_t>& skipped) {
 bool schedule_offered(Schedule s, const LayoutFix& fix, const std::vector<Schedule>& framework) {
   if (fix.schedule) return *fix.schedule == s;
   return std::find(framework.begin(), framework.end(), s) != framework.end();
+}
+
+// Schedules to try for a pipeline shape: of those that fit it (its vpp, and the micro-batch
+// count each needs: core/layout_rules.h), the one --fix names, else the framework's
+// (CostOptions::pipeline_schedules). Without a pipeline the schedule is moot: 1F1B.
+std::vector<Schedule> schedules_for(const Layout& layout, const LayoutFix& fix,
+                                    const std::vector<Schedule>& framework,
+                                    const TrainingSpec& training) {
+  if (layout.pp == 1) return {Schedule::one_f_one_b};
+  std::vector<Schedule> out;
+  for (const sim::ScheduleInfo& info : sim::schedule_table()) {
+    Layout probe = layout;
+    probe.schedule = info.schedule;
+    if (schedule_offered(info.schedule, fix, framework) && schedule_fits_vpp(probe) &&
+        interleaving_fills_pipeline(probe, training) && dual_pipe_fits(probe, training))
+      out.push_back(info.schedule);
+  }
+  return out;
 }
 
 class Enumerator {
@@ -124,7 +143,7 @@ class Enumerator {
       const int64_t chunks = pp * vpp;
       const int64_t deficit = (model_.layers + chunks - 1) / chunks * chunks - model_.layers;
       if (!allowed(fix.vpp, vpp)) continue;
-      if (vpp > 1 && !offers(Schedule::interleaved)) {
+      if (vpp > 1 && !offers(Schedule::interleaved) && !(vpp == 2 && offers(Schedule::dualpipev))) {
         ++rejected["the framework has no interleaved schedule"];
         continue;
       }
@@ -140,11 +159,7 @@ class Enumerator {
         for (int64_t mbs : divisors(training_.global_batch / dp)) {
           if (!allowed(fix.mbs, mbs)) continue;
           probe.vpp = vpp, probe.mbs = mbs;
-          probe.schedule = vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-          if (!interleaving_fills_pipeline(probe, training_)) {
-            ++rejected["interleaving needs micro-batches in multiples of pp"];
-            continue;
-          }
+          if (!pipeline_schedules_fit(probe, rejected, skipped)) continue;
           for (bool sp : {true, false}) {
             if ((sp && tp == 1) || !allowed(fix.sp, sp && tp > 1)) continue;
             probe.sp = sp;
@@ -204,6 +219,25 @@ class Enumerator {
     return out;
   }
 
+  // Whether some schedule the search may try runs this pipeline shape. DualPipe variants
+  // that need more micro-batches are counted under dual_pipe_fits; a shape no schedule runs
+  // under the interleaving rule when vpp > 1 (Megatron-LM's multiple of pp), else dual_pipe_fits.
+  bool pipeline_schedules_fit(const Layout& probe, std::map<std::string, int64_t>& rejected,
+                              std::map<std::string, int64_t>& skipped) const {
+    if (probe.pp == 1) return true;
+    for (Schedule s : {Schedule::dualpipe, Schedule::dualpipev}) {
+      Layout l = probe;
+      l.schedule = s;
+      if (offers(s) && schedule_fits_vpp(l) && !dual_pipe_fits(l, training_))
+        ++skipped["dual_pipe_fits"];
+    }
+    if (!schedules_for(probe, options_.fix, framework_.pipeline_schedules, training_).empty())
+      return true;
+    ++rejected[probe.vpp > 1 ? "interleaving needs micro-batches in multiples of pp"
+                             : "dual_pipe_fits"];
+    return false;
+  }
+
   bool offers(Schedule s) const {
     return schedule_offered(s, options_.fix, framework_.pipeline_schedules);
   }
@@ -236,22 +270,6 @@ class Enumerator {
   const SearchOptions& options_;
   const CostOptions& framework_;
 };
-
-// Schedules to try for a pipeline shape: of those that fit it, the one --fix names, else the
-// framework's (CostOptions::pipeline_schedules). Without a pipeline the schedule is moot: 1F1B.
-std::vector<Schedule> schedules_for(const Layout& layout, const LayoutFix& fix,
-                                    const std::vector<Schedule>& framework) {
-  if (layout.pp == 1) return {Schedule::one_f_one_b};
-  std::vector<Schedule> all;
-  if (layout.vpp > 1)
-    all = {Schedule::interleaved};
-  else
-    all = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb_h1};
-  std::vector<Schedule> out;
-  for (Schedule s : all)
-    if (schedule_offered(s, fix, framework)) out.push_back(s);
-  return out;
-}
 
 // Whether a layer costs no more than `other` in every term a step time grows with (compute,
 // the attention forward selective recompute repeats, the weight gradients ZB-H1 defers, the
@@ -375,7 +393,8 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
   const auto choices = recompute_choices(model.options(), options.fix, stage_layers);
-  const auto schedules = schedules_for(item.base, options.fix, model.options().pipeline_schedules);
+  const auto schedules =
+      schedules_for(item.base, options.fix, model.options().pipeline_schedules, model.training());
   for (int64_t shard : shard_choices(model, item.base, options.fix)) {
     for (Schedule schedule : schedules) {
       for (const auto& [rc, max_layers] : choices) {
@@ -388,8 +407,14 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
             layout.zero = zero, layout.shard = shard;
             // Megatron-Core's EP overlap excludes full and block recomputation: the search's
             // own choice gives way to them (a --fix keeps it on).
-            layout.ep_overlap = item.base.ep_overlap &&
-                                (options.fix.ep_overlap || (rc != Recompute::full && rl == 0));
+            // DualPipe overlaps them by construction (its F&B pairs), DualPipeV where the
+            // framework overlaps them at all; --fix ep_overlap=false keeps them exposed.
+            const bool dual = schedule == Schedule::dualpipe ||
+                              (schedule == Schedule::dualpipev && model.options().ep_comm_overlap);
+            layout.ep_overlap = (item.base.ep_overlap &&
+                                 (options.fix.ep_overlap || (rc != Recompute::full && rl == 0))) ||
+                                (dual && model.model().moe && layout.ep > 1 &&
+                                 options.fix.ep_overlap.value_or(true));
             ++out.evaluated;
             ++order;
             const StageMemory peak = model.peak_stage_memory(layout);
@@ -413,11 +438,13 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
 }
 
 // Upper bound on the layouts one work item generates, for deterministic enumeration indices:
-// shard groups (at most one per network level) × schedules × recompute choices × ZeRO stages.
+// shard groups (at most one per network level) × schedules (the table's) × recompute choices ×
+// ZeRO stages.
 int64_t item_span(const CostModel& model, const Layout& base) {
   const int64_t stage_layers = (model.model().layers + base.pp - 1) / base.pp;
   const int64_t shards = static_cast<int64_t>(model.cluster().network.size()) + 1;
-  return shards * 3 * (2 * (stage_layers + 1) + 1) * 4 + 1;
+  const auto schedules = static_cast<int64_t>(sim::schedule_table().size());
+  return shards * schedules * (2 * (stage_layers + 1) + 1) * 4 + 1;
 }
 
 }  // namespace
@@ -513,7 +540,8 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
     for (int64_t shard : shard_choices(model, item.base, fix))
       for (int zero = 0; zero <= 3; ++zero) zeros += zero_allowed(fix, zero, shard) ? 1 : 0;
     total += static_cast<int64_t>(
-                 schedules_for(item.base, fix, model.options().pipeline_schedules).size()) *
+                 schedules_for(item.base, fix, model.options().pipeline_schedules, model.training())
+                     .size()) *
              per_schedule * zeros;
   }
   return total;

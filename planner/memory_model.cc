@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/pipeline_placement.h"
 #include "planner/activation_memory.h"
 #include "planner/param_count.h"
 #include "planner/zero_sharding.h"
@@ -77,11 +78,14 @@ std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l) 
   std::vector<StageLayerMix> mix(static_cast<size_t>(l.pp));
   std::vector<int64_t> bounds = chunk_boundaries(m, l);
   const int64_t first_moe = m.moe ? m.moe->first_dense_layers : m.layers;
-  for (size_t c = 0; c + 1 < bounds.size(); ++c) {
-    StageLayerMix& s = mix[c % static_cast<size_t>(l.pp)];
-    const int64_t dense = std::max<int64_t>(0, std::min(bounds[c + 1], first_moe) - bounds[c]);
-    s.dense_layers += dense;
-    s.moe_layers += bounds[c + 1] - bounds[c] - dense;
+  const PipelinePlacement placement = pipeline_placement(l);
+  for (size_t r = 0; r < mix.size(); ++r) {
+    for (const int64_t chunk : placement.stage_chunks[r]) {
+      const auto c = static_cast<size_t>(chunk);
+      const int64_t dense = std::max<int64_t>(0, std::min(bounds[c + 1], first_moe) - bounds[c]);
+      mix[r].dense_layers += dense;
+      mix[r].moe_layers += bounds[c + 1] - bounds[c] - dense;
+    }
   }
   return mix;
 }
@@ -107,7 +111,7 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
   s.in_flight_micro_batches = in_flight_micro_batches(l, micro_batches, params.stage);
   s.activations_per_layer_bytes = a.first_layer;
   s.activations_bytes = a.per_micro_batch * s.in_flight_micro_batches + a.recompute_buffer;
-  if (params.stage == l.pp - 1) s.logits_bytes = logits;
+  if (holds_last_chunk(l, params.stage)) s.logits_bytes = logits;
   if (zero_sharding(l.zero).weights && params.layers > 0) {
     s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(params.per_gpu()) /
                            static_cast<double>(params.layers);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/pipeline_placement.h"
+
 namespace meshplan {
 namespace {
 
@@ -98,32 +100,43 @@ std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l) {
   int64_t kv_split = l.tp;
   for (const LinearMap& map : attention_linears(m))
     if (map.kv_out > 0) kv_split = std::min(l.tp, map.kv_groups);
-  for (size_t c = 0; c + 1 < bounds.size(); ++c) {
-    StageParams& s = stages[c % static_cast<size_t>(l.pp)];
-    for (int64_t i = bounds[c]; i < bounds[c + 1]; ++i) {
-      LayerParams p = layer_params(m, i);
-      s.layers += 1;
-      s.full_params += p.total();
-      const int64_t linear =
-          (p.attention - p.attention_kv) / l.tp + p.attention_kv / kv_split + p.dense_mlp / l.tp;
-      const int64_t experts = p.routed_experts / (l.ep * l.tp);
-      s.dense_per_gpu += linear + p.replicated;
-      s.expert_per_gpu += experts;
-      s.linear_per_gpu += linear + experts;
+  const PipelinePlacement placement = pipeline_placement(l);
+  for (size_t r = 0; r < stages.size(); ++r) {
+    StageParams& s = stages[r];
+    for (const int64_t c : placement.stage_chunks[r]) {
+      for (int64_t i = bounds[static_cast<size_t>(c)]; i < bounds[static_cast<size_t>(c) + 1];
+           ++i) {
+        LayerParams p = layer_params(m, i);
+        s.layers += 1;
+        s.full_params += p.total();
+        const int64_t linear =
+            (p.attention - p.attention_kv) / l.tp + p.attention_kv / kv_split + p.dense_mlp / l.tp;
+        const int64_t experts = p.routed_experts / (l.ep * l.tp);
+        s.dense_per_gpu += linear + p.replicated;
+        s.expert_per_gpu += experts;
+        s.linear_per_gpu += linear + experts;
+      }
     }
   }
   for (size_t i = 0; i < stages.size(); ++i) stages[i].stage = static_cast<int64_t>(i);
-  // Vocabulary-parallel embedding on the first stage; final norm and LM head on the last. With
-  // tied embeddings and pp > 1 the last stage keeps its own copy of the word embeddings
-  // (Megatron-LM), kept in sync by an all-reduce of their gradients.
-  StageParams& first = stages.front();
-  StageParams& last = stages.back();
-  first.full_params += embedding_params(m);
-  first.dense_per_gpu += embedding_params(m) / l.tp;
-  int64_t head =
-      m.tied_embeddings ? (l.pp > 1 ? lm_head_linear(m).weights() : 0) : lm_head_params(m);
-  last.full_params += head + final_norm_params(m);
-  last.dense_per_gpu += head / l.tp + final_norm_params(m);
+  // Vocabulary-parallel embedding on the stage(s) holding the first chunk; final norm and LM
+  // head on those holding the last. With tied embeddings a stage holding the head but not the
+  // embedding keeps its own copy of the word embeddings (Megatron-LM), kept in sync by an
+  // all-reduce of their gradients.
+  for (size_t r = 0; r < stages.size(); ++r) {
+    StageParams& s = stages[r];
+    const auto rank = static_cast<int64_t>(r);
+    if (holds_first_chunk(l, rank)) {
+      s.full_params += embedding_params(m);
+      s.dense_per_gpu += embedding_params(m) / l.tp;
+    }
+    if (!holds_last_chunk(l, rank)) continue;
+    const int64_t head = m.tied_embeddings
+                             ? (holds_first_chunk(l, rank) ? 0 : lm_head_linear(m).weights())
+                             : lm_head_params(m);
+    s.full_params += head + final_norm_params(m);
+    s.dense_per_gpu += head / l.tp + final_norm_params(m);
+  }
   return stages;
 }
 

@@ -3,6 +3,7 @@
 // the analytic model uses.
 #include <algorithm>
 
+#include "core/pipeline_placement.h"
 #include "planner/cost_model.h"
 #include "planner/param_count.h"
 #include "planner/zero_sharding.h"
@@ -36,8 +37,11 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
                                                                 ? model_.layers
                                                                 : l.recompute_layers);
   const HeadCost head = c.head;
+  // DualPipe's two copies of a chunk cost the same; the first copy's rank stands for both.
+  const PipelinePlacement placement = pipeline_placement(l);
   for (size_t ch = 0; ch + 1 < bounds.size(); ++ch) {
-    const size_t stage = ch % static_cast<size_t>(l.pp);
+    const auto stage =
+        static_cast<size_t>(placement.holder(static_cast<int64_t>(ch), 0, p.micro_batches));
     const int64_t dense = std::max<int64_t>(0, std::min(bounds[ch + 1], first_moe) - bounds[ch]);
     const int64_t moe = bounds[ch + 1] - bounds[ch] - dense;
     int64_t& left = full_left[stage];

@@ -16,10 +16,13 @@ bool valid_cost(double s) { return std::isfinite(s) && s >= 0; }
 
 std::vector<Diagnostic> check_problem(const PipelineProblem& p) {
   std::vector<Diagnostic> errors;
-  const size_t want = static_cast<size_t>(std::max(p.pp, 0)) * std::max(p.vpp, 0);
+  Layout probe;
+  probe.pp = std::max(p.pp, 1), probe.vpp = std::max(p.vpp, 1), probe.schedule = p.schedule;
+  const auto want = static_cast<size_t>(pipeline_placement(probe).chunks);
   if (p.chunks.size() != want)
     errors.push_back(problem_error("chunks", std::to_string(p.chunks.size()) + " entries",
-                                   "must have pp·vpp = " + std::to_string(want) + " entries"));
+                                   "must have one entry per model chunk (" + std::to_string(want) +
+                                       ": pp·vpp, or pp for dualpipe)"));
   auto check = [&](const std::string& field, double v) {
     if (!valid_cost(v))
       errors.push_back(problem_error(field, std::to_string(v), "must be finite and >= 0"));
@@ -43,7 +46,11 @@ std::vector<Diagnostic> check_problem(const PipelineProblem& p) {
 class Builder {
  public:
   Builder(const PipelineProblem& p, PipelineGraph& out)
-      : p_(p), out_(out), g_(out.graph), m_(p.micro_batches), chunks_(p.pp * p.vpp) {
+      : p_(p),
+        out_(out),
+        g_(out.graph),
+        m_(p.micro_batches),
+        chunks_(static_cast<int>(out.order.placement.chunks)) {
     const size_t n = static_cast<size_t>(chunks_) * m_;
     fwd_.assign(n, -1);
     recv_grad_.assign(n, -1);
@@ -64,6 +71,11 @@ class Builder {
  private:
   int index(int chunk, int mb) const { return chunk * m_ + mb; }
   bool sends() const { return p_.p2p_s > 0 && p_.pp > 1; }
+  // Whether chunk `next` of micro-batch `mb` runs on another stage than `stage` (a V's turn
+  // stays on one rank: no transfer).
+  bool crosses(int stage, int next, int mb) const {
+    return out_.order.placement.holder(next, mb, m_) != stage;
+  }
 
   OpId add(int stage, StageStream s, double dur, OpKind kind, int chunk, int mb) {
     return g_.add_op(stream_id(stage, s), dur, OpTags{kind, stage, chunk, mb});
@@ -91,7 +103,7 @@ class Builder {
         add(stage, StageStream::compute, p_.chunks[chunk].forward_s, OpKind::forward, chunk, mb);
     consume(f, g);
     fwd_[index(chunk, mb)] = f;
-    if (sends() && chunk + 1 < chunks_) {
+    if (sends() && chunk + 1 < chunks_ && crosses(stage, chunk + 1, mb)) {
       const OpId s = add(stage, StageStream::send_forward, p_.p2p_s, OpKind::p2p, chunk, mb);
       g_.add_dependency(s, f);
       send_fwd_[index(chunk, mb)] = s;
@@ -113,7 +125,7 @@ class Builder {
     consume(first, g);
     recv_grad_[index(chunk, mb)] = first;
     bwd_[index(chunk, mb)] = b;
-    if (sends() && chunk > 0) {
+    if (sends() && chunk > 0 && crosses(stage, chunk - 1, mb)) {
       const OpId s = add(stage, StageStream::send_backward, p_.p2p_s, OpKind::p2p, chunk, mb);
       g_.add_dependency(s, b);
       send_bwd_[index(chunk, mb)] = s;
@@ -124,14 +136,16 @@ class Builder {
   void add_stage(int stage) {
     const std::vector<Pass>& passes = out_.order.passes[stage];
     const PassKind last_kind = out_.order.splits_backward ? PassKind::weight : PassKind::backward;
-    std::vector<size_t> last_backward(p_.vpp, 0);
+    std::vector<size_t> last_backward(out_.order.placement.stage_chunks[stage].size(), 0);
     for (size_t i = 0; i < passes.size(); ++i)
       if (passes[i].kind == last_kind) last_backward[passes[i].virtual_chunk] = i;
     consumers_.clear();
     std::vector<OpId> reductions;
     for (size_t i = 0; i < passes.size(); ++i) {
       const Pass& pass = passes[i];
-      const int chunk = pass.virtual_chunk * p_.pp + stage;
+      const auto chunk = static_cast<int>(
+          out_.order.placement
+              .stage_chunks[static_cast<size_t>(stage)][static_cast<size_t>(pass.virtual_chunk)]);
       OpId op = -1;
       if (pass.kind == PassKind::forward) op = add_forward(stage, chunk, pass.micro_batch);
       if (pass.kind == PassKind::backward) op = add_backward(stage, chunk, pass.micro_batch);

@@ -17,7 +17,7 @@ struct ChunkCosts {
   double forward_s = 0;
   double backward_input_s = 0;   // activation gradient (B)
   double backward_weight_s = 0;  // weight gradient (W); runs right after B unless the schedule
-                                 // splits the backward (zb_h1)
+                                 // splits the backward (zero-bubble, DualPipe)
   double recompute_s = 0;        // recomputed forward, on the compute stream before the backward
   double dp_grad_sync_s = 0;     // once per step: gradient reduction of this chunk's parameters,
                                  // issued on the stage's dp stream when the chunk's last backward
@@ -32,7 +32,8 @@ struct PipelineProblem {
   int vpp = 1;  // model chunks per stage
   int micro_batches = 1;
   Schedule schedule = Schedule::one_f_one_b;
-  // pp·vpp entries in model order; chunk c lives on stage c % pp (Megatron-LM's placement).
+  // One entry per model chunk in model order (pp·vpp; pp for dualpipe); the schedule's
+  // placement (core/pipeline_placement.h) says which stage runs each.
   std::vector<ChunkCosts> chunks;
   // Activation (forward) or activation-gradient (backward) transfer per micro-batch across one
   // stage boundary, each direction; asynchronous: the sender's compute stream does not wait,

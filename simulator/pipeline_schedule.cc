@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
+
+#include "core/layout_rules.h"
 
 namespace meshplan::sim {
 namespace {
@@ -81,6 +84,103 @@ Passes zb_h1_stage(int pp, int vpp, int m, int stage) {
   return out;
 }
 
+// ZB-H2 (Qi et al. 2023 §2.2, Fig. 3): more warm-up forwards than 1F1B, 2(pp − s) − 1 on
+// stage s (peak memory (2p − 1)·M_B on the first), so the first backward arrives just as the
+// warm-up ends; then one backward and one forward at a time, with W placed as in ZB-H1 (W_j
+// after B_{j+s}): the deferred weight gradients fill the tail while the last backwards walk
+// back to stage 0.
+Passes zb_h2_stage(int pp, int /*vpp*/, int m, int stage) {
+  const int warmup = std::min(2 * (pp - stage) - 1, m);
+  Passes out;
+  int next_w = 0;
+  auto backward = [&](int mb) {
+    out.push_back(bwd(mb));
+    if (mb - stage >= 0) out.push_back(wgt(next_w++));
+  };
+  for (int i = 0; i < warmup; ++i) out.push_back(fwd(i));
+  for (int i = 0; i < m - warmup; ++i) {
+    backward(i);
+    out.push_back(fwd(warmup + i));
+  }
+  for (int i = m - warmup; i < m; ++i) backward(i);
+  while (next_w < m) out.push_back(wgt(next_w++));
+  return out;
+}
+
+// DualPipe and DualPipeV share one order (the DualPipe repository, dualpipe/dualpipe.py and
+// dualpipev.py, DualPipe(V).step): on rank r of a V of n ranks, with mp micro-batches per
+// phase (phase 0: the rank's chunk on the way down the V, phase 1: on the way back),
+//   1. 2(n − r − 1) F0;  2. r + 1 × (F0 F1);  3. n − r − 1 × (B1 W1 F1), W deferred;
+//   4. mp − 2n + r + 1 × (F0&B1 F1&B0);  5. n − r − 1 × (B1 F1&B0);
+//   6. r + 1 × (B1 B0), W deferred from the middle on;  7. n − r − 1 × (W B0), W deferred;
+//   8. r + 1 × W.
+// F&B is a forward and a backward of two micro-batches overlapped (their communication hidden
+// behind each other's compute); here they run back to back on the compute stream and the
+// overlap is priced in the layer costs (Layout::ep_overlap). A deferred W is queued and run, first
+// in first out, at the next W; any other backward runs its W right after its B.
+class DualOrder {
+ public:
+  // phase_slot[p]: the slot of phase p on this rank; phase_offset[p]: the micro-batch id of
+  // the phase's first micro-batch.
+  DualOrder(std::array<int, 2> phase_slot, std::array<int, 2> phase_offset)
+      : slot_(phase_slot), offset_(phase_offset) {}
+
+  Passes build(int n, int r, int mp) {
+    for (int i = 0; i < 2 * (n - r - 1); ++i) f(0);
+    for (int i = 0; i < r + 1; ++i) f(0), f(1);
+    for (int i = 0; i < n - r - 1; ++i) b(1, true), w(), f(1);
+    for (int i = 0; i < mp - 2 * n + r + 1; ++i) f(0), b(1, false), f(1), b(0, false);
+    for (int i = 0; i < n - r - 1; ++i) b(1, false), f(1), b(0, false);
+    bool zb = false;
+    for (int i = 0; i < r + 1; ++i) {
+      if (i == (r + 1) / 2 && r % 2 == 1) zb = true;
+      b(1, zb);
+      if (i == (r + 1) / 2 && r % 2 == 0) zb = true;
+      b(0, zb);
+    }
+    for (int i = 0; i < n - r - 1; ++i) w(), b(0, true);
+    for (int i = 0; i < r + 1; ++i) w();
+    return out_;
+  }
+
+ private:
+  void f(int phase) { out_.push_back(fwd(offset_[phase] + forwards_[phase]++, slot_[phase])); }
+  void b(int phase, bool defer_weight) {
+    const Pass done = bwd(offset_[phase] + backwards_[phase]++, slot_[phase]);
+    out_.push_back(done);
+    const Pass weight{PassKind::weight, done.virtual_chunk, done.micro_batch};
+    if (defer_weight)
+      deferred_.push_back(weight);
+    else
+      out_.push_back(weight);
+  }
+  void w() { out_.push_back(deferred_[next_deferred_++]); }
+
+  std::array<int, 2> slot_, offset_;
+  std::array<int, 2> forwards_{}, backwards_{};
+  std::vector<Pass> deferred_;
+  size_t next_deferred_ = 0;
+  Passes out_;
+};
+
+// DualPipeV: the V over all pp ranks; phase 0 is slot 0 (chunk r), phase 1 slot 1 (chunk
+// 2pp − 1 − r); every micro-batch passes both.
+Passes dualpipev_stage(int pp, int /*vpp*/, int m, int stage) {
+  return DualOrder({0, 1}, {0, 0}).build(pp, stage, m);
+}
+
+// DualPipe: ranks r and pp − 1 − r run the same order on a V of pp/2 "half ranks"; micro-batches
+// 0 … m/2 − 1 enter at rank 0 (slot 0, chunk r), m/2 … m − 1 at rank pp − 1 (slot 1, the copy
+// of chunk pp − 1 − r). On the first half of the ranks phase 0 is the forward direction, on the
+// second half the reverse one.
+Passes dualpipe_stage(int pp, int /*vpp*/, int m, int stage) {
+  const int half = pp / 2, r = std::min(stage, pp - 1 - stage);
+  const bool first_half = stage < half;
+  return DualOrder(first_half ? std::array<int, 2>{0, 1} : std::array<int, 2>{1, 0},
+                   first_half ? std::array<int, 2>{0, m / 2} : std::array<int, 2>{m / 2, 0})
+      .build(half, r, m / 2);
+}
+
 using StageBuilder = Passes (*)(int pp, int vpp, int m, int stage);
 
 // GPipe keeps every micro-batch's activations until its backward.
@@ -90,6 +190,20 @@ double all_in_flight(int64_t /*pp*/, int64_t /*vpp*/, int64_t m, int64_t /*stage
 // 1F1B and ZB-H1: stage s runs pp − s forwards before its first backward.
 double warmup_in_flight(int64_t pp, int64_t /*vpp*/, int64_t m, int64_t stage) {
   return static_cast<double>(std::min(m, pp - stage));
+}
+// ZB-H2: 2(pp − s) − 1 forwards before the first backward (Qi et al. 2023 §2.2).
+double zb_h2_in_flight(int64_t pp, int64_t /*vpp*/, int64_t m, int64_t stage) {
+  return static_cast<double>(std::min(m, 2 * (pp - stage) - 1));
+}
+// DualPipe and DualPipeV: every rank peaks at 2n + 1 chunk activations (steps 1-2 leave 2n in
+// flight, the F of step 4 adds one before its B frees one; the repository's table: "PP + 1"
+// stages' worth); a rank's micro-batch spans two chunks, so (2n + 1)/2 of them. DualPipeV's V
+// has n = pp ranks, DualPipe's n = pp/2.
+double dualpipev_in_flight(int64_t pp, int64_t /*vpp*/, int64_t m, int64_t /*stage*/) {
+  return std::min(static_cast<double>(m), (2.0 * static_cast<double>(pp) + 1) / 2);
+}
+double dualpipe_in_flight(int64_t pp, int64_t /*vpp*/, int64_t m, int64_t /*stage*/) {
+  return std::min(static_cast<double>(m) / 2, (static_cast<double>(pp) + 1) / 2);
 }
 // Interleaved: 2(pp − s − 1) + (vpp − 1)·pp + 1 chunk forwards before the first backward
 // (Megatron-LM's warm-up count), vpp chunks to a micro-batch.
@@ -105,9 +219,29 @@ double fill_drain_time(const PipelineTimes& t) { return (t.m - 1) * t.t_max + t.
 double interleaved_time(const PipelineTimes& t) {
   return t.m * t.t_max + (t.t_sum - t.t_max) / t.vpp;
 }
-// ZB-H1: W passes fill the bubble; what they cannot fill remains, once per extra stage.
+// ZB-H1: W passes fill the bubble; what they cannot fill remains, once per extra stage. ZB-H2
+// too: the paper's smaller (p − 1)(T_F + T_B − 2T_W) needs its optimizer post-validation, which
+// lets a step's tail run under the next step's warm-up; in one synchronous step (each stage's
+// optimizer after its last W) the replayed ZB-H2 order idles exactly as ZB-H1 does (tests pin
+// it), holding more activations.
 double zb_h1_time(const PipelineTimes& t) {
   return t.m * t.t_max + (t.pp - 1) * std::max(0.0, t.zb_bubble);
+}
+
+// DualPipe(V) (the repository's table): bubble (PP/2 − 1)(F&B + B − 3W) over PP stages of chunk
+// times F, B (full backward) and W, F&B ≈ F + B once the overlap has hidden the communication;
+// dual_bubble is the worst rank's (F + 2B − 3W) of one micro-batch over its two chunks, halved,
+// and never less than a chunk's forward: the first forward reaches the far end of the V only
+// after one forward per rank, whatever W fills (the table omits this lower bound, which large
+// W passes expose). Replaying the repository's order (simulate) never idles more than this in
+// the shapes the tests try, and less where F = B = W ((p − 1)·F of a chunk against (p − 1)·2F).
+// DualPipeV: PP = 2pp stages, each rank runs all m micro-batches through its two chunks.
+// DualPipe: PP = pp, each rank runs m/2 micro-batches through its two chunks.
+double dualpipev_time(const PipelineTimes& t) {
+  return t.m * t.t_max + (t.pp - 1) * std::max(0.0, t.dual_bubble);
+}
+double dualpipe_time(const PipelineTimes& t) {
+  return t.m / 2 * t.t_max + (t.pp / 2 - 1) * std::max(0.0, t.dual_bubble);
 }
 
 struct ScheduleEntry {
@@ -130,6 +264,18 @@ const std::vector<ScheduleEntry>& entries() {
       {{Schedule::zb_h1, "zb-h1", true, false, "Qi et al. 2023, arXiv 2401.10241 (ZB-H1)",
         warmup_in_flight, zb_h1_time},
        zb_h1_stage},
+      {{Schedule::zb_h2, "zb-h2", true, false, "Qi et al. 2023, arXiv 2401.10241 (ZB-H2)",
+        zb_h2_in_flight, zb_h1_time},
+       zb_h2_stage},
+      {{Schedule::dualpipe, "dualpipe", true, false,
+        "DeepSeek-V3 report §3.2.1, arXiv 2412.19437; github.com/deepseek-ai/DualPipe "
+        "dualpipe.py",
+        dualpipe_in_flight, dualpipe_time},
+       dualpipe_stage},
+      {{Schedule::dualpipev, "dualpipev", true, true,
+        "github.com/deepseek-ai/DualPipe dualpipev.py (Sea AI Lab's cut-in-half)",
+        dualpipev_in_flight, dualpipev_time},
+       dualpipev_stage},
   };
   return kEntries;
 }
@@ -174,14 +320,25 @@ Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, in
                        fmt::format("the simulation would run {} passes; at most {} are simulated "
                                    "(raise mbs or dp for fewer micro-batches, or use estimate)",
                                    passes, kMaxPipelinePasses));
-  if (!entry->info.allows_vpp && vpp != 1)
-    return order_error(schedule, shape, "needs vpp = 1 (use schedule=interleaved for vpp > 1)");
-  if (schedule == Schedule::interleaved && vpp < 2)
-    return order_error(schedule, shape, "interleaved needs vpp >= 2");
+  Layout probe;
+  probe.pp = pp, probe.vpp = vpp, probe.schedule = schedule;
+  if (!schedule_fits_vpp(probe))
+    return order_error(schedule, shape,
+                       schedule == Schedule::interleaved ? "interleaved needs vpp >= 2"
+                       : schedule == Schedule::dualpipev
+                           ? "needs vpp = 2"
+                           : "needs vpp = 1 (use schedule=interleaved for vpp > 1)");
   if (schedule == Schedule::interleaved && m % pp != 0)
     return order_error(schedule, shape,
                        "interleaved needs micro_batches to be a multiple of pp (Megatron-LM)");
-  PipelineOrder order{schedule, pp, vpp, m, entry->info.splits_backward, {}};
+  const bool dual = schedule == Schedule::dualpipe || schedule == Schedule::dualpipev;
+  if (dual && pp > 1 &&
+      (m < 2 * pp || (schedule == Schedule::dualpipe && (pp % 2 != 0 || m % 2 != 0))))
+    return order_error(schedule, shape,
+                       "needs micro_batches >= 2·pp (dualpipe: both even; the DualPipe "
+                       "repository's asserts)");
+  PipelineOrder order{schedule, pp, vpp, m, entry->info.splits_backward, {}, {}};
+  order.placement = pipeline_placement(probe);
   order.passes.reserve(pp);
   for (int s = 0; s < pp; ++s) order.passes.push_back(entry->build(pp, vpp, m, s));
   return order;

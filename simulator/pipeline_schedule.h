@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/layout.h"
+#include "core/pipeline_placement.h"
 #include "core/result.h"
 
 namespace meshplan::sim {
@@ -20,7 +21,7 @@ enum class PassKind : uint8_t {
 
 struct Pass {
   PassKind kind;
-  int virtual_chunk;  // 0 .. vpp-1 on this stage; model chunk = virtual_chunk·pp + stage
+  int virtual_chunk;  // the slot on this stage: model chunk placement.stage_chunks[stage][slot]
   int micro_batch;    // 0 .. m-1
   bool operator==(const Pass&) const = default;
 };
@@ -34,22 +35,26 @@ struct PipelineOrder {
   int micro_batches = 1;
   bool splits_backward = false;
   std::vector<std::vector<Pass>> passes;
+  PipelinePlacement placement;  // which stage runs which model chunk (core/pipeline_placement.h)
 };
 
 // What the analytic model needs of a pipeline to price a schedule: m micro-batches over pp
 // stages of vpp chunks each; t_max the slowest stage's time per micro-batch (forward, backward
 // and communication), t_sum the sum over stages, zb_bubble the largest stage time less twice
 // its weight-gradient time (ZB-H1 fills its bubble with W passes).
+// dual_bubble is DualPipe's F&B + B − 3W per chunk, but at least a chunk's forward F: the
+// largest max(F, t + B − 3W)/2 over the stages, B the full backward.
 struct PipelineTimes {
   double m = 1, pp = 1, vpp = 1;
   double t_max = 0, t_sum = 0, zb_bubble = 0;
+  double dual_bubble = 0;
 };
 
 struct ScheduleInfo {
   Schedule schedule;
   const char* name;      // as in --layout schedule=...
   bool splits_backward;  // B and W are separate passes
-  bool allows_vpp;       // accepts vpp > 1 (otherwise vpp must be 1)
+  bool chunked;          // each rank holds more than one chunk (interleaved, dualpipev)
   const char* source;    // where the ordering comes from
   // Micro-batches whose activations stage `stage` holds at its peak (a fraction with vpp > 1:
   // chunks in flight over vpp). REQUIRES: 0 ≤ stage < pp, m ≥ 1.
@@ -67,9 +72,9 @@ const ScheduleInfo& schedule_info(Schedule s);
 constexpr int64_t kMaxPipelinePasses = 4'000'000;
 
 // The per-stage order of `schedule` for pp stages, vpp chunks per stage and m micro-batches.
-// Errors (values, not asserts): pp, vpp or m < 1; more than kMaxPipelinePasses passes; vpp > 1
-// for a schedule without chunks; interleaved with vpp < 2 or m not a multiple of pp
-// (Megatron-LM's requirement).
+// Errors (values, not asserts): pp, vpp or m < 1; more than kMaxPipelinePasses passes; a vpp
+// the schedule does not take (schedule_fits_vpp); interleaved with m not a multiple of pp
+// (Megatron-LM's requirement); dualpipe/dualpipev with m < 2·pp (dualpipe: odd pp or m).
 Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, int micro_batches);
 
 // "F0 F1 B0 W0 ..." for one stage; with vpp > 1 each pass carries its chunk: "F0.1" is

@@ -13,7 +13,8 @@ Result<PipelineSimulation> simulate_pipeline(const PipelineProblem& problem) {
   // is still reported as a value.
   if (!timeline.ok()) return timeline.errors();
   sim.timeline = std::move(timeline).value();
-  sim.result = summarize(sim.pipeline.graph, sim.timeline, problem.pp, problem.vpp);
+  sim.result = summarize(sim.pipeline.graph, sim.timeline, problem.pp,
+                         static_cast<int>(sim.pipeline.order.placement.stage_chunks[0].size()));
   return sim;
 }
 

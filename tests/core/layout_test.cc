@@ -99,10 +99,32 @@ TEST_CASE("every layout violation is reported, not just the first") {
 
 TEST_CASE("interleaving needs a schedule, pp > 1, and micro-batches in multiples of pp") {
   CHECK(errors_of("tp=8,pp=4,vpp=2,schedule=1f1b,dp=16", 512) ==
-        "--layout: error: field 'vpp' = '2': vpp > 1 needs schedule=interleaved\n");
+        "--layout: error: field 'vpp' = '2': vpp > 1 needs schedule=interleaved (or dualpipev "
+        "with vpp=2)\n");
   CHECK(errors_of("tp=8,pp=8,vpp=2,dp=8", 512, 8 * 12) ==
         "--layout: error: field 'pp' = '8': the interleaved schedule needs the micro-batch count "
         "(12) to be a multiple of pp (Megatron-LM)\n");
+}
+
+TEST_CASE("dualpipe needs 2·pp micro-batches, an even pp and count; dualpipev vpp = 2") {
+  auto too_few = [](int has) {
+    return "--layout: error: field 'schedule' = 'dualpipe': needs at least 2·pp = 8 "
+           "micro-batches (it has " +
+           std::to_string(has) +
+           "), an even count and an even pp, half entering from each end (the DualPipe "
+           "repository's dualpipe.py and dualpipev.py)\n";
+  };
+  // dp 16 · mbs 1 over 96 sequences: 6 micro-batches, fewer than 2·pp = 8; over 144: 9, odd.
+  CHECK(errors_of("tp=8,pp=4,dp=16,schedule=dualpipe", 512, 96) == too_few(6));
+  CHECK(errors_of("tp=8,pp=4,dp=16,schedule=dualpipe", 512, 16 * 9) == too_few(9));
+  CHECK(errors_of("tp=8,pp=4,dp=16,schedule=dualpipe", 512).empty());
+  CHECK(errors_of("tp=8,pp=4,dp=16,vpp=2,schedule=dualpipev", 512).empty());
+  const std::string needs_vpp2 =
+      "schedule=dualpipev needs vpp=2 (each rank holds two chunks in a V)\n";
+  CHECK(errors_of("tp=8,pp=4,dp=16,vpp=4,schedule=dualpipev", 512) ==
+        "--layout: error: field 'vpp' = '4': " + needs_vpp2);
+  CHECK(errors_of("tp=8,pp=4,dp=16,schedule=dualpipev", 512) ==
+        "--layout: error: field 'vpp' = '1': " + needs_vpp2);
 }
 
 TEST_CASE("expert parallelism is refused for a dense model") {

@@ -320,6 +320,27 @@ TEST_CASE("torchtitan: MoE with tp > 1 splits experts over tp too; zb-h1 is refu
                   "zb-h1 runs one") != std::string::npos);
 }
 
+TEST_CASE("torchtitan runs dualpipev as DualPipeV; only it refuses none of the dual schedules") {
+  const ModelSpec dense = model("llama3-8b");
+  const std::string out = exported(Launcher::torchtitan, dense,
+                                   layout("tp=2,pp=4,vpp=2,schedule=dualpipev,zero=2", dense, 64));
+  CHECK(flag_args(out).at("--parallelism.pipeline_parallel_schedule") == "DualPipeV");
+  CHECK(flag_args(out).at("--parallelism.pipeline_parallel_layers_per_stage") == "4");
+  CHECK(
+      refusal(Launcher::torchtitan, dense, layout("tp=2,pp=4,schedule=dualpipe,zero=2", dense, 64))
+          .find("field 'schedule' = 'dualpipe': torchtitan cannot express this: "
+                "torch.distributed.pipelining has DualPipeV, not the bidirectional DualPipe") !=
+      std::string::npos);
+  CHECK(refusal(Launcher::torchtitan, dense, layout("tp=2,pp=4,schedule=zb-h2,zero=2", dense, 64))
+            .find("zb-h2 runs one") != std::string::npos);
+  for (const char* s : {"schedule=dualpipe", "schedule=zb-h2", "vpp=2,schedule=dualpipev"}) {
+    CAPTURE(s);
+    CHECK(refusal(Launcher::megatron, dense, layout(std::string("tp=2,pp=4,") + s, dense, 64))
+              .find("Megatron-core pipelines run 1F1B or interleaved 1F1B only") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("README: plan --framework X (with its --fix) gives a winner X's export accepts") {
   const fs::path dir = test::fresh_dir("export-plan-framework");
   const std::string cluster =

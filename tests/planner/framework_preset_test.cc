@@ -120,8 +120,8 @@ TEST_CASE("each preset's pipeline schedules") {
       {"deepspeed", {S::one_f_one_b}},
       {"deepspeed-2021", {S::one_f_one_b}},
       {"megatron-deepspeed", {S::one_f_one_b}},
-      {"fsdp2", {S::gpipe, S::one_f_one_b, S::interleaved}},
-      {"torchtitan", {S::gpipe, S::one_f_one_b, S::interleaved}},
+      {"fsdp2", {S::gpipe, S::one_f_one_b, S::interleaved, S::dualpipev}},
+      {"torchtitan", {S::gpipe, S::one_f_one_b, S::interleaved, S::dualpipev}},
       {"composer", {}},
   };
   CHECK(expected.size() == framework_presets().size());

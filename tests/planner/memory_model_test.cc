@@ -148,6 +148,43 @@ TEST_CASE("per-stage model states: first and last stages carry embeddings and th
   CHECK(e.fits());
 }
 
+TEST_CASE("dualpipe: each rank also holds the mirror stage, so twice the parameters") {
+  ModelSpec m = testing::shipped_model("llama3-70b");
+  Layout l = tp8_pp4_dp16();
+  l.schedule = Schedule::dualpipe;
+  std::vector<StageParams> s = stage_params(m, l);
+  const int64_t per_layer_split = (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672) / 8;
+  const int64_t layer = per_layer_split + 2 * 8192;
+  const int64_t embedding = 128256 * 8192 / 8;
+  // Ranks 1 and 2 hold stages 1 and 2 (40 layers); ranks 0 and 3 stages 0 and 3 with the
+  // embedding, the LM head and the final norm.
+  CHECK(s[1].dense_per_gpu == 40 * layer);
+  CHECK(s[2].dense_per_gpu == 40 * layer);
+  CHECK(s[0].dense_per_gpu == 40 * layer + 2 * embedding + 8192);
+  CHECK(s[3].dense_per_gpu == s[0].dense_per_gpu);
+  CHECK(s[0].layers == 40);
+  // Activations: (pp + 1)/2 micro-batches of a rank's two stages, the repository's "PP + 1".
+  CHECK(in_flight_micro_batches(l, 64, 0) == 2.5);
+}
+
+TEST_CASE("dualpipev: the V puts the first and last chunks, embedding and LM head, on rank 0") {
+  ModelSpec m = testing::shipped_model("llama3-70b");
+  Layout l = tp8_pp4_dp16();
+  l.vpp = 2;
+  l.schedule = Schedule::dualpipev;
+  std::vector<StageParams> s = stage_params(m, l);
+  const int64_t per_layer_split = (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672) / 8;
+  const int64_t layer = per_layer_split + 2 * 8192;
+  CHECK(s[0].dense_per_gpu == 20 * layer + 128256 * 8192 / 8 + 128256 * 8192 / 8 + 8192);
+  CHECK(s[3].dense_per_gpu == 20 * layer);  // chunks 3 and 4: the V's turn
+  CHECK(stage_layer_mix(m, l)[3].dense_layers == 20);
+  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  MemoryEstimate e = estimate_memory(m, gpu, l, {8192, 1024, Precision::bf16});
+  CHECK(e.stages[0].logits_bytes > 0);
+  CHECK(e.stages[3].logits_bytes == 0);
+  CHECK(e.stages[1].in_flight_micro_batches == 4.5);  // (2·4 + 1)/2
+}
+
 TEST_CASE("FP8 training stores the four linear-layer inputs in one byte instead of two") {
   // GPT-3 175B with TP 8 and SP: per token, the QKV input (h/t), the out-projection input (h/t),
   // the MLP input (h/t) and the down-projection input (4h/t) each lose one byte.

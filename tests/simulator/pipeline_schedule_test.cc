@@ -57,24 +57,67 @@ TEST_CASE("interleaved follows Megatron-LM's chunk groups and warm-up counts") {
 
 TEST_CASE("every schedule runs each chunk and micro-batch exactly once per pass kind") {
   for (const ScheduleInfo& info : schedule_table()) {
-    for (int m : {1, 3, 4, 8, 12}) {
-      const int vpp = info.allows_vpp ? 3 : 1;
+    for (int m : {1, 3, 4, 8, 9, 12}) {
+      CAPTURE(info.name);
+      CAPTURE(m);
+      const int vpp = info.schedule == Schedule::interleaved ? 3
+                      : info.schedule == Schedule::dualpipev ? 2
+                                                             : 1;
       Result<PipelineOrder> o = make_pipeline_order(info.schedule, 4, vpp, m);
-      if (info.schedule == Schedule::interleaved && m % 4 != 0) {
+      const bool dual = info.schedule == Schedule::dualpipe || info.schedule == Schedule::dualpipev;
+      if ((info.schedule == Schedule::interleaved && m % 4 != 0) || (dual && m < 8) ||
+          (info.schedule == Schedule::dualpipe && m % 2 != 0)) {
         CHECK_FALSE(o.ok());
         continue;
       }
       REQUIRE(o.ok());
-      for (const std::vector<Pass>& stage : o->passes) {
-        std::set<std::tuple<int, int, int>> seen;
-        for (const Pass& p : stage)
-          seen.insert({static_cast<int>(p.kind), p.virtual_chunk, p.micro_batch});
-        const size_t kinds = info.splits_backward ? 3 : 2;
-        CHECK(seen.size() == stage.size());
-        CHECK(stage.size() == kinds * vpp * m);
+      // Every (pass kind, chunk, micro-batch) once over the whole pipeline: each stage's slots
+      // hold its chunks, and DualPipe's two copies of a chunk split the micro-batches.
+      std::set<std::tuple<int, int64_t, int>> seen;
+      size_t passes = 0;
+      for (int stage = 0; stage < 4; ++stage) {
+        for (const Pass& p : o->passes[stage]) {
+          const int64_t chunk = o->placement.stage_chunks[stage][p.virtual_chunk];
+          CHECK(o->placement.holder(chunk, p.micro_batch, m) == stage);
+          seen.insert({static_cast<int>(p.kind), chunk, p.micro_batch});
+          ++passes;
+        }
       }
+      const size_t kinds = info.splits_backward ? 3 : 2;
+      CHECK(seen.size() == passes);
+      CHECK(passes == kinds * static_cast<size_t>(o->placement.chunks) * m);
     }
   }
+}
+
+TEST_CASE("dualpipev follows the DualPipe repository's eight steps on each rank") {
+  // pp = 2 ranks (a V of 4 chunks), 4 micro-batches; slot 0 is chunk r going down, slot 1
+  // chunk 3 − r coming back. Rank 0: 2 F0 | F0 F1 | B1 W1 F1 | F0 B1 F1 B0 | B1 F1 B0 |
+  // B1 B0(W deferred) | W B0(deferred) | W.
+  const auto o = orders(Schedule::dualpipev, 2, 2, 4);
+  CHECK(o[0] ==
+        "F0.0 F1.0 F2.0 F0.1 B0.1 W0.1 F1.1 F3.0 B1.1 W1.1 F2.1 B0.0 W0.0 B2.1 W2.1 F3.1 B1.0 "
+        "W1.0 B3.1 W3.1 B2.0 W2.0 B3.0 W3.0");
+  // Rank 1 (the V's turn): F0 F1 twice | 2 × (F0 B1 F1 B0) | B1 B0, then B1 B0 with W
+  // deferred | W W.
+  CHECK(o[1] ==
+        "F0.0 F0.1 F1.0 F1.1 F2.0 B0.1 W0.1 F2.1 B0.0 W0.0 F3.0 B1.1 W1.1 F3.1 B1.0 W1.0 B2.1 "
+        "W2.1 B2.0 W2.0 B3.1 B3.0 W3.1 W3.0");
+}
+
+TEST_CASE("dualpipe runs the dualpipev order on half ranks, half the batch from each end") {
+  // pp = 4: ranks 0 and 3 run the V's rank 0, ranks 1 and 2 its rank 1, with m/2 = 4
+  // micro-batches per direction. On rank 0 phase 0 is slot 0 (micro-batches 0-3 entering
+  // here); on rank 3 phase 0 is slot 1 (micro-batches 4-7 entering at rank 3).
+  const auto o = orders(Schedule::dualpipe, 4, 1, 8);
+  CHECK(o[0] == "F0 F1 F2 F4 B4 W4 F5 F3 B5 W5 F6 B0 W0 B6 W6 F7 B1 W1 B7 W7 B2 W2 B3 W3");
+  CHECK(o[3] == "F4 F5 F6 F0 B0 W0 F1 F7 B1 W1 F2 B4 W4 B2 W2 F3 B5 W5 B3 W3 B6 W6 B7 W7");
+}
+
+TEST_CASE("zb-h2 warms up with 2(p - s) - 1 forwards, then alternates, W_j after B_{j+s}") {
+  const auto o = orders(Schedule::zb_h2, 4, 1, 8);
+  CHECK(o[0] == "F0 F1 F2 F3 F4 F5 F6 B0 W0 F7 B1 W1 B2 W2 B3 W3 B4 W4 B5 W5 B6 W6 B7 W7");
+  CHECK(o[3] == "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 B7 W4 W5 W6 W7");
 }
 
 TEST_CASE("1f1b and zb-h1 run fewer micro-batches than stages") {
@@ -97,12 +140,16 @@ TEST_CASE("a shape a schedule cannot run is an error value") {
 
 TEST_CASE("the schedule table lists every schedule in enum order") {
   const std::vector<ScheduleInfo>& t = schedule_table();
-  REQUIRE(t.size() == 4);
+  REQUIRE(t.size() == 7);
   CHECK(t[0].schedule == Schedule::gpipe);
   CHECK(t[1].schedule == Schedule::one_f_one_b);
   CHECK(t[2].schedule == Schedule::interleaved);
   CHECK(t[3].schedule == Schedule::zb_h1);
+  CHECK(t[4].schedule == Schedule::zb_h2);
+  CHECK(t[5].schedule == Schedule::dualpipe);
+  CHECK(t[6].schedule == Schedule::dualpipev);
   CHECK(std::string(schedule_info(Schedule::zb_h1).name) == "zb-h1");
+  CHECK(std::string(schedule_info(Schedule::dualpipev).name) == "dualpipev");
 }
 
 TEST_CASE("in-flight micro-batches per stage: gpipe all, 1f1b/zb-h1 pp - stage, interleaved") {
@@ -131,7 +178,7 @@ TEST_CASE("pipeline time: fill and drain, shrunk by vpp, or ZB-H1's unfilled bub
 
 TEST_CASE("the schedule table is in enum order, so schedule_info indexes it by the enum") {
   const auto& table = meshplan::sim::schedule_table();
-  REQUIRE(table.size() == 4);
+  REQUIRE(table.size() == 7);
   for (size_t i = 0; i < table.size(); ++i) {
     CHECK(static_cast<size_t>(table[i].schedule) == i);
     CHECK(&meshplan::sim::schedule_info(table[i].schedule) == &table[i]);

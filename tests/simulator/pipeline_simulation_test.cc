@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <tuple>
+
 namespace meshplan::sim {
 namespace {
 
@@ -96,6 +99,84 @@ TEST_CASE("zb-h1 with f = b = w = t leaves (p-1)·t idle per stage: a third of 1
   }
 }
 
+// Chunks of a dual schedule: dualpipev's 2·pp chunks each carry half a rank's per-micro-batch
+// costs; dualpipe's pp chunks a whole stage's.
+PipelineProblem dual(Schedule s, int pp, int m, double f, double b, double w) {
+  PipelineProblem p;
+  p.pp = pp;
+  p.vpp = s == Schedule::dualpipev ? 2 : 1;
+  p.micro_batches = m;
+  p.schedule = s;
+  const int chunks = s == Schedule::dualpipev ? 2 * pp : pp;
+  const double share = s == Schedule::dualpipev ? 0.5 : 1.0;
+  for (int c = 0; c < chunks; ++c) p.chunks.push_back(ChunkCosts{f * share, b * share, w * share});
+  return p;
+}
+
+TEST_CASE("zb-h2 replayed in one synchronous step idles exactly as zb-h1, holding 2(p-s)-1") {
+  for (const auto& [f, b, w] :
+       {std::tuple{1.0, 1.0, 1.0}, std::tuple{2.0, 2.0, 1.0}, std::tuple{1.0, 2.0, 0.5}}) {
+    for (int p : {2, 4, 8}) {
+      for (int m : {p, 2 * p, 4 * p}) {
+        CAPTURE(p);
+        CAPTURE(m);
+        const SimulationResult h2 = run(uniform(Schedule::zb_h2, p, 1, m, f, b, w));
+        const SimulationResult h1 = run(uniform(Schedule::zb_h1, p, 1, m, f, b, w));
+        CHECK(h2.step_s == doctest::Approx(h1.step_s).epsilon(kEps));
+        // ZB-H1's closed form, m·t + (p − 1)(f + b − w), holds for both.
+        CHECK(h2.step_s == doctest::Approx(m * (f + b + w) + (p - 1) * (f + b - w)).epsilon(kEps));
+        for (int i = 0; i < p; ++i)
+          CHECK(h2.stages[i].peak_chunk_micro_batches == std::min(m, 2 * (p - i) - 1));
+      }
+    }
+  }
+}
+
+TEST_CASE("dualpipev and dualpipe at f = b = w idle only the fill of the forward chain") {
+  const double t = 1.0;  // forward, input gradient and weight gradient of a rank's stage
+  for (int p : {2, 4, 8}) {
+    for (int m : {2 * p, 4 * p}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      // DualPipeV: every rank runs m micro-batches through two half-stage chunks (3t each);
+      // the V's far end first runs at (p − 1)·t/2.
+      const SimulationResult v = run(dual(Schedule::dualpipev, p, m, t, t, t));
+      CHECK(v.step_s == doctest::Approx(3 * m * t + (p - 1) * t / 2).epsilon(kEps));
+      // DualPipe: m/2 micro-batches through each of two whole stages; both ends feed the
+      // middle, which first runs at (p/2 − 1)·t.
+      const SimulationResult d = run(dual(Schedule::dualpipe, p, m, t, t, t));
+      CHECK(d.step_s == doctest::Approx(3 * m * t + (p / 2 - 1) * t).epsilon(kEps));
+      for (int i = 0; i < p; ++i) {
+        // The repository's "PP + 1" activations: 2n + 1 chunk micro-batches on a V of n ranks.
+        CHECK(v.stages[i].peak_chunk_micro_batches == 2 * p + 1);
+        CHECK(d.stages[i].peak_chunk_micro_batches == p + 1);
+        CHECK(v.stages[i].peak_micro_batches ==
+              schedule_info(Schedule::dualpipev).in_flight_micro_batches(p, 2, m, i));
+        CHECK(d.stages[i].peak_micro_batches ==
+              schedule_info(Schedule::dualpipe).in_flight_micro_batches(p, 1, m, i));
+      }
+    }
+  }
+}
+
+TEST_CASE("the replayed dual schedules never exceed the DualPipe repository's bubble bound") {
+  for (const auto& [f, b, w] : {std::tuple{1.0, 1.0, 1.0}, std::tuple{1.0, 2.0, 0.0},
+                                std::tuple{2.0, 2.0, 1.0}, std::tuple{2.0, 1.0, 3.0}}) {
+    for (Schedule s : {Schedule::dualpipe, Schedule::dualpipev}) {
+      const int p = 8, m = 32;
+      CAPTURE(to_string(s));
+      CAPTURE(f);
+      const SimulationResult r = run(dual(s, p, m, f, b, w));
+      // The analytic price: t = f + b + w per rank micro-batch over its two chunks, B = b + w.
+      PipelineTimes times{static_cast<double>(m), p, s == Schedule::dualpipev ? 2.0 : 1.0};
+      times.t_max = s == Schedule::dualpipev ? f + b + w : 2 * (f + b + w);
+      const double scale = times.t_max / (f + b + w);  // rank time per unit of f + b + w
+      times.dual_bubble = std::max(scale * f, times.t_max + scale * (b + w) - 3 * scale * w) / 2;
+      CHECK(r.step_s <= schedule_info(s).pipeline_time_s(times) + kEps);
+    }
+  }
+}
+
 TEST_CASE("1f1b with a light first stage and a heavy last stage is paced by the last stage") {
   // Stage 0 holds fewer layers (f = 0.5, b = 1); stage 3 adds the logits (f = 1.5, b = 3).
   // The last stage is the bottleneck and never waits once F0 arrives at 0.5 + 1 + 1 = 2.5: it
@@ -179,7 +260,8 @@ TEST_CASE("bad problems are error values") {
   p.chunks.pop_back();
   Result<PipelineSimulation> short_chunks = simulate_pipeline(p);
   REQUIRE_FALSE(short_chunks.ok());
-  CHECK(short_chunks.errors()[0].rule == "must have pp·vpp = 2 entries");
+  CHECK(short_chunks.errors()[0].rule ==
+        "must have one entry per model chunk (2: pp·vpp, or pp for dualpipe)");
   PipelineProblem q = uniform(Schedule::one_f_one_b, 2, 1, 4, 1, 2);
   q.chunks[1].forward_s = -1;
   Result<PipelineSimulation> negative = simulate_pipeline(q);

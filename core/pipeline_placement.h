@@ -1,0 +1,46 @@
+// Which pipeline rank holds which model chunk. The layers split into `chunks` pieces
+// (chunk_layers in core/layout.h), and each rank runs its chunks in slot order:
+//   looped (every schedule but the two below): chunk c on rank c mod pp, slot c / pp
+//     (Megatron-LM's placement; pp·vpp chunks);
+//   V-shape (dualpipev): 2·pp chunks, rank s holds chunk s going down and chunk 2·pp − 1 − s
+//     coming back, so the first and last chunks share rank 0 (the DualPipe repository's
+//     dualpipev.py; Sea AI Lab's "cut-in-half");
+//   mirrored (dualpipe): pp chunks, rank s holds chunk s of the micro-batches entering at rank 0
+//     and a second copy of chunk pp − 1 − s for those entering at rank pp − 1, which run the
+//     pipeline in reverse (DeepSeek-V3 report §3.2.1, arXiv 2412.19437: two copies of the
+//     parameters).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/layout.h"
+
+namespace meshplan {
+
+enum class PlacementKind { looped, v_shape, mirrored };
+// The placement a layout's schedule uses (looped whenever pp = 1).
+PlacementKind placement_kind(const Layout& l);
+
+struct PipelinePlacement {
+  int64_t chunks = 1;                              // model chunks the layers split into
+  std::vector<std::vector<int64_t>> stage_chunks;  // [rank] → its chunks, in slot order
+  PlacementKind kind = PlacementKind::looped;
+
+  // The rank that runs `chunk` for micro-batch `mb` of `micro_batches` (mirrored: the second
+  // half runs in reverse).
+  int64_t holder(int64_t chunk, int64_t mb, int64_t micro_batches) const;
+};
+
+// Whether pipeline rank `stage` holds the first (embedding) or the last (LM head) chunk: looped
+// rank 0 and pp − 1, V-shape rank 0 for both, mirrored ranks 0 and pp − 1 for both.
+// Share of the step's micro-batches each rank runs through each chunk it holds: 1, except
+// mirrored (each copy sees the half that enters from its end).
+double micro_batch_share(const Layout& l);
+bool holds_first_chunk(const Layout& l, int64_t stage);
+bool holds_last_chunk(const Layout& l, int64_t stage);
+
+// REQUIRES: l.pp ≥ 1, l.vpp ≥ 1 (dualpipev: vpp = 2).
+PipelinePlacement pipeline_placement(const Layout& l);
+
+}  // namespace meshplan
