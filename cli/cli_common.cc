@@ -125,6 +125,18 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   }
   out.layout = layout.value();
   std::vector<Diagnostic> errors = check_layout(out.layout, out.model, out.gpus, out.training);
+  if ((out.layout.offload != Offload::none || out.layout.act_offload > 0) &&
+      !out.cluster.host.known()) {
+    errors.push_back(Diagnostic{{"--layout", 0, 0, ""},
+                                out.layout.offload != Offload::none ? "offload" : "act_offload",
+                                out.layout.offload != Offload::none
+                                    ? to_string(out.layout.offload)
+                                    : std::to_string(out.layout.act_offload),
+                                fmt::format("cluster '{}' describes no host (its GPU has no "
+                                            "built-in DGX host; add host: memory_GiB, "
+                                            "memory_GBps, pcie_GBps, nvme_TB, nvme_GBps)",
+                                            out.cluster.name)});
+  }
   locate_in_layout(errors, in.layout_text);
   if (!errors.empty()) {
     print_errors(errors);

@@ -10,6 +10,18 @@
 
 namespace meshplan {
 
+// A node's host side, what offloading reads: host memory and its bandwidth (the CPU optimizer
+// step streams the states through it), the GPU's host link, and the node's NVMe.
+struct HostSpec {
+  double memory_bytes = 0;        // per node (0: unknown, offload is refused)
+  double memory_bytes_per_s = 0;  // per node, DRAM bandwidth (channels × transfer rate × 8 B)
+  double pcie_bytes_per_s = 0;    // per GPU, per direction, host ↔ GPU
+  double nvme_bytes = 0;          // per node
+  double nvme_bytes_per_s = 0;    // per node, read or write
+  std::string source;
+  bool known() const { return memory_bytes > 0; }
+};
+
 struct GpuSpec {
   std::string name;
   double peak_bf16_flops_per_s = 0;  // dense, never the 2:4-sparse figure
@@ -18,6 +30,7 @@ struct GpuSpec {
   double hbm_bytes_per_s = 0;
   std::string source;    // datasheet the numbers come from
   int64_t sm_count = 0;  // streaming multiprocessors (0: unknown, no wave quantization)
+  HostSpec host;         // the host side of the system the GPU ships in (DGX), if known
 
   // Whether GEMMs of precision `p` run in FP8 here (FP8 asked for, and FP8 tensor cores).
   bool runs_fp8(Precision p) const { return p == Precision::fp8 && peak_fp8_flops_per_s > 0; }
@@ -49,6 +62,7 @@ struct ClusterSpec {
   std::string profile;  // name of a calibration profile (profiles/<name>.yaml); may be empty
   SourceLocation profile_where;  // where `profile:` was given, for the error when none is found
   std::vector<NetworkLevel> network;
+  HostSpec host;     // the GPU's default, overridden key by key by the YAML's `host:`
   std::string file;  // where it was read from; profiles are looked up beside it
 
   int64_t gpus() const { return nodes * gpus_per_node; }

@@ -47,8 +47,25 @@ NetworkLevel read_level(const YamlNode& n) {
   return l;
 }
 
+// `host:` overrides the GPU's default host (GpuSpec::host) key by key; a GPU without one needs
+// all five keys for offloading to be possible.
+HostSpec read_host(const YamlNode& n, HostSpec h) {
+  n.expect_only_keys({"memory_GiB", "memory_GBps", "pcie_GBps", "nvme_TB", "nvme_GBps"});
+  h.memory_bytes = n.get_double("memory_GiB", h.memory_bytes / units::kGiB, 0, 1e9) * units::kGiB;
+  h.memory_bytes_per_s =
+      n.get_double("memory_GBps", h.memory_bytes_per_s / units::kGB, 1e-3, 1e6) * units::kGB;
+  h.pcie_bytes_per_s =
+      n.get_double("pcie_GBps", h.pcie_bytes_per_s / units::kGB, 1e-3, 1e6) * units::kGB;
+  h.nvme_bytes =
+      n.get_double("nvme_TB", h.nvme_bytes / (1000 * units::kGB), 0, 1e6) * 1000 * units::kGB;
+  h.nvme_bytes_per_s =
+      n.get_double("nvme_GBps", h.nvme_bytes_per_s / units::kGB, 1e-3, 1e6) * units::kGB;
+  h.source = "cluster YAML host: (" + n.file() + ")";
+  return h;
+}
+
 ClusterSpec read_cluster(const YamlNode& root) {
-  root.expect_only_keys({"name", "gpu", "nodes", "gpus_per_node", "profile", "network"});
+  root.expect_only_keys({"name", "gpu", "nodes", "gpus_per_node", "profile", "network", "host"});
   ClusterSpec c;
   c.name = root.child("name").as_string();
   c.gpu = read_gpu(root.child("gpu"));
@@ -58,6 +75,8 @@ ClusterSpec read_cluster(const YamlNode& root) {
     c.profile = p->as_string();
     c.profile_where = p->location();
   }
+  c.host = c.gpu.host;
+  if (auto h = root.optional_child("host")) c.host = read_host(*h, c.gpu.host);
   YamlNode net = root.child("network");
   if (net.size() == 0) net.fail("must list at least one level");
   std::vector<Diagnostic> errors;

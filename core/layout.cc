@@ -77,6 +77,18 @@ const char* to_string(Schedule schedule) {
   return "?";
 }
 
+const char* to_string(Offload offload) {
+  switch (offload) {
+    case Offload::none:
+      return "none";
+    case Offload::cpu:
+      return "cpu";
+    case Offload::nvme:
+      return "nvme";
+  }
+  return "?";
+}
+
 const char* to_string(Dim dim) {
   switch (dim) {
     case Dim::tp:
@@ -122,6 +134,7 @@ std::string short_label(const Layout& layout) {
   if (layout.vpp > 1) s += fmt::format(" v{}", layout.vpp);
   s += fmt::format(" z{}", layout.zero);
   if (layout.shard > 0) s += fmt::format(" shard{}", layout.shard);
+  if (layout.offload != Offload::none) s += fmt::format(" opt-{}", to_string(layout.offload));
   s += fmt::format(" mbs{}", layout.mbs);
   const char* rc = layout.recompute == Recompute::none        ? ""
                    : layout.recompute == Recompute::selective ? " sel"
@@ -129,6 +142,7 @@ std::string short_label(const Layout& layout) {
   s += rc;
   if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
     s += fmt::format("+{}full", layout.recompute_layers);
+  if (layout.act_offload > 0) s += fmt::format(" act-off{}", layout.act_offload);
   if (layout.tp > 1 && !layout.sp) s += " nosp";
   if (layout.pp > 1) s += fmt::format(" {}", to_string(layout.schedule));
   return s;

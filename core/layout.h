@@ -23,6 +23,10 @@ enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_h2, dualpipe, d
 //   a2a: DeepSpeed-Ulysses all-to-all from sequence to head split and back;
 //   hybrid: a2a inside groups of cp_a2a ranks (NVLink), a ring across them (a2a+p2p).
 enum class CpKind { ring, allgather, a2a, hybrid };
+// Where the optimizer states (fp32 master weights, Adam moments) live: on the GPU, in host
+// memory with the step on the CPU (ZeRO-Offload, Megatron-Core --optimizer-cpu-offload), or on
+// the node's NVMe, streamed through host memory for a CPU step (ZeRO-Infinity).
+enum class Offload { none, cpu, nvme };
 // The four factors of the GPU count; `order` lists them innermost first.
 enum class Dim { tp, cp, dp, pp };
 
@@ -52,6 +56,10 @@ struct Layout {
   // MoE dispatch and combine all-to-alls overlapped with another micro-batch's compute
   // (Megatron-Core --overlap-moe-expert-parallel-comm; DeepSeek-V3's DualPipe overlap).
   bool ep_overlap = false;
+  Offload offload = Offload::none;
+  // Layers per stage whose stored activations are copied to host memory in the forward and back
+  // in the backward (Megatron-Core / Transformer Engine cpu_offloading_num_layers).
+  int64_t act_offload = 0;
   std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
 
   int64_t model_parallel() const { return tp * pp * cp; }
@@ -73,6 +81,7 @@ struct Layout {
 
 const char* to_string(Recompute recompute);
 const char* to_string(Schedule schedule);
+const char* to_string(Offload offload);
 const char* to_string(Dim dim);
 const char* to_string(CpKind kind);
 // "tp=8,pp=4,dp=2,cp=1,ep=1,zero=1,mbs=1,vpp=1,recompute=none,..." (every field, parseable).

@@ -68,6 +68,15 @@ bool interleaving_fills_pipeline(const Layout& layout, const TrainingSpec& train
   return (training.global_batch / per_step) % layout.pp == 0;
 }
 
+bool offload_needs_zero(const Layout& layout) {
+  return layout.offload == Offload::none || layout.zero >= 1;
+}
+
+bool act_offload_within_stage(const Layout& layout, const ModelSpec& model) {
+  const int64_t chunks = layout.pp * layout.vpp;
+  return layout.act_offload <= (model.layers + chunks - 1) / chunks * layout.vpp;
+}
+
 bool schedule_fits_vpp(const Layout& layout) {
   switch (layout.schedule) {
     case Schedule::interleaved:
@@ -226,6 +235,10 @@ void check_pipeline(Checker& checker, const Layout& layout, const ModelSpec& mod
   }
   const int64_t stage_layers =
       (model.layers + chunks - 1) / chunks * layout.vpp;  // the largest stage
+  checker.require(offload_needs_zero(layout), "offload", to_string(layout.offload),
+                  "needs zero ≥ 1 (the optimizer states offloaded are the ZeRO-sharded ones)");
+  checker.require(act_offload_within_stage(layout, model), "act_offload", layout.act_offload,
+                  fmt::format("must not exceed the layers per stage ({})", stage_layers));
   checker.require(layout.recompute_layers <= stage_layers, "recompute_layers",
                   layout.recompute_layers,
                   fmt::format("must not exceed the layers per stage ({})", stage_layers));

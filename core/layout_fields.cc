@@ -92,7 +92,7 @@ std::string print_int(const Layout& layout) {
 
 }  // namespace
 
-const std::array<LayoutField, 19> kLayoutFields = {{
+const std::array<LayoutField, 21> kLayoutFields = {{
     {"dp", "data-parallel degree; 0 (the default) fills the GPUs left after tp·pp·cp",
      FieldSearch::searched, 2, parse_int<&Layout::dp, 0, kMaxDegree>, print_int<&Layout::dp>,
      nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.dp = parsed.dp; }},
@@ -207,6 +207,24 @@ const std::array<LayoutField, 19> kLayoutFields = {{
      },
      [](const Layout& layout) { return print_bool(layout.tp_overlap); }, nullptr,
      [](const Layout& parsed, LayoutFix& fix) { fix.tp_overlap = parsed.tp_overlap; }},
+    {"offload",
+     "optimizer states in GPU memory (none, the default), host memory with a CPU step (cpu) or "
+     "NVMe (nvme)",
+     FieldSearch::searched, 19,
+     [](const std::string& value, Layout& layout) {
+       return parse_choice(value, {"none", "cpu", "nvme"},
+                           {Offload::none, Offload::cpu, Offload::nvme}, layout.offload);
+     },
+     [](const Layout& layout) { return std::string(to_string(layout.offload)); }, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.offload = parsed.offload; },
+     [](const Layout& layout) { return layout.offload == Offload::none; }},
+    {"act_offload",
+     "layers per stage whose activations go to host memory between forward and backward "
+     "(default 0; never searched)",
+     FieldSearch::pinned_only, 20, parse_int<&Layout::act_offload, 0, 100'000>,
+     print_int<&Layout::act_offload>, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.act_offload = parsed.act_offload; },
+     [](const Layout& layout) { return layout.act_offload == 0; }},
     {"uneven", "allow layers not divisible by pp·vpp (default false)", FieldSearch::derived, 13,
      [](const std::string& value, Layout& layout) { return parse_boolean(value, layout.uneven); },
      [](const Layout& layout) { return print_bool(layout.uneven); }, nullptr, nullptr},

@@ -33,6 +33,10 @@ struct LayoutFix {
   // --tp-comm-overlap; --fix tp_overlap=true); unset, the search turns it on where the framework
   // overlaps TP communication (CostOptions::tp_comm_overlap) and sequence parallelism is on.
   std::optional<bool> tp_overlap;
+  // Set, every candidate takes it; unset, the search tries none and, for a candidate that does
+  // not fit, the framework's offload devices (CostOptions::offload_devices).
+  std::optional<Offload> offload;
+  std::optional<int64_t> act_offload;
 };
 
 // How the layout search treats a field.
@@ -63,7 +67,7 @@ struct LayoutField {
 };
 
 // Every layout field, in the order the keys are documented (and suggested for typos).
-extern const std::array<LayoutField, 19> kLayoutFields;
+extern const std::array<LayoutField, 21> kLayoutFields;
 
 // The entry for `key`, or null.
 const LayoutField* find_layout_field(std::string_view key);

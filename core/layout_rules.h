@@ -50,6 +50,11 @@ bool sp_splits_sequence(const Layout& layout, const TrainingSpec& training);
 bool cp_kind_needs_cp(const Layout& layout);
 bool cp_a2a_splits_cp(const Layout& layout);
 bool cp_a2a_splits_heads(const Layout& layout, const ModelSpec& model);
+// Offloading the optimizer states needs them sharded by a ZeRO stage ≥ 1 (DeepSpeed's
+// offload_optimizer applies to stages 1-3; Megatron-Core offloads its distributed optimizer).
+bool offload_needs_zero(const Layout& layout);
+// Activation offload moves at most the layers of a stage.
+bool act_offload_within_stage(const Layout& layout, const ModelSpec& model);
 // EP communication overlap needs expert parallelism to overlap (an MoE model, ep > 1).
 bool ep_overlap_needs_ep(const Layout& layout, const ModelSpec& model);
 

@@ -49,6 +49,10 @@ std::vector<Diagnostic> deepspeed_refusals(const Layout& layout, const TrainingS
     out.push_back(launcher_refusal(ds, layout, "shard",
                                    "ZeRO shards over the whole data-parallel group (MiCS, its "
                                    "hybrid ZeRO-3, is not exported); use shard=0"));
+  if (layout.act_offload > 0)
+    out.push_back(launcher_refusal(ds, layout, "act_offload",
+                                   "its activation offload (cpu_checkpointing) moves only "
+                                   "checkpointed layer inputs; use act_offload=0"));
   if (training.precision == Precision::fp8)
     out.push_back(launcher_refusal(
         ds, "precision", "fp8", "FP8 comes from Transformer Engine in model code, not the config"));
@@ -68,6 +72,12 @@ Result<std::string> export_deepspeed(const ModelSpec& model, const TrainingSpec&
   j["gradient_accumulation_steps"] = training.global_batch / (layout.mbs * layout.dp);
   j["zero_optimization"] = {
       {"stage", layout.zero}, {"overlap_comm", true}, {"contiguous_gradients", true}};
+  if (layout.offload != Offload::none) {
+    j["zero_optimization"]["offload_optimizer"] = {{"device", to_string(layout.offload)},
+                                                   {"pin_memory", true}};
+    if (layout.offload == Offload::nvme)
+      j["zero_optimization"]["offload_optimizer"]["nvme_path"] = "/local_nvme";
+  }
   j["bf16"] = {{"enabled", true}};
   if (layout.tp > 1) j["tensor_parallel"] = {{"autotp_size", layout.tp}};
   if (layout.recompute != Recompute::none || layout.recompute_layers > 0) {

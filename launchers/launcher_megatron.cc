@@ -50,6 +50,21 @@ std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layou
     out.push_back(
         launcher_refusal(who, layout, "ep_overlap",
                          "EP overlap with pp > 1 needs virtual pipeline stages (vpp ≥ 2)"));
+  // --optimizer-cpu-offload: host memory only (HybridDeviceOptimizer); NeMo's YAML has no key.
+  if (layout.offload == Offload::nvme ||
+      (layout.offload == Offload::cpu && who != Launcher::megatron))
+    out.push_back(launcher_refusal(who, layout, "offload",
+                                   who == Launcher::megatron
+                                       ? "Megatron-Core offloads optimizer states to host memory "
+                                         "only (--optimizer-cpu-offload); use offload=cpu"
+                                       : "its configuration has no optimizer offload key"));
+  // model_parallel_config.py / transformer_config.py: cpu_offloading asserts pp = 1 and no
+  // recompute.
+  if (layout.act_offload > 0 &&
+      (layout.pp > 1 || layout.recompute != Recompute::none || layout.recompute_layers > 0))
+    out.push_back(launcher_refusal(who, layout, "act_offload",
+                                   "CPU activation offloading (cpu_offloading_num_layers) needs "
+                                   "pp = 1 and no recompute"));
   if (layout.recompute_layers > 0 && layout.recompute == Recompute::none &&
       layout.recompute_layers % layout.vpp != 0) {
     out.push_back(launcher_refusal(who, layout, "recompute_layers",
@@ -302,6 +317,11 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
   if (layout.sp && layout.tp > 1) args.flag("--sequence-parallel");
   if (layout.tp_overlap) args.flag("--tp-comm-overlap");
   if (layout.ep_overlap) args.flag("--overlap-moe-expert-parallel-comm");
+  if (layout.offload == Offload::cpu) {
+    args.flag("--optimizer-cpu-offload");
+    args.flag("--use-precision-aware-optimizer");  // arguments.py asserts it with the offload
+  }
+  if (layout.act_offload > 0) args.arg("--cpu-offloading-num-layers", layout.act_offload);
   Result<std::vector<std::string>> notes = megatron_pipeline_args(model, layout, args);
   if (!notes) return notes.errors();
   RecomputeArgs r = recompute_args(layout);

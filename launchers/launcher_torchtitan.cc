@@ -71,6 +71,11 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpe
     out.push_back(launcher_refusal(tt, layout, "cp_kind",
                                    "its context parallelism exchanges K/V shards (ring or "
                                    "all-gather), not heads; use cp_kind=ring or allgather"));
+  if (layout.offload != Offload::none || layout.act_offload > 0)
+    out.push_back(launcher_refusal(
+        tt, layout, layout.offload != Offload::none ? "offload" : "act_offload",
+        "its CPU offload (FSDP2 CPUOffloadPolicy) moves parameters and gradients with the "
+        "optimizer states, which meshplan does not model; use offload=none, act_offload=0"));
   if (layout.ep_overlap)
     out.push_back(launcher_refusal(tt, layout, "ep_overlap",
                                    "it does not overlap MoE all-to-alls with another "

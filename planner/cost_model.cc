@@ -158,7 +158,14 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
   const std::vector<StageParams>& params = params_of(l);
   const std::vector<StageLayerMix>& mix = mix_of(l);
   shape.micro_batches = training_.global_batch / (l.dp * l.mbs);
-  shape.logits_bytes = logits_bytes(model_, activation_shape(l, training_.seq_len));
+  ActivationShape activations = activation_shape(l, training_.seq_len);
+  shape.logits_bytes = logits_bytes(model_, activations);
+  activations.fp8 = cluster_.gpu.runs_fp8(training_.precision);
+  shape.dense_activation_bytes = layer_activations(model_, 0, activations).no_recompute();
+  shape.moe_activation_bytes =
+      model_.moe
+          ? layer_activations(model_, model_.moe->first_dense_layers, activations).no_recompute()
+          : shape.dense_activation_bytes;
   if (l.pp > 1) {
     const double tokens = static_cast<double>(l.mbs * training_.seq_len / l.cp);
     const double activation = 2 * tokens * static_cast<double>(model_.hidden);
@@ -293,9 +300,50 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
   s.backward_weight_s *= slow;
   s.recompute_s *= slow;
   const double shards = zero_sharding(l.zero).optimizer_shards(l.shard_size());
-  s.optimizer_s = options_.optimizer_bytes_per_param * static_cast<double>(k.params.per_gpu()) /
-                  shards / context_.hbm_bytes_per_s;
+  const double shard_params = static_cast<double>(k.params.per_gpu()) / shards;
+  s.optimizer_s = l.offload == Offload::none
+                      ? options_.optimizer_bytes_per_param * shard_params / context_.hbm_bytes_per_s
+                      : offloaded_optimizer_s(l, shard_params);
   return s;
+}
+
+// The optimizer step with its states off the GPU (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity,
+// Rajbhandari et al. 2021; Megatron-Core --optimizer-cpu-offload): the rank's gradient shard
+// copied to the host over its PCIe link, the step on the CPU moving the same bytes per
+// parameter through host memory as the GPU step does through HBM (optimizer_bytes_per_param),
+// shared by the node's ranks, with NVMe reading and writing the states (nvme) also shared by
+// the node, and the updated weights copied back. In sequence: the step waits for every
+// gradient, and the weights for the step (a framework pipelining them by sub-group, Megatron's
+// --overlap-cpu-optimizer-d2h-h2d, would hide part of it; not modelled).
+double CostModel::offloaded_optimizer_s(const Layout& l, double shard_params) const {
+  const HostSpec& h = cluster_.host;
+  const MemoryOptions& mem = options_.memory;
+  const double node = static_cast<double>(cluster_.gpus_per_node);
+  double t =
+      shard_params * (mem.grad_bytes_per_param + mem.weight_bytes_per_param) / h.pcie_bytes_per_s +
+      node * shard_params * options_.optimizer_bytes_per_param / h.memory_bytes_per_s;
+  if (l.offload == Offload::nvme)
+    t += 2 * node * shard_params * mem.optimizer_bytes_per_param / h.nvme_bytes_per_s;
+  return t;
+}
+
+// Activation offload (Transformer Engine's CPU offload, Megatron-Core cpu_offloading_num_layers):
+// each offloaded layer's stored activations go to the host over PCIe while the next layer's
+// forward runs, and come back while the layer after it in the backward runs; what the compute
+// does not cover is exposed, at the data-parallel overlap efficiency (copy engines share HBM).
+double CostModel::activation_offload_s(const Layout& l, const Shape& shape, const StageClass& k,
+                                       const LayerPair& c) const {
+  const int64_t layers = std::min(l.act_offload, k.mix.layers());
+  if (layers <= 0 || cluster_.host.pcie_bytes_per_s <= 0) return 0;
+  const int64_t dense = std::min(layers, k.mix.dense_layers);
+  const double eta = options_.dp_overlap_efficiency;
+  auto one = [&](double bytes, const LayerCost& layer) {
+    const double copy = bytes / cluster_.host.pcie_bytes_per_s;
+    return exposed_after_overlap(copy, layer.forward_s, eta) +
+           exposed_after_overlap(copy, layer.backward_s, eta);
+  };
+  return static_cast<double>(dense) * one(shape.dense_activation_bytes, c.dense) +
+         static_cast<double>(layers - dense) * one(shape.moe_activation_bytes, c.moe);
 }
 
 double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const StageTiming& st,
@@ -404,6 +452,7 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
   b.tp_s = runs * c.tp_s;
   b.cp_s = runs * c.cp_s;
   b.ep_s = runs * c.ep_s;
+  b.offload_s = runs * c.offload_s;
   b.bubble_s = pipe - runs * t_max;
   e.p2p_s = shape.p2p_s + shape.p2p_gather_s;
   if (l.pp > 1) {
@@ -435,6 +484,21 @@ StageMemory CostModel::peak_stage_memory(const Layout& l) {
   return peak;
 }
 
+bool CostModel::host_fits(const Layout& l) {
+  if (l.offload == Offload::none && l.act_offload == 0) return true;
+  const Shape& shape = shape_of(l);
+  double host = 0, nvme = 0;
+  for (const StageClass& k : shape.classes) {
+    const StageMemory s =
+        stage_memory(k.params, k.mix, shape.costs->dense.activations, shape.costs->moe.activations,
+                     l, shape.micro_batches, shape.logits_bytes, context_.fp8, options_.memory);
+    host = std::max(host, s.host_bytes);
+    nvme = std::max(nvme, s.nvme_bytes);
+  }
+  const double node = static_cast<double>(cluster_.gpus_per_node);
+  return node * host <= cluster_.host.memory_bytes && node * nvme <= cluster_.host.nvme_bytes;
+}
+
 Estimate CostModel::evaluate(const Layout& l, bool detail) {
   return evaluate(l, peak_stage_memory(l), detail);
 }
@@ -453,6 +517,7 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
   double recomputed_flops = 0;
   for (const StageClass& k : shape.classes) {
     StageTiming t = stage_timing(l, k, costs);
+    t.offload_s = activation_offload_s(l, shape, k, costs);
     t.dp_exposed_s = dp_exposed_s(l, k, t, /*with_zero3_gathers=*/true);
     per_class.push_back(t);
     const FullRecompute full = full_recompute(l, k.mix);

@@ -45,8 +45,10 @@ struct TimeBreakdown {
   double compute_s = 0, recompute_s = 0;
   double tp_s = 0, cp_s = 0, ep_s = 0, pp_s = 0, dp_s = 0;  // exposed communication
   double bubble_s = 0, optimizer_s = 0;
+  double offload_s = 0;  // activation offload transfers not hidden behind compute
   double total_s() const {
-    return compute_s + recompute_s + tp_s + cp_s + ep_s + pp_s + dp_s + bubble_s + optimizer_s;
+    return compute_s + recompute_s + tp_s + cp_s + ep_s + pp_s + dp_s + bubble_s + optimizer_s +
+           offload_s;
   }
 };
 
@@ -55,10 +57,11 @@ struct StageTiming {
   int64_t stage = 0;
   double forward_s = 0, backward_s = 0, backward_weight_s = 0, recompute_s = 0;  // compute
   double tp_s = 0, cp_s = 0, ep_s = 0;  // exposed communication, all passes
+  double offload_s = 0;                 // exposed activation offload transfers, both passes
   double dp_exposed_s = 0;              // per step
-  double optimizer_s = 0;               // per step
+  double optimizer_s = 0;               // per step (with offload: transfers and the CPU step)
   double per_micro_batch_s() const {
-    return forward_s + backward_s + recompute_s + tp_s + cp_s + ep_s;
+    return forward_s + backward_s + recompute_s + tp_s + cp_s + ep_s + offload_s;
   }
 };
 
@@ -98,6 +101,9 @@ class CostModel {
   Estimate evaluate(const Layout& l, const StageMemory& peak, bool detail);
   // Memory only: the stage with the highest total; the search calls it before timing.
   StageMemory peak_stage_memory(const Layout& l);
+  // Whether what the layout offloads (StageMemory::host_bytes, nvme_bytes) fits the node: the
+  // largest stage's share times the GPUs per node within ClusterSpec::host. True without offload.
+  bool host_fits(const Layout& l);
 
   // The per-chunk costs the simulator replays (pipeline_problem.cc). The simulator issues a
   // chunk's gradient sync after its last backward, so it receives the part of the stage's
@@ -154,11 +160,17 @@ class CostModel {
     // its TP group (Narayanan et al. 2021 §4.1, scatter/gather optimisation).
     double p2p_gather_s = 0;
     int64_t micro_batches = 0;
+    // One dense / MoE layer's stored activations per micro-batch without recompute: what
+    // activation offload (Layout::act_offload) moves to the host and back.
+    double dense_activation_bytes = 0, moe_activation_bytes = 0;
   };
   using ShapeKey = std::array<int64_t, 18>;
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
   double mirror_sync_s(const Layout& l, int64_t stage, const StageParams& params) const;
+  double offloaded_optimizer_s(const Layout& l, double shard_params) const;
+  double activation_offload_s(const Layout& l, const Shape& shape, const StageClass& k,
+                              const LayerPair& c) const;
   SyncTimes sync_times(const Layout& l, const GroupShape& whole, const ShardGroups& sharded,
                        double params, int zero, int64_t layers) const;
   const std::vector<StageParams>& params_of(const Layout& l);

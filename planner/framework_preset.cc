@@ -114,8 +114,23 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "pipeline",
      "deepspeed.ai/docs/config-json (zero_optimization); deepspeed/runtime/zero/config.py, "
      "stage_1_and_2.py, pipe/engine.py",
-     true, false, false, false, true, 4, true, "cudnn,fa3,fa2", true, "delayed", 1e9, false, "1f1b",
-     false, false},
+     true,
+     false,
+     false,
+     false,
+     true,
+     4,
+     true,
+     "cudnn,fa3,fa2",
+     true,
+     "delayed",
+     1e9,
+     false,
+     "1f1b",
+     false,
+     false,
+     true,
+     ""},
     // The DeepSpeed ZeRO-3 runs of Narayanan et al. 2021 Table 2 (configuration unpublished).
     // overlap_comm was already DeepSpeed's default for ZeRO-3 then
     // (ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT, deepspeed/runtime/zero/config.py): gradient
@@ -136,8 +151,23 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "prefetched, one NIC per GPU (fitted)",
      "arXiv 2104.04473 Table 2 (configuration unpublished); deepspeed/runtime/zero/config.py; "
      "deepspeedai/DeepSpeed PR #1188",
-     true, false, false, false, true, 4, false, "cudnn,fa3,fa2", false, "delayed", 1e9, false,
-     "1f1b", false, false, false},
+     true,
+     false,
+     false,
+     false,
+     true,
+     4,
+     false,
+     "cudnn,fa3,fa2",
+     false,
+     "delayed",
+     1e9,
+     false,
+     "1f1b",
+     false,
+     false,
+     false,
+     ""},
     // Megatron-DeepSpeed as BLOOM-176B ran it (bigscience-workshop/Megatron-DeepSpeed, 2022):
     // Megatron-LM of 2021 (gradient reduction after backward) on DeepSpeed's synchronous
     // PipelineEngine (whole activations from every TP rank, blocking), bf16 with fp32 gradient
@@ -148,8 +178,23 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "Megatron-DeepSpeed of 2022 (BLOOM): no comm overlap, DeepSpeed pipeline",
      "github.com/bigscience-workshop/bigscience train/tr11-176B-ml/README.md; "
      "deepspeed/runtime/pipe/engine.py",
-     false, false, false, false, true, 4, false, "cudnn,fa3,fa2", true, "delayed", 0, false, "1f1b",
-     false, false},
+     false,
+     false,
+     false,
+     false,
+     true,
+     4,
+     false,
+     "cudnn,fa3,fa2",
+     true,
+     "delayed",
+     0,
+     false,
+     "1f1b",
+     false,
+     false,
+     true,
+     ""},
     // PyTorch FSDP2 (fully_shard, docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html):
     // reduce-scatter from post-backward hooks per unit, overlapping the rest of the backward;
     // implicit prefetch overlaps all-gathers with compute, including the forward all-gathers
@@ -255,6 +300,18 @@ Result<FrameworkPreset> find_framework(const std::string& name, const SourceLoca
   return not_one_of(where, field, name, framework_names());
 }
 
+// Where each framework can put the optimizer states off the GPU (CostOptions::offload_devices):
+// DeepSpeed zero_optimization.offload_optimizer.device cpu or nvme, stages 1-3
+// (deepspeed.ai/docs/config-json); Megatron-Core --optimizer-cpu-offload (host memory only,
+// megatron/training/arguments.py; NeMo runs Megatron-Core's optimizer but its YAML has no key
+// for it). FSDP2's CPUOffloadPolicy and Composer's cpu_offload move parameters and gradients
+// too, which meshplan does not model: none. The 2021 presets predate offloading in their runs.
+std::vector<Offload> framework_offload_devices(const std::string& name) {
+  if (name == "deepspeed" || name == "megatron-deepspeed") return {Offload::cpu, Offload::nvme};
+  if (name == "megatron-core") return {Offload::cpu};
+  return {};
+}
+
 void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.framework = f.name;
   o.overlap_grad_reduce = f.overlap_grad_reduce;
@@ -277,6 +334,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
     for (CpKind kind : {CpKind::ring, CpKind::allgather, CpKind::a2a, CpKind::hybrid})
       if (name == to_string(kind)) o.cp_kinds.push_back(kind);
   }
+  o.offload_devices = framework_offload_devices(f.name);
   o.pipeline_schedules.clear();
   for (const std::string& name : comma_list(f.schedules)) {
     for (const sim::ScheduleInfo& info : sim::schedule_table())

@@ -53,7 +53,8 @@ struct FrameworkPreset {
   // Whether ZeRO-3 parameter gathers are prefetched (CostOptions::zero3_prefetch).
   bool zero3_prefetch = true;
   // Context-parallel variants it runs, comma-separated names as in --layout cp_kind=
-  // (CostOptions::cp_kinds).
+  // (CostOptions::cp_kinds); "" when it has no context parallelism (DeepSpeed's config has
+  // none; Ulysses is a separate DeepSpeed-Ulysses API), so the search keeps cp = 1.
   const char* cp_kinds = "ring";
   // Whether it overlaps MoE dispatch/combine with another micro-batch's compute
   // (CostOptions::ep_comm_overlap).

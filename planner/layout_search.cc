@@ -98,6 +98,10 @@ class Enumerator {
       if (!tp_splits_model(probe, skipped)) continue;
       for (int64_t cp : divisors(gpus_ / tp)) {
         if (!allowed(fix.cp, cp)) continue;
+        if (cp > 1 && framework_.cp_kinds.empty() && !fix.cp_kind) {
+          ++rejected["the framework has no context parallelism"];
+          continue;
+        }
         probe.cp = cp;
         if (!holds(cp_splits_sequence(probe, training_), "cp_splits_sequence", skipped)) continue;
         for (int64_t pp : divisors(gpus_ / tp / cp)) {
@@ -387,8 +391,36 @@ bool zero_allowed(const LayoutFix& fix, int zero, int64_t shard) {
   return allowed(fix.zero, zero) && (shard == 0 || zero >= 1);
 }
 
+// A candidate too big for GPU memory, retried with its optimizer states off the GPU on the
+// framework's devices in order (host memory first, then NVMe): offloading only adds time, so a
+// candidate that fits without it is never retried. Tried only where it can help: ZeRO ≥ 1
+// (offload_needs_zero), a host the cluster describes, and the peak stage fitting once its
+// optimizer states leave. Each try is an evaluated layout. On success `layout` carries the
+// device.
+bool offload_fit(CostModel& model, Layout& layout, const StageMemory& peak, int64_t& order,
+                 ItemResult& out) {
+  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+  const double slack = 1 + model.options().memory.allocator_slack_fraction;
+  if (layout.zero < 1 || !model.cluster().host.known() ||
+      peak.total_bytes() - peak.optimizer_bytes * slack > hbm)
+    return false;
+  for (Offload device : model.options().offload_devices) {
+    Layout off = layout;
+    off.offload = device;
+    ++out.evaluated;
+    ++order;
+    const double bytes = model.peak_stage_memory(off).total_bytes();
+    if (!out.smallest || bytes < out.smallest->key) out.smallest = Ranked{bytes, order, off};
+    if (bytes > hbm) return false;
+    if (!model.host_fits(off)) continue;
+    layout = off;
+    return true;
+  }
+  return false;
+}
+
 ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
-                    const SearchOptions& options) {
+                    const SearchOptions& options, bool allow_offload) {
   ItemResult out;
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
@@ -415,14 +447,21 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
                                  (options.fix.ep_overlap || (rc != Recompute::full && rl == 0))) ||
                                 (dual && model.model().moe && layout.ep > 1 &&
                                  options.fix.ep_overlap.value_or(true));
+            layout.offload = options.fix.offload.value_or(Offload::none);
             ++out.evaluated;
             ++order;
-            const StageMemory peak = model.peak_stage_memory(layout);
+            StageMemory peak = model.peak_stage_memory(layout);
             const double bytes = peak.total_bytes();
             if (!out.smallest || bytes < out.smallest->key)
               out.smallest = Ranked{bytes, order, layout};
-            if (bytes > static_cast<double>(model.cluster().gpu.hbm_bytes)) {
+            const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+            if (bytes > hbm && allow_offload && offload_fit(model, layout, peak, order, out)) {
+              peak = model.peak_stage_memory(layout);
+            } else if (bytes > hbm) {
               ++out.rejected[dominant_term(peak)];
+              continue;
+            } else if (layout.offload != Offload::none && !model.host_fits(layout)) {
+              ++out.rejected["host memory or NVMe (offload)"];
               continue;
             }
             ++out.feasible;
@@ -444,7 +483,8 @@ int64_t item_span(const CostModel& model, const Layout& base) {
   const int64_t stage_layers = (model.model().layers + base.pp - 1) / base.pp;
   const int64_t shards = static_cast<int64_t>(model.cluster().network.size()) + 1;
   const auto schedules = static_cast<int64_t>(sim::schedule_table().size());
-  return shards * schedules * (2 * (stage_layers + 1) + 1) * 4 + 1;
+  const int64_t offload_tries = 1 + static_cast<int64_t>(model.options().offload_devices.size());
+  return shards * schedules * (2 * (stage_layers + 1) + 1) * 4 * offload_tries + 1;
 }
 
 }  // namespace
@@ -486,22 +526,38 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
     base_order[i] = base_order[i - 1] + item_span(prototype, items[i - 1].base);
-  std::vector<ItemResult> per_item(items.size());
-  std::atomic<size_t> next{0};
-  std::atomic<int64_t> done{0};
-  auto worker = [&] {
-    CostModel model(prototype);
-    for (size_t i = next++; i < items.size(); i = next++) {
-      per_item[i] = run_item(model, items[i], base_order[i], options);
-      int64_t d = ++done;
-      if (options.progress) options.progress(d, static_cast<int64_t>(items.size()));
-    }
+  auto run_all = [&](bool allow_offload) {
+    std::vector<ItemResult> per_item(items.size());
+    std::atomic<size_t> next{0};
+    std::atomic<int64_t> done{0};
+    auto worker = [&] {
+      CostModel model(prototype);
+      for (size_t i = next++; i < items.size(); i = next++) {
+        per_item[i] = run_item(model, items[i], base_order[i], options, allow_offload);
+        int64_t d = ++done;
+        if (options.progress) options.progress(d, static_cast<int64_t>(items.size()));
+      }
+    };
+    const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    return per_item;
   };
-  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  std::vector<ItemResult> per_item = run_all(false);
+  // Offload is the last resort: its host-side costs are priced at datasheet ceilings (PCIe,
+  // DRAM bandwidth for the CPU step), optimistic enough that meshplan does not rank a layout
+  // above GPU-only ones on them. Only when nothing fits on the GPUs alone does the search run
+  // again with the framework's offload devices (--fix offload=... searches with it directly).
+  int64_t first_pass = 0, first_feasible = 0;
+  for (const ItemResult& r : per_item) first_pass += r.evaluated, first_feasible += r.feasible;
+  if (first_feasible == 0 && !options.fix.offload && prototype.cluster().host.known() &&
+      !prototype.options().offload_devices.empty()) {
+    per_item = run_all(true);
+    result.offload_fallback = true;
+    result.evaluated += first_pass;
+  }
 
   std::vector<Ranked> best;
   std::optional<Ranked> smallest;

@@ -55,6 +55,9 @@ struct SearchResult {
   // count) or by max_uneven_deficit. Kept apart from `rejected`, which reports print.
   std::map<std::string, int64_t> skipped;
   std::optional<Estimate> smallest;  // least peak memory, when nothing fits
+  // Nothing fit on the GPUs alone, so the search ran again letting each candidate that did not
+  // fit offload its optimizer states (the framework's devices); `evaluated` counts both passes.
+  bool offload_fallback = false;
 };
 
 SearchResult search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& options);

@@ -65,6 +65,26 @@ StageActivations stage_activations(const StageLayerMix& mix, const LayerActivati
   return s;
 }
 
+// Offloading (Layout::offload, act_offload). Optimizer states (master weights and moments)
+// leave the GPU for host memory or NVMe; the gradients stay (Megatron-Core's optimizer CPU
+// offload copies them out for the step, DeepSpeed's reduce buckets stay on the GPU). The stored
+// activations of act_offload layers per stage (of every micro-batch in flight) go to host
+// memory, one layer's copy staying on the GPU as the transfer buffer (Transformer Engine's CPU
+// offload double-buffers a layer).
+void offload_states(const Layout& l, int64_t layers, double layer_activation_bytes,
+                    StageMemory& s) {
+  if (l.offload == Offload::cpu) s.host_bytes += s.optimizer_bytes;
+  if (l.offload == Offload::nvme) s.nvme_bytes += s.optimizer_bytes;
+  if (l.offload != Offload::none) s.optimizer_bytes = 0;
+  const int64_t offloaded = std::min(l.act_offload, layers);
+  if (offloaded <= 0) return;
+  const double moved =
+      layer_activation_bytes *
+      std::max(0.0, static_cast<double>(offloaded) * s.in_flight_micro_batches - 1.0);
+  s.activations_bytes -= moved;
+  s.host_bytes += moved;
+}
+
 }  // namespace
 
 FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix) {
@@ -111,6 +131,7 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
   s.in_flight_micro_batches = in_flight_micro_batches(l, micro_batches, params.stage);
   s.activations_per_layer_bytes = a.first_layer;
   s.activations_bytes = a.per_micro_batch * s.in_flight_micro_batches + a.recompute_buffer;
+  offload_states(l, params.layers, a.first_layer, s);
   if (holds_last_chunk(l, params.stage)) s.logits_bytes = logits;
   if (zero_sharding(l.zero).weights && params.layers > 0) {
     s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(params.per_gpu()) /

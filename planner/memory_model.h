@@ -33,6 +33,9 @@ struct StageMemory {
   double zero3_buffer_bytes = 0;           // gathered parameters of two layers (ZeRO-3 prefetch)
   double fp8_weight_cache_bytes = 0;       // FP8 weights and transposes kept across micro-batches
   double cuda_context_bytes = 0, nccl_bytes = 0, allocator_slack_bytes = 0;
+  // Off the GPU (Layout::offload, act_offload), per GPU: optimizer states and offloaded
+  // activations in host memory, optimizer states on NVMe. Not part of total_bytes().
+  double host_bytes = 0, nvme_bytes = 0;
   double other_bytes() const {
     return logits_bytes + zero3_buffer_bytes + fp8_weight_cache_bytes + cuda_context_bytes +
            nccl_bytes + allocator_slack_bytes;

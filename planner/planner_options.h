@@ -96,6 +96,10 @@ struct CostOptions {
   // these unless --fix names a schedule. Empty: no pipeline parallelism (pp must be 1).
   // Megatron-Core: 1F1B and interleaved 1F1B (megatron/core/pipeline_parallel/schedules.py).
   std::vector<Schedule> pipeline_schedules = {Schedule::one_f_one_b, Schedule::interleaved};
+  // Where the framework can put the optimizer states off the GPU (Layout::offload); the search
+  // tries them, in order, for a candidate that does not fit in GPU memory. Megatron-Core:
+  // --optimizer-cpu-offload.
+  std::vector<Offload> offload_devices = {Offload::cpu};
   // Whether the framework shards hybrid (FrameworkPreset::hybrid_sharding): the search then
   // also tries shard groups of one node or pod (Layout::shard). Megatron-Core: distributed-
   // optimizer instances (--num-distributed-optimizer-instances, megatron/training/arguments.py).

@@ -78,15 +78,19 @@ const std::vector<std::string> kSummaryHeader = {
 
 std::vector<BreakdownComponent> breakdown_components(const TimeBreakdown& b) {
   using K = ComponentKind;
-  return {{"compute", b.compute_s, K::compute},
-          {"recompute", b.recompute_s, K::recompute},
-          {"TP communication (exposed)", b.tp_s, K::communication},
-          {"CP communication (exposed)", b.cp_s, K::communication},
-          {"EP all-to-all (exposed)", b.ep_s, K::communication},
-          {"PP transfers (exposed)", b.pp_s, K::communication},
-          {"DP gradient sync (exposed)", b.dp_s, K::communication},
-          {"pipeline bubble", b.bubble_s, K::bubble},
-          {"optimizer step", b.optimizer_s, K::optimizer}};
+  std::vector<BreakdownComponent> out = {{"compute", b.compute_s, K::compute},
+                                         {"recompute", b.recompute_s, K::recompute},
+                                         {"TP communication (exposed)", b.tp_s, K::communication},
+                                         {"CP communication (exposed)", b.cp_s, K::communication},
+                                         {"EP all-to-all (exposed)", b.ep_s, K::communication},
+                                         {"PP transfers (exposed)", b.pp_s, K::communication},
+                                         {"DP gradient sync (exposed)", b.dp_s, K::communication},
+                                         {"pipeline bubble", b.bubble_s, K::bubble}};
+  // Listed only where the layout offloads activations (Layout::act_offload).
+  if (b.offload_s > 0)
+    out.push_back({"activation offload (exposed)", b.offload_s, K::communication});
+  out.push_back({"optimizer step", b.optimizer_s, K::optimizer});
+  return out;
 }
 
 nlohmann::ordered_json estimate_json(const Estimate& e) {
@@ -159,6 +163,10 @@ std::string plan_table(const SearchResult& r, const CostModel& model, int64_t gp
       model.model().name, gpus, model.cluster().gpu.name, model.training().global_batch,
       model.training().seq_len, with_commas(r.evaluated), with_commas(r.feasible));
   if (r.ranked.empty()) return out + nothing_fits_text(r, model, gpus);
+  if (r.offload_fallback)
+    out +=
+        "nothing fit on the GPUs alone: these layouts keep their optimizer states off the GPU "
+        "(offload)\n\n";
   out += text_table(kSummaryHeader, summary_rows(r.ranked), 2);
   out += fmt::format("\nbest: --layout {}\n", to_string(r.ranked.front().layout));
   return out;
@@ -185,6 +193,31 @@ std::string plan_markdown(const SearchResult& r) {
   return markdown_table(kSummaryHeader, rows);
 }
 
+namespace {
+
+// What moving the optimizer states off the GPU would do for the smallest layout: the bytes it
+// frees on the peak stage and the time it adds (the CPU step and its PCIe copies).
+std::string offload_advice(const SearchResult& r, const CostModel& model, const Estimate& e,
+                           const StageMemory& s) {
+  if (!model.cluster().host.known() || e.layout.offload != Offload::none || s.optimizer_bytes <= 0)
+    return "";
+  Layout off = e.layout;
+  off.offload = Offload::cpu;
+  off.zero = std::max(off.zero, 1);
+  CostModel costs(model);
+  const Estimate with = costs.evaluate(off, /*detail=*/false);
+  return fmt::format(
+      "  - optimizer states in host memory (offload=cpu, zero ≥ 1; DeepSpeed and Megatron-Core "
+      "run it): {} per GPU instead of {}, {} more per step for the CPU step and its PCIe "
+      "copies{}\n",
+      gib(with.peak_bytes), gib(e.peak_bytes), seconds(with.step_time_s - e.step_time_s),
+      r.offload_fallback ? " (the search tried offload: not enough; parameter offload is not "
+                           "modelled)"
+                         : "");
+}
+
+}  // namespace
+
 std::string nothing_fits_text(const SearchResult& r, const CostModel& model, int64_t gpus) {
   if (!r.smallest)
     return "no layout: " + explain_no_layout(r, model.model(), model.training(), gpus).text + "\n";
@@ -208,6 +241,7 @@ std::string nothing_fits_text(const SearchResult& r, const CostModel& model, int
                        model.training().seq_len);
     out += "  - more GPUs for tensor/pipeline parallelism\n";
   }
+  out += offload_advice(r, model, e, s);
   return out;
 }
 

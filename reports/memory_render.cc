@@ -80,6 +80,18 @@ std::string memory_table(const MemoryEstimate& e, const ModelSpec& model,
       gib_and_gb(e.capacity_bytes),
       e.fits() ? "fits"
                : fmt::format("does not fit (over by {})", gib(e.peak_bytes - e.capacity_bytes)));
+  double host = 0, nvme = 0;
+  for (const StageMemory& s : e.stages) {
+    host = std::max(host, s.host_bytes);
+    nvme = std::max(nvme, s.nvme_bytes);
+  }
+  const double node = static_cast<double>(cluster.gpus_per_node);
+  if (host > 0)
+    out += fmt::format("host     {} per GPU (optimizer states, activations), {} per node of {}\n",
+                       gib(host), gib(node * host), gib(cluster.host.memory_bytes));
+  if (nvme > 0)
+    out += fmt::format("NVMe     {} per GPU (optimizer states), {} per node of {}\n", gib(nvme),
+                       gib(node * nvme), gib(cluster.host.nvme_bytes));
   return out;
 }
 

@@ -59,3 +59,26 @@ TEST_CASE("inline GPU types are read with their units") {
   CHECK(r->gpu.hbm_bytes_per_s == 4000e9);
   CHECK(r->network[0].latency_s == doctest::Approx(2e-6));
 }
+
+TEST_CASE("a DGX GPU brings its host; host: overrides it key by key") {
+  const ClusterSpec dgx = load("dgx-h100-1n.yaml");
+  CHECK(dgx.host.memory_bytes == 2e12);                     // DGX H100: 2 TB
+  CHECK(dgx.host.memory_bytes_per_s == 614.4e9);            // 2 × 8 channels of DDR5-4800
+  CHECK(dgx.host.pcie_bytes_per_s == 64e9);                 // PCIe Gen5 x16
+  CHECK(dgx.host.nvme_bytes == doctest::Approx(30.72e12));  // 8 × 3.84 TB
+  const std::string yaml =
+      "name: t\ngpu: H100-SXM-80GB\nnodes: 1\ngpus_per_node: 8\n"
+      "host: {memory_GiB: 1024, pcie_GBps: 32}\n"
+      "network:\n  - {name: nvlink, span: 8, bandwidth_GBps: 450, latency_us: 3}\n";
+  Result<ClusterSpec> c = parse_cluster_yaml(yaml, "t.yaml");
+  REQUIRE(c.ok());
+  CHECK(c->host.memory_bytes == 1024.0 * (1LL << 30));
+  CHECK(c->host.pcie_bytes_per_s == 32e9);
+  CHECK(c->host.memory_bytes_per_s == 614.4e9);  // kept from the DGX H100 default
+  Result<ClusterSpec> bad = parse_cluster_yaml(
+      "name: t\ngpu: H100-SXM-80GB\nnodes: 1\ngpus_per_node: 8\nhost: {memory_gib: 1}\n"
+      "network:\n  - {name: nvlink, span: 8, bandwidth_GBps: 450, latency_us: 3}\n",
+      "t.yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(format_diagnostics(bad.errors()).find("memory_gib") != std::string::npos);
+}

@@ -127,6 +127,16 @@ TEST_CASE("dualpipe needs 2·pp micro-batches, an even pp and count; dualpipev v
         "--layout: error: field 'vpp' = '1': " + needs_vpp2);
 }
 
+TEST_CASE("offload needs a ZeRO stage; act_offload at most a stage's layers") {
+  CHECK(errors_of("tp=8,zero=0,offload=cpu", 512) ==
+        "--layout: error: field 'offload' = 'cpu': needs zero ≥ 1 (the optimizer states "
+        "offloaded are the ZeRO-sharded ones)\n");
+  CHECK(errors_of("tp=8,pp=4,act_offload=21", 512) ==
+        "--layout: error: field 'act_offload' = '21': must not exceed the layers per stage "
+        "(20)\n");
+  CHECK(errors_of("tp=8,pp=4,zero=1,offload=nvme,act_offload=20", 512).empty());
+}
+
 TEST_CASE("expert parallelism is refused for a dense model") {
   CHECK(errors_of("tp=8,ep=2", 512) ==
         "--layout: error: field 'ep' = '2': must be 1 for a dense model (it has no experts)\n");
@@ -153,7 +163,7 @@ TEST_CASE("layout syntax errors point at the column of the bad entry") {
 }
 
 TEST_CASE("the field table drives parsing and printing: to_string reads back to the same layout") {
-  CHECK(kLayoutFields.size() == 19);
+  CHECK(kLayoutFields.size() == 21);
   Result<Layout> parsed = parse_layout(
       "tp=4,pp=2,dp=3,cp=2,ep=1,zero=3,mbs=2,vpp=2,recompute=full,recompute_layers=1,sp=false,"
       "schedule=interleaved,order=tp-cp-pp-dp,tp_overlap=true,uneven=true");

@@ -102,18 +102,21 @@ void check_keys(const nlohmann::json& j, const std::string& prefix,
       continue;
     }
     REQUIRE(known.count(key) == 1);
-    CHECK(known.at(key) == (value.is_boolean() ? "boolean" : "integer"));
-    CHECK((value.is_boolean() || value.is_number_integer()));
+    CHECK(known.at(key) == (value.is_boolean()  ? "boolean"
+                            : value.is_string() ? "string"
+                                                : "integer"));
+    CHECK((value.is_boolean() || value.is_number_integer() || value.is_string()));
   }
 }
 
 TEST_CASE("export: every DeepSpeed key is one DeepSpeed 0.16.5 reads, with its type") {
   const ModelSpec m = model("llama3-8b");
   const std::map<std::string, std::string> known = deepspeed_keys();
-  REQUIRE(known.size() == 13);
+  REQUIRE(known.size() == 16);
   for (const char* text :
-       {"tp=1,pp=1,zero=3,mbs=2", "tp=1,pp=4,zero=1,mbs=1,recompute=full",
-        "tp=2,sp=false,pp=2,zero=0,mbs=4,recompute=selective", "tp=4,sp=false,zero=2"}) {
+       {"tp=1,pp=1,zero=3,mbs=2", "tp=1,pp=4,zero=1,mbs=1,recompute=full", "zero=2,offload=cpu",
+        "zero=3,offload=nvme", "tp=2,sp=false,pp=2,zero=0,mbs=4,recompute=selective",
+        "tp=4,sp=false,zero=2"}) {
     CAPTURE(text);
     check_keys(nlohmann::json::parse(exported(Launcher::deepspeed, m, layout(text, m, 64))), "",
                known);
@@ -339,6 +342,29 @@ TEST_CASE("torchtitan runs dualpipev as DualPipeV; only it refuses none of the d
               .find("Megatron-core pipelines run 1F1B or interleaved 1F1B only") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("offload exports: DeepSpeed offload_optimizer, Megatron --optimizer-cpu-offload") {
+  const ModelSpec m = model("llama3-8b");
+  const nlohmann::json ds = nlohmann::json::parse(
+      exported(Launcher::deepspeed, m, layout("tp=1,zero=2,offload=nvme", m, 64)));
+  CHECK(ds["zero_optimization"]["offload_optimizer"] ==
+        nlohmann::json::parse(
+            R"({"device": "nvme", "pin_memory": true, "nvme_path": "/local_nvme"})"));
+  const std::string mg =
+      exported(Launcher::megatron, m, layout("tp=2,zero=1,offload=cpu,act_offload=4", m, 64));
+  CHECK(flag_args(mg).count("--optimizer-cpu-offload") == 1);
+  CHECK(flag_args(mg).count("--use-precision-aware-optimizer") == 1);
+  CHECK(flag_args(mg).at("--cpu-offloading-num-layers") == "4");
+  CHECK(refusal(Launcher::megatron, m, layout("tp=2,zero=1,offload=nvme", m, 64))
+            .find("Megatron-Core offloads optimizer states to host memory only") !=
+        std::string::npos);
+  CHECK(refusal(Launcher::megatron, m, layout("tp=2,pp=2,zero=1,act_offload=2", m, 64))
+            .find("needs pp = 1 and no recompute") != std::string::npos);
+  CHECK(refusal(Launcher::torchtitan, m, layout("tp=2,zero=2,offload=cpu", m, 64))
+            .find("CPUOffloadPolicy") != std::string::npos);
+  CHECK(refusal(Launcher::deepspeed, m, layout("tp=1,zero=1,act_offload=2", m, 64))
+            .find("cpu_checkpointing") != std::string::npos);
 }
 
 TEST_CASE("README: plan --framework X (with its --fix) gives a winner X's export accepts") {

@@ -1,0 +1,121 @@
+// Offloading (Layout::offload, act_offload): where the bytes go, what the step pays, and when
+// the search reaches for it.
+#include <doctest/doctest.h>
+
+#include "planner/cost_model.h"
+#include "planner/layout_search.h"
+#include "planner/param_count.h"
+#include "tests/test_inputs.h"
+
+using namespace meshplan;
+using namespace meshplan::testing;
+
+namespace {
+
+Layout checked(const std::string& text, const ModelSpec& m, int64_t gpus, const TrainingSpec& t) {
+  Layout l = parse_layout(text).value();
+  const std::vector<Diagnostic> errors = check_layout(l, m, gpus, t);
+  REQUIRE_MESSAGE(errors.empty(), format_diagnostics(errors));
+  return l;
+}
+
+// One node with a host of round numbers: 1 TB, 100 GB/s DRAM, 10 GB/s PCIe, 10 TB of NVMe at
+// 5 GB/s.
+ClusterSpec round_host_node() {
+  ClusterSpec c = two_level_cluster(1);
+  c.host = HostSpec{1e12, 100e9, 10e9, 10e12, 5e9, "test"};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("offload=cpu moves the sharded optimizer states to host memory, nvme to the NVMe") {
+  const ModelSpec m = shipped_model("llama3-70b");
+  const TrainingSpec t{8192, 1024, Precision::bf16};
+  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  const Layout base = checked("tp=8,pp=4,dp=16,zero=1", m, 512, t);
+  const double p1 = static_cast<double>(stage_params(m, base)[1].dense_per_gpu);
+  for (Offload where : {Offload::cpu, Offload::nvme}) {
+    Layout l = base;
+    l.offload = where;
+    const MemoryEstimate e = estimate_memory(m, gpu, l, t);
+    const MemoryEstimate on_gpu = estimate_memory(m, gpu, base, t);
+    CHECK(e.stages[1].optimizer_bytes == 0);
+    // 12 bytes per parameter (fp32 master weights and two moments) over the 16 dp ranks.
+    const double moved = 12 * p1 / 16;
+    CHECK((where == Offload::cpu ? e.stages[1].host_bytes : e.stages[1].nvme_bytes) ==
+          doctest::Approx(moved));
+    CHECK(e.stages[1].params_bytes == on_gpu.stages[1].params_bytes);
+    CHECK(e.stages[1].grads_bytes == on_gpu.stages[1].grads_bytes);
+  }
+}
+
+TEST_CASE("act_offload keeps one layer's copy on the GPU and moves the rest of those layers") {
+  const ModelSpec m = shipped_model("llama3-70b");
+  const TrainingSpec t{8192, 1024, Precision::bf16};
+  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  const Layout base = checked("tp=8,pp=4,dp=16,zero=1", m, 512, t);
+  Layout l = base;
+  l.act_offload = 2;
+  const StageMemory before = estimate_memory(m, gpu, base, t).stages[1];
+  const StageMemory after = estimate_memory(m, gpu, l, t).stages[1];
+  // Stage 1 holds 3 micro-batches in flight: 2 layers × 3 copies, one left as the buffer.
+  REQUIRE(before.in_flight_micro_batches == 3);
+  const double moved = 5 * before.activations_per_layer_bytes;
+  CHECK(after.host_bytes == doctest::Approx(moved));
+  CHECK(after.activations_bytes == doctest::Approx(before.activations_bytes - moved));
+}
+
+TEST_CASE("the offloaded optimizer step: PCIe copies, the node's CPU step, NVMe read and write") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const TrainingSpec t{8192, 64, Precision::bf16};
+  const ClusterSpec c = round_host_node();
+  const Layout base = checked("tp=8,zero=1", m, 8, t);
+  const double p = static_cast<double>(stage_params(m, base)[0].per_gpu());  // dp = 1: no shards
+  for (Offload where : {Offload::cpu, Offload::nvme}) {
+    CAPTURE(to_string(where));
+    CostModel model(m, c, CalibrationProfile{}, t);
+    Layout l = base;
+    l.offload = where;
+    const Estimate e = model.evaluate(l, /*detail=*/false);
+    // Gradients (4 B) down and bf16 weights (2 B) up at 10 GB/s; 8 ranks' 30 B per parameter
+    // through 100 GB/s of DRAM; with NVMe, 8 ranks' 12 B per parameter read and written at 5 GB/s.
+    double want = p * 6 / 10e9 + 8 * p * 30 / 100e9;
+    if (where == Offload::nvme) want += 2 * 8 * p * 12 / 5e9;
+    CHECK(e.breakdown.optimizer_s == doctest::Approx(want));
+  }
+}
+
+TEST_CASE("the search offloads only when nothing fits on the GPUs alone") {
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  SearchOptions o;
+  o.top_k = 3;
+  {
+    const ModelSpec m = shipped_model("llama3-70b");
+    CostModel model(m, c, CalibrationProfile{}, {8192, 64, Precision::bf16});
+    const SearchResult r = search_layouts(model, 8, o);
+    CHECK(r.offload_fallback);
+    REQUIRE_FALSE(r.ranked.empty());
+    for (const Estimate& e : r.ranked) CHECK(e.layout.offload == Offload::cpu);
+  }
+  {
+    const ModelSpec m = shipped_model("llama3-8b");
+    CostModel model(m, c, CalibrationProfile{}, {8192, 64, Precision::bf16});
+    const SearchResult r = search_layouts(model, 8, o);
+    CHECK_FALSE(r.offload_fallback);
+    REQUIRE_FALSE(r.ranked.empty());
+    for (const Estimate& e : r.ranked) CHECK(e.layout.offload == Offload::none);
+  }
+}
+
+TEST_CASE("a host too small for the offloaded states rejects the layout") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  ClusterSpec c = round_host_node();
+  const TrainingSpec t{8192, 64, Precision::bf16};
+  Layout l = checked("tp=8,zero=1,offload=cpu", m, 8, t);
+  CostModel fits(m, c, CalibrationProfile{}, t);
+  CHECK(fits.host_fits(l));
+  c.host.memory_bytes = 1e9;  // 1 GB for 8 ranks' fp32 states of ~1 B parameters each
+  CostModel tight(m, c, CalibrationProfile{}, t);
+  CHECK_FALSE(tight.host_fits(l));
+}
