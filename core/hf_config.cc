@@ -144,7 +144,12 @@ void read_moe(const ConfigReader& r, ModelSpec& m) {
   moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", m.ffn_hidden, 1, kMaxWidth);
   moe.shared_experts = r.get_int("n_shared_experts", 0, 0, kMaxExperts);
   moe.first_dense_layers = r.get_int("first_k_dense_replace", 0, 0, kMaxLayers);
+  moe.groups = r.get_int("n_group", 1, 1, kMaxExperts);
+  moe.group_limit = r.get_int("topk_group", 0, 0, kMaxExperts);
   if (moe.top_k > moe.experts) r.fail("num_experts_per_tok", "must not exceed the expert count");
+  if (moe.experts % moe.groups != 0) r.fail("n_group", "must divide the expert count");
+  if (moe.group_limit > moe.groups) r.fail("topk_group", "must not exceed n_group");
+  if (moe.groups == 1) moe.group_limit = 0;  // one group: no limit
   m.moe = moe;
 }
 

@@ -89,6 +89,18 @@ const char* to_string(Offload offload) {
   return "?";
 }
 
+const char* to_string(Dispatch dispatch) {
+  switch (dispatch) {
+    case Dispatch::alltoall:
+      return "alltoall";
+    case Dispatch::allgather:
+      return "allgather";
+    case Dispatch::deepep:
+      return "deepep";
+  }
+  return "?";
+}
+
 const char* to_string(Dim dim) {
   switch (dim) {
     case Dim::tp:
@@ -135,6 +147,7 @@ std::string short_label(const Layout& layout) {
   s += fmt::format(" z{}", layout.zero);
   if (layout.shard > 0) s += fmt::format(" shard{}", layout.shard);
   if (layout.offload != Offload::none) s += fmt::format(" opt-{}", to_string(layout.offload));
+  if (layout.dispatch != Dispatch::alltoall) s += fmt::format(" {}", to_string(layout.dispatch));
   s += fmt::format(" mbs{}", layout.mbs);
   const char* rc = layout.recompute == Recompute::none        ? ""
                    : layout.recompute == Recompute::selective ? " sel"

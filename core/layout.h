@@ -23,6 +23,13 @@ enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_h2, dualpipe, d
 //   a2a: DeepSpeed-Ulysses all-to-all from sequence to head split and back;
 //   hybrid: a2a inside groups of cp_a2a ranks (NVLink), a ring across them (a2a+p2p).
 enum class CpKind { ring, allgather, a2a, hybrid };
+// How MoE tokens reach their experts (Megatron-Core --moe-token-dispatcher-type):
+//   alltoall: each token's top_k copies by all-to-all over the EP group, and back;
+//   allgather: every rank's tokens all-gathered over the EP group, outputs reduce-scattered;
+//   deepep: DeepEP (Megatron flex dispatcher): one copy per destination node over the network,
+//     forwarded over NVLink to the experts there; with group-limited routing
+//     (MoeSpec::group_limit) a token reaches fewer nodes.
+enum class Dispatch { alltoall, allgather, deepep };
 // Where the optimizer states (fp32 master weights, Adam moments) live: on the GPU, in host
 // memory with the step on the CPU (ZeRO-Offload, Megatron-Core --optimizer-cpu-offload), or on
 // the node's NVMe, streamed through host memory for a CPU step (ZeRO-Infinity).
@@ -56,6 +63,7 @@ struct Layout {
   // MoE dispatch and combine all-to-alls overlapped with another micro-batch's compute
   // (Megatron-Core --overlap-moe-expert-parallel-comm; DeepSeek-V3's DualPipe overlap).
   bool ep_overlap = false;
+  Dispatch dispatch = Dispatch::alltoall;  // meaningful with an MoE model and ep > 1
   Offload offload = Offload::none;
   // Layers per stage whose stored activations are copied to host memory in the forward and back
   // in the backward (Megatron-Core / Transformer Engine cpu_offloading_num_layers).
@@ -82,6 +90,7 @@ struct Layout {
 const char* to_string(Recompute recompute);
 const char* to_string(Schedule schedule);
 const char* to_string(Offload offload);
+const char* to_string(Dispatch dispatch);
 const char* to_string(Dim dim);
 const char* to_string(CpKind kind);
 // "tp=8,pp=4,dp=2,cp=1,ep=1,zero=1,mbs=1,vpp=1,recompute=none,..." (every field, parseable).

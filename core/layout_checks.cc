@@ -122,6 +122,10 @@ bool cp_a2a_splits_heads(const Layout& layout, const ModelSpec& model) {
   return heads % a2a == 0 && kv_heads % a2a == 0;
 }
 
+bool dispatch_needs_ep(const Layout& layout, const ModelSpec& model) {
+  return layout.dispatch == Dispatch::alltoall || (model.moe && layout.ep > 1);
+}
+
 bool ep_overlap_needs_ep(const Layout& layout, const ModelSpec& model) {
   return !layout.ep_overlap || (model.moe && layout.ep > 1);
 }
@@ -196,6 +200,8 @@ void check_model_split(Checker& checker, const Layout& layout, const ModelSpec& 
   }
   checker.require(ep_overlap_needs_ep(layout, model), "ep_overlap", "true",
                   "needs an MoE model with ep > 1 (no expert all-to-all to overlap)");
+  checker.require(dispatch_needs_ep(layout, model), "dispatch", to_string(layout.dispatch),
+                  "needs an MoE model with ep > 1 (no tokens to dispatch across ranks)");
 }
 
 // Hybrid sharding's group fits the data-parallel ranks.

@@ -92,7 +92,7 @@ std::string print_int(const Layout& layout) {
 
 }  // namespace
 
-const std::array<LayoutField, 21> kLayoutFields = {{
+const std::array<LayoutField, 22> kLayoutFields = {{
     {"dp", "data-parallel degree; 0 (the default) fills the GPUs left after tp·pp·cp",
      FieldSearch::searched, 2, parse_int<&Layout::dp, 0, kMaxDegree>, print_int<&Layout::dp>,
      nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.dp = parsed.dp; }},
@@ -207,6 +207,18 @@ const std::array<LayoutField, 21> kLayoutFields = {{
      },
      [](const Layout& layout) { return print_bool(layout.tp_overlap); }, nullptr,
      [](const Layout& parsed, LayoutFix& fix) { fix.tp_overlap = parsed.tp_overlap; }},
+    {"dispatch",
+     "MoE token dispatch: alltoall (the default), allgather or deepep (one copy per node, "
+     "NVLink-forwarded; never searched)",
+     FieldSearch::pinned_only, 21,
+     [](const std::string& value, Layout& layout) {
+       return parse_choice(value, {"alltoall", "allgather", "deepep"},
+                           {Dispatch::alltoall, Dispatch::allgather, Dispatch::deepep},
+                           layout.dispatch);
+     },
+     [](const Layout& layout) { return std::string(to_string(layout.dispatch)); }, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.dispatch = parsed.dispatch; },
+     [](const Layout& layout) { return layout.dispatch == Dispatch::alltoall; }},
     {"offload",
      "optimizer states in GPU memory (none, the default), host memory with a CPU step (cpu) or "
      "NVMe (nvme)",

@@ -36,6 +36,7 @@ struct LayoutFix {
   // Set, every candidate takes it; unset, the search tries none and, for a candidate that does
   // not fit, the framework's offload devices (CostOptions::offload_devices).
   std::optional<Offload> offload;
+  std::optional<Dispatch> dispatch;
   std::optional<int64_t> act_offload;
 };
 
@@ -43,7 +44,7 @@ struct LayoutFix {
 enum class FieldSearch {
   searched,     // enumerated by the search; --fix pins it to one value
   pinned_only,  // never searched (kept at its default); --fix sets it for every candidate
-                // (no field is today; kept for fields a search must not choose)
+                // (act_offload, dispatch)
   derived,      // the search derives it from the others; --fix refuses it
 };
 
@@ -67,7 +68,7 @@ struct LayoutField {
 };
 
 // Every layout field, in the order the keys are documented (and suggested for typos).
-extern const std::array<LayoutField, 21> kLayoutFields;
+extern const std::array<LayoutField, 22> kLayoutFields;
 
 // The entry for `key`, or null.
 const LayoutField* find_layout_field(std::string_view key);

@@ -57,5 +57,7 @@ bool offload_needs_zero(const Layout& layout);
 bool act_offload_within_stage(const Layout& layout, const ModelSpec& model);
 // EP communication overlap needs expert parallelism to overlap (an MoE model, ep > 1).
 bool ep_overlap_needs_ep(const Layout& layout, const ModelSpec& model);
+// A dispatcher other than the default likewise needs expert parallelism to dispatch over.
+bool dispatch_needs_ep(const Layout& layout, const ModelSpec& model);
 
 }  // namespace meshplan

@@ -24,6 +24,12 @@ struct MoeSpec {
   // Tokens an expert accepts relative to a perfectly even split (GShard's capacity factor).
   // Default 1.0: dropless routing balanced on average (Megatron-core's default is dropless).
   double capacity_factor = 1.0;
+  // Group-limited routing (DeepSeek-V2/V3; Megatron-Core moe_router_num_groups and
+  // moe_router_group_topk; HF n_group, topk_group): the experts form `groups` equal groups and a
+  // token's top_k experts come from at most `group_limit` of them (0: no limit). DeepSeek-V3
+  // puts one group on each of 8 nodes and limits a token to 4 (report §2.1.2, "node-limited").
+  int64_t groups = 1;
+  int64_t group_limit = 0;
 };
 
 struct MlaSpec {            // DeepSeek-V2/V3 multi-head latent attention

@@ -15,7 +15,7 @@ MlpKind mlp_kind(const std::string& s) {
 
 MoeSpec read_moe(const YamlNode& n) {
   n.expect_only_keys({"experts", "top_k", "expert_ffn_hidden", "shared_experts",
-                      "first_dense_layers", "capacity_factor"});
+                      "first_dense_layers", "capacity_factor", "groups", "group_limit"});
   MoeSpec m;
   m.experts = n.child("experts").as_int(1, kMaxExperts);
   m.top_k = n.child("top_k").as_int(1, kMaxExperts);
@@ -23,9 +23,20 @@ MoeSpec read_moe(const YamlNode& n) {
   m.shared_experts = n.get_int("shared_experts", 0, 0, kMaxExperts);
   m.first_dense_layers = n.get_int("first_dense_layers", 0, 0, kMaxLayers);
   m.capacity_factor = n.get_double("capacity_factor", 1.0, 1.0, 1000.0);
+  m.groups = n.get_int("groups", 1, 1, kMaxExperts);
+  m.group_limit = n.get_int("group_limit", 0, 0, kMaxExperts);
   if (m.top_k > m.experts) {
     n.child("top_k").fail(fmt::format("must not exceed moe.experts ({})", m.experts));
   }
+  if (m.experts % m.groups != 0)
+    n.child("groups").fail(fmt::format("must divide moe.experts ({})", m.experts));
+  if (m.group_limit > m.groups)
+    n.child("group_limit").fail(fmt::format("must not exceed moe.groups ({})", m.groups));
+  if (m.group_limit > 0 && m.group_limit * (m.experts / m.groups) < m.top_k)
+    n.child("group_limit")
+        .fail(fmt::format("its groups must hold top_k ({}) experts: group_limit · experts/groups "
+                          "= {}",
+                          m.top_k, m.group_limit * (m.experts / m.groups)));
   return m;
 }
 

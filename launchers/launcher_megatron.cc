@@ -193,7 +193,12 @@ void megatron_shape_args(const ModelSpec& model, const TrainingSpec& training, L
   if (model.attention == AttentionKind::flash) args.flag("--use-flash-attn");
 }
 
-void megatron_moe_args(const ModelSpec& model, LauncherArgs& args) {
+// Megatron-Core's --moe-token-dispatcher-type for Layout::dispatch (DeepEP is its flex dispatcher).
+const char* megatron_dispatcher(Dispatch d) {
+  return d == Dispatch::allgather ? "allgather" : d == Dispatch::deepep ? "flex" : "alltoall";
+}
+
+void megatron_moe_args(const ModelSpec& model, const Layout& layout, LauncherArgs& args) {
   if (model.mla) {
     args.flag("--multi-latent-attention");
     if (model.mla->q_lora_rank > 0) args.arg("--q-lora-rank", model.mla->q_lora_rank);
@@ -206,9 +211,13 @@ void megatron_moe_args(const ModelSpec& model, LauncherArgs& args) {
   args.arg("--num-experts", model.moe->experts);
   args.arg("--moe-router-topk", model.moe->top_k);
   args.arg("--moe-ffn-hidden-size", model.moe->expert_ffn_hidden);
-  // meshplan prices all-to-all token dispatch (Megatron's default is allgather) and grouped
-  // expert GEMMs.
-  args.arg("--moe-token-dispatcher-type", "alltoall");
+  // The dispatcher meshplan priced (Megatron's default is allgather) and grouped expert GEMMs.
+  args.arg("--moe-token-dispatcher-type", megatron_dispatcher(layout.dispatch));
+  if (layout.dispatch == Dispatch::deepep) args.arg("--moe-flex-dispatcher-backend", "deepep");
+  if (model.moe->group_limit > 0) {
+    args.arg("--moe-router-num-groups", model.moe->groups);
+    args.arg("--moe-router-group-topk", model.moe->group_limit);
+  }
   args.flag("--moe-grouped-gemm");
   if (model.moe->shared_experts > 0)
     args.arg("--moe-shared-expert-intermediate-size",
@@ -334,7 +343,7 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
   args.flag("--bf16");
   if (training.precision == Precision::fp8) args.arg("--fp8-format", "hybrid");
   megatron_shape_args(model, training, args);
-  megatron_moe_args(model, args);
+  megatron_moe_args(model, layout, args);
   std::vector<std::string> comment = {
       fmt::format("Megatron-LM arguments for {} ({} sequences x {} tokens)", model.name,
                   training.global_batch, training.seq_len),
@@ -357,7 +366,7 @@ std::string nemo_added_key(const std::string& key, const std::string& value) {
 }
 
 // Position embedding and MoE keys.
-std::string nemo_model_keys(const ModelSpec& model) {
+std::string nemo_model_keys(const ModelSpec& model, const Layout& layout) {
   std::string out;
   const bool rope = model.position_embedding == PositionEmbedding::rope;
   out += fmt::format("  position_embedding_type: {}\n", rope ? "rope" : "learned_absolute");
@@ -366,7 +375,13 @@ std::string nemo_model_keys(const ModelSpec& model) {
   if (!model.moe) return out;
   out += nemo_added_key("num_moe_experts", std::to_string(model.moe->experts));
   out += nemo_added_key("moe_router_topk", std::to_string(model.moe->top_k));
-  out += nemo_added_key("moe_token_dispatcher_type", "alltoall");
+  out += nemo_added_key("moe_token_dispatcher_type", megatron_dispatcher(layout.dispatch));
+  if (layout.dispatch == Dispatch::deepep)
+    out += nemo_added_key("moe_flex_dispatcher_backend", "deepep");
+  if (model.moe->group_limit > 0) {
+    out += nemo_added_key("moe_router_num_groups", std::to_string(model.moe->groups));
+    out += nemo_added_key("moe_router_group_topk", std::to_string(model.moe->group_limit));
+  }
   out += nemo_added_key("moe_grouped_gemm", "true");
   return out;
 }
@@ -430,7 +445,7 @@ Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& trai
                      training.seq_len, model.layers, model.hidden);
   out += fmt::format("  ffn_hidden_size: {}\n  num_attention_heads: {}\n  num_query_groups: {}\n",
                      model.ffn_hidden, model.heads, model.kv_heads);
-  out += nemo_model_keys(model);
+  out += nemo_model_keys(model, layout);
   if (training.precision == Precision::fp8) out += "  fp8: true\n  fp8_hybrid: true\n";
   if (layout.zero >= 2) {
     out += fmt::format("  fsdp: true\n  fsdp_sharding_strategy: {}\n",

@@ -71,6 +71,10 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpe
     out.push_back(launcher_refusal(tt, layout, "cp_kind",
                                    "its context parallelism exchanges K/V shards (ring or "
                                    "all-gather), not heads; use cp_kind=ring or allgather"));
+  if (layout.dispatch != Dispatch::alltoall)
+    out.push_back(launcher_refusal(tt, layout, "dispatch",
+                                   "its expert parallelism dispatches tokens by all-to-all; use "
+                                   "dispatch=alltoall"));
   if (layout.offload != Offload::none || layout.act_offload > 0)
     out.push_back(launcher_refusal(
         tt, layout, layout.offload != Offload::none ? "offload" : "act_offload",

@@ -65,7 +65,8 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
 const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
   const GroupShape ep = ep_group(l);
   auto key = std::make_tuple(l.tp, l.cp, l.ep, l.mbs, l.stride(Dim::cp), ep.dims[0].stride,
-                             l.sp && l.tp > 1, l.tp_overlap, l.cp_kind, l.cp_a2a, l.ep_overlap);
+                             l.sp && l.tp > 1, l.tp_overlap, l.cp_kind, l.cp_a2a, l.ep_overlap,
+                             l.dispatch);
   auto it = layer_cache_.find(key);
   if (it != layer_cache_.end()) return it->second;
   LayerCostKey k{l.tp,
@@ -77,7 +78,8 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
                  l.cp_kind,
                  l.cp_a2a_size(),
                  l.cp_ring_size(),
-                 l.ep_overlap};
+                 l.ep_overlap,
+                 l.dispatch};
   LayerPair pair;
   pair.dense = layer_cost(context_, k, false, tp_group(l), cp_group(l), ep);
   pair.moe = model_.moe ? layer_cost(context_, k, true, tp_group(l), cp_group(l), ep) : pair.dense;

@@ -206,7 +206,7 @@ class CostModel {
   double dense_attention_flops_ = 0, moe_attention_flops_ = 0;  // of which core attention
   double head_flops_ = 0;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, CpKind,
-                      int64_t, bool>,
+                      int64_t, bool, Dispatch>,
            LayerPair>
       layer_cache_;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind>, std::vector<StageParams>>

@@ -1,6 +1,7 @@
 #include "planner/layer_cost.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/layer_geometry.h"
@@ -165,6 +166,61 @@ void add_cp_exchange(LayerCost& c, const LayerCostContext& ctx, const LayerCostK
   }
 }
 
+// Expected nodes a token's top_k experts land on, of the `nodes` the EP group spans, with the
+// experts spread evenly over the nodes and a balanced router choosing them uniformly:
+// u·(1 − (1 − 1/u)^k) over the u nodes a token may use. That is every node, or with
+// group-limited routing at most group_limit groups' nodes (DeepSeek-V3: 8 groups, one per
+// node, limit 4: 3.6 nodes per token instead of 5.3 for top-8 over 8 nodes).
+double nodes_per_token(const MoeSpec& e, int64_t nodes) {
+  const double n = static_cast<double>(nodes);
+  double usable = n;
+  if (e.group_limit > 0)
+    usable = std::min(
+        n, static_cast<double>(e.group_limit) * std::max(1.0, n / static_cast<double>(e.groups)));
+  return usable * (1 - std::pow(1 - 1 / usable, static_cast<double>(e.top_k)));
+}
+
+// One pass's dispatch and combine over the EP group (Layout::dispatch; Megatron-Core's
+// token_dispatcher.py):
+//   alltoall: each token's top_k·capacity copies all-to-all, and back;
+//   allgather: every rank's tokens all-gathered over the group, the outputs reduce-scattered;
+//   deepep: DeepEP (DeepSeek-V3 report §3.2.2): one copy per remote node over the network,
+//     forwarded over NVLink to the node's experts; the network and NVLink stages pipeline, so
+//     the slower one sets the time.
+double ep_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, double tokens,
+                 const GroupShape& ep_group) {
+  const MoeSpec& e = *ctx.model->moe;
+  const CollectiveModel& net = *ctx.collectives;
+  const double token_bytes = 2 * static_cast<double>(ctx.model->hidden);
+  const double copies = tokens * static_cast<double>(e.top_k) * e.capacity_factor * token_bytes;
+  switch (key.dispatch) {
+    case Dispatch::alltoall:
+      return 2 * net.time_s(Collective::all_to_all, ep_group, copies);
+    case Dispatch::allgather: {
+      const double gathered = tokens * token_bytes * static_cast<double>(ep_group.size());
+      return net.time_s(Collective::all_gather, ep_group, gathered) +
+             net.time_s(Collective::reduce_scatter, ep_group, gathered);
+    }
+    case Dispatch::deepep: {
+      const int64_t inside = net.members_within(ep_group, 0);
+      const int64_t nodes = ep_group.size() / inside;
+      const double nvlink =
+          inside > 1 ? net.time_s(Collective::all_to_all,
+                                  GroupShape::of(inside, ep_group.dims[0].stride), copies)
+                     : 0;
+      if (nodes <= 1) return 2 * nvlink;
+      const double n = static_cast<double>(nodes);
+      const double remote = nodes_per_token(e, nodes) * (n - 1) / n;
+      // Bytes whose cross-node share, (n − 1)/n, is one copy per remote node.
+      const double network =
+          net.time_s(Collective::all_to_all, ep_group,
+                     tokens * e.capacity_factor * token_bytes * remote * n / (n - 1));
+      return 2 * std::max(nvlink, network);
+    }
+  }
+  return 0;
+}
+
 // Exposed TP, CP and EP communication of one layer under the overlap rules of cost_model.h.
 void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCostKey& key,
                        bool moe_layer, double tokens, const GemmTimes& g,
@@ -186,9 +242,7 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
   }
   if (key.cp > 1) add_cp_exchange(c, ctx, key, tokens, attn, cp_group);
   if (moe_layer && key.ep > 1) {  // dispatch and combine all-to-alls, each pass
-    const MoeSpec& e = *m.moe;
-    const double bytes = 2 * tokens * static_cast<double>(e.top_k) * e.capacity_factor * h;
-    const double pass = 2 * net.time_s(Collective::all_to_all, ep_group, bytes);
+    const double pass = ep_pass_s(ctx, key, tokens, ep_group);
     c.ep_forward_s = c.ep_backward_s = pass;
     if (key.ep_overlap) {
       // Overlapped with another micro-batch (Megatron-Core's 1F1B A2A overlap pairs one

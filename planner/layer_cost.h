@@ -22,6 +22,7 @@ struct LayerCostKey {
   int64_t cp_a2a = 1;       // CP ranks exchanging by all-to-all (Layout::cp_a2a_size)
   int64_t cp_ring = 1;      // CP ranks passing K/V around a ring (Layout::cp_ring_size)
   bool ep_overlap = false;  // Layout::ep_overlap
+  Dispatch dispatch = Dispatch::alltoall;  // Layout::dispatch
   bool operator==(const LayerCostKey&) const = default;
 };
 

@@ -163,7 +163,7 @@ TEST_CASE("layout syntax errors point at the column of the bad entry") {
 }
 
 TEST_CASE("the field table drives parsing and printing: to_string reads back to the same layout") {
-  CHECK(kLayoutFields.size() == 21);
+  CHECK(kLayoutFields.size() == 22);
   Result<Layout> parsed = parse_layout(
       "tp=4,pp=2,dp=3,cp=2,ep=1,zero=3,mbs=2,vpp=2,recompute=full,recompute_layers=1,sp=false,"
       "schedule=interleaved,order=tp-cp-pp-dp,tp_overlap=true,uneven=true");

@@ -97,7 +97,7 @@ void check_megatron_flags(const std::string& text,
 
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
-  REQUIRE(known.size() == 63);
+  REQUIRE(known.size() == 66);
   const struct {
     const char* model;
     const char* layout;
@@ -111,6 +111,7 @@ TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 define
       {"llama3-405b", "tp=8,pp=16,vpp=2,recompute=full,uneven=true", 16384},
       {"mixtral-8x7b", "tp=2,pp=2,ep=4,zero=1,mbs=1,recompute=full", 64},
       {"deepseek-v3", "tp=1,pp=16,ep=32,recompute=full,uneven=true", 512},
+      {"deepseek-v3", "tp=1,pp=16,ep=64,uneven=true,dispatch=deepep", 2048},
       {"qwen3-235b-a22b", "tp=4,pp=2,ep=8,zero=1", 512},
       {"gpt3-175b", "tp=8,pp=8,zero=1", 1024},
       {"llama3-70b", "tp=4,cp=4,pp=2,cp_kind=allgather", 512},

@@ -6,6 +6,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
+#include "planner/cost_model.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;
@@ -125,4 +128,34 @@ TEST_CASE("ep_overlap: dispatch and combine hide behind the other micro-batch's 
   CHECK(hidden.ep_forward_s == doctest::Approx(0.3 * pass).epsilon(1e-9));
   CHECK(hidden.ep_backward_s == doctest::Approx(0.3 * pass).epsilon(1e-9));
   CHECK(hidden.forward_s == exposed.forward_s);
+}
+
+TEST_CASE("MoE dispatch: DeepEP sends one copy per remote node; group limits shrink it") {
+  // DeepSeek-V3 (top-8 of 256 experts, 8 groups, at most 4 per token) with ep = 64 over 8
+  // nodes of 8 GPUs. A balanced router lands a token on u·(1 − (1 − 1/u)^8) nodes of the u it
+  // may use: 3.60 of 4 with the limit, 5.25 of 8 without.
+  ModelSpec m = meshplan::testing::shipped_model("deepseek-v3");
+  REQUIRE(m.moe->groups == 8);
+  REQUIRE(m.moe->group_limit == 4);
+  const double limited = 4 * (1 - std::pow(0.75, 8));
+  const double free = 8 * (1 - std::pow(0.875, 8));
+  CHECK(limited == doctest::Approx(3.5995).epsilon(1e-4));
+  CHECK(free == doctest::Approx(5.2514).epsilon(1e-4));
+  ClusterSpec c = meshplan::testing::two_level_cluster(8);
+  const TrainingSpec t{4096, 2048, Precision::bf16};
+  auto ep_s = [&](const char* text) {
+    CostModel model(m, c, CalibrationProfile{}, t);
+    Layout l = parse_layout(text).value();
+    return model.layer_costs(l).moe.ep_forward_s;
+  };
+  const double a2a = ep_s("tp=1,ep=64,dp=64");
+  const double deepep = ep_s("tp=1,ep=64,dp=64,dispatch=deepep");
+  m.moe->group_limit = 0;
+  const double deepep_free = ep_s("tp=1,ep=64,dp=64,dispatch=deepep");
+  // Cross-node bytes: 8 copies × 7/8 = 7 per token all-to-all; DeepEP 3.60 × 7/8 = 3.15 with
+  // the limit, 5.25 × 7/8 = 4.60 without (the network level is the slower one here).
+  CHECK(deepep < deepep_free);
+  CHECK(deepep_free < a2a);
+  CHECK(deepep / a2a == doctest::Approx(limited * 7 / 8 / 7).epsilon(0.02));
+  CHECK(deepep_free / a2a == doctest::Approx(free * 7 / 8 / 7).epsilon(0.02));
 }
