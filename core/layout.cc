@@ -155,6 +155,8 @@ std::string short_label(const Layout& layout) {
   s += rc;
   if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
     s += fmt::format("+{}full", layout.recompute_layers);
+  if (layout.recompute_layers > 1 && layout.recompute == Recompute::full)
+    s += fmt::format("/{}", layout.recompute_layers);  // uniform groups of N layers
   if (layout.act_offload > 0) s += fmt::format(" act-off{}", layout.act_offload);
   if (layout.tp > 1 && !layout.sp) s += " nosp";
   if (layout.pp > 1) s += fmt::format(" {}", to_string(layout.schedule));

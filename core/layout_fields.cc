@@ -169,7 +169,10 @@ const std::array<LayoutField, 22> kLayoutFields = {{
      },
      [](const Layout& layout) { return std::string(to_string(layout.recompute)); }, nullptr,
      [](const Layout& parsed, LayoutFix& fix) { fix.recompute = parsed.recompute; }},
-    {"recompute_layers", "layers per stage fully recomputed; the rest follow recompute (default 0)",
+    {"recompute_layers",
+     "with recompute none or selective: layers per stage fully recomputed, the rest follow "
+     "recompute (Megatron's block method); with recompute=full: N > 1 keeps only every N-th "
+     "layer's input and recomputes N layers at a time (the uniform method) (default 0)",
      FieldSearch::searched, 9, parse_int<&Layout::recompute_layers, 0, 100'000>,
      print_int<&Layout::recompute_layers>, nullptr,
      [](const Layout& parsed, LayoutFix& fix) { fix.recompute_layers = parsed.recompute_layers; }},

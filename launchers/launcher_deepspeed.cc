@@ -86,10 +86,12 @@ Result<std::string> export_deepspeed(const ModelSpec& model, const TrainingSpec&
                                      {"cpu_checkpointing", false},
                                      {"synchronize_checkpoint_boundary", false}};
   }
-  // Full recomputation of every layer: checkpoint each pipeline layer (interval 1). 0 would
-  // mean "off", which is the default, so nothing is written for other recompute settings.
+  // Full recomputation: checkpoint every pipeline layer (interval 1), or every N-th with
+  // uniform groups of N (recompute_layers). 0 would mean "off", which is the default, so
+  // nothing is written for other recompute settings.
   if (layout.pp > 1 && layout.recompute == Recompute::full)
-    j["pipeline"] = {{"activation_checkpoint_interval", 1}};
+    j["pipeline"] = {
+        {"activation_checkpoint_interval", std::max<int64_t>(1, layout.recompute_layers)}};
   return j.dump(2) + "\n";
 }
 

@@ -159,7 +159,8 @@ struct RecomputeArgs {
 };
 
 RecomputeArgs recompute_args(const Layout& layout) {
-  if (layout.recompute == Recompute::full) return {"full", "uniform", 1};
+  if (layout.recompute == Recompute::full)
+    return {"full", "uniform", std::max<int64_t>(1, layout.recompute_layers)};
   if (layout.recompute == Recompute::selective) return {"selective", "", 0};
   if (layout.recompute_layers > 0) return {"full", "block", layout.recompute_layers / layout.vpp};
   return {};

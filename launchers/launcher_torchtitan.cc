@@ -59,6 +59,10 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpe
   if (layout.uneven && model.layers % (layout.pp * layout.vpp) != 0)
     out.push_back(
         launcher_refusal(tt, layout, "uneven", "its pipeline splits layers evenly over stages"));
+  if (layout.recompute_layers > 1 && layout.recompute == Recompute::full)
+    out.push_back(launcher_refusal(tt, layout, "recompute_layers",
+                                   "its full activation checkpointing wraps every layer; groups "
+                                   "of layers (the uniform method) are not expressible"));
   if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
     out.push_back(
         launcher_refusal(tt, layout, "recompute_layers",

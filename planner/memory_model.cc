@@ -38,8 +38,28 @@ struct StageActivations {
   double per_micro_batch = 0, recompute_buffer = 0, first_layer = 0;
 };
 
+// Full recompute in groups of N = recompute_layers > 1 layers (Megatron-LM's "uniform" method,
+// --recompute-method uniform --recompute-num-layers N; DeepSpeed's activation_checkpoint_interval
+// N; Chen et al. 2016's √L schedule when N ≈ √L): only each group's input is kept, and in the
+// backward one group at a time is recomputed, so its N layers' full activations exist at once.
+StageActivations uniform_groups(const StageLayerMix& mix, const LayerActivations& dense,
+                                const LayerActivations& moe, int64_t group) {
+  const int64_t layers = mix.layers();
+  const int64_t groups = (layers + group - 1) / group;
+  const LayerActivations& first = mix.dense_layers > 0 ? dense : moe;
+  double widest = mix.dense_layers > 0 ? dense.no_recompute() : 0;
+  if (mix.moe_layers > 0) widest = std::max(widest, moe.no_recompute());
+  StageActivations s;
+  s.per_micro_batch = static_cast<double>(groups) * first.layer_input;
+  s.recompute_buffer = static_cast<double>(std::min(group, layers)) * widest;
+  s.first_layer = layers > 0 ? first.layer_input : 0;
+  return s;
+}
+
 StageActivations stage_activations(const StageLayerMix& mix, const LayerActivations& dense,
                                    const LayerActivations& moe, const Layout& l) {
+  if (l.recompute == Recompute::full && l.recompute_layers > 1)
+    return uniform_groups(mix, dense, moe, l.recompute_layers);
   const FullRecompute f = full_recompute(l, mix);
   const int64_t full = f.dense + f.moe, full_dense = f.dense, full_moe = f.moe;
   StageActivations s;

@@ -367,6 +367,21 @@ TEST_CASE("offload exports: DeepSpeed offload_optimizer, Megatron --optimizer-cp
             .find("cpu_checkpointing") != std::string::npos);
 }
 
+TEST_CASE("uniform recompute groups export as Megatron's uniform method and DeepSpeed's interval") {
+  const ModelSpec m = model("llama3-8b");
+  const std::string mg =
+      exported(Launcher::megatron, m, layout("tp=2,recompute=full,recompute_layers=4", m, 64));
+  CHECK(flag_args(mg).at("--recompute-granularity") == "full");
+  CHECK(flag_args(mg).at("--recompute-method") == "uniform");
+  CHECK(flag_args(mg).at("--recompute-num-layers") == "4");
+  const nlohmann::json ds = nlohmann::json::parse(exported(
+      Launcher::deepspeed, m, layout("tp=1,pp=4,zero=1,recompute=full,recompute_layers=2", m, 64)));
+  CHECK(ds["pipeline"]["activation_checkpoint_interval"] == 2);
+  CHECK(refusal(Launcher::torchtitan, m,
+                layout("tp=2,zero=2,recompute=full,recompute_layers=4", m, 64))
+            .find("the uniform method") != std::string::npos);
+}
+
 TEST_CASE("README: plan --framework X (with its --fix) gives a winner X's export accepts") {
   const fs::path dir = test::fresh_dir("export-plan-framework");
   const std::string cluster =

@@ -185,6 +185,22 @@ TEST_CASE("dualpipev: the V puts the first and last chunks, embedding and LM hea
   CHECK(e.stages[1].in_flight_micro_batches == 4.5);  // (2·4 + 1)/2
 }
 
+TEST_CASE("uniform full recompute keeps every N-th layer input and rebuilds N layers at once") {
+  ModelSpec m = testing::shipped_model("llama3-70b");
+  Layout l = tp8_pp4_dp16();
+  l.recompute = Recompute::full;
+  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  const TrainingSpec t{8192, 1024, Precision::bf16};
+  const LayerActivations a = layer_activations(m, 0, activation_shape(l, t.seq_len));
+  const StageMemory every = estimate_memory(m, gpu, l, t).stages[1];
+  // Every layer (N = 1): 20 inputs per micro-batch, one layer rebuilt at a time; 3 in flight.
+  CHECK(every.activations_bytes == doctest::Approx(3 * 20 * a.layer_input + a.no_recompute()));
+  l.recompute_layers = 4;  // groups of 4: 5 inputs kept, 4 layers rebuilt at once
+  const StageMemory grouped = estimate_memory(m, gpu, l, t).stages[1];
+  CHECK(grouped.activations_bytes == doctest::Approx(3 * 5 * a.layer_input + 4 * a.no_recompute()));
+  CHECK(short_label(l) == "tp8 pp4 dp16 z1 mbs1 full/4 1f1b");
+}
+
 TEST_CASE("FP8 training stores the four linear-layer inputs in one byte instead of two") {
   // GPT-3 175B with TP 8 and SP: per token, the QKV input (h/t), the out-projection input (h/t),
   // the MLP input (h/t) and the down-projection input (4h/t) each lose one byte.
