@@ -486,6 +486,36 @@ StageMemory CostModel::peak_stage_memory(const Layout& l) {
   return peak;
 }
 
+int64_t CostModel::uniform_recompute_group(const Layout& l) {
+  const Shape& shape = shape_of(l);
+  const LayerActivations& dense = shape.costs->dense.activations;
+  const LayerActivations& moe = shape.costs->moe.activations;
+  auto largest = [&](int64_t group) {
+    double worst = 0;
+    for (const StageClass& k : shape.classes) {
+      const int64_t layers = k.mix.layers();
+      if (layers == 0) continue;
+      const double in_flight = in_flight_micro_batches(l, shape.micro_batches, k.first);
+      double widest = k.mix.dense_layers > 0 ? dense.no_recompute() : 0;
+      if (k.mix.moe_layers > 0) widest = std::max(widest, moe.no_recompute());
+      const double input = k.mix.dense_layers > 0 ? dense.layer_input : moe.layer_input;
+      const auto groups = static_cast<double>((layers + group - 1) / group);
+      worst = std::max(worst, in_flight * groups * input +
+                                  static_cast<double>(std::min(group, layers)) * widest);
+    }
+    return worst;
+  };
+  int64_t best = 1;
+  double best_bytes = largest(1);
+  int64_t most_layers = 0;
+  for (const StageClass& k : shape.classes) most_layers = std::max(most_layers, k.mix.layers());
+  for (int64_t group = 2; group <= most_layers; ++group) {
+    const double bytes = largest(group);
+    if (bytes < best_bytes) best = group, best_bytes = bytes;
+  }
+  return best;
+}
+
 bool CostModel::host_fits(const Layout& l) {
   if (l.offload == Offload::none && l.act_offload == 0) return true;
   const Shape& shape = shape_of(l);

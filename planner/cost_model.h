@@ -104,6 +104,10 @@ class CostModel {
   // Whether what the layout offloads (StageMemory::host_bytes, nvme_bytes) fits the node: the
   // largest stage's share times the GPUs per node within ClusterSpec::host. True without offload.
   bool host_fits(const Layout& l);
+  // For a layout with full recompute: the group size N of the uniform method
+  // (recompute_layers, memory_model.cc) that least raises the largest stage's activations,
+  // m·⌈L/N⌉ layer inputs plus N layers rebuilt at once; 1 when grouping saves nothing.
+  int64_t uniform_recompute_group(const Layout& l);
 
   // The per-chunk costs the simulator replays (pipeline_problem.cc). The simulator issues a
   // chunk's gradient sync after its last backward, so it receives the part of the stage's

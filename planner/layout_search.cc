@@ -419,6 +419,26 @@ bool offload_fit(CostModel& model, Layout& layout, const StageMemory& peak, int6
   return false;
 }
 
+// A full-recompute candidate too big for GPU memory, retried with the uniform method's groups
+// (CostModel::uniform_recompute_group): the same compute, fewer stored layer inputs. Taken when
+// it needs less memory (one evaluated layout); `layout` and `peak` then carry it.
+bool uniform_groups_help(CostModel& model, Layout& layout, StageMemory& peak, int64_t& order,
+                         ItemResult& out) {
+  const int64_t group = model.uniform_recompute_group(layout);
+  if (group <= 1) return false;
+  Layout grouped = layout;
+  grouped.recompute_layers = group;
+  ++out.evaluated;
+  ++order;
+  const StageMemory p = model.peak_stage_memory(grouped);
+  if (!out.smallest || p.total_bytes() < out.smallest->key)
+    out.smallest = Ranked{p.total_bytes(), order, grouped};
+  if (p.total_bytes() >= peak.total_bytes()) return false;
+  layout = grouped;
+  peak = p;
+  return true;
+}
+
 ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
                     const SearchOptions& options, bool allow_offload) {
   ItemResult out;
@@ -451,10 +471,13 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
             ++out.evaluated;
             ++order;
             StageMemory peak = model.peak_stage_memory(layout);
-            const double bytes = peak.total_bytes();
+            double bytes = peak.total_bytes();
             if (!out.smallest || bytes < out.smallest->key)
               out.smallest = Ranked{bytes, order, layout};
             const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+            if (bytes > hbm && rc == Recompute::full && !options.fix.recompute_layers &&
+                uniform_groups_help(model, layout, peak, order, out))
+              bytes = peak.total_bytes();
             if (bytes > hbm && allow_offload && offload_fit(model, layout, peak, order, out)) {
               peak = model.peak_stage_memory(layout);
             } else if (bytes > hbm) {
@@ -484,7 +507,8 @@ int64_t item_span(const CostModel& model, const Layout& base) {
   const int64_t shards = static_cast<int64_t>(model.cluster().network.size()) + 1;
   const auto schedules = static_cast<int64_t>(sim::schedule_table().size());
   const int64_t offload_tries = 1 + static_cast<int64_t>(model.options().offload_devices.size());
-  return shards * schedules * (2 * (stage_layers + 1) + 1) * 4 * offload_tries + 1;
+  // Per choice: the layout, a uniform-group retry for full recompute, the offload tries.
+  return shards * schedules * (2 * (stage_layers + 1) + 2) * 4 * (1 + offload_tries) + 1;
 }
 
 }  // namespace

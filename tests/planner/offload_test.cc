@@ -1,5 +1,5 @@
-// Offloading (Layout::offload, act_offload): where the bytes go, what the step pays, and when
-// the search reaches for it.
+// The search's memory fallbacks. Offloading (Layout::offload, act_offload): where the bytes go,
+// what the step pays, when the search reaches for it; and the uniform recompute groups it tries.
 #include <doctest/doctest.h>
 
 #include "planner/cost_model.h"
@@ -118,4 +118,27 @@ TEST_CASE("a host too small for the offloaded states rejects the layout") {
   c.host.memory_bytes = 1e9;  // 1 GB for 8 ranks' fp32 states of ~1 B parameters each
   CostModel tight(m, c, CalibrationProfile{}, t);
   CHECK_FALSE(tight.host_fits(l));
+}
+
+TEST_CASE("uniform_recompute_group picks the group size with the least peak activations") {
+  // Checked against the memory model for every N: the stage with the most activations decides.
+  const ModelSpec m = shipped_model("llama3-70b");
+  const TrainingSpec t{8192, 1024, Precision::bf16};
+  const ClusterSpec c = two_level_cluster(64);
+  CostModel model(m, c, CalibrationProfile{}, t);
+  Layout l = checked("tp=8,pp=4,dp=16,recompute=full", m, 512, t);
+  const int64_t chosen = model.uniform_recompute_group(l);
+  auto peak_activations = [&](int64_t group) {
+    Layout g = l;
+    g.recompute_layers = group;
+    double worst = 0;
+    for (const StageMemory& s : estimate_memory(m, c.gpu, g, t).stages)
+      worst = std::max(worst, s.activations_bytes);
+    return worst;
+  };
+  CHECK(chosen > 1);
+  for (int64_t group = 1; group <= 20; ++group) {
+    CAPTURE(group);
+    CHECK(peak_activations(chosen) <= peak_activations(group));
+  }
 }
