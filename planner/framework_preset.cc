@@ -306,6 +306,21 @@ Result<FrameworkPreset> find_framework(const std::string& name, const SourceLoca
 // megatron/training/arguments.py; NeMo runs Megatron-Core's optimizer but its YAML has no key
 // for it). FSDP2's CPUOffloadPolicy and Composer's cpu_offload move parameters and gradients
 // too, which meshplan does not model: none. The 2021 presets predate offloading in their runs.
+// ZeRO stages each framework runs (CostOptions::zero_stages). PyTorch FSDP has no stage that
+// shards only the optimizer states: replicate (0), SHARD_GRAD_OP / reshard_after_forward=False
+// (2) and FULL_SHARD (3) — FSDP2 and torchtitan (whose export refuses zero=1) and Composer's
+// FSDP. The others run all four.
+std::vector<int> framework_zero_stages(const std::string& name) {
+  if (name == "fsdp2" || name == "torchtitan" || name == "composer") return {0, 2, 3};
+  return {0, 1, 2, 3};
+}
+
+// Whether the framework checkpoints groups of layers (CostOptions::uniform_recompute): not
+// FSDP2, torchtitan or Composer, whose activation checkpointing wraps each block.
+bool framework_uniform_recompute(const std::string& name) {
+  return name != "fsdp2" && name != "torchtitan" && name != "composer";
+}
+
 std::vector<Offload> framework_offload_devices(const std::string& name) {
   if (name == "deepspeed" || name == "megatron-deepspeed") return {Offload::cpu, Offload::nvme};
   if (name == "megatron-core") return {Offload::cpu};
@@ -335,6 +350,8 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
       if (name == to_string(kind)) o.cp_kinds.push_back(kind);
   }
   o.offload_devices = framework_offload_devices(f.name);
+  o.zero_stages = framework_zero_stages(f.name);
+  o.uniform_recompute = framework_uniform_recompute(f.name);
   o.pipeline_schedules.clear();
   for (const std::string& name : comma_list(f.schedules)) {
     for (const sim::ScheduleInfo& info : sim::schedule_table())

@@ -386,9 +386,12 @@ std::vector<int64_t> shard_choices(const CostModel& model, const Layout& base,
   return out;
 }
 
-// ZeRO stages searched with a shard group: hybrid sharding shards something (zero ≥ 1).
-bool zero_allowed(const LayoutFix& fix, int zero, int64_t shard) {
-  return allowed(fix.zero, zero) && (shard == 0 || zero >= 1);
+// ZeRO stages searched: the framework's (CostOptions::zero_stages) unless --fix names one, and
+// with a shard group only those that shard something (zero ≥ 1).
+bool zero_allowed(const CostOptions& o, const LayoutFix& fix, int zero, int64_t shard) {
+  const bool offered = fix.zero || std::find(o.zero_stages.begin(), o.zero_stages.end(), zero) !=
+                                       o.zero_stages.end();
+  return offered && allowed(fix.zero, zero) && (shard == 0 || zero >= 1);
 }
 
 // A candidate too big for GPU memory, retried with its optimizer states off the GPU on the
@@ -453,7 +456,7 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
         for (int64_t rl = 0; rl <= max_layers; ++rl) {
           if (!allowed(options.fix.recompute_layers, rl)) continue;
           for (int zero = 0; zero <= 3; ++zero) {
-            if (!zero_allowed(options.fix, zero, shard)) continue;
+            if (!zero_allowed(model.options(), options.fix, zero, shard)) continue;
             Layout layout = item.base;
             layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl,
             layout.zero = zero, layout.shard = shard;
@@ -475,7 +478,8 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
             if (!out.smallest || bytes < out.smallest->key)
               out.smallest = Ranked{bytes, order, layout};
             const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
-            if (bytes > hbm && rc == Recompute::full && !options.fix.recompute_layers &&
+            if (bytes > hbm && rc == Recompute::full && model.options().uniform_recompute &&
+                !options.fix.recompute_layers &&
                 uniform_groups_help(model, layout, peak, order, out))
               bytes = peak.total_bytes();
             if (bytes > hbm && allow_offload && offload_fit(model, layout, peak, order, out)) {
@@ -618,7 +622,8 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
     }
     int64_t zeros = 0;  // summed over the shard groups
     for (int64_t shard : shard_choices(model, item.base, fix))
-      for (int zero = 0; zero <= 3; ++zero) zeros += zero_allowed(fix, zero, shard) ? 1 : 0;
+      for (int zero = 0; zero <= 3; ++zero)
+        zeros += zero_allowed(model.options(), fix, zero, shard) ? 1 : 0;
     total += static_cast<int64_t>(
                  schedules_for(item.base, fix, model.options().pipeline_schedules, model.training())
                      .size()) *

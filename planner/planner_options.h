@@ -100,6 +100,13 @@ struct CostOptions {
   // tries them, in order, for a candidate that does not fit in GPU memory. Megatron-Core:
   // --optimizer-cpu-offload.
   std::vector<Offload> offload_devices = {Offload::cpu};
+  // ZeRO stages the framework runs, searched unless --fix names one. Megatron-Core: all four
+  // (0, the distributed optimizer, and Megatron-FSDP for 2/3).
+  std::vector<int> zero_stages = {0, 1, 2, 3};
+  // Whether full recompute may checkpoint groups of layers (the uniform method,
+  // Layout::recompute_layers with recompute=full): Megatron-LM --recompute-method uniform,
+  // DeepSpeed's activation_checkpoint_interval.
+  bool uniform_recompute = true;
   // Whether the framework shards hybrid (FrameworkPreset::hybrid_sharding): the search then
   // also tries shard groups of one node or pod (Layout::shard). Megatron-Core: distributed-
   // optimizer instances (--num-distributed-optimizer-instances, megatron/training/arguments.py).

@@ -216,3 +216,16 @@ TEST_CASE("bf16 gradients halve the gradient buffer and the data-parallel reduct
   CHECK(sb.optimizer_bytes == doctest::Approx(sa.optimizer_bytes));
   CHECK(eb.breakdown.dp_s < ea.breakdown.dp_s);
 }
+
+TEST_CASE("FSDP-based presets search no ZeRO-1, no layer groups and no offload they cannot run") {
+  for (const char* name : {"fsdp2", "torchtitan", "composer"}) {
+    CAPTURE(name);
+    CHECK(with(name).zero_stages == std::vector<int>{0, 2, 3});
+    CHECK_FALSE(with(name).uniform_recompute);
+    CHECK(with(name).offload_devices.empty());
+  }
+  CHECK(with("megatron-core").zero_stages == std::vector<int>{0, 1, 2, 3});
+  CHECK(with("megatron-core").offload_devices == std::vector<Offload>{Offload::cpu});
+  CHECK(with("deepspeed").offload_devices == std::vector<Offload>{Offload::cpu, Offload::nvme});
+  CHECK(with("deepspeed").cp_kinds.empty());  // its config has no context parallelism
+}
