@@ -88,13 +88,16 @@ bool schedule_fits_vpp(const Layout& layout) {
   }
 }
 
+bool dual_pipe_runs(Schedule schedule, int64_t pp, int64_t micro_batches) {
+  const bool dual = schedule == Schedule::dualpipe;
+  if ((!dual && schedule != Schedule::dualpipev) || pp == 1) return true;
+  return micro_batches >= 2 * pp && (!dual || (pp % 2 == 0 && micro_batches % 2 == 0));
+}
+
 bool dual_pipe_fits(const Layout& layout, const TrainingSpec& training) {
-  const bool dual = layout.schedule == Schedule::dualpipe;
-  if ((!dual && layout.schedule != Schedule::dualpipev) || layout.pp == 1) return true;
   const int64_t per_step = layout.dp * layout.mbs;
   if (per_step <= 0 || training.global_batch % per_step != 0) return true;
-  const int64_t m = training.global_batch / per_step;
-  return m >= 2 * layout.pp && (!dual || (layout.pp % 2 == 0 && m % 2 == 0));
+  return dual_pipe_runs(layout.schedule, layout.pp, training.global_batch / per_step);
 }
 
 bool cp_splits_sequence(const Layout& layout, const TrainingSpec& training) {

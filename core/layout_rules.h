@@ -39,6 +39,8 @@ bool schedule_fits_vpp(const Layout& layout);
 // micro-batch count (half enter from each end). Holds for other schedules, pp = 1, and when the
 // batch does not split.
 bool dual_pipe_fits(const Layout& layout, const TrainingSpec& training);
+// The same rule on a micro-batch count (the simulator's pipeline orders).
+bool dual_pipe_runs(Schedule schedule, int64_t pp, int64_t micro_batches);
 // Load-balanced causal CP cuts each sequence into 2·cp chunks; under sequence parallelism
 // tp divides each CP rank's sequence.
 bool cp_splits_sequence(const Layout& layout, const TrainingSpec& training);

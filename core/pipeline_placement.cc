@@ -1,17 +1,11 @@
 #include "core/pipeline_placement.h"
 
-#include <algorithm>
-
 namespace meshplan {
 
 int64_t PipelinePlacement::holder(int64_t chunk, int64_t mb, int64_t micro_batches) const {
+  const int64_t first = chunk_stage[static_cast<size_t>(chunk)];
   const auto pp = static_cast<int64_t>(stage_chunks.size());
-  if (kind == PlacementKind::mirrored) return 2 * mb < micro_batches ? chunk : pp - 1 - chunk;
-  for (int64_t s = 0; s < pp; ++s) {
-    const std::vector<int64_t>& held = stage_chunks[static_cast<size_t>(s)];
-    if (std::find(held.begin(), held.end(), chunk) != held.end()) return s;
-  }
-  return -1;
+  return kind == PlacementKind::mirrored && 2 * mb >= micro_batches ? pp - 1 - first : first;
 }
 
 double micro_batch_share(const Layout& l) {
@@ -50,15 +44,21 @@ PipelinePlacement pipeline_placement(const Layout& l) {
     p.chunks = 2 * l.pp;
     for (int64_t s = 0; s < l.pp; ++s)
       p.stage_chunks[static_cast<size_t>(s)] = {s, 2 * l.pp - 1 - s};
-    return p;
-  }
-  if (p.kind == PlacementKind::mirrored) {
+  } else if (p.kind == PlacementKind::mirrored) {
     p.chunks = l.pp;
     for (int64_t s = 0; s < l.pp; ++s) p.stage_chunks[static_cast<size_t>(s)] = {s, l.pp - 1 - s};
-    return p;
+  } else {
+    p.chunks = l.pp * l.vpp;
+    for (int64_t c = 0; c < p.chunks; ++c)
+      p.stage_chunks[static_cast<size_t>(c % l.pp)].push_back(c);
   }
-  p.chunks = l.pp * l.vpp;
-  for (int64_t c = 0; c < p.chunks; ++c) p.stage_chunks[static_cast<size_t>(c % l.pp)].push_back(c);
+  // Each chunk's holder; a mirrored rank's own stage is its first slot, the copy its second.
+  p.chunk_stage.assign(static_cast<size_t>(p.chunks), 0);
+  for (size_t s = 0; s < pp; ++s) {
+    const std::vector<int64_t>& held = p.stage_chunks[s];
+    for (size_t slot = 0; slot < (p.kind == PlacementKind::mirrored ? 1 : held.size()); ++slot)
+      p.chunk_stage[static_cast<size_t>(held[slot])] = static_cast<int64_t>(s);
+  }
   return p;
 }
 

@@ -25,6 +25,8 @@ PlacementKind placement_kind(const Layout& l);
 struct PipelinePlacement {
   int64_t chunks = 1;                              // model chunks the layers split into
   std::vector<std::vector<int64_t>> stage_chunks;  // [rank] → its chunks, in slot order
+  // [chunk] → the rank holding it (mirrored: the copy the first half of the batch passes).
+  std::vector<int64_t> chunk_stage;
   PlacementKind kind = PlacementKind::looped;
 
   // The rank that runs `chunk` for micro-batch `mb` of `micro_batches` (mirrored: the second
@@ -32,11 +34,11 @@ struct PipelinePlacement {
   int64_t holder(int64_t chunk, int64_t mb, int64_t micro_batches) const;
 };
 
-// Whether pipeline rank `stage` holds the first (embedding) or the last (LM head) chunk: looped
-// rank 0 and pp − 1, V-shape rank 0 for both, mirrored ranks 0 and pp − 1 for both.
 // Share of the step's micro-batches each rank runs through each chunk it holds: 1, except
 // mirrored (each copy sees the half that enters from its end).
 double micro_batch_share(const Layout& l);
+// Whether pipeline rank `stage` holds the first (embedding) or the last (LM head) chunk: looped
+// rank 0 and pp − 1, V-shape rank 0 for both, mirrored ranks 0 and pp − 1 for both.
 bool holds_first_chunk(const Layout& l, int64_t stage);
 bool holds_last_chunk(const Layout& l, int64_t stage);
 

@@ -472,14 +472,18 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
   e.bubble_fraction = b.bubble_s / e.step_time_s;
 }
 
+StageMemory CostModel::class_memory(const Layout& l, const Shape& shape,
+                                    const StageClass& k) const {
+  return stage_memory(k.params, k.mix, shape.costs->dense.activations, shape.costs->moe.activations,
+                      l, shape.micro_batches, shape.logits_bytes, context_.fp8, options_.memory);
+}
+
 StageMemory CostModel::peak_stage_memory(const Layout& l) {
   const Shape& shape = shape_of(l);
   StageMemory peak;
   bool first = true;
   for (const StageClass& k : shape.classes) {
-    StageMemory s =
-        stage_memory(k.params, k.mix, shape.costs->dense.activations, shape.costs->moe.activations,
-                     l, shape.micro_batches, shape.logits_bytes, context_.fp8, options_.memory);
+    StageMemory s = class_memory(l, shape, k);
     if (first || s.total_bytes() > peak.total_bytes()) peak = s;
     first = false;
   }
@@ -493,15 +497,9 @@ int64_t CostModel::uniform_recompute_group(const Layout& l) {
   auto largest = [&](int64_t group) {
     double worst = 0;
     for (const StageClass& k : shape.classes) {
-      const int64_t layers = k.mix.layers();
-      if (layers == 0) continue;
+      if (k.mix.layers() == 0) continue;
       const double in_flight = in_flight_micro_batches(l, shape.micro_batches, k.first);
-      double widest = k.mix.dense_layers > 0 ? dense.no_recompute() : 0;
-      if (k.mix.moe_layers > 0) widest = std::max(widest, moe.no_recompute());
-      const double input = k.mix.dense_layers > 0 ? dense.layer_input : moe.layer_input;
-      const auto groups = static_cast<double>((layers + group - 1) / group);
-      worst = std::max(worst, in_flight * groups * input +
-                                  static_cast<double>(std::min(group, layers)) * widest);
+      worst = std::max(worst, uniform_group_activation_bytes(k.mix, dense, moe, group, in_flight));
     }
     return worst;
   };
@@ -521,9 +519,7 @@ bool CostModel::host_fits(const Layout& l) {
   const Shape& shape = shape_of(l);
   double host = 0, nvme = 0;
   for (const StageClass& k : shape.classes) {
-    const StageMemory s =
-        stage_memory(k.params, k.mix, shape.costs->dense.activations, shape.costs->moe.activations,
-                     l, shape.micro_batches, shape.logits_bytes, context_.fp8, options_.memory);
+    const StageMemory s = class_memory(l, shape, k);
     host = std::max(host, s.host_bytes);
     nvme = std::max(nvme, s.nvme_bytes);
   }

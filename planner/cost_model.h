@@ -172,6 +172,8 @@ class CostModel {
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
   double mirror_sync_s(const Layout& l, int64_t stage, const StageParams& params) const;
+  // The memory of the stages of class `k` (one stage_memory call, with the shape's inputs).
+  StageMemory class_memory(const Layout& l, const Shape& shape, const StageClass& k) const;
   double offloaded_optimizer_s(const Layout& l, double shard_params) const;
   double activation_offload_s(const Layout& l, const Shape& shape, const StageClass& k,
                               const LayerPair& c) const;

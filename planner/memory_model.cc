@@ -107,6 +107,13 @@ void offload_states(const Layout& l, int64_t layers, double layer_activation_byt
 
 }  // namespace
 
+double uniform_group_activation_bytes(const StageLayerMix& mix, const LayerActivations& dense,
+                                      const LayerActivations& moe, int64_t group,
+                                      double in_flight) {
+  const StageActivations a = uniform_groups(mix, dense, moe, group);
+  return in_flight * a.per_micro_batch + a.recompute_buffer;
+}
+
 FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix) {
   const int64_t full =
       l.recompute == Recompute::full ? mix.layers() : std::min(l.recompute_layers, mix.layers());

@@ -73,6 +73,12 @@ struct FullRecompute {
 };
 FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix);
 
+// A stage's activations under full recompute in groups of `group` layers (the uniform method,
+// Layout::recompute_layers with recompute=full), `in_flight` micro-batches held: ⌈L/N⌉ layer
+// inputs each, plus N layers' full activations rebuilt at once in the backward.
+double uniform_group_activation_bytes(const StageLayerMix& mix, const LayerActivations& dense,
+                                      const LayerActivations& moe, int64_t group, double in_flight);
+
 // One stage's memory from its parameters, the per-micro-batch activations of one dense and one
 // MoE layer, and the layout. `logits` is counted on the last stage only; `fp8`: the linear
 // layers run in FP8 (GpuSpec::runs_fp8).

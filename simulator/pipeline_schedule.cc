@@ -331,9 +331,7 @@ Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, in
   if (schedule == Schedule::interleaved && m % pp != 0)
     return order_error(schedule, shape,
                        "interleaved needs micro_batches to be a multiple of pp (Megatron-LM)");
-  const bool dual = schedule == Schedule::dualpipe || schedule == Schedule::dualpipev;
-  if (dual && pp > 1 &&
-      (m < 2 * pp || (schedule == Schedule::dualpipe && (pp % 2 != 0 || m % 2 != 0))))
+  if (!dual_pipe_runs(schedule, pp, m))
     return order_error(schedule, shape,
                        "needs micro_batches >= 2·pp (dualpipe: both even; the DualPipe "
                        "repository's asserts)");
