@@ -301,12 +301,15 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
   s.backward_s *= slow;
   s.backward_weight_s *= slow;
   s.recompute_s *= slow;
+  return s;
+}
+
+double CostModel::optimizer_step_s(const Layout& l, const StageClass& k) const {
   const double shards = zero_sharding(l.zero).optimizer_shards(l.shard_size());
   const double shard_params = static_cast<double>(k.params.per_gpu()) / shards;
-  s.optimizer_s = l.offload == Offload::none
-                      ? options_.optimizer_bytes_per_param * shard_params / context_.hbm_bytes_per_s
-                      : offloaded_optimizer_s(l, shard_params);
-  return s;
+  return l.offload == Offload::none
+             ? options_.optimizer_bytes_per_param * shard_params / context_.hbm_bytes_per_s
+             : offloaded_optimizer_s(l, shard_params);
 }
 
 // The optimizer step with its states off the GPU (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity,
@@ -418,12 +421,13 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
   return exposed;
 }
 
-void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
-                              const std::vector<StageTiming>& st, Estimate& e) const {
-  const double m = static_cast<double>(e.micro_batches);
+void CostModel::fill_pipeline(const Layout& l, const Shape& shape, PipelineTiming& out) const {
+  const std::vector<StageTiming>& st = out.per_class;
+  const double m = static_cast<double>(shape.micro_batches);
   size_t critical = 0;
   double t_max = 0, t_sum = 0, zb_bubble = 0, dual_bubble = 0;
-  TimeBreakdown& b = e.breakdown;
+  TimeBreakdown& b = out.breakdown;
+  b = TimeBreakdown{};
   for (size_t i = 0; i < st.size(); ++i) {
     const double t = st[i].per_micro_batch_s();
     if (t > t_max) {
@@ -436,8 +440,6 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
     dual_bubble =
         std::max(dual_bubble,
                  std::max(st[i].forward_s, t + st[i].backward_s + st[i].recompute_s - 3 * w) / 2);
-    b.dp_s = std::max(b.dp_s, st[i].dp_exposed_s);
-    b.optimizer_s = std::max(b.optimizer_s, st[i].optimizer_s);
   }
   const double p = static_cast<double>(l.pp);
   // The micro-batches each rank runs through its chunks: all of them, or half with DualPipe.
@@ -456,7 +458,7 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
   b.ep_s = runs * c.ep_s;
   b.offload_s = runs * c.offload_s;
   b.bubble_s = pipe - runs * t_max;
-  e.p2p_s = shape.p2p_s + shape.p2p_gather_s;
+  out.p2p_s = shape.p2p_s + shape.p2p_gather_s;
   if (l.pp > 1) {
     // The fill and drain chains cross every chunk boundary once each way: p − 1 transfers in
     // 1F1B, p·v − 1 when each stage holds v chunks (interleaving multiplies pipeline transfers
@@ -465,11 +467,42 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape,
     const double chain = l.schedule == Schedule::interleaved ? p * static_cast<double>(l.vpp) - 1
                          : l.schedule == Schedule::dualpipev ? 2 * (p - 1)
                                                              : p - 1;
-    b.pp_s = 2 * chain * e.p2p_s;
-    if (!options_.overlap_p2p) b.pp_s += 2 * m * static_cast<double>(l.vpp) * e.p2p_s;
+    b.pp_s = 2 * chain * out.p2p_s;
+    if (!options_.overlap_p2p) b.pp_s += 2 * m * static_cast<double>(l.vpp) * out.p2p_s;
   }
-  e.step_time_s = b.total_s();
-  e.bubble_fraction = b.bubble_s / e.step_time_s;
+}
+
+CostModel::ShapeRef CostModel::shape_ref(const Layout& l) { return ShapeRef(&shape_of(l)); }
+
+void CostModel::forget_shapes() {
+  shape_cache_.clear();
+  last_shape_ = nullptr;
+}
+
+void CostModel::time_pipeline(const Layout& l, ShapeRef ref, PipelineTiming& out) const {
+  const Shape& shape = *ref.shape_;
+  out.per_class.clear();
+  for (const StageClass& k : shape.classes) {
+    StageTiming t = stage_timing(l, k, *shape.costs);
+    t.offload_s = activation_offload_s(l, shape, k, *shape.costs);
+    out.per_class.push_back(t);
+  }
+  fill_pipeline(l, shape, out);
+  out.floor_s = out.breakdown.total_s();
+}
+
+double CostModel::finish_step(const Layout& l, ShapeRef ref, PipelineTiming& t) const {
+  const Shape& shape = *ref.shape_;
+  TimeBreakdown& b = t.breakdown;
+  b.dp_s = 0, b.optimizer_s = 0;
+  for (size_t i = 0; i < t.per_class.size(); ++i) {
+    StageTiming& st = t.per_class[i];
+    st.dp_exposed_s = dp_exposed_s(l, shape.classes[i], st, /*with_zero3_gathers=*/true);
+    st.optimizer_s = optimizer_step_s(l, shape.classes[i]);
+    b.dp_s = std::max(b.dp_s, st.dp_exposed_s);
+    b.optimizer_s = std::max(b.optimizer_s, st.optimizer_s);
+  }
+  return b.total_s();
 }
 
 StageMemory CostModel::class_memory(const Layout& l, const Shape& shape,
@@ -479,13 +512,32 @@ StageMemory CostModel::class_memory(const Layout& l, const Shape& shape,
 }
 
 StageMemory CostModel::peak_stage_memory(const Layout& l) {
-  const Shape& shape = shape_of(l);
+  return peak_stage_memory(l, shape_ref(l));
+}
+
+const std::vector<StageMemory>& CostModel::frames_of(const Layout& l, const Shape& shape) const {
+  if (shape.frames_schedule != l.schedule) {
+    for (auto& f : shape.frames) f.clear();
+    shape.frames_schedule = l.schedule;
+  }
+  std::vector<StageMemory>& frames = shape.frames[static_cast<size_t>(l.zero)];
+  if (frames.empty()) {
+    for (const StageClass& k : shape.classes)
+      frames.push_back(stage_memory_frame(k.params, l, shape.micro_batches, shape.logits_bytes,
+                                          context_.fp8, options_.memory));
+  }
+  return frames;
+}
+
+StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
+  const Shape& shape = *ref.shape_;
+  const std::vector<StageMemory>& frames = frames_of(l, shape);
   StageMemory peak;
-  bool first = true;
-  for (const StageClass& k : shape.classes) {
-    StageMemory s = class_memory(l, shape, k);
-    if (first || s.total_bytes() > peak.total_bytes()) peak = s;
-    first = false;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    StageMemory s =
+        with_activations(frames[i], shape.classes[i].mix, shape.costs->dense.activations,
+                         shape.costs->moe.activations, l, options_.memory);
+    if (i == 0 || s.total_bytes() > peak.total_bytes()) peak = s;
   }
   return peak;
 }
@@ -540,14 +592,14 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
   e.capacity_bytes = static_cast<double>(cluster_.gpu.hbm_bytes);
   e.peak_bytes = peak.total_bytes();
   e.peak_stage = peak.stage;
-  std::vector<StageTiming> per_class;
-  per_class.reserve(shape.classes.size());
+  const ShapeRef ref(&shape);
+  time_pipeline(l, ref, timing_);
+  e.step_time_s = finish_step(l, ref, timing_);
+  e.breakdown = timing_.breakdown;
+  e.bubble_fraction = e.breakdown.bubble_s / e.step_time_s;
+  e.p2p_s = timing_.p2p_s;
   double recomputed_flops = 0;
   for (const StageClass& k : shape.classes) {
-    StageTiming t = stage_timing(l, k, costs);
-    t.offload_s = activation_offload_s(l, shape, k, costs);
-    t.dp_exposed_s = dp_exposed_s(l, k, t, /*with_zero3_gathers=*/true);
-    per_class.push_back(t);
     const FullRecompute full = full_recompute(l, k.mix);
     double flops = static_cast<double>(full.dense) * dense_layer_flops_ +
                    static_cast<double>(full.moe) * moe_layer_flops_;
@@ -557,7 +609,6 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
     }
     recomputed_flops += static_cast<double>(k.count) * flops;
   }
-  fill_pipeline(l, shape, per_class, e);
   const double dense_layers = static_cast<double>(model_.dense_layers());
   const double moe_layers = static_cast<double>(model_.moe_layers());
   e.model_flops =
@@ -578,7 +629,7 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
     e.memory.stages.push_back(stage_memory(params[i], k.mix, costs.dense.activations,
                                            costs.moe.activations, l, shape.micro_batches,
                                            shape.logits_bytes, context_.fp8, options_.memory));
-    StageTiming t = per_class[shape.class_of_stage[i]];
+    StageTiming t = timing_.per_class[shape.class_of_stage[i]];
     t.stage = static_cast<int64_t>(i);
     e.stages.push_back(t);
   }

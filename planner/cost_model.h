@@ -86,6 +86,8 @@ struct Estimate {
 };
 
 class CostModel {
+  struct Shape;
+
  public:
   CostModel(const ModelSpec& m, const ClusterSpec& c, const CalibrationProfile& p,
             const TrainingSpec& t, const CostOptions& o = {});
@@ -101,6 +103,44 @@ class CostModel {
   Estimate evaluate(const Layout& l, const StageMemory& peak, bool detail);
   // Memory only: the stage with the highest total; the search calls it before timing.
   StageMemory peak_stage_memory(const Layout& l);
+
+  // The search's hot path (layout_search.cc). Layouts differing only in ZeRO stage, recompute
+  // and schedule share one shape: shape_ref looks its costs up once and the calls below take
+  // the handle instead of looking them up again. A handle stays valid for the model's lifetime
+  // (the cache is a std::map, whose nodes never move) and belongs to this model only.
+  class ShapeRef {
+   public:
+    ShapeRef() = default;
+
+   private:
+    friend class CostModel;
+    explicit ShapeRef(const Shape* shape) : shape_(shape) {}
+    const Shape* shape_ = nullptr;
+  };
+  ShapeRef shape_ref(const Layout& l);
+  // Drops the cached shapes (invalidating every ShapeRef): the search calls it between work
+  // items, which never share a shape, so its memory stays that of one item.
+  void forget_shapes();
+  // peak_stage_memory(l), for l of the handle's shape.
+  StageMemory peak_stage_memory(const Layout& l, ShapeRef shape) const;
+
+  // A step's timing before its two ZeRO-dependent terms (exposed data-parallel sync and the
+  // optimizer step, both 0 in `breakdown`): per-class stage timings and the pipeline, which
+  // depend on recompute and schedule only, so the search times them once for every ZeRO stage.
+  // Buffers are reused: no allocation once grown.
+  struct PipelineTiming {
+    std::vector<StageTiming> per_class;
+    TimeBreakdown breakdown;
+    double p2p_s = 0;
+    double floor_s = 0;  // breakdown.total_s() before finish_step: step_time_floor_s
+  };
+  void time_pipeline(const Layout& l, ShapeRef shape, PipelineTiming& out) const;
+  // No ZeRO stage's step is shorter: the ZeRO-dependent terms are nonnegative and rounding to
+  // nearest is monotone, so the bound holds in floating point too (the search prunes with it).
+  static double step_time_floor_s(const PipelineTiming& t) { return t.floor_s; }
+  // Adds l's ZeRO-dependent terms to `t` (per class and in the breakdown, replacing those of
+  // an earlier call) and returns the step time: evaluate(l).step_time_s, bit for bit.
+  double finish_step(const Layout& l, ShapeRef shape, PipelineTiming& t) const;
   // Whether what the layout offloads (StageMemory::host_bytes, nvme_bytes) fits the node: the
   // largest stage's share times the GPUs per node within ClusterSpec::host. True without offload.
   bool host_fits(const Layout& l);
@@ -167,7 +207,12 @@ class CostModel {
     // One dense / MoE layer's stored activations per micro-batch without recompute: what
     // activation offload (Layout::act_offload) moves to the host and back.
     double dense_activation_bytes = 0, moe_activation_bytes = 0;
+    // stage_memory_frame of each class per ZeRO stage, for the schedule last asked about
+    // (peak_stage_memory's cache: the search asks for one schedule many times over).
+    mutable std::array<std::vector<StageMemory>, 4> frames;
+    mutable Schedule frames_schedule = Schedule::one_f_one_b;
   };
+  const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   using ShapeKey = std::array<int64_t, 18>;
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
@@ -181,7 +226,9 @@ class CostModel {
                        double params, int zero, int64_t layers) const;
   const std::vector<StageParams>& params_of(const Layout& l);
   const std::vector<StageLayerMix>& mix_of(const Layout& l);
+  // A class's timing per micro-batch, without the ZeRO-dependent terms (finish_step).
   StageTiming stage_timing(const Layout& l, const StageClass& c, const LayerPair& costs) const;
+  double optimizer_step_s(const Layout& l, const StageClass& c) const;
   // Factor on compute time of a step over `gpus` GPUs: its slowest GPU sets the pace
   // (planner/straggler.h). Remembered for the last GPU count (a search asks for one count
   // millions of times; the cache is per instance, like the others: one model per thread).
@@ -194,8 +241,7 @@ class CostModel {
   }
   double dp_exposed_s(const Layout& l, const StageClass& c, const StageTiming& st,
                       bool with_zero3_gathers) const;
-  void fill_pipeline(const Layout& l, const Shape& shape, const std::vector<StageTiming>& per_class,
-                     Estimate& e) const;
+  void fill_pipeline(const Layout& l, const Shape& shape, PipelineTiming& t) const;
 
   ModelSpec model_;
   ClusterSpec cluster_;
@@ -221,6 +267,7 @@ class CostModel {
   std::map<ShapeKey, Shape> shape_cache_;
   ShapeKey last_key_{};
   const Shape* last_shape_ = nullptr;
+  PipelineTiming timing_;  // evaluate's buffers
 };
 
 // The group of ranks of each kind under the layout's rank order.

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <numeric>
+#include <span>
 #include <thread>
 
 #include "core/layout_rules.h"
@@ -289,17 +291,40 @@ bool no_slower(const LayerCost& a, const LayerCost& b) {
 // beats or ties in every per-layer term (the earlier one kept on a tie): the kinds leave memory
 // unchanged and step time grows with each term, so the dropped layouts never rank above the
 // kept ones. Counted in `skipped` under "cp_kind no faster than another".
+// A work item's fields but its CP variant: the items of one shape that compete in
+// drop_dominated_cp_kinds.
+std::array<int64_t, 12> without_cp_variant(const Layout& l) {
+  return {l.tp,
+          l.cp,
+          l.pp,
+          l.dp,
+          l.vpp,
+          l.ep,
+          l.mbs,
+          (l.sp ? 1 : 0) + (l.tp_overlap ? 2 : 0) + (l.ep_overlap ? 4 : 0) + (l.uneven ? 8 : 0),
+          static_cast<int64_t>(l.order[0]),
+          static_cast<int64_t>(l.order[1]),
+          static_cast<int64_t>(l.order[2]),
+          static_cast<int64_t>(l.order[3])};
+}
+
 void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items,
                              std::map<std::string, int64_t>& skipped) {
-  std::map<std::string, std::vector<size_t>> shapes;  // the layout without its CP variant
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].base.cp == 1) continue;
-    Layout shape = items[i].base;
-    shape.cp_kind = CpKind::ring, shape.cp_a2a = 0;
-    shapes[to_string(shape)].push_back(i);
-  }
+  // The items with CP, grouped by shape, each group in enumeration order.
+  std::vector<size_t> with_cp;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].base.cp > 1) with_cp.push_back(i);
+  std::stable_sort(with_cp.begin(), with_cp.end(), [&](size_t a, size_t b) {
+    return without_cp_variant(items[a].base) < without_cp_variant(items[b].base);
+  });
   std::vector<bool> dropped(items.size(), false);
-  for (const auto& [shape, group] : shapes) {
+  for (size_t start = 0, end = 0; start < with_cp.size(); start = end) {
+    for (end = start + 1;
+         end < with_cp.size() && without_cp_variant(items[with_cp[end]].base) ==
+                                     without_cp_variant(items[with_cp[start]].base);
+         ++end) {
+    }
+    const std::span<const size_t> group(with_cp.data() + start, end - start);
     for (size_t i : group) {
       const CostModel::LayerPair& mine = model.layer_costs(items[i].base);  // map: stable
       for (size_t j : group) {
@@ -322,16 +347,23 @@ void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items,
   items.resize(kept);
 }
 
-struct ItemResult {
+// Why a generated layout was rejected before timing; counted by index in the hot loop and
+// reported under kRejectNames.
+enum class Reject { model_states, activations, buffers, host, count };
+constexpr const char* kRejectNames[] = {
+    "exceeds memory: model states dominate", "exceeds memory: activations dominate",
+    "exceeds memory: logits/buffers dominate", "host memory or NVMe (offload)"};
+
+// One search thread's results over the work items it ran: counts, its best top_k (a bound for
+// pruning, then merged with the other threads'), the smallest layout. Its size does not grow
+// with the items.
+struct ThreadResult {
   int64_t evaluated = 0, feasible = 0;
+  int64_t pruned = 0;        // fit, but never timed: their step-time floor beat no kept layout
   std::vector<Ranked> best;  // at most top_k
-  std::map<std::string, int64_t> rejected;
+  std::array<int64_t, static_cast<size_t>(Reject::count)> rejected{};
   std::optional<Ranked> smallest;  // key = peak bytes
 };
-
-double rank_key(const Estimate& estimate, Objective objective) {
-  return objective == Objective::memory ? estimate.peak_bytes : estimate.step_time_s;
-}
 
 void keep_best(std::vector<Ranked>& best, Ranked r, size_t k) {
   if (best.size() == k && !(r < best.back())) return;
@@ -339,14 +371,17 @@ void keep_best(std::vector<Ranked>& best, Ranked r, size_t k) {
   if (best.size() > k) best.pop_back();
 }
 
-const char* dominant_term(const StageMemory& s) {
+// The key a layout needs to beat to enter `best`: above it, it cannot (ties go to the earlier
+// layout, and every kept one is earlier or better).
+double entry_bound(const std::vector<Ranked>& best, size_t k) {
+  return best.size() == k ? best.back().key : std::numeric_limits<double>::infinity();
+}
+
+Reject dominant_term(const StageMemory& s) {
   const double states = s.params_bytes + s.grads_bytes + s.optimizer_bytes;
-  const char* what = states >= s.activations_bytes && states >= s.other_bytes()
-                         ? "exceeds memory: model states dominate"
-                     : s.activations_bytes >= s.other_bytes()
-                         ? "exceeds memory: activations dominate"
-                         : "exceeds memory: logits/buffers dominate";
-  return what;
+  return states >= s.activations_bytes && states >= s.other_bytes() ? Reject::model_states
+         : s.activations_bytes >= s.other_bytes()                   ? Reject::activations
+                                                                    : Reject::buffers;
 }
 
 // The recompute modes the search offers, each with the most layers it may recompute in full
@@ -401,7 +436,7 @@ bool zero_allowed(const CostOptions& o, const LayoutFix& fix, int zero, int64_t 
 // optimizer states leave. Each try is an evaluated layout. On success `layout` carries the
 // device.
 bool offload_fit(CostModel& model, Layout& layout, const StageMemory& peak, int64_t& order,
-                 ItemResult& out) {
+                 ThreadResult& out) {
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
   const double slack = 1 + model.options().memory.allocator_slack_fraction;
   if (layout.zero < 1 || !model.cluster().host.known() ||
@@ -426,7 +461,7 @@ bool offload_fit(CostModel& model, Layout& layout, const StageMemory& peak, int6
 // (CostModel::uniform_recompute_group): the same compute, fewer stored layer inputs. Taken when
 // it needs less memory (one evaluated layout); `layout` and `peak` then carry it.
 bool uniform_groups_help(CostModel& model, Layout& layout, StageMemory& peak, int64_t& order,
-                         ItemResult& out) {
+                         ThreadResult& out) {
   const int64_t group = model.uniform_recompute_group(layout);
   if (group <= 1) return false;
   Layout grouped = layout;
@@ -442,10 +477,45 @@ bool uniform_groups_help(CostModel& model, Layout& layout, StageMemory& peak, in
   return true;
 }
 
-ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
-                    const SearchOptions& options, bool allow_offload) {
-  ItemResult out;
+// A search thread: its own cost model (the caches are per instance), timing buffers and results.
+struct SearchThread {
+  CostModel model;
+  CostModel::PipelineTiming timing;
+  ThreadResult out;
+};
+
+// Times a layout that fits and keeps it if it ranks. The pipeline part, in `t.timing`, is shared
+// by the ZeRO stages of one recompute choice (`timed_layers`: the recompute_layers it was timed
+// for, −1 for none yet). A layout whose step-time floor is above the thread's entry bound cannot
+// rank and is not timed further: exact, the floor being a true lower bound in floating point
+// (CostModel::step_time_floor_s).
+void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef shape,
+                  const StageMemory& peak, int64_t order, const SearchOptions& options,
+                  int64_t& timed_layers) {
+  const auto k = static_cast<size_t>(options.top_k);
+  if (options.objective == Objective::memory) {
+    keep_best(t.out.best, Ranked{peak.total_bytes(), order, layout}, k);
+    return;
+  }
+  if (timed_layers != layout.recompute_layers) {
+    t.model.time_pipeline(layout, shape, t.timing);
+    timed_layers = layout.recompute_layers;
+  }
+  if (options.prune && CostModel::step_time_floor_s(t.timing) > entry_bound(t.out.best, k)) {
+    ++t.out.pruned;
+    return;
+  }
+  const double step_s = t.model.finish_step(layout, shape, t.timing);
+  keep_best(t.out.best, Ranked{step_s, order, layout}, k);
+}
+
+void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
+              const SearchOptions& options, bool allow_offload) {
+  CostModel& model = t.model;
+  model.forget_shapes();
+  ThreadResult& out = t.out;
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
+  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
   int64_t order = base_order;
   const auto choices = recompute_choices(model.options(), options.fix, stage_layers);
   const auto schedules =
@@ -455,52 +525,52 @@ ItemResult run_item(CostModel& model, const WorkItem& item, int64_t base_order,
       for (const auto& [rc, max_layers] : choices) {
         for (int64_t rl = 0; rl <= max_layers; ++rl) {
           if (!allowed(options.fix.recompute_layers, rl)) continue;
+          Layout layout = item.base;
+          layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl,
+          layout.shard = shard;
+          // Megatron-Core's EP overlap excludes full and block recomputation: the search's
+          // own choice gives way to them (a --fix keeps it on).
+          // DualPipe overlaps them by construction (its F&B pairs), DualPipeV where the
+          // framework overlaps them at all; --fix ep_overlap=false keeps them exposed.
+          const bool dual = schedule == Schedule::dualpipe ||
+                            (schedule == Schedule::dualpipev && model.options().ep_comm_overlap);
+          layout.ep_overlap =
+              (item.base.ep_overlap &&
+               (options.fix.ep_overlap || (rc != Recompute::full && rl == 0))) ||
+              (dual && model.model().moe && layout.ep > 1 && options.fix.ep_overlap.value_or(true));
+          layout.offload = options.fix.offload.value_or(Offload::none);
+          const CostModel::ShapeRef shape = model.shape_ref(layout);
+          int64_t timed_layers = -1;  // rank_fitting's pipeline timing, shared by the stages
           for (int zero = 0; zero <= 3; ++zero) {
             if (!zero_allowed(model.options(), options.fix, zero, shard)) continue;
-            Layout layout = item.base;
-            layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl,
-            layout.zero = zero, layout.shard = shard;
-            // Megatron-Core's EP overlap excludes full and block recomputation: the search's
-            // own choice gives way to them (a --fix keeps it on).
-            // DualPipe overlaps them by construction (its F&B pairs), DualPipeV where the
-            // framework overlaps them at all; --fix ep_overlap=false keeps them exposed.
-            const bool dual = schedule == Schedule::dualpipe ||
-                              (schedule == Schedule::dualpipev && model.options().ep_comm_overlap);
-            layout.ep_overlap = (item.base.ep_overlap &&
-                                 (options.fix.ep_overlap || (rc != Recompute::full && rl == 0))) ||
-                                (dual && model.model().moe && layout.ep > 1 &&
-                                 options.fix.ep_overlap.value_or(true));
-            layout.offload = options.fix.offload.value_or(Offload::none);
+            Layout candidate = layout;
+            candidate.zero = zero;
             ++out.evaluated;
             ++order;
-            StageMemory peak = model.peak_stage_memory(layout);
+            StageMemory peak = model.peak_stage_memory(candidate, shape);
             double bytes = peak.total_bytes();
             if (!out.smallest || bytes < out.smallest->key)
-              out.smallest = Ranked{bytes, order, layout};
-            const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+              out.smallest = Ranked{bytes, order, candidate};
             if (bytes > hbm && rc == Recompute::full && model.options().uniform_recompute &&
                 !options.fix.recompute_layers &&
-                uniform_groups_help(model, layout, peak, order, out))
+                uniform_groups_help(model, candidate, peak, order, out))
               bytes = peak.total_bytes();
-            if (bytes > hbm && allow_offload && offload_fit(model, layout, peak, order, out)) {
-              peak = model.peak_stage_memory(layout);
+            if (bytes > hbm && allow_offload && offload_fit(model, candidate, peak, order, out)) {
+              peak = model.peak_stage_memory(candidate);
             } else if (bytes > hbm) {
-              ++out.rejected[dominant_term(peak)];
+              ++out.rejected[static_cast<size_t>(dominant_term(peak))];
               continue;
-            } else if (layout.offload != Offload::none && !model.host_fits(layout)) {
-              ++out.rejected["host memory or NVMe (offload)"];
+            } else if (candidate.offload != Offload::none && !model.host_fits(candidate)) {
+              ++out.rejected[static_cast<size_t>(Reject::host)];
               continue;
             }
             ++out.feasible;
-            Estimate e = model.evaluate(layout, peak, /*detail=*/false);
-            keep_best(out.best, Ranked{rank_key(e, options.objective), order, layout},
-                      static_cast<size_t>(options.top_k));
+            rank_fitting(t, candidate, shape, peak, order, options, timed_layers);
           }
         }
       }
     }
   }
-  return out;
 }
 
 // Upper bound on the layouts one work item generates, for deterministic enumeration indices:
@@ -555,44 +625,51 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   for (size_t i = 1; i < items.size(); ++i)
     base_order[i] = base_order[i - 1] + item_span(prototype, items[i - 1].base);
   auto run_all = [&](bool allow_offload) {
-    std::vector<ItemResult> per_item(items.size());
+    const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
+    std::vector<SearchThread> per_thread(static_cast<size_t>(threads),
+                                         SearchThread{CostModel(prototype), {}, {}});
     std::atomic<size_t> next{0};
     std::atomic<int64_t> done{0};
-    auto worker = [&] {
-      CostModel model(prototype);
+    auto worker = [&](SearchThread& t) {
       for (size_t i = next++; i < items.size(); i = next++) {
-        per_item[i] = run_item(model, items[i], base_order[i], options, allow_offload);
+        run_item(t, items[i], base_order[i], options, allow_offload);
         int64_t d = ++done;
         if (options.progress) options.progress(d, static_cast<int64_t>(items.size()));
       }
     };
-    const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
     std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
+    for (size_t t = 1; t < per_thread.size(); ++t)
+      pool.emplace_back(worker, std::ref(per_thread[t]));
+    worker(per_thread[0]);
     for (auto& t : pool) t.join();
-    return per_item;
+    std::vector<ThreadResult> out;
+    for (SearchThread& t : per_thread) out.push_back(std::move(t.out));
+    return out;
   };
-  std::vector<ItemResult> per_item = run_all(false);
+  std::vector<ThreadResult> per_thread = run_all(false);
   // Offload is the last resort: its host-side costs are priced at datasheet ceilings (PCIe,
   // DRAM bandwidth for the CPU step), optimistic enough that meshplan does not rank a layout
   // above GPU-only ones on them. Only when nothing fits on the GPUs alone does the search run
   // again with the framework's offload devices (--fix offload=... searches with it directly).
   int64_t first_pass = 0, first_feasible = 0;
-  for (const ItemResult& r : per_item) first_pass += r.evaluated, first_feasible += r.feasible;
+  for (const ThreadResult& r : per_thread) first_pass += r.evaluated, first_feasible += r.feasible;
   if (first_feasible == 0 && !options.fix.offload && prototype.cluster().host.known() &&
       !prototype.options().offload_devices.empty()) {
-    per_item = run_all(true);
+    per_thread = run_all(true);
     result.offload_fallback = true;
     result.evaluated += first_pass;
   }
 
+  // Merged under the total order of (key, enumeration index): the same top_k and smallest
+  // whichever thread ran which item.
   std::vector<Ranked> best;
   std::optional<Ranked> smallest;
-  for (const ItemResult& r : per_item) {  // merged in item order: deterministic
+  for (const ThreadResult& r : per_thread) {
     result.evaluated += r.evaluated;
     result.feasible += r.feasible;
-    for (const auto& [reason, n] : r.rejected) result.rejected[reason] += n;
+    result.pruned += r.pruned;
+    for (size_t i = 0; i < r.rejected.size(); ++i)
+      if (r.rejected[i] > 0) result.rejected[kRejectNames[i]] += r.rejected[i];
     for (const Ranked& x : r.best) keep_best(best, x, static_cast<size_t>(options.top_k));
     if (r.smallest && (!smallest || *r.smallest < *smallest)) smallest = r.smallest;
   }

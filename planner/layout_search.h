@@ -41,13 +41,20 @@ struct SearchOptions {
   // and on clusters with more than two network levels also Llama 3's tp-cp-pp-dp, which keeps
   // data-parallel groups (the largest per-step traffic) inside pods (arXiv 2407.21783 §3.3.2).
   bool search_orders = true;
+  // Branch and bound: a layout that fits is timed in full only while its step-time floor can
+  // still enter the top_k (exact: the same results either way). Off, every layout that fits is
+  // timed: the reference the tests and `meshplan bench` compare against.
+  bool prune = true;
   // Called from worker threads with (work items done, total); must be thread-safe.
   std::function<void(int64_t, int64_t)> progress;
 };
 
 struct SearchResult {
   int64_t evaluated = 0;  // layouts generated and evaluated (memory at least)
-  int64_t feasible = 0;   // of which fit in memory and were timed
+  int64_t feasible = 0;   // of which fit in memory
+  // Of those, layouts never timed in full: their step-time floor (the pipeline without the ZeRO
+  // terms, CostModel::step_time_floor_s) already lost to top_k others (branch and bound).
+  int64_t pruned = 0;
   double wall_s = 0;
   std::vector<Estimate> ranked;             // best first, at most top_k, with detail
   std::map<std::string, int64_t> rejected;  // reason → count (memory by dominant term, rules)

@@ -137,10 +137,8 @@ std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l) 
   return mix;
 }
 
-StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
-                         const LayerActivations& dense, const LayerActivations& moe,
-                         const Layout& l, int64_t micro_batches, double logits, bool fp8,
-                         const MemoryOptions& o) {
+StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64_t micro_batches,
+                               double logits, bool fp8, const MemoryOptions& o) {
   StageMemory s;
   s.stage = params.stage;
   s.layers = params.layers;
@@ -154,11 +152,7 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
   s.params_bytes = d.params + e.params;
   s.grads_bytes = d.grads + e.grads;
   s.optimizer_bytes = d.optimizer + e.optimizer;
-  StageActivations a = stage_activations(mix, dense, moe, l);
   s.in_flight_micro_batches = in_flight_micro_batches(l, micro_batches, params.stage);
-  s.activations_per_layer_bytes = a.first_layer;
-  s.activations_bytes = a.per_micro_batch * s.in_flight_micro_batches + a.recompute_buffer;
-  offload_states(l, params.layers, a.first_layer, s);
   if (holds_last_chunk(l, params.stage)) s.logits_bytes = logits;
   if (zero_sharding(l.zero).weights && params.layers > 0) {
     s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(params.per_gpu()) /
@@ -172,10 +166,27 @@ StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
         o.fp8_weight_cache_bytes_per_param * static_cast<double>(params.linear_per_gpu);
   s.cuda_context_bytes = static_cast<double>(o.cuda_context_bytes);
   s.nccl_bytes = static_cast<double>(o.nccl_bytes_per_communicator * communicators(l));
+  return s;
+}
+
+StageMemory with_activations(StageMemory s, const StageLayerMix& mix, const LayerActivations& dense,
+                             const LayerActivations& moe, const Layout& l, const MemoryOptions& o) {
+  StageActivations a = stage_activations(mix, dense, moe, l);
+  s.activations_per_layer_bytes = a.first_layer;
+  s.activations_bytes = a.per_micro_batch * s.in_flight_micro_batches + a.recompute_buffer;
+  offload_states(l, s.layers, a.first_layer, s);
   const double tensors = s.params_bytes + s.grads_bytes + s.optimizer_bytes + s.activations_bytes +
                          s.logits_bytes + s.zero3_buffer_bytes + s.fp8_weight_cache_bytes;
   s.allocator_slack_bytes = o.allocator_slack_fraction * tensors;
   return s;
+}
+
+StageMemory stage_memory(const StageParams& params, const StageLayerMix& mix,
+                         const LayerActivations& dense, const LayerActivations& moe,
+                         const Layout& l, int64_t micro_batches, double logits, bool fp8,
+                         const MemoryOptions& o) {
+  return with_activations(stage_memory_frame(params, l, micro_batches, logits, fp8, o), mix, dense,
+                          moe, l, o);
 }
 
 MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Layout& l,

@@ -79,6 +79,17 @@ FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix);
 double uniform_group_activation_bytes(const StageLayerMix& mix, const LayerActivations& dense,
                                       const LayerActivations& moe, int64_t group, double in_flight);
 
+// A stage's memory in two parts, for callers that vary recompute under fixed other fields (the
+// search): the frame holds everything but the activations (model states under the ZeRO stage,
+// micro-batches in flight under the schedule, logits, buffers, allowances); with_activations
+// adds the activations of the layout's recompute and offload, and the allocator slack.
+// stage_memory is the two in sequence.
+StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64_t micro_batches,
+                               double logits, bool fp8, const MemoryOptions& o);
+StageMemory with_activations(StageMemory frame, const StageLayerMix& mix,
+                             const LayerActivations& dense, const LayerActivations& moe,
+                             const Layout& l, const MemoryOptions& o);
+
 // One stage's memory from its parameters, the per-micro-batch activations of one dense and one
 // MoE layer, and the layout. `logits` is counted on the last stage only; `fp8`: the linear
 // layers run in FP8 (GpuSpec::runs_fp8).

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "planner/framework_preset.h"
+#include "planner/memory_model.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;
@@ -310,4 +311,61 @@ TEST_CASE(
   // Pinned, it stays on whatever the recompute.
   for (const Estimate& e : search("fsdp2", "tp=1,ep=8,mbs=1,zero=1,ep_overlap=true").ranked)
     CHECK(e.layout.ep_overlap);
+}
+
+// Branch and bound (SearchResult::pruned) must not change the answer: the same top layouts, step
+// times and counts as a search that times every layout that fits.
+void check_pruning_exact(const ModelSpec& m, const ClusterSpec& c, const TrainingSpec& t,
+                         const std::string& framework, int threads) {
+  CAPTURE(framework);
+  CostOptions options;
+  apply_framework(find_framework(framework).value(), options);
+  CostModel model(m, c, CalibrationProfile{}, t, options);
+  SearchOptions o;
+  o.top_k = 10;
+  o.threads = threads;
+  const SearchResult pruned = search_layouts(model, c.gpus(), o);
+  o.prune = false;
+  const SearchResult all = search_layouts(model, c.gpus(), o);
+  CHECK(all.pruned == 0);
+  CHECK(pruned.pruned > 0);
+  CHECK(pruned.feasible == all.feasible);
+  CHECK(pruned.evaluated == all.evaluated);
+  CHECK(pruned.rejected == all.rejected);
+  REQUIRE(pruned.ranked.size() == 10);
+  REQUIRE(all.ranked.size() == 10);
+  for (size_t i = 0; i < pruned.ranked.size(); ++i) {
+    CHECK(to_string(pruned.ranked[i].layout) == to_string(all.ranked[i].layout));
+    CHECK(pruned.ranked[i].step_time_s == all.ranked[i].step_time_s);
+  }
+}
+
+TEST_CASE("pruning by the step-time floor keeps the exact top layouts") {
+  const TrainingSpec t{4096, 64, Precision::bf16};
+  check_pruning_exact(shipped_model("llama3-8b"), two_level_cluster(2), t, "megatron-core", 1);
+  check_pruning_exact(shipped_model("llama3-8b"), two_level_cluster(2), t, "torchtitan", 2);
+  check_pruning_exact(shipped_model("mixtral-8x7b"), two_level_cluster(4), t, "megatron-core", 2);
+}
+
+TEST_CASE("the search's split timing (pipeline, then ZeRO terms) equals evaluate bit for bit") {
+  ModelSpec m = shipped_model("mixtral-8x7b");
+  const TrainingSpec t{4096, 64, Precision::bf16};
+  ClusterSpec c = two_level_cluster(4);
+  CostModel model(m, c, CalibrationProfile{}, t);
+  CostModel::PipelineTiming timing;
+  for (const char* text : {"tp=2,pp=4,dp=4,ep=4,zero=3,mbs=1,vpp=2,schedule=interleaved",
+                           "tp=4,pp=2,dp=4,ep=2,zero=0,mbs=2,recompute=selective",
+                           "tp=1,pp=8,dp=4,ep=4,zero=2,mbs=1,recompute=full,schedule=zb-h1"}) {
+    CAPTURE(text);
+    Layout l = parse_layout(text, "test").value();
+    REQUIRE(check_layout(l, m, c.gpus(), t).empty());
+    const CostModel::ShapeRef shape = model.shape_ref(l);
+    model.time_pipeline(l, shape, timing);
+    const double floor = CostModel::step_time_floor_s(timing);
+    const double step = model.finish_step(l, shape, timing);
+    CHECK(floor <= step);
+    CHECK(step == model.evaluate(l, false).step_time_s);
+    CHECK(model.peak_stage_memory(l, shape).total_bytes() ==
+          estimate_memory(m, c.gpu, l, t).peak_bytes);
+  }
 }
