@@ -178,8 +178,6 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
       shape.p2p_gather_s = collectives_.time_s(Collective::all_gather, tp_group(l), activation);
     }
   }
-  const GroupShape dense_group = dp_group(l), expert_group = expert_dp_group(l);
-  const ShardGroups dense_sharded = dense_shard_groups(l), expert_sharded = expert_shard_groups(l);
   // Megatron-LM's _allreduce_word_embedding_grads (finalize_model_grads) and DeepSpeed
   // PipelineEngine's _exec_reduce_tied_grads: the word embedding's vocab/tp × hidden gradients,
   // all-reduced between the first and the last stage once the backward pass is done.
@@ -208,14 +206,6 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
       k.first = static_cast<int64_t>(i);
       k.mix = mix[i];
       k.params = params[i];
-      for (int zero = 0; zero <= 3; ++zero) {
-        k.sync[static_cast<size_t>(zero)][0] =
-            sync_times(l, dense_group, dense_sharded, static_cast<double>(params[i].dense_per_gpu),
-                       zero, mix[i].layers());
-        k.sync[static_cast<size_t>(zero)][1] =
-            sync_times(l, expert_group, expert_sharded,
-                       static_cast<double>(params[i].expert_per_gpu), zero, mix[i].layers());
-      }
       const bool first = holds_first_chunk(l, static_cast<int64_t>(i));
       if (model_.tied_embeddings && l.pp > 1 && first != last) k.embedding_sync_s = embedding_sync;
       if (placement_kind(l) == PlacementKind::mirrored)
@@ -226,6 +216,21 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
     shape.class_of_stage.push_back(c);
   }
   return shape;
+}
+
+const std::array<CostModel::SyncTimes, 2>& CostModel::sync_of(const Layout& l,
+                                                              const StageClass& k) const {
+  const auto zero = static_cast<size_t>(l.zero);
+  if (!k.sync_ready[zero]) {
+    k.sync[zero][0] =
+        sync_times(l, dp_group(l), dense_shard_groups(l),
+                   static_cast<double>(k.params.dense_per_gpu), l.zero, k.mix.layers());
+    k.sync[zero][1] =
+        sync_times(l, expert_dp_group(l), expert_shard_groups(l),
+                   static_cast<double>(k.params.expert_per_gpu), l.zero, k.mix.layers());
+    k.sync_ready[zero] = true;
+  }
+  return k.sync[zero];
 }
 
 // DualPipe keeps two copies of every chunk, on ranks s and pp − 1 − s (DeepSeek-V3 report
@@ -384,7 +389,7 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
                           t.layer_gather_hbm + bwd_reduce_hbm));
   };
   double exposed = k.embedding_sync_s + k.mirror_sync_s;
-  for (const SyncTimes& t : k.sync[static_cast<size_t>(l.zero)]) {
+  for (const SyncTimes& t : sync_of(l, k)) {
     if (t.reduce <= 0) continue;
     const double once = std::max(t.reduce_last, hidden_behind(t.reduce, last_window, t.reduce_hbm));
     // ZeRO-2/3 reduce-scatter gradients after every micro-batch's backward where the framework
@@ -529,17 +534,41 @@ const std::vector<StageMemory>& CostModel::frames_of(const Layout& l, const Shap
   return frames;
 }
 
+const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
+                                                               const Shape& shape) const {
+  if (shape.activations_recompute != l.recompute ||
+      shape.activations_layers != l.recompute_layers) {
+    shape.activations.clear();
+    for (const StageClass& k : shape.classes)
+      shape.activations.push_back(stage_activations(k.mix, shape.costs->dense.activations,
+                                                    shape.costs->moe.activations, l));
+    shape.activations_recompute = l.recompute;
+    shape.activations_layers = l.recompute_layers;
+  }
+  return shape.activations;
+}
+
+// The first class with the largest total wins, as in a scan keeping the strictly larger; only
+// that class is built in full. A layout offloading anything takes the general path.
 StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
   const Shape& shape = *ref.shape_;
   const std::vector<StageMemory>& frames = frames_of(l, shape);
-  StageMemory peak;
-  for (size_t i = 0; i < frames.size(); ++i) {
-    StageMemory s =
-        with_activations(frames[i], shape.classes[i].mix, shape.costs->dense.activations,
-                         shape.costs->moe.activations, l, options_.memory);
-    if (i == 0 || s.total_bytes() > peak.total_bytes()) peak = s;
+  const std::vector<StageActivations>& activations = activations_of(l, shape);
+  size_t peak = 0;
+  if (l.offload == Offload::none && l.act_offload == 0) {
+    double most = 0;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const double bytes = total_with_activations(frames[i], activations[i], options_.memory);
+      if (i == 0 || bytes > most) peak = i, most = bytes;
+    }
+    return with_activations(frames[peak], activations[peak], l, options_.memory);
   }
-  return peak;
+  StageMemory most;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    StageMemory s = with_activations(frames[i], activations[i], l, options_.memory);
+    if (i == 0 || s.total_bytes() > most.total_bytes()) most = s;
+  }
+  return most;
 }
 
 int64_t CostModel::uniform_recompute_group(const Layout& l) {

@@ -185,7 +185,10 @@ class CostModel {
     int64_t first = 0, count = 0;
     StageLayerMix mix;
     StageParams params;
-    std::array<std::array<SyncTimes, 2>, 4> sync{};  // [zero][dense, expert]
+    // [zero][dense, expert], computed when first asked for (sync_of): most layouts the search
+    // generates are never timed in full.
+    mutable std::array<std::array<SyncTimes, 2>, 4> sync{};
+    mutable std::array<bool, 4> sync_ready{};
     // Tied input and output embeddings on different stages (first and last): their gradients
     // are all-reduced between the two after the backward pass, exposed.
     double embedding_sync_s = 0;
@@ -211,7 +214,13 @@ class CostModel {
     // (peak_stage_memory's cache: the search asks for one schedule many times over).
     mutable std::array<std::vector<StageMemory>, 4> frames;
     mutable Schedule frames_schedule = Schedule::one_f_one_b;
+    // stage_activations of each class for the recompute choice last asked about (the same for
+    // every ZeRO stage and schedule).
+    mutable std::vector<StageActivations> activations;
+    mutable Recompute activations_recompute = Recompute::none;
+    mutable int64_t activations_layers = -1;
   };
+  const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   using ShapeKey = std::array<int64_t, 18>;
   const Shape& shape_of(const Layout& l);
@@ -222,6 +231,7 @@ class CostModel {
   double offloaded_optimizer_s(const Layout& l, double shard_params) const;
   double activation_offload_s(const Layout& l, const Shape& shape, const StageClass& k,
                               const LayerPair& c) const;
+  const std::array<SyncTimes, 2>& sync_of(const Layout& l, const StageClass& k) const;
   SyncTimes sync_times(const Layout& l, const GroupShape& whole, const ShardGroups& sharded,
                        double params, int zero, int64_t layers) const;
   const std::vector<StageParams>& params_of(const Layout& l);

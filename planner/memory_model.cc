@@ -31,13 +31,6 @@ int64_t communicators(const Layout& l) {
   return n;
 }
 
-// Activations of one micro-batch over the stage's layers: the first `full` layers (dense
-// ones first) are recomputed in full, the rest follow the layout's policy. Also the largest
-// layer rebuilt during backward (its activations exist again while it is differentiated).
-struct StageActivations {
-  double per_micro_batch = 0, recompute_buffer = 0, first_layer = 0;
-};
-
 // Full recompute in groups of N = recompute_layers > 1 layers (Megatron-LM's "uniform" method,
 // --recompute-method uniform --recompute-num-layers N; DeepSpeed's activation_checkpoint_interval
 // N; Chen et al. 2016's √L schedule when N ≈ √L): only each group's input is kept, and in the
@@ -55,6 +48,28 @@ StageActivations uniform_groups(const StageLayerMix& mix, const LayerActivations
   s.first_layer = layers > 0 ? first.layer_input : 0;
   return s;
 }
+
+// Offloading (Layout::offload, act_offload). Optimizer states (master weights and moments)
+// leave the GPU for host memory or NVMe; the gradients stay (Megatron-Core's optimizer CPU
+// offload copies them out for the step, DeepSpeed's reduce buckets stay on the GPU). The stored
+// activations of act_offload layers per stage (of every micro-batch in flight) go to host
+// memory, one layer's copy staying on the GPU as the transfer buffer (Transformer Engine's CPU
+// offload double-buffers a layer).
+void offload_states(const Layout& l, int64_t layers, double layer_activation_bytes,
+                    StageMemory& s) {
+  if (l.offload == Offload::cpu) s.host_bytes += s.optimizer_bytes;
+  if (l.offload == Offload::nvme) s.nvme_bytes += s.optimizer_bytes;
+  if (l.offload != Offload::none) s.optimizer_bytes = 0;
+  const int64_t offloaded = std::min(l.act_offload, layers);
+  if (offloaded <= 0) return;
+  const double moved =
+      layer_activation_bytes *
+      std::max(0.0, static_cast<double>(offloaded) * s.in_flight_micro_batches - 1.0);
+  s.activations_bytes -= moved;
+  s.host_bytes += moved;
+}
+
+}  // namespace
 
 StageActivations stage_activations(const StageLayerMix& mix, const LayerActivations& dense,
                                    const LayerActivations& moe, const Layout& l) {
@@ -84,28 +99,6 @@ StageActivations stage_activations(const StageLayerMix& mix, const LayerActivati
                                        : 0;
   return s;
 }
-
-// Offloading (Layout::offload, act_offload). Optimizer states (master weights and moments)
-// leave the GPU for host memory or NVMe; the gradients stay (Megatron-Core's optimizer CPU
-// offload copies them out for the step, DeepSpeed's reduce buckets stay on the GPU). The stored
-// activations of act_offload layers per stage (of every micro-batch in flight) go to host
-// memory, one layer's copy staying on the GPU as the transfer buffer (Transformer Engine's CPU
-// offload double-buffers a layer).
-void offload_states(const Layout& l, int64_t layers, double layer_activation_bytes,
-                    StageMemory& s) {
-  if (l.offload == Offload::cpu) s.host_bytes += s.optimizer_bytes;
-  if (l.offload == Offload::nvme) s.nvme_bytes += s.optimizer_bytes;
-  if (l.offload != Offload::none) s.optimizer_bytes = 0;
-  const int64_t offloaded = std::min(l.act_offload, layers);
-  if (offloaded <= 0) return;
-  const double moved =
-      layer_activation_bytes *
-      std::max(0.0, static_cast<double>(offloaded) * s.in_flight_micro_batches - 1.0);
-  s.activations_bytes -= moved;
-  s.host_bytes += moved;
-}
-
-}  // namespace
 
 double uniform_group_activation_bytes(const StageLayerMix& mix, const LayerActivations& dense,
                                       const LayerActivations& moe, int64_t group,
@@ -169,9 +162,24 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
   return s;
 }
 
-StageMemory with_activations(StageMemory s, const StageLayerMix& mix, const LayerActivations& dense,
-                             const LayerActivations& moe, const Layout& l, const MemoryOptions& o) {
-  StageActivations a = stage_activations(mix, dense, moe, l);
+StageMemory with_activations(StageMemory frame, const StageLayerMix& mix,
+                             const LayerActivations& dense, const LayerActivations& moe,
+                             const Layout& l, const MemoryOptions& o) {
+  return with_activations(std::move(frame), stage_activations(mix, dense, moe, l), l, o);
+}
+
+double total_with_activations(const StageMemory& f, const StageActivations& a,
+                              const MemoryOptions& o) {
+  const double activations = a.per_micro_batch * f.in_flight_micro_batches + a.recompute_buffer;
+  const double tensors = f.params_bytes + f.grads_bytes + f.optimizer_bytes + activations +
+                         f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes;
+  const double other = f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes +
+                       f.cuda_context_bytes + f.nccl_bytes + o.allocator_slack_fraction * tensors;
+  return f.params_bytes + f.grads_bytes + f.optimizer_bytes + activations + other;
+}
+
+StageMemory with_activations(StageMemory s, const StageActivations& a, const Layout& l,
+                             const MemoryOptions& o) {
   s.activations_per_layer_bytes = a.first_layer;
   s.activations_bytes = a.per_micro_batch * s.in_flight_micro_batches + a.recompute_buffer;
   offload_states(l, s.layers, a.first_layer, s);

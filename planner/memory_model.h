@@ -90,6 +90,23 @@ StageMemory with_activations(StageMemory frame, const StageLayerMix& mix,
                              const LayerActivations& dense, const LayerActivations& moe,
                              const Layout& l, const MemoryOptions& o);
 
+// Activations of one micro-batch over a stage's layers: the first `full` layers (dense ones
+// first) are recomputed in full, the rest follow the layout's policy. Also the largest layer
+// rebuilt during backward (its activations exist again while it is differentiated).
+struct StageActivations {
+  double per_micro_batch = 0, recompute_buffer = 0, first_layer = 0;
+};
+StageActivations stage_activations(const StageLayerMix& mix, const LayerActivations& dense,
+                                   const LayerActivations& moe, const Layout& l);
+// with_activations given the stage's activations (which do not change with the ZeRO stage).
+StageMemory with_activations(StageMemory frame, const StageActivations& a, const Layout& l,
+                             const MemoryOptions& o);
+// with_activations(frame, a, l, o).total_bytes() without building the stage, bit for bit, for a
+// layout that offloads nothing (Layout::offload none, act_offload 0): the search's inner loop.
+// It repeats StageMemory::total_bytes()'s sums in their order; a test pins the two equal.
+double total_with_activations(const StageMemory& frame, const StageActivations& a,
+                              const MemoryOptions& o);
+
 // One stage's memory from its parameters, the per-micro-batch activations of one dense and one
 // MoE layer, and the layout. `logits` is counted on the last stage only; `fp8`: the linear
 // layers run in FP8 (GpuSpec::runs_fp8).

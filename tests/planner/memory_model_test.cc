@@ -244,3 +244,29 @@ TEST_CASE(
             .stages[1]
             .fp8_weight_cache_bytes == 0);
 }
+
+TEST_CASE("the search's memory total equals the stage's total_bytes bit for bit, stage by stage") {
+  const ModelSpec m = testing::shipped_model("mixtral-8x7b");
+  const TrainingSpec t{4096, 64, Precision::bf16};
+  const MemoryOptions o;
+  for (const char* text :
+       {"tp=2,pp=4,dp=4,ep=4,zero=3,mbs=1,vpp=2,schedule=interleaved",
+        "tp=4,pp=2,dp=4,ep=2,zero=0,mbs=2,recompute=selective,recompute_layers=3",
+        "tp=1,pp=8,dp=4,ep=4,zero=2,mbs=1,recompute=full,recompute_layers=2"}) {
+    CAPTURE(text);
+    Layout l = parse_layout(text, "test").value();
+    REQUIRE(check_layout(l, m, 32, t).empty());
+    ActivationShape shape = activation_shape(l, t.seq_len);
+    const LayerActivations dense = layer_activations(m, 0, shape);
+    const LayerActivations moe = layer_activations(m, m.moe->first_dense_layers, shape);
+    const std::vector<StageLayerMix> mix = stage_layer_mix(m, l);
+    const int64_t micro_batches = t.global_batch / (l.dp * l.mbs);
+    for (const StageParams& p : stage_params(m, l)) {
+      const StageLayerMix& x = mix[static_cast<size_t>(p.stage)];
+      const StageMemory frame = stage_memory_frame(p, l, micro_batches, 1e9, false, o);
+      const StageActivations a = stage_activations(x, dense, moe, l);
+      CHECK(total_with_activations(frame, a, o) ==
+            stage_memory(p, x, dense, moe, l, micro_batches, 1e9, false, o).total_bytes());
+    }
+  }
+}
