@@ -548,21 +548,37 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
   return shape.activations;
 }
 
-// The first class with the largest total wins, as in a scan keeping the strictly larger; only
-// that class is built in full. A layout offloading anything takes the general path.
-StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
-  const Shape& shape = *ref.shape_;
+// The first class with the largest total wins, as in a scan keeping the strictly larger.
+// REQUIRES: the layout offloads nothing (total_with_activations).
+std::pair<size_t, double> CostModel::peak_class(const Layout& l, const Shape& shape) const {
   const std::vector<StageMemory>& frames = frames_of(l, shape);
   const std::vector<StageActivations>& activations = activations_of(l, shape);
   size_t peak = 0;
-  if (l.offload == Offload::none && l.act_offload == 0) {
-    double most = 0;
-    for (size_t i = 0; i < frames.size(); ++i) {
-      const double bytes = total_with_activations(frames[i], activations[i], options_.memory);
-      if (i == 0 || bytes > most) peak = i, most = bytes;
-    }
-    return with_activations(frames[peak], activations[peak], l, options_.memory);
+  double most = 0;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const double bytes = total_with_activations(frames[i], activations[i], options_.memory);
+    if (i == 0 || bytes > most) peak = i, most = bytes;
   }
+  return {peak, most};
+}
+
+static bool offloads(const Layout& l) { return l.offload != Offload::none || l.act_offload > 0; }
+
+double CostModel::peak_bytes(const Layout& l, ShapeRef ref) const {
+  if (offloads(l)) return peak_stage_memory(l, ref).total_bytes();
+  return peak_class(l, *ref.shape_).second;
+}
+
+// Only the peak class is built in full; a layout offloading anything takes the general path.
+StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
+  const Shape& shape = *ref.shape_;
+  if (!offloads(l)) {
+    const size_t peak = peak_class(l, shape).first;
+    return with_activations(frames_of(l, shape)[peak], activations_of(l, shape)[peak], l,
+                            options_.memory);
+  }
+  const std::vector<StageMemory>& frames = frames_of(l, shape);
+  const std::vector<StageActivations>& activations = activations_of(l, shape);
   StageMemory most;
   for (size_t i = 0; i < frames.size(); ++i) {
     StageMemory s = with_activations(frames[i], activations[i], l, options_.memory);

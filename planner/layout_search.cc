@@ -43,9 +43,27 @@ struct Ranked {
   bool operator<(const Ranked& o) const { return key != o.key ? key < o.key : order < o.order; }
 };
 
+// Counts by name of the enumeration's pruned branches. The names are string literals, found by
+// address in the loop (a std::map keyed by a fresh std::string per count cost more than the
+// enumeration itself) and merged by text into the result's maps at the end.
+class Tally {
+ public:
+  int64_t& operator[](const char* name) {
+    for (auto& [key, n] : counts_)
+      if (key == name) return n;
+    return counts_.emplace_back(name, 0).second;
+  }
+  void add_to(std::map<std::string, int64_t>& out) const {
+    for (const auto& [key, n] : counts_) out[key] += n;
+  }
+
+ private:
+  std::vector<std::pair<const char*, int64_t>> counts_;
+};
+
 // Counts a branch of the enumeration that breaks `rule` under its name; returns whether the
 // rule holds.
-bool holds(bool ok, const char* rule, std::map<std::string, int64_t>& skipped) {
+bool holds(bool ok, const char* rule, Tally& skipped) {
   if (!ok) ++skipped[rule];
   return ok;
 }
@@ -89,8 +107,7 @@ class Enumerator {
 
   // The work items, in enumeration order. Branches pruned by a layout rule are counted in
   // `skipped`; those the reports show (batch and interleaving rules) in `rejected`.
-  std::vector<WorkItem> work_items(std::map<std::string, int64_t>& rejected,
-                                   std::map<std::string, int64_t>& skipped) const {
+  std::vector<WorkItem> work_items(Tally& rejected, Tally& skipped) const {
     std::vector<WorkItem> items;
     const LayoutFix& fix = options_.fix;
     for (int64_t tp : divisors(gpus_)) {
@@ -131,7 +148,7 @@ class Enumerator {
 
  private:
   // Tensor parallelism's rules, counted under the first that fails.
-  bool tp_splits_model(const Layout& probe, std::map<std::string, int64_t>& skipped) const {
+  bool tp_splits_model(const Layout& probe, Tally& skipped) const {
     return holds(tp_splits_heads(probe, model_), "tp_splits_heads", skipped) &&
            holds(tp_splits_kv_heads(probe, model_), "tp_splits_kv_heads", skipped) &&
            holds(tp_splits_ffn(probe, model_), "tp_splits_ffn", skipped) &&
@@ -139,9 +156,8 @@ class Enumerator {
   }
 
   // `shape` has tp, cp, pp and dp set; adds every vpp, ep, mbs, sp and order for it.
-  void add_pipeline_variants(const Layout& shape, std::vector<WorkItem>& items,
-                             std::map<std::string, int64_t>& rejected,
-                             std::map<std::string, int64_t>& skipped) const {
+  void add_pipeline_variants(const Layout& shape, std::vector<WorkItem>& items, Tally& rejected,
+                             Tally& skipped) const {
     const LayoutFix& fix = options_.fix;
     const int64_t tp = shape.tp, cp = shape.cp, pp = shape.pp, dp = shape.dp;
     // vpp > 1 only with pp > 1, and pp·vpp at most the layers: the loop's bounds.
@@ -203,8 +219,7 @@ class Enumerator {
   // else the kind --fix names or the framework's (CostOptions::cp_kinds), hybrid with the CP
   // ranks inside one node as its all-to-all group (unless --fix names cp_a2a). Variants whose
   // all-to-all cannot split the heads, or whose hybrid group is 1 or all of cp, are counted.
-  std::vector<std::pair<CpKind, int64_t>> cp_variants(
-      const Layout& probe, std::map<std::string, int64_t>& skipped) const {
+  std::vector<std::pair<CpKind, int64_t>> cp_variants(const Layout& probe, Tally& skipped) const {
     const LayoutFix& fix = options_.fix;
     std::vector<CpKind> kinds =
         fix.cp_kind ? std::vector<CpKind>{*fix.cp_kind} : framework_.cp_kinds;
@@ -228,8 +243,7 @@ class Enumerator {
   // Whether some schedule the search may try runs this pipeline shape. DualPipe variants
   // that need more micro-batches are counted under dual_pipe_fits; a shape no schedule runs
   // under the interleaving rule when vpp > 1 (Megatron-LM's multiple of pp), else dual_pipe_fits.
-  bool pipeline_schedules_fit(const Layout& probe, std::map<std::string, int64_t>& rejected,
-                              std::map<std::string, int64_t>& skipped) const {
+  bool pipeline_schedules_fit(const Layout& probe, Tally& rejected, Tally& skipped) const {
     if (probe.pp == 1) return true;
     for (Schedule s : {Schedule::dualpipe, Schedule::dualpipev}) {
       Layout l = probe;
@@ -253,7 +267,7 @@ class Enumerator {
 
   // A shard group pinned with --fix must fit this shape's data-parallel ranks in `order`.
   bool fixed_shard_fits(const Layout& probe, const std::array<Dim, 4>& order,
-                        std::map<std::string, int64_t>& skipped) const {
+                        Tally& skipped) const {
     Layout l = probe;
     l.order = order;
     l.shard = *options_.fix.shard;
@@ -308,8 +322,7 @@ std::array<int64_t, 12> without_cp_variant(const Layout& l) {
           static_cast<int64_t>(l.order[3])};
 }
 
-void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items,
-                             std::map<std::string, int64_t>& skipped) {
+void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, Tally& skipped) {
   // The items with CP, grouped by shape, each group in enumeration order.
   std::vector<size_t> with_cp;
   for (size_t i = 0; i < items.size(); ++i)
@@ -484,29 +497,75 @@ struct SearchThread {
   ThreadResult out;
 };
 
+// What rank_fitting knows of one recompute mode's pipeline timings in one shape and schedule.
+struct FloorState {
+  int64_t timed_layers = -1;  // the recompute_layers t.timing holds (−1: none yet)
+  // A recompute_layers ≥ 1 whose floor was above the entry bound (−1: none). The floor grows
+  // with recompute_layers from 1 on (same shape, more layers recomputed: every per-class term
+  // grows, and each schedule's pipeline time grows with them), while the bound only falls, so
+  // the later counts cannot rank either. A relative margin far above rounding keeps it exact.
+  int64_t beyond_from = -1;
+};
+constexpr double kFloorMargin = 1e-9;
+
 // Times a layout that fits and keeps it if it ranks. The pipeline part, in `t.timing`, is shared
-// by the ZeRO stages of one recompute choice (`timed_layers`: the recompute_layers it was timed
-// for, −1 for none yet). A layout whose step-time floor is above the thread's entry bound cannot
-// rank and is not timed further: exact, the floor being a true lower bound in floating point
-// (CostModel::step_time_floor_s).
+// by the ZeRO stages of one recompute choice. A layout whose step-time floor is above the
+// thread's entry bound cannot rank and is not timed further: exact, the floor being a true lower
+// bound in floating point (CostModel::step_time_floor_s).
 void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef shape,
-                  const StageMemory& peak, int64_t order, const SearchOptions& options,
-                  int64_t& timed_layers) {
+                  double peak_bytes, int64_t order, const SearchOptions& options,
+                  FloorState& floor) {
   const auto k = static_cast<size_t>(options.top_k);
   if (options.objective == Objective::memory) {
-    keep_best(t.out.best, Ranked{peak.total_bytes(), order, layout}, k);
+    keep_best(t.out.best, Ranked{peak_bytes, order, layout}, k);
     return;
   }
-  if (timed_layers != layout.recompute_layers) {
-    t.model.time_pipeline(layout, shape, t.timing);
-    timed_layers = layout.recompute_layers;
+  const int64_t rl = layout.recompute_layers;
+  if (options.prune && floor.beyond_from >= 1 && rl > floor.beyond_from) {
+    ++t.out.pruned;
+    return;
   }
-  if (options.prune && CostModel::step_time_floor_s(t.timing) > entry_bound(t.out.best, k)) {
+  if (floor.timed_layers != rl) {
+    t.model.time_pipeline(layout, shape, t.timing);
+    floor.timed_layers = rl;
+  }
+  const double bound = entry_bound(t.out.best, k);
+  const double floor_s = CostModel::step_time_floor_s(t.timing);
+  if (options.prune && floor_s > bound) {
+    if (rl >= 1 && layout.recompute != Recompute::full && floor_s > bound * (1 + kFloorMargin) &&
+        floor.beyond_from < 0)
+      floor.beyond_from = rl;
     ++t.out.pruned;
     return;
   }
   const double step_s = t.model.finish_step(layout, shape, t.timing);
   keep_best(t.out.best, Ranked{step_s, order, layout}, k);
+}
+
+// A layout too big for GPU memory (or offloading): retried with uniform recompute groups and
+// with its optimizer states offloaded where the search allows, then ranked or rejected under
+// the reason it did not fit. `layout` carries the retry that fit.
+void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef shape, int64_t& order,
+                        bool allow_offload, const SearchOptions& options, FloorState& floor) {
+  CostModel& model = t.model;
+  ThreadResult& out = t.out;
+  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+  StageMemory peak = model.peak_stage_memory(layout, shape);
+  double bytes = peak.total_bytes();
+  if (bytes > hbm && layout.recompute == Recompute::full && model.options().uniform_recompute &&
+      !options.fix.recompute_layers && uniform_groups_help(model, layout, peak, order, out))
+    bytes = peak.total_bytes();
+  if (bytes > hbm && allow_offload && offload_fit(model, layout, peak, order, out)) {
+    bytes = model.peak_stage_memory(layout).total_bytes();
+  } else if (bytes > hbm) {
+    ++out.rejected[static_cast<size_t>(dominant_term(peak))];
+    return;
+  } else if (layout.offload != Offload::none && !model.host_fits(layout)) {
+    ++out.rejected[static_cast<size_t>(Reject::host)];
+    return;
+  }
+  ++out.feasible;
+  rank_fitting(t, layout, shape, bytes, order, options, floor);
 }
 
 void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
@@ -520,14 +579,18 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
   const auto choices = recompute_choices(model.options(), options.fix, stage_layers);
   const auto schedules =
       schedules_for(item.base, options.fix, model.options().pipeline_schedules, model.training());
+  const Offload offload = options.fix.offload.value_or(Offload::none);
   for (int64_t shard : shard_choices(model, item.base, options.fix)) {
+    std::array<bool, 4> zeros{};
+    for (int zero = 0; zero <= 3; ++zero)
+      zeros[static_cast<size_t>(zero)] = zero_allowed(model.options(), options.fix, zero, shard);
     for (Schedule schedule : schedules) {
       for (const auto& [rc, max_layers] : choices) {
+        FloorState floor;
         for (int64_t rl = 0; rl <= max_layers; ++rl) {
           if (!allowed(options.fix.recompute_layers, rl)) continue;
           Layout layout = item.base;
-          layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl,
-          layout.shard = shard;
+          layout.schedule = schedule, layout.recompute = rc, layout.shard = shard;
           // Megatron-Core's EP overlap excludes full and block recomputation: the search's
           // own choice gives way to them (a --fix keeps it on).
           // DualPipe overlaps them by construction (its F&B pairs), DualPipeV where the
@@ -538,34 +601,24 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
               (item.base.ep_overlap &&
                (options.fix.ep_overlap || (rc != Recompute::full && rl == 0))) ||
               (dual && model.model().moe && layout.ep > 1 && options.fix.ep_overlap.value_or(true));
-          layout.offload = options.fix.offload.value_or(Offload::none);
+          layout.recompute_layers = rl;
           const CostModel::ShapeRef shape = model.shape_ref(layout);
-          int64_t timed_layers = -1;  // rank_fitting's pipeline timing, shared by the stages
+          floor.timed_layers = -1;
           for (int zero = 0; zero <= 3; ++zero) {
-            if (!zero_allowed(model.options(), options.fix, zero, shard)) continue;
-            Layout candidate = layout;
-            candidate.zero = zero;
+            if (!zeros[static_cast<size_t>(zero)]) continue;
+            // The retries below may change the recompute group and the offload device.
+            layout.zero = zero, layout.recompute_layers = rl, layout.offload = offload;
             ++out.evaluated;
             ++order;
-            StageMemory peak = model.peak_stage_memory(candidate, shape);
-            double bytes = peak.total_bytes();
+            const double bytes = model.peak_bytes(layout, shape);
             if (!out.smallest || bytes < out.smallest->key)
-              out.smallest = Ranked{bytes, order, candidate};
-            if (bytes > hbm && rc == Recompute::full && model.options().uniform_recompute &&
-                !options.fix.recompute_layers &&
-                uniform_groups_help(model, candidate, peak, order, out))
-              bytes = peak.total_bytes();
-            if (bytes > hbm && allow_offload && offload_fit(model, candidate, peak, order, out)) {
-              peak = model.peak_stage_memory(candidate);
-            } else if (bytes > hbm) {
-              ++out.rejected[static_cast<size_t>(dominant_term(peak))];
-              continue;
-            } else if (candidate.offload != Offload::none && !model.host_fits(candidate)) {
-              ++out.rejected[static_cast<size_t>(Reject::host)];
-              continue;
+              out.smallest = Ranked{bytes, order, layout};
+            if (bytes <= hbm && offload == Offload::none) {
+              ++out.feasible;
+              rank_fitting(t, layout, shape, bytes, order, options, floor);
+            } else {
+              place_with_retries(t, layout, shape, order, allow_offload, options, floor);
             }
-            ++out.feasible;
-            rank_fitting(t, candidate, shape, peak, order, options, timed_layers);
           }
         }
       }
@@ -616,11 +669,14 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   SearchResult result;
   Enumerator enumerator(prototype.model(), prototype.training(), gpus, prototype.cluster(), options,
                         prototype.options());
-  std::vector<WorkItem> items = enumerator.work_items(result.rejected, result.skipped);
+  Tally rejected, skipped;
+  std::vector<WorkItem> items = enumerator.work_items(rejected, skipped);
   {
     CostModel model(prototype);
-    drop_dominated_cp_kinds(model, items, result.skipped);
+    drop_dominated_cp_kinds(model, items, skipped);
   }
+  rejected.add_to(result.rejected);
+  skipped.add_to(result.skipped);
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
     base_order[i] = base_order[i - 1] + item_span(prototype, items[i - 1].base);
@@ -681,7 +737,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
 }
 
 int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& options) {
-  std::map<std::string, int64_t> rejected, skipped;
+  Tally rejected, skipped;
   std::vector<WorkItem> items =
       Enumerator(model.model(), model.training(), gpus, model.cluster(), options, model.options())
           .work_items(rejected, skipped);
