@@ -29,7 +29,7 @@ int run_simulate(const SimulateOptions& o) {
   if (!s) return print_errors(s.errors());
   if (!o.trace_path.empty()) {
     std::ofstream out(o.trace_path, std::ios::binary);
-    out << sim::chrome_trace_json(s->pipeline.graph, s->timeline);
+    sim::write_chrome_trace(out, s->pipeline.graph, s->timeline);
     if (!out) {
       return print_errors(
           {Diagnostic{{o.trace_path, 0, 0, ""}, "", "", "cannot write the trace file"}});

@@ -3,6 +3,7 @@
 // docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include "simulator/event_engine.h"
@@ -16,5 +17,8 @@ namespace meshplan::sim {
 // chunk, micro_batch when set, op id). Deterministic bytes for a given graph and timeline.
 // REQUIRES: `timeline` = simulate(graph).
 std::string chrome_trace_json(const OperationGraph& graph, const Timeline& timeline);
+// The same bytes, written to `out` event by event as they are produced (no whole-trace buffer):
+// what `simulate --trace` writes to its file.
+void write_chrome_trace(std::ostream& out, const OperationGraph& graph, const Timeline& timeline);
 
 }  // namespace meshplan::sim

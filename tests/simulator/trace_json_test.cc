@@ -5,6 +5,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "simulator/pipeline_simulation.h"
 
@@ -107,6 +108,17 @@ TEST_CASE("the trace of one operation is pinned byte for byte") {
         R"("args":{"name":"compute"}},)"
         R"({"name":"F3.c6","cat":"compute,forward","ph":"X","ts":0.0,"dur":1500.0,"pid":2,"tid":0,)"
         R"("args":{"kind":"forward","op":0,"chunk":6,"micro_batch":3}}]})");
+}
+
+TEST_CASE(
+    "the streamed trace is nlohmann::json's own compact dump of the document, byte for byte") {
+  for (auto [schedule, vpp] : {std::pair{Schedule::interleaved, 2}, {Schedule::zb_h1, 1}}) {
+    const PipelineSimulation sim = simulated(schedule, vpp);
+    std::ostringstream streamed;
+    write_chrome_trace(streamed, sim.pipeline.graph, sim.timeline);
+    CHECK(nlohmann::ordered_json::parse(streamed.str()).dump() == streamed.str());
+    CHECK(streamed.str() == chrome_trace_json(sim.pipeline.graph, sim.timeline));
+  }
 }
 
 TEST_CASE("the trace is deterministic") {
