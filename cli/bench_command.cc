@@ -6,6 +6,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/process_probe.h"
 #include "cli/thread_count.h"
 #include "planner/layout_search.h"
 #include "planner/profile_defaults.h"
@@ -25,7 +26,7 @@ struct SearchCase {
   int64_t seq_len;       // 0: the model's
 };
 
-// The cases named by the cost-model issue.
+// The cases named by the cost-model and speed issues.
 const SearchCase kCases[] = {
     {"llama3-405b / 16,384 H100", "models/llama3-405b.yaml", "topologies/dgx-h100-2048n.yaml", 0,
      2048, 8192},
@@ -34,6 +35,10 @@ const SearchCase kCases[] = {
     {"gpt3-175b / 1,024 A100", "models/gpt3-175b.yaml", "topologies/selene-a100.yaml", 1024, 0, 0},
     {"mixtral-8x7b / 256 H100", "models/mixtral-8x7b.yaml", "topologies/dgx-h100-64n.yaml", 256, 0,
      0},
+    {"qwen3-235b / 4,096 H100", "models/qwen3-235b-a22b.yaml", "topologies/dgx-h100-2048n.yaml",
+     4096, 0, 0},
+    {"deepseek-v3 / 2,048 H100", "models/deepseek-v3.yaml", "topologies/dgx-h100-2048n.yaml", 2048,
+     0, 0},
 };
 
 struct BenchOptions {
@@ -41,39 +46,155 @@ struct BenchOptions {
   int threads = 0;
 };
 
-int run_bench(const BenchOptions& o) {
-  const int threads = thread_count(o.threads);
+// The `meshplan plan` command line of a case, for the whole-process runs.
+std::vector<std::string> plan_args(const SearchCase& c, const std::string& root, int threads,
+                                   int top) {
+  std::vector<std::string> args = {"plan",
+                                   "--model",
+                                   root + "/" + c.model,
+                                   "--cluster",
+                                   root + "/" + c.cluster,
+                                   "--threads",
+                                   std::to_string(threads),
+                                   "--top",
+                                   std::to_string(top)};
+  if (c.gpus > 0) args.insert(args.end(), {"--gpus", std::to_string(c.gpus)});
+  if (c.global_batch > 0)
+    args.insert(args.end(), {"--global-batch", std::to_string(c.global_batch)});
+  if (c.seq_len > 0) args.insert(args.end(), {"--seq-len", std::to_string(c.seq_len)});
+  return args;
+}
+
+std::string mib(int64_t bytes) {
+  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
+// The best (least wall time) of `n` runs of this executable; empty if one fails.
+std::optional<ProcessRun> best_run(const std::vector<std::string>& args, int n) {
+  std::optional<ProcessRun> best;
+  for (int i = 0; i < n; ++i) {
+    std::optional<ProcessRun> r = run_self(args);
+    if (!r || r->exit_code != 0) return std::nullopt;
+    if (!best || r->wall_s < best->wall_s) best = r;
+  }
+  return best;
+}
+
+std::string wall_or_dash(const std::optional<ProcessRun>& r) {
+  return r ? seconds(r->wall_s) : "-";
+}
+
+// A case's model, cluster and cost model, loaded as `plan` would.
+struct LoadedCase {
+  Inputs inputs;
+  std::unique_ptr<CostModel> model;
+};
+
+std::optional<LoadedCase> load_case(const SearchCase& c, const std::string& root, int& exit_code) {
+  InputOptions in;
+  in.model_path = root + "/" + c.model;
+  in.cluster_path = root + "/" + c.cluster;
+  in.gpus = c.gpus;
+  in.global_batch = c.global_batch;
+  in.seq_len = c.seq_len;
+  std::optional<Inputs> inputs = load_inputs(in, false);
+  if (!inputs) {
+    exit_code = kExitBadInput;
+    return std::nullopt;
+  }
+  Result<CalibrationProfile> profile = resolve_profile(inputs->cluster, "");
+  if (!profile) {
+    exit_code = print_errors(profile.errors());
+    return std::nullopt;
+  }
+  LoadedCase loaded{std::move(*inputs), nullptr};
+  loaded.model = std::make_unique<CostModel>(loaded.inputs.model, loaded.inputs.cluster,
+                                             profile.value(), loaded.inputs.training);
+  return loaded;
+}
+
+// Whole-process runs first, while this process is still small (process_probe.h).
+std::vector<std::vector<std::string>> whole_process_rows(const std::string& root) {
   std::vector<std::vector<std::string>> rows;
   for (const SearchCase& c : kCases) {
-    InputOptions in;
-    in.model_path = o.root + "/" + c.model;
-    in.cluster_path = o.root + "/" + c.cluster;
-    in.gpus = c.gpus;
-    in.global_batch = c.global_batch;
-    in.seq_len = c.seq_len;
-    std::optional<Inputs> inputs = load_inputs(in, false);
-    if (!inputs) return kExitBadInput;
-    Result<CalibrationProfile> profile = resolve_profile(inputs->cluster, "");
-    if (!profile) return print_errors(profile.errors());
-    CostModel model(inputs->model, inputs->cluster, profile.value(), inputs->training);
-    SearchOptions s;
-    s.threads = threads;
-    SearchResult r = search_layouts(model, inputs->gpus, s);
-    rows.push_back({c.name, with_commas(r.evaluated), with_commas(r.feasible), seconds(r.wall_s),
-                    fmt::format("{:.2f} M", static_cast<double>(r.evaluated) / r.wall_s / 1e6),
-                    r.ranked.empty() ? "-" : fmt::format("{:.1f}%", 100 * r.ranked.front().mfu)});
+    const std::optional<ProcessRun> plan = best_run(plan_args(c, root, 1, 10), 1);
+    const std::optional<ProcessRun> top = best_run(plan_args(c, root, 1, 1000), 1);
+    rows.push_back({c.name, wall_or_dash(plan), plan ? mib(plan->peak_rss_bytes) : "-",
+                    wall_or_dash(top), top ? mib(top->peak_rss_bytes) : "-"});
   }
-  std::cout << fmt::format("layout search ({} threads)\n", threads)
-            << text_table({"case", "evaluated", "fit", "wall", "layouts/s", "best MFU"}, rows)
+  return rows;
+}
+
+int run_bench(const BenchOptions& o) {
+  const int threads = thread_count(o.threads);
+  const int64_t own_rss = own_peak_rss_bytes();
+  const std::optional<ProcessRun> version = best_run({"--version"}, 5);
+  const std::optional<ProcessRun> memory =
+      best_run({"memory", "--model", o.root + "/models/llama3-8b.yaml", "--cluster",
+                o.root + "/topologies/dgx-h100-1n.yaml", "--layout", "tp=8"},
+               5);
+  const std::vector<std::vector<std::string>> process_rows = whole_process_rows(o.root);
+  std::vector<std::vector<std::string>> search_rows;
+  std::string pruning;
+  for (const SearchCase& c : kCases) {
+    int exit_code = 0;
+    std::optional<LoadedCase> loaded = load_case(c, o.root, exit_code);
+    if (!loaded) return exit_code;
+    SearchOptions s;
+    s.threads = 1;
+    const SearchResult one = search_layouts(*loaded->model, loaded->inputs.gpus, s);
+    s.threads = threads;
+    const SearchResult many = search_layouts(*loaded->model, loaded->inputs.gpus, s);
+    const double per_thread = static_cast<double>(one.evaluated) / one.wall_s;
+    search_rows.push_back(
+        {c.name, with_commas(one.evaluated), with_commas(one.feasible),
+         with_commas(one.feasible - one.pruned), seconds(one.wall_s),
+         fmt::format("{:.1f} M", per_thread / 1e6), seconds(many.wall_s),
+         fmt::format("{:.2f}×", one.wall_s / many.wall_s),
+         one.ranked.empty() ? "-" : fmt::format("{:.1f}%", 100 * one.ranked.front().mfu)});
+    if (pruning.empty()) {  // the first case, timed again without branch and bound
+      s.threads = 1;
+      s.prune = false;
+      const SearchResult all = search_layouts(*loaded->model, loaded->inputs.gpus, s);
+      pruning = fmt::format(
+          "branch and bound on {}, one thread: {} against {} timing every layout that fits "
+          "({:.1f}× faster, {} of {} timed, same results)\n\n",
+          c.name, seconds(one.wall_s), seconds(all.wall_s), all.wall_s / one.wall_s,
+          with_commas(one.feasible - one.pruned), with_commas(all.feasible));
+    }
+  }
+  std::cout << fmt::format(
+                   "layout search in process: 1 thread, then {} threads (same results; `timed`: "
+                   "layouts that fit and were timed in full, the rest pruned exactly by a "
+                   "step-time floor)\n",
+                   threads)
+            << text_table({"case", "evaluated", "fit", "timed", "wall 1T", "layouts/s/thread",
+                           fmt::format("wall {}T", threads), "speed-up", "best MFU"},
+                          search_rows)
+            << "\n"
+            << pruning;
+  std::cout << fmt::format(
+                   "whole process: `meshplan plan --threads 1`, --top 10 and --top 1000 (peak "
+                   "RSS at least this process's own {} at the spawn: Linux keeps it across exec)\n",
+                   mib(own_rss))
+            << text_table({"case", "wall", "peak RSS", "wall --top 1000", "peak RSS --top 1000"},
+                          process_rows)
             << "\n";
+  std::cout << fmt::format(
+      "start-up (best of 5): meshplan --version {} ({}), meshplan memory llama3-8b {} ({})\n\n",
+      wall_or_dash(version), version ? mib(version->peak_rss_bytes) : "-", wall_or_dash(memory),
+      memory ? mib(memory->peak_rss_bytes) : "-");
   sim::SimBenchResult b = sim::run_simulator_benchmark(5);
   std::cout << fmt::format(
       "simulator: llama3-405b-like step, pp=16 v=8 m=128, 126 layers over 128 chunks (uneven), one "
       "thread\n"
       "  {} operations, {} events; best of {}: build {}, event loop {}, summary {}, total {} "
-      "({:.1f} M events/s)\n",
+      "({:.1f} M events/s)\n"
+      "  Chrome trace: {} in {} ({:.0f} MB/s, {:.2f} µs per operation)\n",
       with_commas(b.ops), with_commas(b.events), b.repetitions, seconds(b.build_s),
-      seconds(b.simulate_s), seconds(b.summarize_s), seconds(b.total_s), b.events_per_s / 1e6);
+      seconds(b.simulate_s), seconds(b.summarize_s), seconds(b.total_s), b.events_per_s / 1e6,
+      mib(b.trace_bytes), seconds(b.trace_s), static_cast<double>(b.trace_bytes) / b.trace_s / 1e6,
+      b.trace_s / static_cast<double>(b.ops) * 1e6);
   return 0;
 }
 

@@ -20,6 +20,9 @@ struct SimBenchResult {
   double total_s = 0;       // the three together, as simulate_pipeline() spends them
   double events_per_s = 0;  // events / simulate_s
   double step_s = 0;        // the simulated step time (a checksum for the run)
+  // The Chrome trace of the timeline (write_chrome_trace into memory): bytes and best time.
+  int64_t trace_bytes = 0;
+  double trace_s = 0;
 };
 
 // REQUIRES: repetitions >= 1. One untimed warm-up run precedes the timed ones.
