@@ -549,23 +549,22 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
 }
 
 // The first class with the largest total wins, as in a scan keeping the strictly larger.
-// REQUIRES: the layout offloads nothing (total_with_activations).
-std::pair<size_t, double> CostModel::peak_class(const Layout& l, const Shape& shape) const {
+// REQUIRES: the layout offloads nothing (stage_totals).
+std::pair<size_t, StageTotals> CostModel::peak_class(const Layout& l, const Shape& shape) const {
   const std::vector<StageMemory>& frames = frames_of(l, shape);
   const std::vector<StageActivations>& activations = activations_of(l, shape);
   size_t peak = 0;
-  double most = 0;
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const double bytes = total_with_activations(frames[i], activations[i], options_.memory);
-    if (i == 0 || bytes > most) peak = i, most = bytes;
+  StageTotals most = stage_totals(frames[0], activations[0], options_.memory);
+  for (size_t i = 1; i < frames.size(); ++i) {
+    const StageTotals t = stage_totals(frames[i], activations[i], options_.memory);
+    if (t.total > most.total) peak = i, most = t;
   }
   return {peak, most};
 }
 
 static bool offloads(const Layout& l) { return l.offload != Offload::none || l.act_offload > 0; }
 
-double CostModel::peak_bytes(const Layout& l, ShapeRef ref) const {
-  if (offloads(l)) return peak_stage_memory(l, ref).total_bytes();
+StageTotals CostModel::peak_totals(const Layout& l, ShapeRef ref) const {
   return peak_class(l, *ref.shape_).second;
 }
 

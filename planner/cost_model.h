@@ -121,9 +121,10 @@ class CostModel {
   // Drops the cached shapes (invalidating every ShapeRef): the search calls it between work
   // items, which never share a shape, so its memory stays that of one item.
   void forget_shapes();
-  // peak_stage_memory(l), for l of the handle's shape; and its total_bytes() alone (faster).
+  // peak_stage_memory(l), for l of the handle's shape; and its sums alone (faster; REQUIRES: l
+  // offloads nothing, Layout::offload none and act_offload 0).
   StageMemory peak_stage_memory(const Layout& l, ShapeRef shape) const;
-  double peak_bytes(const Layout& l, ShapeRef shape) const;
+  StageTotals peak_totals(const Layout& l, ShapeRef shape) const;
 
   // A step's timing before its two ZeRO-dependent terms (exposed data-parallel sync and the
   // optimizer step, both 0 in `breakdown`): per-class stage timings and the pipeline, which
@@ -222,7 +223,7 @@ class CostModel {
     mutable int64_t activations_layers = -1;
   };
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
-  std::pair<size_t, double> peak_class(const Layout& l, const Shape& shape) const;
+  std::pair<size_t, StageTotals> peak_class(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   using ShapeKey = std::array<int64_t, 18>;
   const Shape& shape_of(const Layout& l);

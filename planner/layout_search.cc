@@ -390,11 +390,15 @@ double entry_bound(const std::vector<Ranked>& best, size_t k) {
   return best.size() == k ? best.back().key : std::numeric_limits<double>::infinity();
 }
 
+Reject dominant_term(const StageTotals& s) {
+  return s.states >= s.activations && s.states >= s.other ? Reject::model_states
+         : s.activations >= s.other                       ? Reject::activations
+                                                          : Reject::buffers;
+}
+
 Reject dominant_term(const StageMemory& s) {
-  const double states = s.params_bytes + s.grads_bytes + s.optimizer_bytes;
-  return states >= s.activations_bytes && states >= s.other_bytes() ? Reject::model_states
-         : s.activations_bytes >= s.other_bytes()                   ? Reject::activations
-                                                                    : Reject::buffers;
+  return dominant_term(StageTotals{s.params_bytes + s.grads_bytes + s.optimizer_bytes,
+                                   s.activations_bytes, s.other_bytes(), s.total_bytes()});
 }
 
 // The recompute modes the search offers, each with the most layers it may recompute in full
@@ -604,18 +608,32 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
           layout.recompute_layers = rl;
           const CostModel::ShapeRef shape = model.shape_ref(layout);
           floor.timed_layers = -1;
+          // Nothing offloaded, and no retry to try when a layout does not fit: the fast path.
+          const bool plain = offload == Offload::none && layout.act_offload == 0;
+          const bool retries =
+              allow_offload || (rc == Recompute::full && model.options().uniform_recompute &&
+                                !options.fix.recompute_layers);
           for (int zero = 0; zero <= 3; ++zero) {
             if (!zeros[static_cast<size_t>(zero)]) continue;
             // The retries below may change the recompute group and the offload device.
             layout.zero = zero, layout.recompute_layers = rl, layout.offload = offload;
             ++out.evaluated;
             ++order;
-            const double bytes = model.peak_bytes(layout, shape);
-            if (!out.smallest || bytes < out.smallest->key)
-              out.smallest = Ranked{bytes, order, layout};
-            if (bytes <= hbm && offload == Offload::none) {
+            if (!plain) {  // offloading: the general path
+              const double bytes = model.peak_stage_memory(layout, shape).total_bytes();
+              if (!out.smallest || bytes < out.smallest->key)
+                out.smallest = Ranked{bytes, order, layout};
+              place_with_retries(t, layout, shape, order, allow_offload, options, floor);
+              continue;
+            }
+            const StageTotals peak = model.peak_totals(layout, shape);
+            if (!out.smallest || peak.total < out.smallest->key)
+              out.smallest = Ranked{peak.total, order, layout};
+            if (peak.total <= hbm) {
               ++out.feasible;
-              rank_fitting(t, layout, shape, bytes, order, options, floor);
+              rank_fitting(t, layout, shape, peak.total, order, options, floor);
+            } else if (!retries) {
+              ++out.rejected[static_cast<size_t>(dominant_term(peak))];
             } else {
               place_with_retries(t, layout, shape, order, allow_offload, options, floor);
             }

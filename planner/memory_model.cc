@@ -168,16 +168,6 @@ StageMemory with_activations(StageMemory frame, const StageLayerMix& mix,
   return with_activations(std::move(frame), stage_activations(mix, dense, moe, l), l, o);
 }
 
-double total_with_activations(const StageMemory& f, const StageActivations& a,
-                              const MemoryOptions& o) {
-  const double activations = a.per_micro_batch * f.in_flight_micro_batches + a.recompute_buffer;
-  const double tensors = f.params_bytes + f.grads_bytes + f.optimizer_bytes + activations +
-                         f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes;
-  const double other = f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes +
-                       f.cuda_context_bytes + f.nccl_bytes + o.allocator_slack_fraction * tensors;
-  return f.params_bytes + f.grads_bytes + f.optimizer_bytes + activations + other;
-}
-
 StageMemory with_activations(StageMemory s, const StageActivations& a, const Layout& l,
                              const MemoryOptions& o) {
   s.activations_per_layer_bytes = a.first_layer;

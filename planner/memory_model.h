@@ -101,11 +101,28 @@ StageActivations stage_activations(const StageLayerMix& mix, const LayerActivati
 // with_activations given the stage's activations (which do not change with the ZeRO stage).
 StageMemory with_activations(StageMemory frame, const StageActivations& a, const Layout& l,
                              const MemoryOptions& o);
-// with_activations(frame, a, l, o).total_bytes() without building the stage, bit for bit, for a
-// layout that offloads nothing (Layout::offload none, act_offload 0): the search's inner loop.
-// It repeats StageMemory::total_bytes()'s sums in their order; a test pins the two equal.
-double total_with_activations(const StageMemory& frame, const StageActivations& a,
-                              const MemoryOptions& o);
+// The sums of with_activations(frame, a, l, o) that decide fitting and its dominant term, without
+// building the stage, bit for bit (the same sums in StageMemory's order: total = states +
+// activations + other), for a layout that offloads nothing (Layout::offload none, act_offload 0):
+// the search's inner loop. A test pins them equal to the built stage's.
+struct StageTotals {
+  double states = 0;       // params_bytes + grads_bytes + optimizer_bytes
+  double activations = 0;  // activations_bytes
+  double other = 0;        // other_bytes()
+  double total = 0;        // total_bytes()
+};
+inline StageTotals stage_totals(const StageMemory& f, const StageActivations& a,
+                                const MemoryOptions& o) {
+  StageTotals t;
+  t.activations = a.per_micro_batch * f.in_flight_micro_batches + a.recompute_buffer;
+  const double tensors = f.params_bytes + f.grads_bytes + f.optimizer_bytes + t.activations +
+                         f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes;
+  t.other = f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes +
+            f.cuda_context_bytes + f.nccl_bytes + o.allocator_slack_fraction * tensors;
+  t.states = f.params_bytes + f.grads_bytes + f.optimizer_bytes;
+  t.total = t.states + t.activations + t.other;
+  return t;
+}
 
 // One stage's memory from its parameters, the per-micro-batch activations of one dense and one
 // MoE layer, and the layout. `logits` is counted on the last stage only; `fp8`: the linear

@@ -245,7 +245,7 @@ TEST_CASE(
             .fp8_weight_cache_bytes == 0);
 }
 
-TEST_CASE("the search's memory total equals the stage's total_bytes bit for bit, stage by stage") {
+TEST_CASE("the search's memory totals equal the built stage's sums bit for bit, stage by stage") {
   const ModelSpec m = testing::shipped_model("mixtral-8x7b");
   const TrainingSpec t{4096, 64, Precision::bf16};
   const MemoryOptions o;
@@ -265,8 +265,12 @@ TEST_CASE("the search's memory total equals the stage's total_bytes bit for bit,
       const StageLayerMix& x = mix[static_cast<size_t>(p.stage)];
       const StageMemory frame = stage_memory_frame(p, l, micro_batches, 1e9, false, o);
       const StageActivations a = stage_activations(x, dense, moe, l);
-      CHECK(total_with_activations(frame, a, o) ==
-            stage_memory(p, x, dense, moe, l, micro_batches, 1e9, false, o).total_bytes());
+      const StageTotals totals = stage_totals(frame, a, o);
+      const StageMemory built = stage_memory(p, x, dense, moe, l, micro_batches, 1e9, false, o);
+      CHECK(totals.total == built.total_bytes());
+      CHECK(totals.states == built.params_bytes + built.grads_bytes + built.optimizer_bytes);
+      CHECK(totals.activations == built.activations_bytes);
+      CHECK(totals.other == built.other_bytes());
     }
   }
 }
