@@ -81,12 +81,12 @@ Result<RegressionRecord> evaluate_best(const RegressionScenario& entry, const Sc
   options.threads = threads;
   CostModel model(scenario.model, scenario.cluster, scenario.profile, scenario.training,
                   cost_options(entry));
-  if (auto error = check_search_size(model, scenario.gpus, options, "regress")) {
+  SearchResult r = search_layouts(model, scenario.gpus, options);
+  if (auto error = check_search_size(r, "regress")) {
     error->where = entry.where;  // the scenario, whose fix: would narrow the search
     error->field = entry.path;
     return *error;
   }
-  SearchResult r = search_layouts(model, scenario.gpus, options);
   if (!r.ranked.empty()) return record_of(r.ranked.front());
   RegressionRecord none;
   none.layout = "none";

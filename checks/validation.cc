@@ -356,6 +356,7 @@ Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_roo
     o.top_k = 1;
     o.threads = threads;
     SearchResult s = search_layouts(model, r.gpus, o);
+    if (auto error = check_search_size(s, "validate")) return *error;
     const Estimate* e = !s.ranked.empty() ? &s.ranked.front() : s.smallest ? &*s.smallest : nullptr;
     if (e && (!best || (e->fits() && !best->fits()) ||
               (e->fits() == best->fits() && e->step_time_s < best->step_time_s)))

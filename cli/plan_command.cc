@@ -58,9 +58,8 @@ int run_plan(const PlanOptions& o) {
   search.top_k = o.top;
   search.threads = thread_count(o.threads);
   search.progress = progress_bar();
-  if (auto error = check_search_size(model, in->gpus, search, "plan"))
-    return print_errors({*error});
   SearchResult r = search_layouts(model, in->gpus, search);
+  if (auto error = check_search_size(r, "plan")) return print_errors({*error});
   if (o.simulate_top > 0) {
     std::vector<Diagnostic> errors =
         rerank_by_simulation(model, r, o.simulate_top, search.objective);

@@ -656,6 +656,31 @@ int64_t item_span(const CostModel& model, const Layout& base) {
   return shards * schedules * (2 * (stage_layers + 1) + 2) * 4 * (1 + offload_tries) + 1;
 }
 
+// The layouts run_item generates for `items`, retries aside: schedules × recompute choices ×
+// ZeRO stages (summed over the shard groups) per item.
+int64_t count_items(const CostModel& model, const std::vector<WorkItem>& items,
+                    const LayoutFix& fix) {
+  int64_t total = 0;
+  for (const WorkItem& item : items) {
+    const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
+    int64_t per_schedule = 0;
+    for (const auto& choice : recompute_choices(model.options(), fix, stage_layers)) {
+      const int64_t max_layers = choice.second;
+      per_schedule +=
+          fix.recompute_layers ? (*fix.recompute_layers <= max_layers ? 1 : 0) : max_layers + 1;
+    }
+    int64_t zeros = 0;  // summed over the shard groups
+    for (int64_t shard : shard_choices(model, item.base, fix))
+      for (int zero = 0; zero <= 3; ++zero)
+        zeros += zero_allowed(model.options(), fix, zero, shard) ? 1 : 0;
+    total += static_cast<int64_t>(
+                 schedules_for(item.base, fix, model.options().pipeline_schedules, model.training())
+                     .size()) *
+             per_schedule * zeros;
+  }
+  return total;
+}
+
 }  // namespace
 
 Result<LayoutFix> parse_layout_fix(const std::string& text) {
@@ -695,6 +720,10 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   }
   rejected.add_to(result.rejected);
   skipped.add_to(result.skipped);
+  if (const int64_t n = count_items(prototype, items, options.fix); n > options.max_layouts) {
+    result.refused = n;
+    return result;
+  }
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
     base_order[i] = base_order[i - 1] + item_span(prototype, items[i - 1].base);
@@ -761,39 +790,33 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
           .work_items(rejected, skipped);
   CostModel costs(model);
   drop_dominated_cp_kinds(costs, items, skipped);
-  const LayoutFix& fix = options.fix;
-  int64_t total = 0;
-  for (const WorkItem& item : items) {
-    const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
-    int64_t per_schedule = 0;
-    for (const auto& choice : recompute_choices(model.options(), fix, stage_layers)) {
-      const int64_t max_layers = choice.second;
-      per_schedule +=
-          fix.recompute_layers ? (*fix.recompute_layers <= max_layers ? 1 : 0) : max_layers + 1;
-    }
-    int64_t zeros = 0;  // summed over the shard groups
-    for (int64_t shard : shard_choices(model, item.base, fix))
-      for (int zero = 0; zero <= 3; ++zero)
-        zeros += zero_allowed(model.options(), fix, zero, shard) ? 1 : 0;
-    total += static_cast<int64_t>(
-                 schedules_for(item.base, fix, model.options().pipeline_schedules, model.training())
-                     .size()) *
-             per_schedule * zeros;
-  }
-  return total;
+  return count_items(model, items, options.fix);
 }
 
-std::optional<Diagnostic> check_search_size(const CostModel& model, int64_t gpus,
-                                            const SearchOptions& options,
-                                            const std::string& origin) {
-  const int64_t n = count_search_layouts(model, gpus, options);
-  if (n <= kMaxSearchLayouts) return std::nullopt;
+namespace {
+
+Diagnostic search_size_error(int64_t n, const std::string& origin) {
   return Diagnostic{{origin, 0, 0, ""},
                     "",
                     "",
                     fmt::format("the search would evaluate {} layouts; at most {} are searched "
                                 "(pin fields such as pp, vpp or recompute with --fix)",
                                 n, kMaxSearchLayouts)};
+}
+
+}  // namespace
+
+std::optional<Diagnostic> check_search_size(const CostModel& model, int64_t gpus,
+                                            const SearchOptions& options,
+                                            const std::string& origin) {
+  const int64_t n = count_search_layouts(model, gpus, options);
+  if (n <= options.max_layouts) return std::nullopt;
+  return search_size_error(n, origin);
+}
+
+std::optional<Diagnostic> check_search_size(const SearchResult& result, const std::string& origin) {
+  if (result.refused <= 0) return std::nullopt;
+  return search_size_error(result.refused, origin);
 }
 
 }  // namespace meshplan

@@ -28,6 +28,10 @@ enum class Objective { mfu, tokens_per_s, memory };
 // column.
 Result<LayoutFix> parse_layout_fix(const std::string& text);
 
+// The most layouts one search evaluates: 10^8, about half a minute on one core. Llama 3 405B on
+// 16,384 GPUs evaluates 1.0·10^7; the count grows with layers (every recompute_layers value).
+constexpr int64_t kMaxSearchLayouts = 100'000'000;
+
 struct SearchOptions {
   LayoutFix fix;
   Objective objective = Objective::mfu;
@@ -45,6 +49,8 @@ struct SearchOptions {
   // still enter the top_k (exact: the same results either way). Off, every layout that fits is
   // timed: the reference the tests and `meshplan bench` compare against.
   bool prune = true;
+  // A search that would evaluate more layouts than this does not run (SearchResult::refused).
+  int64_t max_layouts = kMaxSearchLayouts;
   // Called from worker threads with (work items done, total); must be thread-safe.
   std::function<void(int64_t, int64_t)> progress;
 };
@@ -65,13 +71,12 @@ struct SearchResult {
   // Nothing fit on the GPUs alone, so the search ran again letting each candidate that did not
   // fit offload its optimizer states (the framework's devices); `evaluated` counts both passes.
   bool offload_fallback = false;
+  // Above 0: the layouts the search would have evaluated, more than SearchOptions::max_layouts;
+  // it did not run (check_search_size(result, ...) words the error).
+  int64_t refused = 0;
 };
 
 SearchResult search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& options);
-
-// The most layouts one search evaluates: 10^8, about half a minute on one core. Llama 3 405B on
-// 16,384 GPUs evaluates 1.0·10^7; the count grows with layers (every recompute_layers value).
-constexpr int64_t kMaxSearchLayouts = 100'000'000;
 
 // The layouts search_layouts would evaluate, counted without evaluating them.
 int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& options);
@@ -81,5 +86,8 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
 std::optional<Diagnostic> check_search_size(const CostModel& model, int64_t gpus,
                                             const SearchOptions& options,
                                             const std::string& origin);
+// The same error for a search that refused to run (SearchResult::refused), without counting the
+// layouts a second time.
+std::optional<Diagnostic> check_search_size(const SearchResult& result, const std::string& origin);
 
 }  // namespace meshplan

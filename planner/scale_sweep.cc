@@ -26,6 +26,7 @@ Result<SweepRow> run_point(const CostModel& prototype, const SweepRequest& reque
   search.top_k = std::max(1, request.simulate_top);
   search.progress = nullptr;
   SearchResult r = search_layouts(model, gpus, search);
+  if (auto error = check_search_size(r, "sweep")) return std::vector<Diagnostic>{*error};
   if (request.simulate_top > 0) {
     std::vector<Diagnostic> errors = rerank_by_simulation(model, r, request.simulate_top);
     if (!errors.empty()) return errors;

@@ -117,8 +117,8 @@ Result<ReportData> build_report(const CostModel& base, int64_t gpus, const Repor
   o.threads = request.threads;
   o.objective = request.objective;
   d.params_total = total_params(base.model());
-  if (auto error = check_search_size(model, gpus, o, "report")) return *error;
   d.search = search_layouts(model, gpus, o);
+  if (auto error = check_search_size(d.search, "report")) return *error;
   d.search.wall_s = 0;  // a timing: never part of a report
   d.sample = d.search.ranked;
   if (d.search.ranked.size() > static_cast<size_t>(request.top_k))

@@ -369,3 +369,25 @@ TEST_CASE("the search's split timing (pipeline, then ZeRO terms) equals evaluate
           estimate_memory(m, c.gpu, l, t).peak_bytes);
   }
 }
+
+TEST_CASE("a search above max_layouts does not run: it reports the count and the same error") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const TrainingSpec t{4096, 64, Precision::bf16};
+  const ClusterSpec c = two_level_cluster(2);
+  CostModel model(m, c, CalibrationProfile{}, t);
+  SearchOptions o;
+  const int64_t n = count_search_layouts(model, c.gpus(), o);
+  CHECK(search_layouts(model, c.gpus(), o).evaluated >= n);  // with the uniform-group retries
+  o.max_layouts = n - 1;
+  const SearchResult r = search_layouts(model, c.gpus(), o);
+  CHECK(r.refused == n);
+  CHECK(r.evaluated == 0);
+  CHECK(r.ranked.empty());
+  const std::optional<Diagnostic> from_result = check_search_size(r, "plan");
+  const std::optional<Diagnostic> from_count = check_search_size(model, c.gpus(), o, "plan");
+  REQUIRE(from_result);
+  REQUIRE(from_count);
+  CHECK(format_diagnostic(*from_result) == format_diagnostic(*from_count));
+  o.max_layouts = n;
+  CHECK(!check_search_size(search_layouts(model, c.gpus(), o), "plan"));
+}
