@@ -589,6 +589,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
     for (int zero = 0; zero <= 3; ++zero)
       zeros[static_cast<size_t>(zero)] = zero_allowed(model.options(), options.fix, zero, shard);
     for (Schedule schedule : schedules) {
+      std::array<std::optional<CostModel::ShapeRef>, 2> shapes;  // by ep_overlap
       for (const auto& [rc, max_layers] : choices) {
         FloorState floor;
         for (int64_t rl = 0; rl <= max_layers; ++rl) {
@@ -606,7 +607,10 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
                (options.fix.ep_overlap || (rc != Recompute::full && rl == 0))) ||
               (dual && model.model().moe && layout.ep > 1 && options.fix.ep_overlap.value_or(true));
           layout.recompute_layers = rl;
-          const CostModel::ShapeRef shape = model.shape_ref(layout);
+          // Within one shard group and schedule the shape changes with ep_overlap alone.
+          std::optional<CostModel::ShapeRef>& known = shapes[layout.ep_overlap ? 1 : 0];
+          if (!known) known = model.shape_ref(layout);
+          const CostModel::ShapeRef shape = *known;
           floor.timed_layers = -1;
           // Nothing offloaded, and no retry to try when a layout does not fit: the fast path.
           const bool plain = offload == Offload::none && layout.act_offload == 0;
