@@ -550,22 +550,38 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
 
 // The first class with the largest total wins, as in a scan keeping the strictly larger.
 // REQUIRES: the layout offloads nothing (stage_totals).
-std::pair<size_t, StageTotals> CostModel::peak_class(const Layout& l, const Shape& shape) const {
-  const std::vector<StageMemory>& frames = frames_of(l, shape);
-  const std::vector<StageActivations>& activations = activations_of(l, shape);
+static std::pair<size_t, StageTotals> largest_class(
+    const std::vector<StageMemory>& frames, const std::vector<StageActivations>& activations,
+    const MemoryOptions& o) {
   size_t peak = 0;
-  StageTotals most = stage_totals(frames[0], activations[0], options_.memory);
+  StageTotals most = stage_totals(frames[0], activations[0], o);
   for (size_t i = 1; i < frames.size(); ++i) {
-    const StageTotals t = stage_totals(frames[i], activations[i], options_.memory);
+    const StageTotals t = stage_totals(frames[i], activations[i], o);
     if (t.total > most.total) peak = i, most = t;
   }
   return {peak, most};
+}
+
+std::pair<size_t, StageTotals> CostModel::peak_class(const Layout& l, const Shape& shape) const {
+  return largest_class(frames_of(l, shape), activations_of(l, shape), options_.memory);
 }
 
 static bool offloads(const Layout& l) { return l.offload != Offload::none || l.act_offload > 0; }
 
 StageTotals CostModel::peak_totals(const Layout& l, ShapeRef ref) const {
   return peak_class(l, *ref.shape_).second;
+}
+
+void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::array<bool, 4>& zeros,
+                                    std::array<StageTotals, 4>& out) const {
+  const Shape& shape = *ref.shape_;
+  const std::vector<StageActivations>& activations = activations_of(l, shape);
+  Layout z = l;
+  for (size_t zero = 0; zero < zeros.size(); ++zero) {
+    if (!zeros[zero]) continue;
+    z.zero = static_cast<int>(zero);
+    out[zero] = largest_class(frames_of(z, shape), activations, options_.memory).second;
+  }
 }
 
 // Only the peak class is built in full; a layout offloading anything takes the general path.

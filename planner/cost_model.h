@@ -125,6 +125,9 @@ class CostModel {
   // offloads nothing, Layout::offload none and act_offload 0).
   StageMemory peak_stage_memory(const Layout& l, ShapeRef shape) const;
   StageTotals peak_totals(const Layout& l, ShapeRef shape) const;
+  // peak_totals for each ZeRO stage marked in `zeros` (l's own zero ignored), into `out`.
+  void peak_totals_by_zero(const Layout& l, ShapeRef shape, const std::array<bool, 4>& zeros,
+                           std::array<StageTotals, 4>& out) const;
 
   // A step's timing before its two ZeRO-dependent terms (exposed data-parallel sync and the
   // optimizer step, both 0 in `breakdown`): per-class stage timings and the pipeline, which

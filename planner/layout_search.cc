@@ -617,6 +617,8 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
           const bool retries =
               allow_offload || (rc == Recompute::full && model.options().uniform_recompute &&
                                 !options.fix.recompute_layers);
+          std::array<StageTotals, 4> peaks{};
+          if (plain) model.peak_totals_by_zero(layout, shape, zeros, peaks);
           for (int zero = 0; zero <= 3; ++zero) {
             if (!zeros[static_cast<size_t>(zero)]) continue;
             // The retries below may change the recompute group and the offload device.
@@ -630,7 +632,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
               place_with_retries(t, layout, shape, order, allow_offload, options, floor);
               continue;
             }
-            const StageTotals peak = model.peak_totals(layout, shape);
+            const StageTotals& peak = peaks[static_cast<size_t>(zero)];
             if (!out.smallest || peak.total < out.smallest->key)
               out.smallest = Ranked{peak.total, order, layout};
             if (peak.total <= hbm) {
