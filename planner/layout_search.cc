@@ -160,6 +160,9 @@ class Enumerator {
                              Tally& skipped) const {
     const LayoutFix& fix = options_.fix;
     const int64_t tp = shape.tp, cp = shape.cp, pp = shape.pp, dp = shape.dp;
+    const std::vector<int64_t> ep_choices = divisors(model_.moe ? model_.moe->experts : 1);
+    const std::vector<int64_t> mbs_choices = divisors(training_.global_batch / dp);
+    const std::vector<std::array<Dim, 4>> order_choices = orders();
     // vpp > 1 only with pp > 1, and pp·vpp at most the layers: the loop's bounds.
     for (int64_t vpp = 1; pp * vpp <= model_.layers && (vpp == 1 || pp > 1); ++vpp) {
       const int64_t chunks = pp * vpp;
@@ -173,12 +176,12 @@ class Enumerator {
         ++skipped["uneven deficit above max_uneven_deficit"];
         continue;
       }
-      for (int64_t ep : divisors(model_.moe ? model_.moe->experts : 1)) {
+      for (int64_t ep : ep_choices) {
         if (!allowed(fix.ep, ep)) continue;
         Layout probe = shape;
         probe.ep = ep;
         if (!holds(ep_fits_dp_cp(probe), "ep_fits_dp_cp", skipped)) continue;
-        for (int64_t mbs : divisors(training_.global_batch / dp)) {
+        for (int64_t mbs : mbs_choices) {
           if (!allowed(fix.mbs, mbs)) continue;
           probe.vpp = vpp, probe.mbs = mbs;
           if (!pipeline_schedules_fit(probe, rejected, skipped)) continue;
@@ -188,7 +191,7 @@ class Enumerator {
             if (!holds(sp_splits_sequence(probe, training_), "sp_splits_sequence", skipped))
               continue;
             for (const auto& [cp_kind, cp_a2a] : cp_variants(probe, skipped)) {
-              for (const auto& order : orders()) {
+              for (const auto& order : order_choices) {
                 if (fix.shard && !fixed_shard_fits(probe, order, skipped)) continue;
                 Layout layout;
                 layout.tp = tp, layout.cp = cp, layout.pp = pp, layout.dp = dp;

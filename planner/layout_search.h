@@ -59,7 +59,9 @@ struct SearchResult {
   int64_t evaluated = 0;  // layouts generated and evaluated (memory at least)
   int64_t feasible = 0;   // of which fit in memory
   // Of those, layouts never timed in full: their step-time floor (the pipeline without the ZeRO
-  // terms, CostModel::step_time_floor_s) already lost to top_k others (branch and bound).
+  // terms, CostModel::step_time_floor_s) already lost to top_k others (branch and bound). It
+  // varies with the thread count and timing (each thread prunes against its own best), so only
+  // `meshplan bench` prints it; the results do not vary.
   int64_t pruned = 0;
   double wall_s = 0;
   std::vector<Estimate> ranked;             // best first, at most top_k, with detail
