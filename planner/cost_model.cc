@@ -604,6 +604,15 @@ StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
 
 int64_t CostModel::uniform_recompute_group(const Layout& l) {
   const Shape& shape = shape_of(l);
+  // The group depends on the shape and the schedule (micro-batches in flight) alone.
+  if (shape.uniform_group > 0 && shape.uniform_group_schedule == l.schedule)
+    return shape.uniform_group;
+  shape.uniform_group = best_uniform_group(l, shape);
+  shape.uniform_group_schedule = l.schedule;
+  return shape.uniform_group;
+}
+
+int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const {
   const LayerActivations& dense = shape.costs->dense.activations;
   const LayerActivations& moe = shape.costs->moe.activations;
   auto largest = [&](int64_t group) {

@@ -224,7 +224,11 @@ class CostModel {
     mutable std::vector<StageActivations> activations;
     mutable Recompute activations_recompute = Recompute::none;
     mutable int64_t activations_layers = -1;
+    // uniform_recompute_group for `uniform_group_schedule` (0: not yet asked).
+    mutable int64_t uniform_group = 0;
+    mutable Schedule uniform_group_schedule = Schedule::one_f_one_b;
   };
+  int64_t best_uniform_group(const Layout& l, const Shape& shape) const;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   std::pair<size_t, StageTotals> peak_class(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
