@@ -575,18 +575,70 @@ void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef sha
   rank_fitting(t, layout, shape, bytes, order, options, floor);
 }
 
+// EP overlap for one recompute choice and schedule. Megatron-Core's EP overlap excludes full and
+// block recomputation: the search's own choice gives way to them (a --fix keeps it on).
+// DualPipe overlaps them by construction (its F&B pairs), DualPipeV where the framework overlaps
+// them at all; --fix ep_overlap=false keeps them exposed.
+bool ep_overlap_for(const CostModel& model, const Layout& base, Schedule schedule, Recompute rc,
+                    int64_t rl, const LayoutFix& fix) {
+  const bool dual = schedule == Schedule::dualpipe ||
+                    (schedule == Schedule::dualpipev && model.options().ep_comm_overlap);
+  return (base.ep_overlap && (fix.ep_overlap || (rc != Recompute::full && rl == 0))) ||
+         (dual && model.model().moe && base.ep > 1 && fix.ep_overlap.value_or(true));
+}
+
+// One recompute choice of a shape and schedule (`layout` without its ZeRO stage): each ZeRO stage
+// `zeros` marks is generated, placed on memory and, if it fits, ranked. Nothing offloaded and no
+// retry to try when a layout does not fit is the fast path (peak_totals_by_zero).
+void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
+                     const std::array<bool, 4>& zeros, int64_t& order, const SearchOptions& options,
+                     bool allow_offload, FloorState& floor) {
+  CostModel& model = t.model;
+  ThreadResult& out = t.out;
+  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+  const Offload offload = layout.offload;
+  const int64_t rl = layout.recompute_layers;
+  const bool plain = offload == Offload::none && layout.act_offload == 0;
+  const bool retries =
+      allow_offload || (layout.recompute == Recompute::full && model.options().uniform_recompute &&
+                        !options.fix.recompute_layers);
+  std::array<StageTotals, 4> peaks{};
+  if (plain) model.peak_totals_by_zero(layout, shape, zeros, peaks);
+  for (int zero = 0; zero <= 3; ++zero) {
+    if (!zeros[static_cast<size_t>(zero)]) continue;
+    // The retries below may change the recompute group and the offload device.
+    layout.zero = zero, layout.recompute_layers = rl, layout.offload = offload;
+    ++out.evaluated;
+    ++order;
+    if (!plain) {  // offloading: the general path
+      const double bytes = model.peak_stage_memory(layout, shape).total_bytes();
+      if (!out.smallest || bytes < out.smallest->key) out.smallest = Ranked{bytes, order, layout};
+      place_with_retries(t, layout, shape, order, allow_offload, options, floor);
+      continue;
+    }
+    const StageTotals& peak = peaks[static_cast<size_t>(zero)];
+    if (!out.smallest || peak.total < out.smallest->key)
+      out.smallest = Ranked{peak.total, order, layout};
+    if (peak.total <= hbm) {
+      ++out.feasible;
+      rank_fitting(t, layout, shape, peak.total, order, options, floor);
+    } else if (!retries) {
+      ++out.rejected[static_cast<size_t>(dominant_term(peak))];
+    } else {
+      place_with_retries(t, layout, shape, order, allow_offload, options, floor);
+    }
+  }
+}
+
 void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
               const SearchOptions& options, bool allow_offload) {
   CostModel& model = t.model;
   model.forget_shapes();
-  ThreadResult& out = t.out;
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
-  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
   int64_t order = base_order;
   const auto choices = recompute_choices(model.options(), options.fix, stage_layers);
   const auto schedules =
       schedules_for(item.base, options.fix, model.options().pipeline_schedules, model.training());
-  const Offload offload = options.fix.offload.value_or(Offload::none);
   for (int64_t shard : shard_choices(model, item.base, options.fix)) {
     std::array<bool, 4> zeros{};
     for (int zero = 0; zero <= 3; ++zero)
@@ -598,55 +650,15 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
         for (int64_t rl = 0; rl <= max_layers; ++rl) {
           if (!allowed(options.fix.recompute_layers, rl)) continue;
           Layout layout = item.base;
-          layout.schedule = schedule, layout.recompute = rc, layout.shard = shard;
-          // Megatron-Core's EP overlap excludes full and block recomputation: the search's
-          // own choice gives way to them (a --fix keeps it on).
-          // DualPipe overlaps them by construction (its F&B pairs), DualPipeV where the
-          // framework overlaps them at all; --fix ep_overlap=false keeps them exposed.
-          const bool dual = schedule == Schedule::dualpipe ||
-                            (schedule == Schedule::dualpipev && model.options().ep_comm_overlap);
-          layout.ep_overlap =
-              (item.base.ep_overlap &&
-               (options.fix.ep_overlap || (rc != Recompute::full && rl == 0))) ||
-              (dual && model.model().moe && layout.ep > 1 && options.fix.ep_overlap.value_or(true));
-          layout.recompute_layers = rl;
+          layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl;
+          layout.shard = shard;
+          layout.ep_overlap = ep_overlap_for(model, item.base, schedule, rc, rl, options.fix);
+          layout.offload = options.fix.offload.value_or(Offload::none);
           // Within one shard group and schedule the shape changes with ep_overlap alone.
           std::optional<CostModel::ShapeRef>& known = shapes[layout.ep_overlap ? 1 : 0];
           if (!known) known = model.shape_ref(layout);
-          const CostModel::ShapeRef shape = *known;
           floor.timed_layers = -1;
-          // Nothing offloaded, and no retry to try when a layout does not fit: the fast path.
-          const bool plain = offload == Offload::none && layout.act_offload == 0;
-          const bool retries =
-              allow_offload || (rc == Recompute::full && model.options().uniform_recompute &&
-                                !options.fix.recompute_layers);
-          std::array<StageTotals, 4> peaks{};
-          if (plain) model.peak_totals_by_zero(layout, shape, zeros, peaks);
-          for (int zero = 0; zero <= 3; ++zero) {
-            if (!zeros[static_cast<size_t>(zero)]) continue;
-            // The retries below may change the recompute group and the offload device.
-            layout.zero = zero, layout.recompute_layers = rl, layout.offload = offload;
-            ++out.evaluated;
-            ++order;
-            if (!plain) {  // offloading: the general path
-              const double bytes = model.peak_stage_memory(layout, shape).total_bytes();
-              if (!out.smallest || bytes < out.smallest->key)
-                out.smallest = Ranked{bytes, order, layout};
-              place_with_retries(t, layout, shape, order, allow_offload, options, floor);
-              continue;
-            }
-            const StageTotals& peak = peaks[static_cast<size_t>(zero)];
-            if (!out.smallest || peak.total < out.smallest->key)
-              out.smallest = Ranked{peak.total, order, layout};
-            if (peak.total <= hbm) {
-              ++out.feasible;
-              rank_fitting(t, layout, shape, peak.total, order, options, floor);
-            } else if (!retries) {
-              ++out.rejected[static_cast<size_t>(dominant_term(peak))];
-            } else {
-              place_with_retries(t, layout, shape, order, allow_offload, options, floor);
-            }
-          }
+          run_zero_stages(t, layout, *known, zeros, order, options, allow_offload, floor);
         }
       }
     }
