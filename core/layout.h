@@ -71,6 +71,8 @@ struct Layout {
   std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
 
   int64_t model_parallel() const { return tp * pp * cp; }
+  // Whether anything leaves the GPU: optimizer states (offload) or activations (act_offload).
+  bool offloads() const { return offload != Offload::none || act_offload > 0; }
   // Ranks each ZeRO-sharded state is divided over: shard, or all dp·cp ranks.
   int64_t shard_size() const { return shard > 0 ? shard : dp * cp; }
   int64_t gpus() const { return dp * tp * pp * cp; }

@@ -79,7 +79,7 @@ std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpe
     out.push_back(launcher_refusal(tt, layout, "dispatch",
                                    "its expert parallelism dispatches tokens by all-to-all; use "
                                    "dispatch=alltoall"));
-  if (layout.offload != Offload::none || layout.act_offload > 0)
+  if (layout.offloads())
     out.push_back(launcher_refusal(
         tt, layout, layout.offload != Offload::none ? "offload" : "act_offload",
         "its CPU offload (FSDP2 CPUOffloadPolicy) moves parameters and gradients with the "

@@ -562,16 +562,6 @@ static std::pair<size_t, StageTotals> largest_class(
   return {peak, most};
 }
 
-std::pair<size_t, StageTotals> CostModel::peak_class(const Layout& l, const Shape& shape) const {
-  return largest_class(frames_of(l, shape), activations_of(l, shape), options_.memory);
-}
-
-static bool offloads(const Layout& l) { return l.offload != Offload::none || l.act_offload > 0; }
-
-StageTotals CostModel::peak_totals(const Layout& l, ShapeRef ref) const {
-  return peak_class(l, *ref.shape_).second;
-}
-
 void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::array<bool, 4>& zeros,
                                     std::array<StageTotals, 4>& out) const {
   const Shape& shape = *ref.shape_;
@@ -587,13 +577,12 @@ void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::ar
 // Only the peak class is built in full; a layout offloading anything takes the general path.
 StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
   const Shape& shape = *ref.shape_;
-  if (!offloads(l)) {
-    const size_t peak = peak_class(l, shape).first;
-    return with_activations(frames_of(l, shape)[peak], activations_of(l, shape)[peak], l,
-                            options_.memory);
-  }
   const std::vector<StageMemory>& frames = frames_of(l, shape);
   const std::vector<StageActivations>& activations = activations_of(l, shape);
+  if (!l.offloads()) {
+    const size_t peak = largest_class(frames, activations, options_.memory).first;
+    return with_activations(frames[peak], activations[peak], l, options_.memory);
+  }
   StageMemory most;
   for (size_t i = 0; i < frames.size(); ++i) {
     StageMemory s = with_activations(frames[i], activations[i], l, options_.memory);
@@ -636,7 +625,7 @@ int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const
 }
 
 bool CostModel::host_fits(const Layout& l) {
-  if (l.offload == Offload::none && l.act_offload == 0) return true;
+  if (!l.offloads()) return true;
   const Shape& shape = shape_of(l);
   double host = 0, nvme = 0;
   for (const StageClass& k : shape.classes) {

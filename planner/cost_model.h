@@ -121,11 +121,10 @@ class CostModel {
   // Drops the cached shapes (invalidating every ShapeRef): the search calls it between work
   // items, which never share a shape, so its memory stays that of one item.
   void forget_shapes();
-  // peak_stage_memory(l), for l of the handle's shape; and its sums alone (faster; REQUIRES: l
-  // offloads nothing, Layout::offload none and act_offload 0).
+  // peak_stage_memory(l), for l of the handle's shape.
   StageMemory peak_stage_memory(const Layout& l, ShapeRef shape) const;
-  StageTotals peak_totals(const Layout& l, ShapeRef shape) const;
-  // peak_totals for each ZeRO stage marked in `zeros` (l's own zero ignored), into `out`.
+  // The sums of the peak stage alone (faster) for each ZeRO stage marked in `zeros` (l's own
+  // zero ignored), into `out`. REQUIRES: !l.offloads().
   void peak_totals_by_zero(const Layout& l, ShapeRef shape, const std::array<bool, 4>& zeros,
                            std::array<StageTotals, 4>& out) const;
 
@@ -230,7 +229,6 @@ class CostModel {
   };
   int64_t best_uniform_group(const Layout& l, const Shape& shape) const;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
-  std::pair<size_t, StageTotals> peak_class(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   using ShapeKey = std::array<int64_t, 18>;
   const Shape& shape_of(const Layout& l);

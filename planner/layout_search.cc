@@ -304,10 +304,6 @@ bool no_slower(const LayerCost& a, const LayerCost& b) {
          a.cp_backward_s <= b.cp_backward_s;
 }
 
-// Drops the work items whose CP variant (Layout::cp_kind) another variant of the same shape
-// beats or ties in every per-layer term (the earlier one kept on a tie): the kinds leave memory
-// unchanged and step time grows with each term, so the dropped layouts never rank above the
-// kept ones. Counted in `skipped` under "cp_kind no faster than another".
 // A work item's fields but its CP variant: the items of one shape that compete in
 // drop_dominated_cp_kinds.
 std::array<int64_t, 12> without_cp_variant(const Layout& l) {
@@ -325,6 +321,10 @@ std::array<int64_t, 12> without_cp_variant(const Layout& l) {
           static_cast<int64_t>(l.order[3])};
 }
 
+// Drops the work items whose CP variant (Layout::cp_kind) another variant of the same shape
+// beats or ties in every per-layer term (the earlier one kept on a tie): the kinds leave memory
+// unchanged and step time grows with each term, so the dropped layouts never rank above the
+// kept ones. Counted in `skipped` under "cp_kind no faster than another".
 void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, Tally& skipped) {
   // The items with CP, grouped by shape, each group in enumeration order.
   std::vector<size_t> with_cp;
@@ -551,13 +551,13 @@ void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef sha
 
 // A layout too big for GPU memory (or offloading): retried with uniform recompute groups and
 // with its optimizer states offloaded where the search allows, then ranked or rejected under
-// the reason it did not fit. `layout` carries the retry that fit.
-void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef shape, int64_t& order,
-                        bool allow_offload, const SearchOptions& options, FloorState& floor) {
+// the reason it did not fit. `peak` is its peak stage; `layout` carries the retry that fit.
+void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef shape,
+                        StageMemory peak, int64_t& order, bool allow_offload,
+                        const SearchOptions& options, FloorState& floor) {
   CostModel& model = t.model;
   ThreadResult& out = t.out;
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
-  StageMemory peak = model.peak_stage_memory(layout, shape);
   double bytes = peak.total_bytes();
   if (bytes > hbm && layout.recompute == Recompute::full && model.options().uniform_recompute &&
       !options.fix.recompute_layers && uniform_groups_help(model, layout, peak, order, out))
@@ -598,7 +598,7 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
   const Offload offload = layout.offload;
   const int64_t rl = layout.recompute_layers;
-  const bool plain = offload == Offload::none && layout.act_offload == 0;
+  const bool plain = !layout.offloads();
   const bool retries =
       allow_offload || (layout.recompute == Recompute::full && model.options().uniform_recompute &&
                         !options.fix.recompute_layers);
@@ -611,9 +611,10 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
     ++out.evaluated;
     ++order;
     if (!plain) {  // offloading: the general path
-      const double bytes = model.peak_stage_memory(layout, shape).total_bytes();
+      StageMemory peak = model.peak_stage_memory(layout, shape);
+      const double bytes = peak.total_bytes();
       if (!out.smallest || bytes < out.smallest->key) out.smallest = Ranked{bytes, order, layout};
-      place_with_retries(t, layout, shape, order, allow_offload, options, floor);
+      place_with_retries(t, layout, shape, std::move(peak), order, allow_offload, options, floor);
       continue;
     }
     const StageTotals& peak = peaks[static_cast<size_t>(zero)];
@@ -625,7 +626,8 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
     } else if (!retries) {
       ++out.rejected[static_cast<size_t>(dominant_term(peak))];
     } else {
-      place_with_retries(t, layout, shape, order, allow_offload, options, floor);
+      place_with_retries(t, layout, shape, model.peak_stage_memory(layout, shape), order,
+                         allow_offload, options, floor);
     }
   }
 }
