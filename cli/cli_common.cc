@@ -8,6 +8,7 @@
 
 #include "cli/option_checks.h"
 #include "core/model_limits.h"
+#include "launchers/launcher_export.h"
 #include "planner/framework_preset.h"
 #include "planner/profile_defaults.h"
 #include "planner/scenario.h"
@@ -52,6 +53,22 @@ void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
                 "--fp8-param-gather, NeMo fp8_params): no BF16 copy beside the cached FP8 weights");
   sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
                 "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
+}
+
+void add_launcher_option(CLI::App* sub, InputOptions& in) {
+  sub->add_flag("--any-launcher", in.any_launcher,
+                "also rank layouts the framework's launcher cannot run (by default a framework "
+                "with an export format ranks only layouts its export accepts)");
+}
+
+SearchOptions::LauncherCheck launcher_check(const CostOptions& cost, const InputOptions& in) {
+  const char* name = framework_launcher(cost.framework);
+  if (in.any_launcher || !name) return {};
+  const Launcher launcher = *parse_launcher(name);
+  return {launcher_title(launcher),
+          [launcher](const ModelSpec& model, const TrainingSpec& training, const Layout& layout) {
+            return launcher_refuses(launcher, model, training, layout);
+          }};
 }
 
 void add_tokens_option(CLI::App* sub, double& tokens) {

@@ -15,6 +15,7 @@
 #include "core/model_spec.h"
 #include "core/profile.h"
 #include "planner/cost_model.h"
+#include "planner/layout_search.h"
 #include "planner/planner_options.h"
 #include "reports/markdown_report.h"
 
@@ -30,12 +31,15 @@ struct InputOptions {
   std::string framework;          // "": the default preset (megatron-core)
   std::string grad_reduce_dtype;  // "": the framework's (apply_grad_reduce_dtype)
   std::string format = "table";
+  bool any_launcher = false;  // --any-launcher: rank layouts the framework's launcher refuses
 };
 
 // Adds --model, --cluster, --seq-len, --global-batch, --gpus (and --layout when `with_layout`).
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout);
 // Adds --profile, --framework, --grad-reduce-dtype, --fp8-params and --causal-attention-flops.
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost);
+// Adds --any-launcher (searches: plan, report, sweep).
+void add_launcher_option(CLI::App* sub, InputOptions& in);
 // Adds --tokens (a token budget; estimate and plan then print the time to train it).
 void add_tokens_option(CLI::App* sub, double& tokens);
 // Adds --format with the given choices.
@@ -62,6 +66,11 @@ struct Planning {
 // Loads inputs and profile; on failure prints the diagnostics and returns nullopt.
 std::optional<Planning> load_planning(const InputOptions& in, const CostOptions& cost,
                                       bool with_layout);
+
+// The launcher check of a search (SearchOptions::launcher): the framework's launcher
+// (framework_launcher), so that `plan --framework X` ranks only layouts X's export accepts;
+// none with --any-launcher or for a framework meshplan exports nothing for.
+SearchOptions::LauncherCheck launcher_check(const CostOptions& cost, const InputOptions& in);
 
 // "framework: NAME — description" for text output (estimate, plan).
 std::string framework_line(const CostOptions& cost);

@@ -58,6 +58,7 @@ int run_plan(const PlanOptions& o) {
   search.top_k = o.top;
   search.threads = thread_count(o.threads);
   search.progress = progress_bar();
+  search.launcher = launcher_check(model.options(), o.in);
   SearchResult r = search_layouts(model, in->gpus, search);
   if (auto error = check_search_size(r, "plan")) return print_errors({*error});
   if (o.simulate_top > 0) {
@@ -94,6 +95,7 @@ CLI::App* add_plan_command(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("plan", "search every layout and rank those that fit");
   add_input_options(sub, o->in, /*with_layout=*/false);
   add_cost_options(sub, o->in, o->cost);
+  add_launcher_option(sub, o->in);
   sub->add_option("--fix", o->fix, "pin layout fields, e.g. tp=8,pp=16");
   sub->add_option("--objective", o->objective, "ranking: mfu | tokens_per_s | memory")
       ->check(CLI::IsMember({"mfu", "tokens_per_s", "memory"}));

@@ -35,6 +35,7 @@ int run_report(const ReportOptions& o) {
   request.top_k = o.top;
   request.sample = std::max(o.sample, o.top);
   request.threads = thread_count(o.threads);
+  request.launcher = launcher_check(model.options(), o.in);
   request.objective = o.objective == "memory"         ? Objective::memory
                       : o.objective == "tokens_per_s" ? Objective::tokens_per_s
                                                       : Objective::mfu;
@@ -44,6 +45,7 @@ int run_report(const ReportOptions& o) {
     SweepRequest sweep;
     sweep.gpu_counts = counts.value();
     sweep.tokens = o.tokens;
+    sweep.search.launcher = request.launcher;
     request.sweep = sweep;
   }
   Result<ReportData> data = build_report(model, in->gpus, request);
@@ -63,6 +65,7 @@ CLI::App* add_report_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("report", "write a Markdown report with SVG charts for the best layouts");
   add_input_options(sub, o->in, /*with_layout=*/false);
   add_cost_options(sub, o->in, o->cost);
+  add_launcher_option(sub, o->in);
   sub->add_option("--objective", o->objective,
                   "ranking, as `meshplan plan`: mfu | tokens_per_s | memory")
       ->check(CLI::IsMember({"mfu", "tokens_per_s", "memory"}));

@@ -104,6 +104,7 @@ Result<SweepRequest> sweep_request(const SweepOptions& o, const CostModel& model
                        : o.objective == "tokens_per_s" ? Objective::tokens_per_s
                                                        : Objective::mfu;
   r.search.threads = thread_count(o.threads);
+  r.search.launcher = launcher_check(model.options(), o.in);
   r.simulate_top = o.simulate_top;
   return r;
 }
@@ -174,6 +175,7 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
                   "price of one GPU-hour in USD: the cost of the token budget")
       ->check(CLI::PositiveNumber);
   add_cost_options(sub, o->in, o->cost);
+  add_launcher_option(sub, o->in);
   sub->add_option("--fix", o->fix, "pin layout fields at every point, e.g. tp=8,pp=4");
   sub->add_option("--objective", o->objective, "ranking: mfu | tokens_per_s | memory")
       ->check(CLI::IsMember({"mfu", "tokens_per_s", "memory"}));

@@ -11,61 +11,44 @@
 #include "launchers/launcher_export.h"
 
 namespace meshplan {
-namespace {
 
-std::vector<Diagnostic> deepspeed_refusals(const Layout& layout, const TrainingSpec& training) {
-  const Launcher ds = Launcher::deepspeed;
-  std::vector<Diagnostic> out;
+void deepspeed_rules(Refusals& out, const ModelSpec& /*model*/, const TrainingSpec& training,
+                     const Layout& layout) {
   if (layout.cp > 1)
-    out.push_back(launcher_refusal(ds, layout, "cp",
-                                   layout.cp_kind == CpKind::a2a
-                                       ? "Ulysses (cp_kind=a2a) is set in model code "
-                                         "(Megatron-DeepSpeed --ds-sequence-parallel-size), not "
-                                         "in the JSON config; use cp=1"
-                                       : "the config has no context parallelism; use cp=1"));
+    out.field("cp", layout.cp_kind == CpKind::a2a
+                        ? "Ulysses (cp_kind=a2a) is set in model code (Megatron-DeepSpeed "
+                          "--ds-sequence-parallel-size), not in the JSON config; use cp=1"
+                        : "the config has no context parallelism; use cp=1");
   if (layout.ep > 1)
-    out.push_back(
-        launcher_refusal(ds, layout, "ep",
-                         "expert parallelism is set in model code (deepspeed.moe ep_size), "
-                         "not in the JSON config"));
+    out.field("ep",
+              "expert parallelism is set in model code (deepspeed.moe ep_size), not in the JSON "
+              "config");
   if (layout.tp > 1 && layout.sp)
-    out.push_back(launcher_refusal(
-        ds, layout, "sp", "AutoTP has no Megatron-style sequence parallelism; use sp=false"));
+    out.field("sp", "AutoTP has no Megatron-style sequence parallelism; use sp=false");
   if (layout.tp > 1 && layout.zero == 3)
-    out.push_back(launcher_refusal(ds, layout, "zero",
-                                   "AutoTP (tensor_parallel.autotp_size) with ZeRO stage 3 fails "
-                                   "the engine's assertion (zero stage <= 2, runtime/engine.py); "
-                                   "use zero=2 or tp=1"));
-  if (layout.tp_overlap)
-    out.push_back(
-        launcher_refusal(ds, layout, "tp_overlap", "AutoTP does not overlap TP communication"));
+    out.field("zero",
+              "AutoTP (tensor_parallel.autotp_size) with ZeRO stage 3 fails the engine's "
+              "assertion (zero stage <= 2, runtime/engine.py); use zero=2 or tp=1");
+  if (layout.tp_overlap) out.field("tp_overlap", "AutoTP does not overlap TP communication");
   if (layout.pp > 1 && layout.zero >= 2)
-    out.push_back(launcher_refusal(ds, layout, "zero",
-                                   "the pipeline engine supports ZeRO stages 0 and 1 only"));
+    out.field("zero", "the pipeline engine supports ZeRO stages 0 and 1 only");
   if (layout.pp > 1 && layout.schedule != Schedule::one_f_one_b)
-    out.push_back(launcher_refusal(ds, layout, "schedule",
-                                   "the pipeline engine runs its own 1F1B schedule only"));
+    out.field("schedule", "the pipeline engine runs its own 1F1B schedule only");
   if (layout.shard > 0)
-    out.push_back(launcher_refusal(ds, layout, "shard",
-                                   "ZeRO shards over the whole data-parallel group (MiCS, its "
-                                   "hybrid ZeRO-3, is not exported); use shard=0"));
+    out.field("shard",
+              "ZeRO shards over the whole data-parallel group (MiCS, its hybrid ZeRO-3, is not "
+              "exported); use shard=0");
   if (layout.act_offload > 0)
-    out.push_back(launcher_refusal(ds, layout, "act_offload",
-                                   "its activation offload (cpu_checkpointing) moves only "
-                                   "checkpointed layer inputs; use act_offload=0"));
+    out.field("act_offload",
+              "its activation offload (cpu_checkpointing) moves only checkpointed layer inputs; "
+              "use act_offload=0");
   if (training.precision == Precision::fp8)
-    out.push_back(launcher_refusal(
-        ds, "precision", "fp8", "FP8 comes from Transformer Engine in model code, not the config"));
-  return out;
+    out.other("precision", "fp8",
+              "FP8 comes from Transformer Engine in model code, not the config");
 }
 
-}  // namespace
-
-Result<std::string> export_deepspeed(const ModelSpec& model, const TrainingSpec& training,
-                                     const Layout& layout) {
-  (void)model;
-  std::vector<Diagnostic> refused = deepspeed_refusals(layout, training);
-  if (!refused.empty()) return refused;
+std::string render_deepspeed(const ModelSpec& /*model*/, const TrainingSpec& training,
+                             const Layout& layout) {
   nlohmann::ordered_json j;
   j["train_batch_size"] = training.global_batch;
   j["train_micro_batch_size_per_gpu"] = layout.mbs;

@@ -9,21 +9,23 @@
 namespace meshplan {
 namespace {
 
-using Renderer = Result<std::string> (*)(const ModelSpec&, const TrainingSpec&, const Layout&);
+using Rules = void (*)(Refusals&, const ModelSpec&, const TrainingSpec&, const Layout&);
+using Renderer = std::string (*)(const ModelSpec&, const TrainingSpec&, const Layout&);
 
 struct LauncherEntry {
   Launcher launcher;
   const char* name;   // --format value
   const char* title;  // in messages and report headings
+  Rules rules;
   Renderer render;
 };
 
 // Export formats, in the order --help and the report list them.
 const LauncherEntry kLaunchers[] = {
-    {Launcher::megatron, "megatron", "Megatron-LM", export_megatron},
-    {Launcher::deepspeed, "deepspeed", "DeepSpeed", export_deepspeed},
-    {Launcher::nemo, "nemo", "NeMo", export_nemo},
-    {Launcher::torchtitan, "torchtitan", "torchtitan", export_torchtitan},
+    {Launcher::megatron, "megatron", "Megatron-LM", megatron_rules, render_megatron},
+    {Launcher::deepspeed, "deepspeed", "DeepSpeed", deepspeed_rules, render_deepspeed},
+    {Launcher::nemo, "nemo", "NeMo", nemo_rules, render_nemo},
+    {Launcher::torchtitan, "torchtitan", "torchtitan", torchtitan_rules, render_torchtitan},
 };
 
 const LauncherEntry& entry(Launcher launcher) {
@@ -53,7 +55,18 @@ const char* launcher_title(Launcher launcher) { return entry(launcher).title; }
 
 Result<std::string> export_launcher(Launcher launcher, const ModelSpec& model,
                                     const TrainingSpec& training, const Layout& layout) {
-  return entry(launcher).render(model, training, layout);
+  const LauncherEntry& e = entry(launcher);
+  Refusals refused(launcher, layout, /*with_messages=*/true);
+  e.rules(refused, model, training, layout);
+  if (refused.any()) return refused.take();
+  return e.render(model, training, layout);
+}
+
+const char* launcher_refuses(Launcher launcher, const ModelSpec& model,
+                             const TrainingSpec& training, const Layout& layout) {
+  Refusals refused(launcher, layout, /*with_messages=*/false);
+  entry(launcher).rules(refused, model, training, layout);
+  return refused.first();
 }
 
 Diagnostic launcher_refusal(Launcher launcher, const std::string& field, const std::string& value,

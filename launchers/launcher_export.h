@@ -11,10 +11,9 @@
 #include "core/layout.h"
 #include "core/model_spec.h"
 #include "core/result.h"
+#include "launchers/refusals.h"
 
 namespace meshplan {
-
-enum class Launcher { megatron, deepspeed, nemo, torchtitan };
 
 // "megatron", "deepspeed", "nemo", "torchtitan" (the --format choices), in table order.
 const std::vector<std::string>& launcher_names();
@@ -30,22 +29,29 @@ const char* launcher_title(Launcher launcher);
 Result<std::string> export_launcher(Launcher launcher, const ModelSpec& model,
                                     const TrainingSpec& training, const Layout& layout);
 
-// Per-launcher renderers (launcher_*.cc); export_launcher dispatches through a table of these.
-Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& training,
-                                    const Layout& layout);
-Result<std::string> export_deepspeed(const ModelSpec& model, const TrainingSpec& training,
-                                     const Layout& layout);
-Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& training,
-                                const Layout& layout);
-Result<std::string> export_torchtitan(const ModelSpec& model, const TrainingSpec& training,
-                                      const Layout& layout);
+// The key of the first field (of the layout, the model or the training) that `launcher` refuses,
+// by the same rules as export_launcher, or nullptr when it exports the layout. Builds no message:
+// the search asks it of every layout that fits (`plan --framework X`).
+// REQUIRES: as export_launcher.
+const char* launcher_refuses(Launcher launcher, const ModelSpec& model,
+                             const TrainingSpec& training, const Layout& layout);
 
-// A refusal: field `field` (value `value`) cannot be expressed in `launcher` because `why`.
-Diagnostic launcher_refusal(Launcher launcher, const std::string& field, const std::string& value,
-                            const std::string& why);
-// A refusal of the layout field `key`, with its value as to_string(Layout) writes it.
-// REQUIRES: `key` names a kLayoutFields entry (core/layout_fields.h).
-Diagnostic launcher_refusal(Launcher launcher, const Layout& layout, const char* key,
-                            const std::string& why);
+// Per launcher (launcher_*.cc), the rules: every field it cannot express, into `out`; and the
+// renderer, for a layout the rules let through. export_launcher runs both through a table.
+void megatron_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
+                    const Layout& layout);
+void deepspeed_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
+                     const Layout& layout);
+void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
+                const Layout& layout);
+void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
+                      const Layout& layout);
+std::string render_megatron(const ModelSpec& model, const TrainingSpec& training,
+                            const Layout& layout);
+std::string render_deepspeed(const ModelSpec& model, const TrainingSpec& training,
+                             const Layout& layout);
+std::string render_nemo(const ModelSpec& model, const TrainingSpec& training, const Layout& layout);
+std::string render_torchtitan(const ModelSpec& model, const TrainingSpec& training,
+                              const Layout& layout);
 
 }  // namespace meshplan

@@ -21,58 +21,45 @@ constexpr std::array<Dim, 4> kTpPpDpOrder = {Dim::tp, Dim::cp, Dim::pp, Dim::dp}
 
 // What Megatron-core cannot run, whichever front end launches it. `pp_dp_order`: the front end
 // can also order ranks tp-cp-pp-dp.
-std::vector<Diagnostic> megatron_core_refusals(Launcher who, const Layout& layout,
-                                               bool pp_dp_order) {
-  std::vector<Diagnostic> out;
+void megatron_core_rules(Refusals& out, const Layout& layout, bool pp_dp_order, bool megatron_lm) {
   if (layout.pp > 1 && layout.schedule != Schedule::one_f_one_b &&
-      layout.schedule != Schedule::interleaved) {
-    out.push_back(launcher_refusal(who, layout, "schedule",
-                                   "Megatron-core pipelines run 1F1B or interleaved 1F1B only"));
-  }
-  if (layout.order != kDefaultOrder && !(pp_dp_order && layout.order == kTpPpDpOrder)) {
-    out.push_back(launcher_refusal(who, layout, "order",
-                                   pp_dp_order ? "Megatron-LM orders ranks tp-cp-ep-dp-pp, or "
-                                                 "tp-cp-ep-pp-dp with --use-tp-pp-dp-mapping"
-                                               : "Megatron-core orders ranks tp-cp-ep-dp-pp"));
-  }
-  if (layout.recompute == Recompute::selective && layout.recompute_layers > 0) {
-    out.push_back(launcher_refusal(who, layout, "recompute_layers",
-                                   "selective and full (block) recompute are exclusive "
-                                   "(--recompute-granularity takes one)"));
-  }
+      layout.schedule != Schedule::interleaved)
+    out.field("schedule", "Megatron-core pipelines run 1F1B or interleaved 1F1B only");
+  if (layout.order != kDefaultOrder && !(pp_dp_order && layout.order == kTpPpDpOrder))
+    out.field("order", pp_dp_order ? "Megatron-LM orders ranks tp-cp-ep-dp-pp, or tp-cp-ep-pp-dp "
+                                     "with --use-tp-pp-dp-mapping"
+                                   : "Megatron-core orders ranks tp-cp-ep-dp-pp");
+  if (layout.recompute == Recompute::selective && layout.recompute_layers > 0)
+    out.field("recompute_layers",
+              "selective and full (block) recompute are exclusive (--recompute-granularity takes "
+              "one)");
   // transformer_config.py: overlap_moe_expert_parallel_comm asserts no full recompute, no
   // recompute method or layer count, and vpp when pp > 1.
   if (layout.ep_overlap && (layout.recompute == Recompute::full || layout.recompute_layers > 0))
-    out.push_back(launcher_refusal(who, layout, "ep_overlap",
-                                   "EP overlap (--overlap-moe-expert-parallel-comm) excludes full "
-                                   "and block recomputation; use recompute=none or selective"));
+    out.field("ep_overlap",
+              "EP overlap (--overlap-moe-expert-parallel-comm) excludes full and block "
+              "recomputation; use recompute=none or selective");
   if (layout.ep_overlap && layout.pp > 1 && layout.vpp == 1)
-    out.push_back(
-        launcher_refusal(who, layout, "ep_overlap",
-                         "EP overlap with pp > 1 needs virtual pipeline stages (vpp ≥ 2)"));
+    out.field("ep_overlap", "EP overlap with pp > 1 needs virtual pipeline stages (vpp ≥ 2)");
   // --optimizer-cpu-offload: host memory only (HybridDeviceOptimizer); NeMo's YAML has no key.
-  if (layout.offload == Offload::nvme ||
-      (layout.offload == Offload::cpu && who != Launcher::megatron))
-    out.push_back(launcher_refusal(who, layout, "offload",
-                                   who == Launcher::megatron
-                                       ? "Megatron-Core offloads optimizer states to host memory "
-                                         "only (--optimizer-cpu-offload); use offload=cpu"
-                                       : "its configuration has no optimizer offload key"));
+  if (layout.offload == Offload::nvme || (layout.offload == Offload::cpu && !megatron_lm))
+    out.field("offload", megatron_lm ? "Megatron-Core offloads optimizer states to host memory "
+                                       "only (--optimizer-cpu-offload); use offload=cpu"
+                                     : "its configuration has no optimizer offload key");
   // model_parallel_config.py / transformer_config.py: cpu_offloading asserts pp = 1 and no
   // recompute.
   if (layout.act_offload > 0 &&
       (layout.pp > 1 || layout.recompute != Recompute::none || layout.recompute_layers > 0))
-    out.push_back(launcher_refusal(who, layout, "act_offload",
-                                   "CPU activation offloading (cpu_offloading_num_layers) needs "
-                                   "pp = 1 and no recompute"));
+    out.field("act_offload",
+              "CPU activation offloading (cpu_offloading_num_layers) needs pp = 1 and no "
+              "recompute");
   if (layout.recompute_layers > 0 && layout.recompute == Recompute::none &&
-      layout.recompute_layers % layout.vpp != 0) {
-    out.push_back(launcher_refusal(who, layout, "recompute_layers",
-                                   fmt::format("block recompute counts layers per virtual stage; "
-                                               "{} is not a multiple of vpp={}",
-                                               layout.recompute_layers, layout.vpp)));
-  }
-  return out;
+      layout.recompute_layers % layout.vpp != 0)
+    out.field("recompute_layers", [&] {
+      return fmt::format(
+          "block recompute counts layers per virtual stage; {} is not a multiple of vpp={}",
+          layout.recompute_layers, layout.vpp);
+    });
 }
 
 // Megatron-Core's cp_comm_type for a CP variant (transformer_config.py: "p2p", "all_gather",
@@ -101,11 +88,12 @@ std::string hierarchical_cp_sizes(const Layout& layout, const char* separator) {
 // pp − 2 stages equal, and with vpp splits each stage's layers evenly over its vpp chunks:
 // TransformerConfig raises unless (layers − first − last) % (pp − 2) == 0 and first, last and
 // the middle stages' layers are multiples of vpp (Megatron-LM d98e8a64ddf3,
-// megatron/core/transformer/transformer_config.py, "Uneven PP").
-struct UnevenSplit {
+// megatron/core/transformer/transformer_config.py, "Uneven PP"). Other splits take the flexible
+// --pipeline-model-parallel-layout, which names every chunk's layers
+// (megatron/core/transformer/pipeline_parallel_layer_layout.py: chunk i on pipeline rank
+// i mod pp, the embedding "E" in the first chunk, the loss "L" in the last).
+struct FirstLastSplit {
   int64_t first = 0, last = 0;  // layers on the first and last stage (all their chunks)
-  bool as_priced = true;        // false: meshplan priced another split with the same largest chunk
-  std::vector<int64_t> priced;  // meshplan's chunks, in pipeline order
 };
 
 // Layers of each chunk (pipeline order, chunk c on rank c % pp) when stage r holds stages[r].
@@ -116,39 +104,38 @@ std::vector<int64_t> megatron_chunks(const std::vector<int64_t>& stages, int64_t
   return out;
 }
 
-// meshplan's split (core/layout.h chunk_layers) when Megatron can express it; else the split
-// Megatron can express whose chunks hold at most the priced maximum, with full middle stages
-// and the extra layers on the first stage (the last carries the output head and the loss).
-// nullopt when none exists.
-std::optional<UnevenSplit> megatron_uneven_split(int64_t layers, int64_t pp, int64_t vpp) {
-  UnevenSplit s;
-  s.priced = chunk_layers(layers, pp, vpp);
+// The first/last-stage flags when they give meshplan's split (chunks, core/layout.h
+// chunk_layers) exactly; nullopt when only the flexible layout can.
+std::optional<FirstLastSplit> first_last_split(const std::vector<int64_t>& chunks, int64_t pp,
+                                               int64_t vpp) {
   std::vector<int64_t> stages(static_cast<size_t>(pp), 0);
-  for (size_t c = 0; c < s.priced.size(); ++c) stages[c % static_cast<size_t>(pp)] += s.priced[c];
-  s.first = stages.front();
-  s.last = stages.back();
+  for (size_t c = 0; c < chunks.size(); ++c) stages[c % static_cast<size_t>(pp)] += chunks[c];
   const std::vector<int64_t> middle(stages.begin() + 1, stages.end() - 1);
-  if (std::adjacent_find(middle.begin(), middle.end(), std::not_equal_to<>()) == middle.end() &&
-      megatron_chunks(stages, vpp) == s.priced)
-    return s;
-  const int64_t most = *std::max_element(s.priced.begin(), s.priced.end());
-  // first + last chunk layers with full middle stages
-  const int64_t ends = layers - (pp - 2) * most * vpp;
-  if (ends % vpp != 0 || ends / vpp < 2 || ends / vpp > 2 * most) return std::nullopt;
-  s.first = (ends / vpp + 1) / 2 * vpp;
-  s.last = ends - s.first;
-  s.as_priced = false;
-  return s;
+  if (std::adjacent_find(middle.begin(), middle.end(), std::not_equal_to<>()) != middle.end() ||
+      megatron_chunks(stages, vpp) != chunks)
+    return std::nullopt;
+  return FirstLastSplit{stages.front(), stages.back()};
 }
 
-std::string stage_list(const std::vector<int64_t>& stages) {
+// "t*n" (or "t" for one layer), with "E" before the first chunk and "L" after the last.
+std::string chunk_text(const std::vector<int64_t>& chunks, size_t c) {
+  std::string out = c == 0 ? "E" : "";
+  out += chunks[c] == 1 ? "t" : fmt::format("t*{}", chunks[c]);
+  if (c + 1 == chunks.size()) out += "L";
+  return out;
+}
+
+// --pipeline-model-parallel-layout for `chunks`, runs of equal chunks written "(t*n|)*k"
+// (the string's own repetition syntax): 7,8x14,7 is "Et*7|(t*8|)*14t*7L".
+std::string megatron_layout_string(const std::vector<int64_t>& chunks) {
   std::string out;
-  for (size_t i = 0; i < stages.size();) {
-    size_t j = i;
-    while (j < stages.size() && stages[j] == stages[i]) ++j;
-    out += (out.empty() ? "" : ",") +
-           (j - i > 1 ? fmt::format("{}x{}", stages[i], j - i) : std::to_string(stages[i]));
-    i = j;
+  for (size_t c = 0; c < chunks.size();) {
+    const std::string text = chunk_text(chunks, c);
+    size_t run = 1;
+    while (c + run + 1 < chunks.size() && chunk_text(chunks, c + run) == text) ++run;
+    const bool last = c + run == chunks.size();
+    out += run > 1 ? fmt::format("({}|)*{}", text, run) : text + (last ? "" : "|");
+    c += run;
   }
   return out;
 }
@@ -229,18 +216,16 @@ void megatron_moe_args(const ModelSpec& model, const Layout& layout, LauncherArg
   }
 }
 
-std::vector<Diagnostic> model_refusals(Launcher who, const ModelSpec& model) {
-  std::vector<Diagnostic> out;
+void model_rules(Refusals& out, const ModelSpec& model) {
   if (model.position_embedding == PositionEmbedding::alibi)
-    out.push_back(
-        launcher_refusal(who, "position_embedding", "alibi", "Megatron-core has no ALiBi"));
+    out.other("position_embedding", "alibi", "Megatron-core has no ALiBi");
   if (model.mlp == MlpKind::relu)
-    out.push_back(launcher_refusal(who, "mlp", "relu", "Megatron-LM's MLP takes gelu or swiglu"));
+    out.other("mlp", "relu", "Megatron-LM's MLP takes gelu or swiglu");
   if (model.position_embedding == PositionEmbedding::rope &&
       model.rope_theta != std::floor(model.rope_theta))
-    out.push_back(launcher_refusal(who, "rope_theta", fmt::format("{}", model.rope_theta),
-                                   "the RoPE base is an integer (--rotary-base, rotary_base)"));
-  return out;
+    out.other(
+        "rope_theta", [&] { return fmt::format("{}", model.rope_theta); },
+        "the RoPE base is an integer (--rotary-base, rotary_base)");
 }
 
 // Megatron-LM's ZeRO: the distributed optimizer (ZeRO-1), or Megatron-FSDP sharding gradients
@@ -261,59 +246,43 @@ void megatron_zero_args(const Layout& layout, LauncherArgs& args) {
   if (layout.zero >= 1) args.flag("--overlap-param-gather");
 }
 
-// Virtual stages and the uneven split; notes for the header. Errors: a split Megatron cannot
-// express within meshplan's largest chunk.
-Result<std::vector<std::string>> megatron_pipeline_args(const ModelSpec& model,
-                                                        const Layout& layout, LauncherArgs& args) {
-  const bool uneven = layout.uneven && model.layers % (layout.pp * layout.vpp) != 0;
-  if (!uneven) {
+bool uneven_split_needed(const ModelSpec& model, const Layout& layout) {
+  return layout.uneven && model.layers % (layout.pp * layout.vpp) != 0;
+}
+
+// Virtual stages and the uneven split, as priced.
+void megatron_pipeline_args(const ModelSpec& model, const Layout& layout, LauncherArgs& args) {
+  if (!uneven_split_needed(model, layout)) {
     if (layout.vpp > 1)
       args.arg("--num-layers-per-virtual-pipeline-stage", model.layers / (layout.pp * layout.vpp));
-    return std::vector<std::string>{};
+    return;
   }
-  const std::optional<UnevenSplit> split =
-      megatron_uneven_split(model.layers, layout.pp, layout.vpp);
-  if (!split)
-    return std::vector<Diagnostic>{launcher_refusal(
-        Launcher::megatron, layout, "uneven",
-        fmt::format("its uneven pipeline needs equal middle stages{}; no such split of {} "
-                    "layers over {} stages keeps every {} within meshplan's",
-                    layout.vpp > 1 ? " and stages split evenly into vpp chunks" : "", model.layers,
-                    layout.pp, layout.vpp > 1 ? "chunk" : "stage"))};
-  // --num-layers-per-virtual-pipeline-stage refuses an uneven split (arguments.py).
-  if (layout.vpp > 1) args.arg("--num-virtual-stages-per-pipeline-rank", layout.vpp);
-  args.arg("--decoder-first-pipeline-num-layers", split->first);
-  args.arg("--decoder-last-pipeline-num-layers", split->last);
-  if (split->as_priced) return std::vector<std::string>{};
-  std::vector<int64_t> stages(
-      static_cast<size_t>(layout.pp),
-      layout.pp > 2 ? (model.layers - split->first - split->last) / (layout.pp - 2) : 0);
-  stages.front() = split->first;
-  stages.back() = split->last;
-  if (layout.vpp == 1)
-    return std::vector<std::string>{fmt::format(
-        "layers per stage {} (meshplan priced {}; Megatron needs equal middle stages; the "
-        "slowest stage is the same)",
-        stage_list(stages), stage_list(split->priced))};
-  return std::vector<std::string>{fmt::format(
-      "layers per chunk {} (meshplan priced {}; Megatron needs equal middle stages split evenly "
-      "into chunks; the largest chunk is the same)",
-      stage_list(megatron_chunks(stages, layout.vpp)), stage_list(split->priced))};
+  const std::vector<int64_t> chunks = chunk_layers(model.layers, layout.pp, layout.vpp);
+  if (const std::optional<FirstLastSplit> split = first_last_split(chunks, layout.pp, layout.vpp)) {
+    // --num-layers-per-virtual-pipeline-stage refuses an uneven split (arguments.py).
+    if (layout.vpp > 1) args.arg("--num-virtual-stages-per-pipeline-rank", layout.vpp);
+    args.arg("--decoder-first-pipeline-num-layers", split->first);
+    args.arg("--decoder-last-pipeline-num-layers", split->last);
+    return;
+  }
+  // arguments.py: the layout alone sets vpp (it asserts no other vpp flag beside it).
+  args.arg("--pipeline-model-parallel-layout", "\"" + megatron_layout_string(chunks) + "\"");
 }
 
 }  // namespace
 
-Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& training,
-                                    const Layout& layout) {
-  std::vector<Diagnostic> refused = megatron_core_refusals(Launcher::megatron, layout, true);
-  if (layout.zero >= 2 && layout.shard > 0) {
-    refused.push_back(launcher_refusal(Launcher::megatron, layout, "shard",
-                                       "hybrid sharding with Megatron-FSDP (ZeRO-2/3) is not "
-                                       "exported; use shard=0, or zero=1"));
-  }
-  for (Diagnostic& refusal : model_refusals(Launcher::megatron, model))
-    refused.push_back(std::move(refusal));
-  if (!refused.empty()) return refused;
+void megatron_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*training*/,
+                    const Layout& layout) {
+  megatron_core_rules(out, layout, /*pp_dp_order=*/true, /*megatron_lm=*/true);
+  if (layout.zero >= 2 && layout.shard > 0)
+    out.field("shard",
+              "hybrid sharding with Megatron-FSDP (ZeRO-2/3) is not exported; use shard=0, or "
+              "zero=1");
+  model_rules(out, model);
+}
+
+std::string render_megatron(const ModelSpec& model, const TrainingSpec& training,
+                            const Layout& layout) {
   LauncherArgs args;
   args.arg("--tensor-model-parallel-size", layout.tp);
   args.arg("--pipeline-model-parallel-size", layout.pp);
@@ -332,8 +301,7 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
     args.flag("--use-precision-aware-optimizer");  // arguments.py asserts it with the offload
   }
   if (layout.act_offload > 0) args.arg("--cpu-offloading-num-layers", layout.act_offload);
-  Result<std::vector<std::string>> notes = megatron_pipeline_args(model, layout, args);
-  if (!notes) return notes.errors();
+  megatron_pipeline_args(model, layout, args);
   RecomputeArgs r = recompute_args(layout);
   if (!r.granularity.empty()) args.arg("--recompute-granularity", r.granularity);
   if (!r.method.empty()) args.arg("--recompute-method", r.method);
@@ -352,7 +320,6 @@ Result<std::string> export_megatron(const ModelSpec& model, const TrainingSpec& 
       fmt::format("vocabulary {} comes from the tokenizer (--tokenizer-type ...)", model.vocab)};
   if (layout.zero >= 2)
     comment.push_back("Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1");
-  comment.insert(comment.end(), notes.value().begin(), notes.value().end());
   return args.render(comment);
 }
 
@@ -392,26 +359,22 @@ std::string nemo_model_keys(const ModelSpec& model, const Layout& layout) {
 // NeMo 1.x megatron_gpt_config.yaml keys (model: section; NeMo 8cfedd720346,
 // examples/nlp/language_modeling/conf/megatron_gpt_config.yaml). ZeRO-2/3 map onto NeMo's FSDP
 // (fsdp_sharding_strategy grad / full), which NeMo allows only without pipeline parallelism.
-Result<std::string> export_nemo(const ModelSpec& model, const TrainingSpec& training,
-                                const Layout& layout) {
-  std::vector<Diagnostic> refused = megatron_core_refusals(Launcher::nemo, layout, false);
-  if (layout.zero >= 2 && layout.pp > 1) {
-    refused.push_back(launcher_refusal(Launcher::nemo, layout, "zero",
-                                       "NeMo's FSDP (ZeRO-2/3) does not combine with pipeline "
-                                       "parallelism; use zero=0 or 1, or pp=1"));
-  }
-  if (layout.shard > 0) {
-    refused.push_back(launcher_refusal(Launcher::nemo, layout, "shard",
-                                       "the NeMo 1 GPT config has no distributed-optimizer "
-                                       "instances; use shard=0"));
-  }
-  if (layout.uneven && model.layers % (layout.pp * layout.vpp) != 0) {
-    refused.push_back(launcher_refusal(Launcher::nemo, layout, "uneven",
-                                       "the GPT config splits layers evenly over stages"));
-  }
-  for (Diagnostic& refusal : model_refusals(Launcher::nemo, model))
-    refused.push_back(std::move(refusal));
-  if (!refused.empty()) return refused;
+void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*training*/,
+                const Layout& layout) {
+  megatron_core_rules(out, layout, /*pp_dp_order=*/false, /*megatron_lm=*/false);
+  if (layout.zero >= 2 && layout.pp > 1)
+    out.field("zero",
+              "NeMo's FSDP (ZeRO-2/3) does not combine with pipeline parallelism; use zero=0 or "
+              "1, or pp=1");
+  if (layout.shard > 0)
+    out.field("shard", "the NeMo 1 GPT config has no distributed-optimizer instances; use shard=0");
+  if (uneven_split_needed(model, layout))
+    out.field("uneven", "the GPT config splits layers evenly over stages");
+  model_rules(out, model);
+}
+
+std::string render_nemo(const ModelSpec& model, const TrainingSpec& training,
+                        const Layout& layout) {
   auto null_or = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string("null"); };
   RecomputeArgs r = recompute_args(layout);
   std::string out =

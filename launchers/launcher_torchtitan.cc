@@ -46,68 +46,59 @@ int64_t replicas(const Layout& layout) {
   return layout.shard > 0 ? layout.dp * layout.cp / layout.shard : 1;
 }
 
-std::vector<Diagnostic> torchtitan_refusals(const Layout& layout, const ModelSpec& model) {
-  const Launcher tt = Launcher::torchtitan;
-  std::vector<Diagnostic> out;
-  if (layout.zero == 1)
-    out.push_back(launcher_refusal(tt, layout, "zero",
-                                   "FSDP2 shards parameters and gradients with the optimizer "
-                                   "states; use zero=0 (replicate), 2 or 3"));
-  if (layout.tp > 1 && !layout.sp)
-    out.push_back(
-        launcher_refusal(tt, layout, "sp", "its tensor parallel plan always shards the sequence"));
-  if (layout.uneven && model.layers % (layout.pp * layout.vpp) != 0)
-    out.push_back(
-        launcher_refusal(tt, layout, "uneven", "its pipeline splits layers evenly over stages"));
-  if (layout.recompute_layers > 1 && layout.recompute == Recompute::full)
-    out.push_back(launcher_refusal(tt, layout, "recompute_layers",
-                                   "its full activation checkpointing wraps every layer; groups "
-                                   "of layers (the uniform method) are not expressible"));
-  if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
-    out.push_back(
-        launcher_refusal(tt, layout, "recompute_layers",
-                         "activation_checkpoint.mode is per model: none, selective or full"));
-  if (layout.shard > 0 && (layout.shard % layout.cp != 0 || layout.dp % replicas(layout) != 0))
-    out.push_back(launcher_refusal(tt, layout, "shard",
-                                   "FSDP shards over data_parallel_shard_degree × cp ranks; "
-                                   "shard must be a multiple of cp"));
-  if (layout.cp > 1 && (layout.cp_kind == CpKind::a2a || layout.cp_kind == CpKind::hybrid))
-    out.push_back(launcher_refusal(tt, layout, "cp_kind",
-                                   "its context parallelism exchanges K/V shards (ring or "
-                                   "all-gather), not heads; use cp_kind=ring or allgather"));
-  if (layout.dispatch != Dispatch::alltoall)
-    out.push_back(launcher_refusal(tt, layout, "dispatch",
-                                   "its expert parallelism dispatches tokens by all-to-all; use "
-                                   "dispatch=alltoall"));
-  if (layout.offloads())
-    out.push_back(launcher_refusal(
-        tt, layout, layout.offload != Offload::none ? "offload" : "act_offload",
-        "its CPU offload (FSDP2 CPUOffloadPolicy) moves parameters and gradients with the "
-        "optimizer states, which meshplan does not model; use offload=none, act_offload=0"));
-  if (layout.ep_overlap)
-    out.push_back(launcher_refusal(tt, layout, "ep_overlap",
-                                   "it does not overlap MoE all-to-alls with another "
-                                   "micro-batch; use ep_overlap=false"));
-  if (layout.pp > 1 && (layout.schedule == Schedule::zb_h1 || layout.schedule == Schedule::zb_h2))
-    out.push_back(launcher_refusal(
-        tt, layout, "schedule",
-        fmt::format("its zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run 2 or "
-                    "more stages per rank; {} runs one; use schedule=1f1b, dualpipev, or "
-                    "interleaved with vpp >= 2",
-                    to_string(layout.schedule))));
-  if (layout.pp > 1 && layout.schedule == Schedule::dualpipe)
-    out.push_back(launcher_refusal(tt, layout, "schedule",
-                                   "torch.distributed.pipelining has DualPipeV, not the "
-                                   "bidirectional DualPipe; use schedule=dualpipev with vpp=2"));
-  return out;
-}
-
 }  // namespace
 
-Result<std::string> export_torchtitan(const ModelSpec& model, const TrainingSpec& training,
-                                      const Layout& layout) {
-  std::vector<Diagnostic> refused = torchtitan_refusals(layout, model);
-  if (!refused.empty()) return refused;
+void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*training*/,
+                      const Layout& layout) {
+  if (layout.zero == 1)
+    out.field("zero",
+              "FSDP2 shards parameters and gradients with the optimizer states; use zero=0 "
+              "(replicate), 2 or 3");
+  if (layout.tp > 1 && !layout.sp)
+    out.field("sp", "its tensor parallel plan always shards the sequence");
+  if (layout.uneven && model.layers % (layout.pp * layout.vpp) != 0)
+    out.field("uneven", "its pipeline splits layers evenly over stages");
+  if (layout.recompute_layers > 1 && layout.recompute == Recompute::full)
+    out.field("recompute_layers",
+              "its full activation checkpointing wraps every layer; groups of layers (the "
+              "uniform method) are not expressible");
+  if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
+    out.field("recompute_layers",
+              "activation_checkpoint.mode is per model: none, selective or full");
+  if (layout.shard > 0 && (layout.shard % layout.cp != 0 || layout.dp % replicas(layout) != 0))
+    out.field("shard",
+              "FSDP shards over data_parallel_shard_degree × cp ranks; shard must be a multiple "
+              "of cp");
+  if (layout.cp > 1 && (layout.cp_kind == CpKind::a2a || layout.cp_kind == CpKind::hybrid))
+    out.field("cp_kind",
+              "its context parallelism exchanges K/V shards (ring or all-gather), not heads; use "
+              "cp_kind=ring or allgather");
+  if (layout.dispatch != Dispatch::alltoall)
+    out.field("dispatch",
+              "its expert parallelism dispatches tokens by all-to-all; use dispatch=alltoall");
+  if (layout.offloads())
+    out.field(layout.offload != Offload::none ? "offload" : "act_offload",
+              "its CPU offload (FSDP2 CPUOffloadPolicy) moves parameters and gradients with the "
+              "optimizer states, which meshplan does not model; use offload=none, act_offload=0");
+  if (layout.ep_overlap)
+    out.field("ep_overlap",
+              "it does not overlap MoE all-to-alls with another micro-batch; use "
+              "ep_overlap=false");
+  if (layout.pp > 1 && (layout.schedule == Schedule::zb_h1 || layout.schedule == Schedule::zb_h2))
+    out.field("schedule", [&] {
+      return fmt::format(
+          "its zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run 2 or more stages "
+          "per rank; {} runs one; use schedule=1f1b, dualpipev, or interleaved with vpp >= 2",
+          to_string(layout.schedule));
+    });
+  if (layout.pp > 1 && layout.schedule == Schedule::dualpipe)
+    out.field("schedule",
+              "torch.distributed.pipelining has DualPipeV, not the bidirectional DualPipe; use "
+              "schedule=dualpipev with vpp=2");
+}
+
+std::string render_torchtitan(const ModelSpec& model, const TrainingSpec& training,
+                              const Layout& layout) {
   LauncherArgs args;
   args.arg("--parallelism.data_parallel_replicate_degree", replicas(layout));
   args.arg("--parallelism.data_parallel_shard_degree", layout.dp / replicas(layout));

@@ -327,6 +327,17 @@ std::vector<Offload> framework_offload_devices(const std::string& name) {
   return {};
 }
 
+const char* framework_launcher(const std::string& framework) {
+  static constexpr std::pair<const char*, const char*> kLaunchers[] = {
+      {"megatron-core", "megatron"},
+      {"nemo", "nemo"},
+      {"deepspeed", "deepspeed"},
+      {"torchtitan", "torchtitan"}};
+  for (const auto& [name, launcher] : kLaunchers)
+    if (framework == name) return launcher;
+  return nullptr;
+}
+
 void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.framework = f.name;
   o.overlap_grad_reduce = f.overlap_grad_reduce;

@@ -76,6 +76,12 @@ Result<FrameworkPreset> find_framework(const std::string& name, const SourceLoca
 // Sets the preset's fields of `o` (and o.framework to its name); other fields are untouched.
 void apply_framework(const FrameworkPreset& f, CostOptions& o);
 
+// The launcher whose configuration `meshplan export --format` writes for the framework, by its
+// --format name (megatron, nemo, deepspeed, torchtitan), or nullptr when meshplan exports none
+// for it (Megatron-LM and DeepSpeed of 2021, Megatron-DeepSpeed, generic FSDP2, Composer).
+// `plan --framework X` ranks only layouts this launcher runs (issue 14).
+const char* framework_launcher(const std::string& framework);
+
 // The dtype a job accumulates and reduces gradients in, where it departs from its framework's
 // default (FrameworkPreset::grad_bytes_per_param): Megatron-LM --grad-reduce-in-bf16, NeMo's
 // distributed_fused_adam `grad_sync_dtype` (Apex DistributedFusedAdam keeps its contiguous

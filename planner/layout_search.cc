@@ -56,6 +56,10 @@ class Tally {
   void add_to(std::map<std::string, int64_t>& out) const {
     for (const auto& [key, n] : counts_) out[key] += n;
   }
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [key, n] : counts_) f(key, n);
+  }
 
  private:
   std::vector<std::pair<const char*, int64_t>> counts_;
@@ -378,8 +382,20 @@ struct ThreadResult {
   int64_t pruned = 0;        // fit, but never timed: their step-time floor beat no kept layout
   std::vector<Ranked> best;  // at most top_k
   std::array<int64_t, static_cast<size_t>(Reject::count)> rejected{};
+  Tally launcher_refused;          // fit, but the launcher refuses them: by the field it refuses
   std::optional<Ranked> smallest;  // key = peak bytes
 };
+
+// Whether a layout that fits may be ranked: the launcher the plan is for runs it (or none is
+// set). A refused one is counted under the field the launcher refuses.
+bool launcher_runs(const SearchOptions& options, const CostModel& model, const Layout& layout,
+                   ThreadResult& out) {
+  if (!options.launcher.refuses) return true;
+  const char* field = options.launcher.refuses(model.model(), model.training(), layout);
+  if (!field) return true;
+  ++out.launcher_refused[field];
+  return false;
+}
 
 void keep_best(std::vector<Ranked>& best, Ranked r, size_t k) {
   if (best.size() == k && !(r < best.back())) return;
@@ -571,6 +587,7 @@ void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef sha
     ++out.rejected[static_cast<size_t>(Reject::host)];
     return;
   }
+  if (!launcher_runs(options, model, layout, out)) return;
   ++out.feasible;
   rank_fitting(t, layout, shape, bytes, order, options, floor);
 }
@@ -621,6 +638,7 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
     if (!out.smallest || peak.total < out.smallest->key)
       out.smallest = Ranked{peak.total, order, layout};
     if (peak.total <= hbm) {
+      if (!launcher_runs(options, model, layout, out)) continue;
       ++out.feasible;
       rank_fitting(t, layout, shape, peak.total, order, options, floor);
     } else if (!retries) {
@@ -733,6 +751,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
                             const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   SearchResult result;
+  if (options.launcher.refuses) result.launcher = options.launcher.launcher;
   Enumerator enumerator(prototype.model(), prototype.training(), gpus, prototype.cluster(), options,
                         prototype.options());
   Tally rejected, skipped;
@@ -796,6 +815,10 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
     result.pruned += r.pruned;
     for (size_t i = 0; i < r.rejected.size(); ++i)
       if (r.rejected[i] > 0) result.rejected[kRejectNames[i]] += r.rejected[i];
+    r.launcher_refused.for_each([&](const char* field, int64_t n) {
+      result.launcher_refused += n;
+      result.rejected[fmt::format("{} cannot run it: {}", result.launcher, field)] += n;
+    });
     for (const Ranked& x : r.best) keep_best(best, x, static_cast<size_t>(options.top_k));
     if (r.smallest && (!smallest || *r.smallest < *smallest)) smallest = r.smallest;
   }

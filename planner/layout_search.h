@@ -51,13 +51,27 @@ struct SearchOptions {
   bool prune = true;
   // A search that would evaluate more layouts than this does not run (SearchResult::refused).
   int64_t max_layouts = kMaxSearchLayouts;
+  // The launcher the plan is for (`plan --framework X`, issue 14): a layout that fits but that
+  // the launcher's export would refuse is not ranked, and is counted in SearchResult::rejected
+  // under "<launcher> cannot run it: <field>", the first field it refuses. `refuses` returns
+  // that field's key (a string literal) or nullptr; it is called from worker threads. Unset
+  // (empty `refuses`): every layout that fits is ranked.
+  struct LauncherCheck {
+    std::string launcher;  // "Megatron-LM"
+    std::function<const char*(const ModelSpec&, const TrainingSpec&, const Layout&)> refuses;
+  };
+  LauncherCheck launcher;
   // Called from worker threads with (work items done, total); must be thread-safe.
   std::function<void(int64_t, int64_t)> progress;
 };
 
 struct SearchResult {
   int64_t evaluated = 0;  // layouts generated and evaluated (memory at least)
-  int64_t feasible = 0;   // of which fit in memory
+  int64_t feasible = 0;   // of which fit in memory (and the launcher runs, when one is set)
+  // Layouts that fit but that SearchOptions::launcher refuses (also in `rejected`, by field),
+  // and that launcher's name ("" when none was set).
+  int64_t launcher_refused = 0;
+  std::string launcher;
   // Of those, layouts never timed in full: their step-time floor (the pipeline without the ZeRO
   // terms, CostModel::step_time_floor_s) already lost to top_k others (branch and bound). It
   // varies with the thread count and timing (each thread prunes against its own best), so only

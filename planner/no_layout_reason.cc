@@ -66,6 +66,27 @@ bool any_fixed(const LayoutFix& f) {
          f.cp_a2a;
 }
 
+// Layouts fit, but the launcher refuses each (SearchResult::rejected's "<launcher> cannot run
+// it: <field>" counters), most refused field first.
+NoLayoutReason launcher_reason(const SearchResult& r) {
+  NoLayoutReason out;
+  out.kind = NoLayoutKind::launcher;
+  out.launcher_refused = r.launcher_refused;
+  const std::string prefix = r.launcher + " cannot run it: ";
+  std::vector<std::pair<int64_t, std::string>> counts;
+  for (const auto& [name, n] : r.rejected)
+    if (name.rfind(prefix, 0) == 0) counts.push_back({n, name.substr(prefix.size())});
+  std::stable_sort(counts.begin(), counts.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [n, field] : counts)
+    out.refused_fields.push_back(fmt::format("{} ({} layouts)", field, n));
+  out.text = fmt::format(
+      "launcher: {} layouts fit, but {} cannot run any of them; it refuses {} (export --format "
+      "says why; --any-launcher ranks them anyway)",
+      r.launcher_refused, r.launcher, fmt::join(out.refused_fields, ", "));
+  return out;
+}
+
 std::string gib_text(double bytes) { return fmt::format("{:.2f} GiB", bytes / units::kGiB); }
 
 }  // namespace
@@ -78,6 +99,8 @@ const char* to_string(NoLayoutKind kind) {
       return "memory";
     case NoLayoutKind::fixed:
       return "fixed";
+    case NoLayoutKind::launcher:
+      return "launcher";
   }
   return "";
 }
@@ -87,6 +110,7 @@ NoLayoutReason explain_no_layout(const SearchResult& r, const ModelSpec& model,
                                  const SearchOptions& options) {
   assert(r.ranked.empty());
   NoLayoutReason out;
+  if (r.launcher_refused > 0) return launcher_reason(r);
   if (r.smallest) {
     const Estimate& e = *r.smallest;
     out.kind = NoLayoutKind::memory;

@@ -19,6 +19,7 @@ enum class NoLayoutKind {
   divisibility,  // no layout passes the layout rules (core/layout_rules.h)
   memory,        // layouts pass the rules, none fits
   fixed,         // the pinned fields (--fix) leave nothing to enumerate
+  launcher,      // layouts fit, but the launcher the plan is for runs none of them
 };
 
 struct NoLayoutReason {
@@ -26,6 +27,10 @@ struct NoLayoutReason {
   // divisibility: the rules that pruned the enumeration, most pruned branches first, each as a
   // sentence ("dp must divide the global batch (1024)").
   std::vector<std::string> rules;
+  // launcher: the layouts that fit and what the launcher refuses, most refused first
+  // ("zero (1,204 layouts)").
+  int64_t launcher_refused = 0;
+  std::vector<std::string> refused_fields;
   // memory: the smallest peak any layout needs, the capacity, and what dominates it.
   double smallest_peak_bytes = 0, capacity_bytes = 0;
   std::string smallest_layout;  // to_string of that layout
@@ -37,7 +42,7 @@ struct NoLayoutReason {
   std::string text;
 };
 
-// "divisibility", "memory" or "fixed".
+// "divisibility", "memory", "fixed" or "launcher".
 const char* to_string(NoLayoutKind kind);
 
 // REQUIRES: r.ranked is empty (the search over `gpus` GPUs of `model` with `training` under

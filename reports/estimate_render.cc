@@ -159,14 +159,20 @@ nlohmann::ordered_json plan_json(const SearchResult& r) {
 std::string plan_table(const SearchResult& r, const CostModel& model, int64_t gpus) {
   // No wall time here: the table is byte-identical for any thread count (JSON has wall_s).
   std::string out = fmt::format(
-      "{} on {} × {} — {} sequences × {} tokens per step\nsearched {} layouts: {} fit\n\n",
+      "{} on {} × {} — {} sequences × {} tokens per step\nsearched {} layouts: {} fit{}\n\n",
       model.model().name, gpus, model.cluster().gpu.name, model.training().global_batch,
-      model.training().seq_len, with_commas(r.evaluated), with_commas(r.feasible));
+      model.training().seq_len, with_commas(r.evaluated), with_commas(r.feasible),
+      r.launcher_refused == 0
+          ? ""
+          : fmt::format(" and run under {0}; {1} more fit but {0} cannot run them "
+                        "(--any-launcher ranks them)",
+                        r.launcher, with_commas(r.launcher_refused)));
   if (r.ranked.empty()) return out + nothing_fits_text(r, model, gpus);
   if (r.offload_fallback)
-    out +=
-        "nothing fit on the GPUs alone: these layouts keep their optimizer states off the GPU "
-        "(offload)\n\n";
+    out += fmt::format(
+        "nothing{} fit on the GPUs alone: these layouts keep their optimizer states off the GPU "
+        "(offload)\n\n",
+        r.launcher.empty() ? "" : " " + r.launcher + " runs");
   out += text_table(kSummaryHeader, summary_rows(r.ranked), 2);
   out += fmt::format("\nbest: --layout {}\n", to_string(r.ranked.front().layout));
   return out;
@@ -219,7 +225,7 @@ std::string offload_advice(const SearchResult& r, const CostModel& model, const 
 }  // namespace
 
 std::string nothing_fits_text(const SearchResult& r, const CostModel& model, int64_t gpus) {
-  if (!r.smallest)
+  if (!r.smallest || r.launcher_refused > 0)
     return "no layout: " + explain_no_layout(r, model.model(), model.training(), gpus).text + "\n";
   const Estimate& e = *r.smallest;
   const StageMemory& s = e.memory.stages[static_cast<size_t>(e.peak_stage)];

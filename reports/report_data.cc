@@ -116,6 +116,7 @@ Result<ReportData> build_report(const CostModel& base, int64_t gpus, const Repor
   o.top_k = std::max(request.top_k, request.sample);
   o.threads = request.threads;
   o.objective = request.objective;
+  o.launcher = request.launcher;
   d.params_total = total_params(base.model());
   d.search = search_layouts(model, gpus, o);
   if (auto error = check_search_size(d.search, "report")) return *error;

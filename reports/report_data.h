@@ -25,6 +25,8 @@ struct ReportRequest {
   // How layouts are ranked, as `meshplan plan --objective`; mfu and tokens_per_s re-rank the
   // top_k by simulated step time, memory keeps the lowest peak memory first.
   Objective objective = Objective::mfu;
+  // The launcher the plan is for (SearchOptions::launcher): the report ranks only layouts it runs.
+  SearchOptions::LauncherCheck launcher;
   // When set, the report adds a scale section: this sweep run on the same inputs (its search
   // threads are `threads`).
   std::optional<SweepRequest> sweep;

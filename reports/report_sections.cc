@@ -90,15 +90,22 @@ std::string inputs_section(const ReportData& d) {
 
 std::string search_section(const ReportData& d) {
   const SearchResult& r = d.search;
-  std::string out =
-      fmt::format("## Search\n\n{} layouts evaluated, {} fit in memory and were timed.\n\n",
-                  with_commas(r.evaluated), with_commas(r.feasible));
+  std::string out = fmt::format(
+      "## Search\n\n{} layouts evaluated, {} fit in memory{} and were "
+      "timed.\n\n",
+      with_commas(r.evaluated), with_commas(r.feasible),
+      r.launcher.empty() ? "" : ", launch with " + r.launcher + ",");
   if (!r.rejected.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& [reason, n] : r.rejected) rows.push_back({reason, with_commas(n)});
     out += markdown_table({"rejected because", "layouts"}, rows) + "\n";
   }
-  if (r.ranked.empty()) {
+  if (r.ranked.empty() && r.launcher_refused > 0) {
+    out += fmt::format(
+        "**{} layouts fit, but {} runs none of them.** `--any-launcher` ranks "
+        "them.\n\n",
+        with_commas(r.launcher_refused), r.launcher);
+  } else if (r.ranked.empty()) {
     out += "**Nothing fits.**";
     if (r.smallest) {
       out += fmt::format(" The smallest peak is `{}` at {} of {}.", to_string(r.smallest->layout),

@@ -382,24 +382,32 @@ TEST_CASE("uniform recompute groups export as Megatron's uniform method and Deep
             .find("the uniform method") != std::string::npos);
 }
 
-TEST_CASE("README: plan --framework X (with its --fix) gives a winner X's export accepts") {
+TEST_CASE("README: plan --framework X ranks only layouts X's export accepts (its top 20)") {
   const fs::path dir = test::fresh_dir("export-plan-framework");
-  const std::string cluster =
-      " --model models/llama3-8b.yaml --cluster topologies/dgx-h100-1n.yaml";
-  const char* cases[][3] = {{"megatron-core", "", "megatron"},
-                            {"nemo", "", "nemo"},
-                            {"deepspeed", " --fix sp=false", "deepspeed"},
-                            {"torchtitan", "", "torchtitan"}};
-  for (const auto& c : cases) {
-    CAPTURE(c[0]);
-    REQUIRE(test::run_meshplan(
-                std::string("plan --framework ") + c[0] + c[1] + cluster + " --top 1", dir) == 0);
-    const std::string out = test::read_file(dir / "stdout.txt");
-    const size_t at = out.find("best: --layout ");
-    REQUIRE(at != std::string::npos);
-    const std::string best = out.substr(at + 15, out.find('\n', at) - at - 15);
-    CHECK(test::run_meshplan(std::string("export --format ") + c[2] + cluster + " --layout " + best,
-                             dir) == 0);
+  const char* inputs[] = {
+      " --model models/llama3-8b.yaml --cluster topologies/dgx-h100-1n.yaml",
+      " --model models/mixtral-8x7b.yaml --cluster topologies/dgx-h100-64n.yaml --gpus 32"};
+  const char* cases[][2] = {{"megatron-core", "megatron"},
+                            {"nemo", "nemo"},
+                            {"deepspeed", "deepspeed"},
+                            {"torchtitan", "torchtitan"}};
+  for (const char* input : inputs) {
+    for (const auto& c : cases) {
+      CAPTURE(input);
+      CAPTURE(c[0]);
+      REQUIRE(test::run_meshplan(
+                  std::string("plan --framework ") + c[0] + input + " --top 20 --format json",
+                  dir) == 0);
+      const nlohmann::json plan = nlohmann::json::parse(test::read_file(dir / "stdout.txt"));
+      REQUIRE(!plan["ranked"].empty());
+      for (const auto& ranked : plan["ranked"]) {
+        const std::string layout = ranked["layout"];
+        CAPTURE(layout);
+        CHECK(test::run_meshplan(
+                  std::string("export --format ") + c[1] + input + " --layout " + layout, dir) ==
+              0);
+      }
+    }
   }
   fs::remove_all(dir);
 }

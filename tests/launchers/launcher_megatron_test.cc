@@ -3,8 +3,10 @@
 // uneven-pipeline arithmetic, and the flags that make Megatron run what meshplan priced.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -37,27 +39,70 @@ int64_t flag_value(const std::string& text, const std::string& flag) {
   return std::stoll(text.substr(at + flag.size() + 1));
 }
 
-TEST_CASE("Megatron uneven splits are ones its TransformerConfig accepts") {
-  // DeepSeek-V3, 61 layers over 16 stages: meshplan prices 3,4x13,3,3; Megatron needs equal
-  // middle stages, so 3,4x14,2: 61 − 3 − 2 = 56 = 14 x 4, no stage above 4 layers.
-  const ModelSpec ds = model("deepseek-v3");
-  const std::string v3 = exported(Launcher::megatron, ds,
-                                  layout("tp=1,pp=16,ep=32,recompute=full,uneven=true", ds, 512));
-  CHECK(flag_value(v3, "--decoder-first-pipeline-num-layers") == 3);
-  CHECK(flag_value(v3, "--decoder-last-pipeline-num-layers") == 2);
-  CHECK(megatron_accepts_uneven(61, 16, 3, 2));
-  CHECK_FALSE(megatron_accepts_uneven(61, 16, 3, 3));  // what was exported before
-  CHECK(v3.find("# layers per stage 3,4x14,2 (meshplan priced 3,4x13,3x2; Megatron needs equal "
-                "middle stages; the slowest stage is the same)\n") != std::string::npos);
+// The value of "--flag value" as text.
+std::string flag_text(const std::string& text, const std::string& flag) {
+  const size_t at = text.find(flag + " ");
+  REQUIRE(at != std::string::npos);
+  const size_t from = at + flag.size() + 1;
+  return text.substr(from, text.find_first_of(" \n", from) - from);
+}
 
-  // Llama 3 405B, 126 layers over 16 stages: the priced 7,8x14,7 is expressible as it is.
+// Megatron-LM's reading of --pipeline-model-parallel-layout (d98e8a64ddf3,
+// pipeline_parallel_layer_layout.py parse_str_to_list, validate_layer_layout): commas dropped,
+// "(...)*n" then "x*n" unrolled, split at "|"; the first chunk starts with the embedding E, the
+// last ends with the loss L, each once. Returns each chunk's transformer layers ("t").
+std::vector<int64_t> megatron_layout_chunks(std::string layout) {
+  REQUIRE(layout.size() >= 2);
+  REQUIRE(layout.front() == '"');
+  REQUIRE(layout.back() == '"');
+  layout = layout.substr(1, layout.size() - 2);
+  auto unroll = [](std::string text, const std::regex& pattern) {
+    std::smatch m;
+    while (std::regex_search(text, m, pattern)) {
+      std::string repeated;
+      for (int i = 0; i < std::stoi(m[2].str()); ++i) repeated += m[1].str();
+      text = m.prefix().str() + repeated + m.suffix().str();
+    }
+    return text;
+  };
+  layout = unroll(layout, std::regex(R"(\(([^)]+)\)\*(\d+))"));
+  layout = unroll(layout, std::regex(R"((.)\*(\d+))"));
+  CHECK(layout.front() == 'E');
+  CHECK(layout.back() == 'L');
+  CHECK(std::count(layout.begin(), layout.end(), 'E') == 1);
+  CHECK(std::count(layout.begin(), layout.end(), 'L') == 1);
+  std::vector<int64_t> chunks(1, 0);
+  for (char c : layout) {
+    if (c == '|')
+      chunks.push_back(0);
+    else if (c == 't')
+      ++chunks.back();
+    else
+      CHECK((c == 'E' || c == 'L'));
+  }
+  return chunks;
+}
+
+TEST_CASE("Megatron uneven splits run as priced: first/last flags, else the flexible layout") {
+  // DeepSeek-V3, 61 layers over 16 stages: meshplan prices 3,4x13,3,3, which Megatron's
+  // first/last flags cannot give (its middle stages are equal), so the layout names each stage.
+  const ModelSpec ds = model("deepseek-v3");
+  const Layout v3_layout = layout("tp=1,pp=16,ep=32,recompute=full,uneven=true", ds, 512);
+  const std::string v3 = exported(Launcher::megatron, ds, v3_layout);
+  CHECK(flag_text(v3, "--pipeline-model-parallel-layout") == "\"Et*3|(t*4|)*13t*3|t*3L\"");
+  CHECK(megatron_layout_chunks(flag_text(v3, "--pipeline-model-parallel-layout")) ==
+        chunk_layers(61, 16, 1));
+  CHECK(v3.find("--decoder-first-pipeline-num-layers") == std::string::npos);
+  CHECK_FALSE(megatron_accepts_uneven(61, 16, 3, 3));
+
+  // Llama 3 405B, 126 layers over 16 stages: the priced 7,8x14,7 is what the flags give.
   const ModelSpec big = model("llama3-405b");
   const std::string l405 = exported(Launcher::megatron, big,
                                     layout("tp=8,pp=16,recompute=full,uneven=true", big, 16384));
   CHECK(flag_value(l405, "--decoder-first-pipeline-num-layers") == 7);
   CHECK(flag_value(l405, "--decoder-last-pipeline-num-layers") == 7);
   CHECK(megatron_accepts_uneven(126, 16, 7, 7));
-  CHECK(l405.find("meshplan priced") == std::string::npos);
+  CHECK(l405.find("--pipeline-model-parallel-layout") == std::string::npos);
 }
 
 // Megatron-LM d98e8a64ddf3's flags ("--flag" -> "int" | "float" | "flag" | "choice:a|b" | "str"),
@@ -97,7 +142,7 @@ void check_megatron_flags(const std::string& text,
 
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
-  REQUIRE(known.size() == 66);
+  REQUIRE(known.size() == 67);
   const struct {
     const char* model;
     const char* layout;
@@ -161,24 +206,27 @@ TEST_CASE("Megatron-LM: ZeRO-2/3 through Megatron-FSDP, tp-pp-dp rank order") {
         std::string::npos);
 }
 
-TEST_CASE("Megatron-LM: uneven with vpp names virtual stages per rank and a split it accepts") {
+TEST_CASE("Megatron-LM: uneven with vpp runs the priced chunks through the flexible layout") {
   // Llama 3 405B, 126 layers in 32 chunks (pp=16, vpp=2): meshplan prices 3,4x30,3, which puts
-  // 3 and 4 on rank 0; Megatron splits each rank evenly, so 8 (4+4), 14 x 8, 6 (3+3): no chunk
-  // above 4 layers.
+  // 3 and 4 on rank 0; Megatron's first/last flags split each rank evenly over its chunks, so
+  // the layout names the chunks, and vpp comes from it alone (arguments.py asserts no other
+  // vpp flag beside it).
   const ModelSpec big = model("llama3-405b");
   const std::string out = exported(
       Launcher::megatron, big, layout("tp=8,pp=16,vpp=2,recompute=full,uneven=true", big, 16384));
-  CHECK(flag_value(out, "--num-virtual-stages-per-pipeline-rank") == 2);
+  CHECK(out.find("--num-virtual-stages-per-pipeline-rank") == std::string::npos);
   CHECK(out.find("--num-layers-per-virtual-pipeline-stage") == std::string::npos);
-  const int64_t first = flag_value(out, "--decoder-first-pipeline-num-layers"),
-                last = flag_value(out, "--decoder-last-pipeline-num-layers");
-  CHECK(first == 8);
-  CHECK(last == 6);
-  CHECK(megatron_accepts_uneven(126, 16, first, last, 2));
+  const std::vector<int64_t> chunks =
+      megatron_layout_chunks(flag_text(out, "--pipeline-model-parallel-layout"));
+  CHECK(chunks == chunk_layers(126, 16, 2));
+  CHECK(chunks.size() % 16 == 0);  // arguments.py: stages divisible by pp; vpp = 32 / 16
   CHECK_FALSE(megatron_accepts_uneven(126, 16, 7, 7, 2));
-  CHECK(out.find("# layers per chunk 4x15,3,4x15,3 (meshplan priced 3,4x30,3; Megatron needs "
-                 "equal middle stages split evenly into chunks; the largest chunk is the "
-                 "same)\n") != std::string::npos);
+  // An even split keeps --num-layers-per-virtual-pipeline-stage (llama3-70b: 80 layers in 4 x 5
+  // chunks of 4).
+  const ModelSpec m70 = model("llama3-70b");
+  const std::string even = exported(Launcher::megatron, m70, layout("tp=8,pp=4,vpp=5", m70, 64));
+  CHECK(flag_value(even, "--num-layers-per-virtual-pipeline-stage") == 4);
+  CHECK(even.find("--pipeline-model-parallel-layout") == std::string::npos);
 }
 
 // NeMo 8cfedd720346's GPT config keys (model: section), from the committed table.

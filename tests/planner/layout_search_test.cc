@@ -1,11 +1,13 @@
 #include "planner/layout_search.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <set>
 
 #include "planner/framework_preset.h"
 #include "planner/memory_model.h"
+#include "planner/no_layout_reason.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;
@@ -390,4 +392,70 @@ TEST_CASE("a search above max_layouts does not run: it reports the count and the
   CHECK(format_diagnostic(*from_result) == format_diagnostic(*from_count));
   o.max_layouts = n;
   CHECK(!check_search_size(search_layouts(model, c.gpus(), o), "plan"));
+}
+
+TEST_CASE("a launcher check drops the layouts it refuses, counted by field, and nothing else") {
+  const ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
+  const ClusterSpec c = two_level_cluster(1);
+  const TrainingSpec t{128, 16, Precision::bf16};
+  CostModel model(m, c, CalibrationProfile{}, t);
+  SearchOptions o;
+  o.top_k = 1000000;
+  const SearchResult all = search_layouts(model, c.gpus(), o);
+  int64_t zero_one = 0, interleaved = 0;  // fitting layouts the fake launcher refuses
+  for (const Estimate& e : all.ranked) {
+    if (e.layout.zero == 1)
+      ++zero_one;
+    else if (e.layout.schedule == Schedule::interleaved && e.layout.pp > 1)
+      ++interleaved;
+  }
+  REQUIRE(zero_one > 0);
+  REQUIRE(interleaved > 0);
+  // Refuses ZeRO-1 first, then interleaving, as a launcher's rules do in their order.
+  o.launcher = {"Fake", [](const ModelSpec&, const TrainingSpec&, const Layout& l) -> const char* {
+                  if (l.zero == 1) return "zero";
+                  if (l.schedule == Schedule::interleaved && l.pp > 1) return "schedule";
+                  return nullptr;
+                }};
+  for (int threads : {1, 2}) {
+    o.threads = threads;
+    const SearchResult r = search_layouts(model, c.gpus(), o);
+    CHECK(r.evaluated == all.evaluated);
+    CHECK(r.launcher_refused == zero_one + interleaved);
+    CHECK(r.feasible == all.feasible - zero_one - interleaved);
+    CHECK(r.rejected.at("Fake cannot run it: zero") == zero_one);
+    CHECK(r.rejected.at("Fake cannot run it: schedule") == interleaved);
+    // The ranking is the unfiltered one without the refused layouts, in the same order.
+    std::vector<std::string> expected, got;
+    for (const Estimate& e : all.ranked)
+      if (e.layout.zero != 1 && !(e.layout.schedule == Schedule::interleaved && e.layout.pp > 1))
+        expected.push_back(to_string(e.layout));
+    for (const Estimate& e : r.ranked) got.push_back(to_string(e.layout));
+    CHECK(got == expected);
+  }
+}
+
+TEST_CASE("when the launcher refuses every layout that fits, the reason says so") {
+  const ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
+  const ClusterSpec c = two_level_cluster(1);
+  const TrainingSpec t{128, 16, Precision::bf16};
+  CostModel model(m, c, CalibrationProfile{}, t);
+  SearchOptions o;
+  o.launcher = {"Fake", [](const ModelSpec&, const TrainingSpec&, const Layout& l) -> const char* {
+                  return l.pp > 1 ? "pp" : "tp";
+                }};
+  const SearchResult r = search_layouts(model, c.gpus(), o);
+  REQUIRE(r.ranked.empty());
+  const NoLayoutReason why = explain_no_layout(r, m, t, c.gpus(), o);
+  CHECK(why.kind == NoLayoutKind::launcher);
+  CHECK(why.launcher_refused == r.launcher_refused);
+  const int64_t pp = r.rejected.at("Fake cannot run it: pp");
+  const int64_t tp = r.rejected.at("Fake cannot run it: tp");
+  CHECK(pp + tp == r.launcher_refused);
+  const std::string most = pp >= tp ? fmt::format("pp ({} layouts), tp ({} layouts)", pp, tp)
+                                    : fmt::format("tp ({} layouts), pp ({} layouts)", tp, pp);
+  CHECK(why.text == fmt::format("launcher: {} layouts fit, but Fake cannot run any of them; it "
+                                "refuses {} (export --format says why; --any-launcher ranks "
+                                "them anyway)",
+                                r.launcher_refused, most));
 }
