@@ -73,6 +73,10 @@ const char* to_string(Schedule schedule) {
       return "dualpipe";
     case Schedule::dualpipev:
       return "dualpipev";
+    case Schedule::zb_v:
+      return "zb-v";
+    case Schedule::zb_interleaved:
+      return "zb-interleaved";
   }
   return "?";
 }

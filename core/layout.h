@@ -15,7 +15,17 @@ namespace meshplan {
 enum class Recompute { none, selective, full };
 // Pipeline schedules (a table in simulator/pipeline_schedule.h gives their properties; which
 // rank holds which model chunk is core/pipeline_placement.h).
-enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_h2, dualpipe, dualpipev };
+enum class Schedule {
+  gpipe,
+  one_f_one_b,
+  interleaved,
+  zb_h1,
+  zb_h2,
+  dualpipe,
+  dualpipev,
+  zb_v,
+  zb_interleaved
+};
 // How context parallelism exchanges attention's inputs (Megatron-Core's cp_comm_type,
 // TransformerEngine's attention/dot_product_attention/context_parallel.py):
 //   ring: K/V blocks passed around a ring, overlapped with attention (p2p);

@@ -62,9 +62,9 @@ bool batch_splits(const Layout& layout, const TrainingSpec& training) {
 
 bool interleaving_fills_pipeline(const Layout& layout, const TrainingSpec& training) {
   const int64_t per_step = layout.dp * layout.mbs;
-  if (layout.schedule != Schedule::interleaved || per_step <= 0 ||
-      training.global_batch % per_step != 0)
-    return true;
+  const bool interleaved =
+      layout.schedule == Schedule::interleaved || layout.schedule == Schedule::zb_interleaved;
+  if (!interleaved || per_step <= 0 || training.global_batch % per_step != 0) return true;
   return (training.global_batch / per_step) % layout.pp == 0;
 }
 
@@ -80,8 +80,10 @@ bool act_offload_within_stage(const Layout& layout, const ModelSpec& model) {
 bool schedule_fits_vpp(const Layout& layout) {
   switch (layout.schedule) {
     case Schedule::interleaved:
+    case Schedule::zb_interleaved:
       return layout.vpp >= 2;
     case Schedule::dualpipev:
+    case Schedule::zb_v:
       return layout.vpp == 2;
     default:
       return layout.vpp == 1;
@@ -231,16 +233,21 @@ void check_pipeline(Checker& checker, const Layout& layout, const ModelSpec& mod
   checker.require(chunks_within_layers(layout, model), "pp", layout.pp,
                   fmt::format("pp·vpp = {} must not exceed layers ({})", chunks, model.layers));
   if (layout.vpp > 1) {
-    checker.require(schedule_fits_vpp(layout) || layout.schedule == Schedule::dualpipev, "vpp",
-                    layout.vpp, "vpp > 1 needs schedule=interleaved (or dualpipev with vpp=2)");
+    checker.require(schedule_fits_vpp(layout) || layout.schedule == Schedule::dualpipev ||
+                        layout.schedule == Schedule::zb_v,
+                    "vpp", layout.vpp,
+                    "vpp > 1 needs schedule=interleaved or zb-interleaved (or dualpipev or zb-v "
+                    "with vpp=2)");
     checker.require(layout.pp > 1, "vpp", layout.vpp, "vpp > 1 needs pp > 1");
   }
-  if (layout.schedule == Schedule::interleaved) {
-    checker.require(layout.vpp > 1, "vpp", layout.vpp, "schedule=interleaved needs vpp ≥ 2");
+  if (layout.schedule == Schedule::interleaved || layout.schedule == Schedule::zb_interleaved) {
+    checker.require(layout.vpp > 1, "vpp", layout.vpp,
+                    fmt::format("schedule={} needs vpp ≥ 2", to_string(layout.schedule)));
   }
-  if (layout.schedule == Schedule::dualpipev) {
+  if (layout.schedule == Schedule::dualpipev || layout.schedule == Schedule::zb_v) {
     checker.require(layout.vpp == 2, "vpp", layout.vpp,
-                    "schedule=dualpipev needs vpp=2 (each rank holds two chunks in a V)");
+                    fmt::format("schedule={} needs vpp=2 (each rank holds two chunks in a V)",
+                                to_string(layout.schedule)));
   }
   const int64_t stage_layers =
       (model.layers + chunks - 1) / chunks * layout.vpp;  // the largest stage
@@ -262,9 +269,13 @@ void check_batch_and_sequence(Checker& checker, const Layout& layout,
                               layout.dp, layout.mbs, per_step, training.global_batch));
   if (!interleaving_fills_pipeline(layout, training)) {
     checker.require(false, "pp", layout.pp,
-                    fmt::format("the interleaved schedule needs the micro-batch count ({}) to be "
-                                "a multiple of pp (Megatron-LM)",
-                                training.global_batch / per_step));
+                    fmt::format("the {} schedule needs the micro-batch count ({}) to be "
+                                "a multiple of pp ({})",
+                                to_string(layout.schedule), training.global_batch / per_step,
+                                layout.schedule == Schedule::interleaved
+                                    ? "Megatron-LM"
+                                    : "one round of pp micro-batches per chunk, as "
+                                      "torch.distributed.pipelining runs it"));
   }
   if (!dual_pipe_fits(layout, training)) {
     checker.require(false, "schedule", to_string(layout.schedule),

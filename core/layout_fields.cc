@@ -183,15 +183,18 @@ const std::array<LayoutField, 22> kLayoutFields = {{
      [](const Layout& parsed, LayoutFix& fix) { fix.sp = parsed.sp; }},
     {"schedule",
      "pipeline schedule: gpipe, 1f1b, interleaved, zb-h1, zb-h2, dualpipe (each rank also holds "
-     "the mirror stage; micro-batches enter from both ends) or dualpipev (vpp=2, V-shaped) "
+     "the mirror stage; micro-batches enter from both ends), dualpipev or zb-v (vpp=2, "
+     "V-shaped), zb-interleaved (vpp >= 2, interleaved zero bubble) "
      "(default: interleaved when vpp > 1, else 1f1b)",
      FieldSearch::searched, 11,
      [](const std::string& value, Layout& layout) {
-       return parse_choice(
-           value, {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "dualpipev"},
-           {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1,
-            Schedule::zb_h2, Schedule::dualpipe, Schedule::dualpipev},
-           layout.schedule);
+       return parse_choice(value,
+                           {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe",
+                            "dualpipev", "zb-v", "zb-interleaved"},
+                           {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved,
+                            Schedule::zb_h1, Schedule::zb_h2, Schedule::dualpipe,
+                            Schedule::dualpipev, Schedule::zb_v, Schedule::zb_interleaved},
+                           layout.schedule);
      },
      [](const Layout& layout) { return std::string(to_string(layout.schedule)); },
      [](Layout& layout) {

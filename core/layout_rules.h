@@ -30,10 +30,12 @@ bool chunks_divide_layers(const Layout& layout, const ModelSpec& model);
 bool chunks_within_layers(const Layout& layout, const ModelSpec& model);
 // dp·mbs divides the global batch.
 bool batch_splits(const Layout& layout, const TrainingSpec& training);
-// Interleaving: the micro-batch count is a multiple of pp (Megatron-LM); holds for other
+// Interleaving (interleaved and zb-interleaved): the micro-batch count is a multiple of pp
+// (Megatron-LM; torch.distributed.pipelining's rounds of pp micro-batches); holds for other
 // schedules and when the batch does not split.
 bool interleaving_fills_pipeline(const Layout& layout, const TrainingSpec& training);
-// The schedule's chunks per rank: interleaved vpp ≥ 2, dualpipev vpp = 2, the others vpp = 1.
+// The schedule's chunks per rank: interleaved and zb-interleaved vpp ≥ 2, dualpipev and zb-v
+// vpp = 2, the others vpp = 1.
 bool schedule_fits_vpp(const Layout& layout);
 // DualPipe and DualPipeV need at least 2·pp micro-batches; DualPipe also an even pp and an even
 // micro-batch count (half enter from each end). Holds for other schedules, pp = 1, and when the

@@ -30,7 +30,8 @@ bool holds_last_chunk(const Layout& l, int64_t stage) {
 }
 
 PlacementKind placement_kind(const Layout& l) {
-  if (l.pp > 1 && l.schedule == Schedule::dualpipev) return PlacementKind::v_shape;
+  if (l.pp > 1 && (l.schedule == Schedule::dualpipev || l.schedule == Schedule::zb_v))
+    return PlacementKind::v_shape;
   if (l.pp > 1 && l.schedule == Schedule::dualpipe) return PlacementKind::mirrored;
   return PlacementKind::looped;
 }

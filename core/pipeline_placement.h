@@ -2,9 +2,10 @@
 // (chunk_layers in core/layout.h), and each rank runs its chunks in slot order:
 //   looped (every schedule but the two below): chunk c on rank c mod pp, slot c / pp
 //     (Megatron-LM's placement; pp·vpp chunks);
-//   V-shape (dualpipev): 2·pp chunks, rank s holds chunk s going down and chunk 2·pp − 1 − s
-//     coming back, so the first and last chunks share rank 0 (the DualPipe repository's
-//     dualpipev.py; Sea AI Lab's "cut-in-half");
+//   V-shape (dualpipev, zb-v): 2·pp chunks, rank s holds chunk s going down and chunk
+//     2·pp − 1 − s coming back, so the first and last chunks share rank 0 (the DualPipe
+//     repository's dualpipev.py; Sea AI Lab's "cut-in-half"; ZB-V, Qi et al. 2023 §6, and
+//     torch.distributed.pipelining's "v" stage-to-rank style);
 //   mirrored (dualpipe): pp chunks, rank s holds chunk s of the micro-batches entering at rank 0
 //     and a second copy of chunk pp − 1 − s for those entering at rank pp − 1, which run the
 //     pipeline in reverse (DeepSeek-V3 report §3.2.1, arXiv 2412.19437: two copies of the
@@ -42,7 +43,7 @@ double micro_batch_share(const Layout& l);
 bool holds_first_chunk(const Layout& l, int64_t stage);
 bool holds_last_chunk(const Layout& l, int64_t stage);
 
-// REQUIRES: l.pp ≥ 1, l.vpp ≥ 1 (dualpipev: vpp = 2).
+// REQUIRES: l.pp ≥ 1, l.vpp ≥ 1 (dualpipev, zb-v: vpp = 2).
 PipelinePlacement pipeline_placement(const Layout& l);
 
 }  // namespace meshplan

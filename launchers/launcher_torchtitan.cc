@@ -31,6 +31,10 @@ const char* schedule_name(Schedule s) {
       return "Interleaved1F1B";
     case Schedule::dualpipev:
       return "DualPipeV";  // torch.distributed.pipelining ScheduleDualPipeV
+    case Schedule::zb_v:
+      return "ZBVZeroBubble";  // ScheduleZBVZeroBubble (torchtitan places its stages in a V)
+    case Schedule::zb_interleaved:
+      return "InterleavedZeroBubble";  // ScheduleInterleavedZeroBubble
     case Schedule::zb_h1:
     case Schedule::zb_h2:
     case Schedule::dualpipe:
@@ -88,7 +92,8 @@ void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec&
     out.field("schedule", [&] {
       return fmt::format(
           "its zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run 2 or more stages "
-          "per rank; {} runs one; use schedule=1f1b, dualpipev, or interleaved with vpp >= 2",
+          "per rank; {} runs one; use schedule=zb-v or dualpipev with vpp=2, or zb-interleaved "
+          "with vpp >= 2",
           to_string(layout.schedule));
     });
   if (layout.pp > 1 && layout.schedule == Schedule::dualpipe)

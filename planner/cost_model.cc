@@ -364,7 +364,9 @@ double CostModel::dp_exposed_s(const Layout& l, const StageClass& k, const Stage
   // another through the cool-down, which leaves (p·(v − 1) + 1)/v micro-batch backwards to
   // hide the reduction behind (Megatron-LM reduces each chunk's buckets as they complete).
   const double p = static_cast<double>(l.pp), v = static_cast<double>(l.vpp);
-  const double stagger = l.schedule == Schedule::interleaved ? (p * (v - 1) + 1) / v : 1.0;
+  const bool interleaved =
+      l.schedule == Schedule::interleaved || l.schedule == Schedule::zb_interleaved;
+  const double stagger = interleaved ? (p * (v - 1) + 1) / v : 1.0;
   const double per_mb_window = options_.overlap_grad_reduce ? st.backward_s + st.recompute_s : 0;
   const double last_window = stagger * per_mb_window;
   const double layers = static_cast<double>(k.mix.layers());
@@ -430,7 +432,7 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape, PipelineTimin
   const std::vector<StageTiming>& st = out.per_class;
   const double m = static_cast<double>(shape.micro_batches);
   size_t critical = 0;
-  double t_max = 0, t_sum = 0, zb_bubble = 0, dual_bubble = 0;
+  double t_max = 0, t_sum = 0, zb_bubble = 0, dual_bubble = 0, zb_floor = 0, zb_v_bubble = 0;
   TimeBreakdown& b = out.breakdown;
   b = TimeBreakdown{};
   for (size_t i = 0; i < st.size(); ++i) {
@@ -442,6 +444,10 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape, PipelineTimin
     t_sum += static_cast<double>(shape.classes[i].count) * t;
     const double w = st[i].backward_weight_s;
     zb_bubble = std::max(zb_bubble, t - 2 * w);
+    // F the forward, B the rest but W (input gradient, recompute, exposed communication).
+    const double f = st[i].forward_s, bi = t - f - w;
+    zb_floor = std::max({zb_floor, f, bi});
+    zb_v_bubble = std::max({zb_v_bubble, 3 * f - 2 * bi, 3 * bi - 2 * f, 2 * f + bi - 2 * w, w});
     dual_bubble =
         std::max(dual_bubble,
                  std::max(st[i].forward_s, t + st[i].backward_s + st[i].recompute_s - 3 * w) / 2);
@@ -452,8 +458,8 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape, PipelineTimin
   double pipe = runs * t_max;
   if (l.pp > 1) {
     pipe = sim::schedule_info(l.schedule)
-               .pipeline_time_s(
-                   {m, p, static_cast<double>(l.vpp), t_max, t_sum, zb_bubble, dual_bubble});
+               .pipeline_time_s({m, p, static_cast<double>(l.vpp), t_max, t_sum, zb_bubble,
+                                 dual_bubble, zb_floor, zb_v_bubble});
   }
   const StageTiming& c = st[critical];
   b.compute_s = runs * (c.forward_s + c.backward_s);
@@ -468,10 +474,12 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape, PipelineTimin
     // The fill and drain chains cross every chunk boundary once each way: p − 1 transfers in
     // 1F1B, p·v − 1 when each stage holds v chunks (interleaving multiplies pipeline transfers
     // by v; Narayanan et al. 2021 §2.2). Megatron-LM blocks on them in warm-up and cool-down.
-    // A V (dualpipev) crosses 2(p − 1) boundaries: its turn stays on the last rank.
-    const double chain = l.schedule == Schedule::interleaved ? p * static_cast<double>(l.vpp) - 1
-                         : l.schedule == Schedule::dualpipev ? 2 * (p - 1)
-                                                             : p - 1;
+    // A V (dualpipev, zb-v) crosses 2(p − 1) boundaries: its turn stays on the last rank.
+    const bool interleaved =
+        l.schedule == Schedule::interleaved || l.schedule == Schedule::zb_interleaved;
+    const double chain = interleaved ? p * static_cast<double>(l.vpp) - 1
+                         : placement_kind(l) == PlacementKind::v_shape ? 2 * (p - 1)
+                                                                       : p - 1;
     b.pp_s = 2 * chain * out.p2p_s;
     if (!options_.overlap_p2p) b.pp_s += 2 * m * static_cast<double>(l.vpp) * out.p2p_s;
   }

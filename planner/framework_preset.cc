@@ -201,9 +201,10 @@ const std::vector<FrameworkPreset> kFrameworks = {
     // when reshard_after_forward=False (ZeRO-2 style); reduce-scatter every micro-batch unless
     // the user calls set_requires_gradient_sync(False) (pytorch/pytorch#126166). torch.
     // distributed.pipelining sends whole tensors, asynchronously; its ScheduleGPipe,
-    // Schedule1F1B, ScheduleInterleaved1F1B and ScheduleDualPipeV are meshplan's gpipe, 1f1b,
-    // interleaved and dualpipev (its other zero-bubble schedules need two or more stages per
-    // rank, unlike ZB-H1 and ZB-H2). Hybrid sharding:
+    // Schedule1F1B, ScheduleInterleaved1F1B, ScheduleDualPipeV, ScheduleZBVZeroBubble and
+    // ScheduleInterleavedZeroBubble are meshplan's gpipe, 1f1b, interleaved, dualpipev, zb-v and
+    // zb-interleaved (its zero-bubble schedules need two or more stages per rank, unlike ZB-H1
+    // and ZB-H2). Hybrid sharding:
     // fully_shard over a 2-D device mesh (replicate × shard), torchtitan's
     // data_parallel_replicate_degree and data_parallel_shard_degree. TP overlap: asynchronous
     // TP (torch._inductor micro-pipeline TP; torchtitan enable_async_tensor_parallel).
@@ -222,7 +223,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "current",
      0,
      true,
-     "gpipe,1f1b,interleaved,dualpipev",
+     "gpipe,1f1b,interleaved,dualpipev,zb-v,zb-interleaved",
      true,
      true,
      true,
@@ -245,7 +246,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
      "current",
      0,
      true,
-     "gpipe,1f1b,interleaved,dualpipev",
+     "gpipe,1f1b,interleaved,dualpipev,zb-v,zb-interleaved",
      true,
      true,
      true,

@@ -172,7 +172,7 @@ class Enumerator {
       const int64_t chunks = pp * vpp;
       const int64_t deficit = (model_.layers + chunks - 1) / chunks * chunks - model_.layers;
       if (!allowed(fix.vpp, vpp)) continue;
-      if (vpp > 1 && !offers(Schedule::interleaved) && !(vpp == 2 && offers(Schedule::dualpipev))) {
+      if (vpp > 1 && !offers_chunks(vpp)) {
         ++rejected["the framework has no interleaved schedule"];
         continue;
       }
@@ -267,6 +267,12 @@ class Enumerator {
 
   bool offers(Schedule s) const {
     return schedule_offered(s, options_.fix, framework_.pipeline_schedules);
+  }
+  // Whether some offered schedule runs vpp > 1 chunks per rank: the interleaved ones any vpp,
+  // the V-shaped ones (dualpipev, zb-v) vpp = 2.
+  bool offers_chunks(int64_t vpp) const {
+    return offers(Schedule::interleaved) || offers(Schedule::zb_interleaved) ||
+           (vpp == 2 && (offers(Schedule::dualpipev) || offers(Schedule::zb_v)));
   }
   bool offers_pipeline() const {
     return options_.fix.schedule || !framework_.pipeline_schedules.empty();

@@ -181,6 +181,75 @@ Passes dualpipe_stage(int pp, int /*vpp*/, int m, int stage) {
       .build(half, r, m / 2);
 }
 
+// ZB-V (Qi et al. 2023, arXiv 2401.10241 §6; the order of torch.distributed.pipelining's
+// ScheduleZBVZeroBubble._calculate_single_rank_operations): rank r of a V of p ranks holds
+// chunk r (slot 0, going down) and chunk 2p − 1 − r (slot 1, coming back). With n = max(m,
+// 2p − 1) micro-batches:
+//   1. 2(p − r) − 1 × F0;  2. r × (F1 F0);  3. p − r × (F1 B1 W1);
+//   4. while a chunk-0 forward remains or chunk 1 lags chunk 0: [F0] B0 W0 F1 B1 W1;
+//   5. r × (B0 B1), W deferred;  6. p − r × (B0 W0), the W0 of the oldest deferred B0;
+//   7. the deferred W1, then the deferred W0.
+// Passes of micro-batches m … n − 1 are dropped (torch pads short batches to 2p − 1 the same
+// way); each micro-batch keeps or loses all its passes together, so the order never deadlocks.
+// At its peak every rank holds 2p chunk activations (steps 1-2 leave 2p − 1, the first F1 of
+// step 3 adds one before B1 frees one): p micro-batches of half a stage, 1F1B's first stage.
+Passes zb_v_stage(int pp, int /*vpp*/, int m, int r) {
+  const int n = std::max(m, 2 * pp - 1);
+  std::array<int, 2> f{}, b{}, w{};
+  Passes out;
+  auto emit = [&](PassKind kind, int slot, int& counter) {
+    const int mb = counter++;
+    if (mb < m) out.push_back(Pass{kind, slot, mb});
+  };
+  for (int i = 0; i < 2 * (pp - r) - 1; ++i) emit(PassKind::forward, 0, f[0]);
+  for (int i = 0; i < r; ++i) emit(PassKind::forward, 1, f[1]), emit(PassKind::forward, 0, f[0]);
+  for (int i = 0; i < pp - r; ++i)
+    emit(PassKind::forward, 1, f[1]), emit(PassKind::backward, 1, b[1]),
+        emit(PassKind::weight, 1, w[1]);
+  while (f[1] < f[0] || f[0] < n) {
+    if (f[0] < n) emit(PassKind::forward, 0, f[0]);
+    emit(PassKind::backward, 0, b[0]), emit(PassKind::weight, 0, w[0]);
+    emit(PassKind::forward, 1, f[1]), emit(PassKind::backward, 1, b[1]);
+    emit(PassKind::weight, 1, w[1]);
+  }
+  for (int i = 0; i < r; ++i) emit(PassKind::backward, 0, b[0]), emit(PassKind::backward, 1, b[1]);
+  for (int i = 0; i < pp - r; ++i)
+    emit(PassKind::backward, 0, b[0]), emit(PassKind::weight, 0, w[0]);
+  while (w[1] < b[1]) emit(PassKind::weight, 1, w[1]);
+  while (w[0] < b[0]) emit(PassKind::weight, 0, w[0]);
+  return out;
+}
+
+// Interleaved zero bubble (torch.distributed.pipelining ScheduleInterleavedZeroBubble, "the
+// ZB1P schedule" of Qi et al. 2023 on interleaved chunks; _get_1f1b_rank_ops with
+// enable_zero_bubble): interleaved 1F1B's chunk order (groups of pp micro-batches per chunk,
+// backwards through the chunks in reverse) with a warm-up of (v − 1)·pp + (pp − s − 1)
+// forwards, one per hop fewer than interleaved 1F1B's 2 because the input-gradient chain no
+// longer waits for W; then F B pairs, and from the (s + 1)-th backward on each B is followed
+// by the W of the oldest backward still without one (W_j after B_{j+s}, as ZB-H1); the cool-
+// down's backwards likewise, then the remaining W. With m a multiple of pp (one round of pp
+// micro-batches per chunk) torch's round size is pp, as Megatron-LM's interleaving.
+Passes zb_interleaved_stage(int pp, int vpp, int m, int stage) {
+  const int total = m * vpp;
+  const int warmup = std::min((vpp - 1) * pp + pp - stage - 1, total);
+  Passes out, pending;
+  size_t next_w = 0;
+  auto backward = [&](int j) {
+    const Pass done = interleaved_pass(PassKind::backward, j, pp, vpp);
+    out.push_back(done);
+    pending.push_back(Pass{PassKind::weight, done.virtual_chunk, done.micro_batch});
+    if (j >= stage) out.push_back(pending[next_w++]);
+  };
+  for (int k = 0; k < warmup; ++k) out.push_back(interleaved_pass(PassKind::forward, k, pp, vpp));
+  for (int k = warmup; k < total; ++k) {
+    out.push_back(interleaved_pass(PassKind::forward, k, pp, vpp));
+    backward(k - warmup);
+  }
+  for (int j = total - warmup; j < total; ++j) backward(j);
+  while (next_w < pending.size()) out.push_back(pending[next_w++]);
+  return out;
+}
+
 using StageBuilder = Passes (*)(int pp, int vpp, int m, int stage);
 
 // GPipe keeps every micro-batch's activations until its backward.
@@ -210,6 +279,20 @@ double dualpipe_in_flight(int64_t pp, int64_t /*vpp*/, int64_t m, int64_t /*stag
 double interleaved_in_flight(int64_t pp, int64_t vpp, int64_t m, int64_t stage) {
   int64_t chunks = std::min(m * vpp, 2 * (pp - stage - 1) + (vpp - 1) * pp + 1);
   return static_cast<double>(chunks) / static_cast<double>(vpp);
+}
+
+// ZB-V: min(m, 2p − r − 1) chunk-0 and min(m, r + 1) chunk-1 activations before the first
+// backward (steps 1-3 of zb_v_stage), two chunks to a micro-batch: p at every rank once
+// m ≥ 2p − 1, the same pp·M_B as 1F1B's first stage (Qi et al. 2023 §6: ZB-V's peak memory
+// equals 1F1B's; M_B of a chunk is half a stage's).
+double zb_v_in_flight(int64_t pp, int64_t /*vpp*/, int64_t m, int64_t stage) {
+  return static_cast<double>(std::min(m, 2 * pp - stage - 1) + std::min(m, stage + 1)) / 2;
+}
+// Interleaved zero bubble: (v − 1)·pp + (pp − s − 1) warm-up forwards and the first 1F1B
+// forward before the first backward: v·pp − s chunks, capped at m·v; pp micro-batches on the
+// first stage, as 1F1B (torch's ZB1P keeps 1F1B's memory).
+double zb_interleaved_in_flight(int64_t pp, int64_t vpp, int64_t m, int64_t stage) {
+  return static_cast<double>(std::min(m * vpp, vpp * pp - stage)) / static_cast<double>(vpp);
 }
 
 // GPipe and 1F1B: the slowest stage runs every micro-batch, and the fill and drain pass once
@@ -244,6 +327,25 @@ double dualpipe_time(const PipelineTimes& t) {
   return t.m / 2 * t.t_max + (t.pp / 2 - 1) * std::max(0.0, t.dual_bubble);
 }
 
+// ZB-V: Qi et al. 2023 §6 (and the zero-bubble repository's table) give its bubble only for
+// T_F = T_B = T_W: zero, once the optimizer post-validation lets a step's tail run under the
+// next one's warm-up. Replayed in one synchronous step (as zb-h2), torch's order idles
+// (p − 1)·F of a chunk: the V's far end first runs after one chunk forward per rank. For
+// unequal times no source gives a closed form; meshplan bounds the replay by
+// (p − 1)·max(3F − 2B, 3B − 2F, 2F + B − 2W, W) of a chunk (half a stage: zb_v_bubble / 2),
+// exact at F = B = W and checked against the replay over random F, B, W, p and m ≥ 2p − 1
+// (tests; mean slack 4% of the step). Fewer micro-batches are priced as torch's padding to
+// 2p − 1 (an upper bound: the dropped passes only shorten the replay).
+double zb_v_time(const PipelineTimes& t) {
+  return std::max(t.m, 2 * t.pp - 1) * t.t_max + (t.pp - 1) * std::max(0.0, t.zb_v_bubble) / 2;
+}
+// Interleaved zero bubble: ZB-H1's bubble (p − 1)(F + B − W) on chunks of 1/v of a stage, so
+// divided by v as interleaving divides 1F1B's; when W exceeds F or B it no longer hides the
+// other, and the bubble is (p − 1)·max(F, B)/v (the replay, tests).
+double zb_interleaved_time(const PipelineTimes& t) {
+  return t.m * t.t_max + (t.pp - 1) * std::max({0.0, t.zb_bubble, t.zb_floor}) / t.vpp;
+}
+
 struct ScheduleEntry {
   ScheduleInfo info;
   StageBuilder build;
@@ -276,6 +378,16 @@ const std::vector<ScheduleEntry>& entries() {
         "github.com/deepseek-ai/DualPipe dualpipev.py (Sea AI Lab's cut-in-half)",
         dualpipev_in_flight, dualpipev_time},
        dualpipev_stage},
+      {{Schedule::zb_v, "zb-v", true, true,
+        "Qi et al. 2023, arXiv 2401.10241 §6 (ZB-V); torch.distributed.pipelining "
+        "ScheduleZBVZeroBubble",
+        zb_v_in_flight, zb_v_time},
+       zb_v_stage},
+      {{Schedule::zb_interleaved, "zb-interleaved", true, true,
+        "Qi et al. 2023, arXiv 2401.10241 (ZB-H1 on interleaved chunks); "
+        "torch.distributed.pipelining ScheduleInterleavedZeroBubble",
+        zb_interleaved_in_flight, zb_interleaved_time},
+       zb_interleaved_stage},
   };
   return kEntries;
 }
@@ -324,13 +436,18 @@ Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, in
   probe.pp = pp, probe.vpp = vpp, probe.schedule = schedule;
   if (!schedule_fits_vpp(probe))
     return order_error(schedule, shape,
-                       schedule == Schedule::interleaved ? "interleaved needs vpp >= 2"
-                       : schedule == Schedule::dualpipev
+                       schedule == Schedule::interleaved      ? "interleaved needs vpp >= 2"
+                       : schedule == Schedule::zb_interleaved ? "needs vpp >= 2"
+                       : schedule == Schedule::dualpipev || schedule == Schedule::zb_v
                            ? "needs vpp = 2"
                            : "needs vpp = 1 (use schedule=interleaved for vpp > 1)");
   if (schedule == Schedule::interleaved && m % pp != 0)
     return order_error(schedule, shape,
                        "interleaved needs micro_batches to be a multiple of pp (Megatron-LM)");
+  if (schedule == Schedule::zb_interleaved && m % pp != 0)
+    return order_error(schedule, shape,
+                       "needs micro_batches to be a multiple of pp (one round of pp "
+                       "micro-batches per chunk)");
   if (!dual_pipe_runs(schedule, pp, m))
     return order_error(schedule, shape,
                        "needs micro_batches >= 2·pp (dualpipe: both even; the DualPipe "

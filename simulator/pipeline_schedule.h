@@ -44,10 +44,15 @@ struct PipelineOrder {
 // its weight-gradient time (ZB-H1 fills its bubble with W passes).
 // dual_bubble is DualPipe's F&B + B − 3W per chunk, but at least a chunk's forward F: the
 // largest max(F, t + B − 3W)/2 over the stages, B the full backward.
+// With F a stage's forward, W its weight gradient and B the rest of its time (input gradient,
+// exposed communication): zb_floor is the largest max(F, B) (interleaved zero bubble's bubble
+// when W exceeds either), zb_v_bubble the largest max(3F − 2B, 3B − 2F, 2F + B − 2W, W) (ZB-V's
+// bound; all four equal F when F = B = W).
 struct PipelineTimes {
   double m = 1, pp = 1, vpp = 1;
   double t_max = 0, t_sum = 0, zb_bubble = 0;
   double dual_bubble = 0;
+  double zb_floor = 0, zb_v_bubble = 0;
 };
 
 struct ScheduleInfo {

@@ -99,8 +99,8 @@ TEST_CASE("every layout violation is reported, not just the first") {
 
 TEST_CASE("interleaving needs a schedule, pp > 1, and micro-batches in multiples of pp") {
   CHECK(errors_of("tp=8,pp=4,vpp=2,schedule=1f1b,dp=16", 512) ==
-        "--layout: error: field 'vpp' = '2': vpp > 1 needs schedule=interleaved (or dualpipev "
-        "with vpp=2)\n");
+        "--layout: error: field 'vpp' = '2': vpp > 1 needs schedule=interleaved or zb-interleaved "
+        "(or dualpipev or zb-v with vpp=2)\n");
   CHECK(errors_of("tp=8,pp=8,vpp=2,dp=8", 512, 8 * 12) ==
         "--layout: error: field 'pp' = '8': the interleaved schedule needs the micro-batch count "
         "(12) to be a multiple of pp (Megatron-LM)\n");
@@ -125,6 +125,24 @@ TEST_CASE("dualpipe needs 2·pp micro-batches, an even pp and count; dualpipev v
         "--layout: error: field 'vpp' = '4': " + needs_vpp2);
   CHECK(errors_of("tp=8,pp=4,dp=16,schedule=dualpipev", 512) ==
         "--layout: error: field 'vpp' = '1': " + needs_vpp2);
+}
+
+TEST_CASE("zb-v needs vpp = 2; zb-interleaved vpp ≥ 2 and micro-batches in multiples of pp") {
+  CHECK(errors_of("tp=8,pp=4,dp=16,vpp=2,schedule=zb-v", 512).empty());
+  CHECK(errors_of("tp=8,pp=4,dp=16,schedule=zb-v", 512) ==
+        "--layout: error: field 'vpp' = '1': schedule=zb-v needs vpp=2 (each rank holds two "
+        "chunks in a V)\n");
+  CHECK(errors_of("tp=8,pp=4,dp=16,vpp=4,schedule=zb-v", 512) ==
+        "--layout: error: field 'vpp' = '4': schedule=zb-v needs vpp=2 (each rank holds two "
+        "chunks in a V)\n");
+  CHECK(errors_of("tp=8,pp=4,dp=16,vpp=4,schedule=zb-interleaved", 512).empty());
+  CHECK(errors_of("tp=8,pp=4,dp=16,schedule=zb-interleaved", 512) ==
+        "--layout: error: field 'vpp' = '1': schedule=zb-interleaved needs vpp ≥ 2\n");
+  // dp 8 · mbs 1 over 96 sequences: 12 micro-batches, not a multiple of pp = 8.
+  CHECK(errors_of("tp=8,pp=8,vpp=2,dp=8,schedule=zb-interleaved", 512, 8 * 12) ==
+        "--layout: error: field 'pp' = '8': the zb-interleaved schedule needs the micro-batch "
+        "count (12) to be a multiple of pp (one round of pp micro-batches per chunk, as "
+        "torch.distributed.pipelining runs it)\n");
 }
 
 TEST_CASE("offload needs a ZeRO stage; act_offload at most a stage's layers") {

@@ -281,7 +281,9 @@ TEST_CASE("torchtitan's own split rules give the stages meshplan priced, for eve
   for (const char* text :
        {"tp=8,pp=4,vpp=5,zero=2,mbs=1,schedule=interleaved", "tp=8,pp=4,zero=2,mbs=1,schedule=1f1b",
         "tp=8,pp=4,zero=3,mbs=1,schedule=gpipe",
-        "tp=8,pp=8,vpp=2,zero=0,mbs=1,schedule=interleaved"}) {
+        "tp=8,pp=8,vpp=2,zero=0,mbs=1,schedule=interleaved",
+        "tp=8,pp=4,vpp=2,zero=2,mbs=1,schedule=zb-v",
+        "tp=8,pp=4,vpp=5,zero=2,mbs=1,schedule=zb-interleaved"}) {
     CAPTURE(text);
     const Layout l = layout(text, m, 512);
     const std::string out = exported(Launcher::torchtitan, m, l);
@@ -341,6 +343,30 @@ TEST_CASE("torchtitan runs dualpipev as DualPipeV; only it refuses none of the d
     CHECK(refusal(Launcher::megatron, dense, layout(std::string("tp=2,pp=4,") + s, dense, 64))
               .find("Megatron-core pipelines run 1F1B or interleaved 1F1B only") !=
           std::string::npos);
+  }
+}
+
+TEST_CASE("torchtitan runs zb-v as ZBVZeroBubble and zb-interleaved as InterleavedZeroBubble") {
+  const ModelSpec dense = model("llama3-8b");
+  // 32 layers over pp 4 · vpp 2 = 8 stages of 4 layers: torchtitan places ZBVZeroBubble's two
+  // stages per rank in a V, InterleavedZeroBubble's looped.
+  const auto v = flag_args(exported(Launcher::torchtitan, dense,
+                                    layout("tp=2,pp=4,vpp=2,schedule=zb-v,zero=2", dense, 64)));
+  CHECK(v.at("--parallelism.pipeline_parallel_schedule") == "ZBVZeroBubble");
+  CHECK(v.at("--parallelism.pipeline_parallel_layers_per_stage") == "4");
+  const auto i =
+      flag_args(exported(Launcher::torchtitan, dense,
+                         layout("tp=2,pp=4,vpp=4,schedule=zb-interleaved,zero=2", dense, 64)));
+  CHECK(i.at("--parallelism.pipeline_parallel_schedule") == "InterleavedZeroBubble");
+  CHECK(i.at("--parallelism.pipeline_parallel_layers_per_stage") == "2");
+  for (const char* s : {"vpp=2,schedule=zb-v", "vpp=2,schedule=zb-interleaved"}) {
+    CAPTURE(s);
+    CHECK(refusal(Launcher::megatron, dense, layout(std::string("tp=2,pp=4,") + s, dense, 64))
+              .find("Megatron-core pipelines run 1F1B or interleaved 1F1B only") !=
+          std::string::npos);
+    CHECK(
+        refusal(Launcher::deepspeed, dense, layout(std::string("tp=2,pp=4,zero=1,") + s, dense, 64))
+            .find("the pipeline engine runs its own 1F1B schedule only") != std::string::npos);
   }
 }
 

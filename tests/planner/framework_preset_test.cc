@@ -120,8 +120,10 @@ TEST_CASE("each preset's pipeline schedules") {
       {"deepspeed", {S::one_f_one_b}},
       {"deepspeed-2021", {S::one_f_one_b}},
       {"megatron-deepspeed", {S::one_f_one_b}},
-      {"fsdp2", {S::gpipe, S::one_f_one_b, S::interleaved, S::dualpipev}},
-      {"torchtitan", {S::gpipe, S::one_f_one_b, S::interleaved, S::dualpipev}},
+      {"fsdp2",
+       {S::gpipe, S::one_f_one_b, S::interleaved, S::dualpipev, S::zb_v, S::zb_interleaved}},
+      {"torchtitan",
+       {S::gpipe, S::one_f_one_b, S::interleaved, S::dualpipev, S::zb_v, S::zb_interleaved}},
       {"composer", {}},
   };
   CHECK(expected.size() == framework_presets().size());

@@ -60,12 +60,13 @@ TEST_CASE("every schedule runs each chunk and micro-batch exactly once per pass 
     for (int m : {1, 3, 4, 8, 9, 12}) {
       CAPTURE(info.name);
       CAPTURE(m);
-      const int vpp = info.schedule == Schedule::interleaved ? 3
-                      : info.schedule == Schedule::dualpipev ? 2
-                                                             : 1;
+      const bool v_shape = info.schedule == Schedule::dualpipev || info.schedule == Schedule::zb_v;
+      const bool interleaved =
+          info.schedule == Schedule::interleaved || info.schedule == Schedule::zb_interleaved;
+      const int vpp = interleaved ? 3 : v_shape ? 2 : 1;
       Result<PipelineOrder> o = make_pipeline_order(info.schedule, 4, vpp, m);
       const bool dual = info.schedule == Schedule::dualpipe || info.schedule == Schedule::dualpipev;
-      if ((info.schedule == Schedule::interleaved && m % 4 != 0) || (dual && m < 8) ||
+      if ((interleaved && m % 4 != 0) || (dual && m < 8) ||
           (info.schedule == Schedule::dualpipe && m % 2 != 0)) {
         CHECK_FALSE(o.ok());
         continue;
@@ -120,6 +121,47 @@ TEST_CASE("zb-h2 warms up with 2(p - s) - 1 forwards, then alternates, W_j after
   CHECK(o[3] == "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 B7 W4 W5 W6 W7");
 }
 
+// ZB-V, hand-run of torch.distributed.pipelining's ScheduleZBVZeroBubble order (p = 4, m = 8;
+// ".0" is the rank's chunk going down the V, ".1" the one coming back). Rank 0: 2p − 1 = 7 F0;
+// no (F1 F0); p = 4 × (F1 B1 W1); the steady [F0] B0 W0 F1 B1 W1 until both chunks have run
+// every forward; no (B0 B1); 4 × (B0 W0).
+TEST_CASE("zb-v follows torch's ScheduleZBVZeroBubble on each rank of the V") {
+  const auto o = orders(Schedule::zb_v, 4, 2, 8);
+  CHECK(o[0] ==
+        "F0.0 F1.0 F2.0 F3.0 F4.0 F5.0 F6.0 F0.1 B0.1 W0.1 F1.1 B1.1 W1.1 F2.1 B2.1 W2.1 F3.1 "
+        "B3.1 W3.1 F7.0 B0.0 W0.0 F4.1 B4.1 W4.1 B1.0 W1.0 F5.1 B5.1 W5.1 B2.0 W2.0 F6.1 B6.1 "
+        "W6.1 B3.0 W3.0 F7.1 B7.1 W7.1 B4.0 W4.0 B5.0 W5.0 B6.0 W6.0 B7.0 W7.0");
+  // Rank 1: 5 F0; 1 × (F1 F0); 3 × (F1 B1 W1); steady; 1 × (B0 B1) with W deferred;
+  // 3 × (B0 W0), the W0 of the oldest deferred B0; the deferred W1.
+  CHECK(o[1] ==
+        "F0.0 F1.0 F2.0 F3.0 F4.0 F0.1 F5.0 F1.1 B0.1 W0.1 F2.1 B1.1 W1.1 F3.1 B2.1 W2.1 F6.0 "
+        "B0.0 W0.0 F4.1 B3.1 W3.1 F7.0 B1.0 W1.0 F5.1 B4.1 W4.1 B2.0 W2.0 F6.1 B5.1 W5.1 B3.0 "
+        "W3.0 F7.1 B6.1 W6.1 B4.0 B7.1 B5.0 W4.0 B6.0 W5.0 B7.0 W6.0 W7.1 W7.0");
+  // Rank 3, the V's turn: 1 F0; 3 × (F1 F0); 1 × (F1 B1 W1); steady; 3 × (B0 B1).
+  CHECK(o[3] ==
+        "F0.0 F0.1 F1.0 F1.1 F2.0 F2.1 F3.0 F3.1 B0.1 W0.1 F4.0 B0.0 W0.0 F4.1 B1.1 W1.1 F5.0 "
+        "B1.0 W1.0 F5.1 B2.1 W2.1 F6.0 B2.0 W2.0 F6.1 B3.1 W3.1 F7.0 B3.0 W3.0 F7.1 B4.1 W4.1 "
+        "B4.0 B5.1 B5.0 B6.1 B6.0 B7.1 B7.0 W4.0 W5.1 W6.1 W7.1 W5.0 W6.0 W7.0");
+  // Fewer micro-batches than 2p − 1: torch pads to 2p − 1 and drops the extra passes.
+  CHECK(orders(Schedule::zb_v, 2, 2, 1)[0] == "F0.0 F0.1 B0.1 W0.1 B0.0 W0.0");
+}
+
+// Interleaved zero bubble, hand-run of torch's ScheduleInterleavedZeroBubble (p = 4, v = 2,
+// m = 8: rounds of 4 micro-batches per chunk). Rank s warms up with (v − 1)·p + p − s − 1
+// forwards, then F B pairs; from its (s + 1)-th backward on, each B brings the W of the oldest
+// backward without one.
+TEST_CASE("zb-interleaved follows torch's ScheduleInterleavedZeroBubble") {
+  const auto o = orders(Schedule::zb_interleaved, 4, 2, 8);
+  CHECK(o[0] ==
+        "F0.0 F1.0 F2.0 F3.0 F0.1 F1.1 F2.1 F3.1 B0.1 W0.1 F4.0 B1.1 W1.1 F5.0 B2.1 W2.1 F6.0 "
+        "B3.1 W3.1 F7.0 B0.0 W0.0 F4.1 B1.0 W1.0 F5.1 B2.0 W2.0 F6.1 B3.0 W3.0 F7.1 B4.1 W4.1 "
+        "B5.1 W5.1 B6.1 W6.1 B7.1 W7.1 B4.0 W4.0 B5.0 W5.0 B6.0 W6.0 B7.0 W7.0");
+  CHECK(o[3] ==
+        "F0.0 F1.0 F2.0 F3.0 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.1 B3.1 W0.1 F4.0 B0.0 W1.1 F5.0 "
+        "B1.0 W2.1 F6.0 B2.0 W3.1 F7.0 B3.0 W0.0 F4.1 B4.1 W1.0 F5.1 B5.1 W2.0 F6.1 B6.1 W3.0 "
+        "F7.1 B7.1 W4.1 B4.0 W5.1 B5.0 W6.1 B6.0 W7.1 B7.0 W4.0 W5.0 W6.0 W7.0");
+}
+
 TEST_CASE("1f1b and zb-h1 run fewer micro-batches than stages") {
   CHECK(orders(Schedule::one_f_one_b, 4, 1, 2)[0] == "F0 F1 B0 B1");
   CHECK(orders(Schedule::zb_h1, 4, 1, 2)[3] == "F0 B0 F1 B1 W0 W1");
@@ -136,11 +178,21 @@ TEST_CASE("a shape a schedule cannot run is an error value") {
   CHECK_FALSE(make_pipeline_order(Schedule::one_f_one_b, 4, 2, 8).ok());
   CHECK_FALSE(make_pipeline_order(Schedule::gpipe, 0, 1, 8).ok());
   CHECK_FALSE(make_pipeline_order(Schedule::zb_h1, 4, 1, 0).ok());
+  Result<PipelineOrder> zbi = make_pipeline_order(Schedule::zb_interleaved, 4, 2, 6);
+  REQUIRE_FALSE(zbi.ok());
+  CHECK(zbi.errors()[0].value == "zb-interleaved: pp=4, vpp=2, micro_batches=6");
+  CHECK(zbi.errors()[0].rule ==
+        "needs micro_batches to be a multiple of pp (one round of pp micro-batches per chunk)");
+  Result<PipelineOrder> zbv = make_pipeline_order(Schedule::zb_v, 4, 3, 8);
+  REQUIRE_FALSE(zbv.ok());
+  CHECK(zbv.errors()[0].rule == "needs vpp = 2");
+  CHECK(make_pipeline_order(Schedule::zb_interleaved, 4, 1, 8).errors()[0].rule ==
+        "needs vpp >= 2");
 }
 
 TEST_CASE("the schedule table lists every schedule in enum order") {
   const std::vector<ScheduleInfo>& t = schedule_table();
-  REQUIRE(t.size() == 7);
+  REQUIRE(t.size() == 9);
   CHECK(t[0].schedule == Schedule::gpipe);
   CHECK(t[1].schedule == Schedule::one_f_one_b);
   CHECK(t[2].schedule == Schedule::interleaved);
@@ -150,6 +202,12 @@ TEST_CASE("the schedule table lists every schedule in enum order") {
   CHECK(t[6].schedule == Schedule::dualpipev);
   CHECK(std::string(schedule_info(Schedule::zb_h1).name) == "zb-h1");
   CHECK(std::string(schedule_info(Schedule::dualpipev).name) == "dualpipev");
+  CHECK(t[7].schedule == Schedule::zb_v);
+  CHECK(t[8].schedule == Schedule::zb_interleaved);
+  CHECK(std::string(schedule_info(Schedule::zb_v).name) == "zb-v");
+  CHECK(std::string(schedule_info(Schedule::zb_interleaved).name) == "zb-interleaved");
+  CHECK(schedule_info(Schedule::zb_v).splits_backward);
+  CHECK(schedule_info(Schedule::zb_interleaved).chunked);
 }
 
 TEST_CASE("in-flight micro-batches per stage: gpipe all, 1f1b/zb-h1 pp - stage, interleaved") {
@@ -160,6 +218,22 @@ TEST_CASE("in-flight micro-batches per stage: gpipe all, 1f1b/zb-h1 pp - stage, 
   CHECK(schedule_info(Schedule::one_f_one_b).in_flight_micro_batches(4, 1, 2, 0) == 2.0);
   // Interleaved, pp=4, vpp=2, stage 0: 2·3 + 1·4 + 1 = 11 chunks over 2 = 5.5 micro-batches.
   CHECK(schedule_info(Schedule::interleaved).in_flight_micro_batches(4, 2, 8, 0) == 5.5);
+}
+
+TEST_CASE("in-flight micro-batches of zb-v and zb-interleaved: 1f1b's p on the first stage") {
+  // ZB-V (Qi et al. 2023 §6): 2p chunk activations on every rank, p micro-batches of a stage,
+  // once m ≥ 2p − 1; fewer micro-batches cap each chunk's count at m.
+  const ScheduleInfo& v = schedule_info(Schedule::zb_v);
+  for (int64_t s = 0; s < 4; ++s) CHECK(v.in_flight_micro_batches(4, 2, 8, s) == 4.0);
+  CHECK(v.in_flight_micro_batches(4, 2, 7, 0) == 4.0);
+  // m = 2: rank 0 holds min(2, 7) + min(2, 1) = 3 chunks, rank 3 min(2, 4) + min(2, 4) = 4.
+  CHECK(v.in_flight_micro_batches(4, 2, 2, 0) == 1.5);
+  CHECK(v.in_flight_micro_batches(4, 2, 2, 3) == 2.0);
+  // Interleaved zero bubble: v·p − s chunks before the first backward, over v.
+  const ScheduleInfo& i = schedule_info(Schedule::zb_interleaved);
+  CHECK(i.in_flight_micro_batches(4, 2, 8, 0) == 4.0);
+  CHECK(i.in_flight_micro_batches(4, 2, 8, 3) == 2.5);
+  CHECK(i.in_flight_micro_batches(4, 4, 4, 1) == 3.75);
 }
 
 TEST_CASE("pipeline time: fill and drain, shrunk by vpp, or ZB-H1's unfilled bubble") {
@@ -178,7 +252,7 @@ TEST_CASE("pipeline time: fill and drain, shrunk by vpp, or ZB-H1's unfilled bub
 
 TEST_CASE("the schedule table is in enum order, so schedule_info indexes it by the enum") {
   const auto& table = meshplan::sim::schedule_table();
-  REQUIRE(table.size() == 7);
+  REQUIRE(table.size() == 9);
   for (size_t i = 0; i < table.size(); ++i) {
     CHECK(static_cast<size_t>(table[i].schedule) == i);
     CHECK(&meshplan::sim::schedule_info(table[i].schedule) == &table[i]);
