@@ -316,7 +316,8 @@ std::vector<int> framework_zero_stages(const std::string& name) {
   return {0, 1, 2, 3};
 }
 
-// Whether the framework checkpoints groups of layers (CostOptions::uniform_recompute): not
+// Whether the framework checkpoints groups of layers (CostOptions::uniform_recompute) or a
+// count of layers (CostOptions::block_recompute): not
 // FSDP2, torchtitan or Composer, whose activation checkpointing wraps each block.
 bool framework_uniform_recompute(const std::string& name) {
   return name != "fsdp2" && name != "torchtitan" && name != "composer";
@@ -364,6 +365,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.offload_devices = framework_offload_devices(f.name);
   o.zero_stages = framework_zero_stages(f.name);
   o.uniform_recompute = framework_uniform_recompute(f.name);
+  o.block_recompute = framework_uniform_recompute(f.name);  // the same frameworks count layers
   o.pipeline_schedules.clear();
   for (const std::string& name : comma_list(f.schedules)) {
     for (const sim::ScheduleInfo& info : sim::schedule_table())

@@ -426,17 +426,34 @@ Reject dominant_term(const StageMemory& s) {
                                    s.activations_bytes, s.other_bytes(), s.total_bytes()});
 }
 
-// The recompute modes the search offers, each with the most layers it may recompute in full
-// beside it (recompute_layers): selective and per-layer recomputation only where the framework
-// has them (CostOptions::partial_recompute). One list for the search and for its size count.
-std::vector<std::pair<Recompute, int64_t>> recompute_choices(const CostOptions& o,
-                                                             const LayoutFix& fix,
-                                                             int64_t stage_layers) {
-  std::vector<std::pair<Recompute, int64_t>> out;
+// A recompute mode the search offers, with the counts of layers it may recompute in full beside
+// it (recompute_layers 0, step, 2·step, ... up to max_layers).
+struct RecomputeChoice {
+  Recompute rc;
+  int64_t max_layers = 0;
+  int64_t step = 1;
+};
+
+// The recompute modes the search offers: selective only where the framework has it
+// (CostOptions::partial_recompute); a count of layers beside recompute=none only where it has
+// the block method (CostOptions::block_recompute), in multiples of vpp (Megatron-LM's
+// --recompute-num-layers counts layers per virtual stage), and never beside selective, which no
+// framework combines with a count. A count --fix pins is offered with none and selective alike.
+// One list for the search and for its size count.
+std::vector<RecomputeChoice> recompute_choices(const CostOptions& o, const LayoutFix& fix,
+                                               int64_t stage_layers, int64_t vpp) {
+  std::vector<RecomputeChoice> out;
   for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
     if (!allowed(fix.recompute, rc)) continue;
     if (rc == Recompute::selective && !o.partial_recompute) continue;
-    out.emplace_back(rc, rc == Recompute::full || !o.partial_recompute ? 0 : stage_layers);
+    RecomputeChoice choice{rc};
+    if (rc != Recompute::full && o.partial_recompute && fix.recompute_layers) {
+      choice.max_layers = stage_layers;
+    } else if (rc == Recompute::none && o.partial_recompute && o.block_recompute) {
+      choice.max_layers = stage_layers;
+      choice.step = vpp;
+    }
+    out.push_back(choice);
   }
   return out;
 }
@@ -662,7 +679,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
   model.forget_shapes();
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
-  const auto choices = recompute_choices(model.options(), options.fix, stage_layers);
+  const auto choices = recompute_choices(model.options(), options.fix, stage_layers, item.base.vpp);
   const auto schedules =
       schedules_for(item.base, options.fix, model.options().pipeline_schedules, model.training());
   for (int64_t shard : shard_choices(model, item.base, options.fix)) {
@@ -671,9 +688,9 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
       zeros[static_cast<size_t>(zero)] = zero_allowed(model.options(), options.fix, zero, shard);
     for (Schedule schedule : schedules) {
       std::array<std::optional<CostModel::ShapeRef>, 2> shapes;  // by ep_overlap
-      for (const auto& [rc, max_layers] : choices) {
+      for (const auto& [rc, max_layers, step] : choices) {
         FloorState floor;
-        for (int64_t rl = 0; rl <= max_layers; ++rl) {
+        for (int64_t rl = 0; rl <= max_layers; rl += step) {
           if (!allowed(options.fix.recompute_layers, rl)) continue;
           Layout layout = item.base;
           layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl;
@@ -711,10 +728,11 @@ int64_t count_items(const CostModel& model, const std::vector<WorkItem>& items,
   for (const WorkItem& item : items) {
     const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
     int64_t per_schedule = 0;
-    for (const auto& choice : recompute_choices(model.options(), fix, stage_layers)) {
-      const int64_t max_layers = choice.second;
-      per_schedule +=
-          fix.recompute_layers ? (*fix.recompute_layers <= max_layers ? 1 : 0) : max_layers + 1;
+    for (const auto& [rc, max_layers, step] :
+         recompute_choices(model.options(), fix, stage_layers, item.base.vpp)) {
+      per_schedule += fix.recompute_layers ? (*fix.recompute_layers <= max_layers &&
+                                              *fix.recompute_layers % step == 0)
+                                           : max_layers / step + 1;
     }
     int64_t zeros = 0;  // summed over the shard groups
     for (int64_t shard : shard_choices(model, item.base, fix))

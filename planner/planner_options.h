@@ -107,6 +107,13 @@ struct CostOptions {
   // Layout::recompute_layers with recompute=full): Megatron-LM --recompute-method uniform,
   // DeepSpeed's activation_checkpoint_interval.
   bool uniform_recompute = true;
+  // Whether the framework recomputes a count of layers in full and stores the rest (the block
+  // method: Layout::recompute_layers with recompute=none): Megatron-LM --recompute-method block
+  // --recompute-num-layers. Not FSDP2, torchtitan or Composer, whose checkpointing wraps every
+  // block or none. No framework combines it with selective recompute (Megatron-core's
+  // TransformerConfig: "When using recompute_granularity: selective, recompute_num_layers must
+  // be None"), so the search never offers selective with a count unless --fix pins one.
+  bool block_recompute = true;
   // Whether the framework shards hybrid (FrameworkPreset::hybrid_sharding): the search then
   // also tries shard groups of one node or pod (Layout::shard). Megatron-Core: distributed-
   // optimizer instances (--num-distributed-optimizer-instances, megatron/training/arguments.py).

@@ -85,14 +85,15 @@ TEST_CASE("--fix pins fields: every ranked layout has them") {
 }
 
 TEST_CASE("exhaustive count on a tiny case: 1 GPU, 2 layers, batch 1") {
-  // tp = pp = cp = dp = ep = mbs = 1 → one shape; pp = 1 → one schedule; recompute none or
-  // selective with 0..2 full layers (3 each) plus full (1) = 7; ZeRO 0..3 → 28 layouts.
+  // tp = pp = cp = dp = ep = mbs = 1 → one shape; pp = 1 → one schedule; recompute none with
+  // 0..2 full layers (the block method: 3), selective (1) and full (1) = 5; ZeRO 0..3 → 20
+  // layouts.
   ModelSpec m = gpt_like(2, 256, 4, 1000, 128);
   ClusterSpec c = one_gpu_cluster();
   CostModel model(m, c, CalibrationProfile{}, {128, 1, Precision::bf16});
   SearchResult r = search_layouts(model, 1, SearchOptions{});
-  CHECK(r.evaluated == 28);
-  CHECK(r.feasible == 28);
+  CHECK(r.evaluated == 20);
+  CHECK(r.feasible == 20);
 }
 
 TEST_CASE("a framework without partial recomputation is searched with recompute none or full") {
@@ -458,4 +459,43 @@ TEST_CASE("when the launcher refuses every layout that fits, the reason says so"
                                 "refuses {} (export --format says why; --any-launcher ranks "
                                 "them anyway)",
                                 r.launcher_refused, most));
+}
+
+TEST_CASE(
+    "recompute counts: block counts in multiples of vpp, none beside selective unless pinned") {
+  // 8 layers on pp = 2 (4 per stage), vpp = 2: recompute none with 0, 2 or 4 full layers,
+  // selective, full.
+  const ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
+  const ClusterSpec c = two_level_cluster(1);
+  const TrainingSpec t{128, 16, Precision::bf16};
+  CostModel model(m, c, CalibrationProfile{}, t);
+  SearchOptions o;
+  o.top_k = 1000000;
+  o.fix = parse_layout_fix("tp=1,pp=2,vpp=2,cp=1,mbs=1,zero=1,order=tp-cp-dp-pp").value();
+  std::multiset<std::pair<int, int64_t>> seen;  // (recompute, recompute_layers)
+  for (const Estimate& e : search_layouts(model, c.gpus(), o).ranked)
+    seen.insert({static_cast<int>(e.layout.recompute), e.layout.recompute_layers});
+  const std::multiset<std::pair<int, int64_t>> expected = {
+      {static_cast<int>(Recompute::none), 0},
+      {static_cast<int>(Recompute::none), 2},
+      {static_cast<int>(Recompute::none), 4},
+      {static_cast<int>(Recompute::selective), 0},
+      {static_cast<int>(Recompute::full), 0}};
+  CHECK(std::set<std::pair<int, int64_t>>(seen.begin(), seen.end()) ==
+        std::set<std::pair<int, int64_t>>(expected.begin(), expected.end()));
+  // A pinned count is searched with selective too, and need not be a multiple of vpp.
+  o.fix = parse_layout_fix("tp=1,pp=2,vpp=2,cp=1,mbs=1,zero=1,recompute_layers=3").value();
+  bool selective = false;
+  for (const Estimate& e : search_layouts(model, c.gpus(), o).ranked) {
+    CHECK(e.layout.recompute_layers == 3);
+    selective = selective || e.layout.recompute == Recompute::selective;
+  }
+  CHECK(selective);
+  // A framework without the block method (torchtitan) offers no count at all.
+  CostOptions titan;
+  apply_framework(find_framework("torchtitan").value(), titan);
+  CostModel tt(m, c, CalibrationProfile{}, t, titan);
+  o.fix = parse_layout_fix("tp=1,pp=2,cp=1,mbs=1,zero=2").value();
+  for (const Estimate& e : search_layouts(tt, c.gpus(), o).ranked)
+    CHECK(e.layout.recompute_layers == 0);
 }
