@@ -141,6 +141,7 @@ int run_bench(const BenchOptions& o) {
     std::optional<LoadedCase> loaded = load_case(c, o.root, exit_code);
     if (!loaded) return exit_code;
     SearchOptions s;
+    s.launcher = launcher_check(loaded->model->options(), InputOptions{});  // as `plan` does
     s.threads = 1;
     const SearchResult one = search_layouts(*loaded->model, loaded->inputs.gpus, s);
     s.threads = threads;
@@ -164,9 +165,10 @@ int run_bench(const BenchOptions& o) {
     }
   }
   std::cout << fmt::format(
-                   "layout search in process: 1 thread, then {} threads (same results; `timed`: "
-                   "layouts that fit and were timed in full, the rest pruned exactly by a "
-                   "step-time floor)\n",
+                   "layout search in process, as `plan` runs it (Megatron-LM's rules): 1 thread, "
+                   "then {} threads (same results; `fit`: layouts that fit and Megatron-LM runs; "
+                   "`timed`: of those, timed in full, the rest pruned exactly by a step-time "
+                   "floor)\n",
                    threads)
             << text_table({"case", "evaluated", "fit", "timed", "wall 1T", "layouts/s/thread",
                            fmt::format("wall {}T", threads), "speed-up", "best MFU"},
