@@ -31,7 +31,9 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ExportOptions>();
   CLI::App* sub = app.add_subcommand("export", "print a layout as launcher configuration");
   add_input_options(sub, o->in, /*with_layout=*/true);
-  sub->add_option("--format", o->launcher, "launcher: megatron | deepspeed | nemo | torchtitan")
+  sub->add_option("--format", o->launcher,
+                  "launcher: megatron | deepspeed | nemo | torchtitan (command-line overrides) | "
+                  "torchtitan-toml (a job file)")
       ->required()
       ->check(CLI::IsMember(launcher_names()));
   sub->callback([o, &exit_code] { exit_code = run_export(*o); });

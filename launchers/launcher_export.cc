@@ -26,6 +26,8 @@ const LauncherEntry kLaunchers[] = {
     {Launcher::deepspeed, "deepspeed", "DeepSpeed", deepspeed_rules, render_deepspeed},
     {Launcher::nemo, "nemo", "NeMo", nemo_rules, render_nemo},
     {Launcher::torchtitan, "torchtitan", "torchtitan", torchtitan_rules, render_torchtitan},
+    {Launcher::torchtitan_toml, "torchtitan-toml", "torchtitan", torchtitan_rules,
+     render_torchtitan_toml},
 };
 
 const LauncherEntry& entry(Launcher launcher) {

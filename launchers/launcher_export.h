@@ -15,7 +15,8 @@
 
 namespace meshplan {
 
-// "megatron", "deepspeed", "nemo", "torchtitan" (the --format choices), in table order.
+// "megatron", "deepspeed", "nemo", "torchtitan", "torchtitan-toml" (the --format choices), in
+// table order.
 const std::vector<std::string>& launcher_names();
 std::optional<Launcher> parse_launcher(const std::string& name);
 // Display name: "Megatron-LM", "DeepSpeed", "NeMo", "torchtitan".
@@ -53,5 +54,7 @@ std::string render_deepspeed(const ModelSpec& model, const TrainingSpec& trainin
 std::string render_nemo(const ModelSpec& model, const TrainingSpec& training, const Layout& layout);
 std::string render_torchtitan(const ModelSpec& model, const TrainingSpec& training,
                               const Layout& layout);
+std::string render_torchtitan_toml(const ModelSpec& model, const TrainingSpec& training,
+                                   const Layout& layout);
 
 }  // namespace meshplan

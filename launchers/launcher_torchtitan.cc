@@ -14,6 +14,8 @@
 // L = layers / (pp·vpp): exactly pp·vpp stages of L layers.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "launchers/launcher_args.h"
 #include "launchers/launcher_export.h"
 
@@ -102,49 +104,128 @@ void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec&
               "schedule=dualpipev with vpp=2");
 }
 
-std::string render_torchtitan(const ModelSpec& model, const TrainingSpec& training,
-                              const Layout& layout) {
-  LauncherArgs args;
-  args.arg("--parallelism.data_parallel_replicate_degree", replicas(layout));
-  args.arg("--parallelism.data_parallel_shard_degree", layout.dp / replicas(layout));
-  if (layout.zero == 2) args.arg("--parallelism.fsdp_reshard_after_forward", "never");
-  if (layout.zero == 3 && layout.pp > 1)
-    args.arg("--parallelism.fsdp_reshard_after_forward", "always");
-  args.arg("--parallelism.tensor_parallel_degree", layout.tp);
-  if (layout.tp_overlap) args.flag("--parallelism.enable_async_tensor_parallel");
-  args.arg("--parallelism.pipeline_parallel_degree", layout.pp);
-  if (layout.pp > 1) {
-    args.arg("--parallelism.pipeline_parallel_schedule", schedule_name(layout.schedule));
-    args.arg("--parallelism.pipeline_parallel_microbatch_size", layout.mbs);
-    args.arg("--parallelism.pipeline_parallel_layers_per_stage",
-             model.layers / (layout.pp * layout.vpp));
-    args.arg("--parallelism.pipeline_parallel_first_stage_less_layers", 0);
-    args.arg("--parallelism.pipeline_parallel_last_stage_less_layers", 0);
+namespace {
+
+// One torchtitan job-config option: [section] key = value, or --section.key value.
+struct TorchtitanOption {
+  enum class Kind { integer, text, boolean, list };  // list: list[str], one element here
+  const char* section;
+  const char* key;
+  Kind kind;
+  std::string value;
+};
+
+class TorchtitanOptions {
+ public:
+  void integer(const char* section, const char* key, int64_t v) {
+    out_.push_back({section, key, TorchtitanOption::Kind::integer, std::to_string(v)});
   }
-  args.arg("--parallelism.context_parallel_degree", layout.cp);
+  void text(const char* section, const char* key, std::string v) {
+    out_.push_back({section, key, TorchtitanOption::Kind::text, std::move(v)});
+  }
+  void enable(const char* section, const char* key) {
+    out_.push_back({section, key, TorchtitanOption::Kind::boolean, "true"});
+  }
+  void list(const char* section, const char* key, std::string v) {
+    out_.push_back({section, key, TorchtitanOption::Kind::list, std::move(v)});
+  }
+  std::vector<TorchtitanOption> take() { return std::move(out_); }
+
+ private:
+  std::vector<TorchtitanOption> out_;
+};
+
+// Everything the job needs for `layout`, in the order both renderings write it.
+std::vector<TorchtitanOption> torchtitan_options(const ModelSpec& model,
+                                                 const TrainingSpec& training,
+                                                 const Layout& layout) {
+  TorchtitanOptions o;
+  const char* par = "parallelism";
+  o.integer(par, "data_parallel_replicate_degree", replicas(layout));
+  o.integer(par, "data_parallel_shard_degree", layout.dp / replicas(layout));
+  if (layout.zero == 2) o.text(par, "fsdp_reshard_after_forward", "never");
+  if (layout.zero == 3 && layout.pp > 1) o.text(par, "fsdp_reshard_after_forward", "always");
+  o.integer(par, "tensor_parallel_degree", layout.tp);
+  if (layout.tp_overlap) o.enable(par, "enable_async_tensor_parallel");
+  o.integer(par, "pipeline_parallel_degree", layout.pp);
+  if (layout.pp > 1) {
+    o.text(par, "pipeline_parallel_schedule", schedule_name(layout.schedule));
+    o.integer(par, "pipeline_parallel_microbatch_size", layout.mbs);
+    o.integer(par, "pipeline_parallel_layers_per_stage", model.layers / (layout.pp * layout.vpp));
+    o.integer(par, "pipeline_parallel_first_stage_less_layers", 0);
+    o.integer(par, "pipeline_parallel_last_stage_less_layers", 0);
+  }
+  o.integer(par, "context_parallel_degree", layout.cp);
   // K/V shards rotated around the ring by all-to-all ("alltoall"), or all-gathered
   // ("allgather", torchtitan's default; job_config.py context_parallel_rotate_method).
   if (layout.cp > 1)
-    args.arg("--parallelism.context_parallel_rotate_method",
-             layout.cp_kind == CpKind::allgather ? "allgather" : "alltoall");
-  args.arg("--parallelism.expert_parallel_degree", layout.ep);
+    o.text(par, "context_parallel_rotate_method",
+           layout.cp_kind == CpKind::allgather ? "allgather" : "alltoall");
+  o.integer(par, "expert_parallel_degree", layout.ep);
   // meshplan splits routed experts' width over tp as well (core/layer_geometry.h); torchtitan's
   // default etp = 1 would replicate them over the TP group instead.
-  if (model.moe && layout.tp > 1)
-    args.arg("--parallelism.expert_tensor_parallel_degree", layout.tp);
-  args.arg("--activation_checkpoint.mode", to_string(layout.recompute));
+  if (model.moe && layout.tp > 1) o.integer(par, "expert_tensor_parallel_degree", layout.tp);
+  o.text("activation_checkpoint", "mode", to_string(layout.recompute));
   if (layout.recompute == Recompute::selective)
-    args.arg("--activation_checkpoint.selective_ac_option", "op");
+    o.text("activation_checkpoint", "selective_ac_option", "op");
   // Per data-parallel rank: the pipeline splits its local batch into micro-batches; without a
   // pipeline, gradient accumulation repeats local batches of one micro-batch.
-  args.arg("--training.local_batch_size",
-           layout.pp > 1 ? training.global_batch / layout.dp : layout.mbs);
-  args.arg("--training.global_batch_size", training.global_batch);
-  args.arg("--training.seq_len", training.seq_len);
-  if (training.precision == Precision::fp8) args.arg("--model.converters", "float8");
-  return args.render({fmt::format("torchtitan overrides for {} ({} sequences x {} tokens)",
-                                  model.name, training.global_batch, training.seq_len),
-                      "layout " + to_string(layout)});
+  o.integer("training", "local_batch_size",
+            layout.pp > 1 ? training.global_batch / layout.dp : layout.mbs);
+  o.integer("training", "global_batch_size", training.global_batch);
+  o.integer("training", "seq_len", training.seq_len);
+  if (training.precision == Precision::fp8) o.list("model", "converters", "float8");
+  return o.take();
+}
+
+std::vector<std::string> torchtitan_header(const ModelSpec& model, const TrainingSpec& training,
+                                           const Layout& layout, const char* what) {
+  return {fmt::format("torchtitan {} for {} ({} sequences x {} tokens)", what, model.name,
+                      training.global_batch, training.seq_len),
+          "layout " + to_string(layout)};
+}
+
+}  // namespace
+
+std::string render_torchtitan(const ModelSpec& model, const TrainingSpec& training,
+                              const Layout& layout) {
+  LauncherArgs args;
+  for (const TorchtitanOption& o : torchtitan_options(model, training, layout)) {
+    const std::string flag = fmt::format("--{}.{}", o.section, o.key);
+    if (o.kind == TorchtitanOption::Kind::boolean)
+      args.flag(flag);
+    else
+      args.arg(flag, o.value);
+  }
+  return args.render(torchtitan_header(model, training, layout, "overrides"));
+}
+
+// A TOML job file (--job.config_file) of the same options, one table per section in the order
+// the options come: torchtitan v0.2.2 reads TOML into the same JobConfig dataclasses
+// (torchtitan/config/manager.py ConfigManager), so a key left out keeps its default, as with
+// the overrides.
+std::string render_torchtitan_toml(const ModelSpec& model, const TrainingSpec& training,
+                                   const Layout& layout) {
+  std::string out;
+  for (const std::string& line :
+       torchtitan_header(model, training, layout, "v0.2.2 job file (--job.config_file)"))
+    out += "# " + line + "\n";
+  std::vector<std::string> sections;
+  const std::vector<TorchtitanOption> options = torchtitan_options(model, training, layout);
+  for (const TorchtitanOption& o : options)
+    if (std::find(sections.begin(), sections.end(), o.section) == sections.end())
+      sections.emplace_back(o.section);
+  for (const std::string& section : sections) {
+    out += fmt::format("\n[{}]\n", section);
+    for (const TorchtitanOption& o : options) {
+      if (section != o.section) continue;
+      const std::string value = o.kind == TorchtitanOption::Kind::text   ? "\"" + o.value + "\""
+                                : o.kind == TorchtitanOption::Kind::list ? "[\"" + o.value + "\"]"
+                                                                         : o.value;
+      out += fmt::format("{} = {}\n", o.key, value);
+    }
+  }
+  return out;
 }
 
 }  // namespace meshplan

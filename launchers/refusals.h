@@ -15,7 +15,8 @@
 
 namespace meshplan {
 
-enum class Launcher { megatron, deepspeed, nemo, torchtitan };
+// torchtitan_toml: torchtitan's options as a TOML job file rather than command-line overrides.
+enum class Launcher { megatron, deepspeed, nemo, torchtitan, torchtitan_toml };
 
 // A refusal: field `field` (value `value`) cannot be expressed in `launcher` because `why`.
 Diagnostic launcher_refusal(Launcher launcher, const std::string& field, const std::string& value,

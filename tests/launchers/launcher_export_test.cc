@@ -30,7 +30,7 @@ void check_golden(const std::string& name, const std::string& text) {
 
 TEST_CASE("export: table of launchers") {
   CHECK(launcher_names() ==
-        std::vector<std::string>{"megatron", "deepspeed", "nemo", "torchtitan"});
+        std::vector<std::string>{"megatron", "deepspeed", "nemo", "torchtitan", "torchtitan-toml"});
   CHECK(parse_launcher("nemo") == Launcher::nemo);
   CHECK_FALSE(parse_launcher("fsdp").has_value());
   CHECK(std::string(launcher_title(Launcher::megatron)) == "Megatron-LM");
@@ -55,6 +55,7 @@ TEST_CASE("export: pinned text for mixtral-8x7b and llama3-8b FSDP") {
   const Layout pipe =
       layout("tp=8,pp=4,vpp=2,zero=2,mbs=1,recompute=full,schedule=interleaved", small, 64);
   check_golden("llama3-8b-torchtitan-pp.txt", exported(Launcher::torchtitan, small, pipe));
+  check_golden("llama3-8b-torchtitan-pp.toml", exported(Launcher::torchtitan_toml, small, pipe));
 }
 
 TEST_CASE("export: DeepSpeed JSON parses and train_batch_size = micro x accumulation x dp") {
@@ -436,4 +437,72 @@ TEST_CASE("README: plan --framework X ranks only layouts X's export accepts (its
     }
   }
   fs::remove_all(dir);
+}
+
+namespace {
+
+// A torchtitan TOML job file read back as "--section.key" → value the way the overrides print
+// it: TOML strings unquoted, ["x"] as x, true as a bare flag (""). Fails on a line that is not
+// a comment, a [section] header, a blank or `key = value`.
+std::map<std::string, std::string> toml_as_flags(const std::string& toml) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(toml);
+  std::string section;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.front() == '[' && line.back() == ']') {
+      section = line.substr(1, line.size() - 2);
+      continue;
+    }
+    const size_t eq = line.find(" = ");
+    REQUIRE(eq != std::string::npos);
+    REQUIRE(!section.empty());
+    std::string value = line.substr(eq + 3);
+    if (value == "true")
+      value = "";
+    else if (value.size() >= 4 && value.rfind("[\"", 0) == 0 &&
+             value.substr(value.size() - 2) == "\"]")
+      value = value.substr(2, value.size() - 4);
+    else if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+      value = value.substr(1, value.size() - 2);
+    else
+      CHECK(value.find_first_not_of("-0123456789") == std::string::npos);         // an integer
+    CHECK(out.emplace("--" + section + "." + line.substr(0, eq), value).second);  // no duplicate
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("torchtitan-toml: the overrides' options as a job file, section by section") {
+  const std::map<std::string, std::string> known = torchtitan_options();
+  const ModelSpec dense = model("llama3-70b"), moe = model("mixtral-8x7b");
+  TrainingSpec fp8 = dense.training;
+  fp8.precision = Precision::fp8;
+  struct Case {
+    const ModelSpec& m;
+    const char* layout;
+    TrainingSpec training;
+  } cases[] = {
+      {dense, "tp=8,pp=4,vpp=5,zero=2,mbs=1,schedule=interleaved", dense.training},
+      {dense, "tp=8,pp=1,cp=2,cp_kind=allgather,zero=3,recompute=selective", fp8},
+      {dense, "tp=4,pp=4,vpp=2,zero=3,mbs=1,schedule=zb-v,tp_overlap=true", dense.training},
+      {moe, "tp=2,ep=8,zero=2,mbs=1", moe.training}};
+  for (const Case& c : cases) {
+    CAPTURE(c.layout);
+    const Layout l = layout(c.layout, c.m, 512);
+    const Result<std::string> toml = export_launcher(Launcher::torchtitan_toml, c.m, c.training, l);
+    const Result<std::string> flags = export_launcher(Launcher::torchtitan, c.m, c.training, l);
+    REQUIRE(toml.ok());
+    REQUIRE(flags.ok());
+    const std::map<std::string, std::string> read = toml_as_flags(toml.value());
+    CHECK(read == flag_args(flags.value()));
+    for (const auto& [flag, value] : read) {
+      CAPTURE(flag);
+      CHECK(known.count(flag) == 1);
+    }
+  }
+  // Refused alike, under torchtitan's name.
+  CHECK(refusal(Launcher::torchtitan_toml, dense, layout("tp=2,zero=1", dense, 64))
+            .find("field 'zero' = '1': torchtitan cannot express this") != std::string::npos);
 }
