@@ -115,6 +115,21 @@ int write_report_files(const std::vector<ReportFile>& files, const std::string& 
   return 0;
 }
 
+namespace {
+
+// On stderr, so that output stays the same: what a --profile merged over the cluster's profile
+// took from each file, and why a profile is suspect for this cluster.
+void print_profile_notes(const InputOptions& in, const Inputs& inputs) {
+  if (!in.profile_path.empty())
+    for (const std::string& source : inputs.profile.provenance.sources)
+      if (source.rfind("merged: ", 0) == 0)
+        std::fprintf(stderr, "profile: %s\n", source.substr(8).c_str());
+  for (const std::string& warning : profile_warnings(inputs.profile, inputs.cluster))
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+}
+
+}  // namespace
+
 std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   ScenarioRequest request;
   request.model_path = in.model_path;
@@ -134,6 +149,7 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   }
   Inputs out{scenario->model, scenario->cluster, scenario->training,
              Layout{},        scenario->gpus,    scenario->profile};
+  print_profile_notes(in, out);
   if (!with_layout) return out;
   Result<Layout> layout = parse_layout(in.layout_text);
   if (!layout) {

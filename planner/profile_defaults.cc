@@ -1,6 +1,12 @@
 #include "planner/profile_defaults.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
+
+#include "core/profile_merge.h"
 
 namespace meshplan {
 
@@ -21,9 +27,11 @@ double attention_efficiency(const CalibrationProfile& p) {
   return p.attention_efficiency > 0 ? p.attention_efficiency : kDefaultAttentionEfficiency;
 }
 
-Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path) {
+namespace {
+
+// The profile the cluster names, or an empty one when it names none.
+Result<CalibrationProfile> cluster_profile(const ClusterSpec& c) {
   namespace fs = std::filesystem;
-  if (!override_path.empty()) return load_profile(override_path);
   if (c.profile.empty()) {
     CalibrationProfile p;
     p.name = "defaults";
@@ -43,6 +51,59 @@ Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::stri
       c.profile,
       "no such calibration profile (looked in ../profiles/ beside the cluster file "
       "and in " MESHPLAN_PROFILE_DIR ")"};
+}
+
+// "H100" of "H100-SXM-80GB": the catalog name's family, lower case.
+std::string gpu_family(const std::string& catalog_name) {
+  std::string family = catalog_name.substr(0, catalog_name.find('-'));
+  for (char& ch : family) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return family;
+}
+
+}  // namespace
+
+Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path) {
+  if (override_path.empty()) return cluster_profile(c);
+  Result<CalibrationProfile> top = load_profile(override_path);
+  if (!top || c.profile.empty()) return top;
+  Result<CalibrationProfile> base = cluster_profile(c);
+  if (!base) return base.errors();
+  const std::string name = top->name;
+  return merge_profiles({{std::move(base).value(), c.profile + " (the cluster's profile)"},
+                         {std::move(top).value(), override_path}},
+                        name);
+}
+
+std::vector<std::string> profile_warnings(const CalibrationProfile& p, const ClusterSpec& c) {
+  std::vector<std::string> out;
+  const std::string& measured_on = p.provenance.gpu;
+  std::string lower = measured_on;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string family = gpu_family(c.gpu.name);
+  if (!measured_on.empty() && !family.empty() && lower.find(family) == std::string::npos)
+    out.push_back(fmt::format(
+        "profile '{}' was measured on '{}', but the cluster's GPUs are {}: its GEMM, HBM and "
+        "attention figures are not this GPU's",
+        p.name, measured_on, c.gpu.name));
+  // A profile measured across nodes serves a one-node cluster too (its inter-node fits idle);
+  // one whose fits are all on levels the cluster lacks (a CPU's "socket") prices every
+  // collective from the defaults.
+  std::vector<std::string> levels;
+  for (const NetworkLevel& l : c.network) levels.push_back(l.name);
+  const bool any_used = std::any_of(p.collectives.begin(), p.collectives.end(), [&](const auto& f) {
+    return std::find(levels.begin(), levels.end(), f.level) != levels.end();
+  });
+  if (!p.collectives.empty() && !any_used) {
+    std::vector<std::string> unmatched;
+    for (const CollectiveFit& fit : p.collectives)
+      if (std::find(unmatched.begin(), unmatched.end(), fit.level) == unmatched.end())
+        unmatched.push_back(fit.level);
+    out.push_back(fmt::format(
+        "profile '{}' has collective fits only on network levels the cluster does not have "
+        "({}; the cluster's: {}): every collective is priced from the defaults",
+        p.name, fmt::join(unmatched, ", "), fmt::join(levels, ", ")));
+  }
+  return out;
 }
 
 }  // namespace meshplan

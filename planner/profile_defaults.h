@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/cluster_spec.h"
 #include "core/profile.h"
@@ -32,9 +33,17 @@ double sustained_compute_ratio(const CalibrationProfile& p);
 double fp8_quantization_overhead(const CalibrationProfile& p, const std::string& recipe);
 double attention_efficiency(const CalibrationProfile& p);
 
-// The profile for a cluster: `override_path` when given; else the cluster's `profile:` name,
-// looked up as <cluster dir>/../profiles/<name>.yaml and then in the installed profiles/;
-// else an empty profile (every number from the defaults above, said in notes).
+// The profile for a cluster: the cluster's `profile:` name, looked up as
+// <cluster dir>/../profiles/<name>.yaml and then in the installed profiles/, else an empty
+// profile (every number from the defaults above, said in notes). `override_path` (--profile) is
+// merged over it section by section (core/profile_merge.h: an imported two-GPU NCCL log replaces
+// only that collective's fit, a one-node GEMM calibration only the GEMMs), its provenance
+// saying which sections came from which file; with no cluster profile it is taken alone.
 Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path);
+
+// What makes a profile suspect for a cluster, one sentence each: measured on another GPU
+// (the cluster's catalog family, "H100" of H100-SXM-80GB, is not in the profile's GPU name),
+// collective fits only on network levels the cluster does not have.
+std::vector<std::string> profile_warnings(const CalibrationProfile& p, const ClusterSpec& c);
 
 }  // namespace meshplan

@@ -583,3 +583,18 @@ TEST_CASE("calibrate import of a pasted table asks for --collective, then notes 
   CHECK(read_file(out).find("notes:\n") != std::string::npos);
   std::filesystem::remove(out);
 }
+
+TEST_CASE("--profile is merged over the cluster's profile; stderr says from where, and warns") {
+  const std::string a100 = std::string(MESHPLAN_SOURCE_DIR) + "/profiles/a100-published.yaml";
+  Run r = run_meshplan("estimate " + k8b + " --layout tp=8 --profile '" + a100 + "'");
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("framework: megatron-core") != std::string::npos);
+  CHECK(r.err.find("profile: ") == 0);
+  CHECK(r.err.find(" from h100-published (the cluster's profile)\n") != std::string::npos);
+  CHECK(r.err.find(" from " + a100 + "\n") != std::string::npos);
+  CHECK(r.err.find("warning: profile 'a100-published' was measured on 'A100-SXM-80GB', but the "
+                   "cluster's GPUs are H100-SXM-80GB") != std::string::npos);
+  // Without --profile: nothing on stderr.
+  Run plain = run_meshplan("estimate " + k8b + " --layout tp=8");
+  CHECK(plain.err.empty());
+}

@@ -1,0 +1,82 @@
+// --profile merged over the cluster's profile section by section, and the warnings that say a
+// profile does not fit the cluster (issue 14: imported profiles replaced the whole profile and a
+// CPU profile priced an H100 cluster without a word).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "planner/profile_defaults.h"
+#include "tests/test_inputs.h"
+
+using namespace meshplan;
+using namespace meshplan::testing;
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+CalibrationProfile shipped_profile(const std::string& name) {
+  Result<CalibrationProfile> p =
+      load_profile(std::string(MESHPLAN_SOURCE_DIR) + "/profiles/" + name + ".yaml");
+  REQUIRE(p.ok());
+  return p.value();
+}
+
+}  // namespace
+
+TEST_CASE("--profile replaces only the sections it has; the cluster's profile keeps the rest") {
+  const ClusterSpec cluster = shipped_cluster("dgx-h100-1n");  // profile: h100-published
+  const CalibrationProfile published = shipped_profile("h100-published");
+  CalibrationProfile gemm_only;
+  gemm_only.name = "one-node-gemm";
+  gemm_only.provenance.gpu = "NVIDIA H100 80GB HBM3";
+  gemm_only.gemm["bf16"] = GemmTable{"bf16", 0.7, {}};
+  const std::string path = write_temp("meshplan-gemm-only.yaml", render_profile_yaml(gemm_only));
+  Result<CalibrationProfile> merged = resolve_profile(cluster, path);
+  REQUIRE(merged.ok());
+  CHECK(merged->name == "one-node-gemm");
+  CHECK(merged->gemm.at("bf16").max_efficiency == 0.7);
+  CHECK(merged->hbm_bytes_per_s == published.hbm_bytes_per_s);
+  CHECK(merged->collectives.size() == published.collectives.size());
+  CHECK(merged->attention.size() == published.attention.size());
+  bool credited = false;
+  for (const std::string& s : merged->provenance.sources)
+    credited = credited || s == "merged: gemm bf16 from " + path;
+  CHECK(credited);
+  // Without --profile, the cluster's own profile, unmerged.
+  Result<CalibrationProfile> own = resolve_profile(cluster, "");
+  REQUIRE(own.ok());
+  CHECK(own->name == published.name);
+  CHECK(own->gemm.at("bf16").max_efficiency == published.gemm.at("bf16").max_efficiency);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("profile warnings: another GPU; collective fits on no level of the cluster") {
+  const ClusterSpec h100 = shipped_cluster("dgx-h100-1n");
+  CHECK(profile_warnings(shipped_profile("h100-measured"), h100).empty());  // "NVIDIA H100 ..."
+  CHECK(profile_warnings(shipped_profile("h100-published"), h100).empty());
+  CHECK(profile_warnings(shipped_profile("a100-published"), h100) ==
+        std::vector<std::string>{
+            "profile 'a100-published' was measured on 'A100-SXM-80GB', but the cluster's GPUs "
+            "are H100-SXM-80GB: its GEMM, HBM and attention figures are not this GPU's"});
+  CalibrationProfile cpu;
+  cpu.name = "measured";
+  cpu.provenance.gpu = "cpu: AMD EPYC (2 threads)";
+  CollectiveFit fit;
+  fit.collective = "all_reduce";
+  fit.level = "socket";
+  fit.group_size = 2;
+  cpu.collectives.push_back(fit);
+  CHECK(profile_warnings(cpu, h100) ==
+        std::vector<std::string>{
+            "profile 'measured' was measured on 'cpu: AMD EPYC (2 threads)', but the cluster's "
+            "GPUs are H100-SXM-80GB: its GEMM, HBM and attention figures are not this GPU's",
+            "profile 'measured' has collective fits only on network levels the cluster does not "
+            "have (socket; the cluster's: nvlink): every collective is priced from the "
+            "defaults"});
+}
