@@ -32,7 +32,8 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("export", "print a layout as launcher configuration");
   add_input_options(sub, o->in, /*with_layout=*/true);
   sub->add_option("--format", o->launcher,
-                  "launcher: megatron | deepspeed | nemo | torchtitan (command-line overrides) | "
+                  "launcher: megatron | deepspeed | nemo (NeMo 1 YAML) | nemo2 (NeMo 2 recipe) | "
+                  "torchtitan (command-line overrides) | "
                   "torchtitan-toml (a job file)")
       ->required()
       ->check(CLI::IsMember(launcher_names()));

@@ -25,6 +25,7 @@ const LauncherEntry kLaunchers[] = {
     {Launcher::megatron, "megatron", "Megatron-LM", megatron_rules, render_megatron},
     {Launcher::deepspeed, "deepspeed", "DeepSpeed", deepspeed_rules, render_deepspeed},
     {Launcher::nemo, "nemo", "NeMo", nemo_rules, render_nemo},
+    {Launcher::nemo2, "nemo2", "NeMo 2", nemo2_rules, render_nemo2},
     {Launcher::torchtitan, "torchtitan", "torchtitan", torchtitan_rules, render_torchtitan},
     {Launcher::torchtitan_toml, "torchtitan-toml", "torchtitan", torchtitan_rules,
      render_torchtitan_toml},

@@ -15,8 +15,8 @@
 
 namespace meshplan {
 
-// "megatron", "deepspeed", "nemo", "torchtitan", "torchtitan-toml" (the --format choices), in
-// table order.
+// "megatron", "deepspeed", "nemo", "nemo2", "torchtitan", "torchtitan-toml" (the --format
+// choices), in table order.
 const std::vector<std::string>& launcher_names();
 std::optional<Launcher> parse_launcher(const std::string& name);
 // Display name: "Megatron-LM", "DeepSpeed", "NeMo", "torchtitan".
@@ -45,6 +45,8 @@ void deepspeed_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& 
                      const Layout& layout);
 void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
                 const Layout& layout);
+void nemo2_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
+                 const Layout& layout);
 void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
                       const Layout& layout);
 std::string render_megatron(const ModelSpec& model, const TrainingSpec& training,
@@ -52,6 +54,8 @@ std::string render_megatron(const ModelSpec& model, const TrainingSpec& training
 std::string render_deepspeed(const ModelSpec& model, const TrainingSpec& training,
                              const Layout& layout);
 std::string render_nemo(const ModelSpec& model, const TrainingSpec& training, const Layout& layout);
+std::string render_nemo2(const ModelSpec& model, const TrainingSpec& training,
+                         const Layout& layout);
 std::string render_torchtitan(const ModelSpec& model, const TrainingSpec& training,
                               const Layout& layout);
 std::string render_torchtitan_toml(const ModelSpec& model, const TrainingSpec& training,

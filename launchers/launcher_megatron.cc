@@ -421,3 +421,142 @@ std::string render_nemo(const ModelSpec& model, const TrainingSpec& training,
 }
 
 }  // namespace meshplan
+
+namespace meshplan {
+namespace {
+
+// "recipe.<key> = <value>" lines of a NeMo 2 recipe (nemo_run Partial): the assignments NeMo's
+// own recipes make (nemo/collections/llm/recipes/llama3_70b.py:
+// recipe.trainer.strategy.tensor_model_parallel_size = 8); the same keys, without "recipe.",
+// are nemo-run command-line overrides. Values are Python literals.
+class RecipeLines {
+ public:
+  void set(const std::string& key, const std::string& python_value) {
+    out_ += fmt::format("recipe.{} = {}\n", key, python_value);
+  }
+  void set(const std::string& key, const char* python_value) {
+    set(key, std::string(python_value));
+  }
+  void set(const std::string& key, int64_t v) { set(key, std::to_string(v)); }
+  void set(const std::string& key, bool v) { set(key, std::string(v ? "True" : "False")); }
+  void text(const std::string& key, const std::string& v) { set(key, "\"" + v + "\""); }
+  void line(const std::string& raw) { out_ += raw + "\n"; }
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// MegatronStrategy's parallel sizes (nemo/lightning/pytorch/strategies/megatron_strategy.py).
+void nemo2_strategy(const ModelSpec& model, const Layout& layout, RecipeLines& r) {
+  const std::string s = "trainer.strategy.";
+  r.set(s + "tensor_model_parallel_size", layout.tp);
+  r.set(s + "pipeline_model_parallel_size", layout.pp);
+  if (uneven_split_needed(model, layout)) {
+    const std::vector<int64_t> chunks = chunk_layers(model.layers, layout.pp, layout.vpp);
+    if (const std::optional<FirstLastSplit> split =
+            first_last_split(chunks, layout.pp, layout.vpp)) {
+      r.set(s + "num_layers_in_first_pipeline_stage", split->first);
+      r.set(s + "num_layers_in_last_pipeline_stage", split->last);
+    } else {
+      r.text(s + "pipeline_model_parallel_layout", megatron_layout_string(chunks));
+    }
+  }
+  r.set(s + "virtual_pipeline_model_parallel_size",
+        layout.vpp > 1 ? std::to_string(layout.vpp) : std::string("None"));
+  r.set(s + "context_parallel_size", layout.cp);
+  r.set(s + "sequence_parallel", layout.sp && layout.tp > 1);
+  r.set(s + "expert_model_parallel_size", layout.ep);
+  // meshplan splits routed experts' width over tp as well (core/layer_geometry.h).
+  if (model.moe) r.set(s + "expert_tensor_parallel_size", layout.tp);
+  if (layout.order == kTpPpDpOrder) r.set(s + "use_tp_pp_dp_mapping", true);
+  if (layout.shard > 0)
+    r.set(s + "num_distributed_optimizer_instances", layout.dp * layout.cp / layout.shard);
+}
+
+// Data parallelism: Megatron-core's DDP config and distributed optimizer; ZeRO-2/3 as
+// Megatron-FSDP (the strategy's fsdp="megatron", which needs save_ckpt_format fsdp_dtensor).
+void nemo2_data_parallel(const Layout& layout, RecipeLines& r) {
+  const std::string ddp = "trainer.strategy.ddp.";
+  r.set("optim.config.use_distributed_optimizer", layout.zero >= 1);
+  if (layout.zero >= 2) {
+    r.text("trainer.strategy.fsdp", "megatron");
+    r.text(ddp + "data_parallel_sharding_strategy",
+           layout.zero == 3 ? "optim_grads_params" : "optim_grads");
+    r.text("trainer.strategy.save_ckpt_format", "fsdp_dtensor");
+  }
+  r.set(ddp + "overlap_grad_reduce", true);
+  r.set(ddp + "overlap_param_gather", layout.zero >= 1);
+}
+
+// TransformerConfig fields the layout sets (model.config.*).
+void nemo2_model_config(const ModelSpec& model, const TrainingSpec& training, const Layout& layout,
+                        RecipeLines& r) {
+  const std::string c = "model.config.";
+  r.set(c + "seq_length", training.seq_len);
+  const RecomputeArgs rc = recompute_args(layout);
+  r.set(c + "recompute_granularity",
+        rc.granularity.empty() ? std::string("None") : "\"" + rc.granularity + "\"");
+  r.set(c + "recompute_method", rc.method.empty() ? std::string("None") : "\"" + rc.method + "\"");
+  r.set(c + "recompute_num_layers", rc.layers > 0 ? std::to_string(rc.layers) : "None");
+  if (layout.cp > 1 && layout.cp_kind != CpKind::ring)
+    r.text(c + "cp_comm_type", megatron_cp_comm_type(layout.cp_kind));
+  if (layout.cp > 1 && layout.cp_kind == CpKind::hybrid)
+    r.set(c + "hierarchical_context_parallel_sizes",
+          "[" + hierarchical_cp_sizes(layout, ", ") + "]");
+  if (layout.ep_overlap) r.set(c + "overlap_moe_expert_parallel_comm", true);
+  if (layout.act_offload > 0) {
+    r.set(c + "cpu_offloading", true);
+    r.set(c + "cpu_offloading_num_layers", layout.act_offload);
+  }
+  if (!model.moe) return;
+  r.text(c + "moe_token_dispatcher_type", megatron_dispatcher(layout.dispatch));
+  if (layout.dispatch == Dispatch::deepep) r.text(c + "moe_flex_dispatcher_backend", "deepep");
+  if (model.moe->group_limit > 0) {
+    r.set(c + "moe_router_num_groups", model.moe->groups);
+    r.set(c + "moe_router_group_topk", model.moe->group_limit);
+  }
+  r.set(c + "moe_grouped_gemm", true);
+}
+
+}  // namespace
+
+void nemo2_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*training*/,
+                 const Layout& layout) {
+  // MegatronStrategy has use_tp_pp_dp_mapping; the optimizer offload is not a recipe key.
+  megatron_core_rules(out, layout, /*pp_dp_order=*/true, /*megatron_lm=*/false);
+  if (layout.zero >= 2 && layout.shard > 0)
+    out.field("shard",
+              "hybrid sharding with Megatron-FSDP (ZeRO-2/3) is not exported; use shard=0, or "
+              "zero=1");
+  model_rules(out, model);
+}
+
+std::string render_nemo2(const ModelSpec& model, const TrainingSpec& training,
+                         const Layout& layout) {
+  RecipeLines r;
+  r.line(fmt::format("# NeMo 2 (8cfedd720346) recipe settings for {} ({} sequences x {} tokens)",
+                     model.name, training.global_batch, training.seq_len));
+  r.line("# layout " + to_string(layout));
+  r.line("# after: recipe = llm.<model>.pretrain_recipe(...); the model shape is the recipe's");
+  r.line("# (nemo-run: the same keys without 'recipe.' as overrides)");
+  nemo2_strategy(model, layout, r);
+  nemo2_data_parallel(layout, r);
+  r.set("data.micro_batch_size", layout.mbs);
+  r.set("data.global_batch_size", training.global_batch);
+  r.set("data.seq_length", training.seq_len);
+  nemo2_model_config(model, training, layout, r);
+  if (layout.tp_overlap || training.precision == Precision::fp8) {
+    r.line("# nemo_run as run; nemo.lightning.pytorch.callbacks.megatron_comm_overlap and");
+    r.line("# nemo.collections.llm.recipes.precision.mixed_precision provide the names below");
+  }
+  // TP communication overlap is a trainer callback in NeMo 2 (the recipes' performance mode).
+  if (layout.tp_overlap)
+    r.line(
+        "recipe.trainer.callbacks.append(run.Config(MegatronCommOverlapCallback, "
+        "tp_comm_overlap=True))");
+  if (training.precision == Precision::fp8) r.set("trainer.plugins", "bf16_with_fp8_mixed()");
+  return r.str();
+}
+
+}  // namespace meshplan

@@ -15,8 +15,9 @@
 
 namespace meshplan {
 
-// torchtitan_toml: torchtitan's options as a TOML job file rather than command-line overrides.
-enum class Launcher { megatron, deepspeed, nemo, torchtitan, torchtitan_toml };
+// nemo: NeMo 1 YAML keys; nemo2: NeMo 2 recipe settings. torchtitan_toml: torchtitan's options
+// as a TOML job file rather than command-line overrides.
+enum class Launcher { megatron, deepspeed, nemo, nemo2, torchtitan, torchtitan_toml };
 
 // A refusal: field `field` (value `value`) cannot be expressed in `launcher` because `why`.
 Diagnostic launcher_refusal(Launcher launcher, const std::string& field, const std::string& value,

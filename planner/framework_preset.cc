@@ -332,7 +332,7 @@ std::vector<Offload> framework_offload_devices(const std::string& name) {
 const char* framework_launcher(const std::string& framework) {
   static constexpr std::pair<const char*, const char*> kLaunchers[] = {
       {"megatron-core", "megatron"},
-      {"nemo", "nemo"},
+      {"nemo", "nemo2"},  // NeMo 2 recipes (NeMo 1 YAML: export --format nemo)
       {"deepspeed", "deepspeed"},
       {"torchtitan", "torchtitan"}};
   for (const auto& [name, launcher] : kLaunchers)

@@ -29,8 +29,8 @@ void check_golden(const std::string& name, const std::string& text) {
 }  // namespace
 
 TEST_CASE("export: table of launchers") {
-  CHECK(launcher_names() ==
-        std::vector<std::string>{"megatron", "deepspeed", "nemo", "torchtitan", "torchtitan-toml"});
+  CHECK(launcher_names() == std::vector<std::string>{"megatron", "deepspeed", "nemo", "nemo2",
+                                                     "torchtitan", "torchtitan-toml"});
   CHECK(parse_launcher("nemo") == Launcher::nemo);
   CHECK_FALSE(parse_launcher("fsdp").has_value());
   CHECK(std::string(launcher_title(Launcher::megatron)) == "Megatron-LM");
@@ -415,7 +415,7 @@ TEST_CASE("README: plan --framework X ranks only layouts X's export accepts (its
       " --model models/llama3-8b.yaml --cluster topologies/dgx-h100-1n.yaml",
       " --model models/mixtral-8x7b.yaml --cluster topologies/dgx-h100-64n.yaml --gpus 32"};
   const char* cases[][2] = {{"megatron-core", "megatron"},
-                            {"nemo", "nemo"},
+                            {"nemo", "nemo2"},
                             {"deepspeed", "deepspeed"},
                             {"torchtitan", "torchtitan"}};
   for (const char* input : inputs) {

@@ -266,3 +266,85 @@ TEST_CASE("NeMo: keys the GPT config lacks say they need '+'; interleaving overl
 }
 
 }  // namespace
+
+namespace {
+
+// NeMo 2's recipe keys ("trainer.strategy.tensor_model_parallel_size" → annotated type), from
+// the committed table (tests/data/launchers/nemo2-8cfedd720346-recipe-keys.txt).
+std::map<std::string, std::string> nemo2_keys() {
+  std::map<std::string, std::string> keys;
+  std::istringstream in(test::read_file(fs::path(MESHPLAN_TEST_DATA) /
+                                        "launchers/nemo2-8cfedd720346-recipe-keys.txt"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t tab = line.find('\t'), tab2 = line.find('\t', tab + 1);
+    keys[line.substr(0, tab)] = line.substr(tab + 1, tab2 - tab - 1);
+  }
+  return keys;
+}
+
+// Whether Python literal `value` fits annotation `type` (the forms the table holds).
+bool fits_type(const std::string& value, const std::string& type) {
+  const bool optional = type.rfind("Optional[", 0) == 0;
+  if (optional && value == "None") return true;
+  const std::string inner = optional ? type.substr(9, type.size() - 10) : type;
+  const bool quoted = value.size() >= 2 && value.front() == '"' && value.back() == '"';
+  if (inner == "int") return value.find_first_not_of("0123456789") == std::string::npos;
+  if (inner == "bool") return value == "True" || value == "False";
+  if (inner.rfind("Literal[", 0) == 0)
+    return quoted && inner.find("'" + value.substr(1, value.size() - 2) + "'") != std::string::npos;
+  if (inner == "str" || inner.find("str") != std::string::npos) return quoted;
+  if (inner.rfind("list[int]", 0) == 0) return value.front() == '[' && value.back() == ']';
+  return inner == "Plugin";  // trainer.plugins: a call
+}
+
+}  // namespace
+
+TEST_CASE("NeMo 2: every recipe key is one NeMo 8cfedd720346 / Megatron-core defines, typed") {
+  const std::map<std::string, std::string> known = nemo2_keys();
+  REQUIRE(known.size() > 400);
+  const ModelSpec dense = model("llama3-70b"), moe = model("mixtral-8x7b"),
+                  ds = model("deepseek-v3");
+  struct Case {
+    const ModelSpec& m;
+    const char* layout;
+    int64_t gpus;
+  } cases[] = {{dense, "tp=8,pp=4,vpp=5,zero=1,recompute=selective,tp_overlap=true", 512},
+               {dense, "tp=4,cp=4,cp_kind=hybrid,cp_a2a=2,pp=2,zero=1,shard=8", 512},
+               {dense, "tp=8,pp=4,zero=1,order=tp-cp-pp-dp,recompute_layers=2", 512},
+               {dense, "tp=8,pp=1,zero=3", 512},
+               {dense, "tp=8,pp=1,zero=0,act_offload=2", 512},
+               {moe, "tp=2,pp=4,vpp=2,ep=8,zero=1,ep_overlap=true", 512},
+               {ds, "tp=1,pp=16,ep=32,zero=1,recompute=full,uneven=true,dispatch=deepep", 512}};
+  for (const Case& c : cases) {
+    CAPTURE(c.layout);
+    const std::string out = exported(Launcher::nemo2, c.m, layout(c.layout, c.m, c.gpus));
+    std::istringstream in(out);
+    int assignments = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      if (line.rfind("recipe.trainer.callbacks.append(", 0) == 0) {
+        CHECK(std::string(c.layout).find("tp_overlap=true") != std::string::npos);
+        continue;
+      }
+      REQUIRE(line.rfind("recipe.", 0) == 0);
+      const size_t eq = line.find(" = ");
+      REQUIRE(eq != std::string::npos);
+      const std::string key = line.substr(7, eq - 7), value = line.substr(eq + 3);
+      CAPTURE(key);
+      CAPTURE(value);
+      REQUIRE(known.count(key) == 1);
+      CHECK(fits_type(value, known.at(key)));
+      ++assignments;
+    }
+    CHECK(assignments >= 15);
+  }
+  // DeepSeek-V3's priced split through the flexible layout, as Megatron-LM's export writes it.
+  const std::string v3 =
+      exported(Launcher::nemo2, ds, layout("tp=1,pp=16,ep=32,recompute=full,uneven=true", ds, 512));
+  CHECK(v3.find("recipe.trainer.strategy.pipeline_model_parallel_layout = "
+                "\"Et*3|(t*4|)*13t*3|t*3L\"\n") != std::string::npos);
+  // What Megatron-core cannot run is refused as for Megatron-LM.
+  CHECK(refusal(Launcher::nemo2, dense, layout("tp=8,pp=4,schedule=gpipe", dense, 512))
+            .find("field 'schedule' = 'gpipe': NeMo 2 cannot express this") != std::string::npos);
+}
