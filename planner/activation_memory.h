@@ -36,8 +36,8 @@ struct LayerActivations {
   // BF16 output, which the out-projection no longer shares (it keeps an FP8 cast).
   double attention_scores = 0;
   double attention_other = 0;  // norm/QKV inputs, Q, K, V, softmax statistics, out-proj input
-  double mlp = 0;               // norm/MLP inputs, FFN intermediates, dropout mask; MoE experts
-  double layer_input = 0;       // the 2·s·b·h input (÷t with SP): what full recompute keeps
+  double mlp = 0;              // norm/MLP inputs, FFN intermediates, dropout mask; MoE experts
+  double layer_input = 0;      // the 2·s·b·h input (÷t with SP): what full recompute keeps
   double no_recompute() const { return attention_scores + attention_other + mlp; }
   double selective() const { return attention_other + mlp; }
   double stored(Recompute r) const {

@@ -229,8 +229,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Lay
     const LayerActivations moe16 = m.moe ? layer_activations(m, first_moe, bf16) : dense16;
     const auto peak = static_cast<size_t>(est.peak_stage);
     est.peak_bf16_activations_bytes =
-        stage_memory(params[peak], mix[peak], dense16, moe16, l, micro_batches,
-                     logits, true, o)
+        stage_memory(params[peak], mix[peak], dense16, moe16, l, micro_batches, logits, true, o)
             .activations_bytes;
   }
   return est;

@@ -127,9 +127,8 @@ inline StageTotals stage_totals(const StageMemory& f, const StageActivations& a,
   const double tensors = f.params_bytes + f.grads_bytes + f.optimizer_bytes + t.activations +
                          f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes +
                          f.fp8_scaling_bytes;
-  t.other = f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes +
-            f.fp8_scaling_bytes + f.cuda_context_bytes + f.nccl_bytes +
-            o.allocator_slack_fraction * tensors;
+  t.other = f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes + f.fp8_scaling_bytes +
+            f.cuda_context_bytes + f.nccl_bytes + o.allocator_slack_fraction * tensors;
   t.states = f.params_bytes + f.grads_bytes + f.optimizer_bytes;
   t.total = t.states + t.activations + t.other;
   return t;
