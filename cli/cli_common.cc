@@ -26,6 +26,9 @@ void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
   sub->add_option("--global-batch", in.global_batch,
                   "sequences per optimizer step (default: the model's training.global_batch)")
       ->check(integer_range(1, kMaxGlobalBatch));
+  sub->add_option("--precision", in.precision,
+                  "bf16 | fp8: the GEMMs' precision (default: the model's training.precision)")
+      ->check(CLI::IsMember({"bf16", "fp8"}));
   sub->add_option("--gpus", in.gpus, "use this many of the cluster's GPUs (default: all)")
       ->check(integer_range(1, kMaxClusterGpus));
   if (with_layout) {
@@ -136,6 +139,7 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   request.cluster_path = in.cluster_path;
   request.seq_len = in.seq_len;
   request.global_batch = in.global_batch;
+  request.precision = in.precision;
   request.gpus = in.gpus;
   request.gpus_where = SourceLocation{"--gpus", 0, 0, ""};
   // Resolved for every subcommand, so a typo in the cluster's `profile:` is an error even where

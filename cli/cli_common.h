@@ -28,13 +28,15 @@ struct InputOptions {
   int64_t seq_len = 0;            // 0: the model's training.seq_len
   int64_t global_batch = 0;       // 0: the model's training.global_batch
   int64_t gpus = 0;               // 0: every GPU of the cluster
+  std::string precision;          // bf16 | fp8; "": the model's training.precision
   std::string framework;          // "": the default preset (megatron-core)
   std::string grad_reduce_dtype;  // "": the framework's (apply_grad_reduce_dtype)
   std::string format = "table";
   bool any_launcher = false;  // --any-launcher: rank layouts the framework's launcher refuses
 };
 
-// Adds --model, --cluster, --seq-len, --global-batch, --gpus (and --layout when `with_layout`).
+// Adds --model, --cluster, --seq-len, --global-batch, --precision, --gpus (and --layout when
+// `with_layout`).
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout);
 // Adds --profile, --framework, --grad-reduce-dtype, --fp8-params and --causal-attention-flops.
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost);

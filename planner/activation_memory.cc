@@ -54,11 +54,22 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
   const Widths w = widths(m, a.tp);
   LayerActivations out;
   out.layer_input = kAct * tokens * h * rep;
-  const double lin = a.fp8 ? 1 : kAct;  // bytes per stored linear-layer input element
+  // Bytes per stored linear-layer input element: its FP8 cast where the FP8 stack saves that.
+  const bool fp8_inputs = a.fp8 && a.fp8_quantized_inputs;
+  const double lin = fp8_inputs ? 1 : kAct;
 
   // Attention block: norm input, QKV input, Q, K, V, out-projection input, dropout mask.
   double attn = (kAct + lin) * tokens * h * rep + kAct * tokens * (w.q + w.k + w.v) +
                 lin * tokens * w.attn_out;
+  // Flash attention saves its BF16 output for its own backward (FusedAttnFunc.forward saves
+  // q, k, v, out: transformer_engine/pytorch/attention/dot_product_attention/backends.py). In
+  // BF16 the out-projection's saved input is that same tensor; under FP8 it keeps its own FP8
+  // cast beside it ("linear_proj also saves the quantized tensor of this output",
+  // megatron/core/transformer/attention.py, which turns on save_original_input to avoid it for
+  // the non-delayed recipes with TE 2.6+; the presets here pair Transformer Engine with delayed
+  // scaling). Recomputing the attention core (Megatron's core_attn) drops the BF16 output.
+  if (fp8_inputs && m.attention == AttentionKind::flash)
+    out.attention_scores = kAct * tokens * w.attn_out;
   if (m.mla) {  // compressed latents and their normalised copies (duplicated across TP)
     attn += 2 * kAct * tokens *
             static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);

@@ -18,20 +18,26 @@ struct ActivationShape {
   int64_t seq_len = 0;      // s, before CP splitting
   int64_t tp = 1, cp = 1, ep = 1;
   bool sp = false;
-  // FP8 training: Transformer Engine keeps the inputs of the linear layers for the backward
-  // pass in FP8 (1 byte), not BF16; attention's Q, K, V and the activation function's input
-  // stay BF16 (attention and element-wise ops run in BF16).
+  // FP8 training (GpuSpec::runs_fp8). With fp8_quantized_inputs (MemoryOptions::
+  // fp8_saves_quantized_inputs: Transformer Engine) the linear layers keep their inputs for the
+  // backward pass as FP8 casts (1 byte), not BF16; what other ops save stays BF16: the norms'
+  // inputs, attention's Q, K, V and output, the activation function's input (attention and
+  // element-wise ops run in BF16). Without it (torchao) every saved input stays BF16.
   bool fp8 = false;
+  bool fp8_quantized_inputs = true;
 };
 
 ActivationShape activation_shape(const Layout& l, int64_t seq_len);
 
 // Bytes one GPU keeps from the forward to the backward pass of one layer, for one micro-batch.
 struct LayerActivations {
-  double attention_scores = 0;  // softmax output, its dropout mask and output (standard only)
-  double attention_other = 0;   // norm/QKV inputs, Q, K, V, softmax statistics, out-proj input
-  double mlp = 0;               // norm/MLP inputs, FFN intermediates, dropout mask; MoE experts
-  double layer_input = 0;       // the 2·s·b·h input (÷t with SP): what full recompute keeps
+  // What recomputing the attention core drops (selective recompute): the softmax output, its
+  // dropout mask and output (standard attention); under FP8 with flash attention, the kernel's
+  // BF16 output, which the out-projection no longer shares (it keeps an FP8 cast).
+  double attention_scores = 0;
+  double attention_other = 0;  // norm/QKV inputs, Q, K, V, softmax statistics, out-proj input
+  double mlp = 0;              // norm/MLP inputs, FFN intermediates, dropout mask; MoE experts
+  double layer_input = 0;      // the 2·s·b·h input (÷t with SP): what full recompute keeps
   double no_recompute() const { return attention_scores + attention_other + mlp; }
   double selective() const { return attention_other + mlp; }
   double stored(Recompute r) const {

@@ -163,6 +163,7 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
   ActivationShape activations = activation_shape(l, training_.seq_len);
   shape.logits_bytes = logits_bytes(model_, activations);
   activations.fp8 = cluster_.gpu.runs_fp8(training_.precision);
+  activations.fp8_quantized_inputs = options_.memory.fp8_saves_quantized_inputs;
   shape.dense_activation_bytes = layer_activations(model_, 0, activations).no_recompute();
   shape.moe_activation_bytes =
       model_.moe

@@ -329,6 +329,22 @@ std::vector<Offload> framework_offload_devices(const std::string& name) {
   return {};
 }
 
+// FP8 memory rules (MemoryOptions::fp8_amax_history_len, fp8_saves_quantized_inputs). The
+// Megatron family's --fp8-amax-history-len defaults to 1 (megatron/training/arguments.py;
+// Megatron-Core TransformerConfig.fp8_amax_history_len); NeMo's FP8 precision recipe sets 1024
+// (bf16_with_fp8_mixed, nemo/collections/llm/recipes/precision/mixed_precision.py); DeepSpeed
+// and Composer hand FP8 to Transformer Engine, whose DelayedScaling keeps 1024
+// (transformer_engine/common/recipe/__init__.py). Current scaling keeps no history. The
+// PyTorch-native stacks run torchao's Float8Linear, which saves BF16 inputs.
+void apply_framework_fp8_memory(const FrameworkPreset& f, MemoryOptions& m) {
+  const std::string name = f.name;
+  const bool megatron =
+      name == "megatron-core" || name == "megatron-2021" || name == "megatron-deepspeed";
+  const bool delayed = std::string(f.fp8_recipe) == "delayed";
+  m.fp8_amax_history_len = !delayed ? 0 : megatron ? 1 : 1024;
+  m.fp8_saves_quantized_inputs = name != "fsdp2" && name != "torchtitan";
+}
+
 const char* framework_launcher(const std::string& framework) {
   static constexpr std::pair<const char*, const char*> kLaunchers[] = {
       {"megatron-core", "megatron"},
@@ -352,6 +368,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.collective_rails = f.collective_rails;
   o.fp8_recipe = f.fp8_recipe;
   o.memory.zero3_max_live_params = f.zero3_max_live_params;
+  apply_framework_fp8_memory(f, o.memory);
   o.partial_recompute = f.partial_recompute;
   o.hybrid_sharding = f.hybrid_sharding;
   o.tp_comm_overlap = f.tp_comm_overlap;

@@ -275,9 +275,9 @@ LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool 
   c.backward_s =
       g.input_grad + g.weight_grad + attn.backward + backward_bytes(ops) / ctx.hbm_bytes_per_s;
   add_communication(c, ctx, key, moe_layer, tokens, g, attn, tp_group, cp_group, ep_group);
-  c.activations =
-      layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
-                        {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp, ctx.fp8});
+  c.activations = layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
+                                    {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp, ctx.fp8,
+                                     ctx.options->memory.fp8_saves_quantized_inputs});
   return c;
 }
 

@@ -130,6 +130,13 @@ std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l) 
   return mix;
 }
 
+double fp8_scaling_bytes_per_gemm(const MemoryOptions& o) {
+  if (o.fp8_amax_history_len <= 0) return 0;
+  constexpr double kQuantizers = 3 + 2;  // forward: input, weight, output; backward: two grads
+  constexpr double kFp32 = 4;
+  return kQuantizers * kFp32 * static_cast<double>(2 + o.fp8_amax_history_len);
+}
+
 StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64_t micro_batches,
                                double logits, bool fp8, const MemoryOptions& o) {
   StageMemory s;
@@ -157,6 +164,8 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
   if (fp8 && !o.fp8_params && !zero_sharding(l.zero).weights)
     s.fp8_weight_cache_bytes =
         o.fp8_weight_cache_bytes_per_param * static_cast<double>(params.linear_per_gpu);
+  if (fp8)
+    s.fp8_scaling_bytes = fp8_scaling_bytes_per_gemm(o) * static_cast<double>(params.fp8_gemms);
   s.cuda_context_bytes = static_cast<double>(o.cuda_context_bytes);
   s.nccl_bytes = static_cast<double>(o.nccl_bytes_per_communicator * communicators(l));
   return s;
@@ -174,7 +183,8 @@ StageMemory with_activations(StageMemory s, const StageActivations& a, const Lay
   s.activations_bytes = a.per_micro_batch * s.in_flight_micro_batches + a.recompute_buffer;
   offload_states(l, s.layers, a.first_layer, s);
   const double tensors = s.params_bytes + s.grads_bytes + s.optimizer_bytes + s.activations_bytes +
-                         s.logits_bytes + s.zero3_buffer_bytes + s.fp8_weight_cache_bytes;
+                         s.logits_bytes + s.zero3_buffer_bytes + s.fp8_weight_cache_bytes +
+                         s.fp8_scaling_bytes;
   s.allocator_slack_bytes = o.allocator_slack_fraction * tensors;
   return s;
 }
@@ -195,12 +205,14 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Lay
   const int64_t micro_batches = t.global_batch / (l.dp * l.mbs);
   ActivationShape shape = activation_shape(l, t.seq_len);
   shape.fp8 = gpu.runs_fp8(t.precision);
+  shape.fp8_quantized_inputs = o.fp8_saves_quantized_inputs;
   const int64_t first_moe = m.moe ? m.moe->first_dense_layers : 0;
   const LayerActivations dense = layer_activations(m, 0, shape);
   const LayerActivations moe = m.moe ? layer_activations(m, first_moe, shape) : dense;
   const std::vector<StageLayerMix> mix = stage_layer_mix(m, l);
   const double logits = logits_bytes(m, shape);
-  for (const StageParams& sp : stage_params(m, l)) {
+  const std::vector<StageParams> params = stage_params(m, l);
+  for (const StageParams& sp : params) {
     StageMemory s = stage_memory(sp, mix[static_cast<size_t>(sp.stage)], dense, moe, l,
                                  micro_batches, logits, shape.fp8, o);
     if (s.total_bytes() > est.peak_bytes) {
@@ -208,6 +220,17 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Lay
       est.peak_stage = s.stage;
     }
     est.stages.push_back(s);
+  }
+  est.fp8 = shape.fp8;
+  if (est.fp8 && !est.stages.empty()) {
+    ActivationShape bf16 = shape;
+    bf16.fp8 = false;
+    const LayerActivations dense16 = layer_activations(m, 0, bf16);
+    const LayerActivations moe16 = m.moe ? layer_activations(m, first_moe, bf16) : dense16;
+    const auto peak = static_cast<size_t>(est.peak_stage);
+    est.peak_bf16_activations_bytes =
+        stage_memory(params[peak], mix[peak], dense16, moe16, l, micro_batches, logits, true, o)
+            .activations_bytes;
   }
   return est;
 }

@@ -32,13 +32,17 @@ struct StageMemory {
   double logits_bytes = 0;                 // last stage only
   double zero3_buffer_bytes = 0;           // gathered parameters of two layers (ZeRO-3 prefetch)
   double fp8_weight_cache_bytes = 0;       // FP8 weights and transposes kept across micro-batches
+  // FP8 scaling state (MemoryOptions::fp8_amax_history_len) of the stage's FP8 GEMMs. "Other",
+  // not model states: every rank keeps its own whole copy (ZeRO and FSDP shard parameters,
+  // gradients and optimizer states, not module buffers), and it is neither trained nor reduced.
+  double fp8_scaling_bytes = 0;
   double cuda_context_bytes = 0, nccl_bytes = 0, allocator_slack_bytes = 0;
   // Off the GPU (Layout::offload, act_offload), per GPU: optimizer states and offloaded
   // activations in host memory, optimizer states on NVMe. Not part of total_bytes().
   double host_bytes = 0, nvme_bytes = 0;
   double other_bytes() const {
-    return logits_bytes + zero3_buffer_bytes + fp8_weight_cache_bytes + cuda_context_bytes +
-           nccl_bytes + allocator_slack_bytes;
+    return logits_bytes + zero3_buffer_bytes + fp8_weight_cache_bytes + fp8_scaling_bytes +
+           cuda_context_bytes + nccl_bytes + allocator_slack_bytes;
   }
   double total_bytes() const {
     return params_bytes + grads_bytes + optimizer_bytes + activations_bytes + other_bytes();
@@ -51,6 +55,11 @@ struct MemoryEstimate {
   double peak_bytes = 0;
   int64_t peak_stage = 0;
   double capacity_bytes = 0;
+  // FP8 training (GpuSpec::runs_fp8): the peak stage's activations had its linear layers kept
+  // BF16 inputs, for the reports' comparison (equal to its activations_bytes where the FP8
+  // stack saves BF16 inputs); 0 without FP8.
+  bool fp8 = false;
+  double peak_bf16_activations_bytes = 0;
   bool fits() const { return peak_bytes <= capacity_bytes; }
 };
 
@@ -116,13 +125,18 @@ inline StageTotals stage_totals(const StageMemory& f, const StageActivations& a,
   StageTotals t;
   t.activations = a.per_micro_batch * f.in_flight_micro_batches + a.recompute_buffer;
   const double tensors = f.params_bytes + f.grads_bytes + f.optimizer_bytes + t.activations +
-                         f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes;
-  t.other = f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes +
+                         f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes +
+                         f.fp8_scaling_bytes;
+  t.other = f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes + f.fp8_scaling_bytes +
             f.cuda_context_bytes + f.nccl_bytes + o.allocator_slack_fraction * tensors;
   t.states = f.params_bytes + f.grads_bytes + f.optimizer_bytes;
   t.total = t.states + t.activations + t.other;
   return t;
 }
+
+// FP8 scaling state of one GEMM: 5 quantizers × fp32 (scale, scale_inv, amax_history_len
+// amaxes) under delayed scaling; 0 when the recipe keeps none (MemoryOptions docs).
+double fp8_scaling_bytes_per_gemm(const MemoryOptions& o);
 
 // One stage's memory from its parameters, the per-micro-batch activations of one dense and one
 // MoE layer, and the layout. `logits` is counted on the last stage only; `fp8`: the linear

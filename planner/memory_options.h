@@ -38,6 +38,26 @@ struct MemoryOptions {
   // linear layers' weights are stored in FP8 instead of BF16, so the FP8 weight (1 byte) and its
   // cached transpose (1 byte) take the place of the 2-byte weight: nothing extra.
   bool fp8_params = false;
+  // Delayed-scaling state of every FP8 GEMM, kept for the whole run: Transformer Engine gives
+  // each GEMM of a module 3 forward quantizers (input, weight, output) and 2 backward ones
+  // (grad output, grad input) (TransformerEngineBaseModule.set_meta_tensor, num_fp8_tensors in
+  // transformer_engine/pytorch/module/base.py), each with an fp32 scale, its inverse and an
+  // fp32 amax history of amax_history_len steps (DelayedScalingRecipeState in
+  // transformer_engine/pytorch/quantization.py holds scale and amax_history; scale_inv travels
+  // with each FP8 tensor, in TE 1.x's fp8_meta beside them): 5 × 4 × (2 + len) bytes per GEMM.
+  // The history length is the framework's: Megatron-Core TransformerConfig.fp8_amax_history_len
+  // = 1 (the default here), NeMo's bf16_with_fp8_mixed 1024, TE's DelayedScaling 1024. 0: the
+  // recipe keeps no state (current scaling: Float8CurrentScalingQuantizer computes the amax of
+  // every tensor it casts; torchao's dynamic scaling likewise).
+  int64_t fp8_amax_history_len = 1;
+  // What the linear layers save for the backward pass under FP8. Transformer Engine's Linear,
+  // LayerNormLinear and LayerNormMLP save the FP8 cast of their input for the weight-gradient
+  // GEMM (only its column-wise, transposed data, or the row-wise data that sequence
+  // parallelism all-gathers again: 1 byte per element; save_original_input defaults to False;
+  // _Linear.forward in module/linear.py). torchao's Float8Linear saves the BF16 input and casts
+  // it again in the backward (matmul_with_hp_or_float8_args.forward, torchao/float8/
+  // float8_linear.py): false for the PyTorch-native stacks (FSDP2, torchtitan).
+  bool fp8_saves_quantized_inputs = true;
 };
 
 }  // namespace meshplan

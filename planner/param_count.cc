@@ -19,8 +19,10 @@ void add_linear(const LinearMap& map, bool attention, LayerParams& p) {
   const int64_t weights = map.copies * map.weights(), biases = map.copies * map.biases();
   if (map.role == LinearRole::expert) {
     p.routed_experts += weights + biases;
+    p.expert_gemms += map.copies;
     return;
   }
+  if (map.role != LinearRole::router) p.gemms += map.copies;
   int64_t& split = attention ? p.attention : p.dense_mlp;
   switch (map.split) {
     case TpSplit::column:
@@ -115,6 +117,8 @@ std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l) {
         s.dense_per_gpu += linear + p.replicated;
         s.expert_per_gpu += experts;
         s.linear_per_gpu += linear + experts;
+        // TE's GroupedLinear keeps one GEMM's scaling state per local expert (num_gemms).
+        s.fp8_gemms += p.gemms + p.expert_gemms / l.ep;
       }
     }
   }

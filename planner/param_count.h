@@ -20,6 +20,9 @@ struct LayerParams {
                                // MLA down-projections, router
   int64_t dense_mlp = 0;       // dense or shared-expert MLP, split by tp
   int64_t routed_experts = 0;  // all routed experts, split by ep (experts) and tp (width)
+  // GEMMs of the linear maps that FP8 training runs in FP8 (all but the router), one per map
+  // and expert copy: routed ones (split by ep) apart from the others.
+  int64_t gemms = 0, expert_gemms = 0;
   int64_t total() const { return attention + replicated + dense_mlp + routed_experts; }
 };
 
@@ -46,6 +49,10 @@ struct StageParams {
   // Of those, the transformer layers' linear maps (attention, MLP, experts; no embedding, LM
   // head or norms): what FP8 training runs in FP8.
   int64_t linear_per_gpu = 0;
+  // FP8 GEMMs one GPU runs for the stage's layers (LayerParams::gemms; routed experts ÷ ep): the
+  // count of Transformer Engine GEMMs that keep FP8 scaling state (MemoryOptions::
+  // fp8_amax_history_len).
+  int64_t fp8_gemms = 0;
   int64_t per_gpu() const { return dense_per_gpu + expert_per_gpu; }
 };
 

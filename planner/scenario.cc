@@ -16,6 +16,8 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
   Scenario out{model.value(), cluster.value(), model->training, cluster->gpus(), {}};
   if (request.seq_len > 0) out.training.seq_len = request.seq_len;
   if (request.global_batch > 0) out.training.global_batch = request.global_batch;
+  if (!request.precision.empty())
+    out.training.precision = request.precision == "fp8" ? Precision::fp8 : Precision::bf16;
   if (request.gpus > out.gpus) {
     return Diagnostic{request.gpus_where, request.gpus_field, std::to_string(request.gpus),
                       fmt::format("must not exceed the cluster's {} GPUs", out.gpus)};

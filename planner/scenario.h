@@ -20,6 +20,7 @@ struct ScenarioRequest {
   std::string cluster_path;  // cluster YAML
   int64_t seq_len = 0;       // 0: the model's training.seq_len
   int64_t global_batch = 0;  // 0: the model's training.global_batch
+  std::string precision;     // bf16 | fp8; "": the model's training.precision
   int64_t gpus = 0;          // 0: every GPU of the cluster
   // Where the GPU count was given and the field it is reported under, for the error when it
   // exceeds the cluster ({"--gpus", 0, 0, ""} and "gpus" on the command line).

@@ -34,6 +34,7 @@ nlohmann::ordered_json memory_json(const MemoryEstimate& e) {
     st["other"] = {{"logits_bytes", bytes(s.logits_bytes)},
                    {"zero3_buffer_bytes", bytes(s.zero3_buffer_bytes)},
                    {"fp8_weight_cache_bytes", bytes(s.fp8_weight_cache_bytes)},
+                   {"fp8_scaling_bytes", bytes(s.fp8_scaling_bytes)},
                    {"cuda_context_bytes", bytes(s.cuda_context_bytes)},
                    {"nccl_bytes", bytes(s.nccl_bytes)},
                    {"allocator_slack_bytes", bytes(s.allocator_slack_bytes)}};
@@ -80,6 +81,14 @@ std::string memory_table(const MemoryEstimate& e, const ModelSpec& model,
       gib_and_gb(e.capacity_bytes),
       e.fits() ? "fits"
                : fmt::format("does not fit (over by {})", gib(e.peak_bytes - e.capacity_bytes)));
+  if (e.fp8) {
+    const StageMemory& p = e.stages[static_cast<size_t>(e.peak_stage)];
+    out += fmt::format(
+        "fp8      stage {}: cached FP8 weights {}, scaling state {:.1f} KiB; activations {} "
+        "({} with BF16 linear-layer inputs)\n",
+        e.peak_stage, gib(p.fp8_weight_cache_bytes), p.fp8_scaling_bytes / units::kKiB,
+        gib(p.activations_bytes), gib(e.peak_bf16_activations_bytes));
+  }
   double host = 0, nvme = 0;
   for (const StageMemory& s : e.stages) {
     host = std::max(host, s.host_bytes);

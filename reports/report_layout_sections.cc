@@ -5,6 +5,7 @@
 
 #include "core/units.h"
 #include "planner/attention_model.h"
+#include "planner/memory_model.h"
 #include "planner/profile_defaults.h"
 #include "reports/estimate_render.h"
 #include "reports/report_sections.h"
@@ -50,6 +51,17 @@ std::string simulation_rows(const sim::SimulationResult& r) {
   return markdown_table({"stage", "compute ms", "waiting on communication ms", "idle ms",
                          "idle share", "peak micro-batches held"},
                         rows);
+}
+
+// The FP8 scaling state and saved-input rule of the memory options (MemoryOptions docs).
+std::string fp8_scaling_and_inputs(const MemoryOptions& m) {
+  const std::string state =
+      m.fp8_amax_history_len > 0
+          ? fmt::format("{:.0f} B of delayed-scaling state per FP8 GEMM (amax history {})",
+                        fp8_scaling_bytes_per_gemm(m), m.fp8_amax_history_len)
+          : std::string("no scaling state (current scaling)");
+  return fmt::format("{}; linear-layer inputs saved for the backward in {}", state,
+                     m.fp8_saves_quantized_inputs ? "FP8" : "BF16");
 }
 
 }  // namespace
@@ -142,7 +154,7 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
   const double gemm_eff = bf16 != p.gemm.end() ? bf16->second.max_efficiency : 0;
   return {
       fmt::format("Weights {:.0f} B, gradients {:.0f} B, optimizer states {:.0f} B per parameter "
-                  "(mixed-precision Adam; gradients {}); {}.",
+                  "(mixed-precision Adam; gradients {}); {}; {}.",
                   m.weight_bytes_per_param, m.grad_bytes_per_param, m.optimizer_bytes_per_param,
                   o.grad_reduce_dtype.empty()
                       ? fmt::format("in the {} preset's dtype", o.framework)
@@ -152,7 +164,8 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
                         "weights of the linear layers"
                       : fmt::format("FP8 training adds {:.0f} B per linear-layer parameter for "
                                     "the FP8 weights and transposes cached across micro-batches",
-                                    m.fp8_weight_cache_bytes_per_param)),
+                                    m.fp8_weight_cache_bytes_per_param),
+                  fp8_scaling_and_inputs(m)),
       fmt::format("CUDA context and library workspaces: {} per GPU.",
                   gib(static_cast<double>(m.cuda_context_bytes))),
       fmt::format("NCCL buffers: {:.0f} MiB per communicator a rank belongs to.",

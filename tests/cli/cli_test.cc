@@ -85,6 +85,24 @@ TEST_CASE("memory --format json carries the documented fields with integer bytes
   CHECK(j["fits"] == true);
 }
 
+TEST_CASE("memory --precision fp8 adds the FP8 terms and its line; bf16 has neither") {
+  const std::string layout = " --layout tp=8,pp=4,zero=1,recompute=selective";
+  Run bf16 = run_meshplan("memory " + k70b + layout + " --precision bf16 --format json");
+  Run fp8 = run_meshplan("memory " + k70b + layout + " --precision fp8 --format json");
+  REQUIRE(bf16.rc == 0);
+  REQUIRE(fp8.rc == 0);
+  const nlohmann::json a = nlohmann::json::parse(bf16.out), b = nlohmann::json::parse(fp8.out);
+  CHECK(a["stages"][1]["other"]["fp8_scaling_bytes"] == 0);
+  // Megatron-Core's defaults: 80 GEMMs on a stage of 20 layers, 60 B each.
+  CHECK(b["stages"][1]["other"]["fp8_scaling_bytes"] == 4800);
+  CHECK(b["stages"][1]["activations_bytes"] < a["stages"][1]["activations_bytes"]);
+  Run text = run_meshplan("memory " + k70b + layout + " --precision fp8");
+  REQUIRE(text.rc == 0);
+  CHECK(text.out.find("\nfp8      stage 0: cached FP8 weights ") != std::string::npos);
+  CHECK(run_meshplan("memory " + k70b + layout).out.find("\nfp8 ") == std::string::npos);
+  CHECK(run_meshplan("memory " + k70b + layout + " --precision fp16").rc == 2);
+}
+
 TEST_CASE("estimate --format json adds time, bubble, MFU and a breakdown that sums to the step") {
   Run r = run_meshplan("estimate " + k70b + " --layout tp=8,pp=4,vpp=5 --format json");
   REQUIRE(r.rc == 0);

@@ -213,6 +213,88 @@ TEST_CASE("FP8 training stores the four linear-layer inputs in one byte instead 
         doctest::Approx(s * (h + h + h + 4 * h) / t).epsilon(1e-12));
 }
 
+TEST_CASE("FP8 activations of a small flash-attention layer, by hand, per recompute mode") {
+  // h = 1024, 8 heads of 128, GELU MLP of 4h, no dropout, flash attention; tp 1, b = 1,
+  // s = 1024: T = 1024 tokens. Per token, in BF16: norm and QKV inputs 2h + 2h; Q, K, V 6h;
+  // out-projection input (flash attention's output) 2h; log-sum-exp 4 B × 8 heads; MLP norm
+  // and MLP inputs 2h + 2h; GELU input 2·4h; down-projection input 2·4h: 32h + 32 bytes.
+  ModelSpec m;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden = 4096;
+  m.vocab = 32000;
+  const double T = 1024, h = 1024;
+  ActivationShape a{1, 1024, 1, 1, 1, false};
+  const LayerActivations bf16 = layer_activations(m, 0, a);
+  CHECK(bf16.no_recompute() == T * (32 * h + 32));
+  CHECK(bf16.selective() == bf16.no_recompute());  // flash attention: no scores to drop
+  CHECK(bf16.stored(Recompute::full) == 2 * T * h);
+  // FP8 with Transformer Engine: the QKV, MLP and down-projection inputs take 1 byte (h + h +
+  // 4h saved); the out-projection keeps a 1-byte FP8 cast beside flash attention's 2-byte
+  // output (h more): 27h + 32 per token.
+  a.fp8 = true;
+  const LayerActivations fp8 = layer_activations(m, 0, a);
+  CHECK(fp8.no_recompute() == T * (27 * h + 32));
+  CHECK(bf16.no_recompute() - fp8.no_recompute() == 5 * T * h);
+  // Recomputing the attention core drops the BF16 attention output only: 25h + 32.
+  CHECK(fp8.attention_scores == 2 * T * h);
+  CHECK(fp8.stored(Recompute::selective) == T * (25 * h + 32));
+  // Full recompute keeps the BF16 layer input either way.
+  CHECK(fp8.stored(Recompute::full) == 2 * T * h);
+  // torchao's Float8Linear saves the BF16 inputs: as BF16.
+  a.fp8_quantized_inputs = false;
+  CHECK(layer_activations(m, 0, a).no_recompute() == bf16.no_recompute());
+  CHECK(layer_activations(m, 0, a).attention_scores == 0);
+}
+
+TEST_CASE("FP8 delayed scaling keeps 5 quantizers' scale, scale_inv and amax history per GEMM") {
+  // Per GEMM: 5 quantizers × 4 B × (2 + history). Megatron-Core (history 1): 60 B; NeMo and
+  // Transformer Engine's default (1024): 20,520 B; current scaling: none.
+  MemoryOptions o;
+  CHECK(fp8_scaling_bytes_per_gemm(o) == 60);
+  o.fp8_amax_history_len = 1024;
+  CHECK(fp8_scaling_bytes_per_gemm(o) == 20520);
+  o.fp8_amax_history_len = 0;
+  CHECK(fp8_scaling_bytes_per_gemm(o) == 0);
+  // Llama 3 70B: 4 GEMMs a layer (QKV, out-projection, gate/up, down); a middle stage of
+  // tp8 pp4 holds 20 layers: 80 GEMMs, 4,800 B under Megatron-Core, 1,641,600 B under NeMo.
+  const ModelSpec m = testing::shipped_model("llama3-70b");
+  CHECK(layer_params(m, 0).gemms == 4);
+  Layout l = tp8_pp4_dp16();
+  CHECK(stage_params(m, l)[1].fp8_gemms == 80);
+  GpuSpec gpu{"g", 1e15, 2e15, 80LL << 30, 3e12, ""};
+  const TrainingSpec fp8{8192, 1024, Precision::fp8};
+  CHECK(estimate_memory(m, gpu, l, fp8).stages[1].fp8_scaling_bytes == 4800);
+  MemoryOptions nemo;
+  nemo.fp8_amax_history_len = 1024;
+  CHECK(estimate_memory(m, gpu, l, fp8, nemo).stages[1].fp8_scaling_bytes == 1641600);
+  CHECK(estimate_memory(m, gpu, l, {8192, 1024, Precision::bf16}).stages[1].fp8_scaling_bytes == 0);
+  // Mixtral 8x7B: the router stays BF16; 8 experts' up and down GEMMs, 4 per rank at ep 2.
+  const ModelSpec mixtral = testing::shipped_model("mixtral-8x7b");
+  CHECK(layer_params(mixtral, 0).gemms == 2);
+  CHECK(layer_params(mixtral, 0).expert_gemms == 16);
+  Layout moe;
+  moe.ep = 2;
+  moe.dp = 2;
+  CHECK(stage_params(mixtral, moe)[0].fp8_gemms == mixtral.layers * (2 + 8));
+}
+
+TEST_CASE("the memory estimate sets the peak stage's FP8 activations beside their BF16 size") {
+  const ModelSpec m = testing::shipped_model("llama3-70b");
+  Layout l = tp8_pp4_dp16();
+  GpuSpec gpu{"g", 1e15, 2e15, 80LL << 30, 3e12, ""};
+  const MemoryEstimate bf16 = estimate_memory(m, gpu, l, {8192, 1024, Precision::bf16});
+  const MemoryEstimate fp8 = estimate_memory(m, gpu, l, {8192, 1024, Precision::fp8});
+  CHECK_FALSE(bf16.fp8);
+  CHECK(fp8.fp8);
+  const auto peak = static_cast<size_t>(fp8.peak_stage);
+  CHECK(fp8.peak_bf16_activations_bytes == bf16.stages[peak].activations_bytes);
+  CHECK(fp8.stages[peak].activations_bytes < bf16.stages[peak].activations_bytes);
+}
+
 TEST_CASE(
     "FP8 training keeps 2 bytes per linear-layer parameter for cached FP8 weights and "
     "transposes, none with FP8 parameters, under BF16 or under ZeRO-3") {

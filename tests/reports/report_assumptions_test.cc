@@ -15,17 +15,39 @@ TEST_CASE("the assumptions name the gradient bytes and whose dtype they are") {
   CHECK(preset ==
         "Weights 2 B, gradients 4 B, optimizer states 12 B per parameter (mixed-precision Adam; "
         "gradients in the nemo preset's dtype); FP8 training adds 2 B per linear-layer parameter "
-        "for the FP8 weights and transposes cached across micro-batches.");
+        "for the FP8 weights and transposes cached across micro-batches"
+        "; 20520 B of delayed-scaling state per FP8 GEMM (amax history 1024); linear-layer inputs "
+        "saved for the backward in FP8.");
   REQUIRE(apply_grad_reduce_dtype("bf16", o).ok());
   CHECK(report_assumptions(o, CalibrationProfile{}).front() ==
         "Weights 2 B, gradients 2 B, optimizer states 12 B per parameter (mixed-precision Adam; "
         "gradients reduced in bf16, as the job sets); FP8 training adds 2 B per linear-layer "
-        "parameter for the FP8 weights and transposes cached across micro-batches.");
+        "parameter for the FP8 weights and transposes cached across micro-batches"
+        "; 20520 B of delayed-scaling state per FP8 GEMM (amax history 1024); linear-layer inputs "
+        "saved for the backward in FP8.");
   o.memory.fp8_params = true;
   CHECK(report_assumptions(o, CalibrationProfile{}).front() ==
         "Weights 2 B, gradients 2 B, optimizer states 12 B per parameter (mixed-precision Adam; "
         "gradients reduced in bf16, as the job sets); FP8 parameters: FP8 weights and their "
-        "transposes replace the 2-byte weights of the linear layers.");
+        "transposes replace the 2-byte weights of the linear layers"
+        "; 20520 B of delayed-scaling state per FP8 GEMM (amax history 1024); linear-layer inputs "
+        "saved for the backward in FP8.");
+}
+
+TEST_CASE("the assumptions state the framework's FP8 scaling state and saved inputs") {
+  CostOptions o;  // Megatron-Core: amax history 1, 5 × 4 × (2 + 1) = 60 B per GEMM
+  CHECK(report_assumptions(o, CalibrationProfile{})
+            .front()
+            .ends_with("; 60 B of delayed-scaling state per FP8 GEMM (amax history 1); "
+                       "linear-layer inputs saved "
+                       "for the backward in FP8."));
+  apply_framework(find_framework("torchtitan").value(), o);  // torchao: current scaling
+  CHECK(
+      report_assumptions(o, CalibrationProfile{})
+          .front()
+          .ends_with(
+              "; no scaling state (current scaling); linear-layer inputs saved for the backward in "
+              "BF16."));
 }
 
 }  // namespace
