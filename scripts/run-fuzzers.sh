@@ -17,11 +17,13 @@ declare -A seeds=(
   [hf_config]="tests/data/hf/*.json"
   [layout]="fuzz/corpus/layout/*"
   [nccl_tests]="tests/data/nccl-tests/*"
+  [regress]="tests/regress/*.yaml"
+  [validation_runs]="tests/data/published_runs*.yaml"
 )
 
 status=0
 summary=""
-for target in model_yaml cluster_yaml profile_yaml hf_config layout nccl_tests; do
+for target in model_yaml cluster_yaml profile_yaml hf_config layout nccl_tests regress validation_runs; do
   corpus="$build/fuzz-corpus/$target"
   artifacts="$build/fuzz-artifacts"
   mkdir -p "$corpus" "$artifacts"
@@ -34,9 +36,9 @@ for target in model_yaml cluster_yaml profile_yaml hf_config layout nccl_tests; 
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   if [ "$rc" -ne 0 ]; then
     status=1
-    summary+=$(printf '%-14s FAILED (exit %d, %s executions; see %s)\n' "$target" "$rc" "${runs:-?}" "$log")
+    summary+=$(printf '%-16s FAILED (exit %d, %s executions; see %s)\n' "$target" "$rc" "${runs:-?}" "$log")
   else
-    summary+=$(printf '%-14s %12s executions in %ss, 0 crashes\n' "$target" "${runs:-?}" "$seconds")
+    summary+=$(printf '%-16s %12s executions in %ss, 0 crashes\n' "$target" "${runs:-?}" "$seconds")
   fi
   summary+=$'\n'
 done

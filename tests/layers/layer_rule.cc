@@ -60,7 +60,7 @@ const std::vector<LayerRule>& layer_rules() {
       {"tests",
        {"core", "simulator", "calibrate", "planner", "launchers", "checks", "reports", "serving",
         "cli"}},
-      {"fuzz", {"core", "calibrate"}},
+      {"fuzz", {"core", "calibrate", "checks"}},
   };
   return rules;
 }
