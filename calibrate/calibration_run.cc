@@ -43,6 +43,15 @@ class Run {
   void report(const std::string& section, const std::string& item) {
     if (progress_) progress_({section, item, done_++, total_});
   }
+  // Whether to stop before the next measurement (sticky once asked for).
+  bool stopping() {
+    if (!stopped_ && plan_.stop_requested && plan_.stop_requested()) stopped_ = true;
+    return stopped_;
+  }
+  void mark_missing(std::string what) {
+    profile_.complete = false;
+    profile_.missing.push_back(std::move(what));
+  }
   std::vector<std::string> dtypes() const {
     return plan_.dtypes.empty() ? bench_.gemm_dtypes() : plan_.dtypes;
   }
@@ -60,6 +69,7 @@ class Run {
   CalibrationProfile profile_;
   SustainedResult sustained_;
   int64_t done_ = 0, total_ = 0;
+  bool stopped_ = false;
 };
 
 // In-place all-to-all and send/recv are not defined (nccl-tests reports them as N/A).
@@ -90,10 +100,19 @@ Result<bool> Run::save() {
 
 Result<bool> Run::gemm_section() {
   for (const auto& dtype : dtypes()) {
+    if (stopping()) {
+      mark_missing("gemm " + dtype);
+      continue;
+    }
     GemmTable table;
     table.dtype = dtype;
     double peak = bench_.peak_flops(dtype), best = 0;
     for (const auto& shape : plan_.gemm_shapes) {
+      if (stopping()) {
+        mark_missing(fmt::format("gemm {}: {} of {} shapes", dtype, table.samples.size(),
+                                 plan_.gemm_shapes.size()));
+        break;
+      }
       report("gemm", fmt::format("{} {}x{}x{}", dtype, shape.m, shape.n, shape.k));
       GemmSample s{shape.m, shape.n, shape.k, 0, 0, 0, "ok"};
       auto r = bench_.gemm(shape, dtype, plan_.gemm_timing);
@@ -214,6 +233,10 @@ Result<bool> Run::collective_section() {
   for (const auto& kind : plan_.collective_kinds)
     for (int64_t group : bench_.collective_group_sizes())
       for (const auto& v : variants(kind)) {
+        if (stopping()) {
+          mark_missing(fmt::format("collectives {} x{} ({})", kind, group, v.source));
+          continue;
+        }
         profile_.collectives.push_back(measure_collective(kind, group, v));
         auto w = save();
         if (!w) return w;
@@ -232,10 +255,18 @@ Result<CalibrationProfile> Run::execute() {
   total_ = count_items();
   // HBM and the sustained run first: they are short, and the sustained run's first second is a
   // burst only on a GPU that has not just run minutes of GEMMs.
-  if (plan_.hbm)
-    if (auto r = hbm_section(); !r) return r.errors();
-  if (plan_.gemm && plan_.sustained_seconds > 0)
-    if (auto r = sustained_section(); !r) return r.errors();
+  if (plan_.hbm) {
+    if (stopping())
+      mark_missing("hbm");
+    else if (auto r = hbm_section(); !r)
+      return r.errors();
+  }
+  if (plan_.gemm && plan_.sustained_seconds > 0) {
+    if (stopping())
+      mark_missing("sustained");
+    else if (auto r = sustained_section(); !r)
+      return r.errors();
+  }
   if (plan_.gemm) {
     if (auto r = gemm_section(); !r) return r.errors();
     relate_sustained_to_samples();

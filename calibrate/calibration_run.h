@@ -37,6 +37,10 @@ struct CalibrationPlan {
   TimingOptions collective_timing{5, 20};
   // Also measure in-place and CUDA-graph variants (extra entries, source says which).
   bool collective_variants = false;
+  // Asked between measurements; once it returns true the run finishes the measurement in
+  // progress, saves what it has with complete: false and the rest listed as missing, and
+  // returns (the CLI sets it from SIGINT/SIGTERM). Unset: never stops early.
+  std::function<bool()> stop_requested;
   std::string out_path;  // empty: nothing written
   std::string name = "measured";
   std::string command;  // recorded in provenance

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -124,6 +125,36 @@ Result<calibrate::CalibrationPlan> plan_for(const CalibrateOptions& o) {
   return plan;
 }
 
+// Set by SIGINT/SIGTERM during a measurement run: the loop finishes the measurement in
+// progress, saves an incomplete profile and stops (CalibrationPlan::stop_requested). A second
+// signal takes the default action, so a stuck run can still be killed.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void request_stop(int signal_number) {
+  g_stop_signal = signal_number;
+  std::signal(signal_number, SIG_DFL);
+}
+
+// Installs the handlers for the run's lifetime, restoring the previous ones after it.
+class StopOnSignal {
+ public:
+  StopOnSignal() {
+    g_stop_signal = 0;
+    int_ = std::signal(SIGINT, request_stop);
+    term_ = std::signal(SIGTERM, request_stop);
+  }
+  ~StopOnSignal() {
+    std::signal(SIGINT, int_);
+    std::signal(SIGTERM, term_);
+  }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+ private:
+  void (*int_)(int) = SIG_DFL;
+  void (*term_)(int) = SIG_DFL;
+};
+
 int run_measure(const CalibrateOptions& o) {
   auto plan = plan_for(o);
   if (!plan) return fail(plan.errors());
@@ -138,10 +169,19 @@ int run_measure(const CalibrateOptions& o) {
                       "--dtypes",
                       d,
                       fmt::format("this device runs GEMMs in {}", fmt::join(offered, ", "))}});
-  auto profile = calibrate::run_calibration(**bench, *plan, progress_bar());
+  calibrate::CalibrationPlan run_plan = *plan;
+  run_plan.stop_requested = [] { return g_stop_signal != 0; };
+  StopOnSignal stop;
+  auto profile = calibrate::run_calibration(**bench, run_plan, progress_bar());
   if (!profile) return fail(profile.errors());
-  if ((*bench)->is_reporting_rank()) std::fprintf(stderr, "wrote %s\n", o.out.c_str());
-  return 0;
+  if (!(*bench)->is_reporting_rank()) return profile->complete ? 0 : 128 + g_stop_signal;
+  if (profile->complete) {
+    std::fprintf(stderr, "wrote %s\n", o.out.c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "interrupted: wrote %s with complete: false; missing: %s\n", o.out.c_str(),
+               fmt::format("{}", fmt::join(profile->missing, ", ")).c_str());
+  return 128 + g_stop_signal;  // the shell's convention for a run ended by a signal
 }
 
 int run_import(const ImportCliOptions& o, const std::string& command) {

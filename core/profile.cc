@@ -392,7 +392,8 @@ CalibrationProfile read_profile(const YamlNode& root) {
   root.expect_only_keys({"name", "provenance", "gemm", "hbm_GBps", "attention_efficiency",
                          "attention", "fp8_quantization_overhead", "sustained_compute_ratio",
                          "gpu_compute_spread", "intra_node_bus_efficiency",
-                         "inter_node_bus_efficiency", "collectives", "notes"});
+                         "inter_node_bus_efficiency", "collectives", "notes", "complete",
+                         "missing"});
   CalibrationProfile p;
   p.name = get_text(root, "name", file_stem(root.file()));
   p.provenance = read_provenance(root.child("provenance"));
@@ -433,6 +434,12 @@ CalibrationProfile read_profile(const YamlNode& root) {
   if (auto notes = root.optional_child("notes")) {
     if (!notes->is_sequence()) notes->fail("must be a list");
     for (size_t i = 0; i < notes->size(); ++i) p.notes.push_back(notes->element(i).as_string());
+  }
+  if (auto complete = root.optional_child("complete")) p.complete = complete->as_bool();
+  if (auto missing = root.optional_child("missing")) {
+    if (!missing->is_sequence()) missing->fail("must be a list");
+    for (size_t i = 0; i < missing->size(); ++i)
+      p.missing.push_back(missing->element(i).as_string());
   }
   return p;
 }
@@ -488,6 +495,9 @@ std::string render_profile_yaml(const CalibrationProfile& p) {
   for (const auto& c : p.collectives) render_collective(out, c);
   if (!p.notes.empty()) out += "notes:\n";
   for (const auto& n : p.notes) out += "  - " + quote(n) + "\n";
+  if (!p.complete) out += "complete: false\n";
+  if (!p.missing.empty()) out += "missing:\n";
+  for (const auto& m : p.missing) out += "  - " + quote(m) + "\n";
   return out;
 }
 

@@ -97,6 +97,11 @@ struct CalibrationProfile {
   double inter_node_bus_efficiency = 0;
   std::vector<CollectiveFit> collectives;
   std::vector<std::string> notes;  // e.g. "cpu backend: no collectives measured"
+  // False when the calibration stopped early (SIGINT/SIGTERM): what was measured is kept, and
+  // `missing` names what was not ("gemm fp8", "gemm bf16: 12 of 40 shapes", "collectives").
+  // Written only when false, so a finished profile reads as before.
+  bool complete = true;
+  std::vector<std::string> missing;
 };
 
 const std::vector<std::string>& collective_names();

@@ -128,6 +128,10 @@ CalibrationProfile merge_profiles(const std::vector<ProfileLayer>& layers,
     for (const std::string& s : layer.profile.provenance.sources)
       out.provenance.sources.push_back(layer.label + ": " + s);
     for (const std::string& n : layer.profile.notes) out.notes.push_back(layer.label + ": " + n);
+    // An interrupted calibration stays marked as such through any overlay.
+    out.complete = out.complete && layer.profile.complete;
+    for (const std::string& m : layer.profile.missing)
+      out.missing.push_back(layer.label + ": " + m);
   }
   return out;
 }

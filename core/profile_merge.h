@@ -24,7 +24,8 @@ struct ProfileLayer {
 //   fp8_quantization_overhead: per recipe; collectives: per (collective, level, group size).
 // Provenance: field by field the last layer that gives it, every layer's command joined by "; ",
 // and `sources` saying which sections came from which label, then every layer's own sources
-// (notes likewise), prefixed by its label. REQUIRES: layers non-empty.
+// (notes likewise), prefixed by its label. Complete only when every layer is; `missing` lists
+// each layer's, prefixed by its label. REQUIRES: layers non-empty.
 CalibrationProfile merge_profiles(const std::vector<ProfileLayer>& layers, const std::string& name);
 
 }  // namespace meshplan

@@ -76,6 +76,13 @@ Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::stri
 
 std::vector<std::string> profile_warnings(const CalibrationProfile& p, const ClusterSpec& c) {
   std::vector<std::string> out;
+  if (!p.complete)
+    out.push_back(fmt::format(
+        "profile '{}' is incomplete (its calibration was stopped early); missing: {}; those "
+        "figures come from the defaults or the profile it was merged over",
+        p.name,
+        p.missing.empty() ? std::string("not recorded")
+                          : fmt::format("{}", fmt::join(p.missing, ", "))));
   const std::string& measured_on = p.provenance.gpu;
   std::string lower = measured_on;
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

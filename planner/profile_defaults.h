@@ -41,7 +41,8 @@ double attention_efficiency(const CalibrationProfile& p);
 // saying which sections came from which file; with no cluster profile it is taken alone.
 Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path);
 
-// What makes a profile suspect for a cluster, one sentence each: measured on another GPU
+// What makes a profile suspect for a cluster, one sentence each: an interrupted calibration
+// (complete: false, with what is missing), measured on another GPU
 // (the cluster's catalog family, "H100" of H100-SXM-80GB, is not in the profile's GPU name),
 // collective fits only on network levels the cluster does not have.
 std::vector<std::string> profile_warnings(const CalibrationProfile& p, const ClusterSpec& c);

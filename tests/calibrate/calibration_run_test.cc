@@ -253,3 +253,51 @@ TEST_CASE("variants add in-place and CUDA-graph entries after the default one") 
 
 }  // namespace
 }  // namespace meshplan::calibrate
+
+namespace meshplan::calibrate {
+
+TEST_CASE("a stop request finishes the measurement in progress, saves, and lists what is missing") {
+  // Stop after the third measurement (hbm, gemm bf16 1024, gemm bf16 2048): the bf16 table is
+  // whole, fp8 and both collective groups are missing.
+  FakeBenchmarker fake;
+  CalibrationPlan plan = small_plan();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "meshplan-interrupted.yaml").string();
+  plan.out_path = path;
+  plan.stop_requested = [&] { return fake.calls.size() >= 3; };
+  auto r = run_calibration(fake, plan);
+  REQUIRE(r.ok());
+  CHECK(fake.calls == std::vector<std::string>{"hbm 1048576", "gemm bf16 1024", "gemm bf16 2048"});
+  CHECK_FALSE(r->complete);
+  CHECK(r->missing == std::vector<std::string>{"gemm fp8", "collectives all_reduce x2 (measured)",
+                                               "collectives all_reduce x4 (measured)"});
+  CHECK(r->gemm.at("bf16").samples.size() == 2);
+  // What was saved reads back the same, still marked incomplete.
+  Result<CalibrationProfile> saved = load_profile(path);
+  REQUIRE(saved.ok());
+  CHECK_FALSE(saved->complete);
+  CHECK(saved->missing == r->missing);
+  CHECK(saved->gemm.at("bf16").samples.size() == 2);
+
+  // Mid-table: after hbm and one bf16 shape, the bf16 table keeps its one sample.
+  FakeBenchmarker second;
+  plan.stop_requested = [&] { return second.calls.size() >= 2; };
+  auto partial = run_calibration(second, plan);
+  REQUIRE(partial.ok());
+  CHECK(partial->missing.front() == "gemm bf16: 1 of 2 shapes");
+  CHECK(partial->gemm.at("bf16").samples.size() == 1);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a finished calibration is complete and writes no complete/missing keys") {
+  FakeBenchmarker fake;
+  auto r = run_calibration(fake, small_plan());
+  REQUIRE(r.ok());
+  CHECK(r->complete);
+  CHECK(r->missing.empty());
+  const std::string yaml = render_profile_yaml(*r);
+  CHECK(yaml.find("complete:") == std::string::npos);
+  CHECK(yaml.find("missing:") == std::string::npos);
+}
+
+}  // namespace meshplan::calibrate

@@ -80,3 +80,14 @@ TEST_CASE("profile warnings: another GPU; collective fits on no level of the clu
             "have (socket; the cluster's: nvlink): every collective is priced from the "
             "defaults"});
 }
+
+TEST_CASE("profile warnings: an interrupted calibration says what it is missing") {
+  CalibrationProfile p = shipped_profile("h100-measured");
+  p.complete = false;
+  p.missing = {"gemm fp8", "collectives all_reduce x8 (measured)"};
+  CHECK(profile_warnings(p, shipped_cluster("dgx-h100-1n")) ==
+        std::vector<std::string>{
+            "profile 'h100-measured' is incomplete (its calibration was stopped early); missing: "
+            "gemm fp8, collectives all_reduce x8 (measured); those figures come from the defaults "
+            "or the profile it was merged over"});
+}
