@@ -616,3 +616,22 @@ TEST_CASE("--profile is merged over the cluster's profile; stderr says from wher
   Run plain = run_meshplan("estimate " + k8b + " --layout tp=8");
   CHECK(plain.err.empty());
 }
+
+TEST_CASE("memory --framework prices with the framework's memory rules, as estimate does") {
+  const std::string m70 = "--model " + repo_path("models/llama3-70b.yaml") + " --cluster " +
+                          repo_path("topologies/dgx-h100-64n.yaml") +
+                          " --layout tp=8,pp=4,recompute=selective --precision fp8";
+  Run core = run_meshplan("memory " + m70);
+  Run nemo = run_meshplan("memory " + m70 + " --framework nemo");
+  Run titan = run_meshplan("memory " + m70 + " --framework torchtitan");
+  REQUIRE(core.rc == 0);
+  REQUIRE(nemo.rc == 0);
+  REQUIRE(titan.rc == 0);
+  // Delayed scaling keeps an amax history of 1 (Megatron-Core) or 1024 (NeMo) per quantizer:
+  // 80 GEMMs x 60 B = 4.7 KiB, 80 x 20,520 B = 1,603.1 KiB; torchtitan's current scaling none.
+  CHECK(core.out.find("scaling state 4.7 KiB") != std::string::npos);
+  CHECK(nemo.out.find("scaling state 1603.1 KiB") != std::string::npos);
+  CHECK(titan.out.find("scaling state 0.0 KiB") != std::string::npos);
+  Run typo = run_meshplan("memory " + m70 + " --framework nemoo");
+  CHECK(typo.rc == 2);
+}
