@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 #include "core/cluster_spec.h"
 #include "core/edit_distance.h"
@@ -14,6 +13,7 @@
 #include "planner/model_flops_eq3.h"
 #include "planner/model_flops_megatron.h"
 #include "planner/profile_defaults.h"
+#include "planner/profile_swaps.h"
 
 namespace meshplan {
 namespace {
@@ -321,15 +321,11 @@ void compare(const PublishedRun& r, const Estimate& e, ValidationRow& row) {
 
 // Best prediction for one run: search the unpublished fields, keep the fastest that fits.
 Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_root, int threads,
-                              const std::map<std::string, std::string>& profile_swaps,
-                              std::set<std::string>& swapped) {
+                              ProfileSwaps& profile_swaps) {
   Result<ClusterSpec> found = cluster_for(r, repo_root);
   if (!found) return found.errors();
   ClusterSpec spec = found.value();
-  if (auto swap = profile_swaps.find(spec.profile); swap != profile_swaps.end()) {
-    swapped.insert(swap->first);
-    spec.profile = swap->second;
-  }
+  profile_swaps.apply(spec);
   Result<CalibrationProfile> profile = resolve_profile(spec, "");
   if (!profile) return profile.errors();
   Result<FrameworkPreset> framework = find_framework(r.framework);
@@ -379,25 +375,19 @@ Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_roo
 
 Result<ValidationReport> validate_runs(const std::vector<PublishedRun>& runs,
                                        const std::string& repo_root, int threads,
-                                       const std::map<std::string, std::string>& profile_swaps) {
+                                       ProfileSwaps profile_swaps) {
   ValidationReport report;
   std::map<std::string, std::vector<double>> groups;
   std::vector<double> all;
-  std::set<std::string> swapped;
   for (const PublishedRun& r : runs) {
-    Result<ValidationRow> row = predict(r, repo_root, threads, profile_swaps, swapped);
+    Result<ValidationRow> row = predict(r, repo_root, threads, profile_swaps);
     if (!row) return row.errors();
     report.rows.push_back(row.value());
     groups[r.source].push_back(row->relative_error);
     if (!r.table.empty()) groups[r.source + " " + r.table].push_back(row->relative_error);
     all.push_back(row->relative_error);
   }
-  for (const auto& [name, other] : profile_swaps)
-    if (!swapped.count(name))
-      return Diagnostic{{"--profile", 0, 0, ""},
-                        "--profile",
-                        name + "=" + other,
-                        "no run's cluster uses profile " + name};
+  if (auto unused = profile_swaps.unused()) return *unused;
   for (const auto& [name, errors] : groups)
     report.summaries.push_back(summarize_errors(name, errors));
   report.summaries.push_back(summarize_errors("all", all));

@@ -25,6 +25,7 @@
 #include "core/result.h"
 #include "planner/framework_preset.h"
 #include "planner/layout_search.h"
+#include "planner/profile_swaps.h"
 
 namespace meshplan {
 
@@ -85,11 +86,11 @@ ErrorSummary summarize_errors(const std::string& name, const std::vector<double>
 // selene → selene-a100.yaml, jean_zay_a100 → jean-zay-a100.yaml, dgx_h100 → dgx-h100-64n.yaml,
 // mosaic_h100 → mosaic-h100.yaml, mosaic_a100 → mosaic-a100.yaml, resized to the run's GPUs.
 // Each run is predicted with its framework preset applied to CostOptions{}.
-// `profile_swaps` (NAME → OTHER): clusters that name profile NAME are priced with profile OTHER
-// instead (profiles/OTHER.yaml), e.g. h100-published → h100-measured. A NAME no run's cluster
-// uses is an error (a typo would otherwise validate the unswapped profile silently).
-Result<ValidationReport> validate_runs(
-    const std::vector<PublishedRun>& runs, const std::string& repo_root, int threads,
-    const std::map<std::string, std::string>& profile_swaps = {});
+// `profile_swaps` (planner/profile_swaps.h): clusters that name profile NAME are priced with
+// profile OTHER instead (profiles/OTHER.yaml), e.g. h100-published → h100-measured. A NAME no
+// run's cluster uses is an error (a typo would otherwise validate the unswapped profile silently).
+Result<ValidationReport> validate_runs(const std::vector<PublishedRun>& runs,
+                                       const std::string& repo_root, int threads,
+                                       ProfileSwaps profile_swaps = {});
 
 }  // namespace meshplan

@@ -32,25 +32,6 @@ struct ValidateOptions {
   std::vector<std::string> profile_swaps;  // "NAME=OTHER": price NAME's clusters with OTHER
 };
 
-// "NAME=OTHER" pairs of --profile; each names two profiles.
-Result<std::map<std::string, std::string>> parse_profile_swaps(const std::vector<std::string>& in) {
-  std::map<std::string, std::string> out;
-  for (const std::string& s : in) {
-    const size_t eq = s.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
-      return Diagnostic{{"--profile", 0, 0, ""},
-                        "--profile",
-                        s,
-                        "must be NAME=OTHER, e.g. h100-published=h100-measured"};
-    if (!out.emplace(s.substr(0, eq), s.substr(eq + 1)).second)
-      return Diagnostic{{"--profile", 0, 0, ""},
-                        "--profile",
-                        s,
-                        "profile " + s.substr(0, eq) + " is swapped twice"};
-  }
-  return out;
-}
-
 // Exit 1 when a run's |error| exceeds `max_run_error` or, with `require_fit`, when a run is
 // predicted not to fit; each offender is named on stderr.
 int check_runs(const ValidationReport& r, double max_run_error, bool require_fit) {
@@ -130,7 +111,10 @@ int check_bounds(const ValidationReport& r, const std::vector<Bound>& bounds) {
 int run_serving_validate(const ValidateOptions& o, const std::vector<Bound>& bounds) {
   Result<std::vector<serving::ServingRun>> runs = serving::load_serving_runs(o.serving_path);
   if (!runs) return print_errors(runs.errors());
-  Result<serving::ServingValidation> v = serving::validate_serving(runs.value(), o.root);
+  Result<ProfileSwaps> swaps = ProfileSwaps::parse(o.profile_swaps);
+  if (!swaps) return print_errors(swaps.errors());
+  Result<serving::ServingValidation> v =
+      serving::validate_serving(runs.value(), o.root, swaps.value());
   if (!v) return print_errors(v.errors());
   for (const Bound& b : bounds) {
     const bool found = std::any_of(v->summaries.begin(), v->summaries.end(),
@@ -175,7 +159,7 @@ int run_validate(const ValidateOptions& o) {
       runs.insert(runs.end(), file->begin(), file->end());
   }
   if (!errors.empty()) return print_errors(errors);
-  Result<std::map<std::string, std::string>> swaps = parse_profile_swaps(o.profile_swaps);
+  Result<ProfileSwaps> swaps = ProfileSwaps::parse(o.profile_swaps);
   if (!swaps) return print_errors(swaps.errors());
   Result<ValidationReport> report =
       validate_runs(runs, o.root, thread_count(o.threads), swaps.value());
@@ -216,7 +200,7 @@ CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
       "exit 1 when a run is predicted not to fit in GPU memory (every published run ran)");
   sub->add_option("--profile", o->profile_swaps,
                   "NAME=OTHER: price the runs whose cluster names profile NAME with profile OTHER "
-                  "(e.g. h100-published=h100-measured; repeatable)");
+                  "(e.g. h100-published=h100-measured; repeatable; training and serving runs)");
   add_format_option(sub, o->format, {"table", "md", "json"});
   sub->callback([o, &exit_code] { exit_code = run_validate(*o); });
   return sub;

@@ -211,7 +211,8 @@ Result<std::vector<ServingRun>> load_serving_runs(const std::string& path) {
   return runs;
 }
 
-Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root) {
+Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root,
+                                           ProfileSwaps profile_swaps) {
   ServingValidation v;
   v.runs = std::move(runs);
   for (const ServingRun& run : v.runs) {
@@ -220,6 +221,7 @@ Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const s
     if (!model) return model.errors();
     Result<ClusterSpec> cluster = load_cluster(root + "/" + run.cluster_file);
     if (!cluster) return cluster.errors();
+    profile_swaps.apply(cluster.value());
     Result<CalibrationProfile> profile = resolve_profile(cluster.value(), "");
     if (!profile) return profile.errors();
     ServingProblem p{model.value(), cluster.value(), profile.value(),
@@ -256,6 +258,7 @@ Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const s
     }
     v.results.push_back(r);
   }
+  if (auto unused = profile_swaps.unused()) return *unused;
   summarize(v);
   return v;
 }

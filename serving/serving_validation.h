@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "planner/profile_swaps.h"
 #include "serving/serving_options.h"
 
 namespace meshplan::serving {
@@ -68,7 +69,10 @@ struct ServingValidation {
 
 Result<std::vector<ServingRun>> load_serving_runs(const std::string& path);
 // Replays every run not skipped; `root` holds models/ and topologies/.
-Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root);
+// `profile_swaps` (planner/profile_swaps.h): rows whose cluster names profile NAME are priced
+// with profile OTHER (h200-published → h200-measured); a swap no row uses is an error.
+Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root,
+                                           ProfileSwaps profile_swaps = {});
 
 std::string serving_validation_table(const ServingValidation& v);
 // Rows (id, group, layout, predicted and measured per metric, error) and summaries.

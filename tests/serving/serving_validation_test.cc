@@ -110,3 +110,34 @@ TEST_CASE("serving validation: a file without rows names the field") {
   REQUIRE_FALSE(runs.ok());
   CHECK(runs.errors()[0].field == "rows");
 }
+
+TEST_CASE("serving validation: a profile swap reprices exactly the rows of that profile's GPU") {
+  Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
+  REQUIRE(runs.ok());
+  Result<ServingValidation> plain = validate_serving(runs.value(), MESHPLAN_SOURCE_DIR);
+  Result<ServingValidation> swapped = validate_serving(
+      runs.value(), MESHPLAN_SOURCE_DIR,
+      ProfileSwaps(std::map<std::string, std::string>{{"h200-published", "h200-measured"}}));
+  REQUIRE(plain.ok());
+  REQUIRE(swapped.ok());
+  REQUIRE(plain->results.size() == swapped->results.size());
+  int changed = 0;
+  for (size_t i = 0; i < plain->results.size(); ++i) {
+    const ServingRun& r = *plain->results[i].run;
+    CAPTURE(r.id);
+    const bool h200 = r.cluster_file == "topologies/dgx-h200-64n.yaml";
+    const double* a = plain->results[i].predicted;
+    const double* b = swapped->results[i].predicted;
+    CHECK((a[0] != b[0] || a[2] != b[2]) == h200);
+    // The measured H200 streams HBM faster (4,260 GB/s copy against the published 3,534
+    // triad), so every decode step it prices is shorter.
+    if (h200 && a[2] > 0) CHECK(b[2] < a[2]);
+    changed += h200;
+  }
+  CHECK(changed == 16);
+  Result<ServingValidation> typo = validate_serving(
+      runs.value(), MESHPLAN_SOURCE_DIR,
+      ProfileSwaps(std::map<std::string, std::string>{{"h200-publish", "h200-measured"}}));
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.errors()[0].rule == "no run's cluster uses profile h200-publish");
+}

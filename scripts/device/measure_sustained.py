@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Is the power-limited (sustained) GEMM throughput a fixed share of each shape's burst rate?
+
+meshplan's measured profiles relate one sustained run (8192^3 bf16, back to back for 30 s) to
+the sweep's sample of that shape and apply the same ratio to every shape. This runs several
+shapes back to back for `--seconds` each, on random normal operands, and prints per shape the
+burst rate (first 0.2 s), the rate over the last quarter, and their ratio. Windows of about
+50 ms are timed with CUDA events.
+"""
+import argparse
+import json
+import statistics
+import sys
+
+import torch
+
+from cuda_timing import elapsed_ms, event_pair
+
+
+def sustained(m, n, k, seconds):
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t()
+    flops = 2.0 * m * n * k
+    start, stop = event_pair()
+    one = elapsed_ms(lambda: a @ b, start, stop)
+    one = min(one, elapsed_ms(lambda: a @ b, start, stop))
+    per_window = max(1, int(50.0 / one))
+
+    def window():
+        for _ in range(per_window):
+            a @ b
+
+    rates, spent = [], 0.0
+    while spent < seconds * 1e3:
+        ms = elapsed_ms(window, start, stop)
+        spent += ms
+        rates.append(flops * per_window / ms / 1e9)
+    burst_n = max(1, int(len(rates) * 0.2 / seconds))
+    burst = statistics.median(rates[:burst_n])
+    last = statistics.median(rates[-max(1, len(rates) // 4):])
+    return {"m": m, "n": n, "k": k, "burst_tflops": burst, "last_quarter_tflops": last,
+            "ratio": last / burst, "windows": [round(r) for r in rates]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--out", default="-")
+    a = ap.parse_args()
+    shapes = [(8192, 8192, 8192), (2048, 18992, 4096), (16384, 18992, 4096)]
+    result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": []}
+    for m, n, k in shapes:
+        r = sustained(m, n, k, a.seconds)
+        result["rows"].append(r)
+        print(f"{m}x{n}x{k}: burst {r['burst_tflops']:.1f}, last quarter "
+              f"{r['last_quarter_tflops']:.1f} TFLOP/s, ratio {r['ratio']:.3f}",
+              file=sys.stderr, flush=True)
+    text = json.dumps(result, indent=1) + "\n"
+    (sys.stdout if a.out == "-" else open(a.out, "w")).write(text)
+
+
+if __name__ == "__main__":
+    main()
