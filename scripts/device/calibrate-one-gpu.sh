@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The one-GPU calibration run of issue 18, in one command (under 10 minutes): HBM, 30 s sustained,
+# The one-GPU calibration run of issue 18, in one command (about 10 minutes: the GEMM sweep 5,
+# the training micro-batches last, about 25 s each): HBM, 30 s sustained,
 # GEMMs of every shipped model at TP 1/2/4/8 and 2K-64K tokens plus the square/K/M grid, bf16 and
 # fp8; then decode-sized GEMMs (16-1024 tokens, the serving planner's shapes); fused attention
 # (cuDNN and FA2 through PyTorch SDPA); decode-step fixed costs and streams
@@ -47,6 +48,6 @@ for c in models/llama3-8b.yaml:4:1:4096:1 models/llama3-8b.yaml:8:1:4096:1 \
   tests/data/published_runs_modern.yaml#mlm-16b:32:4:4096:2 \
   tests/data/published_runs_modern.yaml#mpt-7b:32:1:2048:3 \
   tests/data/published_runs_modern.yaml#mpt-3b:32:1:2048:8; do steps+=(--config "$c"); done
-timeout "${STEP_TIMEOUT:-50}" "${python_env[@]}" python3 "$here/measure_step.py" "${steps[@]}" \
+timeout "${STEP_TIMEOUT:-220}" "${python_env[@]}" python3 "$here/measure_step.py" "${steps[@]}" \
   --out "$OUT/steps.json" 2>&1 | tail -12
 stamp "done"

@@ -16,6 +16,7 @@ blocks under torch.compile (`--modes eager,compiled`; what torchtitan does per t
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 
@@ -204,12 +205,20 @@ def main():
                   f"(fwd {r['fwd_ms']:.2f}, bwd {r['bwd_ms']:.2f}); gemm {k['gemm']:.2f}, "
                   f"attention {k['attention']:.2f}, other {k['other']:.2f}, idle {r['idle_ms']:.2f}",
                   file=sys.stderr, flush=True)
-    text = json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "results": results}, indent=1)
+            if a.out != "-":  # rewritten after each configuration: a run cut short keeps them
+                write(a.out, results)
     if a.out == "-":
-        print(text)
-    else:
-        open(a.out, "w").write(text)
+        print(json.dumps(document(results), indent=1))
+
+
+def document(results):
+    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "results": results}
+
+
+def write(path, results):
+    with open(path + ".tmp", "w") as f:
+        f.write(json.dumps(document(results), indent=1))
+    os.replace(path + ".tmp", path)
 
 
 if __name__ == "__main__":
