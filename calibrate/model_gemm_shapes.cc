@@ -1,6 +1,7 @@
 #include "calibrate/model_gemm_shapes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/layer_geometry.h"
@@ -8,15 +9,21 @@
 namespace meshplan::calibrate {
 namespace {
 
-void add_variants(std::vector<GemmShape>& out, const LinearMap& map, int64_t tp, int64_t tokens) {
-  const std::string name = map.name;
-  const auto in = static_cast<int64_t>(map.rank_in(tp));
-  const auto width = static_cast<int64_t>(map.rank_out(tp));
-  std::vector<GemmShape> variants = {{tokens, width, in, "fwd " + name},
-                                     {tokens, in, width, "dgrad " + name},
-                                     {in, width, tokens, "wgrad " + name}};
+// The forward, input-gradient and weight-gradient shapes of one rank GEMM (core/layer_geometry.h).
+void add_variants(std::vector<GemmShape>& out, const RankGemm& g, const std::string& name) {
+  const auto rows = std::max<int64_t>(1, std::llround(g.rows));
+  const auto in = static_cast<int64_t>(g.in), width = static_cast<int64_t>(g.out);
+  std::vector<GemmShape> variants = {{rows, width, in, "fwd " + name},
+                                     {rows, in, width, "dgrad " + name},
+                                     {in, width, rows, "wgrad " + name}};
   std::erase_if(variants, [](const GemmShape& s) { return s.m <= 0 || s.n <= 0 || s.k <= 0; });
   append_unique_shapes(out, variants);
+}
+
+void add_maps(std::vector<GemmShape>& out, const std::vector<LinearMap>& maps, int64_t tp,
+              int64_t tokens) {
+  for (const LinearMap& map : maps)
+    add_variants(out, rank_gemm(map, tp, static_cast<double>(tokens)), map.name);
 }
 
 }  // namespace
@@ -32,22 +39,37 @@ void append_unique_shapes(std::vector<GemmShape>& out, const std::vector<GemmSha
 
 std::vector<GemmShape> model_gemm_sweep(const std::vector<ModelSpec>& models,
                                         const std::vector<int64_t>& tps,
-                                        const std::vector<int64_t>& tokens) {
+                                        const std::vector<int64_t>& tokens,
+                                        const std::vector<int64_t>& eps) {
   std::vector<GemmShape> out;
   for (const ModelSpec& model : models)
     for (int64_t tp : tps)
-      for (int64_t t : tokens) append_unique_shapes(out, model_gemm_shapes(model, tp, t));
+      for (int64_t t : tokens) append_unique_shapes(out, model_gemm_shapes(model, tp, t, eps));
   return out;
 }
 
-std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int64_t tokens) {
-  // One dense layer's MLP; a model whose every layer is MoE gets one expert's.
-  const int64_t ffn =
-      model.moe && model.dense_layers() == 0 ? model.moe->expert_ffn_hidden : model.ffn_hidden;
+std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int64_t tokens,
+                                         const std::vector<int64_t>& eps) {
   std::vector<GemmShape> out;
-  for (const LinearMap& map : attention_linears(model)) add_variants(out, map, tp, tokens);
-  for (const LinearMap& map : mlp_linears(model, ffn)) add_variants(out, map, tp, tokens);
-  add_variants(out, lm_head_linear(model), tp, tokens);
+  add_maps(out, attention_linears(model), tp, tokens);
+  if (model.dense_layers() > 0) add_maps(out, mlp_linears(model, model.ffn_hidden), tp, tokens);
+  if (model.moe) {
+    const MoeSpec& e = *model.moe;
+    for (const LinearMap& map : ffn_linears(model, e.first_dense_layers)) {
+      if (map.role != LinearRole::expert) {
+        add_variants(out, rank_gemm(map, tp, static_cast<double>(tokens)),
+                     map.role == LinearRole::shared ? std::string("shared ") + map.name : map.name);
+        continue;
+      }
+      for (int64_t ep : eps) {
+        if (ep < 1 || ep > e.experts || e.experts % ep != 0) continue;
+        const double rows = expert_rows(e, static_cast<double>(tokens), ep);
+        add_variants(out, rank_gemm(map, tp, static_cast<double>(tokens), rows, 1),
+                     "expert " + std::string(map.name) + " ep" + std::to_string(ep));
+      }
+    }
+  }
+  add_maps(out, {lm_head_linear(model)}, tp, tokens);
   return out;
 }
 

@@ -9,13 +9,19 @@
 #include <vector>
 
 #include "calibrate/benchmarker.h"
+#include "core/layer_geometry.h"
 #include "core/model_spec.h"
 
 namespace meshplan::calibrate {
 
 // `tokens` rows per GEMM (sequence length × micro-batch). REQUIRES: tp ≥ 1, tokens ≥ 1.
-// Duplicated shapes are listed once (first label kept). MoE layers use expert_ffn_hidden.
-std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int64_t tokens);
+// Duplicated shapes are listed once (first label kept). The maps and rows are those the cost
+// model prices (core/layer_geometry.h, rank_gemm): attention, the dense MLP when the model has
+// dense layers, a MoE layer's router and shared experts at `tokens` rows, and its routed
+// experts at the rows each expert gets (expert_rows) for every EP degree of `eps` that divides
+// the expert count; then the logits.
+std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int64_t tokens,
+                                         const std::vector<int64_t>& eps = {1});
 
 // Appends the shapes of `more` whose m×n×k is not in `out` yet (first label kept).
 void append_unique_shapes(std::vector<GemmShape>& out, const std::vector<GemmShape>& more);
@@ -24,6 +30,7 @@ void append_unique_shapes(std::vector<GemmShape>& out, const std::vector<GemmSha
 // once: the calibration sweep over the shapes a plan can price.
 std::vector<GemmShape> model_gemm_sweep(const std::vector<ModelSpec>& models,
                                         const std::vector<int64_t>& tps,
-                                        const std::vector<int64_t>& tokens);
+                                        const std::vector<int64_t>& tokens,
+                                        const std::vector<int64_t>& eps = {1});
 
 }  // namespace meshplan::calibrate

@@ -34,6 +34,7 @@ struct CalibrateOptions {
   std::vector<std::string> models;
   std::vector<int64_t> tps{1};
   std::vector<int64_t> tokens{4096};
+  std::vector<int64_t> eps{1, 8};  // EP degrees whose per-expert rows a MoE model's experts get
   std::vector<std::string> dtypes;
   double sustained_seconds = -1;  // < 0: the plan's default
   int max_algorithms = 0;         // 0: the plan's default
@@ -111,7 +112,7 @@ Result<calibrate::CalibrationPlan> plan_for(const CalibrateOptions& o) {
       models.push_back(std::move(model).value());
     }
     // Model shapes first: they matter most to the planner; then the plan's grid.
-    auto shapes = calibrate::model_gemm_sweep(models, o.tps, o.tokens);
+    auto shapes = calibrate::model_gemm_sweep(models, o.tps, o.tokens, o.eps);
     calibrate::append_unique_shapes(shapes, plan.gemm_shapes);
     plan.gemm_shapes = shapes;
   }
@@ -206,7 +207,8 @@ std::string command_line(const CalibrateOptions& o) {
     if (on) c += flag;
   for (const std::string& m : o.models) c += " --model " + m;
   if (!o.models.empty())
-    c += fmt::format(" --tp {} --tokens {}", fmt::join(o.tps, ","), fmt::join(o.tokens, ","));
+    c += fmt::format(" --tp {} --tokens {} --ep {}", fmt::join(o.tps, ","),
+                     fmt::join(o.tokens, ","), fmt::join(o.eps, ","));
   if (!o.dtypes.empty()) c += fmt::format(" --dtypes {}", fmt::join(o.dtypes, ","));
   if (o.sustained_seconds >= 0) c += fmt::format(" --sustained-seconds {:g}", o.sustained_seconds);
   if (o.max_algorithms > 0) c += fmt::format(" --algorithms {}", o.max_algorithms);
@@ -307,6 +309,12 @@ CLI::App* add_calibrate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--tokens", o->tokens,
                   "tokens per micro-batch for --model (sequence × micro-batch; default 4096)")
       ->check(integer_range(1, kMaxSeqLen))
+      ->delimiter(',');
+  sub->add_option("--ep", o->eps,
+                  "expert-parallel degrees for --model's MoE layers: each routed expert is timed "
+                  "at the rows it gets at each degree (tokens·top_k·capacity·ep/experts; degrees "
+                  "that do not divide the expert count are skipped; default 1,8)")
+      ->check(integer_range(1, kMaxWidth))
       ->delimiter(',');
   sub->add_option("--dtypes", o->dtypes, "GEMM dtypes to measure (default: all the device has)")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp32"}))

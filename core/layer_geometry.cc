@@ -17,6 +17,23 @@ double LinearMap::rank_out(int64_t tp) const {
          static_cast<double>(kv_out) / static_cast<double>(std::min(tp, kv_groups));
 }
 
+double expert_rows(const MoeSpec& moe, double tokens, int64_t ep) {
+  const double routed = tokens * static_cast<double>(moe.top_k) * moe.capacity_factor;
+  return routed / static_cast<double>(moe.experts / ep);
+}
+
+RankGemm rank_gemm(const LinearMap& map, int64_t tp, double tokens, double expert_rows,
+                   double local_experts) {
+  if (map.role == LinearRole::expert)
+    return {expert_rows, map.rank_out(tp), map.rank_in(tp), local_experts};
+  if (map.role == LinearRole::shared) {
+    LinearMap fused = map;
+    (map.split == TpSplit::row ? fused.in : fused.out) *= map.copies;
+    return {tokens, fused.rank_out(tp), fused.rank_in(tp), 1};
+  }
+  return {tokens, map.rank_out(tp), map.rank_in(tp), 1};
+}
+
 std::vector<LinearMap> attention_linears(const ModelSpec& model) {
   const int64_t h = model.hidden;
   std::vector<LinearMap> maps;

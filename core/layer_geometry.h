@@ -44,6 +44,23 @@ struct LinearMap {
   double rank_out(int64_t tp) const;
 };
 
+// Rows of each routed expert's GEMMs on one rank: the rank's `tokens` each go to top_k experts
+// (times the capacity factor), spread over its experts / ep local experts. With EP a rank
+// receives as many rows as it sends, in expectation under uniform routing.
+// REQUIRES: ep divides moe.experts.
+double expert_rows(const MoeSpec& moe, double tokens, int64_t ep);
+
+// The forward GEMM a TP rank runs for `map`: rows × out (the rank's output width) × in, `count`
+// of them as one grouped kernel. Routed experts: `expert_rows` rows each over `local_experts`
+// copies; shared experts: one MLP of their summed width (Megatron-Core's
+// shared_expert_intermediate_size); every other map: `tokens` rows, once. Its backward runs
+// rows × in × out (input gradient) and in × out × rows (weight gradient).
+struct RankGemm {
+  double rows = 0, out = 0, in = 0, count = 1;
+};
+RankGemm rank_gemm(const LinearMap& map, int64_t tp, double tokens, double expert_rows = 0,
+                   double local_experts = 0);
+
 // Q, K, V and output projections (fused QKV for MHA/GQA; MLA's down- and up-projections), in
 // the order a layer runs them.
 std::vector<LinearMap> attention_linears(const ModelSpec& model);

@@ -23,21 +23,12 @@ struct GemmTimes {
   }
 };
 
-// The GEMMs of `maps` on one TP rank, in table order. Copies of a routed expert run as one
-// grouped GEMM of `local_experts` over `expert_tokens` rows each; copies of a shared expert as
-// one MLP of their summed width (Megatron-core's shared_expert_intermediate_size).
+// The GEMMs of `maps` on one TP rank, in table order (core/layer_geometry.h, rank_gemm).
 void add_linears(GemmTimes& g, const LayerCostContext& ctx, const std::vector<LinearMap>& maps,
-                 int64_t tp, double tokens, double expert_tokens = 0, double local_experts = 0) {
+                 int64_t tp, double tokens, double expert_rows = 0, double local_experts = 0) {
   for (const LinearMap& map : maps) {
-    if (map.role == LinearRole::expert) {
-      g.add(*ctx.gemm, expert_tokens, map.rank_out(tp), map.rank_in(tp), local_experts);
-    } else if (map.role == LinearRole::shared) {
-      LinearMap fused = map;
-      (map.split == TpSplit::row ? fused.in : fused.out) *= map.copies;
-      g.add(*ctx.gemm, tokens, fused.rank_out(tp), fused.rank_in(tp));
-    } else {
-      g.add(*ctx.gemm, tokens, map.rank_out(tp), map.rank_in(tp));
-    }
+    const RankGemm r = rank_gemm(map, tp, tokens, expert_rows, local_experts);
+    g.add(*ctx.gemm, r.rows, r.out, r.in, r.count);
   }
 }
 
@@ -94,10 +85,8 @@ GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool
     return g;
   }
   const MoeSpec& e = *m.moe;
-  const double local_experts = static_cast<double>(e.experts / key.ep);
-  const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
-  add_linears(g, ctx, ffn_linears(m, e.first_dense_layers), key.tp, tokens, routed / local_experts,
-              local_experts);
+  add_linears(g, ctx, ffn_linears(m, e.first_dense_layers), key.tp, tokens,
+              expert_rows(e, tokens, key.ep), static_cast<double>(e.experts / key.ep));
   return g;
 }
 

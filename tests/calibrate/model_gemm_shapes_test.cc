@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "tests/test_inputs.h"
 
 namespace meshplan::calibrate {
@@ -40,13 +42,17 @@ TEST_CASE("repeated shapes are listed once") {
   CHECK(shapes.size() == 3 + 2 + 3);
 }
 
-TEST_CASE("deepseek-v3 at tp=8: MLA's down-projections whole, up-projections split") {
+TEST_CASE("deepseek-v3 at tp=8: MLA's down-projections whole, up-projections split, then MoE") {
   auto shapes = model_gemm_shapes(testing::shipped_model("deepseek-v3"), 8, 4096);
   // q_a 7168 → 1536 and kv_a 7168 → 512 + 64 on every rank; q_b 1536 → 128·192/8 = 3072;
   // kv_b 512 → 128·256/8 = 4096; attn_out 128·128/8 = 2048 → 7168; the dense layers' SwiGLU
-  // (ffn 18432): up 7168 → 2·18432/8 = 4608, down 18432/8 = 2304 → 7168; logits 129280/8 =
-  // 16160. Eight maps, three variants each, none repeated.
-  REQUIRE(shapes.size() == 24);
+  // (ffn 18432): up 7168 → 2·18432/8 = 4608, down 18432/8 = 2304 → 7168. The MoE layers: the
+  // router 7168 → 256 (replicated); each routed expert (ffn 2048: up 7168 → 2·2048/8 = 512, down
+  // 256 → 7168) at 4096·8/256 = 128 rows (ep 1); the shared expert at every token's row;
+  // logits 129280/8 = 16160. Thirteen maps, three variants each (39), less the shared down
+  // projection's forward and input gradient, which repeat the router's (4096×7168×256 and
+  // 4096×256×7168): 37.
+  REQUIRE(shapes.size() == 37);
   CHECK(shapes[0] == GemmShape{4096, 1536, 7168, "fwd q_a"});
   CHECK(shapes[2] == GemmShape{7168, 1536, 4096, "wgrad q_a"});
   CHECK(shapes[3] == GemmShape{4096, 3072, 1536, "fwd q_b"});
@@ -56,7 +62,34 @@ TEST_CASE("deepseek-v3 at tp=8: MLA's down-projections whole, up-projections spl
   CHECK(shapes[12] == GemmShape{4096, 7168, 2048, "fwd attn_out"});
   CHECK(shapes[15] == GemmShape{4096, 4608, 7168, "fwd mlp_up"});
   CHECK(shapes[18] == GemmShape{4096, 7168, 2304, "fwd mlp_down"});
-  CHECK(shapes[21] == GemmShape{4096, 16160, 7168, "fwd logits"});
+  CHECK(shapes[21] == GemmShape{4096, 256, 7168, "fwd router"});
+  CHECK(shapes[24] == GemmShape{128, 512, 7168, "fwd expert mlp_up ep1"});
+  CHECK(shapes[26] == GemmShape{7168, 512, 128, "wgrad expert mlp_up ep1"});
+  CHECK(shapes[27] == GemmShape{128, 7168, 256, "fwd expert mlp_down ep1"});
+  CHECK(shapes[30] == GemmShape{4096, 512, 7168, "fwd shared mlp_up"});
+  CHECK(shapes[33] == GemmShape{256, 7168, 4096, "wgrad shared mlp_down"});
+  CHECK(shapes[34] == GemmShape{4096, 16160, 7168, "fwd logits"});
+}
+
+TEST_CASE("mixtral: each routed expert at the rows it gets at each EP degree that divides 8") {
+  auto shapes = model_gemm_shapes(testing::shipped_model("mixtral-8x7b"), 1, 4096, {1, 3, 8});
+  // 4096 tokens · top-2 over 8 experts: 1024 rows each at ep 1, 8192 at ep 8 (each rank's
+  // one expert gets the rows of all eight ranks); ep 3 does not divide 8. Up 4096 → 2·14336,
+  // down 14336 → 4096; no dense MLP (every layer is MoE). Square-ish repeats: qkv's weight
+  // gradient is its forward (4096×6144×4096), attn_out's three variants are 4096³, the
+  // router's and the logits' weight gradients are their forwards.
+  const auto has = [&](GemmShape s) {
+    return std::find(shapes.begin(), shapes.end(), s) != shapes.end();
+  };
+  CHECK(has({1024, 28672, 4096, "fwd expert mlp_up ep1"}));
+  CHECK(has({8192, 28672, 4096, "fwd expert mlp_up ep8"}));
+  CHECK(has({4096, 28672, 1024, "wgrad expert mlp_up ep1"}));
+  CHECK(has({1024, 4096, 14336, "fwd expert mlp_down ep1"}));
+  CHECK(has({8192, 4096, 14336, "fwd expert mlp_down ep8"}));
+  CHECK(has({4096, 8, 4096, "fwd router"}));
+  for (const GemmShape& s : shapes) CHECK(s.label.find("ep3") == std::string::npos);
+  // qkv (2), attn_out (1), router (2), two expert maps at two degrees (12), logits (2).
+  CHECK(shapes.size() == 19);
 }
 
 TEST_CASE("a sweep lists each model's shapes at each tp and token count once, in that order") {
