@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The one-GPU calibration run of issue 18, in one command (about 10 minutes: the GEMM sweep 5,
-# the training micro-batches last, about 25 s each): HBM, 30 s sustained,
+# The one-GPU calibration run of issue 18, in one command (about 9 minutes, the GEMM sweep 6 of
+# them; the device tool's calls stop at 10): HBM, 30 s sustained,
 # GEMMs of every shipped model at TP 1/2/4/8 and 2K-64K tokens plus the square/K/M grid, bf16 and
 # fp8; then decode-sized GEMMs (16-1024 tokens, the serving planner's shapes); fused attention
 # (cuDNN and FA2 through PyTorch SDPA); decode-step fixed costs and streams
-# (measure_decode.py); a PyTorch GEMM cross-check; one-GPU training micro-batches
-# (measure_step.py, the configurations of tests/data/one_gpu_steps/). Each step has its own time
-# limit and writes its own file, so a run cut short keeps what finished.
+# (measure_decode.py); a PyTorch GEMM cross-check. STEP_TIMEOUT=S (seconds) adds the one-GPU
+# training micro-batches (measure_step.py, the configurations of tests/data/one_gpu_steps/,
+# about 25 s each: 300 for all eleven, best in a call of their own, the other steps' limits
+# GEMM_TIMEOUT, DECODE_GEMM_TIMEOUT, ATTENTION_TIMEOUT, DECODE_TIMEOUT, TORCH_GEMM_TIMEOUT at 0).
+# Each step has its own time limit and writes its own file, so a run cut short keeps what
+# finished; a limit of 0 skips the step.
 # MESHPLAN: the meshplan binary, with libmeshplan_cuda.so beside it (the CUDA backend module it
 # loads); OUT: where results go; NAME: the profile's file name (h100-measured, h200-measured).
 set -uo pipefail
@@ -18,26 +21,32 @@ mkdir -p "$OUT"
 python_env=(env "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}")  # PyTorch brings its own cuDNN
 . "$here/env-probe.sh" > "$OUT/env.txt" 2>&1
 stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
+# run_for SECONDS COMMAND...: COMMAND under that limit; 0 skips it (timeout itself reads 0 as none).
+run_for() {
+  local limit=$1
+  shift
+  if [ "$limit" -gt 0 ]; then timeout "$limit" "$@"; else echo "skipped (limit 0)"; fi
+}
 models=()
 for m in models/*.yaml; do models+=(--model "$m"); done
 stamp "training GEMMs, HBM, sustained"
-timeout "${GEMM_TIMEOUT:-360}" "$MESHPLAN" calibrate --backend cuda "${models[@]}" \
+run_for "${GEMM_TIMEOUT:-420}" "$MESHPLAN" calibrate --backend cuda "${models[@]}" \
   --tp 1,2,4,8 --tokens 2048,4096,8192,16384,32768,65536 --dtypes bf16,fp8 \
   --out "$OUT/$NAME.yaml" 2>&1 | tail -3
 echo "calibrate rc=${PIPESTATUS[0]}"
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv >> "$OUT/env.txt"
 stamp "decode GEMMs"
-timeout "${DECODE_GEMM_TIMEOUT:-45}" "$MESHPLAN" calibrate --backend cuda --gemm \
+run_for "${DECODE_GEMM_TIMEOUT:-45}" "$MESHPLAN" calibrate --backend cuda --gemm \
   --model models/llama3-8b.yaml --model models/llama3-70b.yaml --model models/mixtral-8x7b.yaml \
   --tp 1,2,4,8 --tokens 16,64,256,1024 --dtypes bf16,fp8 --budget-ms 20 --sustained-seconds 0 \
   --out "$OUT/decode-gemm.yaml" 2>&1 | tail -2
 echo "decode calibrate rc=${PIPESTATUS[0]}"
 stamp "attention"
-timeout 80 "${python_env[@]}" python3 "$here/measure_attention.py" --out "$OUT/attention.yaml" 2>&1 | tail -2
+run_for "${ATTENTION_TIMEOUT:-80}" "${python_env[@]}" python3 "$here/measure_attention.py" --out "$OUT/attention.yaml" 2>&1 | tail -2
 stamp "decode costs"
-timeout 40 "${python_env[@]}" python3 "$here/measure_decode.py" --out "$OUT/decode.json" 2>&1 | tail -2
+run_for "${DECODE_TIMEOUT:-40}" "${python_env[@]}" python3 "$here/measure_decode.py" --out "$OUT/decode.json" 2>&1 | tail -2
 stamp "torch GEMM check"
-timeout 20 "${python_env[@]}" python3 "$here/torch_gemm_check.py" 2>&1 | tee "$OUT/torch_gemm.txt"
+run_for "${TORCH_GEMM_TIMEOUT:-20}" "${python_env[@]}" python3 "$here/torch_gemm_check.py" 2>&1 | tee "$OUT/torch_gemm.txt"
 stamp "training micro-batches"
 steps=()
 for c in models/llama3-8b.yaml:4:1:4096:1 models/llama3-8b.yaml:8:1:4096:1 \
@@ -48,6 +57,6 @@ for c in models/llama3-8b.yaml:4:1:4096:1 models/llama3-8b.yaml:8:1:4096:1 \
   tests/data/published_runs_modern.yaml#mlm-16b:32:4:4096:2 \
   tests/data/published_runs_modern.yaml#mpt-7b:32:1:2048:3 \
   tests/data/published_runs_modern.yaml#mpt-3b:32:1:2048:8; do steps+=(--config "$c"); done
-timeout "${STEP_TIMEOUT:-220}" "${python_env[@]}" python3 "$here/measure_step.py" "${steps[@]}" \
+run_for "${STEP_TIMEOUT:-0}" "${python_env[@]}" python3 "$here/measure_step.py" "${steps[@]}" \
   --out "$OUT/steps.json" 2>&1 | tail -12
 stamp "done"
