@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from output import emit
 from cuda_timing import median_ms
 
 BACKENDS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "fa2": SDPBackend.FLASH_ATTENTION}
@@ -91,12 +92,7 @@ def main():
                         rows.append(f"  # {head}: failed: {type(e).__name__}: {msg}")
                     torch.cuda.empty_cache()
                     print(rows[-1], file=sys.stderr, flush=True)
-    text = "\n".join(rows) + "\n"
-    if a.out == "-":
-        sys.stdout.write(text)
-    else:
-        with open(a.out, "w") as f:
-            f.write(text)
+    emit("\n".join(rows) + "\n", a.out)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from output import emit
 from cuda_timing import median_ms
 
 SDPA_BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
@@ -114,12 +115,7 @@ def main():
         for (batch, ctx) in ((8, 2048), (8, 16384), (64, 2048), (64, 8192), (256, 1024)):
             guarded(result["decode_attention"], f"attention {backend} {batch}x{ctx}",
                     lambda: decode_attention(backend, batch, 64, 8, 128, ctx, a.warmup, a.iters))
-    text = json.dumps(result, indent=1) + "\n"
-    if a.out == "-":
-        sys.stdout.write(text)
-    else:
-        with open(a.out, "w") as f:
-            f.write(text)
+    emit(json.dumps(result, indent=1) + "\n", a.out)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ blocks under torch.compile (`--modes eager,compiled`; what torchtitan does per t
 """
 import argparse
 import json
-import os
 import statistics
 import sys
 
@@ -26,6 +25,7 @@ import torch.nn.functional as F
 import yaml
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from output import emit
 from cuda_timing import elapsed_ms, event_pair, median_ms
 
 
@@ -206,20 +206,13 @@ def main():
                   f"attention {k['attention']:.2f}, other {k['other']:.2f}, idle {r['idle_ms']:.2f}",
                   file=sys.stderr, flush=True)
             if a.out != "-":  # rewritten after each configuration: a run cut short keeps them
-                write(a.out, results)
+                emit(json.dumps(document(results), indent=1), a.out)
     if a.out == "-":
-        print(json.dumps(document(results), indent=1))
+        emit(json.dumps(document(results), indent=1) + "\n", "-")
 
 
 def document(results):
     return {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "results": results}
-
-
-def write(path, results):
-    with open(path + ".tmp", "w") as f:
-        f.write(json.dumps(document(results), indent=1))
-    os.replace(path + ".tmp", path)
-
 
 if __name__ == "__main__":
     main()

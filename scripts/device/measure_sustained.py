@@ -14,6 +14,7 @@ import sys
 
 import torch
 
+from output import emit
 from cuda_timing import elapsed_ms, event_pair
 
 
@@ -55,8 +56,7 @@ def main():
         print(f"{m}x{n}x{k}: burst {r['burst_tflops']:.1f}, last quarter "
               f"{r['last_quarter_tflops']:.1f} TFLOP/s, ratio {r['ratio']:.3f}",
               file=sys.stderr, flush=True)
-    text = json.dumps(result, indent=1) + "\n"
-    (sys.stdout if a.out == "-" else open(a.out, "w")).write(text)
+    emit(json.dumps(result, indent=1) + "\n", a.out)
 
 
 if __name__ == "__main__":
