@@ -168,6 +168,7 @@ void Run::relate_sustained_to_samples() {
   const GemmShape& shape = plan_.sustained_shape;
   auto table = profile_.gemm.find(dtypes().front());
   if (table == profile_.gemm.end()) return;
+  table->second.sustained_flops_per_s = sustained_.sustained_flops_per_s;
   for (const GemmSample& s : table->second.samples)
     if (s.m == shape.m && s.n == shape.n && s.k == shape.k && s.status == "ok" &&
         s.flops_per_s > 0) {

@@ -14,6 +14,7 @@
 //   gemm:                             # per dtype (bf16 | fp16 | fp8 | fp32)
 //     bf16:
 //       max_efficiency: 0.8
+//       sustained_tflops: 667.5        # optional: a long back-to-back run's rate (> 0)
 //       samples:
 //         - {m: 8192, n: 8192, k: 8192, tflops: 750.5, heuristic_tflops: 741, p95_time_us: 1520}
 //         - {m: 16, n: 16, k: 16, status: "failed: no algorithm"}
@@ -238,6 +239,9 @@ void render_gemm(std::string& out, const std::map<std::string, GemmTable>& gemm)
   for (const auto& [dtype, table] : gemm) {
     out += fmt::format("  {}:\n", quote(dtype));
     out += fmt::format("    max_efficiency: {}\n", format_scaled(table.max_efficiency, 0));
+    if (table.sustained_flops_per_s)
+      out += fmt::format("    sustained_tflops: {}\n",
+                         format_scaled(table.sustained_flops_per_s, -kTera));
     if (table.samples.empty()) continue;
     out += "    samples:\n";
     for (const auto& s : table.samples) out += "      - " + render_gemm_sample(s) + "\n";
@@ -323,10 +327,11 @@ GemmSample read_gemm_sample(const YamlNode& n) {
 }
 
 GemmTable read_gemm_table(const YamlNode& n, const std::string& dtype) {
-  n.expect_only_keys({"max_efficiency", "samples"});
+  n.expect_only_keys({"max_efficiency", "sustained_tflops", "samples"});
   GemmTable t;
   t.dtype = dtype;
   t.max_efficiency = n.child("max_efficiency").as_double(0.0, 1.0);
+  t.sustained_flops_per_s = get_scaled(n, "sustained_tflops", kTera, Zero::refused);
   if (auto samples = n.optional_child("samples")) {
     if (!samples->is_sequence()) samples->fail("must be a list");
     for (size_t i = 0; i < samples->size(); ++i)

@@ -38,6 +38,10 @@ struct GemmSample {
 struct GemmTable {
   std::string dtype;          // bf16 | fp16 | fp8
   double max_efficiency = 0;  // best achieved / dense peak
+  // Throughput of one compute-bound GEMM run back to back for many seconds (calibrate's
+  // sustained run, its last quarter): the ceiling a power-limited GPU holds, whatever the shape's
+  // burst rate. 0: not measured.
+  double sustained_flops_per_s = 0;
   std::vector<GemmSample> samples;
 };
 

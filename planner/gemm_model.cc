@@ -21,6 +21,8 @@ GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Prec
                         ? it->second.max_efficiency
                         : kDefaultGemmEfficiency;
   if (it == profile.gemm.end()) return;
+  if (it->second.sustained_flops_per_s > 0 && peak_ > 0)
+    max_efficiency_ = std::min(max_efficiency_, it->second.sustained_flops_per_s / peak_);
   const double sustained = sustained_compute_ratio(profile);  // samples are burst figures
   for (const GemmSample& s : it->second.samples) {
     if (s.status != "ok" || s.flops_per_s <= 0) continue;

@@ -8,6 +8,12 @@
 // ../shared/REFERENCE.md §3) within its spread.
 // Peak is the dense datasheet figure times the profile's sustained_compute_ratio (the clock a
 // power-limited GPU holds in a long run; max_efficiency and samples are burst measurements).
+// When the profile measured the dtype's sustained throughput (calibrate's back-to-back run,
+// GemmTable::sustained_flops_per_s), the fallback's efficiency × peak is at most that: a
+// power-limited GPU holds about the same ceiling whatever the shape (one H200, 18 s per shape:
+// 8192³ 702 → 655 TFLOP/s, two shapes bursting at 670-676 held 668-671;
+// profiles/measured/h200-2026-11-26/sustained.json), so the best burst shape times the ratio
+// measured at 8192³ (835 × 0.950 = 793 on that H200) overshoots it.
 // Wave quantization: a GEMM runs as output tiles spread over the GPU's SMs in waves, and its
 // time grows with the number of waves, ceil(tiles / SMs) (ml-engineering "Do more SMs give more
 // TFLOPS?"; ../shared/REFERENCE-performance.md §1.7). The compute term is divided by

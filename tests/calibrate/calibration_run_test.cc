@@ -154,8 +154,10 @@ TEST_CASE(
   CHECK(fake.calls[0] == "hbm 1048576");
   CHECK(fake.calls[1] == "sustained bf16 1024 4.000000");
   CHECK(fake.calls[2] == "gemm bf16 1024");
-  // 72 TFLOP/s sustained over the sweep's 100 at that shape.
+  // 72 TFLOP/s sustained over the sweep's 100 at that shape; the 72 itself is the dtype's
+  // sustained ceiling.
   CHECK(r->sustained_compute_ratio == doctest::Approx(0.72));
+  CHECK(r->gemm.at("bf16").sustained_flops_per_s == doctest::Approx(72e12));
   CHECK(r->notes[1] ==
         "sustained bf16 1024x1024x1024: 80.0 TFLOP/s over the first second, 72.0 over the last "
         "quarter of 4.0 s; TFLOP/s per window: 80 80 76 72");

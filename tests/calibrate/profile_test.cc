@@ -23,6 +23,7 @@ CalibrationProfile awkward_profile() {
   GemmTable bf16;
   bf16.dtype = "bf16";
   bf16.max_efficiency = 0.8004044489383215;
+  bf16.sustained_flops_per_s = 676.4e12 / 3;
   bf16.samples.push_back({8192, 8192, 8192, 7.9154e14 / 3.0, 1.0 / 3.0 * 1e14, 1.234567e-3, "ok"});
   bf16.samples.push_back({16, 16, 16, 0, 0, 0, "failed: CUBLAS_STATUS_NOT_SUPPORTED"});
   p.gemm["bf16"] = bf16;
@@ -57,6 +58,7 @@ TEST_CASE("a profile renders, parses back, and renders to the same text, bit-exa
   CHECK(q.provenance.sources == p.provenance.sources);
   CHECK(q.provenance.nccl_env == p.provenance.nccl_env);
   CHECK(q.gemm.at("bf16").max_efficiency == p.gemm.at("bf16").max_efficiency);
+  CHECK(q.gemm.at("bf16").sustained_flops_per_s == p.gemm.at("bf16").sustained_flops_per_s);
   CHECK(q.gemm.at("bf16").samples[0].flops_per_s == p.gemm.at("bf16").samples[0].flops_per_s);
   CHECK(q.gemm.at("bf16").samples[0].heuristic_flops_per_s ==
         p.gemm.at("bf16").samples[0].heuristic_flops_per_s);
@@ -177,6 +179,14 @@ TEST_CASE("hbm_GBps: 0 and an efficiency of 0 are errors, not defaults") {
         "than 0 and at most 1 (leave the field out when not known)\n"
         "  intra_node_bus_efficiency: 0\n"
         "                             ^\n");
+}
+
+TEST_CASE("a GEMM table's sustained_tflops of 0 is an error, not 'not measured'") {
+  CHECK(profile_errors("gemm:\n  bf16: {max_efficiency: 0.8, sustained_tflops: 0}\n") ==
+        "p.yaml:3:49: error: field 'gemm.bf16.sustained_tflops' = '0': must be a number greater "
+        "than 0 (leave the field out when not measured)\n"
+        "    bf16: {max_efficiency: 0.8, sustained_tflops: 0}\n"
+        "                                                  ^\n");
 }
 
 TEST_CASE("non-finite profile numbers are refused") {

@@ -76,6 +76,31 @@ TEST_CASE("the sustained compute ratio slows the compute term only") {
                                  .epsilon(1e-12));
 }
 
+TEST_CASE("a measured sustained throughput caps the fallback's compute rate, samples keep theirs") {
+  CalibrationProfile p;
+  p.hbm_bytes_per_s = 3e12;
+  p.gemm["bf16"].max_efficiency = 0.83;
+  p.sustained_compute_ratio = 0.95;
+  p.gemm["bf16"].sustained_flops_per_s = 676e12;
+  GemmModel g(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
+  const double m = 8192, n = 8192, k = 1024;
+  // 0.83 · 0.95 · 989 = 779.8 TFLOP/s would exceed the 676 the GPU held: the fallback runs at 676.
+  CHECK(g.max_efficiency() * g.peak_flops_per_s() == doctest::Approx(676e12).epsilon(1e-12));
+  CHECK(g.time_s(m, n, k) ==
+        doctest::Approx(2 * m * n * k / (676e12 * kWaves8192) + (m * k + k * n + m * n) * 2 / 3e12)
+            .epsilon(1e-12));
+  // Below the ceiling it changes nothing.
+  p.gemm["bf16"].sustained_flops_per_s = 900e12;
+  GemmModel above(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
+  CHECK(above.max_efficiency() == doctest::Approx(0.83).epsilon(1e-12));
+  // A sample is still priced at its own rate times the ratio: 700 · 0.95 = 665 TFLOP/s.
+  p.gemm["bf16"].sustained_flops_per_s = 676e12;
+  p.gemm["bf16"].samples.push_back({4096, 4096, 4096, 700e12, 0, 0, "ok"});
+  GemmModel anchored(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
+  CHECK(anchored.time_s(4096, 4096, 4096) ==
+        doctest::Approx(2.0 * 4096 * 4096 * 4096 / (700e12 * 0.95)).epsilon(1e-9));
+}
+
 TEST_CASE("fp8 quantization overhead follows the scaling recipe the profile measured") {
   CalibrationProfile p;
   p.hbm_bytes_per_s = 3e12;

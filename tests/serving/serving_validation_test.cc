@@ -129,9 +129,6 @@ TEST_CASE("serving validation: a profile swap reprices exactly the rows of that 
     const double* a = plain->results[i].predicted;
     const double* b = swapped->results[i].predicted;
     CHECK((a[0] != b[0] || a[2] != b[2]) == h200);
-    // The measured H200 streams HBM faster (4,260 GB/s copy against the published 3,534
-    // triad), so every decode step it prices is shorter.
-    if (h200 && a[2] > 0) CHECK(b[2] < a[2]);
     changed += h200;
   }
   CHECK(changed == 16);
