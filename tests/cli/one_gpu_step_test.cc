@@ -3,8 +3,8 @@
 // measured with scripts/device/measure_step.py), priced by `meshplan estimate` with the profile
 // measured on that GPU (profiles/h100-measured, profiles/h200-measured). Communication, optimizer
 // and bubbles are absent on both sides, so what is compared is GEMMs, attention and the
-// memory-bound work. Bounds sit a little above today's errors (H100: worst −11.4%, mean 5.2%;
-// H200: worst −13.7%, mean 5.9%; all predicted faster than PyTorch eager runs them: the
+// memory-bound work. Bounds sit a little above today's errors (H100: worst −11.3%, mean 4.5%;
+// H200: worst −13.5%, mean 5.8%; all predicted faster than PyTorch eager runs them: the
 // frameworks fuse the element-wise work eager runs as separate kernels).
 #include <doctest/doctest.h>
 
