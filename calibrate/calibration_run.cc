@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "calibrate/alpha_beta_fit.h"
 #include "core/collective.h"
@@ -67,7 +68,7 @@ class Run {
   const CalibrationPlan& plan_;
   const ProgressFn& progress_;
   CalibrationProfile profile_;
-  SustainedResult sustained_;
+  std::map<std::string, SustainedResult> sustained_;  // by dtype
   int64_t done_ = 0, total_ = 0;
   bool stopped_ = false;
 };
@@ -84,7 +85,7 @@ std::vector<Variant> Run::variants(const std::string& kind) const {
 int64_t Run::count_items() const {
   int64_t n = 0;
   if (plan_.gemm) n += static_cast<int64_t>(dtypes().size() * plan_.gemm_shapes.size());
-  if (plan_.gemm && plan_.sustained_seconds > 0) n += 1;
+  if (plan_.gemm && plan_.sustained_seconds > 0) n += static_cast<int64_t>(dtypes().size());
   if (plan_.hbm) n += 1;
   if (plan_.collectives)
     for (const auto& kind : plan_.collective_kinds)
@@ -136,49 +137,72 @@ Result<bool> Run::gemm_section() {
   return true;
 }
 
+// One back-to-back run per dtype: the first dtype's sets the sustained ratio; each dtype's
+// last quarter becomes its GEMM table's sustained ceiling (relate_sustained_to_samples).
 Result<bool> Run::sustained_section() {
   const GemmShape& shape = plan_.sustained_shape;
-  const std::string dtype = dtypes().front();
-  report("sustained", fmt::format("{} {}x{}x{} for {:g} s", dtype, shape.m, shape.n, shape.k,
-                                  plan_.sustained_seconds));
-  auto r = bench_.sustained_gemm(shape, dtype, plan_.sustained_seconds);
-  if (!r) {
-    profile_.notes.push_back("sustained compute not measured: " + r.errors()[0].rule);
-    return save();
+  const std::vector<std::string> all = dtypes();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const std::string& dtype = all[i];
+    if (i > 0 && stopping()) {
+      mark_missing("sustained " + dtype);
+      continue;
+    }
+    report("sustained", fmt::format("{} {}x{}x{} for {:g} s", dtype, shape.m, shape.n, shape.k,
+                                    plan_.sustained_seconds));
+    auto r = bench_.sustained_gemm(shape, dtype, plan_.sustained_seconds);
+    if (!r && i == 0) {  // a backend without it: one note for the section
+      profile_.notes.push_back("sustained compute not measured: " + r.errors()[0].rule);
+      return save();
+    }
+    if (!r) {
+      profile_.notes.push_back(
+          fmt::format("sustained {} not measured: {}", dtype, r.errors()[0].rule));
+      if (auto saved = save(); !saved) return saved.errors();
+      continue;
+    }
+    sustained_[dtype] = *r;
+    if (i == 0 && r->burst_flops_per_s > 0 && r->sustained_flops_per_s > 0)
+      profile_.sustained_compute_ratio =
+          std::min(1.0, r->sustained_flops_per_s / r->burst_flops_per_s);
+    std::string series;
+    for (double w : r->window_flops_per_s) series += fmt::format(" {:.0f}", w * 1e-12);
+    profile_.notes.push_back(fmt::format(
+        "sustained {} {}x{}x{}: {:.1f} TFLOP/s over the first second, {:.1f} over the last "
+        "quarter of {:.1f} s; TFLOP/s per window:{}",
+        dtype, shape.m, shape.n, shape.k, r->burst_flops_per_s * 1e-12,
+        r->sustained_flops_per_s * 1e-12, r->seconds, series));
+    if (auto saved = save(); !saved) return saved.errors();
   }
-  sustained_ = *r;
-  if (r->burst_flops_per_s > 0 && r->sustained_flops_per_s > 0)
-    profile_.sustained_compute_ratio =
-        std::min(1.0, r->sustained_flops_per_s / r->burst_flops_per_s);
-  std::string series;
-  for (double w : r->window_flops_per_s) series += fmt::format(" {:.0f}", w * 1e-12);
-  profile_.notes.push_back(fmt::format(
-      "sustained {} {}x{}x{}: {:.1f} TFLOP/s over the first second, {:.1f} over the last quarter "
-      "of {:.1f} s; TFLOP/s per window:{}",
-      dtype, shape.m, shape.n, shape.k, r->burst_flops_per_s * 1e-12,
-      r->sustained_flops_per_s * 1e-12, r->seconds, series));
-  return save();
+  return true;
 }
 
 // The cost model multiplies every GEMM sample by the sustained ratio, so the ratio is sustained
 // over the sample of the same shape when the sweep has one (the sweep may itself run warm),
-// else over the run's own first second.
+// else over the run's own first second. Each measured dtype's sustained rate caps its table's
+// fallback (planner/gemm_model.h).
 void Run::relate_sustained_to_samples() {
-  if (sustained_.sustained_flops_per_s <= 0) return;
+  for (const auto& [dtype, result] : sustained_) {
+    auto table = profile_.gemm.find(dtype);
+    if (table != profile_.gemm.end() && result.sustained_flops_per_s > 0)
+      table->second.sustained_flops_per_s = result.sustained_flops_per_s;
+  }
+  const std::string first = dtypes().front();
+  auto run = sustained_.find(first);
+  if (run == sustained_.end() || run->second.sustained_flops_per_s <= 0) return;
+  const double sustained = run->second.sustained_flops_per_s;
   const GemmShape& shape = plan_.sustained_shape;
-  auto table = profile_.gemm.find(dtypes().front());
+  auto table = profile_.gemm.find(first);
   if (table == profile_.gemm.end()) return;
-  table->second.sustained_flops_per_s = sustained_.sustained_flops_per_s;
   for (const GemmSample& s : table->second.samples)
     if (s.m == shape.m && s.n == shape.n && s.k == shape.k && s.status == "ok" &&
         s.flops_per_s > 0) {
-      profile_.sustained_compute_ratio =
-          std::min(1.0, sustained_.sustained_flops_per_s / s.flops_per_s);
+      profile_.sustained_compute_ratio = std::min(1.0, sustained / s.flops_per_s);
       profile_.notes.push_back(fmt::format(
           "sustained_compute_ratio {:.3f} = sustained {:.1f} / the sweep's {}x{}x{} sample {:.1f} "
           "TFLOP/s (capped at 1)",
-          profile_.sustained_compute_ratio, sustained_.sustained_flops_per_s * 1e-12, shape.m,
-          shape.n, shape.k, s.flops_per_s * 1e-12));
+          profile_.sustained_compute_ratio, sustained * 1e-12, shape.m, shape.n, shape.k,
+          s.flops_per_s * 1e-12));
       return;
     }
   profile_.notes.push_back(fmt::format(

@@ -24,8 +24,10 @@ struct CalibrationPlan {
   std::vector<GemmShape> gemm_shapes;  // measured in this order, for each dtype
   std::vector<std::string> dtypes;     // empty: every dtype the backend offers
   TimingOptions gemm_timing{5, 20};
-  // Sustained compute: `sustained_shape` in the first dtype run back to back this long (0: not
-  // measured); sets the profile's sustained_compute_ratio (sustained / first-second throughput).
+  // Sustained compute: `sustained_shape` run back to back this long in each dtype (0: not
+  // measured). The first dtype's run sets the profile's sustained_compute_ratio (over the sweep's
+  // sample of that shape, else over its own first second); each dtype's last quarter is its GEMM
+  // table's sustained_flops_per_s.
   double sustained_seconds = 0;
   GemmShape sustained_shape{8192, 8192, 8192, "sustained"};
   int64_t hbm_bytes = int64_t{1} << 30;  // per buffer

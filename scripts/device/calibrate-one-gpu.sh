@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The one-GPU calibration run of issue 18, in one command (about 9 minutes, the GEMM sweep 6 of
-# them; the device tool's calls stop at 10): HBM, 30 s sustained,
+# The one-GPU calibration run of issue 18, in one command (about 9½ minutes, the GEMM sweep 6½ of
+# them; the device tool's calls stop at 10): HBM, 30 s sustained per dtype,
 # GEMMs of every shipped model at TP 1/2/4/8 and 2K-64K tokens plus the square/K/M grid, bf16 and
 # fp8; then decode-sized GEMMs (16-1024 tokens, the serving planner's shapes); fused attention
 # (cuDNN and FA2 through PyTorch SDPA); decode-step fixed costs and streams
@@ -30,7 +30,7 @@ run_for() {
 models=()
 for m in models/*.yaml; do models+=(--model "$m"); done
 stamp "training GEMMs, HBM, sustained"
-run_for "${GEMM_TIMEOUT:-420}" "$MESHPLAN" calibrate --backend cuda "${models[@]}" \
+run_for "${GEMM_TIMEOUT:-430}" "$MESHPLAN" calibrate --backend cuda "${models[@]}" \
   --tp 1,2,4,8 --tokens 2048,4096,8192,16384,32768,65536 --dtypes bf16,fp8 \
   --out "$OUT/$NAME.yaml" 2>&1 | tail -3
 echo "calibrate rc=${PIPESTATUS[0]}"
@@ -42,7 +42,7 @@ run_for "${DECODE_GEMM_TIMEOUT:-45}" "$MESHPLAN" calibrate --backend cuda --gemm
   --out "$OUT/decode-gemm.yaml" 2>&1 | tail -2
 echo "decode calibrate rc=${PIPESTATUS[0]}"
 stamp "attention"
-run_for "${ATTENTION_TIMEOUT:-80}" "${python_env[@]}" python3 "$here/measure_attention.py" --out "$OUT/attention.yaml" 2>&1 | tail -2
+run_for "${ATTENTION_TIMEOUT:-60}" "${python_env[@]}" python3 "$here/measure_attention.py" --out "$OUT/attention.yaml" 2>&1 | tail -2
 stamp "decode costs"
 run_for "${DECODE_TIMEOUT:-40}" "${python_env[@]}" python3 "$here/measure_decode.py" --out "$OUT/decode.json" 2>&1 | tail -2
 stamp "torch GEMM check"

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace meshplan::calibrate {
@@ -150,18 +151,21 @@ TEST_CASE(
   plan.sustained_shape = {1024, 1024, 1024, "sustained"};  // in the sweep: 100 TFLOP/s
   auto r = run_calibration(fake, plan);
   REQUIRE(r.ok());
-  REQUIRE(fake.calls.size() == 6);
+  REQUIRE(fake.calls.size() == 7);
   CHECK(fake.calls[0] == "hbm 1048576");
   CHECK(fake.calls[1] == "sustained bf16 1024 4.000000");
-  CHECK(fake.calls[2] == "gemm bf16 1024");
+  CHECK(fake.calls[2] == "sustained fp8 1024 4.000000");
+  CHECK(fake.calls[3] == "gemm bf16 1024");
   // 72 TFLOP/s sustained over the sweep's 100 at that shape; the 72 itself is the dtype's
   // sustained ceiling.
   CHECK(r->sustained_compute_ratio == doctest::Approx(0.72));
   CHECK(r->gemm.at("bf16").sustained_flops_per_s == doctest::Approx(72e12));
+  CHECK(r->gemm.at("fp8").sustained_flops_per_s == doctest::Approx(72e12));
   CHECK(r->notes[1] ==
         "sustained bf16 1024x1024x1024: 80.0 TFLOP/s over the first second, 72.0 over the last "
         "quarter of 4.0 s; TFLOP/s per window: 80 80 76 72");
-  CHECK(r->notes[2] ==
+  CHECK(r->notes[2].rfind("sustained fp8 1024x1024x1024: 80.0 TFLOP/s", 0) == 0);
+  CHECK(r->notes[3] ==
         "sustained_compute_ratio 0.720 = sustained 72.0 / the sweep's 1024x1024x1024 sample "
         "100.0 TFLOP/s (capped at 1)");
 
@@ -170,7 +174,7 @@ TEST_CASE(
   REQUIRE(own.ok());
   CHECK(own->sustained_compute_ratio == doctest::Approx(0.9));
   CHECK(
-      own->notes[2] ==
+      own->notes[3] ==
       "sustained_compute_ratio 0.900 = sustained / first second (the sweep has no 8192x8192x8192)");
 
   fake.no_sustained = true;  // a backend without it says so, and the ratio stays unknown
@@ -179,6 +183,20 @@ TEST_CASE(
   CHECK(none->sustained_compute_ratio == 0);
   CHECK(none->notes[1] ==
         "sustained compute not measured: this backend does not measure sustained throughput");
+}
+
+TEST_CASE("a stop between the sustained runs keeps the first and lists the rest as missing") {
+  FakeBenchmarker fake;
+  CalibrationPlan plan = small_plan();
+  plan.collectives = false;
+  plan.sustained_seconds = 4;
+  plan.stop_requested = [&] { return fake.calls.size() >= 2; };  // after hbm and bf16's run
+  auto r = run_calibration(fake, plan);
+  REQUIRE(r.ok());
+  CHECK(fake.calls[1] == "sustained bf16 8192 4.000000");
+  CHECK(std::count(fake.calls.begin(), fake.calls.end(), "sustained fp8 8192 4.000000") == 0);
+  CHECK(r->sustained_compute_ratio == doctest::Approx(0.9));
+  CHECK(r->missing.front() == "sustained fp8");
 }
 
 TEST_CASE("failures become failed samples, and the rest is still measured and fitted") {
