@@ -205,8 +205,12 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
                   "residuals), +{:.0f} with dropout.",
                   o.norm_residual_bytes_per_token_hidden, o.dropout_bytes_per_token_hidden),
       fmt::format("GEMM efficiency (bf16, burst, outside samples): {}; sustained/burst compute "
-                  "{}; wave quantization over the GPU's SMs.",
-                  from(gemm_eff, kDefaultGemmEfficiency), from(p.sustained_compute_ratio, 1.0)),
+                  "{}{}; wave quantization over the GPU's SMs.",
+                  from(gemm_eff, kDefaultGemmEfficiency), from(p.sustained_compute_ratio, 1.0),
+                  bf16 != p.gemm.end() && bf16->second.sustained_flops_per_s > 0
+                      ? fmt::format(", at most the {:.1f} TFLOP/s the GPU sustained (profile)",
+                                    bf16->second.sustained_flops_per_s / 1e12)
+                      : std::string()),
       p.gpu_compute_spread > 0
           ? fmt::format("Stragglers: GPUs differ by {:.2f}% in throughput (σ, profile); a step "
                         "waits for its slowest GPU, so compute on n GPUs takes 1 + σ·E[max of n "

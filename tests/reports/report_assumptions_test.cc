@@ -50,5 +50,24 @@ TEST_CASE("the assumptions state the framework's FP8 scaling state and saved inp
               "BF16."));
 }
 
+TEST_CASE("the assumptions name the sustained GEMM ceiling when the profile measured one") {
+  CalibrationProfile p;
+  p.gemm["bf16"].max_efficiency = 0.844;
+  p.sustained_compute_ratio = 0.95;
+  const auto gemm_line = [&] {
+    for (const std::string& a : report_assumptions(CostOptions{}, p))
+      if (a.starts_with("GEMM efficiency")) return a;
+    return std::string();
+  };
+  CHECK(gemm_line() ==
+        "GEMM efficiency (bf16, burst, outside samples): 0.84 (profile); sustained/burst compute "
+        "0.95 (profile); wave quantization over the GPU's SMs.");
+  p.gemm["bf16"].sustained_flops_per_s = 667.5e12;
+  CHECK(gemm_line() ==
+        "GEMM efficiency (bf16, burst, outside samples): 0.84 (profile); sustained/burst compute "
+        "0.95 (profile), at most the 667.5 TFLOP/s the GPU sustained (profile); wave quantization "
+        "over the GPU's SMs.");
+}
+
 }  // namespace
 }  // namespace meshplan
