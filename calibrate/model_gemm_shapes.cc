@@ -62,7 +62,7 @@ std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int
         continue;
       }
       for (int64_t ep : eps) {
-        if (ep < 1 || ep > e.experts || e.experts % ep != 0) continue;
+        if (e.experts % ep != 0) continue;
         const double rows = expert_rows(e, static_cast<double>(tokens), ep);
         add_variants(out, rank_gemm(map, tp, static_cast<double>(tokens), rows, 1),
                      "expert " + std::string(map.name) + " ep" + std::to_string(ep));

@@ -14,7 +14,8 @@
 
 namespace meshplan::calibrate {
 
-// `tokens` rows per GEMM (sequence length × micro-batch). REQUIRES: tp ≥ 1, tokens ≥ 1.
+// `tokens` rows per GEMM (sequence length × micro-batch).
+// REQUIRES: tp ≥ 1, tokens ≥ 1, every ep ≥ 1.
 // Duplicated shapes are listed once (first label kept). The maps and rows are those the cost
 // model prices (core/layer_geometry.h, rank_gemm): attention, the dense MLP when the model has
 // dense layers, a MoE layer's router and shared experts at `tokens` rows, and its routed
