@@ -21,11 +21,12 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Every test under AddressSanitizer + UndefinedBehaviorSanitizer (g++), in its own build folder;
-# any report fails the test that triggered it. No CUDA backend (the sanitizers and nvcc do not mix).
+# any report fails the test that triggered it. No CUDA backend (the sanitizers and nvcc do not mix)
+# and no MPI module (Open MPI's own allocations would read as leaks).
 SANITIZE_BUILD ?= build-sanitize
 test-sanitize: deps
 	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMESHPLAN_SANITIZE=ON \
-	  -DMESHPLAN_WITH_CUDA=OFF >/dev/null
+	  -DMESHPLAN_WITH_CUDA=OFF -DMESHPLAN_WITH_MPI=OFF >/dev/null
 	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
 	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
@@ -41,7 +42,7 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	@scripts/install-deps.sh fuzz
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \
-	  -DMESHPLAN_FUZZ=ON -DMESHPLAN_WITH_CUDA=OFF >/dev/null
+	  -DMESHPLAN_FUZZ=ON -DMESHPLAN_WITH_CUDA=OFF -DMESHPLAN_WITH_MPI=OFF >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 	@scripts/run-fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 

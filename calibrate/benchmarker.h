@@ -96,9 +96,15 @@ class Benchmarker {
   virtual int64_t max_collective_bytes(const std::string& collective) const = 0;
   // Every rank of a multi-process run must make the same sequence of calls.
   virtual Result<CollectiveResult> collective(const CollectiveRequest& request) = 0;
+  // Whether collective() takes `graph` requests (launches through a captured CUDA graph).
+  virtual bool captures_graphs() const { return false; }
 
   // False on ranks other than 0 of a multi-process run: only rank 0 writes the profile.
   virtual bool is_reporting_rank() const { return true; }
+  // Whether the run stops before its next measurement, given whether this process was asked
+  // to (a signal). Every rank of a multi-process run must stop at the same measurement, so
+  // there it is one collective answering "did any rank ask?"; alone, `asked_here`.
+  virtual bool agree_to_stop(bool asked_here) { return asked_here; }
 };
 
 }  // namespace meshplan::calibrate

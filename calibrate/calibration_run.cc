@@ -46,7 +46,7 @@ class Run {
   }
   // Whether to stop before the next measurement (sticky once asked for).
   bool stopping() {
-    if (!stopped_ && plan_.stop_requested && plan_.stop_requested()) stopped_ = true;
+    if (!stopped_) stopped_ = bench_.agree_to_stop(plan_.stop_requested && plan_.stop_requested());
     return stopped_;
   }
   void mark_missing(std::string what) {
@@ -73,12 +73,15 @@ class Run {
   bool stopped_ = false;
 };
 
-// In-place all-to-all and send/recv are not defined (nccl-tests reports them as N/A).
+// In-place all-to-all and send/recv are not defined (nccl-tests reports them as N/A); graph
+// variants only where the backend captures graphs.
 std::vector<Variant> Run::variants(const std::string& kind) const {
   std::vector<Variant> v = {kDefaultVariant};
   if (!plan_.collective_variants) return v;
   for (const Variant& x : kExtraVariants)
-    if (!x.in_place || (kind != "all_to_all" && kind != "send_recv")) v.push_back(x);
+    if ((!x.in_place || (kind != "all_to_all" && kind != "send_recv")) &&
+        (!x.graph || bench_.captures_graphs()))
+      v.push_back(x);
   return v;
 }
 
@@ -347,7 +350,11 @@ CalibrationPlan cpu_plan(bool quick) {
   p.gemm_timing = quick ? TimingOptions{1, 3} : TimingOptions{2, 10};
   p.hbm_bytes = quick ? int64_t{16} << 20 : int64_t{256} << 20;
   p.hbm_timing = quick ? TimingOptions{1, 3} : TimingOptions{2, 10};
-  p.collectives = false;
+  // Collectives only when launched as several processes (the MPI module); alone there are none.
+  p.max_bytes = quick ? int64_t{1} << 20 : int64_t{64} << 20;
+  p.step_factor = quick ? 8 : 2;
+  p.collective_timing = quick ? TimingOptions{2, 5} : TimingOptions{5, 20};
+  p.collective_variants = !quick;
   return p;
 }
 

@@ -173,7 +173,9 @@ int run_measure(const CalibrateOptions& o) {
   calibrate::CalibrationPlan run_plan = *plan;
   run_plan.stop_requested = [] { return g_stop_signal != 0; };
   StopOnSignal stop;
-  auto profile = calibrate::run_calibration(**bench, run_plan, progress_bar());
+  // One progress bar for a multi-process run: rank 0's.
+  auto profile = calibrate::run_calibration(
+      **bench, run_plan, (*bench)->is_reporting_rank() ? progress_bar() : calibrate::ProgressFn{});
   if (!profile) return fail(profile.errors());
   if (!(*bench)->is_reporting_rank()) return profile->complete ? 0 : 128 + g_stop_signal;
   if (profile->complete) {

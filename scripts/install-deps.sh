@@ -4,7 +4,7 @@
 #   scripts/install-deps.sh fuzz     also clang 14 and its sanitizer/libFuzzer runtimes (`make fuzz`)
 set -euo pipefail
 packages=(cmake g++ make libyaml-cpp-dev libfmt-dev libcli11-dev libeigen3-dev doctest-dev
-          nlohmann-json3-dev librsvg2-bin libxml2-utils clang-format)
+          nlohmann-json3-dev librsvg2-bin libxml2-utils clang-format libopenmpi-dev openmpi-bin)
 [[ ${1:-} == fuzz ]] && packages+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -116,6 +116,7 @@ class CudaBenchmarker : public Benchmarker {
       return nccl()->run(request);
     });
   }
+  bool captures_graphs() const override { return true; }
   bool is_reporting_rank() const override { return layout_.rank == 0; }
 
  private:

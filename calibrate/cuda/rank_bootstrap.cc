@@ -2,30 +2,16 @@
 
 #include <unistd.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <set>
 
 #include "calibrate/cuda/gpu_check.h"
+#include "calibrate/launch_env.h"
 #ifdef MESHPLAN_HAVE_MPI
 #include <mpi.h>
 #endif
 
 namespace meshplan::calibrate::gpu {
-namespace {
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atoi(v) : fallback;
-}
-
-int launched_processes() {
-  return std::max({env_int("OMPI_COMM_WORLD_SIZE", 1), env_int("PMI_SIZE", 1),
-                   env_int("SLURM_NTASKS", 1), env_int("PMIX_SIZE", 1)});
-}
-
-}  // namespace
 
 #ifdef MESHPLAN_HAVE_MPI
 #define MP_MPI(call)                                                                \

@@ -3,7 +3,8 @@
 # its CUDA backend module (libmeshplan_cuda.so, loaded from beside the executable) and the
 # shared libraries they need that are not CUDA's or the C library's (yaml-cpp, fmt, ... from
 # this machine's Debian packages; the GPU machine's image has CUDA, cuBLAS and NCCL but not
-# these). Writes .devcarry/ (ignored by git: add `/.devcarry/` to .git/info/exclude); name it
+# these; Open MPI's libraries when the module was built with MPI: a one-process run never
+# calls MPI_Init, so their plugins are not needed). Writes .devcarry/ (ignored by git: add `/.devcarry/` to .git/info/exclude); name it
 # in the run's carry and start the command with
 #   export LD_LIBRARY_PATH=$PWD/.devcarry/lib MESHPLAN=.devcarry/meshplan
 set -euo pipefail

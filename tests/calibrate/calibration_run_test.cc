@@ -64,6 +64,15 @@ class FakeBenchmarker : public Benchmarker {
         10e-6 + static_cast<double>(r.bytes) * bus_factor(r.collective, r.group_size) / 100e9;
     return CollectiveResult{t, t, ""};
   }
+  bool graphs = true;
+  bool captures_graphs() const override { return graphs; }
+  // Another rank asking to stop: the agreement says "stop" from this call on (0: never).
+  int other_rank_stops_at_call = 0;
+  int agreements = 0;
+  bool agree_to_stop(bool asked_here) override {
+    ++agreements;
+    return asked_here || (other_rank_stops_at_call > 0 && agreements >= other_rank_stops_at_call);
+  }
 };
 
 CalibrationPlan small_plan() {
@@ -269,6 +278,36 @@ TEST_CASE("variants add in-place and CUDA-graph entries after the default one") 
   REQUIRE(sr.ok());
   REQUIRE(sr->collectives.size() == 4);
   CHECK(sr->collectives[1].source == "measured, cuda graph");
+}
+
+TEST_CASE("a backend that captures no graphs gets no CUDA-graph variants") {
+  FakeBenchmarker fake;
+  fake.graphs = false;
+  CalibrationPlan plan = small_plan();
+  plan.gemm = plan.hbm = false;
+  plan.collective_variants = true;
+  auto r = run_calibration(fake, plan);
+  REQUIRE(r.ok());
+  REQUIRE(r->collectives.size() == 4);  // default and in-place, at 2 and 4 ranks
+  CHECK(r->collectives[0].source == "measured");
+  CHECK(r->collectives[1].source == "measured, in-place");
+  for (const std::string& call : fake.calls) CHECK(call.find(" g") == std::string::npos);
+}
+
+TEST_CASE("a stop asked on another rank stops this one at the same measurement") {
+  // Nobody signals this process. Agreements come before hbm, the bf16 table, each of its two
+  // shapes and the fp8 table; the fifth says another rank was asked: hbm and the bf16 GEMMs
+  // ran, fp8 and the collectives are listed as missing.
+  FakeBenchmarker fake;
+  fake.other_rank_stops_at_call = 5;
+  CalibrationPlan plan = small_plan();
+  auto r = run_calibration(fake, plan);
+  REQUIRE(r.ok());
+  CHECK(!r->complete);
+  CHECK(fake.calls.size() == 3);
+  CHECK(fake.calls[0] == "hbm 1048576");
+  CHECK(fake.calls[2] == "gemm bf16 2048");
+  CHECK(r->missing.front() == "gemm fp8");
 }
 
 }  // namespace

@@ -24,14 +24,13 @@ inline std::string read_file(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// `args` is appended to the command line as is (quote paths yourself).
-inline Run run_meshplan(const std::string& args) {
+// Runs `command` through the shell (quote paths yourself).
+inline Run run_shell(const std::string& command) {
   static int counter = 0;
   const std::filesystem::path err =
       std::filesystem::temp_directory_path() /
       ("meshplan-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".err");
-  const std::string cmd =
-      std::string("'") + MESHPLAN_BINARY + "' " + args + " 2>'" + err.string() + "'";
+  const std::string cmd = command + " 2>'" + err.string() + "'";
   Run r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return r;
@@ -44,6 +43,11 @@ inline Run run_meshplan(const std::string& args) {
   std::error_code ignored;
   std::filesystem::remove(err, ignored);
   return r;
+}
+
+// `args` is appended to the command line as is (quote paths yourself).
+inline Run run_meshplan(const std::string& args) {
+  return run_shell(std::string("'") + MESHPLAN_BINARY + "' " + args);
 }
 
 // "'<repo>/<relative>'" for command lines.
