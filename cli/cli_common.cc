@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -107,13 +109,23 @@ int print_errors(const std::vector<Diagnostic>& errors) {
 int write_report_files(const std::vector<ReportFile>& files, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return print_errors(
+        {Diagnostic{{dir, 0, 0, ""}, "", "", "cannot create the report folder: " + ec.message()}});
   for (const ReportFile& f : files) {
     const std::filesystem::path path = std::filesystem::path(dir) / f.name;
+    errno = 0;
     std::ofstream out(path, std::ios::binary);
     out << f.content;
-    if (!out)
-      return print_errors(
-          {Diagnostic{{path.string(), 0, 0, ""}, "", "", "cannot write the report file"}});
+    out.flush();
+    if (!out) {
+      const int err = errno;
+      return print_errors({Diagnostic{{path.string(), 0, 0, ""},
+                                      "",
+                                      "",
+                                      fmt::format("cannot write the report file: {}",
+                                                  err ? std::strerror(err) : "write failed")}});
+    }
   }
   return 0;
 }

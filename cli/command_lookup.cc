@@ -24,6 +24,33 @@ std::string unknown_command_error(const std::string& word,
                      did_you_mean(word, commands));
 }
 
+std::string unexpected_arguments_error(const CLI::App& app) {
+  // The deepest subcommand the words selected ("calibrate import nccl-tests").
+  const CLI::App* command = &app;
+  std::string path = "meshplan";
+  for (auto subs = command->get_subcommands(); !subs.empty(); subs = command->get_subcommands()) {
+    command = subs.front();
+    path += " " + command->get_name();
+  }
+  const std::vector<std::string> extras = app.remaining(true);
+  auto flag = std::find_if(extras.begin(), extras.end(),
+                           [](const std::string& w) { return w.size() > 1 && w[0] == '-'; });
+  const std::string help =
+      path == "meshplan" ? "'meshplan help' lists the commands"
+                         : fmt::format("'{}' lists its options", "meshplan help" + path.substr(8));
+  if (flag == extras.end())
+    return fmt::format("error: unexpected argument '{}' for '{}'; {}\n",
+                       extras.empty() ? std::string() : extras.front(), path, help);
+  const std::string word = flag->substr(0, flag->find('='));
+  std::vector<std::string> options;
+  for (const CLI::Option* option : command->get_options()) {
+    for (const std::string& name : option->get_lnames()) options.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) options.push_back("-" + name);
+  }
+  return fmt::format("error: unknown option '{}' for '{}'{}; {}\n", word, path,
+                     did_you_mean(word, options), help);
+}
+
 std::optional<int> handle_first_word(const CLI::App& app, std::vector<std::string>& args,
                                      std::string& err) {
   if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return std::nullopt;

@@ -21,4 +21,11 @@ std::string unknown_command_error(const std::string& word,
 std::optional<int> handle_first_word(const CLI::App& app, std::vector<std::string>& args,
                                      std::string& err);
 
+// After CLI11 refused words it did not expect (CLI::ExtrasError, whose own text is "The
+// following arguments were not expected: tp=4 --layuot"): "error: unknown option '--layuot' for
+// 'meshplan memory' (did you mean '--layout'?); 'meshplan help memory' lists its options\n", or
+// for a stray word "error: unexpected argument 'foo' for 'meshplan memory'; …". `app` is the
+// top-level app after the failed parse (its selected subcommands and remaining words).
+std::string unexpected_arguments_error(const CLI::App& app);
+
 }  // namespace meshplan::cli

@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
         for (const std::string& w : words) word_ptrs.push_back(w.c_str());
         try {
           app.parse(static_cast<int>(word_ptrs.size()), word_ptrs.data());
+        } catch (const CLI::ExtrasError&) {
+          std::fputs(meshplan::cli::unexpected_arguments_error(app).c_str(), stderr);
+          return 2;
         } catch (const CLI::ParseError& e) {
           int rc = app.exit(e);
           return rc == 0 ? 0 : 2;
