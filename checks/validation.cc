@@ -326,7 +326,7 @@ Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_roo
   if (!found) return found.errors();
   ClusterSpec spec = found.value();
   profile_swaps.apply(spec);
-  Result<CalibrationProfile> profile = resolve_profile(spec, "");
+  Result<CalibrationProfile> profile = resolve_profile(spec, "", ProfileSearchPath{});
   if (!profile) return profile.errors();
   Result<FrameworkPreset> framework = find_framework(r.framework);
   if (!framework) return framework.errors();

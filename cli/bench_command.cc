@@ -102,7 +102,7 @@ std::optional<LoadedCase> load_case(const SearchCase& c, const std::string& root
     exit_code = kExitBadInput;
     return std::nullopt;
   }
-  Result<CalibrationProfile> profile = resolve_profile(inputs->cluster, "");
+  Result<CalibrationProfile> profile = resolve_profile(inputs->cluster, "", ProfileSearchPath{});
   if (!profile) {
     exit_code = print_errors(profile.errors());
     return std::nullopt;

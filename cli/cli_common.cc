@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -33,11 +34,35 @@ void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout) {
       ->check(CLI::IsMember({"bf16", "fp8"}));
   sub->add_option("--gpus", in.gpus, "use this many of the cluster's GPUs (default: all)")
       ->check(integer_range(1, kMaxClusterGpus));
+  add_profile_dir_option(sub, in);
   if (with_layout) {
     sub->add_option("--layout", in.layout_text,
                     "e.g. tp=8,pp=4,zero=1,mbs=1,recompute=selective (dp fills the rest)")
         ->required();
   }
+}
+
+void add_profile_dir_option(CLI::App* sub, InputOptions& in) {
+  sub->add_option("--profile-dir", in.profile_dir,
+                  "folder searched first for the profile the cluster names (then "
+                  "$MESHPLAN_DATA/profiles, ../profiles beside the cluster file, the installed "
+                  "and the source tree's profiles/)")
+      ->check(CLI::ExistingDirectory);
+}
+
+ProfileSearchPath profile_search_path(const std::string& profile_dir) {
+  namespace fs = std::filesystem;
+  ProfileSearchPath search;
+  if (!profile_dir.empty()) search.first.push_back(profile_dir);
+  if (const char* data = std::getenv("MESHPLAN_DATA"); data != nullptr && *data != '\0')
+    search.first.push_back((fs::path(data) / "profiles").string());
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    search.last.push_back(
+        (exe.parent_path() / ".." / "share" / "meshplan" / "profiles").lexically_normal().string());
+  search.last.push_back(std::string(MESHPLAN_SOURCE_DIR) + "/profiles");
+  return search;
 }
 
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
@@ -158,6 +183,7 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   // the profile is not used (memory, export).
   request.with_profile = true;
   request.profile_path = in.profile_path;
+  request.profile_search = profile_search_path(in.profile_dir);
   Result<Scenario> scenario = load_scenario(request);
   if (!scenario) {
     print_errors(scenario.errors());

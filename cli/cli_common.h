@@ -17,6 +17,7 @@
 #include "planner/cost_model.h"
 #include "planner/layout_search.h"
 #include "planner/planner_options.h"
+#include "planner/profile_defaults.h"
 #include "reports/markdown_report.h"
 
 namespace meshplan::cli {
@@ -25,6 +26,7 @@ constexpr int kExitBadInput = 2;
 
 struct InputOptions {
   std::string model_path, cluster_path, layout_text, profile_path;
+  std::string profile_dir;        // --profile-dir: searched first for the cluster's profile: name
   int64_t seq_len = 0;            // 0: the model's training.seq_len
   int64_t global_batch = 0;       // 0: the model's training.global_batch
   int64_t gpus = 0;               // 0: every GPU of the cluster
@@ -35,9 +37,15 @@ struct InputOptions {
   bool any_launcher = false;  // --any-launcher: rank layouts the framework's launcher refuses
 };
 
-// Adds --model, --cluster, --seq-len, --global-batch, --precision, --gpus (and --layout when
-// `with_layout`).
+// Adds --model, --cluster, --seq-len, --global-batch, --precision, --gpus, --profile-dir (and
+// --layout when `with_layout`).
 void add_input_options(CLI::App* sub, InputOptions& in, bool with_layout);
+// Adds --profile-dir.
+void add_profile_dir_option(CLI::App* sub, InputOptions& in);
+// Where a cluster's `profile: NAME` is looked for: --profile-dir, $MESHPLAN_DATA/profiles, the
+// profiles/ folder beside the cluster's folder, the installed <prefix>/share/meshplan/profiles
+// (beside the executable's bin/), then the source tree's profiles/.
+ProfileSearchPath profile_search_path(const std::string& profile_dir);
 // Adds --profile, --framework, --grad-reduce-dtype, --fp8-params and --causal-attention-flops.
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost);
 // Adds --any-launcher (searches: plan, report, sweep).

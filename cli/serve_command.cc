@@ -138,6 +138,7 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
       ->check(integer_range(1, kMaxClusterGpus));
   sub->add_option("--profile", o->in.profile_path,
                   "calibration profile (default: the cluster's profile:)");
+  add_profile_dir_option(sub, o->in);
   sub->add_option("--layout", o->in.layout_text,
                   "tp=…,pp=…,ep=…,replicas=…,max_batch=… (default: search)");
   sub->add_option("--isl", o->isl, "input (prompt) tokens per request")

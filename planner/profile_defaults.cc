@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "core/edit_distance.h"
 #include "core/profile_merge.h"
 
 namespace meshplan {
@@ -29,8 +30,35 @@ double attention_efficiency(const CalibrationProfile& p) {
 
 namespace {
 
+// Profile names (file stems of *.yaml) in `folders`, for "did you mean".
+std::vector<std::string> profile_names(const std::vector<std::string>& folders) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  for (const std::string& dir : folders) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".yaml") names.push_back(it->path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The folders `search` names for cluster `c`, in order, each once.
+std::vector<std::string> profile_folders(const ClusterSpec& c, const ProfileSearchPath& search) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  auto add = [&](const fs::path& dir) {
+    const std::string d = dir.lexically_normal().string();
+    if (!d.empty() && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  };
+  for (const std::string& dir : search.first) add(dir);
+  if (!c.file.empty()) add(fs::path(c.file).parent_path() / ".." / "profiles");
+  for (const std::string& dir : search.last) add(dir);
+  return out;
+}
+
 // The profile the cluster names, or an empty one when it names none.
-Result<CalibrationProfile> cluster_profile(const ClusterSpec& c) {
+Result<CalibrationProfile> cluster_profile(const ClusterSpec& c, const ProfileSearchPath& search) {
   namespace fs = std::filesystem;
   if (c.profile.empty()) {
     CalibrationProfile p;
@@ -38,19 +66,19 @@ Result<CalibrationProfile> cluster_profile(const ClusterSpec& c) {
     p.notes.push_back("no calibration profile: every throughput from documented defaults");
     return p;
   }
-  std::vector<fs::path> candidates;
-  if (!c.file.empty()) candidates.push_back(fs::path(c.file).parent_path() / ".." / "profiles");
-  candidates.push_back(fs::path(MESHPLAN_PROFILE_DIR));
-  for (const fs::path& dir : candidates) {
-    fs::path f = dir / (c.profile + ".yaml");
+  const std::vector<std::string> folders = profile_folders(c, search);
+  for (const std::string& dir : folders) {
+    const fs::path f = fs::path(dir) / (c.profile + ".yaml");
     std::error_code ec;
-    if (fs::exists(f, ec)) return load_profile(f.lexically_normal().string());
+    if (fs::is_regular_file(f, ec)) return load_profile(f.lexically_normal().string());
   }
   return Diagnostic{
       c.profile_where.file.empty() ? SourceLocation{c.file, 0, 0, ""} : c.profile_where, "profile",
       c.profile,
-      "no such calibration profile (looked in ../profiles/ beside the cluster file "
-      "and in " MESHPLAN_PROFILE_DIR ")"};
+      fmt::format("no such calibration profile (looked for {}.yaml in {}; --profile-dir or "
+                  "$MESHPLAN_DATA add a folder){}",
+                  c.profile, fmt::join(folders, ", "),
+                  did_you_mean(c.profile, profile_names(folders)))};
 }
 
 // "H100" of "H100-SXM-80GB": the catalog name's family, lower case.
@@ -62,11 +90,12 @@ std::string gpu_family(const std::string& catalog_name) {
 
 }  // namespace
 
-Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path) {
-  if (override_path.empty()) return cluster_profile(c);
+Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path,
+                                           const ProfileSearchPath& search) {
+  if (override_path.empty()) return cluster_profile(c, search);
   Result<CalibrationProfile> top = load_profile(override_path);
   if (!top || c.profile.empty()) return top;
-  Result<CalibrationProfile> base = cluster_profile(c);
+  Result<CalibrationProfile> base = cluster_profile(c, search);
   if (!base) return base.errors();
   const std::string name = top->name;
   return merge_profiles({{std::move(base).value(), c.profile + " (the cluster's profile)"},

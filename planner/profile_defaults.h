@@ -33,13 +33,23 @@ double sustained_compute_ratio(const CalibrationProfile& p);
 double fp8_quantization_overhead(const CalibrationProfile& p, const std::string& recipe);
 double attention_efficiency(const CalibrationProfile& p);
 
-// The profile for a cluster: the cluster's `profile:` name, looked up as
-// <cluster dir>/../profiles/<name>.yaml and then in the installed profiles/, else an empty
-// profile (every number from the defaults above, said in notes). `override_path` (--profile) is
-// merged over it section by section (core/profile_merge.h: an imported two-GPU NCCL log replaces
-// only that collective's fit, a one-node GEMM calibration only the GEMMs), its provenance
-// saying which sections came from which file; with no cluster profile it is taken alone.
-Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path);
+// Folders holding profiles (<name>.yaml), searched for a cluster's `profile: <name>` in order:
+// `first` (the CLI's --profile-dir, then $MESHPLAN_DATA/profiles), the profiles/ folder beside
+// the cluster file's folder (<cluster dir>/../profiles), then `last` (the installed
+// share/meshplan/profiles, the source tree's profiles/). The caller knows where those are; no
+// library has a path built in.
+struct ProfileSearchPath {
+  std::vector<std::string> first, last;
+};
+
+// The profile for a cluster: the cluster's `profile:` name, looked up along `search`, else an
+// empty profile (every number from the defaults above, said in notes). `override_path`
+// (--profile) is merged over it section by section (core/profile_merge.h: an imported two-GPU
+// NCCL log replaces only that collective's fit, a one-node GEMM calibration only the GEMMs), its
+// provenance saying which sections came from which file; with no cluster profile it is taken
+// alone.
+Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path,
+                                           const ProfileSearchPath& search);
 
 // What makes a profile suspect for a cluster, one sentence each: an interrupted calibration
 // (complete: false, with what is missing), measured on another GPU

@@ -24,7 +24,8 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
   }
   if (request.gpus > 0) out.gpus = request.gpus;
   if (request.with_profile) {
-    Result<CalibrationProfile> profile = resolve_profile(out.cluster, request.profile_path);
+    Result<CalibrationProfile> profile =
+        resolve_profile(out.cluster, request.profile_path, request.profile_search);
     if (!profile) return profile.errors();
     out.profile = profile.value();
   }

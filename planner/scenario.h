@@ -12,6 +12,7 @@
 #include "core/model_spec.h"
 #include "core/profile.h"
 #include "core/result.h"
+#include "planner/profile_defaults.h"
 
 namespace meshplan {
 
@@ -30,6 +31,7 @@ struct ScenarioRequest {
   // cluster's own `profile:`, else the defaults).
   bool with_profile = false;
   std::string profile_path;
+  ProfileSearchPath profile_search;  // where the cluster's `profile:` name is looked up
 };
 
 struct Scenario {

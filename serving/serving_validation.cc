@@ -222,7 +222,7 @@ Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const s
     Result<ClusterSpec> cluster = load_cluster(root + "/" + run.cluster_file);
     if (!cluster) return cluster.errors();
     profile_swaps.apply(cluster.value());
-    Result<CalibrationProfile> profile = resolve_profile(cluster.value(), "");
+    Result<CalibrationProfile> profile = resolve_profile(cluster.value(), "", ProfileSearchPath{});
     if (!profile) return profile.errors();
     ServingProblem p{model.value(), cluster.value(), profile.value(),
                      run.gpus,      run.workload,    run.options};

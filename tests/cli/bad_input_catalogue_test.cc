@@ -60,7 +60,8 @@ TEST_CASE("every bad input gets its one message, its exit status and nothing on 
         for (const auto& file : c["files"])
           test::write_file(dir / file.first.as<std::string>(),
                            expand(file.second.as<std::string>(), dir, false));
-      const testing::Run run = testing::run_meshplan(expand(c["args"].as<std::string>(), dir, true));
+      const testing::Run run =
+          testing::run_meshplan(expand(c["args"].as<std::string>(), dir, true));
       const std::string err = portable(run.err, dir);
       const fs::path golden = kCatalogue / (id + ".err");
       if (test::update_golden()) test::write_file(golden, err);

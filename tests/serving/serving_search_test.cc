@@ -15,7 +15,7 @@ ServingProblem llama8b_problem() {
   ServingProblem p;
   p.model = meshplan::testing::shipped_model("llama3-8b");
   p.cluster = meshplan::testing::shipped_cluster("dgx-h100-1n");
-  p.profile = resolve_profile(p.cluster, "").value();
+  p.profile = resolve_profile(p.cluster, "", ProfileSearchPath{}).value();
   p.gpus = 2;
   p.workload.isl = 256;
   p.workload.osl = 64;

@@ -15,7 +15,7 @@ using meshplan::testing::shipped_model;
 namespace {
 
 CalibrationProfile profile_of(const ClusterSpec& c) {
-  Result<CalibrationProfile> p = resolve_profile(c, "");
+  Result<CalibrationProfile> p = resolve_profile(c, "", ProfileSearchPath{});
   REQUIRE(p.ok());
   return p.value();
 }
