@@ -12,7 +12,7 @@
 #include "core/yaml_node.h"
 #include "planner/model_flops_eq3.h"
 #include "planner/model_flops_megatron.h"
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "planner/profile_swaps.h"
 
 namespace meshplan {

@@ -9,7 +9,7 @@
 #include "cli/process_probe.h"
 #include "cli/thread_count.h"
 #include "planner/layout_search.h"
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "planner/simulated_plan.h"
 #include "reports/text_format.h"
 #include "simulator/simulator_bench.h"

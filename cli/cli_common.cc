@@ -13,7 +13,7 @@
 #include "core/model_limits.h"
 #include "launchers/launcher_export.h"
 #include "planner/framework_preset.h"
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "planner/scenario.h"
 
 namespace meshplan::cli {

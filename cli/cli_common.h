@@ -17,7 +17,7 @@
 #include "planner/cost_model.h"
 #include "planner/layout_search.h"
 #include "planner/planner_options.h"
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "reports/markdown_report.h"
 
 namespace meshplan::cli {

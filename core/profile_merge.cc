@@ -22,7 +22,8 @@ class Credits {
       for (const auto& [section, label] : owner_)
         if (label == layer.label) mine.push_back(section);
       if (!mine.empty())
-        out.push_back(fmt::format("merged: {} from {}", fmt::join(mine, ", "), layer.label));
+        out.push_back(fmt::format("merged: {} from {} ({})", fmt::join(mine, ", "), layer.label,
+                                  layer.profile.provenance.how));
     }
     return out;
   }

@@ -23,7 +23,9 @@ struct ProfileLayer {
 //   layer that timed cuDNN replaces every cuDNN sample, FA3 samples stay);
 //   fp8_quantization_overhead: per recipe; collectives: per (collective, level, group size).
 // Provenance: field by field the last layer that gives it, every layer's command joined by "; ",
-// and `sources` saying which sections came from which label, then every layer's own sources
+// and `sources` saying which sections came from which label and how that layer was made
+// ("merged: gemm bf16, hbm from FILE (measured)": planner/calibration.h reads these to tag each
+// value measured or published), then every layer's own sources
 // (notes likewise), prefixed by its label. Complete only when every layer is; `missing` lists
 // each layer's, prefixed by its label. REQUIRES: layers non-empty.
 CalibrationProfile merge_profiles(const std::vector<ProfileLayer>& layers, const std::string& name);

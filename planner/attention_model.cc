@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "planner/profile_defaults.h"
+#include "planner/calibration.h"
 
 namespace meshplan {
 namespace {
@@ -24,9 +24,10 @@ std::pair<double, double> sample_throughputs(const AttentionSample& s) {
 }  // namespace
 
 AttentionModel::AttentionModel(const CalibrationProfile& profile, const GpuSpec& gpu,
-                               const std::vector<std::string>& kernels)
-    : fallback_flops_per_s_(attention_efficiency(profile) * gpu.peak_bf16_flops_per_s),
-      sustained_(sustained_compute_ratio(profile)) {
+                               const std::vector<std::string>& kernels) {
+  const ResolvedCalibration calibration = resolve_calibration(profile, gpu, Precision::bf16);
+  fallback_flops_per_s_ = calibration.attention_efficiency.value * gpu.peak_bf16_flops_per_s;
+  sustained_ = calibration.sustained_compute_ratio.value;
   for (const std::string& k : kernels) {
     const bool present = std::any_of(profile.attention.begin(), profile.attention.end(),
                                      [&](const AttentionSample& s) { return s.kernel == k; });

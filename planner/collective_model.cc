@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "planner/profile_defaults.h"
+#include "planner/calibration.h"
 
 namespace meshplan {
 
@@ -18,10 +18,11 @@ int64_t GroupShape::size() const {
 CollectiveModel::CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster,
                                  CollectiveAlgorithm algorithm, bool rails)
     : levels_(cluster.network), algorithm_(algorithm), rails_(rails) {
-  intra_efficiency_ = profile.intra_node_bus_efficiency > 0 ? profile.intra_node_bus_efficiency
-                                                            : kDefaultIntraNodeBusEfficiency;
-  inter_efficiency_ = profile.inter_node_bus_efficiency > 0 ? profile.inter_node_bus_efficiency
-                                                            : kDefaultInterNodeBusEfficiency;
+  // The bus efficiencies do not depend on the GEMM precision.
+  const ResolvedCalibration calibration =
+      resolve_calibration(profile, cluster.gpu, Precision::bf16);
+  intra_efficiency_ = calibration.intra_node_bus_efficiency.value;
+  inter_efficiency_ = calibration.inter_node_bus_efficiency.value;
   for (auto& per_level : fits_) per_level.resize(levels_.size());
   for (const CollectiveFit& f : profile.collectives) {
     if (f.busbw_bytes_per_s <= 0) continue;

@@ -15,7 +15,7 @@
 // Per level: t = α + S·factor(n)/busbw, with α and busbw from the profile's fit for that
 // collective, level name and the nearest measured group size; without a fit α is the level's
 // latency times the ring steps and busbw the level bandwidth times the default bus efficiency
-// (profile_defaults.h). Oversubscription divides a level's bus bandwidth.
+// (planner/calibration.h). Oversubscription divides a level's bus bandwidth.
 // Groups spanning several levels run hierarchically (REFERENCE.md §4): all-reduce as
 // reduce-scatter up the levels and all-gather down, each level moving the data left after the
 // levels inside it; all-gather and reduce-scatter likewise one way; all-to-all sends each

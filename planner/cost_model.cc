@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "planner/activation_memory.h"
+#include "planner/calibration.h"
 #include "planner/flop_count.h"
 #include "planner/param_count.h"
-#include "planner/profile_defaults.h"
 #include "planner/straggler.h"
 #include "planner/zero_sharding.h"
 #include "simulator/pipeline_schedule.h"
@@ -39,14 +39,15 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
       profile_(p),
       training_(t),
       options_(o),
-      gemm_(profile_, cluster_.gpu, t.precision, o.fp8_recipe),
+      calibration_(resolve_calibration(profile_, cluster_.gpu, t.precision, o.fp8_recipe)),
+      gemm_(profile_, cluster_.gpu, t.precision, calibration_),
       attention_(profile_, cluster_.gpu, o.attention_kernels),
       collectives_(profile_, cluster_, o.collective_algorithm, o.collective_rails) {
   context_.model = &model_;
   context_.gemm = &gemm_;
   context_.collectives = &collectives_;
   context_.options = &options_;
-  context_.hbm_bytes_per_s = hbm_bandwidth(profile_, cluster_.gpu);
+  context_.hbm_bytes_per_s = calibration_.hbm_bytes_per_s.value;
   context_.fp8 = cluster_.gpu.runs_fp8(t.precision);
   context_.attention = &attention_;
   context_.seq_len = t.seq_len;

@@ -166,6 +166,7 @@ class CostModel {
   const CostOptions& options() const { return options_; }
   const CollectiveModel& collectives() const { return collectives_; }
   const CalibrationProfile& profile() const { return profile_; }
+  const ResolvedCalibration& calibration() const { return calibration_; }
 
   // One micro-batch's per-layer costs of a layout (dense and MoE layers, the LM head); cached.
   struct LayerPair {
@@ -253,7 +254,7 @@ class CostModel {
   double compute_slowdown(int64_t gpus) const {
     if (gpus != straggler_gpus_) {
       straggler_gpus_ = gpus;
-      straggler_factor_ = straggler_slowdown(profile_.gpu_compute_spread, gpus);
+      straggler_factor_ = straggler_slowdown(calibration_.gpu_compute_spread.value, gpus);
     }
     return straggler_factor_;
   }
@@ -266,6 +267,7 @@ class CostModel {
   CalibrationProfile profile_;
   TrainingSpec training_;
   CostOptions options_;
+  ResolvedCalibration calibration_;  // the profile's scalars for this GPU and precision
   GemmModel gemm_;
   AttentionModel attention_;
   CollectiveModel collectives_;

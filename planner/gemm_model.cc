@@ -3,27 +3,30 @@
 #include <algorithm>
 #include <cmath>
 
-#include "planner/profile_defaults.h"
+#include "planner/calibration.h"
 
 namespace meshplan {
 
 GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision,
                      const std::string& fp8_recipe)
-    : peak_(gpu.peak_flops_per_s(precision) * sustained_compute_ratio(profile)),
-      hbm_bytes_per_s_(hbm_bandwidth(profile, gpu)),
+    : GemmModel(profile, gpu, precision, resolve_calibration(profile, gpu, precision, fp8_recipe)) {
+}
+
+GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision,
+                     const ResolvedCalibration& calibration)
+    : peak_(gpu.peak_flops_per_s(precision) * calibration.sustained_compute_ratio.value),
+      hbm_bytes_per_s_(calibration.hbm_bytes_per_s.value),
       sm_count_(static_cast<double>(gpu.sm_count)) {
-  const bool fp8 = gpu.runs_fp8(precision);
+  const bool fp8 = calibration.gemm_dtype == "fp8";
   in_bytes_ = fp8 ? 1 : 2;
-  if (fp8) quantization_factor_ = 1 + fp8_quantization_overhead(profile, fp8_recipe);
-  const char* dtype = fp8 ? "fp8" : "bf16";
-  auto it = profile.gemm.find(dtype);
-  max_efficiency_ = it != profile.gemm.end() && it->second.max_efficiency > 0
-                        ? it->second.max_efficiency
-                        : kDefaultGemmEfficiency;
+  if (fp8) quantization_factor_ = 1 + calibration.fp8_quantization_overhead.value;
+  max_efficiency_ = calibration.gemm_max_efficiency.value;
+  const double ceiling = calibration.gemm_sustained_flops_per_s.value;
+  if (ceiling > 0 && peak_ > 0) max_efficiency_ = std::min(max_efficiency_, ceiling / peak_);
+  auto it = profile.gemm.find(calibration.gemm_dtype);
   if (it == profile.gemm.end()) return;
-  if (it->second.sustained_flops_per_s > 0 && peak_ > 0)
-    max_efficiency_ = std::min(max_efficiency_, it->second.sustained_flops_per_s / peak_);
-  const double sustained = sustained_compute_ratio(profile);  // samples are burst figures
+  // Samples are burst figures.
+  const double sustained = calibration.sustained_compute_ratio.value;
   for (const GemmSample& s : it->second.samples) {
     if (s.status != "ok" || s.flops_per_s <= 0) continue;
     double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);

@@ -36,6 +36,7 @@
 #include "core/cluster_spec.h"
 #include "core/model_spec.h"
 #include "core/profile.h"
+#include "planner/calibration.h"
 
 namespace meshplan {
 
@@ -50,6 +51,10 @@ class GemmModel {
   // overhead the profile gives.
   GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision,
             const std::string& fp8_recipe = "delayed");
+  // The same with the profile's scalars already resolved (resolve_calibration for `gpu` and
+  // `precision`); the profile gives the samples.
+  GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision,
+            const ResolvedCalibration& calibration);
 
   // Seconds for `batch` GEMMs C[m×n] = A[m×k]·B[k×n] run as one batched (or grouped) kernel:
   // their tiles share the waves. REQUIRES: m, n, k > 0, batch ≥ 1.

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 
 namespace meshplan {
 

@@ -12,7 +12,7 @@
 #include "core/model_spec.h"
 #include "core/profile.h"
 #include "core/result.h"
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 
 namespace meshplan {
 

@@ -6,7 +6,7 @@
 #include "core/units.h"
 #include "planner/attention_model.h"
 #include "planner/memory_model.h"
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "reports/estimate_render.h"
 #include "reports/report_sections.h"
 #include "reports/text_format.h"
@@ -136,7 +136,9 @@ std::string launcher_section(const ReportData& d) {
 
 std::string assumptions_section(const ReportData& d) {
   std::string out = "## Assumptions\n\n";
-  for (const std::string& a : report_assumptions(d.options, d.profile)) {
+  const ResolvedCalibration calibration =
+      resolve_calibration(d.profile, d.cluster.gpu, d.training.precision, d.options.fp8_recipe);
+  for (const std::string& a : report_assumptions(d.options, d.profile, calibration)) {
     out += "- ";
     out += a;
     out += '\n';
@@ -144,14 +146,13 @@ std::string assumptions_section(const ReportData& d) {
   return out;
 }
 
-std::vector<std::string> report_assumptions(const CostOptions& o, const CalibrationProfile& p) {
+std::vector<std::string> report_assumptions(const CostOptions& o, const CalibrationProfile& p,
+                                            const ResolvedCalibration& c) {
   const MemoryOptions& m = o.memory;
-  auto from = [](double profile_value, double fallback) {
-    return profile_value > 0 ? fmt::format("{:.2f} (profile)", profile_value)
-                             : fmt::format("{:.2f} (default)", fallback);
+  auto from = [](const Calibrated& value) {
+    return fmt::format("{:.2f} ({})", value.value, origin_tag(value));
   };
-  const auto bf16 = p.gemm.find("bf16");
-  const double gemm_eff = bf16 != p.gemm.end() ? bf16->second.max_efficiency : 0;
+  const Calibrated& ceiling = c.gemm_sustained_flops_per_s;
   return {
       fmt::format("Weights {:.0f} B, gradients {:.0f} B, optimizer states {:.0f} B per parameter "
                   "(mixed-precision Adam; gradients {}); {}; {}.",
@@ -204,34 +205,31 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
       fmt::format("Memory-bound layer traffic: {:.0f} bytes per token and hidden unit (norms, "
                   "residuals), +{:.0f} with dropout.",
                   o.norm_residual_bytes_per_token_hidden, o.dropout_bytes_per_token_hidden),
-      fmt::format("GEMM efficiency (bf16, burst, outside samples): {}; sustained/burst compute "
+      fmt::format("GEMM efficiency ({}, burst, outside samples): {}; sustained/burst compute "
                   "{}{}; wave quantization over the GPU's SMs.",
-                  from(gemm_eff, kDefaultGemmEfficiency), from(p.sustained_compute_ratio, 1.0),
-                  bf16 != p.gemm.end() && bf16->second.sustained_flops_per_s > 0
-                      ? fmt::format(", at most the {:.1f} TFLOP/s the GPU sustained (profile)",
-                                    bf16->second.sustained_flops_per_s / 1e12)
+                  c.gemm_dtype, from(c.gemm_max_efficiency), from(c.sustained_compute_ratio),
+                  ceiling.value > 0
+                      ? fmt::format(", at most the {:.1f} TFLOP/s the GPU sustained ({})",
+                                    ceiling.value / 1e12, origin_tag(ceiling))
                       : std::string()),
-      p.gpu_compute_spread > 0
-          ? fmt::format("Stragglers: GPUs differ by {:.2f}% in throughput (σ, profile); a step "
+      c.gpu_compute_spread.value > 0
+          ? fmt::format("Stragglers: GPUs differ by {:.2f}% in throughput (σ, {}); a step "
                         "waits for its slowest GPU, so compute on n GPUs takes 1 + σ·E[max of n "
                         "standard normals] as long.",
-                        100 * p.gpu_compute_spread)
+                        100 * c.gpu_compute_spread.value, origin_tag(c.gpu_compute_spread))
           : std::string("Stragglers: none (the profile gives no gpu_compute_spread)."),
-      fmt::format("FP8 scaling recipe {}: quantization adds {:.0f}% to FP8 GEMM time (profile).",
-                  o.fp8_recipe, 100 * fp8_quantization_overhead(p, o.fp8_recipe)),
+      fmt::format("FP8 scaling recipe {}: quantization adds {:.0f}% to FP8 GEMM time ({}).",
+                  o.fp8_recipe, 100 * c.fp8_quantization_overhead.value,
+                  origin_tag(c.fp8_quantization_overhead)),
       p.attention.empty()
-          ? fmt::format("Fused attention efficiency: {}.",
-                        from(p.attention_efficiency, kDefaultAttentionEfficiency))
+          ? fmt::format("Fused attention efficiency: {}.", from(c.attention_efficiency))
           : fmt::format("Fused attention: the profile's {} kernel samples (by head dim, sequence "
                         "length and mask).",
                         p.attention.size()),
-      fmt::format("HBM bandwidth: {}.",
-                  p.hbm_bytes_per_s > 0
-                      ? fmt::format("{:.0f} GB/s (profile)", p.hbm_bytes_per_s / 1e9)
-                      : fmt::format("{:.0f}% of datasheet (default)", 100 * kDefaultHbmEfficiency)),
+      fmt::format("HBM bandwidth: {:.0f} GB/s ({}).", c.hbm_bytes_per_s.value / 1e9,
+                  origin_tag(c.hbm_bytes_per_s)),
       fmt::format("Ring bus efficiency: innermost level {}, other levels {}.",
-                  from(p.intra_node_bus_efficiency, kDefaultIntraNodeBusEfficiency),
-                  from(p.inter_node_bus_efficiency, kDefaultInterNodeBusEfficiency)),
+                  from(c.intra_node_bus_efficiency), from(c.inter_node_bus_efficiency)),
   };
 }
 

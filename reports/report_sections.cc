@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "reports/text_format.h"
 
 namespace meshplan {

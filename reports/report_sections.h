@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/calibration.h"
 #include "reports/report_data.h"
 
 namespace meshplan {
@@ -17,7 +18,9 @@ std::string what_if_section(const ReportData& d);
 std::string launcher_section(const ReportData& d);
 std::string assumptions_section(const ReportData& d);
 
-// Every documented default the estimate used, one line each.
-std::vector<std::string> report_assumptions(const CostOptions& o, const CalibrationProfile& p);
+// Every documented default and calibrated value the estimate used, one line each; calibrated
+// values say where they came from (measured, published, imported, or default: its source).
+std::vector<std::string> report_assumptions(const CostOptions& o, const CalibrationProfile& p,
+                                            const ResolvedCalibration& calibration);
 
 }  // namespace meshplan

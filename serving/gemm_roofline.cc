@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "planner/calibration.h"
 #include "planner/gemm_model.h"
-#include "planner/profile_defaults.h"
 
 namespace meshplan::serving {
 namespace {
@@ -14,7 +14,7 @@ constexpr double kActivationBytes = 2;  // BF16 activations
 }  // namespace
 
 double read_bandwidth(const CalibrationProfile& profile, const GpuSpec& gpu) {
-  return hbm_bandwidth(profile, gpu);
+  return resolve_calibration(profile, gpu, Precision::bf16).hbm_bytes_per_s.value;
 }
 
 GemmRoofline::GemmRoofline(const CalibrationProfile& profile, const GpuSpec& gpu,

@@ -8,7 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "serving/engine_preset.h"
 #include "serving/serving_memory.h"
 #include "serving/serving_plan.h"

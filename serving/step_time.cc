@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/collective.h"
-#include "planner/profile_defaults.h"
+#include "planner/calibration.h"
 #include "serving/kv_cache.h"
 
 namespace meshplan::serving {
@@ -55,11 +55,13 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       static_cast<double>(model.moe_layers()) / static_cast<double>(model.layers);
   stage_moe_layers_ = per_stage * moe_share;
   stage_dense_layers_ = per_stage - stage_moe_layers_;
-  hbm_bytes_per_s_ = hbm_bandwidth(profile, cluster.gpu);
+  const ResolvedCalibration calibration =
+      resolve_calibration(profile, cluster.gpu, gemm_precision(options.weights));
+  hbm_bytes_per_s_ = calibration.hbm_bytes_per_s.value;
   read_bytes_per_s_ = gemm_.read_bytes_per_s();
-  attention_decode_flops_per_s_ = attention_efficiency(profile) *
+  attention_decode_flops_per_s_ = calibration.attention_efficiency.value *
                                   cluster.gpu.peak_bf16_flops_per_s *
-                                  sustained_compute_ratio(profile);
+                                  calibration.sustained_compute_ratio.value;
   weight_bytes_ = bytes_per_weight(options.weights);
   kv_bytes_per_token_layer_ =
       kv_elements_per_token_layer(model, layout.dense_tp()) * bytes_per_kv_element(options.kv);

@@ -84,9 +84,10 @@ TEST_CASE("the merged provenance credits each section to its file and keeps ever
   CHECK(m.provenance.command == "meshplan calibrate");
   const std::vector<std::string> sources = {
       "merged: all_reduce x16 on ib, attention fa3, fp8_quantization_overhead current, "
-      "fp8_quantization_overhead delayed, gemm fp8, intra_node_bus_efficiency from pub.yaml",
+      "fp8_quantization_overhead delayed, gemm fp8, intra_node_bus_efficiency from pub.yaml "
+      "(published)",
       "merged: all_reduce x8 on nvlink, attention cudnn, gemm bf16, hbm, sustained_compute_ratio "
-      "from meas.yaml",
+      "from meas.yaml (measured)",
       "pub.yaml: a datasheet"};
   CHECK(m.provenance.sources == sources);
   CHECK(m.notes ==

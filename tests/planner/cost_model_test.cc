@@ -6,7 +6,7 @@
 #include <string>
 
 #include "planner/framework_preset.h"
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "planner/simulated_plan.h"
 #include "tests/test_inputs.h"
 
@@ -161,7 +161,9 @@ Zero3Layers zero3_layers(const std::string& framework, bool prefetch) {
   const GroupShape g = GroupShape::of(8, 1);
   z.gather = net.time_s(Collective::all_gather, g, 2 * params);
   z.reduce = net.time_s(Collective::reduce_scatter, g, 4 * params);
-  const double hbm_rate = hbm_bandwidth(CalibrationProfile{}, z.c.cluster.gpu);
+  const double hbm_rate =
+      resolve_calibration(CalibrationProfile{}, z.c.cluster.gpu, Precision::bf16)
+          .hbm_bytes_per_s.value;
   z.gather_hbm = 2 * (2 * params) * 7.0 / 8 / hbm_rate;
   z.reduce_hbm = 3 * (4 * params) * 7.0 / 8 / hbm_rate;
   z.fwd = st.forward_s / z.layers;

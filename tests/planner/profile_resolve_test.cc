@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;

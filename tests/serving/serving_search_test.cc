@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;

@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;
@@ -129,7 +129,7 @@ TEST_CASE("step time: MoE layers add the routing permute and unpermute") {
   // unpermute, each the token's a plus its top-2 rows' 2a; all above the kernel floor.
   const double a = 4096.0 * 4096 * 2;
   CHECK(model.time(b).other_s ==
-        doctest::Approx(32 * (4 * 2 * a + 2 * 3 * a) / hbm_bandwidth(p, c.gpu)));
+        doctest::Approx(32 * (4 * 2 * a + 2 * 3 * a) / read_bandwidth(p, c.gpu)));
 }
 
 TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-batch") {

@@ -1,4 +1,4 @@
-#include "planner/profile_defaults.h"
+#include "planner/profile_lookup.h"
 
 #include <fmt/format.h>
 
@@ -10,23 +10,6 @@
 #include "core/profile_merge.h"
 
 namespace meshplan {
-
-double hbm_bandwidth(const CalibrationProfile& p, const GpuSpec& gpu) {
-  return p.hbm_bytes_per_s > 0 ? p.hbm_bytes_per_s : kDefaultHbmEfficiency * gpu.hbm_bytes_per_s;
-}
-
-double sustained_compute_ratio(const CalibrationProfile& p) {
-  return p.sustained_compute_ratio > 0 ? p.sustained_compute_ratio : 1.0;
-}
-
-double fp8_quantization_overhead(const CalibrationProfile& p, const std::string& recipe) {
-  auto it = p.fp8_quantization_overhead.find(recipe);
-  return it != p.fp8_quantization_overhead.end() ? it->second : 0.0;
-}
-
-double attention_efficiency(const CalibrationProfile& p) {
-  return p.attention_efficiency > 0 ? p.attention_efficiency : kDefaultAttentionEfficiency;
-}
 
 namespace {
 
