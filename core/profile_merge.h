@@ -30,4 +30,14 @@ struct ProfileLayer {
 // each layer's, prefixed by its label. REQUIRES: layers non-empty.
 CalibrationProfile merge_profiles(const std::vector<ProfileLayer>& layers, const std::string& name);
 
+// Where a section of `profile` came from: the file and how its "merged: … from FILE (how)"
+// credit names, else no file and the profile's provenance.how. `section` is a credit key:
+// "gemm bf16", "hbm", "attention_efficiency", "attention cudnn", "all_reduce x8 on nvlink", ….
+// A merge credits each section with its layer's own origin of it, so merges of merges keep
+// every section's origin.
+struct SectionOrigin {
+  std::string file, how;
+};
+SectionOrigin section_origin(const CalibrationProfile& profile, const std::string& section);
+
 }  // namespace meshplan

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/profile_merge.h"
+
 namespace meshplan {
 namespace {
 
@@ -36,26 +38,6 @@ Origin origin_named(const std::string& how) {
   return Origin::published;  // the profile format's default for `how`
 }
 
-// "merged: a, b from FILE (how)": whether it credits `section`, and FILE and how.
-bool credit_for(const std::string& line, const std::string& section, std::string& file,
-                std::string& how) {
-  const std::string prefix = "merged: ";
-  const size_t from = line.find(" from ");
-  if (line.rfind(prefix, 0) != 0 || from == std::string::npos) return false;
-  const std::string list = ", " + line.substr(prefix.size(), from - prefix.size()) + ",";
-  if (list.find(", " + section + ",") == std::string::npos) return false;
-  file = line.substr(from + 6);
-  how.clear();
-  if (file.size() > 2 && file.back() == ')') {
-    const size_t open = file.rfind(" (");
-    if (open != std::string::npos) {
-      how = file.substr(open + 2, file.size() - open - 3);
-      file.resize(open);
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 const char* to_string(Origin origin) {
@@ -79,12 +61,8 @@ std::string origin_tag(const Calibrated& value) {
 
 Calibrated profile_value(const CalibrationProfile& profile, const std::string& section,
                          double value) {
-  for (const std::string& line : profile.provenance.sources) {
-    std::string file, how;
-    if (credit_for(line, section, file, how))
-      return {value, origin_named(how.empty() ? profile.provenance.how : how), file};
-  }
-  return {value, origin_named(profile.provenance.how), ""};
+  const SectionOrigin origin = section_origin(profile, section);
+  return {value, origin_named(origin.how), origin.file};
 }
 
 ResolvedCalibration resolve_calibration(const CalibrationProfile& p, const GpuSpec& gpu,
@@ -103,14 +81,12 @@ ResolvedCalibration resolve_calibration(const CalibrationProfile& p, const GpuSp
                                      {1, Origin::default_value, "burst throughput"});
   r.attention_efficiency =
       either(p, "attention_efficiency", p.attention_efficiency, fallback(kAttentionEfficiency));
-  r.hbm_bytes_per_s = either(p, "hbm", p.hbm_bytes_per_s,
-                             {kHbmEfficiency.value * gpu.hbm_bytes_per_s, Origin::default_value,
-                              kHbmEfficiency.source});
-  r.intra_node_bus_efficiency = either(p, "intra_node_bus_efficiency",
-                                       p.intra_node_bus_efficiency,
+  r.hbm_bytes_per_s = either(
+      p, "hbm", p.hbm_bytes_per_s,
+      {kHbmEfficiency.value * gpu.hbm_bytes_per_s, Origin::default_value, kHbmEfficiency.source});
+  r.intra_node_bus_efficiency = either(p, "intra_node_bus_efficiency", p.intra_node_bus_efficiency,
                                        fallback(kIntraNodeBusEfficiency));
-  r.inter_node_bus_efficiency = either(p, "inter_node_bus_efficiency",
-                                       p.inter_node_bus_efficiency,
+  r.inter_node_bus_efficiency = either(p, "inter_node_bus_efficiency", p.inter_node_bus_efficiency,
                                        fallback(kInterNodeBusEfficiency));
   const auto overhead = p.fp8_quantization_overhead.find(fp8_recipe);
   r.fp8_quantization_overhead =

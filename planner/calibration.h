@@ -58,8 +58,8 @@ ResolvedCalibration resolve_calibration(const CalibrationProfile& profile, const
                                         Precision precision,
                                         const std::string& fp8_recipe = "delayed");
 
-// Where a section of `profile` came from: the "merged: <sections> from <file> (<how>)" credit
-// a merged profile carries for it (core/profile_merge.h), else the profile's provenance.how.
+// `value`, a profile's section, tagged with where the section came from (core/profile_merge.h
+// section_origin: a merged profile's credit for it, else the profile's provenance.how).
 // `section` is a credit key: "gemm bf16", "hbm", "attention_efficiency", ….
 Calibrated profile_value(const CalibrationProfile& profile, const std::string& section,
                          double value);

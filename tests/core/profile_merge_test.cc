@@ -104,3 +104,26 @@ TEST_CASE("merging is a fold: the last word on a section is the last file's") {
 
 }  // namespace
 }  // namespace meshplan
+
+namespace meshplan {
+namespace {
+
+TEST_CASE("a merge of a merged profile keeps each section's own origin") {
+  // meas.yaml's GEMMs and HBM were measured; the bus efficiency it carries came from pub.yaml.
+  const CalibrationProfile inner =
+      merge_profiles({{published(), "pub.yaml"}, {measured(), "meas.yaml"}}, "inner");
+  CHECK(inner.provenance.how == "measured");
+  const CalibrationProfile outer =
+      merge_profiles({{published(), "cluster"}, {inner, "inner.yaml"}}, "outer");
+  CHECK(section_origin(outer, "hbm").file == "inner.yaml");
+  CHECK(section_origin(outer, "hbm").how == "measured");
+  CHECK(section_origin(outer, "intra_node_bus_efficiency").file == "inner.yaml");
+  CHECK(section_origin(outer, "intra_node_bus_efficiency").how == "published");
+  // A section no credit names: the profile's own how.
+  CHECK(section_origin(outer, "gpu_compute_spread").file == "");
+  CHECK(section_origin(outer, "gpu_compute_spread").how == "measured");
+  CHECK(section_origin(published(), "hbm").how == "published");
+}
+
+}  // namespace
+}  // namespace meshplan
