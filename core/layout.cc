@@ -57,30 +57,6 @@ const char* to_string(CpKind kind) {
   return "?";
 }
 
-const char* to_string(Schedule schedule) {
-  switch (schedule) {
-    case Schedule::gpipe:
-      return "gpipe";
-    case Schedule::one_f_one_b:
-      return "1f1b";
-    case Schedule::interleaved:
-      return "interleaved";
-    case Schedule::zb_h1:
-      return "zb-h1";
-    case Schedule::zb_h2:
-      return "zb-h2";
-    case Schedule::dualpipe:
-      return "dualpipe";
-    case Schedule::dualpipev:
-      return "dualpipev";
-    case Schedule::zb_v:
-      return "zb-v";
-    case Schedule::zb_interleaved:
-      return "zb-interleaved";
-  }
-  return "?";
-}
-
 const char* to_string(Offload offload) {
   switch (offload) {
     case Offload::none:
@@ -219,20 +195,6 @@ std::vector<std::string> differing_fields(const std::vector<Layout>& layouts) {
     std::string field = fields[0][f].substr(0, fields[0][f].find('=') + 1);
     for (size_t i = 0; i < values.size(); ++i) field += (i ? "/" : "") + values[i];
     out.push_back(field);
-  }
-  return out;
-}
-
-std::vector<int64_t> chunk_layers(int64_t layers, int64_t pp, int64_t vpp) {
-  const int64_t chunks = pp * vpp;
-  const int64_t base = (layers + chunks - 1) / chunks;
-  std::vector<int64_t> out(static_cast<size_t>(chunks), base);
-  int64_t deficit = base * chunks - layers;
-  // Take from the ends inward: last, first, second-to-last, second, ...
-  for (int64_t i = 0; deficit > 0; ++i, --deficit) {
-    int64_t k = i / 2;
-    size_t at = static_cast<size_t>(i % 2 == 0 ? chunks - 1 - k : k);
-    out[at] -= 1;
   }
   return out;
 }

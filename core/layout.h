@@ -8,24 +8,13 @@
 
 #include "core/cluster_spec.h"
 #include "core/model_spec.h"
+#include "core/pipeline_placement.h"
 #include "core/result.h"
+#include "core/schedule.h"
 
 namespace meshplan {
 
 enum class Recompute { none, selective, full };
-// Pipeline schedules (a table in simulator/pipeline_schedule.h gives their properties; which
-// rank holds which model chunk is core/pipeline_placement.h).
-enum class Schedule {
-  gpipe,
-  one_f_one_b,
-  interleaved,
-  zb_h1,
-  zb_h2,
-  dualpipe,
-  dualpipev,
-  zb_v,
-  zb_interleaved
-};
 // How context parallelism exchanges attention's inputs (Megatron-Core's cp_comm_type,
 // TransformerEngine's attention/dot_product_attention/context_parallel.py):
 //   ring: K/V blocks passed around a ring, overlapped with attention (p2p);
@@ -86,6 +75,7 @@ struct Layout {
   // Ranks each ZeRO-sharded state is divided over: shard, or all dp·cp ranks.
   int64_t shard_size() const { return shard > 0 ? shard : dp * cp; }
   int64_t gpus() const { return dp * tp * pp * cp; }
+  PipelineShape pipeline() const { return {pp, vpp, schedule}; }
   // CP ranks that exchange by all-to-all (cp for a2a, cp_a2a for hybrid, else 1) and those in
   // a ring (cp for ring, cp/cp_a2a for hybrid, else 1).
   int64_t cp_a2a_size() const {
@@ -100,7 +90,6 @@ struct Layout {
 };
 
 const char* to_string(Recompute recompute);
-const char* to_string(Schedule schedule);
 const char* to_string(Offload offload);
 const char* to_string(Dispatch dispatch);
 const char* to_string(Dim dim);
@@ -128,11 +117,6 @@ Result<Layout> parse_layout(const std::string& text, const std::string& origin =
 // (as parse_layout read it) the column of that key, so check_layout's errors point into the
 // string the user wrote. Fields the text does not name (dp left to fill) stay without one.
 void locate_in_layout(std::vector<Diagnostic>& errors, const std::string& text);
-
-// Per-chunk layer counts for pp·vpp chunks in pipeline order (chunk c lives on rank c % pp).
-// Even when divisible; otherwise ceil-sized chunks with the deficit taken from the last chunk,
-// then the first, then the second-to-last, ... (Llama 3 405B: first and last stages hold fewer).
-std::vector<int64_t> chunk_layers(int64_t layers, int64_t pp, int64_t vpp);
 
 // Checks `layout` against the model, cluster and batch (the predicates of core/layout_rules.h);
 // resolves dp when 0. Returns every violation.

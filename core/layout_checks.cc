@@ -78,22 +78,7 @@ bool act_offload_within_stage(const Layout& layout, const ModelSpec& model) {
 }
 
 bool schedule_fits_vpp(const Layout& layout) {
-  switch (layout.schedule) {
-    case Schedule::interleaved:
-    case Schedule::zb_interleaved:
-      return layout.vpp >= 2;
-    case Schedule::dualpipev:
-    case Schedule::zb_v:
-      return layout.vpp == 2;
-    default:
-      return layout.vpp == 1;
-  }
-}
-
-bool dual_pipe_runs(Schedule schedule, int64_t pp, int64_t micro_batches) {
-  const bool dual = schedule == Schedule::dualpipe;
-  if ((!dual && schedule != Schedule::dualpipev) || pp == 1) return true;
-  return micro_batches >= 2 * pp && (!dual || (pp % 2 == 0 && micro_batches % 2 == 0));
+  return schedule_takes_vpp(layout.schedule, layout.vpp);
 }
 
 bool dual_pipe_fits(const Layout& layout, const TrainingSpec& training) {

@@ -188,13 +188,13 @@ const std::array<LayoutField, 22> kLayoutFields = {{
      "(default: interleaved when vpp > 1, else 1f1b)",
      FieldSearch::searched, 11,
      [](const std::string& value, Layout& layout) {
-       return parse_choice(value,
-                           {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe",
-                            "dualpipev", "zb-v", "zb-interleaved"},
-                           {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved,
-                            Schedule::zb_h1, Schedule::zb_h2, Schedule::dualpipe,
-                            Schedule::dualpipev, Schedule::zb_v, Schedule::zb_interleaved},
-                           layout.schedule);
+       std::vector<std::string> names;
+       std::vector<Schedule> schedules;
+       for (const ScheduleName& s : schedule_names()) {
+         names.emplace_back(s.name);
+         schedules.push_back(s.schedule);
+       }
+       return parse_choice(value, names, schedules, layout.schedule);
      },
      [](const Layout& layout) { return std::string(to_string(layout.schedule)); },
      [](Layout& layout) {

@@ -34,15 +34,14 @@ bool batch_splits(const Layout& layout, const TrainingSpec& training);
 // (Megatron-LM; torch.distributed.pipelining's rounds of pp micro-batches); holds for other
 // schedules and when the batch does not split.
 bool interleaving_fills_pipeline(const Layout& layout, const TrainingSpec& training);
-// The schedule's chunks per rank: interleaved and zb-interleaved vpp ≥ 2, dualpipev and zb-v
-// vpp = 2, the others vpp = 1.
+// The schedule's chunks per rank (core/schedule.h): interleaved and zb-interleaved vpp ≥ 2,
+// dualpipev and zb-v vpp = 2, the others vpp = 1.
 bool schedule_fits_vpp(const Layout& layout);
 // DualPipe and DualPipeV need at least 2·pp micro-batches; DualPipe also an even pp and an even
 // micro-batch count (half enter from each end). Holds for other schedules, pp = 1, and when the
 // batch does not split.
 bool dual_pipe_fits(const Layout& layout, const TrainingSpec& training);
-// The same rule on a micro-batch count (the simulator's pipeline orders).
-bool dual_pipe_runs(Schedule schedule, int64_t pp, int64_t micro_batches);
+// (The same rule on a micro-batch count is dual_pipe_runs, core/schedule.h.)
 // Load-balanced causal CP cuts each sequence into 2·cp chunks; under sequence parallelism
 // tp divides each CP rank's sequence.
 bool cp_splits_sequence(const Layout& layout, const TrainingSpec& training);

@@ -2,22 +2,36 @@
 
 namespace meshplan {
 
+std::vector<int64_t> chunk_layers(int64_t layers, int64_t pp, int64_t vpp) {
+  const int64_t chunks = pp * vpp;
+  const int64_t base = (layers + chunks - 1) / chunks;
+  std::vector<int64_t> out(static_cast<size_t>(chunks), base);
+  int64_t deficit = base * chunks - layers;
+  // Take from the ends inward: last, first, second-to-last, second, ...
+  for (int64_t i = 0; deficit > 0; ++i, --deficit) {
+    int64_t k = i / 2;
+    size_t at = static_cast<size_t>(i % 2 == 0 ? chunks - 1 - k : k);
+    out[at] -= 1;
+  }
+  return out;
+}
+
 int64_t PipelinePlacement::holder(int64_t chunk, int64_t mb, int64_t micro_batches) const {
   const int64_t first = chunk_stage[static_cast<size_t>(chunk)];
   const auto pp = static_cast<int64_t>(stage_chunks.size());
   return kind == PlacementKind::mirrored && 2 * mb >= micro_batches ? pp - 1 - first : first;
 }
 
-double micro_batch_share(const Layout& l) {
+double micro_batch_share(const PipelineShape& l) {
   return placement_kind(l) == PlacementKind::mirrored ? 0.5 : 1.0;
 }
 
-bool holds_first_chunk(const Layout& l, int64_t stage) {
+bool holds_first_chunk(const PipelineShape& l, int64_t stage) {
   const PlacementKind kind = placement_kind(l);
   return stage == 0 || (kind == PlacementKind::mirrored && stage == l.pp - 1);
 }
 
-bool holds_last_chunk(const Layout& l, int64_t stage) {
+bool holds_last_chunk(const PipelineShape& l, int64_t stage) {
   switch (placement_kind(l)) {
     case PlacementKind::looped:
       return stage == l.pp - 1;
@@ -29,14 +43,14 @@ bool holds_last_chunk(const Layout& l, int64_t stage) {
   return false;
 }
 
-PlacementKind placement_kind(const Layout& l) {
+PlacementKind placement_kind(const PipelineShape& l) {
   if (l.pp > 1 && (l.schedule == Schedule::dualpipev || l.schedule == Schedule::zb_v))
     return PlacementKind::v_shape;
   if (l.pp > 1 && l.schedule == Schedule::dualpipe) return PlacementKind::mirrored;
   return PlacementKind::looped;
 }
 
-PipelinePlacement pipeline_placement(const Layout& l) {
+PipelinePlacement pipeline_placement(const PipelineShape& l) {
   PipelinePlacement p;
   const auto pp = static_cast<size_t>(l.pp);
   p.stage_chunks.resize(pp);

@@ -1,5 +1,5 @@
 // Which pipeline rank holds which model chunk. The layers split into `chunks` pieces
-// (chunk_layers in core/layout.h), and each rank runs its chunks in slot order:
+// (chunk_layers below), and each rank runs its chunks in slot order:
 //   looped (every schedule but the two below): chunk c on rank c mod pp, slot c / pp
 //     (Megatron-LM's placement; pp·vpp chunks);
 //   V-shape (dualpipev, zb-v): 2·pp chunks, rank s holds chunk s going down and chunk
@@ -15,13 +15,18 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/layout.h"
+#include "core/schedule.h"
 
 namespace meshplan {
 
+// Per-chunk layer counts for pp·vpp chunks in pipeline order (chunk c lives on rank c % pp).
+// Even when divisible; otherwise ceil-sized chunks with the deficit taken from the last chunk,
+// then the first, then the second-to-last, ... (Llama 3 405B: first and last stages hold fewer).
+std::vector<int64_t> chunk_layers(int64_t layers, int64_t pp, int64_t vpp);
+
 enum class PlacementKind { looped, v_shape, mirrored };
-// The placement a layout's schedule uses (looped whenever pp = 1).
-PlacementKind placement_kind(const Layout& l);
+// The placement a pipeline's schedule uses (looped whenever pp = 1).
+PlacementKind placement_kind(const PipelineShape& l);
 
 struct PipelinePlacement {
   int64_t chunks = 1;                              // model chunks the layers split into
@@ -37,13 +42,13 @@ struct PipelinePlacement {
 
 // Share of the step's micro-batches each rank runs through each chunk it holds: 1, except
 // mirrored (each copy sees the half that enters from its end).
-double micro_batch_share(const Layout& l);
+double micro_batch_share(const PipelineShape& l);
 // Whether pipeline rank `stage` holds the first (embedding) or the last (LM head) chunk: looped
 // rank 0 and pp − 1, V-shape rank 0 for both, mirrored ranks 0 and pp − 1 for both.
-bool holds_first_chunk(const Layout& l, int64_t stage);
-bool holds_last_chunk(const Layout& l, int64_t stage);
+bool holds_first_chunk(const PipelineShape& l, int64_t stage);
+bool holds_last_chunk(const PipelineShape& l, int64_t stage);
 
 // REQUIRES: l.pp ≥ 1, l.vpp ≥ 1 (dualpipev, zb-v: vpp = 2).
-PipelinePlacement pipeline_placement(const Layout& l);
+PipelinePlacement pipeline_placement(const PipelineShape& l);
 
 }  // namespace meshplan

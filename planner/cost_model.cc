@@ -89,14 +89,14 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
 }
 
 const std::vector<StageParams>& CostModel::params_of(const Layout& l) {
-  auto key = std::make_tuple(l.tp, l.ep, l.pp, l.vpp, placement_kind(l));
+  auto key = std::make_tuple(l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()));
   auto it = params_cache_.find(key);
   if (it != params_cache_.end()) return it->second;
   return params_cache_.emplace(key, stage_params(model_, l)).first->second;
 }
 
 const std::vector<StageLayerMix>& CostModel::mix_of(const Layout& l) {
-  auto key = std::make_tuple(l.pp, l.vpp, placement_kind(l));
+  auto key = std::make_tuple(l.pp, l.vpp, placement_kind(l.pipeline()));
   auto it = mix_cache_.find(key);
   if (it != mix_cache_.end()) return it->second;
   return mix_cache_.emplace(key, stage_layer_mix(model_, l)).first->second;
@@ -192,7 +192,7 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
                                          params * options_.memory.grad_bytes_per_param);
   }
   for (size_t i = 0; i < params.size(); ++i) {
-    const bool last = holds_last_chunk(l, static_cast<int64_t>(i));
+    const bool last = holds_last_chunk(l.pipeline(), static_cast<int64_t>(i));
     size_t c = 0;
     for (; c < shape.classes.size(); ++c) {
       const StageClass& k = shape.classes[c];
@@ -208,9 +208,9 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
       k.first = static_cast<int64_t>(i);
       k.mix = mix[i];
       k.params = params[i];
-      const bool first = holds_first_chunk(l, static_cast<int64_t>(i));
+      const bool first = holds_first_chunk(l.pipeline(), static_cast<int64_t>(i));
       if (model_.tied_embeddings && l.pp > 1 && first != last) k.embedding_sync_s = embedding_sync;
-      if (placement_kind(l) == PlacementKind::mirrored)
+      if (placement_kind(l.pipeline()) == PlacementKind::mirrored)
         k.mirror_sync_s = mirror_sync_s(l, static_cast<int64_t>(i), params[i]);
       shape.classes.push_back(k);
     }
@@ -267,7 +267,7 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
                         static_cast<int64_t>(l.order[1]),
                         static_cast<int64_t>(l.order[2]),
                         static_cast<int64_t>(l.order[3]),
-                        static_cast<int64_t>(placement_kind(l))};
+                        static_cast<int64_t>(placement_kind(l.pipeline()))};
   if (last_shape_ && key == last_key_) return *last_shape_;
   auto it = shape_cache_.find(key);
   if (it == shape_cache_.end()) it = shape_cache_.emplace(key, build_shape(l)).first;
@@ -298,7 +298,7 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
   s.cp_s = (nd + fd) * c.dense.cp_forward_s + nd * c.dense.cp_backward_s +
            (nm + fm) * c.moe.cp_forward_s + nm * c.moe.cp_backward_s;
   s.ep_s = (nm + fm) * c.moe.ep_forward_s + nm * c.moe.ep_backward_s;
-  if (holds_last_chunk(l, k.first)) {
+  if (holds_last_chunk(l.pipeline(), k.first)) {
     s.forward_s += c.head.forward_s;
     s.backward_s += c.head.backward_s;
   }
@@ -456,7 +456,7 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape, PipelineTimin
   }
   const double p = static_cast<double>(l.pp);
   // The micro-batches each rank runs through its chunks: all of them, or half with DualPipe.
-  const double runs = m * micro_batch_share(l);
+  const double runs = m * micro_batch_share(l.pipeline());
   double pipe = runs * t_max;
   if (l.pp > 1) {
     pipe = sim::schedule_info(l.schedule)
@@ -480,8 +480,8 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape, PipelineTimin
     const bool interleaved =
         l.schedule == Schedule::interleaved || l.schedule == Schedule::zb_interleaved;
     const double chain = interleaved ? p * static_cast<double>(l.vpp) - 1
-                         : placement_kind(l) == PlacementKind::v_shape ? 2 * (p - 1)
-                                                                       : p - 1;
+                         : placement_kind(l.pipeline()) == PlacementKind::v_shape ? 2 * (p - 1)
+                                                                                  : p - 1;
     b.pp_s = 2 * chain * out.p2p_s;
     if (!options_.overlap_p2p) b.pp_s += 2 * m * static_cast<double>(l.vpp) * out.p2p_s;
   }

@@ -58,7 +58,7 @@ StepFlops step_flops(const ModelSpec& m, const Layout& l, const TrainingSpec& t,
   std::vector<int64_t> full_left(static_cast<size_t>(l.pp),
                                  l.recompute == Recompute::full ? m.layers : l.recompute_layers);
   // (DualPipe's two copies of a chunk: counted on the rank the first half of the batch uses.)
-  const PipelinePlacement placement = pipeline_placement(l);
+  const PipelinePlacement placement = pipeline_placement(l.pipeline());
   for (size_t c = 0; c + 1 < bounds.size(); ++c) {
     int64_t& left = full_left[static_cast<size_t>(
         placement.holder(static_cast<int64_t>(c), 0, t.global_batch))];

@@ -118,7 +118,7 @@ std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l) 
   std::vector<StageLayerMix> mix(static_cast<size_t>(l.pp));
   std::vector<int64_t> bounds = chunk_boundaries(m, l);
   const int64_t first_moe = m.moe ? m.moe->first_dense_layers : m.layers;
-  const PipelinePlacement placement = pipeline_placement(l);
+  const PipelinePlacement placement = pipeline_placement(l.pipeline());
   for (size_t r = 0; r < mix.size(); ++r) {
     for (const int64_t chunk : placement.stage_chunks[r]) {
       const auto c = static_cast<size_t>(chunk);
@@ -153,7 +153,7 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
   s.grads_bytes = d.grads + e.grads;
   s.optimizer_bytes = d.optimizer + e.optimizer;
   s.in_flight_micro_batches = in_flight_micro_batches(l, micro_batches, params.stage);
-  if (holds_last_chunk(l, params.stage)) s.logits_bytes = logits;
+  if (holds_last_chunk(l.pipeline(), params.stage)) s.logits_bytes = logits;
   if (zero_sharding(l.zero).weights && params.layers > 0) {
     s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(params.per_gpu()) /
                            static_cast<double>(params.layers);

@@ -102,7 +102,7 @@ std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l) {
   int64_t kv_split = l.tp;
   for (const LinearMap& map : attention_linears(m))
     if (map.kv_out > 0) kv_split = std::min(l.tp, map.kv_groups);
-  const PipelinePlacement placement = pipeline_placement(l);
+  const PipelinePlacement placement = pipeline_placement(l.pipeline());
   for (size_t r = 0; r < stages.size(); ++r) {
     StageParams& s = stages[r];
     for (const int64_t c : placement.stage_chunks[r]) {
@@ -130,14 +130,15 @@ std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l) {
   for (size_t r = 0; r < stages.size(); ++r) {
     StageParams& s = stages[r];
     const auto rank = static_cast<int64_t>(r);
-    if (holds_first_chunk(l, rank)) {
+    if (holds_first_chunk(l.pipeline(), rank)) {
       s.full_params += embedding_params(m);
       s.dense_per_gpu += embedding_params(m) / l.tp;
     }
-    if (!holds_last_chunk(l, rank)) continue;
-    const int64_t head = m.tied_embeddings
-                             ? (holds_first_chunk(l, rank) ? 0 : lm_head_linear(m).weights())
-                             : lm_head_params(m);
+    if (!holds_last_chunk(l.pipeline(), rank)) continue;
+    const int64_t head =
+        m.tied_embeddings
+            ? (holds_first_chunk(l.pipeline(), rank) ? 0 : lm_head_linear(m).weights())
+            : lm_head_params(m);
     s.full_params += head + final_norm_params(m);
     s.dense_per_gpu += head / l.tp + final_norm_params(m);
   }

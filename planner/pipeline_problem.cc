@@ -38,7 +38,7 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
                                                                 : l.recompute_layers);
   const HeadCost head = c.head;
   // DualPipe's two copies of a chunk cost the same; the first copy's rank stands for both.
-  const PipelinePlacement placement = pipeline_placement(l);
+  const PipelinePlacement placement = pipeline_placement(l.pipeline());
   for (size_t ch = 0; ch + 1 < bounds.size(); ++ch) {
     const auto stage =
         static_cast<size_t>(placement.holder(static_cast<int64_t>(ch), 0, p.micro_batches));

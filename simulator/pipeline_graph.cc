@@ -16,9 +16,8 @@ bool valid_cost(double s) { return std::isfinite(s) && s >= 0; }
 
 std::vector<Diagnostic> check_problem(const PipelineProblem& p) {
   std::vector<Diagnostic> errors;
-  Layout probe;
-  probe.pp = std::max(p.pp, 1), probe.vpp = std::max(p.vpp, 1), probe.schedule = p.schedule;
-  const auto want = static_cast<size_t>(pipeline_placement(probe).chunks);
+  const PipelineShape shape{std::max(p.pp, 1), std::max(p.vpp, 1), p.schedule};
+  const auto want = static_cast<size_t>(pipeline_placement(shape).chunks);
   if (p.chunks.size() != want)
     errors.push_back(problem_error("chunks", std::to_string(p.chunks.size()) + " entries",
                                    "must have one entry per model chunk (" + std::to_string(want) +

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "core/layout.h"
 #include "core/result.h"
+#include "core/schedule.h"
 #include "simulator/operation_graph.h"
 #include "simulator/pipeline_schedule.h"
 

@@ -6,7 +6,7 @@
 #include <array>
 #include <cassert>
 
-#include "core/layout_rules.h"
+#include "core/schedule.h"
 
 namespace meshplan::sim {
 namespace {
@@ -432,9 +432,8 @@ Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, in
                        fmt::format("the simulation would run {} passes; at most {} are simulated "
                                    "(raise mbs or dp for fewer micro-batches, or use estimate)",
                                    passes, kMaxPipelinePasses));
-  Layout probe;
-  probe.pp = pp, probe.vpp = vpp, probe.schedule = schedule;
-  if (!schedule_fits_vpp(probe))
+  const PipelineShape shape_of_pipeline{pp, vpp, schedule};
+  if (!schedule_takes_vpp(schedule, vpp))
     return order_error(schedule, shape,
                        schedule == Schedule::interleaved      ? "interleaved needs vpp >= 2"
                        : schedule == Schedule::zb_interleaved ? "needs vpp >= 2"
@@ -453,7 +452,7 @@ Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, in
                        "needs micro_batches >= 2·pp (dualpipe: both even; the DualPipe "
                        "repository's asserts)");
   PipelineOrder order{schedule, pp, vpp, m, entry->info.splits_backward, {}, {}};
-  order.placement = pipeline_placement(probe);
+  order.placement = pipeline_placement(shape_of_pipeline);
   order.passes.reserve(pp);
   for (int s = 0; s < pp; ++s) order.passes.push_back(entry->build(pp, vpp, m, s));
   return order;

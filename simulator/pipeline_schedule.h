@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/layout.h"
 #include "core/pipeline_placement.h"
 #include "core/result.h"
+#include "core/schedule.h"
 
 namespace meshplan::sim {
 
@@ -78,7 +78,7 @@ constexpr int64_t kMaxPipelinePasses = 4'000'000;
 
 // The per-stage order of `schedule` for pp stages, vpp chunks per stage and m micro-batches.
 // Errors (values, not asserts): pp, vpp or m < 1; more than kMaxPipelinePasses passes; a vpp
-// the schedule does not take (schedule_fits_vpp); interleaved with m not a multiple of pp
+// the schedule does not take (schedule_takes_vpp); interleaved with m not a multiple of pp
 // (Megatron-LM's requirement); dualpipe/dualpipev with m < 2·pp (dualpipe: odd pp or m).
 Result<PipelineOrder> make_pipeline_order(Schedule schedule, int pp, int vpp, int micro_batches);
 

@@ -69,3 +69,22 @@ TEST_CASE("layers: the rule is the documented order") {
   CHECK(rules[7].layer == "serving");
   CHECK(rules[7].may_use == std::vector<std::string>{"core", "simulator", "planner"});
 }
+
+TEST_CASE("layers: the simulator knows stages, operations and streams, never a Layout") {
+  // Issue 10: it reads schedules through core/schedule.h and placements through
+  // core/pipeline_placement.h; core/layout.h and its rules belong to the planner's side.
+  std::vector<std::string> found;
+  for (const fs::directory_entry& e :
+       fs::directory_iterator(fs::path(MESHPLAN_SOURCE_DIR) / "simulator")) {
+    std::ifstream in(e.path());
+    int line_number = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++line_number;
+      if (line.find("#include \"core/layout") != std::string::npos)
+        found.push_back(e.path().filename().string() + ":" + std::to_string(line_number) + ": " +
+                        line);
+    }
+  }
+  INFO(joined(found));
+  CHECK(found.empty());
+}
