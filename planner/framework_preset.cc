@@ -385,8 +385,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.block_recompute = framework_uniform_recompute(f.name);  // the same frameworks count layers
   o.pipeline_schedules.clear();
   for (const std::string& name : comma_list(f.schedules)) {
-    for (const sim::ScheduleInfo& info : sim::schedule_table())
-      if (name == info.name) o.pipeline_schedules.push_back(info.schedule);
+    if (const ScheduleName* s = find_schedule(name)) o.pipeline_schedules.push_back(s->schedule);
   }
 }
 

@@ -353,37 +353,37 @@ struct ScheduleEntry {
 
 const std::vector<ScheduleEntry>& entries() {
   static const std::vector<ScheduleEntry> kEntries = {
-      {{Schedule::gpipe, "gpipe", false, false, "Huang et al. 2019, arXiv 1811.06965",
-        all_in_flight, fill_drain_time},
+      {{Schedule::gpipe, false, false, "Huang et al. 2019, arXiv 1811.06965", all_in_flight,
+        fill_drain_time},
        gpipe_stage},
-      {{Schedule::one_f_one_b, "1f1b", false, false, "Narayanan et al. 2021, arXiv 2104.04473",
+      {{Schedule::one_f_one_b, false, false, "Narayanan et al. 2021, arXiv 2104.04473",
         warmup_in_flight, fill_drain_time},
        one_f_one_b_stage},
-      {{Schedule::interleaved, "interleaved", false, true,
+      {{Schedule::interleaved, false, true,
         "Narayanan et al. 2021 §2.2; Megatron-LM interleaved ordering", interleaved_in_flight,
         interleaved_time},
        interleaved_stage},
-      {{Schedule::zb_h1, "zb-h1", true, false, "Qi et al. 2023, arXiv 2401.10241 (ZB-H1)",
-        warmup_in_flight, zb_h1_time},
+      {{Schedule::zb_h1, true, false, "Qi et al. 2023, arXiv 2401.10241 (ZB-H1)", warmup_in_flight,
+        zb_h1_time},
        zb_h1_stage},
-      {{Schedule::zb_h2, "zb-h2", true, false, "Qi et al. 2023, arXiv 2401.10241 (ZB-H2)",
-        zb_h2_in_flight, zb_h1_time},
+      {{Schedule::zb_h2, true, false, "Qi et al. 2023, arXiv 2401.10241 (ZB-H2)", zb_h2_in_flight,
+        zb_h1_time},
        zb_h2_stage},
-      {{Schedule::dualpipe, "dualpipe", true, false,
+      {{Schedule::dualpipe, true, false,
         "DeepSeek-V3 report §3.2.1, arXiv 2412.19437; github.com/deepseek-ai/DualPipe "
         "dualpipe.py",
         dualpipe_in_flight, dualpipe_time},
        dualpipe_stage},
-      {{Schedule::dualpipev, "dualpipev", true, true,
+      {{Schedule::dualpipev, true, true,
         "github.com/deepseek-ai/DualPipe dualpipev.py (Sea AI Lab's cut-in-half)",
         dualpipev_in_flight, dualpipev_time},
        dualpipev_stage},
-      {{Schedule::zb_v, "zb-v", true, true,
+      {{Schedule::zb_v, true, true,
         "Qi et al. 2023, arXiv 2401.10241 §6 (ZB-V); torch.distributed.pipelining "
         "ScheduleZBVZeroBubble",
         zb_v_in_flight, zb_v_time},
        zb_v_stage},
-      {{Schedule::zb_interleaved, "zb-interleaved", true, true,
+      {{Schedule::zb_interleaved, true, true,
         "Qi et al. 2023, arXiv 2401.10241 (ZB-H1 on interleaved chunks); "
         "torch.distributed.pipelining ScheduleInterleavedZeroBubble",
         zb_interleaved_in_flight, zb_interleaved_time},
@@ -394,7 +394,7 @@ const std::vector<ScheduleEntry>& entries() {
 
 Diagnostic order_error(Schedule s, const std::string& value, const std::string& rule) {
   return Diagnostic{
-      {"--layout", 0, 0, ""}, "schedule", std::string(schedule_info(s).name) + ": " + value, rule};
+      {"--layout", 0, 0, ""}, "schedule", std::string(to_string(s)) + ": " + value, rule};
 }
 
 }  // namespace

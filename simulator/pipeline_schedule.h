@@ -57,7 +57,6 @@ struct PipelineTimes {
 
 struct ScheduleInfo {
   Schedule schedule;
-  const char* name;      // as in --layout schedule=...
   bool splits_backward;  // B and W are separate passes
   bool chunked;          // each rank holds more than one chunk (interleaved, dualpipev)
   const char* source;    // where the ordering comes from
