@@ -67,6 +67,11 @@ struct CollectiveResult {
   std::string algorithm;  // NCCL's algorithm/protocol when it reported one, else empty
 };
 
+// The group sizes collectives are measured on among `world` ranks: 2, 4, 8, … dividing it,
+// then the whole world (consecutive ranks per group, as ncclCommSplit and MPI_Comm_split
+// form them); empty for one rank.
+std::vector<int64_t> collective_groups_of(int64_t world);
+
 class Benchmarker {
  public:
   virtual ~Benchmarker() = default;

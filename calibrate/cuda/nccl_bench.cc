@@ -66,13 +66,7 @@ NcclBench::~NcclBench() {
   }
 }
 
-std::vector<int64_t> NcclBench::group_sizes() const {
-  std::vector<int64_t> out;
-  for (int64_t g = 2; g < world_size_; g *= 2)
-    if (world_size_ % g == 0) out.push_back(g);
-  if (world_size_ >= 2) out.push_back(world_size_);
-  return out;
-}
+std::vector<int64_t> NcclBench::group_sizes() const { return collective_groups_of(world_size_); }
 
 void NcclBench::ensure_buffers() {
   for (Local& l : locals_) {

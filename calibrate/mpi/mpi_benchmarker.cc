@@ -155,11 +155,7 @@ Provenance MpiCpuBenchmarker::describe() const {
 }
 
 std::vector<int64_t> MpiCpuBenchmarker::collective_group_sizes() const {
-  std::vector<int64_t> out;
-  for (int64_t g = 2; g < size_; g *= 2)
-    if (size_ % g == 0) out.push_back(g);
-  if (size_ >= 2) out.push_back(size_);
-  return out;
+  return collective_groups_of(size_);
 }
 
 std::string MpiCpuBenchmarker::level_for_group(int64_t group_size) const {
