@@ -26,6 +26,7 @@ enum class OpKind : uint8_t {
   optimizer,
   other,
 };
+inline constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::other) + 1;
 const char* to_string(OpKind k);
 // One letter per kind for compact displays: F B B W R P D G O ?.
 char kind_letter(OpKind k);

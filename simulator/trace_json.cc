@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -25,7 +27,7 @@ Json metadata(const char* what, int pid, int tid, const std::string& name) {
               {"pid", pid},   {"tid", tid},          {"args", {{"name", name}}}};
 }
 
-std::string category(OpKind kind) {
+std::string category_of(OpKind kind) {
   switch (kind) {
     case OpKind::p2p:
     case OpKind::dp_comm:
@@ -44,6 +46,14 @@ std::string category(OpKind kind) {
 // to a re-dump of the parsed document.
 void append_string(std::string& out, std::string_view text) {
   out += '"';
+  const bool plain = std::none_of(text.begin(), text.end(), [](char c) {
+    return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+  });
+  if (plain) {  // the usual case: names and kinds need no escapes
+    out += text;
+    out += '"';
+    return;
+  }
   for (const char c : text) {
     switch (c) {
       case '"':
@@ -77,6 +87,12 @@ void append_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
+void append_int(std::string& out, int64_t x) {
+  std::array<char, 24> buffer{};
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), x);
+  out.append(buffer.data(), result.ptr);
+}
+
 void append_number(std::string& out, double x) {
   if (!std::isfinite(x)) {
     out += "null";
@@ -85,6 +101,16 @@ void append_number(std::string& out, double x) {
   std::array<char, 64> buffer{};
   const char* end = nlohmann::detail::to_chars(buffer.data(), buffer.data() + buffer.size(), x);
   out.append(buffer.data(), static_cast<size_t>(end - buffer.data()));
+}
+
+// Every kind's category, built once.
+const std::string& category(OpKind kind) {
+  static const auto kCategories = [] {
+    std::array<std::string, kOpKindCount> all;
+    for (size_t k = 0; k < all.size(); ++k) all[k] = category_of(static_cast<OpKind>(k));
+    return all;
+  }();
+  return kCategories[static_cast<size_t>(kind)];
 }
 
 void append_op_event(std::string& out, const OperationGraph& g, const Timeline& t, OpId id) {
@@ -100,14 +126,22 @@ void append_op_event(std::string& out, const OperationGraph& g, const Timeline& 
   append_number(out, ts);
   out += ",\"dur\":";
   append_number(out, dur < 0 ? 0.0 : dur);
-  fmt::format_to(std::back_inserter(out),
-                 ",\"pid\":{},\"tid\":{},\"args\":{{\"kind\":", g.stream(op.stream).stage,
-                 op.stream);
+  out += ",\"pid\":";
+  append_int(out, g.stream(op.stream).stage);
+  out += ",\"tid\":";
+  append_int(out, op.stream);
+  out += ",\"args\":{\"kind\":";
   append_string(out, to_string(op.tags.kind));
-  fmt::format_to(std::back_inserter(out), ",\"op\":{}", id);
-  if (op.tags.chunk >= 0) fmt::format_to(std::back_inserter(out), ",\"chunk\":{}", op.tags.chunk);
-  if (op.tags.micro_batch >= 0)
-    fmt::format_to(std::back_inserter(out), ",\"micro_batch\":{}", op.tags.micro_batch);
+  out += ",\"op\":";
+  append_int(out, id);
+  if (op.tags.chunk >= 0) {
+    out += ",\"chunk\":";
+    append_int(out, op.tags.chunk);
+  }
+  if (op.tags.micro_batch >= 0) {
+    out += ",\"micro_batch\":";
+    append_int(out, op.tags.micro_batch);
+  }
   out += "}}";
 }
 
