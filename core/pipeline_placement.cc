@@ -22,50 +22,52 @@ int64_t PipelinePlacement::holder(int64_t chunk, int64_t mb, int64_t micro_batch
   return kind == PlacementKind::mirrored && 2 * mb >= micro_batches ? pp - 1 - first : first;
 }
 
-double micro_batch_share(const PipelineShape& l) {
-  return placement_kind(l) == PlacementKind::mirrored ? 0.5 : 1.0;
+double micro_batch_share(const PipelineShape& pipeline) {
+  return placement_kind(pipeline) == PlacementKind::mirrored ? 0.5 : 1.0;
 }
 
-bool holds_first_chunk(const PipelineShape& l, int64_t stage) {
-  const PlacementKind kind = placement_kind(l);
-  return stage == 0 || (kind == PlacementKind::mirrored && stage == l.pp - 1);
+bool holds_first_chunk(const PipelineShape& pipeline, int64_t stage) {
+  const PlacementKind kind = placement_kind(pipeline);
+  return stage == 0 || (kind == PlacementKind::mirrored && stage == pipeline.pp - 1);
 }
 
-bool holds_last_chunk(const PipelineShape& l, int64_t stage) {
-  switch (placement_kind(l)) {
+bool holds_last_chunk(const PipelineShape& pipeline, int64_t stage) {
+  switch (placement_kind(pipeline)) {
     case PlacementKind::looped:
-      return stage == l.pp - 1;
+      return stage == pipeline.pp - 1;
     case PlacementKind::v_shape:
       return stage == 0;
     case PlacementKind::mirrored:
-      return stage == 0 || stage == l.pp - 1;
+      return stage == 0 || stage == pipeline.pp - 1;
   }
   return false;
 }
 
-PlacementKind placement_kind(const PipelineShape& l) {
-  if (l.pp > 1 && (l.schedule == Schedule::dualpipev || l.schedule == Schedule::zb_v))
+PlacementKind placement_kind(const PipelineShape& pipeline) {
+  if (pipeline.pp > 1 &&
+      (pipeline.schedule == Schedule::dualpipev || pipeline.schedule == Schedule::zb_v))
     return PlacementKind::v_shape;
-  if (l.pp > 1 && l.schedule == Schedule::dualpipe) return PlacementKind::mirrored;
+  if (pipeline.pp > 1 && pipeline.schedule == Schedule::dualpipe) return PlacementKind::mirrored;
   return PlacementKind::looped;
 }
 
-PipelinePlacement pipeline_placement(const PipelineShape& l) {
+PipelinePlacement pipeline_placement(const PipelineShape& pipeline) {
   PipelinePlacement p;
-  const auto pp = static_cast<size_t>(l.pp);
+  const auto pp = static_cast<size_t>(pipeline.pp);
   p.stage_chunks.resize(pp);
-  p.kind = placement_kind(l);
+  p.kind = placement_kind(pipeline);
   if (p.kind == PlacementKind::v_shape) {
-    p.chunks = 2 * l.pp;
-    for (int64_t s = 0; s < l.pp; ++s)
-      p.stage_chunks[static_cast<size_t>(s)] = {s, 2 * l.pp - 1 - s};
+    p.chunks = 2 * pipeline.pp;
+    for (int64_t s = 0; s < pipeline.pp; ++s)
+      p.stage_chunks[static_cast<size_t>(s)] = {s, 2 * pipeline.pp - 1 - s};
   } else if (p.kind == PlacementKind::mirrored) {
-    p.chunks = l.pp;
-    for (int64_t s = 0; s < l.pp; ++s) p.stage_chunks[static_cast<size_t>(s)] = {s, l.pp - 1 - s};
+    p.chunks = pipeline.pp;
+    for (int64_t s = 0; s < pipeline.pp; ++s)
+      p.stage_chunks[static_cast<size_t>(s)] = {s, pipeline.pp - 1 - s};
   } else {
-    p.chunks = l.pp * l.vpp;
+    p.chunks = pipeline.pp * pipeline.vpp;
     for (int64_t c = 0; c < p.chunks; ++c)
-      p.stage_chunks[static_cast<size_t>(c % l.pp)].push_back(c);
+      p.stage_chunks[static_cast<size_t>(c % pipeline.pp)].push_back(c);
   }
   // Each chunk's holder; a mirrored rank's own stage is its first slot, the copy its second.
   p.chunk_stage.assign(static_cast<size_t>(p.chunks), 0);

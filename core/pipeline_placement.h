@@ -26,7 +26,7 @@ std::vector<int64_t> chunk_layers(int64_t layers, int64_t pp, int64_t vpp);
 
 enum class PlacementKind { looped, v_shape, mirrored };
 // The placement a pipeline's schedule uses (looped whenever pp = 1).
-PlacementKind placement_kind(const PipelineShape& l);
+PlacementKind placement_kind(const PipelineShape& pipeline);
 
 struct PipelinePlacement {
   int64_t chunks = 1;                              // model chunks the layers split into
@@ -42,13 +42,13 @@ struct PipelinePlacement {
 
 // Share of the step's micro-batches each rank runs through each chunk it holds: 1, except
 // mirrored (each copy sees the half that enters from its end).
-double micro_batch_share(const PipelineShape& l);
+double micro_batch_share(const PipelineShape& pipeline);
 // Whether pipeline rank `stage` holds the first (embedding) or the last (LM head) chunk: looped
 // rank 0 and pp − 1, V-shape rank 0 for both, mirrored ranks 0 and pp − 1 for both.
-bool holds_first_chunk(const PipelineShape& l, int64_t stage);
-bool holds_last_chunk(const PipelineShape& l, int64_t stage);
+bool holds_first_chunk(const PipelineShape& pipeline, int64_t stage);
+bool holds_last_chunk(const PipelineShape& pipeline, int64_t stage);
 
-// REQUIRES: l.pp ≥ 1, l.vpp ≥ 1 (dualpipev, zb-v: vpp = 2).
-PipelinePlacement pipeline_placement(const PipelineShape& l);
+// REQUIRES: pipeline.pp ≥ 1, pipeline.vpp ≥ 1 (dualpipev, zb-v: vpp = 2).
+PipelinePlacement pipeline_placement(const PipelineShape& pipeline);
 
 }  // namespace meshplan
