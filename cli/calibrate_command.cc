@@ -296,7 +296,10 @@ CLI::App* add_calibrate_command(CLI::App& app, int& exit_code) {
   o->backend = calibrate::backend_names().front();
   CLI::App* sub = app.add_subcommand(
       "calibrate", "measure GEMM, HBM and collective throughput into a calibration profile");
-  sub->add_option("--backend", o->backend, "cuda (GPUs) or cpu (tests, laptops)")
+  sub->add_option(
+         "--backend", o->backend,
+         "cuda (GPUs) or cpu (tests, laptops); launched as several processes (mpirun, srun) each "
+         "rank drives one GPU (cuda) or the ranks time MPI collectives between them (cpu)")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
   sub->add_flag("--quick", o->quick, "about 2 minutes on an 8-GPU node (full: about 15)");
