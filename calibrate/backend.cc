@@ -7,6 +7,7 @@
 
 #include "calibrate/cpu_benchmarker.h"
 #include "calibrate/launch_env.h"
+#include "core/executable_dir.h"
 
 namespace meshplan::calibrate {
 namespace {
@@ -30,12 +31,9 @@ using MakeFn = Benchmarker* (*)(int*, char***, std::string*);
 std::vector<std::string> module_candidates(const Module& m) {
   std::vector<std::string> out;
   if (const char* env = std::getenv(m.env); env && *env) out.push_back(env);
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    out.push_back((exe.parent_path() / m.file).string());
-    out.push_back(
-        (exe.parent_path() / ".." / "lib" / "meshplan" / m.file).lexically_normal().string());
+  if (const std::filesystem::path bin = executable_dir(); !bin.empty()) {
+    out.push_back((bin / m.file).string());
+    out.push_back((bin / ".." / "lib" / "meshplan" / m.file).lexically_normal().string());
   }
   out.push_back(m.file);
   return out;

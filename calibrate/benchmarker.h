@@ -71,6 +71,13 @@ struct CollectiveResult {
 // then the whole world (consecutive ranks per group, as ncclCommSplit and MPI_Comm_split
 // form them); empty for one rank.
 std::vector<int64_t> collective_groups_of(int64_t world);
+// Floats in a rank's nccl-tests "size" buffer of `bytes` for `collective` over `group` ranks:
+// bytes / 4 for all-reduce and send/recv; for the others a multiple of the group, at least one
+// float per rank. REQUIRES: group ≥ 1.
+int64_t collective_floats(const std::string& collective, int64_t group, int64_t bytes);
+// Whether `collective` has an in-place form (nccl-tests reports all-to-all and send/recv
+// in-place as N/A).
+bool has_in_place_form(const std::string& collective);
 
 class Benchmarker {
  public:

@@ -79,8 +79,7 @@ std::vector<Variant> Run::variants(const std::string& kind) const {
   std::vector<Variant> v = {kDefaultVariant};
   if (!plan_.collective_variants) return v;
   for (const Variant& x : kExtraVariants)
-    if ((!x.in_place || (kind != "all_to_all" && kind != "send_recv")) &&
-        (!x.graph || bench_.captures_graphs()))
+    if ((!x.in_place || has_in_place_form(kind)) && (!x.graph || bench_.captures_graphs()))
       v.push_back(x);
   return v;
 }

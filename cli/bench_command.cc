@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 
 #include "cli/cli_common.h"
@@ -126,6 +128,35 @@ std::vector<std::vector<std::string>> whole_process_rows(const std::string& root
   return rows;
 }
 
+// The issue-13 trace case as a user runs it: Llama 3 405B's pp16/vpp7 step as a whole
+// `simulate --trace` process, best of 3; the trace's size and events read back from its file.
+constexpr const char* kTraceLayout =
+    "tp=8,pp=16,vpp=7,dp=128,mbs=1,schedule=interleaved,uneven=true";
+constexpr int64_t kTraceSequences = 16384;
+
+struct TracedRun {
+  std::optional<ProcessRun> run;
+  int64_t bytes = 0, events = 0;
+};
+
+TracedRun whole_process_trace(const std::string& root) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "meshplan-bench-trace.json";
+  TracedRun out;
+  out.run = best_run({"simulate", "--model", root + "/models/llama3-405b.yaml", "--cluster",
+                      root + "/topologies/dgx-h100-2048n.yaml", "--layout", kTraceLayout,
+                      "--global-batch", std::to_string(kTraceSequences), "--trace", path.string()},
+                     3);
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  out.bytes = static_cast<int64_t>(text.size());
+  for (size_t at = text.find("\"ph\":"); at != std::string::npos; at = text.find("\"ph\":", at + 5))
+    ++out.events;  // every event, metadata and operations, has one "ph"
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);
+  return out;
+}
+
 int run_bench(const BenchOptions& o) {
   const int threads = thread_count(o.threads);
   const int64_t own_rss = own_peak_rss_bytes();
@@ -135,18 +166,7 @@ int run_bench(const BenchOptions& o) {
                 o.root + "/topologies/dgx-h100-1n.yaml", "--layout", "tp=8"},
                5);
   const std::vector<std::vector<std::string>> process_rows = whole_process_rows(o.root);
-  // The issue-13 trace case as a user runs it: Llama 3 405B's pp16/vpp7 step, 57,296 events.
-  const std::string trace_path =
-      (std::filesystem::temp_directory_path() / "meshplan-bench-trace.json").string();
-  const std::optional<ProcessRun> traced =
-      best_run({"simulate", "--model", o.root + "/models/llama3-405b.yaml", "--cluster",
-                o.root + "/topologies/dgx-h100-2048n.yaml", "--layout",
-                "tp=8,pp=16,vpp=7,dp=128,mbs=1,schedule=interleaved,uneven=true", "--global-batch",
-                "16384", "--trace", trace_path},
-               3);
-  std::error_code ignored;
-  const auto trace_bytes = std::filesystem::file_size(trace_path, ignored);
-  std::filesystem::remove(trace_path, ignored);
+  const TracedRun traced = whole_process_trace(o.root);
   std::vector<std::vector<std::string>> search_rows;
   std::string pruning;
   for (const SearchCase& c : kCases) {
@@ -212,10 +232,11 @@ int run_bench(const BenchOptions& o) {
       mib(b.trace_bytes), seconds(b.trace_s), static_cast<double>(b.trace_bytes) / b.trace_s / 1e6,
       b.trace_s / static_cast<double>(b.ops) * 1e6);
   std::cout << fmt::format(
-      "  whole process: meshplan simulate --trace, llama3-405b tp8 pp16 vpp7 on 2,048 nodes, "
-      "16,384 sequences (57,296 events, {}): {} ({}) (best of 3)\n",
-      traced ? mib(static_cast<int64_t>(trace_bytes)) : "-", wall_or_dash(traced),
-      traced ? mib(traced->peak_rss_bytes) : "-");
+      "  whole process: meshplan simulate --trace, llama3-405b {} on 2,048 nodes, {} sequences "
+      "({} events, {}): {} ({}) (best of 3)\n",
+      kTraceLayout, with_commas(kTraceSequences), with_commas(traced.events),
+      traced.run ? mib(traced.bytes) : "-", wall_or_dash(traced.run),
+      traced.run ? mib(traced.run->peak_rss_bytes) : "-");
   return 0;
 }
 

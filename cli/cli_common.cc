@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "cli/option_checks.h"
+#include "core/executable_dir.h"
 #include "core/model_limits.h"
 #include "launchers/launcher_export.h"
 #include "planner/framework_preset.h"
@@ -56,11 +57,9 @@ ProfileSearchPath profile_search_path(const std::string& profile_dir) {
   if (!profile_dir.empty()) search.first.push_back(profile_dir);
   if (const char* data = std::getenv("MESHPLAN_DATA"); data != nullptr && *data != '\0')
     search.first.push_back((fs::path(data) / "profiles").string());
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec)
+  if (const fs::path bin = executable_dir(); !bin.empty())
     search.last.push_back(
-        (exe.parent_path() / ".." / "share" / "meshplan" / "profiles").lexically_normal().string());
+        (bin / ".." / "share" / "meshplan" / "profiles").lexically_normal().string());
   search.last.push_back(std::string(MESHPLAN_SOURCE_DIR) + "/profiles");
   return search;
 }

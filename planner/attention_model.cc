@@ -23,11 +23,16 @@ std::pair<double, double> sample_throughputs(const AttentionSample& s) {
 
 }  // namespace
 
+// Attention's scalars do not depend on the GEMM precision.
 AttentionModel::AttentionModel(const CalibrationProfile& profile, const GpuSpec& gpu,
-                               const std::vector<std::string>& kernels) {
-  const ResolvedCalibration calibration = resolve_calibration(profile, gpu, Precision::bf16);
-  fallback_flops_per_s_ = calibration.attention_efficiency.value * gpu.peak_bf16_flops_per_s;
-  sustained_ = calibration.sustained_compute_ratio.value;
+                               const std::vector<std::string>& kernels)
+    : AttentionModel(profile, gpu, kernels, resolve_calibration(profile, gpu, Precision::bf16)) {}
+
+AttentionModel::AttentionModel(const CalibrationProfile& profile, const GpuSpec& gpu,
+                               const std::vector<std::string>& kernels,
+                               const ResolvedCalibration& calibration)
+    : fallback_flops_per_s_(calibration.attention_efficiency.value * gpu.peak_bf16_flops_per_s),
+      sustained_(calibration.sustained_compute_ratio.value) {
   for (const std::string& k : kernels) {
     const bool present = std::any_of(profile.attention.begin(), profile.attention.end(),
                                      [&](const AttentionSample& s) { return s.kernel == k; });

@@ -27,6 +27,7 @@
 
 #include "core/cluster_spec.h"
 #include "core/profile.h"
+#include "planner/calibration.h"
 
 namespace meshplan {
 
@@ -38,6 +39,10 @@ class AttentionModel {
   // `kernels`: preference order, e.g. {"cudnn", "fa3", "fa2"}.
   AttentionModel(const CalibrationProfile& profile, const GpuSpec& gpu,
                  const std::vector<std::string>& kernels);
+  // The same with the profile's scalars already resolved (resolve_calibration for `gpu`); the
+  // profile gives the kernel samples.
+  AttentionModel(const CalibrationProfile& profile, const GpuSpec& gpu,
+                 const std::vector<std::string>& kernels, const ResolvedCalibration& calibration);
 
   struct Times {
     double forward_s = 0, backward_s = 0;

@@ -24,18 +24,27 @@ constexpr Default kHbmEfficiency{0.9, "of the datasheet; STREAM copies reach 85-
 constexpr Default kIntraNodeBusEfficiency{0.8, "NVLink4 360-370 of 450 GB/s, REFERENCE.md §3"};
 constexpr Default kInterNodeBusEfficiency{0.94, "NDR 46-48 of 50 GB/s, REFERENCE.md §3"};
 
+Origin origin_named(const std::string& how) {
+  if (how == "measured") return Origin::measured;
+  if (how == "imported") return Origin::imported;
+  return Origin::published;  // the profile format's default for `how`
+}
+
 Calibrated fallback(const Default& d) { return {d.value, Origin::default_value, d.source}; }
+
+// `value`, a profile's section, tagged with where the section came from (core/profile_merge.h
+// section_origin: a merged profile's credit for it, else the profile's provenance.how).
+// `section` is a credit key: "gemm bf16", "hbm", "attention_efficiency", ….
+Calibrated profile_value(const CalibrationProfile& profile, const std::string& section,
+                         double value) {
+  const SectionOrigin origin = section_origin(profile, section);
+  return {value, origin_named(origin.how), origin.file};
+}
 
 // The profile's value of `section` when positive, else the default.
 Calibrated either(const CalibrationProfile& p, const std::string& section, double value,
                   const Calibrated& otherwise) {
   return value > 0 ? profile_value(p, section, value) : otherwise;
-}
-
-Origin origin_named(const std::string& how) {
-  if (how == "measured") return Origin::measured;
-  if (how == "imported") return Origin::imported;
-  return Origin::published;  // the profile format's default for `how`
 }
 
 }  // namespace
@@ -57,12 +66,6 @@ const char* to_string(Origin origin) {
 std::string origin_tag(const Calibrated& value) {
   if (value.origin != Origin::default_value) return to_string(value.origin);
   return value.source.empty() ? "default" : "default: " + value.source;
-}
-
-Calibrated profile_value(const CalibrationProfile& profile, const std::string& section,
-                         double value) {
-  const SectionOrigin origin = section_origin(profile, section);
-  return {value, origin_named(origin.how), origin.file};
 }
 
 ResolvedCalibration resolve_calibration(const CalibrationProfile& p, const GpuSpec& gpu,

@@ -25,7 +25,6 @@ struct Calibrated {
   // A default's source (paper, datasheet); for a profile value, the file a merged profile took
   // its section from ("" when the profile was not merged).
   std::string source;
-  bool from_profile() const { return origin != Origin::default_value; }
 };
 
 // "measured", "published", "imported", or "default: <source>": how a report names the origin.
@@ -57,11 +56,5 @@ struct ResolvedCalibration {
 ResolvedCalibration resolve_calibration(const CalibrationProfile& profile, const GpuSpec& gpu,
                                         Precision precision,
                                         const std::string& fp8_recipe = "delayed");
-
-// `value`, a profile's section, tagged with where the section came from (core/profile_merge.h
-// section_origin: a merged profile's credit for it, else the profile's provenance.how).
-// `section` is a credit key: "gemm bf16", "hbm", "attention_efficiency", ….
-Calibrated profile_value(const CalibrationProfile& profile, const std::string& section,
-                         double value);
 
 }  // namespace meshplan

@@ -15,14 +15,20 @@ int64_t GroupShape::size() const {
   return n;
 }
 
+// The bus efficiencies do not depend on the GEMM precision.
 CollectiveModel::CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster,
                                  CollectiveAlgorithm algorithm, bool rails)
-    : levels_(cluster.network), algorithm_(algorithm), rails_(rails) {
-  // The bus efficiencies do not depend on the GEMM precision.
-  const ResolvedCalibration calibration =
-      resolve_calibration(profile, cluster.gpu, Precision::bf16);
-  intra_efficiency_ = calibration.intra_node_bus_efficiency.value;
-  inter_efficiency_ = calibration.inter_node_bus_efficiency.value;
+    : CollectiveModel(profile, cluster, resolve_calibration(profile, cluster.gpu, Precision::bf16),
+                      algorithm, rails) {}
+
+CollectiveModel::CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster,
+                                 const ResolvedCalibration& calibration,
+                                 CollectiveAlgorithm algorithm, bool rails)
+    : levels_(cluster.network),
+      algorithm_(algorithm),
+      rails_(rails),
+      intra_efficiency_(calibration.intra_node_bus_efficiency.value),
+      inter_efficiency_(calibration.inter_node_bus_efficiency.value) {
   for (auto& per_level : fits_) per_level.resize(levels_.size());
   for (const CollectiveFit& f : profile.collectives) {
     if (f.busbw_bytes_per_s <= 0) continue;

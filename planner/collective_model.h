@@ -29,6 +29,7 @@
 #include "core/cluster_spec.h"
 #include "core/collective.h"
 #include "core/profile.h"
+#include "planner/calibration.h"
 
 namespace meshplan {
 
@@ -51,6 +52,11 @@ enum class CollectiveAlgorithm { ring, hierarchical };
 class CollectiveModel {
  public:
   CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster,
+                  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring, bool rails = true);
+  // The same with the profile's scalars already resolved (resolve_calibration for the cluster's
+  // GPU); the profile gives the collective fits.
+  CollectiveModel(const CalibrationProfile& profile, const ClusterSpec& cluster,
+                  const ResolvedCalibration& calibration,
                   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring, bool rails = true);
 
   // Seconds for collective `c` over `group` with nccl-tests size `bytes` (the full buffer of

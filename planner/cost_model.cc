@@ -41,8 +41,8 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
       options_(o),
       calibration_(resolve_calibration(profile_, cluster_.gpu, t.precision, o.fp8_recipe)),
       gemm_(profile_, cluster_.gpu, t.precision, calibration_),
-      attention_(profile_, cluster_.gpu, o.attention_kernels),
-      collectives_(profile_, cluster_, o.collective_algorithm, o.collective_rails) {
+      attention_(profile_, cluster_.gpu, o.attention_kernels, calibration_),
+      collectives_(profile_, cluster_, calibration_, o.collective_algorithm, o.collective_rails) {
   context_.model = &model_;
   context_.gemm = &gemm_;
   context_.collectives = &collectives_;

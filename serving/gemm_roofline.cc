@@ -18,10 +18,10 @@ double read_bandwidth(const CalibrationProfile& profile, const GpuSpec& gpu) {
 }
 
 GemmRoofline::GemmRoofline(const CalibrationProfile& profile, const GpuSpec& gpu,
-                           Precision precision) {
-  const GemmModel gemm(profile, gpu, precision);
+                           Precision precision, const ResolvedCalibration& calibration) {
+  const GemmModel gemm(profile, gpu, precision, calibration);
   flops_per_s_ = gemm.max_efficiency() * gemm.peak_flops_per_s();
-  read_bytes_per_s_ = read_bandwidth(profile, gpu);
+  read_bytes_per_s_ = calibration.hbm_bytes_per_s.value;
   sm_count_ = static_cast<double>(gpu.sm_count);
 }
 

@@ -16,6 +16,7 @@
 #include "core/cluster_spec.h"
 #include "core/model_spec.h"
 #include "core/profile.h"
+#include "planner/calibration.h"
 
 namespace meshplan::serving {
 
@@ -24,13 +25,14 @@ double read_bandwidth(const CalibrationProfile& profile, const GpuSpec& gpu);
 
 class GemmRoofline {
  public:
-  GemmRoofline(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision);
+  // `calibration`: the profile's scalars resolved for `gpu` and `precision`.
+  GemmRoofline(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision,
+               const ResolvedCalibration& calibration);
 
   // `batch` GEMMs of [m×k]·[k×n] with weights of `weight_bytes` per element.
   // REQUIRES: m, n, k > 0, batch > 0.
   double time_s(double m, double n, double k, double batch, double weight_bytes) const;
   double flops_per_s() const { return flops_per_s_; }
-  double read_bytes_per_s() const { return read_bytes_per_s_; }
 
  private:
   double flops_per_s_ = 0, read_bytes_per_s_ = 0, sm_count_ = 0;

@@ -47,21 +47,18 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       moe_layer_(layer_linears(model, model.layers - 1)),
       lm_head_(lm_head_linear(model)),
       step_overhead_s_(step_overhead_s),
-      gemm_(profile, cluster.gpu, gemm_precision(options.weights)),
-      attention_(profile, cluster.gpu, kServingAttentionKernels),
-      collectives_(profile, cluster) {
+      calibration_(resolve_calibration(profile, cluster.gpu, gemm_precision(options.weights))),
+      gemm_(profile, cluster.gpu, gemm_precision(options.weights), calibration_),
+      attention_(profile, cluster.gpu, kServingAttentionKernels, calibration_),
+      collectives_(profile, cluster, calibration_) {
   const double per_stage = static_cast<double>(stage_layers(model, layout.pp));
   const double moe_share =
       static_cast<double>(model.moe_layers()) / static_cast<double>(model.layers);
   stage_moe_layers_ = per_stage * moe_share;
   stage_dense_layers_ = per_stage - stage_moe_layers_;
-  const ResolvedCalibration calibration =
-      resolve_calibration(profile, cluster.gpu, gemm_precision(options.weights));
-  hbm_bytes_per_s_ = calibration.hbm_bytes_per_s.value;
-  read_bytes_per_s_ = gemm_.read_bytes_per_s();
-  attention_decode_flops_per_s_ = calibration.attention_efficiency.value *
+  attention_decode_flops_per_s_ = calibration_.attention_efficiency.value *
                                   cluster.gpu.peak_bf16_flops_per_s *
-                                  calibration.sustained_compute_ratio.value;
+                                  calibration_.sustained_compute_ratio.value;
   weight_bytes_ = bytes_per_weight(options.weights);
   kv_bytes_per_token_layer_ =
       kv_elements_per_token_layer(model, layout.dense_tp()) * bytes_per_kv_element(options.kv);
@@ -69,7 +66,7 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
 }
 
 double StepTimeModel::memory_kernel_s(double bytes) const {
-  return std::max(bytes / hbm_bytes_per_s_, kKernelFloorS);
+  return std::max(bytes / calibration_.hbm_bytes_per_s.value, kKernelFloorS);
 }
 
 double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
@@ -152,7 +149,7 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
   // Decodes read every cached token once (at the read bandwidth); under attention-DP each rank
   // attends over its own share of the sequences.
   const double decode_flops = 2 * batch.decode_context_tokens * heads_local * qk_plus_v_dim(model_);
-  const double read_s = cache_bytes * data_share_ / read_bytes_per_s_;
+  const double read_s = cache_bytes * data_share_ / calibration_.hbm_bytes_per_s.value;
   const double decode_s =
       batch.decodes > 0 || batch.decode_context_tokens > 0
           ? std::max(

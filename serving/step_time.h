@@ -95,10 +95,11 @@ class StepTimeModel {
   std::vector<LinearMap> dense_layer_, moe_layer_;
   LinearMap lm_head_;
   double stage_dense_layers_ = 0, stage_moe_layers_ = 0;
-  double hbm_bytes_per_s_ = 0, read_bytes_per_s_ = 0, attention_decode_flops_per_s_ = 0;
+  double attention_decode_flops_per_s_ = 0;
   double weight_bytes_ = 2, kv_bytes_per_token_layer_ = 0;
   double step_overhead_s_ = 0;
-  double data_share_ = 1;  // a rank's share of the sequences (1 / tp under attention-DP)
+  double data_share_ = 1;            // a rank's share of the sequences (1 / tp under attention-DP)
+  ResolvedCalibration calibration_;  // the profile's scalars for the GPU and weight precision
   GemmRoofline gemm_;
   AttentionModel attention_;
   CollectiveModel collectives_;

@@ -201,11 +201,8 @@ CollectiveResult NcclBench::run(const CollectiveRequest& req) {
   s.group = req.group_size;
   s.in_place = req.in_place;
   if (req.bytes > buffer_bytes_) throw GpuError{"message larger than the benchmark buffers"};
-  s.elems = std::max<int64_t>(req.bytes / 4 / s.group, 1) * s.group;
-  if (s.kind == "all_reduce" || s.kind == "send_recv")
-    s.elems = std::max<int64_t>(req.bytes / 4, 1);
-  if ((s.kind == "all_to_all" || s.kind == "send_recv") && s.in_place)
-    throw GpuError{s.kind + " has no in-place form"};
+  s.elems = collective_floats(s.kind, s.group, req.bytes);
+  if (s.in_place && !has_in_place_form(s.kind)) throw GpuError{s.kind + " has no in-place form"};
   ensure_buffers();
   check(s);
   TimingStats st = summarize(time_iterations(s, req.timing, req.graph));

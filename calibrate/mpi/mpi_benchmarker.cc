@@ -184,11 +184,9 @@ Result<CollectiveResult> MpiCpuBenchmarker::collective(const CollectiveRequest& 
     if (std::find(sizes.begin(), sizes.end(), req.group_size) == sizes.end())
       return Diagnostic{{}, "", "", fmt::format("no group of {} ranks", req.group_size)};
     Shape s{req.collective, req.group_size, 0, 0, rank_ % req.group_size, req.in_place};
-    const bool whole = s.kind == "all_reduce" || s.kind == "send_recv";
-    s.elems = whole ? std::max<int64_t>(req.bytes / 4, 1)
-                    : std::max<int64_t>(req.bytes / 4 / s.group, 1) * s.group;
+    s.elems = collective_floats(s.kind, s.group, req.bytes);
     s.per = s.elems / s.group;
-    if ((s.kind == "all_to_all" || s.kind == "send_recv") && s.in_place)
+    if (s.in_place && !has_in_place_form(s.kind))
       return Diagnostic{{}, "", "", s.kind + " has no in-place form"};
     const MPI_Comm comm = comm_for(s.group);
     send_.assign(static_cast<size_t>(s.elems), static_cast<float>(s.sub_rank + 1));

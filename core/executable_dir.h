@@ -1,0 +1,12 @@
+// Where the running executable is: the folder that locates what ships beside it (the build
+// tree's backend modules; an install's ../lib/meshplan and ../share/meshplan).
+#pragma once
+
+#include <filesystem>
+
+namespace meshplan {
+
+// The folder holding the running executable (from /proc/self/exe); empty when unknown.
+std::filesystem::path executable_dir();
+
+}  // namespace meshplan
