@@ -49,6 +49,38 @@ double wave_efficiency(double m, double n, double batch, double sm_count) {
   return std::max(tiled(128, 256), tiled(256, 128));
 }
 
+namespace {
+
+constexpr double kTileRows = 128;  // the M side of the 128×256 tile wave_efficiency counts
+
+// E[ceil(C/kTileRows)] = Σ_{j≥0} P(C > j·kTileRows) for C ~ Poisson(mean).
+double expected_row_tiles(double mean) {
+  const double sd = std::sqrt(mean);
+  const double lo = std::max(0.0, std::floor(mean - 10 * sd - 10));
+  const double hi = std::ceil(mean + 10 * sd + 10);
+  if (mean > 2048) {  // normal approximation with continuity correction: within 1e-4 here
+    const double below = std::ceil(lo / kTileRows);  // j·T < lo: P(C > j·T) is 1
+    double tiles = below;
+    for (double j = below; j * kTileRows < hi; ++j)
+      tiles += 0.5 * std::erfc((j * kTileRows + 0.5 - mean) / (sd * std::sqrt(2.0)));
+    return tiles;
+  }
+  // Exact: the pmf from its log at lo, each count's ceil(c/T) weighted by its probability.
+  double log_p = -mean + lo * std::log(mean) - std::lgamma(lo + 1);
+  double tiles = 0;
+  for (double c = lo; c <= hi; ++c) {
+    tiles += std::exp(log_p) * std::ceil(c / kTileRows);
+    log_p += std::log(mean) - std::log(c + 1);
+  }
+  return tiles;
+}
+
+}  // namespace
+
+double routed_row_tile_factor(double mean_rows) {
+  return expected_row_tiles(mean_rows) / std::ceil(mean_rows / kTileRows);
+}
+
 double GemmModel::fallback_time_s(double m, double n, double k, double batch) const {
   double bytes = (m * k + k * n) * in_bytes_ + m * n * out_bytes_;
   return batch *

@@ -13,22 +13,29 @@ namespace {
 // Forward, input-gradient and weight-gradient time of `count` GEMMs C[m×n] = A[m×k]·W[k×n].
 struct GemmTimes {
   double forward = 0, input_grad = 0, weight_grad = 0;
-  // `count` GEMMs of the same shape run as one batched or grouped kernel.
-  void add(const GemmModel& g, double m, double n, double k, double count = 1) {
+  // `count` GEMMs of the same shape run as one batched or grouped kernel. `row_tiles`: the
+  // row tiles they run over those of `m` rows each (routed_row_tile_factor), which the forward
+  // and input-gradient GEMMs pay (m is their output rows); the weight gradient reduces over the
+  // rows, so its tiles do not depend on them.
+  void add(const GemmModel& g, double m, double n, double k, double count = 1,
+           double row_tiles = 1) {
     if (count <= 0) return;
     m = std::max(m, 1.0);
-    forward += g.time_s(m, n, k, count);
-    input_grad += g.time_s(m, k, n, count);
+    forward += row_tiles * g.time_s(m, n, k, count);
+    input_grad += row_tiles * g.time_s(m, k, n, count);
     weight_grad += g.time_s(k, n, m, count);
   }
 };
 
 // The GEMMs of `maps` on one TP rank, in table order (core/layer_geometry.h, rank_gemm).
+// `expert_row_tiles`: the routed experts' row tiles over equal groups' (1: equal groups).
 void add_linears(GemmTimes& g, const LayerCostContext& ctx, const std::vector<LinearMap>& maps,
-                 int64_t tp, double tokens, double expert_rows = 0, double local_experts = 0) {
+                 int64_t tp, double tokens, double expert_rows = 0, double local_experts = 0,
+                 double expert_row_tiles = 1) {
   for (const LinearMap& map : maps) {
     const RankGemm r = rank_gemm(map, tp, tokens, expert_rows, local_experts);
-    g.add(*ctx.gemm, r.rows, r.out, r.in, r.count);
+    g.add(*ctx.gemm, r.rows, r.out, r.in, r.count,
+          map.role == LinearRole::expert ? expert_row_tiles : 1.0);
   }
 }
 
@@ -85,8 +92,12 @@ GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool
     return g;
   }
   const MoeSpec& e = *m.moe;
-  add_linears(g, ctx, ffn_linears(m, e.first_dense_layers), key.tp, tokens,
-              expert_rows(e, tokens, key.ep), static_cast<double>(e.experts / key.ep));
+  const double rows = expert_rows(e, tokens, key.ep);
+  // Dropless routing (capacity factor 1) gives each expert a random count; a capacity above 1
+  // pads every expert to it (Megatron-Core --moe-pad-expert-input-to-capacity), equal groups.
+  const double row_tiles = e.capacity_factor == 1.0 ? routed_row_tile_factor(rows) : 1.0;
+  add_linears(g, ctx, ffn_linears(m, e.first_dense_layers), key.tp, tokens, rows,
+              static_cast<double>(e.experts / key.ep), row_tiles);
   return g;
 }
 

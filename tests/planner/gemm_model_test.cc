@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "tests/test_inputs.h"
 
 using namespace meshplan;
@@ -170,4 +172,21 @@ TEST_CASE("the shipped H100 profile prices a large bf16 GEMM at the sustained MA
   const double s = 16384;
   const double compute = 2 * s * s * s / (0.803 * 0.848 * 989e12 * 8192.0 / (63 * 132));
   CHECK(g.time_s(s, s, s) == doctest::Approx(compute + 3 * s * s * 2 / 2575e9).epsilon(1e-12));
+}
+
+TEST_CASE("dropless routing pads each expert's rows to whole 128-row tiles, in expectation") {
+  // An expert with Poisson(1) rows runs one tile unless it receives none: 1 − e^−1 of a tile,
+  // where an equal group of one row runs one.
+  CHECK(routed_row_tile_factor(1) == doctest::Approx(1 - std::exp(-1.0)).epsilon(1e-12));
+  // Poisson(32) almost never passes 128 rows: one tile either way.
+  CHECK(routed_row_tile_factor(32) == doctest::Approx(1).epsilon(1e-9));
+  // Poisson(128): one tile plus a second whenever it passes 128 rows, P(C > 128) = 0.4765156
+  // (the pmf summed directly, in Python's float64), so 1.4765 tiles for equal groups' one.
+  CHECK(routed_row_tile_factor(128) == doctest::Approx(1.4765155513).epsilon(1e-9));
+  // Poisson(512): four tiles, a fifth with P(C > 512) plus a sixth with P(C > 640):
+  // 1.1220622509 (the same sum) over four.
+  CHECK(routed_row_tile_factor(512) == doctest::Approx(1.1220622509).epsilon(1e-9));
+  // Large means take the normal approximation: Poisson(8192) (sd 90.5) passes 64 tiles about
+  // half the time, P = 0.4961 exactly, so 64.4961 / 64 = 1.0077514.
+  CHECK(routed_row_tile_factor(8192) == doctest::Approx(1.0077514).epsilon(1e-4));
 }

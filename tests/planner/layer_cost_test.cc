@@ -159,3 +159,31 @@ TEST_CASE("MoE dispatch: DeepEP sends one copy per remote node; group limits shr
   CHECK(deepep / a2a == doctest::Approx(limited * 7 / 8 / 7).epsilon(0.02));
   CHECK(deepep_free / a2a == doctest::Approx(free * 7 / 8 / 7).epsilon(0.02));
 }
+
+TEST_CASE("dropless routing: expert forward and input-gradient GEMMs pay the routed row tiles") {
+  // mixtral-8x7b at ep=1, 4,000 tokens: 4000 · 2 / 8 = 1000 rows per expert (eight tiles of
+  // 128), eight experts. A capacity factor above 1 pads every expert to its capacity (equal
+  // groups); a hair above 1 keeps the rows (and their tiles) and drops the random counts'.
+  Fixture f;
+  f.model = testing::shipped_model("mixtral-8x7b");
+  LayerCostContext ctx = f.context();
+  ctx.seq_len = 4000;
+  const GroupShape one = GroupShape::of(1, 1);
+  const LayerCostKey key{1, 1, 1, 1, false, false, CpKind::ring, 1, 1, false};
+  const LayerCost dropless = layer_cost(ctx, key, true, one, one, one);
+  f.model.moe->capacity_factor = 1 + 1e-12;
+  const LayerCost padded = layer_cost(ctx, key, true, one, one, one);
+  const double h = 4096, ffn = 14336, rows = 1000, experts = 8;
+  const double forward = f.gemm.time_s(rows, 2 * ffn, h, experts) +  // gate and up, fused
+                         f.gemm.time_s(rows, h, ffn, experts);        // down
+  const double input_grad =
+      f.gemm.time_s(rows, h, 2 * ffn, experts) + f.gemm.time_s(rows, ffn, h, experts);
+  const double extra = routed_row_tile_factor(rows) - 1;
+  // Poisson(1000) (sd 31.6) passes 1,024 rows with P = 1 − Φ(24.5 / 31.6) = 0.219: a ninth
+  // tile a fifth of the time.
+  CHECK(extra == doctest::Approx(0.219 / 8).epsilon(0.02));
+  CHECK(dropless.forward_s - padded.forward_s == doctest::Approx(extra * forward).epsilon(1e-6));
+  CHECK(dropless.backward_s - padded.backward_s ==
+        doctest::Approx(extra * input_grad).epsilon(1e-6));
+  CHECK(dropless.backward_weight_s == doctest::Approx(padded.backward_weight_s).epsilon(1e-9));
+}
