@@ -123,6 +123,7 @@ std::string short_label(const Layout& layout) {
   else if (layout.cp > 1 && layout.cp_kind != CpKind::ring)
     s += fmt::format(" {}", to_string(layout.cp_kind));
   if (layout.ep > 1) s += fmt::format(" ep{}", layout.ep);
+  if (layout.folds_experts()) s += fmt::format(" etp{}", layout.expert_tp());
   if (layout.vpp > 1) s += fmt::format(" v{}", layout.vpp);
   s += fmt::format(" z{}", layout.zero);
   if (layout.shard > 0) s += fmt::format(" shard{}", layout.shard);

@@ -41,7 +41,12 @@ struct Layout {
   int64_t tp = 1;
   int64_t pp = 1;
   int64_t cp = 1;
-  int64_t ep = 1;   // expert parallel; EP groups are carved out of the dp·cp ranks
+  int64_t ep = 1;  // expert parallel; EP groups are carved out of the dp·cp ranks
+  // Expert tensor parallel (Megatron-Core --expert-tensor-parallel-size): experts split over
+  // etp ranks instead of tp. 0 (the default) means tp, the layout of dense layers; etp < tp
+  // re-folds each pipeline stage's tp·cp·dp ranks as etp (innermost) × ep × expert-dp for the
+  // experts, so EP groups may take ranks of the tensor-parallel group.
+  int64_t etp = 0;
   int zero = 1;     // 0: none, 1: optimizer states sharded (Megatron distributed optimizer),
                     // 2: + gradients, 3: + parameters (FSDP / ZeRO-3)
   int64_t mbs = 1;  // micro-batch size, sequences
@@ -70,6 +75,12 @@ struct Layout {
   std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
 
   int64_t model_parallel() const { return tp * pp * cp; }
+  // The experts' tensor-parallel degree (etp, or tp when unset).
+  int64_t expert_tp() const { return etp > 0 ? etp : tp; }
+  // Whether the experts are laid out apart from the dense layers (etp < tp).
+  bool folds_experts() const { return expert_tp() != tp; }
+  // Data-parallel replicas of each expert: the stage's tp·cp·dp ranks over etp·ep.
+  int64_t expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
   // Whether anything leaves the GPU: optimizer states (offload) or activations (act_offload).
   bool offloads() const { return offload != Offload::none || act_offload > 0; }
   // Ranks each ZeRO-sharded state is divided over: shard, or all dp·cp ranks.

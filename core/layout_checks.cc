@@ -25,14 +25,31 @@ bool tp_splits_ffn(const Layout& layout, const ModelSpec& model) {
 }
 
 bool tp_splits_expert_ffn(const Layout& layout, const ModelSpec& model) {
-  return !model.moe || model.moe->expert_ffn_hidden % layout.tp == 0;
+  return !model.moe || layout.folds_experts() || model.moe->expert_ffn_hidden % layout.tp == 0;
 }
 
 bool ep_splits_experts(const Layout& layout, const ModelSpec& model) {
   return model.moe ? model.moe->experts % layout.ep == 0 : layout.ep == 1;
 }
 
-bool ep_fits_dp_cp(const Layout& layout) { return (layout.dp * layout.cp) % layout.ep == 0; }
+bool ep_fits_dp_cp(const Layout& layout) {
+  const int64_t folded = layout.folds_experts() ? layout.tp / layout.expert_tp() : 1;
+  return (folded * layout.dp * layout.cp) % layout.ep == 0;
+}
+
+bool etp_divides_tp(const Layout& layout) { return layout.tp % layout.expert_tp() == 0; }
+
+bool etp_splits_expert_ffn(const Layout& layout, const ModelSpec& model) {
+  return !model.moe || model.moe->expert_ffn_hidden % layout.expert_tp() == 0;
+}
+
+bool etp_needs_moe(const Layout& layout, const ModelSpec& model) {
+  return !layout.folds_experts() || model.moe.has_value();
+}
+
+bool etp_fold_fits(const Layout& layout) {
+  return !layout.folds_experts() || (layout.sp && layout.order[3] == Dim::pp && layout.shard == 0);
+}
 
 bool shard_divides_dp_cp(const Layout& layout) {
   if (layout.shard == 0) return true;
@@ -180,11 +197,32 @@ void check_model_split(Checker& checker, const Layout& layout, const ModelSpec& 
                                 model.moe->expert_ffn_hidden));
     checker.require(ep_splits_experts(layout, model), "ep", layout.ep,
                     fmt::format("must divide moe.experts ({})", model.moe->experts));
-    checker.require(ep_fits_dp_cp(layout), "ep", layout.ep,
-                    fmt::format("must divide dp·cp ({}) (expert groups are carved from the data- "
-                                "and context-parallel ranks)",
-                                layout.dp * layout.cp));
+    checker.require(etp_divides_tp(layout), "etp", layout.expert_tp(),
+                    fmt::format("must divide tp ({}) (expert tensor-parallel groups are "
+                                "sub-groups of the tensor-parallel ranks)",
+                                layout.tp));
+    if (etp_divides_tp(layout)) {
+      checker.require(
+          etp_splits_expert_ffn(layout, model), "etp", layout.expert_tp(),
+          fmt::format("must divide moe.expert_ffn_hidden ({})", model.moe->expert_ffn_hidden));
+      checker.require(etp_fold_fits(layout), "etp", layout.expert_tp(),
+                      "below tp needs sp=true, the pipeline outermost in the rank order "
+                      "(order=…-pp) and shard=0 (the experts' etp × ep × expert-dp fold of "
+                      "each stage's ranks)");
+      checker.require(
+          ep_fits_dp_cp(layout), "ep", layout.ep,
+          layout.folds_experts()
+              ? fmt::format("must divide tp/etp·dp·cp ({}) (expert groups are carved from each "
+                            "stage's ranks outside the expert tensor-parallel groups)",
+                            layout.tp / layout.expert_tp() * layout.dp * layout.cp)
+              : fmt::format("must divide dp·cp ({}) (expert groups are carved from the data- "
+                            "and context-parallel ranks)",
+                            layout.dp * layout.cp));
+    }
   } else {
+    checker.require(
+        etp_needs_moe(layout, model), "etp", layout.expert_tp(),
+        fmt::format("must equal tp ({}) for a dense model (it has no experts)", layout.tp));
     checker.require(ep_splits_experts(layout, model), "ep", layout.ep,
                     "must be 1 for a dense model (it has no experts)");
   }
@@ -306,6 +344,7 @@ void check_cp_kind(Checker& checker, const Layout& layout, const ModelSpec& mode
 std::vector<Diagnostic> check_layout(Layout& layout, const ModelSpec& model, int64_t gpus,
                                      const TrainingSpec& training, const std::string& origin) {
   Checker checker(origin);
+  if (layout.etp == layout.tp) layout.etp = 0;  // one spelling of the default
   check_gpu_count(checker, layout, gpus);
   check_model_split(checker, layout, model);
   check_sharding(checker, layout);

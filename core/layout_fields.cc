@@ -92,7 +92,7 @@ std::string print_int(const Layout& layout) {
 
 }  // namespace
 
-const std::array<LayoutField, 22> kLayoutFields = {{
+const std::array<LayoutField, 23> kLayoutFields = {{
     {"dp", "data-parallel degree; 0 (the default) fills the GPUs left after tp·pp·cp",
      FieldSearch::searched, 2, parse_int<&Layout::dp, 0, kMaxDegree>, print_int<&Layout::dp>,
      nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.dp = parsed.dp; }},
@@ -128,6 +128,14 @@ const std::array<LayoutField, 22> kLayoutFields = {{
     {"ep", "expert-parallel degree, carved out of the dp·cp ranks (default 1)",
      FieldSearch::searched, 4, parse_int<&Layout::ep, 1, kMaxDegree>, print_int<&Layout::ep>,
      nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.ep = parsed.ep; }},
+    {"etp",
+     "expert tensor-parallel degree: experts split over etp ranks, a divisor of tp (default: tp; "
+     "etp < tp lays the experts out as etp × ep × expert-dp over each stage's tp·cp·dp ranks)",
+     FieldSearch::searched, 22, parse_int<&Layout::etp, 1, kMaxDegree>,
+     [](const Layout& layout) { return fmt::format("{}", layout.expert_tp()); },
+     [](Layout& layout) { layout.etp = 0; },
+     [](const Layout& parsed, LayoutFix& fix) { fix.etp = parsed.etp; },
+     [](const Layout& layout) { return !layout.folds_experts(); }},
     {"ep_overlap",
      "MoE dispatch/combine all-to-alls overlapped with another micro-batch's compute (default "
      "false; the search turns it on where the framework overlaps them)",

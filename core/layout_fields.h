@@ -24,6 +24,7 @@ struct LayoutFix {
   std::optional<bool> sp;
   std::optional<std::array<Dim, 4>> order;
   std::optional<int64_t> shard;
+  std::optional<int64_t> etp;  // every candidate takes it; tp it does not divide are skipped
   std::optional<CpKind> cp_kind;
   std::optional<int64_t> cp_a2a;
   // Set, every MoE candidate with ep > 1 takes it; unset, the search turns it on where the
@@ -68,7 +69,7 @@ struct LayoutField {
 };
 
 // Every layout field, in the order the keys are documented (and suggested for typos).
-extern const std::array<LayoutField, 22> kLayoutFields;
+extern const std::array<LayoutField, 23> kLayoutFields;
 
 // The entry for `key`, or null.
 const LayoutField* find_layout_field(std::string_view key);

@@ -15,10 +15,19 @@ bool tp_splits_heads(const Layout& layout, const ModelSpec& model);
 bool tp_splits_kv_heads(const Layout& layout, const ModelSpec& model);
 bool tp_splits_ffn(const Layout& layout, const ModelSpec& model);
 bool tp_splits_expert_ffn(const Layout& layout, const ModelSpec& model);
-// Expert parallelism: ep divides the experts (and is 1 for a dense model) and the dp·cp ranks
-// the expert groups are carved from.
+// Expert parallelism: ep divides the experts (and is 1 for a dense model) and the ranks the
+// expert groups are carved from: dp·cp, or tp/etp·cp·dp with etp < tp.
 bool ep_splits_experts(const Layout& layout, const ModelSpec& model);
 bool ep_fits_dp_cp(const Layout& layout);
+// Expert tensor parallelism (Layout::etp): etp divides tp (Megatron-Core's expert layout of
+// TP-rank sub-groups) and an MoE model's expert width; etp < tp needs an MoE model, sequence
+// parallelism (each TP rank dispatches its own tokens; Megatron-Core asserts it for MoE with
+// TP), the pipeline outermost in the rank order (the experts' etp-ep-dp fold covers each stage's
+// ranks, Megatron-Core's expert rank order tp-ep-dp-pp) and no hybrid sharding (shard = 0).
+bool etp_divides_tp(const Layout& layout);
+bool etp_splits_expert_ffn(const Layout& layout, const ModelSpec& model);
+bool etp_needs_moe(const Layout& layout, const ModelSpec& model);
+bool etp_fold_fits(const Layout& layout);
 // Hybrid sharding: the shard group is the innermost `shard` ranks of the dp·cp group, so shard
 // divides the inner of dp and cp (in rank order) or is a multiple of it dividing dp·cp; it
 // shards something (zero ≥ 1) and holds whole expert groups (ep divides it).

@@ -23,6 +23,10 @@ void deepspeed_rules(Refusals& out, const ModelSpec& /*model*/, const TrainingSp
     out.field("ep",
               "expert parallelism is set in model code (deepspeed.moe ep_size), not in the JSON "
               "config");
+  if (layout.folds_experts())
+    out.field("etp",
+              "DeepSpeed's MoE carves expert groups from the data-parallel ranks only "
+              "(deepspeed/utils/groups.py); leave etp at tp");
   if (layout.tp > 1 && layout.sp)
     out.field("sp", "AutoTP has no Megatron-style sequence parallelism; use sp=false");
   if (layout.tp > 1 && layout.zero == 3)

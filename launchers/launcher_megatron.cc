@@ -292,6 +292,8 @@ std::string render_megatron(const ModelSpec& model, const TrainingSpec& training
   if (layout.cp > 1 && layout.cp_kind == CpKind::hybrid)
     args.arg("--hierarchical-context-parallel-sizes", hierarchical_cp_sizes(layout, " "));
   args.arg("--expert-model-parallel-size", layout.ep);
+  // Megatron's default expert TP is tp; name it whenever the experts fold (Layout::etp).
+  if (layout.folds_experts()) args.arg("--expert-tensor-parallel-size", layout.expert_tp());
   if (layout.order == kTpPpDpOrder) args.flag("--use-tp-pp-dp-mapping");
   if (layout.sp && layout.tp > 1) args.flag("--sequence-parallel");
   if (layout.tp_overlap) args.flag("--tp-comm-overlap");
@@ -392,6 +394,8 @@ std::string render_nemo(const ModelSpec& model, const TrainingSpec& training,
   // requires batch_p2p_comm off for that (model_parallel_config.py).
   if (layout.vpp > 1) out += "  overlap_p2p_comm: true\n  batch_p2p_comm: false\n";
   out += fmt::format("  expert_model_parallel_size: {}\n", layout.ep);
+  if (layout.folds_experts())
+    out += nemo_added_key("expert_tensor_parallel_size", std::to_string(layout.expert_tp()));
   out += nemo_added_key("context_parallel_size", std::to_string(layout.cp));
   if (layout.cp > 1 && layout.cp_kind != CpKind::ring)
     out += nemo_added_key("cp_comm_type", megatron_cp_comm_type(layout.cp_kind));
@@ -467,8 +471,8 @@ void nemo2_strategy(const ModelSpec& model, const Layout& layout, RecipeLines& r
   r.set(s + "context_parallel_size", layout.cp);
   r.set(s + "sequence_parallel", layout.sp && layout.tp > 1);
   r.set(s + "expert_model_parallel_size", layout.ep);
-  // meshplan splits routed experts' width over tp as well (core/layer_geometry.h).
-  if (model.moe) r.set(s + "expert_tensor_parallel_size", layout.tp);
+  // Routed experts' width is split over Layout::expert_tp (tp unless etp says otherwise).
+  if (model.moe) r.set(s + "expert_tensor_parallel_size", layout.expert_tp());
   if (layout.order == kTpPpDpOrder) r.set(s + "use_tp_pp_dp_mapping", true);
   if (layout.shard > 0)
     r.set(s + "num_distributed_optimizer_instances", layout.dp * layout.cp / layout.shard);

@@ -56,6 +56,15 @@ int64_t replicas(const Layout& layout) {
 
 void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*training*/,
                       const Layout& layout) {
+  if (layout.folds_experts() && layout.expert_tp() > 1)
+    out.field("etp",
+              "torchtitan's ParallelDims takes expert_tensor_parallel_degree 1 or tp only "
+              "(torchtitan/distributed/parallel_dims.py); use etp=1 or leave it at tp");
+  if (layout.folds_experts() && layout.expert_tp() == 1 && layout.ep % (layout.cp * layout.tp) != 0)
+    out.field("ep",
+              fmt::format("with etp=1 torchtitan's expert parallelism borrows all of cp and tp, "
+                          "so ep must be a multiple of cp·tp ({}) (parallel_dims.py)",
+                          layout.cp * layout.tp));
   if (layout.zero == 1)
     out.field("zero",
               "FSDP2 shards parameters and gradients with the optimizer states; use zero=0 "
@@ -162,9 +171,10 @@ std::vector<TorchtitanOption> torchtitan_options(const ModelSpec& model,
     o.text(par, "context_parallel_rotate_method",
            layout.cp_kind == CpKind::allgather ? "allgather" : "alltoall");
   o.integer(par, "expert_parallel_degree", layout.ep);
-  // meshplan splits routed experts' width over tp as well (core/layer_geometry.h); torchtitan's
-  // default etp = 1 would replicate them over the TP group instead.
-  if (model.moe && layout.tp > 1) o.integer(par, "expert_tensor_parallel_degree", layout.tp);
+  // Routed experts' width is split over Layout::expert_tp; torchtitan's own default, etp = 1,
+  // is named too so the job file says what was priced.
+  if (model.moe && layout.tp > 1)
+    o.integer(par, "expert_tensor_parallel_degree", layout.expert_tp());
   o.text("activation_checkpoint", "mode", to_string(layout.recompute));
   if (layout.recompute == Recompute::selective)
     o.text("activation_checkpoint", "selective_ac_option", "op");

@@ -41,7 +41,9 @@ double ffn_intermediates(const ModelSpec& m, double tokens, double ffn, double t
 }  // namespace
 
 ActivationShape activation_shape(const Layout& l, int64_t seq_len) {
-  return {l.mbs, seq_len, l.tp, l.cp, l.ep, l.sp && l.tp > 1};
+  ActivationShape a{l.mbs, seq_len, l.tp, l.cp, l.ep, l.sp && l.tp > 1};
+  a.etp = l.expert_tp();
+  return a;
 }
 
 LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const ActivationShape& a) {
@@ -90,12 +92,14 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
   } else {
     const MoeSpec& e = *m.moe;
     const double fe = static_cast<double>(e.expert_ffn_hidden);
-    // Each EP rank receives, on average, top_k·capacity copies of the TP group's tokens
-    // (all-gathered over TP before dispatch when experts are TP-split).
-    const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
+    // Each EP rank receives, on average, top_k·capacity copies of its expert-TP group's tokens
+    // (all-gathered over that group after dispatch when experts are TP-split): the TP group's
+    // tokens when etp = tp, etp/tp of them under SP with etp < tp.
+    const double etp = static_cast<double>(a.etp > 0 ? a.etp : a.tp);
+    const double routed = tokens * (etp / t) * static_cast<double>(e.top_k) * e.capacity_factor;
     mlp += 4 * tokens * static_cast<double>(e.experts) * rep;  // fp32 router probabilities
     mlp += (lin + kAct) * routed * h;                          // dispatched input, expert output
-    mlp += ffn_intermediates(m, routed, fe, t, lin);
+    mlp += ffn_intermediates(m, routed, fe, etp, lin);
     mlp += ffn_intermediates(m, tokens, fe * static_cast<double>(e.shared_experts), t, lin);
   }
   out.mlp = mlp;

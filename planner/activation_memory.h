@@ -25,6 +25,7 @@ struct ActivationShape {
   // element-wise ops run in BF16). Without it (torchao) every saved input stays BF16.
   bool fp8 = false;
   bool fp8_quantized_inputs = true;
+  int64_t etp = 0;  // the experts' tensor-parallel degree (Layout::expert_tp); 0: tp
 };
 
 ActivationShape activation_shape(const Layout& l, int64_t seq_len);

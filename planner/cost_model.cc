@@ -15,9 +15,17 @@ namespace meshplan {
 GroupShape tp_group(const Layout& l) { return GroupShape::of(l.tp, l.stride(Dim::tp)); }
 GroupShape cp_group(const Layout& l) { return GroupShape::of(l.cp, l.stride(Dim::cp)); }
 
-// EP groups are the innermost ep ranks of the combined cp × dp ranks (Megatron-core).
+// EP groups are the innermost ep ranks of the combined cp × dp ranks (Megatron-core). With
+// etp < tp the experts fold each stage's tp·cp·dp ranks (contiguous: the pipeline is outermost,
+// core/layout_rules.h etp_fold_fits) as etp × ep × expert-dp, innermost first (Megatron-Core's
+// expert rank order tp-ep-dp-pp, parallel_state.py's expert RankGenerator).
 GroupShape ep_group(const Layout& l) {
+  if (l.folds_experts()) return GroupShape::of(l.ep, l.expert_tp());
   return GroupShape::of(l.ep, std::min(l.stride(Dim::cp), l.stride(Dim::dp)));
+}
+
+GroupShape expert_tp_group(const Layout& l) {
+  return l.folds_experts() ? GroupShape::of(l.expert_tp(), 1) : tp_group(l);
 }
 
 GroupShape dp_group(const Layout& l) {
@@ -29,6 +37,7 @@ GroupShape dp_group(const Layout& l) {
 }
 
 GroupShape expert_dp_group(const Layout& l) {
+  if (l.folds_experts()) return GroupShape::of(l.expert_dp(), l.expert_tp() * l.ep);
   return GroupShape::of(l.dp * l.cp / l.ep, std::min(l.stride(Dim::cp), l.stride(Dim::dp)) * l.ep);
 }
 
@@ -67,7 +76,7 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
   const GroupShape ep = ep_group(l);
   auto key = std::make_tuple(l.tp, l.cp, l.ep, l.mbs, l.stride(Dim::cp), ep.dims[0].stride,
                              l.sp && l.tp > 1, l.tp_overlap, l.cp_kind, l.cp_a2a, l.ep_overlap,
-                             l.dispatch);
+                             l.dispatch, l.expert_tp());
   auto it = layer_cache_.find(key);
   if (it != layer_cache_.end()) return it->second;
   LayerCostKey k{l.tp,
@@ -80,16 +89,18 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
                  l.cp_a2a_size(),
                  l.cp_ring_size(),
                  l.ep_overlap,
-                 l.dispatch};
+                 l.dispatch,
+                 l.expert_tp()};
+  const LayerGroups groups{tp_group(l), cp_group(l), ep, expert_tp_group(l)};
   LayerPair pair;
-  pair.dense = layer_cost(context_, k, false, tp_group(l), cp_group(l), ep);
-  pair.moe = model_.moe ? layer_cost(context_, k, true, tp_group(l), cp_group(l), ep) : pair.dense;
+  pair.dense = layer_cost(context_, k, false, groups);
+  pair.moe = model_.moe ? layer_cost(context_, k, true, groups) : pair.dense;
   pair.head = lm_head_cost(context_, k);
   return layer_cache_.emplace(key, pair).first->second;
 }
 
 const std::vector<StageParams>& CostModel::params_of(const Layout& l) {
-  auto key = std::make_tuple(l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()));
+  auto key = std::make_tuple(l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp());
   auto it = params_cache_.find(key);
   if (it != params_cache_.end()) return it->second;
   return params_cache_.emplace(key, stage_params(model_, l)).first->second;
@@ -263,6 +274,7 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
                         static_cast<int64_t>(l.cp_kind),
                         l.cp_a2a,
                         l.ep_overlap,
+                        l.expert_tp(),
                         static_cast<int64_t>(l.order[0]),
                         static_cast<int64_t>(l.order[1]),
                         static_cast<int64_t>(l.order[2]),

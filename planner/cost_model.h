@@ -165,6 +165,7 @@ class CostModel {
   const TrainingSpec& training() const { return training_; }
   const CostOptions& options() const { return options_; }
   const CollectiveModel& collectives() const { return collectives_; }
+  const GemmModel& gemm() const { return gemm_; }
   const CalibrationProfile& profile() const { return profile_; }
   const ResolvedCalibration& calibration() const { return calibration_; }
 
@@ -231,7 +232,7 @@ class CostModel {
   int64_t best_uniform_group(const Layout& l, const Shape& shape) const;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
-  using ShapeKey = std::array<int64_t, 18>;
+  using ShapeKey = std::array<int64_t, 19>;
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
   double mirror_sync_s(const Layout& l, int64_t stage, const StageParams& params) const;
@@ -278,10 +279,11 @@ class CostModel {
   double dense_attention_flops_ = 0, moe_attention_flops_ = 0;  // of which core attention
   double head_flops_ = 0;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, CpKind,
-                      int64_t, bool, Dispatch>,
+                      int64_t, bool, Dispatch, int64_t>,
            LayerPair>
       layer_cache_;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind>, std::vector<StageParams>>
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>,
+           std::vector<StageParams>>
       params_cache_;
   std::map<std::tuple<int64_t, int64_t, PlacementKind>, std::vector<StageLayerMix>> mix_cache_;
   std::map<ShapeKey, Shape> shape_cache_;
@@ -295,6 +297,8 @@ GroupShape tp_group(const Layout& l);
 GroupShape cp_group(const Layout& l);
 GroupShape ep_group(const Layout& l);
 GroupShape dp_group(const Layout& l);         // dense gradients: dp × cp
-GroupShape expert_dp_group(const Layout& l);  // expert gradients: dp·cp / ep
+GroupShape expert_dp_group(const Layout& l);  // expert gradients: Layout::expert_dp()
+// The experts' tensor-parallel group: tp's, or the innermost etp ranks when etp < tp.
+GroupShape expert_tp_group(const Layout& l);
 
 }  // namespace meshplan

@@ -59,6 +59,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
      true,
      true,
      "ring,allgather,a2a,hybrid",
+     true,
      true},
     // NeMo 2.x trains through Megatron-Core (MegatronStrategy); MegatronCommOverlapCallback
     // (nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py) turns on overlap_grad_reduce,
@@ -83,6 +84,7 @@ const std::vector<FrameworkPreset> kFrameworks = {
      true,
      true,
      "ring,allgather,a2a,hybrid",
+     true,
      true},
     // Megatron-LM as of Narayanan et al. 2021 (arXiv 2104.04473): gradients all-reduced after
     // the backward pass (--overlap-grad-reduce arrived in 2023, core_r0.4.0); blocking pipeline
@@ -250,7 +252,9 @@ const std::vector<FrameworkPreset> kFrameworks = {
      true,
      true,
      true,
-     "ring,allgather"},
+     "ring,allgather",
+     false,
+     true},
     // MosaicML Composer (composer/distributed/dist_strategy.py): prepare_fsdp_module wraps in
     // PyTorch FSDP1 with FULL_SHARD (ZeRO-3) or SHARD_GRAD_OP (ZeRO-2), backward_prefetch
     // BACKWARD_POST by default; ddp_sync_context applies no_sync only to DistributedDataParallel,
@@ -374,6 +378,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.tp_comm_overlap = f.tp_comm_overlap;
   o.zero3_prefetch = f.zero3_prefetch;
   o.ep_comm_overlap = f.ep_comm_overlap;
+  o.expert_tensor_parallel = f.expert_tensor_parallel;
   o.cp_kinds.clear();
   for (const std::string& name : comma_list(f.cp_kinds)) {
     for (CpKind kind : {CpKind::ring, CpKind::allgather, CpKind::a2a, CpKind::hybrid})

@@ -59,6 +59,9 @@ struct FrameworkPreset {
   // Whether it overlaps MoE dispatch/combine with another micro-batch's compute
   // (CostOptions::ep_comm_overlap).
   bool ep_comm_overlap = false;
+  // Whether it lays experts out with their own tensor-parallel degree below tp
+  // (CostOptions::expert_tensor_parallel; Layout::etp).
+  bool expert_tensor_parallel = false;
 };
 
 // The default: today's Megatron-Core. apply_framework(default) leaves CostOptions{} unchanged.

@@ -27,16 +27,29 @@ struct GemmTimes {
   }
 };
 
+// A rank's routed experts: `rows` rows each (mean) over `local` experts, split `tp` ways, their
+// row tiles over equal groups' (routed_row_tile_factor; 1 for equal groups).
+struct ExpertGemms {
+  double rows = 0, local = 0;
+  int64_t tp = 1;
+  double row_tiles = 1;
+};
+
 // The GEMMs of `maps` on one TP rank, in table order (core/layer_geometry.h, rank_gemm).
-// `expert_row_tiles`: the routed experts' row tiles over equal groups' (1: equal groups).
 void add_linears(GemmTimes& g, const LayerCostContext& ctx, const std::vector<LinearMap>& maps,
-                 int64_t tp, double tokens, double expert_rows = 0, double local_experts = 0,
-                 double expert_row_tiles = 1) {
+                 int64_t tp, double tokens, const ExpertGemms& experts = {}) {
   for (const LinearMap& map : maps) {
-    const RankGemm r = rank_gemm(map, tp, tokens, expert_rows, local_experts);
-    g.add(*ctx.gemm, r.rows, r.out, r.in, r.count,
-          map.role == LinearRole::expert ? expert_row_tiles : 1.0);
+    const bool routed = map.role == LinearRole::expert;
+    const RankGemm r =
+        rank_gemm(map, routed ? experts.tp : tp, tokens, experts.rows, experts.local);
+    g.add(*ctx.gemm, r.rows, r.out, r.in, r.count, routed ? experts.row_tiles : 1.0);
   }
+}
+
+// Tokens each rank dispatches to the experts: its sequence-parallel share under SP (Megatron-
+// Core's token dispatchers take the SP-split hidden states), else the TP group's tokens.
+double dispatched_tokens(const LayerCostKey& key, double tokens) {
+  return key.sp ? tokens / static_cast<double>(key.tp) : tokens;
 }
 
 // Core attention (scores, softmax, values) forward and backward seconds.
@@ -92,12 +105,17 @@ GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool
     return g;
   }
   const MoeSpec& e = *m.moe;
-  const double rows = expert_rows(e, tokens, key.ep);
+  // Each expert-TP rank computes the tokens its etp group dispatched (gathered over the group
+  // after the all-to-all), at 1/etp of the expert width; etp = tp gives the TP group's tokens.
+  ExpertGemms experts;
+  experts.tp = key.expert_tp();
+  experts.rows = expert_rows(
+      e, dispatched_tokens(key, tokens) * static_cast<double>(key.sp ? experts.tp : 1), key.ep);
+  experts.local = static_cast<double>(e.experts / key.ep);
   // Dropless routing (capacity factor 1) gives each expert a random count; a capacity above 1
   // pads every expert to it (Megatron-Core --moe-pad-expert-input-to-capacity), equal groups.
-  const double row_tiles = e.capacity_factor == 1.0 ? routed_row_tile_factor(rows) : 1.0;
-  add_linears(g, ctx, ffn_linears(m, e.first_dense_layers), key.tp, tokens, rows,
-              static_cast<double>(e.experts / key.ep), row_tiles);
+  experts.row_tiles = e.capacity_factor == 1.0 ? routed_row_tile_factor(experts.rows) : 1.0;
+  add_linears(g, ctx, ffn_linears(m, e.first_dense_layers), key.tp, tokens, experts);
   return g;
 }
 
@@ -187,11 +205,13 @@ double nodes_per_token(const MoeSpec& e, int64_t nodes) {
 //   deepep: DeepEP (DeepSeek-V3 report §3.2.2): one copy per remote node over the network,
 //     forwarded over NVLink to the node's experts; the network and NVLink stages pipeline, so
 //     the slower one sets the time.
+// `tokens`: the TP group's tokens; each rank dispatches dispatched_tokens of them.
 double ep_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, double tokens,
                  const GroupShape& ep_group) {
   const MoeSpec& e = *ctx.model->moe;
   const CollectiveModel& net = *ctx.collectives;
   const double token_bytes = 2 * static_cast<double>(ctx.model->hidden);
+  tokens = dispatched_tokens(key, tokens);
   const double copies = tokens * static_cast<double>(e.top_k) * e.capacity_factor * token_bytes;
   switch (key.dispatch) {
     case Dispatch::alltoall:
@@ -222,27 +242,50 @@ double ep_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, double to
 }
 
 // Exposed TP, CP and EP communication of one layer under the overlap rules of cost_model.h.
+// One pass's TP collectives: two per pass of 2·T·h bytes each, all-reduces, or under sequence
+// parallelism an all-gather and a reduce-scatter (Korthikanti et al. 2022), one for attention
+// and one for the MLP. Under SP an MoE layer's MLP half is its experts': the routed tokens of
+// the expert-TP group gathered and reduce-scattered over it (none with etp = 1), and shared
+// experts' input over tp as a dense MLP's (Megatron-Core token_dispatcher.py: the all-to-all,
+// then gather_from_sequence_parallel_region over the expert-TP group).
+double tp_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                 double tokens, const LayerGroups& groups) {
+  const ModelSpec& m = *ctx.model;
+  const CollectiveModel& net = *ctx.collectives;
+  const double bytes = 2 * tokens * static_cast<double>(m.hidden);
+  if (!key.sp) return 2 * net.time_s(Collective::all_reduce, groups.tp, bytes);
+  auto gather_scatter = [&](const GroupShape& group, double gathered) {
+    return net.time_s(Collective::all_gather, group, gathered) +
+           net.time_s(Collective::reduce_scatter, group, gathered);
+  };
+  if (!moe_layer) return 2 * gather_scatter(groups.tp, bytes);
+  const MoeSpec& e = *m.moe;
+  double pass = gather_scatter(groups.tp, bytes);
+  if (e.shared_experts > 0) pass += gather_scatter(groups.tp, bytes);
+  const int64_t etp = key.expert_tp();
+  if (etp > 1) {
+    // The top_k·capacity copies of each of the group's etp ranks' SP shares (bytes / tp).
+    const double routed = bytes / static_cast<double>(key.tp) * static_cast<double>(etp) *
+                          static_cast<double>(e.top_k) * e.capacity_factor;
+    pass += gather_scatter(groups.etp, routed);
+  }
+  return pass;
+}
+
 void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCostKey& key,
                        bool moe_layer, double tokens, const GemmTimes& g,
-                       const AttentionTimes& attn, const GroupShape& tp_group,
-                       const GroupShape& cp_group, const GroupShape& ep_group) {
-  const ModelSpec& m = *ctx.model;
-  const double h = static_cast<double>(m.hidden);
-  const CollectiveModel& net = *ctx.collectives;
-  if (key.tp > 1) {  // two collectives per pass of 2·T·h bytes each (Korthikanti et al. 2022)
-    const double bytes = 2 * tokens * h;
-    const double pass = key.sp ? 2 * (net.time_s(Collective::all_gather, tp_group, bytes) +
-                                      net.time_s(Collective::reduce_scatter, tp_group, bytes))
-                               : 2 * net.time_s(Collective::all_reduce, tp_group, bytes);
+                       const AttentionTimes& attn, const LayerGroups& groups) {
+  if (key.tp > 1) {
+    const double pass = tp_pass_s(ctx, key, moe_layer, tokens, groups);
     // With TP overlap the communication hides behind the GEMMs of the same pass.
     const double eta = ctx.options->tp_overlap_efficiency;
     c.tp_forward_s = key.tp_overlap ? exposed_after_overlap(pass, g.forward, eta) : pass;
     c.tp_backward_s =
         key.tp_overlap ? exposed_after_overlap(pass, g.input_grad + g.weight_grad, eta) : pass;
   }
-  if (key.cp > 1) add_cp_exchange(c, ctx, key, tokens, attn, cp_group);
+  if (key.cp > 1) add_cp_exchange(c, ctx, key, tokens, attn, groups.cp);
   if (moe_layer && key.ep > 1) {  // dispatch and combine all-to-alls, each pass
-    const double pass = ep_pass_s(ctx, key, tokens, ep_group);
+    const double pass = ep_pass_s(ctx, key, tokens, groups.ep);
     c.ep_forward_s = c.ep_backward_s = pass;
     if (key.ep_overlap) {
       // Overlapped with another micro-batch (Megatron-Core's 1F1B A2A overlap pairs one
@@ -260,8 +303,7 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
 }  // namespace
 
 LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
-                     const GroupShape& tp_group, const GroupShape& cp_group,
-                     const GroupShape& ep_group) {
+                     const LayerGroups& groups) {
   const ModelSpec& m = *ctx.model;
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
   const GemmTimes g = layer_gemms(ctx, key, moe_layer, tokens);
@@ -274,10 +316,10 @@ LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool 
   c.backward_weight_s = g.weight_grad;
   c.backward_s =
       g.input_grad + g.weight_grad + attn.backward + backward_bytes(ops) / ctx.hbm_bytes_per_s;
-  add_communication(c, ctx, key, moe_layer, tokens, g, attn, tp_group, cp_group, ep_group);
+  add_communication(c, ctx, key, moe_layer, tokens, g, attn, groups);
   c.activations = layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
                                     {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp, ctx.fp8,
-                                     ctx.options->memory.fp8_saves_quantized_inputs});
+                                     ctx.options->memory.fp8_saves_quantized_inputs, key.etp});
   return c;
 }
 

@@ -23,7 +23,15 @@ struct LayerCostKey {
   int64_t cp_ring = 1;      // CP ranks passing K/V around a ring (Layout::cp_ring_size)
   bool ep_overlap = false;  // Layout::ep_overlap
   Dispatch dispatch = Dispatch::alltoall;  // Layout::dispatch
+  int64_t etp = 0;                         // Layout::expert_tp(); 0: tp
+  int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   bool operator==(const LayerCostKey&) const = default;
+};
+
+// Where a layer's communication groups sit on the network (cost_model.h's tp_group, …).
+struct LayerGroups {
+  GroupShape tp, cp, ep;
+  GroupShape etp;  // the experts' tensor-parallel group (tp's unless etp < tp)
 };
 
 struct LayerCost {
@@ -49,10 +57,8 @@ struct LayerCostContext {
   int64_t seq_len = 0;
 };
 
-// `tp_group`, `cp_group`, `ep_group`: where those groups sit on the network.
 LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
-                     const GroupShape& tp_group, const GroupShape& cp_group,
-                     const GroupShape& ep_group);
+                     const LayerGroups& groups);
 
 // The LM head (last stage) and loss for one micro-batch: forward and backward seconds.
 struct HeadCost {

@@ -182,44 +182,73 @@ class Enumerator {
       }
       for (int64_t ep : ep_choices) {
         if (!allowed(fix.ep, ep)) continue;
-        Layout probe = shape;
-        probe.ep = ep;
-        if (!holds(ep_fits_dp_cp(probe), "ep_fits_dp_cp", skipped)) continue;
-        for (int64_t mbs : mbs_choices) {
-          if (!allowed(fix.mbs, mbs)) continue;
-          probe.vpp = vpp, probe.mbs = mbs;
-          if (!pipeline_schedules_fit(probe, rejected, skipped)) continue;
-          for (bool sp : {true, false}) {
-            if ((sp && tp == 1) || !allowed(fix.sp, sp && tp > 1)) continue;
-            probe.sp = sp;
-            if (!holds(sp_splits_sequence(probe, training_), "sp_splits_sequence", skipped))
-              continue;
-            for (const auto& [cp_kind, cp_a2a] : cp_variants(probe, skipped)) {
-              for (const auto& order : order_choices) {
-                if (fix.shard && !fixed_shard_fits(probe, order, skipped)) continue;
-                Layout layout;
-                layout.tp = tp, layout.cp = cp, layout.pp = pp, layout.dp = dp;
-                layout.vpp = vpp, layout.ep = ep, layout.mbs = mbs;
-                layout.sp = sp;
-                layout.cp_kind = cp_kind, layout.cp_a2a = cp_a2a;
-                // Overlap never lengthens a step in the model (exposed_after_overlap), so where
-                // the framework has it the search takes it rather than trying both.
-                layout.tp_overlap =
-                    tp > 1 && fix.tp_overlap.value_or(sp && framework_.tp_comm_overlap);
-                // EP overlap likewise, within Megatron-Core's limit (vpp with pp > 1); run_item
-                // turns it off where the recompute excludes it.
-                layout.ep_overlap =
-                    model_.moe && ep > 1 &&
-                    fix.ep_overlap.value_or(framework_.ep_comm_overlap && (pp == 1 || vpp > 1));
-                layout.uneven = deficit > 0;
-                layout.order = order;
-                items.push_back({layout});
+        for (int64_t etp : expert_tp_choices(tp)) {
+          Layout probe = shape;
+          probe.ep = ep;
+          probe.etp = etp == tp ? 0 : etp;
+          if (!expert_fold_fits(probe, skipped)) continue;
+          if (!holds(ep_fits_dp_cp(probe), "ep_fits_dp_cp", skipped)) continue;
+          for (int64_t mbs : mbs_choices) {
+            if (!allowed(fix.mbs, mbs)) continue;
+            probe.vpp = vpp, probe.mbs = mbs;
+            if (!pipeline_schedules_fit(probe, rejected, skipped)) continue;
+            for (bool sp : {true, false}) {
+              if ((sp && tp == 1) || !allowed(fix.sp, sp && tp > 1)) continue;
+              probe.sp = sp;
+              if (!holds(etp_fold_fits(probe), "etp_fold_fits", skipped)) continue;
+              if (!holds(sp_splits_sequence(probe, training_), "sp_splits_sequence", skipped))
+                continue;
+              for (const auto& [cp_kind, cp_a2a] : cp_variants(probe, skipped)) {
+                for (const auto& order : order_choices) {
+                  Layout ordered = probe;
+                  ordered.order = order;
+                  if (!holds(etp_fold_fits(ordered), "etp_fold_fits", skipped)) continue;
+                  if (fix.shard && !fixed_shard_fits(probe, order, skipped)) continue;
+                  Layout layout;
+                  layout.tp = tp, layout.cp = cp, layout.pp = pp, layout.dp = dp;
+                  layout.vpp = vpp, layout.ep = ep, layout.mbs = mbs, layout.etp = probe.etp;
+                  layout.sp = sp;
+                  layout.cp_kind = cp_kind, layout.cp_a2a = cp_a2a;
+                  // Overlap never lengthens a step in the model (exposed_after_overlap), so where
+                  // the framework has it the search takes it rather than trying both.
+                  layout.tp_overlap =
+                      tp > 1 && fix.tp_overlap.value_or(sp && framework_.tp_comm_overlap);
+                  // EP overlap likewise, within Megatron-Core's limit (vpp with pp > 1); run_item
+                  // turns it off where the recompute excludes it.
+                  layout.ep_overlap =
+                      model_.moe && ep > 1 &&
+                      fix.ep_overlap.value_or(framework_.ep_comm_overlap && (pp == 1 || vpp > 1));
+                  layout.uneven = deficit > 0;
+                  layout.order = order;
+                  items.push_back({layout});
+                }
               }
             }
           }
         }
       }
     }
+  }
+
+  // The experts' tensor-parallel degrees to try with `tp`: the one --fix names; else tp and, for
+  // an MoE model where the framework lays experts out apart (CostOptions::
+  // expert_tensor_parallel), 1: whole experts on each rank, the EP group taking the TP ranks
+  // (Megatron-Core's recipes for Mixtral, DeepSeek-V3 and Qwen3 set
+  // --expert-tensor-parallel-size 1). Intermediate degrees are left to --fix.
+  std::vector<int64_t> expert_tp_choices(int64_t tp) const {
+    if (options_.fix.etp) return {*options_.fix.etp};
+    if (!model_.moe || tp == 1 || !framework_.expert_tensor_parallel) return {tp};
+    return {tp, 1};
+  }
+
+  // etp's rules that do not depend on sp or the order; a pinned HSDP group excludes the fold.
+  bool expert_fold_fits(const Layout& probe, Tally& skipped) const {
+    if (!holds(etp_divides_tp(probe), "etp_divides_tp", skipped) ||
+        !holds(etp_needs_moe(probe, model_), "etp_needs_moe", skipped) ||
+        !holds(etp_splits_expert_ffn(probe, model_), "etp_splits_expert_ffn", skipped))
+      return false;
+    return holds(!probe.folds_experts() || options_.fix.shard.value_or(0) == 0, "etp_fold_fits",
+                 skipped);
   }
 
   // Context-parallel variants for a shape (Layout::cp_kind, cp_a2a): ring alone without CP;
@@ -316,8 +345,9 @@ bool no_slower(const LayerCost& a, const LayerCost& b) {
 
 // A work item's fields but its CP variant: the items of one shape that compete in
 // drop_dominated_cp_kinds.
-std::array<int64_t, 12> without_cp_variant(const Layout& l) {
-  return {l.tp,
+std::array<int64_t, 13> without_cp_variant(const Layout& l) {
+  return {l.expert_tp(),
+          l.tp,
           l.cp,
           l.pp,
           l.dp,
@@ -465,6 +495,7 @@ std::vector<RecomputeChoice> recompute_choices(const CostOptions& o, const Layou
 // all-reduce the shards across it.
 std::vector<int64_t> shard_choices(const CostModel& model, const Layout& base,
                                    const LayoutFix& fix) {
+  if (base.folds_experts()) return {0};  // etp_fold_fits: the fold takes no shard group
   if (fix.shard) return {*fix.shard};
   std::vector<int64_t> out = {0};
   if (!model.options().hybrid_sharding) return out;

@@ -144,7 +144,8 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
   s.layers = params.layers;
   s.params = params.per_gpu();
   const int64_t dense_shards = l.shard_size();
-  const int64_t expert_shards = std::max<int64_t>(1, l.shard_size() / l.ep);
+  const int64_t expert_shards =
+      l.shard > 0 ? std::max<int64_t>(1, l.shard / l.ep) : std::max<int64_t>(1, l.expert_dp());
   ModelStateBytes d =
       model_state_bytes(static_cast<double>(params.dense_per_gpu), l.zero, dense_shards, o);
   ModelStateBytes e =

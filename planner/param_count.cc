@@ -113,7 +113,7 @@ std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l) {
         s.full_params += p.total();
         const int64_t linear =
             (p.attention - p.attention_kv) / l.tp + p.attention_kv / kv_split + p.dense_mlp / l.tp;
-        const int64_t experts = p.routed_experts / (l.ep * l.tp);
+        const int64_t experts = p.routed_experts / (l.ep * l.expert_tp());
         s.dense_per_gpu += linear + p.replicated;
         s.expert_per_gpu += experts;
         s.linear_per_gpu += linear + experts;

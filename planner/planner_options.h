@@ -139,6 +139,13 @@ struct CostOptions {
   // --overlap-moe-expert-parallel-comm, which needs vpp with pp > 1 and no full or block
   // recomputation (megatron/core/transformer/transformer_config.py).
   bool ep_comm_overlap = true;
+  // Whether the framework gives experts their own tensor-parallel degree
+  // (FrameworkPreset::expert_tensor_parallel): the search then tries etp = 1 beside etp = tp on
+  // MoE layouts with tp > 1 (Layout::etp). Megatron-Core --expert-tensor-parallel-size
+  // (megatron/core/parallel_state.py, expert RankGenerator "tp-ep-dp-pp"); torchtitan
+  // parallelism.expert_tensor_parallel_degree. DeepSpeed's MoE carves expert groups from the
+  // data-parallel ranks only, so it has no such fold.
+  bool expert_tensor_parallel = true;
   // DP gradient reduction overlaps the backward pass of the last micro-batch, except the last
   // bucket (Megatron-LM overlap_grad_reduce). Bucket: max(40M, 1M·dp) parameters (Megatron-LM
   // default ddp_bucket_size).

@@ -181,7 +181,7 @@ TEST_CASE("layout syntax errors point at the column of the bad entry") {
 }
 
 TEST_CASE("the field table drives parsing and printing: to_string reads back to the same layout") {
-  CHECK(kLayoutFields.size() == 22);
+  CHECK(kLayoutFields.size() == 23);
   Result<Layout> parsed = parse_layout(
       "tp=4,pp=2,dp=3,cp=2,ep=1,zero=3,mbs=2,vpp=2,recompute=full,recompute_layers=1,sp=false,"
       "schedule=interleaved,order=tp-cp-pp-dp,tp_overlap=true,uneven=true");
@@ -368,4 +368,60 @@ TEST_CASE("ep_overlap is printed only when on and needs an MoE model with ep > 1
   CHECK(errors_of("tp=8,ep_overlap=true", 512) ==
         "--layout: error: field 'ep_overlap' = 'true': needs an MoE model with ep > 1 (no expert "
         "all-to-all to overlap)\n");
+}
+
+namespace {
+// check_layout's messages for `layout` on mixtral-8x7b (8 experts of width 14336, 32 heads) on
+// `gpus` GPUs, 4K sequences.
+std::string mixtral_errors(const std::string& layout, int64_t gpus) {
+  Result<Layout> l = parse_layout(layout);
+  if (!l) return format_diagnostics(l.errors());
+  Layout resolved = l.value();
+  const TrainingSpec t{4096, 1024, Precision::bf16};
+  return format_diagnostics(
+      check_layout(resolved, testing::shipped_model("mixtral-8x7b"), gpus, t));
+}
+}  // namespace
+
+TEST_CASE("etp: experts split over a divisor of tp, printed only when it differs from tp") {
+  // tp=8 with etp=1 and ep=8 on one node: attention split 8 ways, experts whole, one per rank.
+  Result<Layout> folded = parse_layout("tp=8,dp=1,ep=8,etp=1");
+  REQUIRE(folded.ok());
+  CHECK(folded.value().expert_tp() == 1);
+  CHECK(folded.value().expert_dp() == 1);
+  CHECK(to_string(folded.value()).find(",etp=1") != std::string::npos);
+  CHECK(short_label(folded.value()).find(" etp1") != std::string::npos);
+  CHECK(mixtral_errors("tp=8,ep=8,etp=1", 8) == "");
+  // Unset, or equal to tp: the dense layout; neither prints.
+  Result<Layout> plain = parse_layout("tp=8,etp=8");
+  REQUIRE(plain.ok());
+  CHECK(!plain.value().folds_experts());
+  CHECK(to_string(plain.value()).find("etp") == std::string::npos);
+  // Without the fold ep=8 would need dp·cp = 8: one node's tp=8 leaves dp = 1.
+  CHECK(mixtral_errors("tp=8,ep=8", 8) ==
+        "--layout: error: field 'ep' = '8': must divide dp·cp (1) (expert groups are carved from "
+        "the data- and context-parallel ranks)\n");
+}
+
+TEST_CASE("etp's rules: a divisor of tp, with sp, the pipeline outermost and no HSDP") {
+  CHECK(mixtral_errors("tp=8,ep=8,etp=3", 8) ==
+        "--layout: error: field 'etp' = '3': must divide tp (8) (expert tensor-parallel groups "
+        "are sub-groups of the tensor-parallel ranks)\n");
+  const std::string fold_rule =
+      "below tp needs sp=true, the pipeline outermost in the rank order (order=…-pp) and shard=0 "
+      "(the experts' etp × ep × expert-dp fold of each stage's ranks)\n";
+  CHECK(mixtral_errors("tp=8,ep=8,etp=1,sp=false", 8) ==
+        "--layout: error: field 'etp' = '1': " + fold_rule);
+  CHECK(mixtral_errors("tp=4,pp=2,ep=4,etp=1,order=tp-cp-pp-dp", 16) ==
+        "--layout: error: field 'etp' = '1': " + fold_rule);
+  CHECK(mixtral_errors("tp=4,ep=4,etp=1,zero=1,shard=4", 16) ==
+        "--layout: error: field 'etp' = '1': " + fold_rule);
+  // ep must divide the ranks outside the expert-TP groups: tp/etp·dp·cp = 2·1·1 = 2 here.
+  CHECK(mixtral_errors("tp=4,ep=4,etp=2", 4) ==
+        "--layout: error: field 'ep' = '4': must divide tp/etp·dp·cp (2) (expert groups are "
+        "carved from each stage's ranks outside the expert tensor-parallel groups)\n");
+  // A dense model has no experts to lay out apart.
+  CHECK(errors_of("tp=8,etp=1", 512) ==
+        "--layout: error: field 'etp' = '1': must equal tp (8) for a dense model (it has no "
+        "experts)\n");
 }

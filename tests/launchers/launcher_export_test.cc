@@ -326,6 +326,22 @@ TEST_CASE("torchtitan: MoE with tp > 1 splits experts over tp too; zb-h1 is refu
                   "zb-h1 runs one") != std::string::npos);
 }
 
+TEST_CASE("torchtitan: etp=1 names degree 1; other folds and an ep short of cp·tp are refused") {
+  const ModelSpec m = model("mixtral-8x7b");
+  const std::string out =
+      exported(Launcher::torchtitan, m, layout("tp=8,ep=8,etp=1,zero=2,mbs=1", m, 64));
+  CHECK(flag_args(out).at("--parallelism.expert_tensor_parallel_degree") == "1");
+  CHECK(refusal(Launcher::torchtitan, m, layout("tp=8,ep=4,etp=2,zero=2", m, 64))
+            .find("field 'etp' = '2': torchtitan cannot express this: torchtitan's ParallelDims "
+                  "takes expert_tensor_parallel_degree 1 or tp only") != std::string::npos);
+  CHECK(refusal(Launcher::torchtitan, m, layout("tp=8,ep=4,etp=1,zero=2", m, 64))
+            .find("field 'ep' = '4': torchtitan cannot express this: with etp=1 torchtitan's "
+                  "expert parallelism borrows all of cp and tp, so ep must be a multiple of cp·tp "
+                  "(8)") != std::string::npos);
+  CHECK(refusal(Launcher::deepspeed, m, layout("tp=8,etp=1,zero=1,sp=true", m, 64))
+            .find("field 'etp' = '1': ") != std::string::npos);
+}
+
 TEST_CASE("torchtitan runs dualpipev as DualPipeV; only it refuses none of the dual schedules") {
   const ModelSpec dense = model("llama3-8b");
   const std::string out = exported(Launcher::torchtitan, dense,

@@ -142,7 +142,7 @@ void check_megatron_flags(const std::string& text,
 
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
-  REQUIRE(known.size() == 67);
+  REQUIRE(known.size() == 68);
   const struct {
     const char* model;
     const char* layout;
@@ -163,6 +163,7 @@ TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 define
       {"llama3-70b", "tp=4,cp=2,pp=2,cp_kind=a2a", 512},
       {"llama3-70b", "tp=2,cp=8,pp=2,cp_kind=hybrid,cp_a2a=4", 512},
       {"mixtral-8x7b", "tp=2,pp=2,vpp=2,ep=4,zero=1,ep_overlap=true", 64},
+      {"mixtral-8x7b", "tp=8,ep=8,etp=1,zero=1", 64},
   };
   for (const auto& c : cases) {
     CAPTURE(c.model);
@@ -187,6 +188,17 @@ TEST_CASE("Megatron-LM: MoE dispatch and grouped GEMM as priced; the RoPE base")
   const ModelSpec gpt3 = model("gpt3-175b");
   CHECK(exported(Launcher::megatron, gpt3, layout("tp=8,pp=8", gpt3, 1024)).find("--rotary-base") ==
         std::string::npos);
+}
+
+TEST_CASE("Megatron-LM: experts folded apart from TP name their expert TP size; unfolded none") {
+  const ModelSpec mixtral = model("mixtral-8x7b");
+  const std::string folded =
+      exported(Launcher::megatron, mixtral, layout("tp=8,ep=8,etp=1,zero=1", mixtral, 64));
+  CHECK(flag_value(folded, "--expert-tensor-parallel-size") == 1);
+  CHECK(flag_value(folded, "--expert-model-parallel-size") == 8);
+  const std::string plain =
+      exported(Launcher::megatron, mixtral, layout("tp=2,ep=8,zero=1", mixtral, 64));
+  CHECK(plain.find("--expert-tensor-parallel-size") == std::string::npos);
 }
 
 TEST_CASE("Megatron-LM: ZeRO-2/3 through Megatron-FSDP, tp-pp-dp rank order") {

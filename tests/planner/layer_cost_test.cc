@@ -33,7 +33,7 @@ struct Fixture {
   LayerCost cost(CpKind kind, int64_t a2a, int64_t ring) const {
     LayerCostKey key{1, 4, 1, 1, false, false, kind, a2a, ring};
     const GroupShape one = GroupShape::of(1, 1);
-    return layer_cost(context(), key, false, one, GroupShape::of(4, 1), one);
+    return layer_cost(context(), key, false, {one, GroupShape::of(4, 1), one, one});
   }
 };
 
@@ -117,8 +117,8 @@ TEST_CASE("ep_overlap: dispatch and combine hide behind the other micro-batch's 
   const LayerCostKey plain{1, 1, 8, 1, false, false, CpKind::ring, 1, 1, false};
   LayerCostKey overlapped = plain;
   overlapped.ep_overlap = true;
-  const LayerCost exposed = layer_cost(ctx, plain, true, one, one, ep);
-  const LayerCost hidden = layer_cost(ctx, overlapped, true, one, one, ep);
+  const LayerCost exposed = layer_cost(ctx, plain, true, {one, one, ep, one});
+  const LayerCost hidden = layer_cost(ctx, overlapped, true, {one, one, ep, one});
   const double bytes = 2.0 * 4096 * 2 * f.model.hidden;  // BF16, top-2, capacity factor 1
   const double pass = 2 * f.net.time_s(Collective::all_to_all, ep, bytes);
   CHECK(exposed.ep_forward_s == doctest::Approx(pass).epsilon(1e-12));
@@ -170,12 +170,12 @@ TEST_CASE("dropless routing: expert forward and input-gradient GEMMs pay the rou
   ctx.seq_len = 4000;
   const GroupShape one = GroupShape::of(1, 1);
   const LayerCostKey key{1, 1, 1, 1, false, false, CpKind::ring, 1, 1, false};
-  const LayerCost dropless = layer_cost(ctx, key, true, one, one, one);
+  const LayerCost dropless = layer_cost(ctx, key, true, {one, one, one, one});
   f.model.moe->capacity_factor = 1 + 1e-12;
-  const LayerCost padded = layer_cost(ctx, key, true, one, one, one);
+  const LayerCost padded = layer_cost(ctx, key, true, {one, one, one, one});
   const double h = 4096, ffn = 14336, rows = 1000, experts = 8;
   const double forward = f.gemm.time_s(rows, 2 * ffn, h, experts) +  // gate and up, fused
-                         f.gemm.time_s(rows, h, ffn, experts);        // down
+                         f.gemm.time_s(rows, h, ffn, experts);       // down
   const double input_grad =
       f.gemm.time_s(rows, h, 2 * ffn, experts) + f.gemm.time_s(rows, ffn, h, experts);
   const double extra = routed_row_tile_factor(rows) - 1;
