@@ -72,13 +72,8 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   head_flops_ = lm_head_forward_flops(m, tokens);
 }
 
-const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
+CostModel::LayerPair CostModel::layer_costs(const Layout& l) {
   const GroupShape ep = ep_group(l);
-  auto key = std::make_tuple(l.tp, l.cp, l.ep, l.mbs, l.stride(Dim::cp), ep.dims[0].stride,
-                             l.sp && l.tp > 1, l.tp_overlap, l.cp_kind, l.cp_a2a, l.ep_overlap,
-                             l.dispatch, l.expert_tp());
-  auto it = layer_cache_.find(key);
-  if (it != layer_cache_.end()) return it->second;
   LayerCostKey k{l.tp,
                  l.cp,
                  l.ep,
@@ -92,11 +87,23 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
                  l.dispatch,
                  l.expert_tp()};
   const LayerGroups groups{tp_group(l), cp_group(l), ep, expert_tp_group(l)};
+  const ComputePair& compute = compute_of(k);
   LayerPair pair;
-  pair.dense = layer_cost(context_, k, false, groups);
-  pair.moe = model_.moe ? layer_cost(context_, k, true, groups) : pair.dense;
+  pair.dense = layer_cost(context_, k, false, groups, compute.dense);
+  pair.moe = model_.moe ? layer_cost(context_, k, true, groups, compute.moe) : pair.dense;
+  pair.head = compute.head;
+  return pair;
+}
+
+const CostModel::ComputePair& CostModel::compute_of(const LayerCostKey& k) {
+  auto key = std::make_tuple(k.tp, k.expert_tp(), k.cp, k.cp_a2a, k.ep, k.mbs, k.sp);
+  auto it = compute_cache_.find(key);
+  if (it != compute_cache_.end()) return it->second;
+  ComputePair pair;
+  pair.dense = layer_compute(context_, k, false);
+  pair.moe = model_.moe ? layer_compute(context_, k, true) : pair.dense;
   pair.head = lm_head_cost(context_, k);
-  return layer_cache_.emplace(key, pair).first->second;
+  return compute_cache_.emplace(key, pair).first->second;
 }
 
 const std::vector<StageParams>& CostModel::params_of(const Layout& l) {
@@ -168,7 +175,7 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& wh
 
 CostModel::Shape CostModel::build_shape(const Layout& l) {
   Shape shape;
-  shape.costs = &layer_costs(l);
+  shape.costs = layer_costs(l);
   const std::vector<StageParams>& params = params_of(l);
   const std::vector<StageLayerMix>& mix = mix_of(l);
   shape.micro_batches = training_.global_batch / (l.dp * l.mbs);
@@ -510,8 +517,8 @@ void CostModel::time_pipeline(const Layout& l, ShapeRef ref, PipelineTiming& out
   const Shape& shape = *ref.shape_;
   out.per_class.clear();
   for (const StageClass& k : shape.classes) {
-    StageTiming t = stage_timing(l, k, *shape.costs);
-    t.offload_s = activation_offload_s(l, shape, k, *shape.costs);
+    StageTiming t = stage_timing(l, k, shape.costs);
+    t.offload_s = activation_offload_s(l, shape, k, shape.costs);
     out.per_class.push_back(t);
   }
   fill_pipeline(l, shape, out);
@@ -534,7 +541,7 @@ double CostModel::finish_step(const Layout& l, ShapeRef ref, PipelineTiming& t) 
 
 StageMemory CostModel::class_memory(const Layout& l, const Shape& shape,
                                     const StageClass& k) const {
-  return stage_memory(k.params, k.mix, shape.costs->dense.activations, shape.costs->moe.activations,
+  return stage_memory(k.params, k.mix, shape.costs.dense.activations, shape.costs.moe.activations,
                       l, shape.micro_batches, shape.logits_bytes, context_.fp8, options_.memory);
 }
 
@@ -562,8 +569,8 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
       shape.activations_layers != l.recompute_layers) {
     shape.activations.clear();
     for (const StageClass& k : shape.classes)
-      shape.activations.push_back(stage_activations(k.mix, shape.costs->dense.activations,
-                                                    shape.costs->moe.activations, l));
+      shape.activations.push_back(
+          stage_activations(k.mix, shape.costs.dense.activations, shape.costs.moe.activations, l));
     shape.activations_recompute = l.recompute;
     shape.activations_layers = l.recompute_layers;
   }
@@ -624,8 +631,8 @@ int64_t CostModel::uniform_recompute_group(const Layout& l) {
 }
 
 int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const {
-  const LayerActivations& dense = shape.costs->dense.activations;
-  const LayerActivations& moe = shape.costs->moe.activations;
+  const LayerActivations& dense = shape.costs.dense.activations;
+  const LayerActivations& moe = shape.costs.moe.activations;
   auto largest = [&](int64_t group) {
     double worst = 0;
     for (const StageClass& k : shape.classes) {
@@ -665,7 +672,7 @@ Estimate CostModel::evaluate(const Layout& l, bool detail) {
 
 Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool detail) {
   const Shape& shape = shape_of(l);
-  const LayerPair& costs = *shape.costs;
+  const LayerPair& costs = shape.costs;
   Estimate e;
   e.layout = l;
   e.micro_batches = shape.micro_batches;

@@ -174,9 +174,17 @@ class CostModel {
     LayerCost dense, moe;
     HeadCost head;
   };
-  const LayerPair& layer_costs(const Layout& l);
+  // Computed on each call (the layer compute it adds communication to is cached).
+  LayerPair layer_costs(const Layout& l);
 
  private:
+  // A dense and an MoE layer's compute (layer_compute) and the LM head's, shared by the layer
+  // costs whose keys differ only in communication.
+  struct ComputePair {
+    LayerCompute dense, moe;
+    HeadCost head;  // the LM head and loss (no communication)
+  };
+  const ComputePair& compute_of(const LayerCostKey& k);
   // Gradient-sync collective times of one data-parallel group, for one ZeRO stage.
   struct SyncTimes {
     double reduce = 0, reduce_last = 0, gather = 0, gather_last = 0, layer_gather = 0;
@@ -205,7 +213,7 @@ class CostModel {
   // Everything that depends on the layout's shape (degrees, micro-batch, order) but not on
   // ZeRO, recompute or schedule: the search evaluates many layouts per shape.
   struct Shape {
-    const LayerPair* costs = nullptr;
+    LayerPair costs;
     std::vector<StageClass> classes;
     std::vector<size_t> class_of_stage;
     double p2p_s = 0, logits_bytes = 0;
@@ -278,13 +286,11 @@ class CostModel {
   double dense_layer_flops_ = 0, moe_layer_flops_ = 0;          // forward, global batch
   double dense_attention_flops_ = 0, moe_attention_flops_ = 0;  // of which core attention
   double head_flops_ = 0;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, CpKind,
-                      int64_t, bool, Dispatch, int64_t>,
-           LayerPair>
-      layer_cache_;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>,
            std::vector<StageParams>>
       params_cache_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>, ComputePair>
+      compute_cache_;
   std::map<std::tuple<int64_t, int64_t, PlacementKind>, std::vector<StageLayerMix>> mix_cache_;
   std::map<ShapeKey, Shape> shape_cache_;
   ShapeKey last_key_{};

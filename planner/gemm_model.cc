@@ -65,12 +65,20 @@ double expected_row_tiles(double mean) {
       tiles += 0.5 * std::erfc((j * kTileRows + 0.5 - mean) / (sd * std::sqrt(2.0)));
     return tiles;
   }
-  // Exact: the pmf from its log at lo, each count's ceil(c/T) weighted by its probability.
-  double log_p = -mean + lo * std::log(mean) - std::lgamma(lo + 1);
-  double tiles = 0;
-  for (double c = lo; c <= hi; ++c) {
-    tiles += std::exp(log_p) * std::ceil(c / kTileRows);
-    log_p += std::log(mean) - std::log(c + 1);
+  // Exact: the pmf from its mode outward by p(c+1) = p(c)·mean/(c+1), each count's
+  // ceil(c/T) weighted by its probability (no exp or log per term).
+  const double mode = std::floor(mean);
+  const double at_mode = std::exp(-mean + mode * std::log(mean) - std::lgamma(mode + 1));
+  double tiles = at_mode * std::ceil(mode / kTileRows);
+  double p = at_mode;
+  for (double c = mode + 1; c <= hi; ++c) {
+    p *= mean / c;
+    tiles += p * std::ceil(c / kTileRows);
+  }
+  p = at_mode;
+  for (double c = mode - 1; c >= lo; --c) {
+    p *= (c + 1) / mean;
+    tiles += p * std::ceil(c / kTileRows);
   }
   return tiles;
 }

@@ -302,25 +302,49 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
 
 }  // namespace
 
-LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
-                     const LayerGroups& groups) {
+LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer) {
   const ModelSpec& m = *ctx.model;
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
   const GemmTimes g = layer_gemms(ctx, key, moe_layer, tokens);
   const AttentionTimes attn = attention_times(ctx, key, tokens);
   const std::vector<MemoryBoundOp> ops =
       layer_memory_bound_ops(m, *ctx.options, {key.tp, key.sp, moe_layer, tokens});
+  LayerCompute out;
+  out.gemm_forward_s = g.forward;
+  out.gemm_input_grad_s = g.input_grad;
+  out.gemm_weight_grad_s = g.weight_grad;
+  out.attention_forward_s = attn.forward;
+  out.attention_backward_s = attn.backward;
+  out.memory_forward_s = forward_bytes(ops) / ctx.hbm_bytes_per_s;
+  out.memory_backward_s = backward_bytes(ops) / ctx.hbm_bytes_per_s;
+  out.activations =
+      layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
+                        {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp, ctx.fp8,
+                         ctx.options->memory.fp8_saves_quantized_inputs, key.etp});
+  return out;
+}
+
+LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                     const LayerGroups& groups, const LayerCompute& compute) {
+  const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
+  GemmTimes g;
+  g.forward = compute.gemm_forward_s;
+  g.input_grad = compute.gemm_input_grad_s;
+  g.weight_grad = compute.gemm_weight_grad_s;
+  const AttentionTimes attn{compute.attention_forward_s, compute.attention_backward_s};
   LayerCost c;
   c.attention_forward_s = attn.forward;
-  c.forward_s = g.forward + attn.forward + forward_bytes(ops) / ctx.hbm_bytes_per_s;
+  c.forward_s = g.forward + attn.forward + compute.memory_forward_s;
   c.backward_weight_s = g.weight_grad;
-  c.backward_s =
-      g.input_grad + g.weight_grad + attn.backward + backward_bytes(ops) / ctx.hbm_bytes_per_s;
+  c.backward_s = g.input_grad + g.weight_grad + attn.backward + compute.memory_backward_s;
   add_communication(c, ctx, key, moe_layer, tokens, g, attn, groups);
-  c.activations = layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
-                                    {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp, ctx.fp8,
-                                     ctx.options->memory.fp8_saves_quantized_inputs, key.etp});
+  c.activations = compute.activations;
   return c;
+}
+
+LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                     const LayerGroups& groups) {
+  return layer_cost(ctx, key, moe_layer, groups, layer_compute(ctx, key, moe_layer));
 }
 
 HeadCost lm_head_cost(const LayerCostContext& ctx, const LayerCostKey& key) {

@@ -57,6 +57,22 @@ struct LayerCostContext {
   int64_t seq_len = 0;
 };
 
+// A layer's compute for one micro-batch (GEMMs, core attention, memory-bound ops) and its stored
+// activations: everything but communication. It depends on the key's tp, etp, cp, cp_a2a, ep, mbs
+// and sp alone (not where groups sit, the CP exchange, the overlaps or the dispatcher), so a
+// search computes it once for the many layouts that differ only in those.
+struct LayerCompute {
+  double gemm_forward_s = 0, gemm_input_grad_s = 0, gemm_weight_grad_s = 0;
+  double attention_forward_s = 0, attention_backward_s = 0;
+  double memory_forward_s = 0, memory_backward_s = 0;  // memory-bound ops
+  LayerActivations activations;
+};
+LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer);
+
+// The layer's cost: `compute` (layer_compute of the same key) plus its exposed communication.
+LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                     const LayerGroups& groups, const LayerCompute& compute);
+// The same, computing the compute.
 LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
                      const LayerGroups& groups);
 

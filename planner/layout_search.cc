@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <limits>
 #include <numeric>
 #include <span>
@@ -382,10 +383,10 @@ void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, Tal
     }
     const std::span<const size_t> group(with_cp.data() + start, end - start);
     for (size_t i : group) {
-      const CostModel::LayerPair& mine = model.layer_costs(items[i].base);  // map: stable
+      const CostModel::LayerPair mine = model.layer_costs(items[i].base);
       for (size_t j : group) {
         if (j == i || dropped[j]) continue;
-        const CostModel::LayerPair& other = model.layer_costs(items[j].base);
+        const CostModel::LayerPair other = model.layer_costs(items[j].base);
         const bool beaten = no_slower(other.dense, mine.dense) && no_slower(other.moe, mine.moe);
         const bool tied =
             beaten && no_slower(mine.dense, other.dense) && no_slower(mine.moe, other.moe);
@@ -569,7 +570,8 @@ bool uniform_groups_help(CostModel& model, Layout& layout, StageMemory& peak, in
 
 // A search thread: its own cost model (the caches are per instance), timing buffers and results.
 struct SearchThread {
-  CostModel model;
+  CostModel* model;  // the search's first model for thread 0 (its caches warm), else `own`
+  std::optional<CostModel> own;
   CostModel::PipelineTiming timing;
   ThreadResult out;
 };
@@ -603,7 +605,7 @@ void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef sha
     return;
   }
   if (floor.timed_layers != rl) {
-    t.model.time_pipeline(layout, shape, t.timing);
+    t.model->time_pipeline(layout, shape, t.timing);
     floor.timed_layers = rl;
   }
   const double bound = entry_bound(t.out.best, k);
@@ -615,7 +617,7 @@ void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef sha
     ++t.out.pruned;
     return;
   }
-  const double step_s = t.model.finish_step(layout, shape, t.timing);
+  const double step_s = t.model->finish_step(layout, shape, t.timing);
   keep_best(t.out.best, Ranked{step_s, order, layout}, k);
 }
 
@@ -625,7 +627,7 @@ void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef sha
 void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef shape,
                         StageMemory peak, int64_t& order, bool allow_offload,
                         const SearchOptions& options, FloorState& floor) {
-  CostModel& model = t.model;
+  CostModel& model = *t.model;
   ThreadResult& out = t.out;
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
   double bytes = peak.total_bytes();
@@ -664,7 +666,7 @@ bool ep_overlap_for(const CostModel& model, const Layout& base, Schedule schedul
 void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
                      const std::array<bool, 4>& zeros, int64_t& order, const SearchOptions& options,
                      bool allow_offload, FloorState& floor) {
-  CostModel& model = t.model;
+  CostModel& model = *t.model;
   ThreadResult& out = t.out;
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
   const Offload offload = layout.offload;
@@ -706,7 +708,7 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
 
 void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
               const SearchOptions& options, bool allow_offload) {
-  CostModel& model = t.model;
+  CostModel& model = *t.model;
   model.forget_shapes();
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
@@ -811,10 +813,10 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
                         prototype.options());
   Tally rejected, skipped;
   std::vector<WorkItem> items = enumerator.work_items(rejected, skipped);
-  {
-    CostModel model(prototype);
-    drop_dominated_cp_kinds(model, items, skipped);
-  }
+  // The dominance check's model serves the first search thread: the layer costs it computed
+  // are not computed (nor held) twice.
+  CostModel first(prototype);
+  drop_dominated_cp_kinds(first, items, skipped);
   rejected.add_to(result.rejected);
   skipped.add_to(result.skipped);
   if (const int64_t n = count_items(prototype, items, options.fix); n > options.max_layouts) {
@@ -826,8 +828,11 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
     base_order[i] = base_order[i - 1] + item_span(prototype, items[i - 1].base);
   auto run_all = [&](bool allow_offload) {
     const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
-    std::vector<SearchThread> per_thread(static_cast<size_t>(threads),
-                                         SearchThread{CostModel(prototype), {}, {}});
+    std::deque<SearchThread> per_thread;  // a deque: each `own` stays where `model` points
+    for (int i = 0; i < threads; ++i) {
+      SearchThread& t = per_thread.emplace_back(SearchThread{&first, std::nullopt, {}, {}});
+      if (i > 0) t.model = &t.own.emplace(prototype);
+    }
     std::atomic<size_t> next{0};
     std::atomic<int64_t> done{0};
     auto worker = [&](SearchThread& t) {

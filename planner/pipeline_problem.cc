@@ -13,7 +13,7 @@ namespace meshplan {
 sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
   const Shape& shape = shape_of(l);
   // The compute of every chunk at the slowest GPU's pace, as stage_timing prices it.
-  LayerPair c = *shape.costs;
+  LayerPair c = shape.costs;
   const double slow = compute_slowdown(l.gpus());
   for (LayerCost* layer : {&c.dense, &c.moe}) {
     layer->forward_s *= slow;
