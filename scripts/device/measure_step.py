@@ -2,6 +2,12 @@
 """Times one training micro-batch (forward + backward, no optimizer) of a Llama-shaped model on
 one GPU and splits the GPU's time by kernel class, to check the cost model's compute term.
 
+MoE models (a `moe:` section) run their MoE layers as the PyTorch-native stacks do (torchtitan's
+GroupedExperts): a router GEMM over all experts, fp32 softmax and top-k, the routed copies
+sorted by expert (a gather), the experts as two torch._grouped_mm calls (gate and up fused, then
+down) over the counts the router gave, weighted and summed back into place (index_add), plus
+shared experts as a dense MLP. All experts are local (one GPU, ep = 1).
+
 The model is written out in plain PyTorch with the kernels the frameworks use: cuBLASLt GEMMs
 (nn.Linear), fused attention through SDPA (cuDNN backend; GQA natively where the backend takes
 it), RMSNorm (nn.RMSNorm), SwiGLU, rotary embedding as two multiplies and a rotation, residual
@@ -33,13 +39,57 @@ def norm(kind, hidden):
     return nn.LayerNorm(hidden, eps=1e-5) if kind == "layernorm" else nn.RMSNorm(hidden, eps=1e-5)
 
 
+class Experts(nn.Module):
+    """Routed experts (and shared ones) of an MoE layer, grouped-GEMM style (SwiGLU experts)."""
+
+    def __init__(self, hidden, experts, top_k, ffn, shared):
+        super().__init__()
+        self.experts, self.top_k = experts, top_k
+        self.router = nn.Linear(hidden, experts, bias=False)
+        # Stored (experts, out, in) as nn.Linear stores each; the grouped kernel takes the
+        # transposed (experts, in, out) view (torchtitan's layout).
+        self.w_up = nn.Parameter(torch.randn(experts, 2 * ffn, hidden) * hidden ** -0.5)
+        self.w_down = nn.Parameter(torch.randn(experts, hidden, ffn) * ffn ** -0.5)
+        self.shared = None
+        if shared:
+            self.shared_up = nn.Linear(hidden, 2 * ffn * shared, bias=False)
+            self.shared_down = nn.Linear(ffn * shared, hidden, bias=False)
+            self.shared = True
+
+    def forward(self, x):
+        shape = x.shape
+        xs = x.reshape(-1, shape[-1])
+        probs = self.router(xs).float().softmax(dim=-1)
+        weights, chosen = probs.topk(self.top_k, dim=-1)
+        weights = (weights / weights.sum(dim=-1, keepdim=True)).to(x.dtype)
+        flat = chosen.reshape(-1)
+        order = flat.argsort(stable=True)
+        offs = torch.bincount(flat, minlength=self.experts).cumsum(0).to(torch.int32)
+        token = order // self.top_k
+        up = torch._grouped_mm(xs[token], self.w_up.transpose(-2, -1), offs=offs)
+        a, g = up.chunk(2, dim=-1)
+        out = torch._grouped_mm(F.silu(a) * g, self.w_down.transpose(-2, -1), offs=offs)
+        out = out * weights.reshape(-1)[order].unsqueeze(-1)
+        y = torch.zeros_like(xs).index_add_(0, token, out)
+        if self.shared:
+            a, g = self.shared_up(xs).chunk(2, dim=-1)
+            y = y + self.shared_down(F.silu(a) * g)
+        return y.view(shape)
+
+
 class Block(nn.Module):
-    def __init__(self, hidden, heads, kv_heads, head_dim, ffn, mlp="swiglu", norm_kind="rmsnorm"):
+    def __init__(self, hidden, heads, kv_heads, head_dim, ffn, mlp="swiglu", norm_kind="rmsnorm",
+                 moe=None):
         super().__init__()
         self.heads, self.kv_heads, self.head_dim, self.gated = heads, kv_heads, head_dim, mlp == "swiglu"
         self.norm1, self.norm2 = norm(norm_kind, hidden), norm(norm_kind, hidden)
         self.qkv = nn.Linear(hidden, (heads + 2 * kv_heads) * head_dim, bias=False)
         self.proj = nn.Linear(heads * head_dim, hidden, bias=False)
+        self.moe = None
+        if moe:
+            self.moe = Experts(hidden, moe["experts"], moe["top_k"], moe["expert_ffn_hidden"],
+                               moe.get("shared_experts", 0))
+            return
         self.up = nn.Linear(hidden, (2 if self.gated else 1) * ffn, bias=False)
         self.down = nn.Linear(ffn, hidden, bias=False)
 
@@ -54,6 +104,8 @@ class Block(nn.Module):
         q, k = rope(q, cos, sin), rope(k, cos, sin)
         o = attention(q, k, v)
         x = x + self.proj(o.transpose(1, 2).reshape(b, t, -1))
+        if self.moe is not None:
+            return x + self.moe(self.norm2(x))
         y = self.up(self.norm2(x))
         if self.gated:
             a, g = y.chunk(2, dim=-1)
@@ -91,10 +143,15 @@ class Model(nn.Module):
         self.vocab = cfg["vocab"] // tp
         self.embed = nn.Embedding(self.vocab, h)
         kv = cfg.get("kv_heads", cfg["heads"])
+        moe = cfg.get("moe")
+        if moe and tp > 1:
+            raise ValueError("MoE layers are measured at tp = 1 only")
+        dense = moe.get("first_dense_layers", 0) if moe else layers
         self.blocks = nn.ModuleList(
             Block(h, cfg["heads"] // tp, max(1, kv // tp), hd, cfg["ffn_hidden"] // tp,
-                  cfg.get("mlp", "swiglu"), cfg.get("norm", "rmsnorm"))
-            for _ in range(layers))
+                  cfg.get("mlp", "swiglu"), cfg.get("norm", "rmsnorm"),
+                  moe if i >= dense else None)
+            for i in range(layers))
         self.norm = norm(cfg.get("norm", "rmsnorm"), h)
         self.head = nn.Linear(h, self.vocab, bias=False)
         self.head_dim, self.theta = hd, float(cfg.get("rope_theta", 10000))
@@ -123,7 +180,8 @@ def kernel_class(name):
 
 def run(cfg, layers, tp, seq, mbs, compiled, warmup, iters):
     torch.manual_seed(0)
-    model = Model(cfg, layers, tp).cuda().to(torch.bfloat16)
+    with torch.device("cuda"):  # initialised on the GPU: MoE experts are billions of weights
+        model = Model(cfg, layers, tp).to(torch.bfloat16)
     if compiled:
         for i, blk in enumerate(model.blocks):
             model.blocks[i] = torch.compile(blk)
