@@ -106,6 +106,13 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
   return out;
 }
 
+bool attention_core_stores_activations(const ModelSpec& m, bool fp8, bool fp8_quantized_inputs) {
+  ActivationShape unit;
+  unit.seq_len = 1;
+  unit.fp8 = fp8, unit.fp8_quantized_inputs = fp8_quantized_inputs;
+  return layer_activations(m, 0, unit).attention_scores > 0;
+}
+
 double logits_bytes(const ModelSpec& m, const ActivationShape& a) {
   double tokens = static_cast<double>(a.seq_len / a.cp * a.micro_batch);
   return 6.0 * tokens * static_cast<double>(m.vocab) / static_cast<double>(a.tp);

@@ -30,6 +30,12 @@ struct ActivationShape {
 
 ActivationShape activation_shape(const Layout& l, int64_t seq_len);
 
+// Whether recomputing the attention core (selective recompute) drops any stored activation:
+// standard attention's scores, or under FP8 with quantized inputs flash attention's BF16 output
+// (LayerActivations::attention_scores). With flash attention in BF16 the core stores only its
+// softmax statistics, which recomputing it does not drop: selective then saves nothing.
+bool attention_core_stores_activations(const ModelSpec& m, bool fp8, bool fp8_quantized_inputs);
+
 // Bytes one GPU keeps from the forward to the backward pass of one layer, for one micro-batch.
 struct LayerActivations {
   // What recomputing the attention core drops (selective recompute): the softmax output, its

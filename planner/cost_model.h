@@ -165,6 +165,12 @@ class CostModel {
   const TrainingSpec& training() const { return training_; }
   const CostOptions& options() const { return options_; }
   const CollectiveModel& collectives() const { return collectives_; }
+  // Whether recompute=selective drops any stored activation for this model and precision
+  // (attention_core_stores_activations).
+  bool selective_recompute_saves() const {
+    return attention_core_stores_activations(model_, context_.fp8,
+                                             options_.memory.fp8_saves_quantized_inputs);
+  }
   const GemmModel& gemm() const { return gemm_; }
   const CalibrationProfile& profile() const { return profile_; }
   const ResolvedCalibration& calibration() const { return calibration_; }

@@ -471,12 +471,19 @@ struct RecomputeChoice {
 // --recompute-num-layers counts layers per virtual stage), and never beside selective, which no
 // framework combines with a count. A count --fix pins is offered with none and selective alike.
 // One list for the search and for its size count.
-std::vector<RecomputeChoice> recompute_choices(const CostOptions& o, const LayoutFix& fix,
-                                               int64_t stage_layers, int64_t vpp) {
+// Selective recompute is left out unless pinned where it drops nothing (attention_core_stores_
+// activations false: flash attention in BF16): its memory is recompute=none's and its time more.
+std::vector<RecomputeChoice> recompute_choices(const CostModel& model, const LayoutFix& fix,
+                                               int64_t stage_layers, int64_t vpp,
+                                               bool keep_selective = false) {
+  const CostOptions& o = model.options();
   std::vector<RecomputeChoice> out;
   for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
     if (!allowed(fix.recompute, rc)) continue;
     if (rc == Recompute::selective && !o.partial_recompute) continue;
+    if (rc == Recompute::selective && !fix.recompute && !keep_selective &&
+        !model.selective_recompute_saves())
+      continue;
     RecomputeChoice choice{rc};
     if (rc != Recompute::full && o.partial_recompute && fix.recompute_layers) {
       choice.max_layers = stage_layers;
@@ -712,7 +719,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
   model.forget_shapes();
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
-  const auto choices = recompute_choices(model.options(), options.fix, stage_layers, item.base.vpp);
+  const auto choices = recompute_choices(model, options.fix, stage_layers, item.base.vpp);
   const auto schedules =
       schedules_for(item.base, options.fix, model.options().pipeline_schedules, model.training());
   for (int64_t shard : shard_choices(model, item.base, options.fix)) {
@@ -756,13 +763,13 @@ int64_t item_span(const CostModel& model, const Layout& base) {
 // The layouts run_item generates for `items`, retries aside: schedules × recompute choices ×
 // ZeRO stages (summed over the shard groups) per item.
 int64_t count_items(const CostModel& model, const std::vector<WorkItem>& items,
-                    const LayoutFix& fix) {
+                    const LayoutFix& fix, bool keep_selective = false) {
   int64_t total = 0;
   for (const WorkItem& item : items) {
     const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
     int64_t per_schedule = 0;
     for (const auto& [rc, max_layers, step] :
-         recompute_choices(model.options(), fix, stage_layers, item.base.vpp)) {
+         recompute_choices(model, fix, stage_layers, item.base.vpp, keep_selective)) {
       per_schedule += fix.recompute_layers ? (*fix.recompute_layers <= max_layers &&
                                               *fix.recompute_layers % step == 0)
                                            : max_layers / step + 1;
@@ -819,6 +826,12 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   drop_dominated_cp_kinds(first, items, skipped);
   rejected.add_to(result.rejected);
   skipped.add_to(result.skipped);
+  if (!prototype.selective_recompute_saves()) {
+    const int64_t useless = count_items(prototype, items, options.fix, /*keep_selective=*/true) -
+                            count_items(prototype, items, options.fix);
+    if (useless > 0)
+      result.skipped["recompute=selective with nothing to drop (flash attention)"] += useless;
+  }
   if (const int64_t n = count_items(prototype, items, options.fix); n > options.max_layouts) {
     result.refused = n;
     return result;

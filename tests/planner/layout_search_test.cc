@@ -87,13 +87,36 @@ TEST_CASE("--fix pins fields: every ranked layout has them") {
 TEST_CASE("exhaustive count on a tiny case: 1 GPU, 2 layers, batch 1") {
   // tp = pp = cp = dp = ep = mbs = 1 → one shape; pp = 1 → one schedule; recompute none with
   // 0..2 full layers (the block method: 3), selective (1) and full (1) = 5; ZeRO 0..3 → 20
-  // layouts.
+  // layouts. Standard attention: its scores are what selective recompute drops.
   ModelSpec m = gpt_like(2, 256, 4, 1000, 128);
+  m.attention = AttentionKind::standard;
   ClusterSpec c = one_gpu_cluster();
   CostModel model(m, c, CalibrationProfile{}, {128, 1, Precision::bf16});
   SearchResult r = search_layouts(model, 1, SearchOptions{});
   CHECK(r.evaluated == 20);
   CHECK(r.feasible == 20);
+}
+
+TEST_CASE("with flash attention in BF16 selective recompute drops nothing: not searched, counted") {
+  // The tiny case above with flash attention: the 4 selective layouts (one per ZeRO stage)
+  // would hold what recompute=none holds and take longer.
+  ModelSpec m = gpt_like(2, 256, 4, 1000, 128);
+  REQUIRE(m.attention == AttentionKind::flash);
+  ClusterSpec c = one_gpu_cluster();
+  CostModel model(m, c, CalibrationProfile{}, {128, 1, Precision::bf16});
+  CHECK(!model.selective_recompute_saves());
+  SearchResult r = search_layouts(model, 1, SearchOptions{});
+  CHECK(r.evaluated == 16);
+  CHECK(r.skipped.at("recompute=selective with nothing to drop (flash attention)") == 4);
+  for (const Estimate& e : r.ranked) CHECK(e.layout.recompute != Recompute::selective);
+  // Pinned, it is searched.
+  SearchOptions pinned;
+  pinned.fix = parse_layout_fix("recompute=selective").value();
+  CHECK(search_layouts(model, 1, pinned).evaluated == 4);
+  // Under FP8 with quantized inputs the core's BF16 output is stored beside its FP8 cast, and
+  // selective recompute drops it (planner/activation_memory.cc).
+  CostModel fp8(m, c, CalibrationProfile{}, {128, 1, Precision::fp8});
+  CHECK(fp8.selective_recompute_saves());
 }
 
 TEST_CASE("a framework without partial recomputation is searched with recompute none or full") {
@@ -491,8 +514,9 @@ TEST_CASE("when the launcher refuses every layout that fits, the reason says so"
 TEST_CASE(
     "recompute counts: block counts in multiples of vpp, none beside selective unless pinned") {
   // 8 layers on pp = 2 (4 per stage), vpp = 2: recompute none with 0, 2 or 4 full layers,
-  // selective, full.
-  const ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
+  // selective, full. Standard attention, whose scores selective recompute drops.
+  ModelSpec m = gpt_like(8, 256, 4, 1000, 128);
+  m.attention = AttentionKind::standard;
   const ClusterSpec c = two_level_cluster(1);
   const TrainingSpec t{128, 16, Precision::bf16};
   CostModel model(m, c, CalibrationProfile{}, t);
