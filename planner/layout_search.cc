@@ -367,7 +367,8 @@ std::array<int64_t, 13> without_cp_variant(const Layout& l) {
 // unchanged and step time grows with each term, so the dropped layouts never rank above the
 // kept ones. Counted in `skipped` under "cp_kind no faster than another".
 void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, Tally& skipped) {
-  // The items with CP, grouped by shape, each group in enumeration order.
+  // The items with CP, grouped by shape, each group in enumeration order (keys computed in the
+  // comparison: a copy of them would outweigh the items).
   std::vector<size_t> with_cp;
   for (size_t i = 0; i < items.size(); ++i)
     if (items[i].base.cp > 1) with_cp.push_back(i);
@@ -375,23 +376,27 @@ void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, Tal
     return without_cp_variant(items[a].base) < without_cp_variant(items[b].base);
   });
   std::vector<bool> dropped(items.size(), false);
+  std::vector<size_t> group;                // one shape's items, in index order
+  std::vector<CostModel::LayerPair> costs;  // theirs, in the same order
   for (size_t start = 0, end = 0; start < with_cp.size(); start = end) {
+    const std::array<int64_t, 13> key = without_cp_variant(items[with_cp[start]].base);
     for (end = start + 1;
-         end < with_cp.size() && without_cp_variant(items[with_cp[end]].base) ==
-                                     without_cp_variant(items[with_cp[start]].base);
-         ++end) {
+         end < with_cp.size() && without_cp_variant(items[with_cp[end]].base) == key; ++end) {
     }
-    const std::span<const size_t> group(with_cp.data() + start, end - start);
-    for (size_t i : group) {
-      const CostModel::LayerPair mine = model.layer_costs(items[i].base);
-      for (size_t j : group) {
-        if (j == i || dropped[j]) continue;
-        const CostModel::LayerPair other = model.layer_costs(items[j].base);
+    group.assign(with_cp.begin() + static_cast<std::ptrdiff_t>(start),
+                 with_cp.begin() + static_cast<std::ptrdiff_t>(end));
+    costs.clear();
+    for (size_t i : group) costs.push_back(model.layer_costs(items[i].base));
+    for (size_t a = 0; a < group.size(); ++a) {
+      const CostModel::LayerPair& mine = costs[a];
+      for (size_t b = 0; b < group.size(); ++b) {
+        if (b == a || dropped[group[b]]) continue;
+        const CostModel::LayerPair& other = costs[b];
         const bool beaten = no_slower(other.dense, mine.dense) && no_slower(other.moe, mine.moe);
         const bool tied =
             beaten && no_slower(mine.dense, other.dense) && no_slower(mine.moe, other.moe);
-        if (beaten && (!tied || j < i)) {
-          dropped[i] = true;
+        if (beaten && (!tied || group[b] < group[a])) {
+          dropped[group[a]] = true;
           ++skipped["cp_kind no faster than another"];
           break;
         }
