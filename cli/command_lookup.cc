@@ -24,20 +24,48 @@ std::string unknown_command_error(const std::string& word,
                      did_you_mean(word, commands));
 }
 
-std::string unexpected_arguments_error(const CLI::App& app) {
-  // The deepest subcommand the words selected ("calibrate import nccl-tests").
-  const CLI::App* command = &app;
-  std::string path = "meshplan";
-  for (auto subs = command->get_subcommands(); !subs.empty(); subs = command->get_subcommands()) {
-    command = subs.front();
-    path += " " + command->get_name();
+namespace {
+
+// The deepest subcommand the words selected ("calibrate import nccl-tests"), its path and where
+// its options are listed.
+struct SelectedCommand {
+  const CLI::App* command = nullptr;
+  std::string path, help;
+};
+
+SelectedCommand selected_command(const CLI::App& app) {
+  SelectedCommand s{&app, "meshplan", ""};
+  for (auto subs = s.command->get_subcommands(); !subs.empty();
+       subs = s.command->get_subcommands()) {
+    s.command = subs.front();
+    s.path += " " + s.command->get_name();
   }
+  s.help = s.path == "meshplan"
+               ? "'meshplan help' lists the commands"
+               : fmt::format("'{}' lists its options", "meshplan help" + s.path.substr(8));
+  return s;
+}
+
+}  // namespace
+
+std::string option_error(const CLI::App& app, const CLI::ParseError& error) {
+  const SelectedCommand s = selected_command(app);
+  const std::string what = error.what();
+  constexpr std::string_view kRequired = " is required";
+  if (what.size() > kRequired.size() && what.ends_with(kRequired) && what.front() == '-')
+    return fmt::format("error: option '{}' is required for '{}'; {}\n",
+                       what.substr(0, what.size() - kRequired.size()), s.path, s.help);
+  return fmt::format("error: {} (in '{}'); {}\n", what, s.path, s.help);
+}
+
+std::string unexpected_arguments_error(const CLI::App& app) {
+  const SelectedCommand s = selected_command(app);
+  const CLI::App* command = s.command;
+  const std::string& path = s.path;
+  const std::string& help = s.help;
   const std::vector<std::string> extras = app.remaining(true);
   auto flag = std::find_if(extras.begin(), extras.end(),
                            [](const std::string& w) { return w.size() > 1 && w[0] == '-'; });
-  const std::string help =
-      path == "meshplan" ? "'meshplan help' lists the commands"
-                         : fmt::format("'{}' lists its options", "meshplan help" + path.substr(8));
   if (flag == extras.end())
     return fmt::format("error: unexpected argument '{}' for '{}'; {}\n",
                        extras.empty() ? std::string() : extras.front(), path, help);

@@ -27,5 +27,9 @@ std::optional<int> handle_first_word(const CLI::App& app, std::vector<std::strin
 // for a stray word "error: unexpected argument 'foo' for 'meshplan memory'; …". `app` is the
 // top-level app after the failed parse (its selected subcommands and remaining words).
 std::string unexpected_arguments_error(const CLI::App& app);
+// Any other refusal of CLI11's (a required option missing, a value out of range or of the wrong
+// type, a file that does not exist) as one line naming the command and where its options are
+// listed, instead of CLI11's text and its "Run with --help" line.
+std::string option_error(const CLI::App& app, const CLI::ParseError& error);
 
 }  // namespace meshplan::cli

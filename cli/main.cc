@@ -57,8 +57,9 @@ int main(int argc, char** argv) {
           std::fputs(meshplan::cli::unexpected_arguments_error(app).c_str(), stderr);
           return 2;
         } catch (const CLI::ParseError& e) {
-          int rc = app.exit(e);
-          return rc == 0 ? 0 : 2;
+          if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+          std::fputs(meshplan::cli::option_error(app, e).c_str(), stderr);
+          return 2;
         }
         return exit_code;
       },
