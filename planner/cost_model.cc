@@ -282,6 +282,7 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
                         l.cp_a2a,
                         l.ep_overlap,
                         l.expert_tp(),
+                        static_cast<int64_t>(l.dispatch),
                         static_cast<int64_t>(l.order[0]),
                         static_cast<int64_t>(l.order[1]),
                         static_cast<int64_t>(l.order[2]),

@@ -246,7 +246,7 @@ class CostModel {
   int64_t best_uniform_group(const Layout& l, const Shape& shape) const;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
-  using ShapeKey = std::array<int64_t, 19>;
+  using ShapeKey = std::array<int64_t, 20>;
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
   double mirror_sync_s(const Layout& l, int64_t stage, const StageParams& params) const;

@@ -221,6 +221,14 @@ class Enumerator {
                       fix.ep_overlap.value_or(framework_.ep_comm_overlap && (pp == 1 || vpp > 1));
                   layout.uneven = deficit > 0;
                   layout.order = order;
+                  // Fields never searched take what --fix pins, on every candidate that can
+                  // carry it.
+                  layout.dispatch = fix.dispatch.value_or(Dispatch::alltoall);
+                  layout.act_offload = fix.act_offload.value_or(0);
+                  if (!holds(dispatch_needs_ep(layout, model_), "dispatch_needs_ep", skipped) ||
+                      !holds(act_offload_within_stage(layout, model_), "act_offload_within_stage",
+                             skipped))
+                    continue;
                   items.push_back({layout});
                 }
               }

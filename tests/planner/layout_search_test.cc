@@ -550,3 +550,19 @@ TEST_CASE(
   for (const Estimate& e : search_layouts(tt, c.gpus(), o).ranked)
     CHECK(e.layout.recompute_layers == 0);
 }
+
+TEST_CASE("fields never searched take the value --fix pins on every candidate that can carry it") {
+  ModelSpec m = shipped_model("mixtral-8x7b");
+  TrainingSpec t{4096, 64, Precision::bf16};
+  SearchResult r =
+      framework_search(m, two_level_cluster(4), t, "megatron-core",
+                       "tp=1,pp=1,mbs=1,zero=1,dispatch=allgather,act_offload=1", 1000);
+  REQUIRE(!r.ranked.empty());
+  for (const Estimate& e : r.ranked) {
+    CHECK(e.layout.dispatch == Dispatch::allgather);
+    CHECK(e.layout.act_offload == 1);
+    CHECK(e.layout.ep > 1);
+  }
+  // Candidates without expert parallelism cannot dispatch: skipped and counted.
+  CHECK(r.skipped.at("dispatch_needs_ep") > 0);
+}
