@@ -9,6 +9,7 @@
 #include "core/cluster_spec.h"
 #include "core/model_spec.h"
 #include "core/pipeline_placement.h"
+#include "core/recompute_modules.h"
 #include "core/result.h"
 #include "core/schedule.h"
 
@@ -52,6 +53,8 @@ struct Layout {
   int64_t mbs = 1;  // micro-batch size, sequences
   int64_t vpp = 1;  // virtual pipeline stages (model chunks) per rank
   Recompute recompute = Recompute::none;
+  // What recompute=selective rebuilds (Megatron-Core --recompute-modules; default core_attn).
+  RecomputeModules recompute_modules = kDefaultRecomputeModules;
   int64_t recompute_layers = 0;  // layers per stage fully recomputed; the rest follow recompute
   bool sp = true;                // sequence parallel (only meaningful with tp > 1)
   Schedule schedule = Schedule::one_f_one_b;

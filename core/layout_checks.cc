@@ -85,6 +85,21 @@ bool interleaving_fills_pipeline(const Layout& layout, const TrainingSpec& train
   return (training.global_batch / per_step) % layout.pp == 0;
 }
 
+bool recompute_modules_need_selective(const Layout& layout) {
+  return layout.recompute_modules == kDefaultRecomputeModules ||
+         layout.recompute == Recompute::selective;
+}
+
+bool recompute_modules_fit_model(const Layout& layout, const ModelSpec& model) {
+  const RecomputeModules m = layout.recompute_modules;
+  const bool experts = model.moe.has_value();
+  return (!has(m, RecomputeModule::mla_up_proj) || model.mla.has_value()) &&
+         (!has(m, RecomputeModule::moe_act) || experts) &&
+         (!has(m, RecomputeModule::moe) || experts) &&
+         (!has(m, RecomputeModule::shared_experts) || (experts && model.moe->shared_experts > 0)) &&
+         (!has(m, RecomputeModule::mlp) || model.dense_layers() > 0);
+}
+
 bool offload_needs_zero(const Layout& layout) {
   return layout.offload == Offload::none || layout.zero >= 1;
 }
@@ -278,6 +293,12 @@ void check_pipeline(Checker& checker, const Layout& layout, const ModelSpec& mod
                   "needs zero ≥ 1 (the optimizer states offloaded are the ZeRO-sharded ones)");
   checker.require(act_offload_within_stage(layout, model), "act_offload", layout.act_offload,
                   fmt::format("must not exceed the layers per stage ({})", stage_layers));
+  checker.require(recompute_modules_need_selective(layout), "recompute_modules",
+                  to_string(layout.recompute_modules), "needs recompute=selective");
+  checker.require(recompute_modules_fit_model(layout, model), "recompute_modules",
+                  to_string(layout.recompute_modules),
+                  "names a module the model does not have (mla_up_proj needs MLA; moe_act and moe "
+                  "routed experts; shared_experts shared experts; mlp a dense layer)");
   checker.require(layout.recompute_layers <= stage_layers, "recompute_layers",
                   layout.recompute_layers,
                   fmt::format("must not exceed the layers per stage ({})", stage_layers));

@@ -92,7 +92,7 @@ std::string print_int(const Layout& layout) {
 
 }  // namespace
 
-const std::array<LayoutField, 23> kLayoutFields = {{
+const std::array<LayoutField, 24> kLayoutFields = {{
     {"dp", "data-parallel degree; 0 (the default) fills the GPUs left after tp·pp·cp",
      FieldSearch::searched, 2, parse_int<&Layout::dp, 0, kMaxDegree>, print_int<&Layout::dp>,
      nullptr, [](const Layout& parsed, LayoutFix& fix) { fix.dp = parsed.dp; }},
@@ -177,6 +177,23 @@ const std::array<LayoutField, 23> kLayoutFields = {{
      },
      [](const Layout& layout) { return std::string(to_string(layout.recompute)); }, nullptr,
      [](const Layout& parsed, LayoutFix& fix) { fix.recompute = parsed.recompute; }},
+    {"recompute_modules",
+     "with recompute=selective: the modules rebuilt in the backward, joined by '+', as "
+     "Megatron-Core names them: core_attn (the default), layernorm, mla_up_proj, mlp, moe_act, "
+     "moe, "
+     "shared_experts (never searched)",
+     FieldSearch::pinned_only, 23,
+     [](const std::string& value, Layout& layout) -> std::string {
+       const std::optional<RecomputeModules> set = parse_recompute_modules(value);
+       if (!set || *set == 0)
+         return fmt::format("must be one or more of {} joined by '+', each once",
+                            fmt::join(recompute_module_names(), "|"));
+       layout.recompute_modules = *set;
+       return "";
+     },
+     [](const Layout& layout) { return to_string(layout.recompute_modules); }, nullptr,
+     [](const Layout& parsed, LayoutFix& fix) { fix.recompute_modules = parsed.recompute_modules; },
+     [](const Layout& layout) { return layout.recompute_modules == kDefaultRecomputeModules; }},
     {"recompute_layers",
      "with recompute none or selective: layers per stage fully recomputed, the rest follow "
      "recompute (Megatron's block method); with recompute=full: N > 1 keeps only every N-th "

@@ -20,6 +20,7 @@ struct LayoutFix {
   std::optional<int64_t> dp, tp, pp, cp, ep, mbs, vpp, recompute_layers;
   std::optional<int> zero;
   std::optional<Recompute> recompute;
+  std::optional<RecomputeModules> recompute_modules;
   std::optional<Schedule> schedule;
   std::optional<bool> sp;
   std::optional<std::array<Dim, 4>> order;
@@ -69,7 +70,7 @@ struct LayoutField {
 };
 
 // Every layout field, in the order the keys are documented (and suggested for typos).
-extern const std::array<LayoutField, 23> kLayoutFields;
+extern const std::array<LayoutField, 24> kLayoutFields;
 
 // The entry for `key`, or null.
 const LayoutField* find_layout_field(std::string_view key);

@@ -62,6 +62,11 @@ bool sp_splits_sequence(const Layout& layout, const TrainingSpec& training);
 bool cp_kind_needs_cp(const Layout& layout);
 bool cp_a2a_splits_cp(const Layout& layout);
 bool cp_a2a_splits_heads(const Layout& layout, const ModelSpec& model);
+// Selective recompute's modules (Layout::recompute_modules): other than the default they need
+// recompute=selective, and each must exist in the model (mla_up_proj: MLA; moe_act and moe:
+// routed experts; shared_experts: shared experts; mlp: a dense MLP layer).
+bool recompute_modules_need_selective(const Layout& layout);
+bool recompute_modules_fit_model(const Layout& layout, const ModelSpec& model);
 // Offloading the optimizer states needs them sharded by a ZeRO stage ≥ 1 (DeepSpeed's
 // offload_optimizer applies to stages 1-3; Megatron-Core offloads its distributed optimizer).
 bool offload_needs_zero(const Layout& layout);

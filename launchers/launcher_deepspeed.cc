@@ -23,6 +23,9 @@ void deepspeed_rules(Refusals& out, const ModelSpec& /*model*/, const TrainingSp
     out.field("ep",
               "expert parallelism is set in model code (deepspeed.moe ep_size), not in the JSON "
               "config");
+  if (layout.recompute_modules != kDefaultRecomputeModules)
+    out.field("recompute_modules",
+              "its activation checkpointing recomputes whole layers; modules are not exported");
   if (layout.folds_experts())
     out.field("etp",
               "DeepSpeed's MoE carves expert groups from the data-parallel ranks only "

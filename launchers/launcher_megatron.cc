@@ -19,6 +19,17 @@ constexpr std::array<Dim, 4> kDefaultOrder = {Dim::tp, Dim::cp, Dim::dp, Dim::pp
 // Megatron-LM's --use-tp-pp-dp-mapping (initialize.py: order tp-cp-ep-pp-dp).
 constexpr std::array<Dim, 4> kTpPpDpOrder = {Dim::tp, Dim::cp, Dim::pp, Dim::dp};
 
+// Megatron-Core's module names of `modules`, joined by `separator` (enum order).
+std::string recompute_modules_words(RecomputeModules modules, const char* separator) {
+  std::string out;
+  for (size_t i = 0; i < kRecomputeModules; ++i) {
+    if (!has(modules, static_cast<RecomputeModule>(i))) continue;
+    if (!out.empty()) out += separator;
+    out += recompute_module_names()[i];
+  }
+  return out;
+}
+
 // What Megatron-core cannot run, whichever front end launches it. `pp_dp_order`: the front end
 // can also order ranks tp-cp-pp-dp.
 void megatron_core_rules(Refusals& out, const Layout& layout, bool pp_dp_order, bool megatron_lm) {
@@ -306,6 +317,8 @@ std::string render_megatron(const ModelSpec& model, const TrainingSpec& training
   megatron_pipeline_args(model, layout, args);
   RecomputeArgs r = recompute_args(layout);
   if (!r.granularity.empty()) args.arg("--recompute-granularity", r.granularity);
+  if (layout.recompute_modules != kDefaultRecomputeModules)
+    args.arg("--recompute-modules", recompute_modules_words(layout.recompute_modules, " "));
   if (!r.method.empty()) args.arg("--recompute-method", r.method);
   if (r.layers > 0) args.arg("--recompute-num-layers", r.layers);
   args.arg("--micro-batch-size", layout.mbs);
@@ -409,6 +422,9 @@ std::string render_nemo(const ModelSpec& model, const TrainingSpec& training,
                      r.granularity.empty() ? "null" : r.granularity);
   out += fmt::format("  activations_checkpoint_method: {}\n", r.method.empty() ? "null" : r.method);
   out += fmt::format("  activations_checkpoint_num_layers: {}\n", null_or(r.layers));
+  if (layout.recompute_modules != kDefaultRecomputeModules)
+    out += nemo_added_key("recompute_modules",
+                          "[" + recompute_modules_words(layout.recompute_modules, ",") + "]");
   out += fmt::format("  encoder_seq_length: {}\n  num_layers: {}\n  hidden_size: {}\n",
                      training.seq_len, model.layers, model.hidden);
   out += fmt::format("  ffn_hidden_size: {}\n  num_attention_heads: {}\n  num_query_groups: {}\n",
@@ -503,6 +519,14 @@ void nemo2_model_config(const ModelSpec& model, const TrainingSpec& training, co
         rc.granularity.empty() ? std::string("None") : "\"" + rc.granularity + "\"");
   r.set(c + "recompute_method", rc.method.empty() ? std::string("None") : "\"" + rc.method + "\"");
   r.set(c + "recompute_num_layers", rc.layers > 0 ? std::to_string(rc.layers) : "None");
+  if (layout.recompute_modules != kDefaultRecomputeModules) {
+    std::string list;
+    for (size_t i = 0; i < kRecomputeModules; ++i) {
+      if (!has(layout.recompute_modules, static_cast<RecomputeModule>(i))) continue;
+      list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", recompute_module_names()[i]);
+    }
+    r.set(c + "recompute_modules", "[" + list + "]");
+  }
   if (layout.cp > 1 && layout.cp_kind != CpKind::ring)
     r.text(c + "cp_comm_type", megatron_cp_comm_type(layout.cp_kind));
   if (layout.cp > 1 && layout.cp_kind == CpKind::hybrid)

@@ -65,6 +65,10 @@ void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec&
               fmt::format("with etp=1 torchtitan's expert parallelism borrows all of cp and tp, "
                           "so ep must be a multiple of cp·tp ({}) (parallel_dims.py)",
                           layout.cp * layout.tp));
+  if (layout.recompute_modules != kDefaultRecomputeModules)
+    out.field("recompute_modules",
+              "its selective activation checkpointing picks ops by a fixed policy "
+              "(selective_ac_option), not modules; leave recompute_modules at core_attn");
   if (layout.zero == 1)
     out.field("zero",
               "FSDP2 shards parameters and gradients with the optimizer states; use zero=0 "

@@ -63,6 +63,11 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
   // Attention block: norm input, QKV input, Q, K, V, out-projection input, dropout mask.
   double attn = (kAct + lin) * tokens * h * rep + kAct * tokens * (w.q + w.k + w.v) +
                 lin * tokens * w.attn_out;
+  auto module = [&](RecomputeModule which) -> double& {
+    return out.module_bytes[static_cast<size_t>(which)];
+  };
+  module(RecomputeModule::layernorm) = 2 * lin * tokens * h * rep;  // both norms' outputs
+  if (m.mla) module(RecomputeModule::mla_up_proj) = kAct * tokens * (w.q + w.k + w.v);
   // Flash attention saves its BF16 output for its own backward (FusedAttnFunc.forward saves
   // q, k, v, out: transformer_engine/pytorch/attention/dot_product_attention/backends.py). In
   // BF16 the out-projection's saved input is that same tensor; under FP8 it keeps its own FP8
@@ -84,11 +89,15 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
     out.attention_scores = kAct * scores + (m.dropout ? (kMask + kAct) * scores : 0);
   }
   out.attention_other = attn;
+  module(RecomputeModule::core_attn) = out.attention_scores;
 
   // MLP block: norm input, MLP input, intermediates, dropout mask.
   double mlp = (kAct + lin) * tokens * h * rep + (m.dropout ? kMask * tokens * h * rep : 0);
   if (!m.is_moe_layer(layer)) {
-    mlp += ffn_intermediates(m, tokens, static_cast<double>(m.ffn_hidden), t, lin);
+    const double intermediates =
+        ffn_intermediates(m, tokens, static_cast<double>(m.ffn_hidden), t, lin);
+    mlp += intermediates;
+    module(RecomputeModule::mlp) = intermediates;
   } else {
     const MoeSpec& e = *m.moe;
     const double fe = static_cast<double>(e.expert_ffn_hidden);
@@ -97,13 +106,36 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
     // tokens when etp = tp, etp/tp of them under SP with etp < tp.
     const double etp = static_cast<double>(a.etp > 0 ? a.etp : a.tp);
     const double routed = tokens * (etp / t) * static_cast<double>(e.top_k) * e.capacity_factor;
-    mlp += 4 * tokens * static_cast<double>(e.experts) * rep;  // fp32 router probabilities
-    mlp += (lin + kAct) * routed * h;                          // dispatched input, expert output
-    mlp += ffn_intermediates(m, routed, fe, etp, lin);
-    mlp += ffn_intermediates(m, tokens, fe * static_cast<double>(e.shared_experts), t, lin);
+    const double routed_bytes = 4 * tokens * static_cast<double>(e.experts) * rep +  // router
+                                (lin + kAct) * routed * h +  // dispatched input, expert output
+                                ffn_intermediates(m, routed, fe, etp, lin);
+    const double shared =
+        ffn_intermediates(m, tokens, fe * static_cast<double>(e.shared_experts), t, lin);
+    mlp += routed_bytes + shared;
+    module(RecomputeModule::moe) = routed_bytes;
+    module(RecomputeModule::moe_act) = lin * routed * fe / etp;  // the down-projections' inputs
+    module(RecomputeModule::shared_experts) = shared;
   }
   out.mlp = mlp;
   return out;
+}
+
+double LayerActivations::dropped(RecomputeModules modules) const {
+  double bytes = 0;
+  for (size_t i = 0; i < kRecomputeModules; ++i) {
+    const auto m = static_cast<RecomputeModule>(i);
+    if (!has(modules, m)) continue;
+    if (m == RecomputeModule::moe_act && has(modules, RecomputeModule::moe)) continue;
+    bytes += module_bytes[i];
+  }
+  return bytes;
+}
+
+double LayerActivations::largest_module(RecomputeModules modules) const {
+  double most = 0;
+  for (size_t i = 0; i < kRecomputeModules; ++i)
+    if (has(modules, static_cast<RecomputeModule>(i))) most = std::max(most, module_bytes[i]);
+  return most;
 }
 
 bool attention_core_stores_activations(const ModelSpec& m, bool fp8, bool fp8_quantized_inputs) {

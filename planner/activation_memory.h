@@ -6,6 +6,7 @@
 // the same code follow SwiGLU, GQA, MLA, MoE, no-dropout and flash attention.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/layout.h"
@@ -45,11 +46,24 @@ struct LayerActivations {
   double attention_other = 0;  // norm/QKV inputs, Q, K, V, softmax statistics, out-proj input
   double mlp = 0;              // norm/MLP inputs, FFN intermediates, dropout mask; MoE experts
   double layer_input = 0;      // the 2·s·b·h input (÷t with SP): what full recompute keeps
+  // What selective recompute of each module drops (Layout::recompute_modules), a part of the
+  // fields above: core_attn the attention_scores; layernorm the two norms' outputs (the QKV and
+  // MLP GEMMs' saved inputs); mla_up_proj MLA's per-head Q, K, V; mlp a dense MLP's
+  // intermediates; moe_act the routed experts' activation outputs (the down-projections' saved
+  // inputs); moe everything routed (router probabilities, dispatched inputs, expert outputs and
+  // intermediates; it includes moe_act's); shared_experts their intermediates.
+  std::array<double, kRecomputeModules> module_bytes{};
+  // Bytes recomputing `modules` drops (moe_act's counted once when moe is there too).
+  double dropped(RecomputeModules modules) const;
+  // The largest one module's: what exists again while it is recomputed in the backward.
+  double largest_module(RecomputeModules modules) const;
   double no_recompute() const { return attention_scores + attention_other + mlp; }
-  double selective() const { return attention_other + mlp; }
-  double stored(Recompute r) const {
+  double selective(RecomputeModules modules = kDefaultRecomputeModules) const {
+    return no_recompute() - dropped(modules);
+  }
+  double stored(Recompute r, RecomputeModules modules = kDefaultRecomputeModules) const {
     return r == Recompute::full        ? layer_input
-           : r == Recompute::selective ? selective()
+           : r == Recompute::selective ? selective(modules)
                                        : no_recompute();
   }
 };

@@ -66,9 +66,9 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   LayerFlops moe =
       m.moe ? layer_forward_flops(m, m.moe->first_dense_layers, tokens, seq, o.flops) : dense;
   dense_layer_flops_ = dense.total();
-  dense_attention_flops_ = dense.attention_core;
+  dense_flops_ = dense;
   moe_layer_flops_ = moe.total();
-  moe_attention_flops_ = moe.attention_core;
+  moe_flops_ = moe;
   head_flops_ = lm_head_forward_flops(m, tokens);
 }
 
@@ -308,16 +308,20 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
   s.backward_s = nd * c.dense.backward_s + nm * c.moe.backward_s;
   s.backward_weight_s = nd * c.dense.backward_weight_s + nm * c.moe.backward_weight_s;
   s.recompute_s = fd * c.dense.forward_s + fm * c.moe.forward_s;
-  if (l.recompute == Recompute::selective) {
-    s.recompute_s +=
-        (nd - fd) * c.dense.attention_forward_s + (nm - fm) * c.moe.attention_forward_s;
+  // Selectively recomputed layers repeat their modules' forward (and moe its dispatch).
+  const bool selective = l.recompute == Recompute::selective;
+  const double moe_redispatch =
+      selective && has(l.recompute_modules, RecomputeModule::moe) ? nm - fm : 0;
+  if (selective) {
+    s.recompute_s += (nd - fd) * c.dense.selective_forward_s(l.recompute_modules) +
+                     (nm - fm) * c.moe.selective_forward_s(l.recompute_modules);
   }
   // Communication of the forward, the backward, and the recomputed forward.
   s.tp_s = (nd + fd) * c.dense.tp_forward_s + nd * c.dense.tp_backward_s +
            (nm + fm) * c.moe.tp_forward_s + nm * c.moe.tp_backward_s;
   s.cp_s = (nd + fd) * c.dense.cp_forward_s + nd * c.dense.cp_backward_s +
            (nm + fm) * c.moe.cp_forward_s + nm * c.moe.cp_backward_s;
-  s.ep_s = (nm + fm) * c.moe.ep_forward_s + nm * c.moe.ep_backward_s;
+  s.ep_s = (nm + fm + moe_redispatch) * c.moe.ep_forward_s + nm * c.moe.ep_backward_s;
   if (holds_last_chunk(l.pipeline(), k.first)) {
     s.forward_s += c.head.forward_s;
     s.backward_s += c.head.backward_s;
@@ -567,13 +571,15 @@ const std::vector<StageMemory>& CostModel::frames_of(const Layout& l, const Shap
 const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
                                                                const Shape& shape) const {
   if (shape.activations_recompute != l.recompute ||
-      shape.activations_layers != l.recompute_layers) {
+      shape.activations_layers != l.recompute_layers ||
+      shape.activations_modules != l.recompute_modules) {
     shape.activations.clear();
     for (const StageClass& k : shape.classes)
       shape.activations.push_back(
           stage_activations(k.mix, shape.costs.dense.activations, shape.costs.moe.activations, l));
     shape.activations_recompute = l.recompute;
     shape.activations_layers = l.recompute_layers;
+    shape.activations_modules = l.recompute_modules;
   }
   return shape.activations;
 }
@@ -692,8 +698,10 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
     double flops = static_cast<double>(full.dense) * dense_layer_flops_ +
                    static_cast<double>(full.moe) * moe_layer_flops_;
     if (l.recompute == Recompute::selective) {
-      flops += static_cast<double>(k.mix.dense_layers - full.dense) * dense_attention_flops_ +
-               static_cast<double>(k.mix.moe_layers - full.moe) * moe_attention_flops_;
+      flops += static_cast<double>(k.mix.dense_layers - full.dense) *
+                   dense_flops_.selective(l.recompute_modules) +
+               static_cast<double>(k.mix.moe_layers - full.moe) *
+                   moe_flops_.selective(l.recompute_modules);
     }
     recomputed_flops += static_cast<double>(k.count) * flops;
   }

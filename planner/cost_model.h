@@ -31,6 +31,7 @@
 #include "core/profile.h"
 #include "planner/attention_model.h"
 #include "planner/collective_model.h"
+#include "planner/flop_count.h"
 #include "planner/gemm_model.h"
 #include "planner/layer_cost.h"
 #include "planner/memory_model.h"
@@ -238,6 +239,7 @@ class CostModel {
     // every ZeRO stage and schedule).
     mutable std::vector<StageActivations> activations;
     mutable Recompute activations_recompute = Recompute::none;
+    mutable RecomputeModules activations_modules = kDefaultRecomputeModules;
     mutable int64_t activations_layers = -1;
     // uniform_recompute_group for `uniform_group_schedule` (0: not yet asked).
     mutable int64_t uniform_group = 0;
@@ -289,8 +291,8 @@ class CostModel {
   LayerCostContext context_;
   mutable int64_t straggler_gpus_ = 0;
   mutable double straggler_factor_ = 1;
-  double dense_layer_flops_ = 0, moe_layer_flops_ = 0;          // forward, global batch
-  double dense_attention_flops_ = 0, moe_attention_flops_ = 0;  // of which core attention
+  double dense_layer_flops_ = 0, moe_layer_flops_ = 0;  // forward, global batch
+  LayerFlops dense_flops_, moe_flops_;  // forward, global batch: their selective modules
   double head_flops_ = 0;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>,
            std::vector<StageParams>>

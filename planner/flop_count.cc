@@ -1,6 +1,7 @@
 #include "planner/flop_count.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "core/layer_geometry.h"
 #include "core/pipeline_placement.h"
@@ -38,8 +39,30 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens,
                           : static_cast<double>(m.head_dim);
   const double v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
   f.attention_core = 2 * tokens * seq_len * a * (qk + v) * (o.causal_attention ? 0.5 : 1.0);
+  auto module = [&](RecomputeModule which) -> double& {
+    return f.module[static_cast<size_t>(which)];
+  };
+  module(RecomputeModule::core_attn) = f.attention_core;
+  for (const LinearMap& map : attention_linears(m)) {
+    const std::string_view name = map.name;
+    if (name == "q_b" || name == "kv_b")
+      module(RecomputeModule::mla_up_proj) += 2 * tokens * static_cast<double>(map.weights());
+  }
   for (const LinearMap& map : ffn_linears(m, layer)) {
-    f.dense_gemms += 2 * tokens_through(m, map, tokens) * static_cast<double>(map.weights());
+    const double flops = 2 * tokens_through(m, map, tokens) * static_cast<double>(map.weights());
+    f.dense_gemms += flops;
+    switch (map.role) {
+      case LinearRole::dense:
+        module(RecomputeModule::mlp) += flops;
+        break;
+      case LinearRole::expert:
+      case LinearRole::router:
+        module(RecomputeModule::moe) += flops;
+        break;
+      case LinearRole::shared:
+        module(RecomputeModule::shared_experts) += flops;
+        break;
+    }
   }
   return f;
 }
@@ -69,7 +92,7 @@ StepFlops step_flops(const ModelSpec& m, const Layout& l, const TrainingSpec& t,
         recomputed += f.total();
         --left;
       } else if (l.recompute == Recompute::selective) {
-        recomputed += f.attention_core;
+        recomputed += f.selective(l.recompute_modules);
       }
     }
   }

@@ -4,10 +4,12 @@
 // multiply-add is 2 FLOPs; backward is twice forward; recompute repeats forward work.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/layout.h"
 #include "core/model_spec.h"
+#include "core/recompute_modules.h"
 
 namespace meshplan {
 
@@ -21,7 +23,17 @@ struct FlopOptions {
 struct LayerFlops {
   double dense_gemms = 0;     // projections and MLP (experts at top_k)
   double attention_core = 0;  // Q·Kᵀ and softmax·V
+  // Of those, what selective recompute of each module repeats (Layout::recompute_modules):
+  // core_attn the attention core, mla_up_proj MLA's q_b and kv_b, mlp a dense MLP, moe the
+  // router and routed experts, shared_experts theirs; layernorm and moe_act are memory-bound (0).
+  std::array<double, kRecomputeModules> module{};
   double total() const { return dense_gemms + attention_core; }
+  double selective(RecomputeModules modules) const {
+    double flops = 0;
+    for (size_t i = 0; i < kRecomputeModules; ++i)
+      if (has(modules, static_cast<RecomputeModule>(i))) flops += module[i];
+    return flops;
+  }
 };
 LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens, double seq_len,
                                const FlopOptions& o = {});

@@ -93,20 +93,11 @@ AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& 
   return t;
 }
 
-// The GEMMs of one layer: attention projections, then the dense MLP or router, experts and
-// shared experts.
-GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
-                      double tokens) {
-  const ModelSpec& m = *ctx.model;
-  GemmTimes g;
-  add_linears(g, ctx, attention_linears(m), key.tp, tokens);
-  if (!moe_layer) {
-    add_linears(g, ctx, mlp_linears(m, m.ffn_hidden), key.tp, tokens);
-    return g;
-  }
-  const MoeSpec& e = *m.moe;
-  // Each expert-TP rank computes the tokens its etp group dispatched (gathered over the group
-  // after the all-to-all), at 1/etp of the expert width; etp = tp gives the TP group's tokens.
+// A rank's routed experts in an MoE layer: each expert-TP rank computes the tokens its etp group
+// dispatched (gathered over the group after the all-to-all), at 1/etp of the expert width; etp
+// = tp gives the TP group's tokens.
+ExpertGemms routed_experts(const LayerCostContext& ctx, const LayerCostKey& key, double tokens) {
+  const MoeSpec& e = *ctx.model->moe;
   ExpertGemms experts;
   experts.tp = key.expert_tp();
   experts.rows = expert_rows(
@@ -115,8 +106,86 @@ GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool
   // Dropless routing (capacity factor 1) gives each expert a random count; a capacity above 1
   // pads every expert to it (Megatron-Core --moe-pad-expert-input-to-capacity), equal groups.
   experts.row_tiles = e.capacity_factor == 1.0 ? routed_row_tile_factor(experts.rows) : 1.0;
-  add_linears(g, ctx, ffn_linears(m, e.first_dense_layers), key.tp, tokens, experts);
+  return experts;
+}
+
+// The maps of one layer: attention projections, then the dense MLP or router, experts and
+// shared experts.
+std::vector<LinearMap> layer_maps(const ModelSpec& m, bool moe_layer) {
+  std::vector<LinearMap> maps = attention_linears(m);
+  for (const LinearMap& map :
+       moe_layer ? ffn_linears(m, m.moe->first_dense_layers) : mlp_linears(m, m.ffn_hidden))
+    maps.push_back(map);
+  return maps;
+}
+
+// The GEMMs of `maps` (of one layer) that `keep` selects.
+template <class Keep>
+GemmTimes gemms_of(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                   double tokens, const std::vector<LinearMap>& maps, Keep keep) {
+  std::vector<LinearMap> kept;
+  for (const LinearMap& map : maps)
+    if (keep(map)) kept.push_back(map);
+  GemmTimes g;
+  add_linears(g, ctx, kept, key.tp, tokens,
+              moe_layer ? routed_experts(ctx, key, tokens) : ExpertGemms{});
   return g;
+}
+
+GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                      double tokens) {
+  return gemms_of(ctx, key, moe_layer, tokens, layer_maps(*ctx.model, moe_layer),
+                  [](const LinearMap&) { return true; });
+}
+
+// The forward seconds selective recompute of each module repeats (LayerCompute::
+// module_forward_s), but the EP dispatch the moe module also repeats (added with
+// communication): the attention core; the two norms (each reads and writes its 2-byte rows);
+// MLA's up-projections (q_b, kv_b); a dense MLP's GEMMs and activation; the routed experts'
+// activation; router and routed experts with their activation and permutation; the shared
+// experts' GEMMs and activation.
+std::array<double, kRecomputeModules> module_forward_times(const LayerCostContext& ctx,
+                                                           const LayerCostKey& key, bool moe_layer,
+                                                           double tokens,
+                                                           const AttentionTimes& attn) {
+  const ModelSpec& m = *ctx.model;
+  const double hbm = ctx.hbm_bytes_per_s, h = static_cast<double>(m.hidden);
+  const double tp = static_cast<double>(key.tp);
+  const double act = activation_bytes_per_element(m);
+  const std::vector<LinearMap> maps = layer_maps(m, moe_layer);
+  auto forward = [&](auto keep) {
+    return gemms_of(ctx, key, moe_layer, tokens, maps, keep).forward;
+  };
+  auto role = [](LinearRole r) { return [r](const LinearMap& map) { return map.role == r; }; };
+  std::array<double, kRecomputeModules> t{};
+  auto module = [&](RecomputeModule which) -> double& { return t[static_cast<size_t>(which)]; };
+  module(RecomputeModule::core_attn) = attn.forward;
+  module(RecomputeModule::layernorm) = 2 * (2 + 2) * tokens * h / (key.sp ? tp : 1.0) / hbm;
+  if (m.mla) {
+    module(RecomputeModule::mla_up_proj) = forward([](const LinearMap& map) {
+      return std::string_view(map.name) == "q_b" || std::string_view(map.name) == "kv_b";
+    });
+  }
+  if (!moe_layer) {
+    module(RecomputeModule::mlp) =
+        forward([](const LinearMap& map) {
+          return map.role == LinearRole::dense && std::string_view(map.name).starts_with("mlp");
+        }) +
+        act * tokens * static_cast<double>(m.ffn_hidden) / tp / hbm;
+    return t;
+  }
+  const MoeSpec& e = *m.moe;
+  const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
+  const double fe = static_cast<double>(e.expert_ffn_hidden);
+  module(RecomputeModule::moe_act) = act * routed * fe / tp / hbm;
+  module(RecomputeModule::moe) = forward(role(LinearRole::router)) +
+                                 forward(role(LinearRole::expert)) +
+                                 module(RecomputeModule::moe_act) + 8 * routed * h / hbm;
+  if (e.shared_experts > 0)
+    module(RecomputeModule::shared_experts) =
+        forward(role(LinearRole::shared)) +
+        act * tokens * fe * static_cast<double>(e.shared_experts) / tp / hbm;
+  return t;
 }
 
 // Bytes per token of one TP rank's attention inputs and output, 2-byte (BF16) elements.
@@ -317,6 +386,7 @@ LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key,
   out.attention_backward_s = attn.backward;
   out.memory_forward_s = forward_bytes(ops) / ctx.hbm_bytes_per_s;
   out.memory_backward_s = backward_bytes(ops) / ctx.hbm_bytes_per_s;
+  out.module_forward_s = module_forward_times(ctx, key, moe_layer, tokens, attn);
   out.activations =
       layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
                         {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp, ctx.fp8,
@@ -338,8 +408,20 @@ LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool 
   c.backward_weight_s = g.weight_grad;
   c.backward_s = g.input_grad + g.weight_grad + attn.backward + compute.memory_backward_s;
   add_communication(c, ctx, key, moe_layer, tokens, g, attn, groups);
+  c.module_forward_s = compute.module_forward_s;
   c.activations = compute.activations;
   return c;
+}
+
+double LayerCost::selective_forward_s(RecomputeModules modules) const {
+  double s = 0;
+  for (size_t i = 0; i < kRecomputeModules; ++i) {
+    const auto m = static_cast<RecomputeModule>(i);
+    if (!has(modules, m)) continue;
+    if (m == RecomputeModule::moe_act && has(modules, RecomputeModule::moe)) continue;
+    s += module_forward_s[i];
+  }
+  return s;
 }
 
 LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,

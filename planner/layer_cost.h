@@ -3,6 +3,7 @@
 // search computes it once per combination.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/layout.h"
@@ -42,7 +43,13 @@ struct LayerCost {
   double tp_forward_s = 0, tp_backward_s = 0;  // exposed TP communication
   double cp_forward_s = 0, cp_backward_s = 0;  // exposed CP exchange (Layout::cp_kind)
   double ep_forward_s = 0, ep_backward_s = 0;  // EP all-to-all dispatch + combine
+  // The forward compute seconds selective recompute of each module repeats (Layout::
+  // recompute_modules; core_attn's is attention_forward_s). Recomputing moe also repeats its
+  // dispatch (ep_forward_s), which the stage timing adds with the communication.
+  std::array<double, kRecomputeModules> module_forward_s{};
   LayerActivations activations;
+  // Seconds recomputing `modules` adds to the backward (moe_act's once when moe is there too).
+  double selective_forward_s(RecomputeModules modules) const;
 };
 
 // Everything a layer's cost depends on besides the key.
@@ -64,7 +71,8 @@ struct LayerCostContext {
 struct LayerCompute {
   double gemm_forward_s = 0, gemm_input_grad_s = 0, gemm_weight_grad_s = 0;
   double attention_forward_s = 0, attention_backward_s = 0;
-  double memory_forward_s = 0, memory_backward_s = 0;  // memory-bound ops
+  double memory_forward_s = 0, memory_backward_s = 0;        // memory-bound ops
+  std::array<double, kRecomputeModules> module_forward_s{};  // LayerCost's, before communication
   LayerActivations activations;
 };
 LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer);

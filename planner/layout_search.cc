@@ -494,9 +494,16 @@ std::vector<RecomputeChoice> recompute_choices(const CostModel& model, const Lay
   for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
     if (!allowed(fix.recompute, rc)) continue;
     if (rc == Recompute::selective && !o.partial_recompute) continue;
-    if (rc == Recompute::selective && !fix.recompute && !keep_selective &&
+    const bool modules_pinned =
+        fix.recompute_modules && *fix.recompute_modules != kDefaultRecomputeModules;
+    if (rc == Recompute::selective && !fix.recompute && !keep_selective && !modules_pinned &&
         !model.selective_recompute_saves())
       continue;
+    if (rc == Recompute::selective && modules_pinned) {
+      Layout probe;
+      probe.recompute_modules = *fix.recompute_modules;
+      if (!recompute_modules_fit_model(probe, model.model())) continue;  // none can run them
+    }
     RecomputeChoice choice{rc};
     if (rc != Recompute::full && o.partial_recompute && fix.recompute_layers) {
       choice.max_layers = stage_layers;
@@ -747,6 +754,10 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
           if (!allowed(options.fix.recompute_layers, rl)) continue;
           Layout layout = item.base;
           layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl;
+          layout.recompute_modules =
+              rc == Recompute::selective
+                  ? options.fix.recompute_modules.value_or(kDefaultRecomputeModules)
+                  : kDefaultRecomputeModules;
           layout.shard = shard;
           layout.ep_overlap = ep_overlap_for(model, item.base, schedule, rc, rl, options.fix);
           layout.offload = options.fix.offload.value_or(Offload::none);

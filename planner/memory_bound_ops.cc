@@ -8,6 +8,10 @@ MemoryBoundOp elementwise(const char* name, double bytes) { return {name, bytes,
 
 }  // namespace
 
+double activation_bytes_per_element(const ModelSpec& model) {
+  return model.mlp == MlpKind::swiglu ? 6 : 4;
+}
+
 std::vector<MemoryBoundOp> layer_memory_bound_ops(const ModelSpec& model,
                                                   const CostOptions& options,
                                                   const MemoryBoundShape& shape) {
@@ -23,7 +27,7 @@ std::vector<MemoryBoundOp> layer_memory_bound_ops(const ModelSpec& model,
     ops.push_back(elementwise(
         "rope", 4 * tokens * static_cast<double>(model.q_width() + model.kv_width()) / t));
   }
-  const double act = model.mlp == MlpKind::swiglu ? 6 : 4;  // bytes per FFN element
+  const double act = activation_bytes_per_element(model);
   if (!shape.moe_layer) {
     ops.push_back(
         elementwise("activation", act * tokens * static_cast<double>(model.ffn_hidden) / t));

@@ -26,6 +26,10 @@ struct MemoryBoundShape {
   double tokens = 0;
 };
 
+// HBM bytes of the MLP's activation function per FFN element in the forward: SwiGLU reads gate
+// and up and writes the product (6), GELU/ReLU read one and write one (4).
+double activation_bytes_per_element(const ModelSpec& model);
+
 // Norms, residual adds and dropout; RoPE on queries and keys; the MLP's activation function
 // (of the experts and shared experts in a MoE layer); MoE permute and un-permute. Backward
 // moves twice the forward bytes of each.

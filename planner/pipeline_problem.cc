@@ -20,6 +20,7 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
     layer->backward_s *= slow;
     layer->backward_weight_s *= slow;
     layer->attention_forward_s *= slow;
+    for (double& t : layer->module_forward_s) t *= slow;
   }
   c.head.forward_s *= slow;
   c.head.backward_s *= slow;
@@ -63,8 +64,12 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
                     static_cast<double>(full_moe) * (c.moe.forward_s + c.moe.tp_forward_s +
                                                      c.moe.cp_forward_s + c.moe.ep_forward_s);
     if (l.recompute == Recompute::selective) {
-      k.recompute_s += static_cast<double>(dense - full_dense) * c.dense.attention_forward_s +
-                       static_cast<double>(moe - full_moe) * c.moe.attention_forward_s;
+      k.recompute_s +=
+          static_cast<double>(dense - full_dense) *
+              c.dense.selective_forward_s(l.recompute_modules) +
+          static_cast<double>(moe - full_moe) * c.moe.selective_forward_s(l.recompute_modules);
+      if (has(l.recompute_modules, RecomputeModule::moe))
+        k.recompute_s += static_cast<double>(moe - full_moe) * c.moe.ep_forward_s;
     }
     if (ch + 2 == bounds.size()) {
       k.forward_s += head.forward_s;

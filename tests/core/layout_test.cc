@@ -181,7 +181,7 @@ TEST_CASE("layout syntax errors point at the column of the bad entry") {
 }
 
 TEST_CASE("the field table drives parsing and printing: to_string reads back to the same layout") {
-  CHECK(kLayoutFields.size() == 23);
+  CHECK(kLayoutFields.size() == 24);
   Result<Layout> parsed = parse_layout(
       "tp=4,pp=2,dp=3,cp=2,ep=1,zero=3,mbs=2,vpp=2,recompute=full,recompute_layers=1,sp=false,"
       "schedule=interleaved,order=tp-cp-pp-dp,tp_overlap=true,uneven=true");
@@ -424,4 +424,25 @@ TEST_CASE("etp's rules: a divisor of tp, with sp, the pipeline outermost and no 
   CHECK(errors_of("tp=8,etp=1", 512) ==
         "--layout: error: field 'etp' = '1': must equal tp (8) for a dense model (it has no "
         "experts)\n");
+}
+
+TEST_CASE(
+    "recompute_modules: printed when not the default, need selective and the model's modules") {
+  Result<Layout> l = parse_layout("tp=8,recompute=selective,recompute_modules=mlp+layernorm");
+  REQUIRE(l.ok());
+  CHECK(to_string(l.value()).find(",recompute_modules=layernorm+mlp") != std::string::npos);
+  CHECK(to_string(parse_layout("tp=8,recompute=selective").value()).find("recompute_modules") ==
+        std::string::npos);
+  CHECK(errors_of("tp=8,recompute=full,recompute_modules=mlp", 512) ==
+        "--layout: error: field 'recompute_modules' = 'mlp': needs recompute=selective\n");
+  CHECK(errors_of("tp=8,recompute=selective,recompute_modules=moe_act", 512) ==
+        "--layout: error: field 'recompute_modules' = 'moe_act': names a module the model does "
+        "not have (mla_up_proj needs MLA; moe_act and moe routed experts; shared_experts shared "
+        "experts; mlp a dense layer)\n");
+  CHECK(format_diagnostics(parse_layout("tp=8,recompute_modules=attention").errors()) ==
+        "--layout:1:6: error: field 'recompute_modules' = 'attention': must be one or more of "
+        "core_attn|layernorm|mla_up_proj|mlp|moe_act|moe|shared_experts joined by '+', each "
+        "once\n"
+        "  tp=8,recompute_modules=attention\n"
+        "       ^\n");
 }

@@ -142,7 +142,7 @@ void check_megatron_flags(const std::string& text,
 
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
-  REQUIRE(known.size() == 68);
+  REQUIRE(known.size() == 69);
   const struct {
     const char* model;
     const char* layout;
@@ -164,6 +164,10 @@ TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 define
       {"llama3-70b", "tp=2,cp=8,pp=2,cp_kind=hybrid,cp_a2a=4", 512},
       {"mixtral-8x7b", "tp=2,pp=2,vpp=2,ep=4,zero=1,ep_overlap=true", 64},
       {"mixtral-8x7b", "tp=8,ep=8,etp=1,zero=1", 64},
+      {"deepseek-v3",
+       "tp=1,pp=16,ep=64,uneven=true,recompute=selective,"
+       "recompute_modules=layernorm+mla_up_proj+moe_act",
+       2048},
   };
   for (const auto& c : cases) {
     CAPTURE(c.model);
@@ -199,6 +203,22 @@ TEST_CASE("Megatron-LM: experts folded apart from TP name their expert TP size; 
   const std::string plain =
       exported(Launcher::megatron, mixtral, layout("tp=2,ep=8,zero=1", mixtral, 64));
   CHECK(plain.find("--expert-tensor-parallel-size") == std::string::npos);
+}
+
+TEST_CASE("Megatron-LM and NeMo 2: selective recompute names its modules when not the default") {
+  const ModelSpec m = model("deepseek-v3");
+  const Layout l = layout(
+      "tp=1,pp=16,ep=64,uneven=true,recompute=selective,recompute_modules=layernorm+mla_up_proj+"
+      "moe",
+      m, 2048);
+  CHECK(exported(Launcher::megatron, m, l)
+            .find("--recompute-granularity selective \\\n--recompute-modules layernorm "
+                  "mla_up_proj moe \\\n") != std::string::npos);
+  CHECK(exported(Launcher::nemo2, m, l)
+            .find("model.config.recompute_modules = [\"layernorm\", \"mla_up_proj\", \"moe\"]") !=
+        std::string::npos);
+  const Layout plain = layout("tp=1,pp=16,ep=64,uneven=true,recompute=selective", m, 2048);
+  CHECK(exported(Launcher::megatron, m, plain).find("--recompute-modules") == std::string::npos);
 }
 
 TEST_CASE("Megatron-LM: ZeRO-2/3 through Megatron-FSDP, tp-pp-dp rank order") {

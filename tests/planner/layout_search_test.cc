@@ -566,3 +566,13 @@ TEST_CASE("fields never searched take the value --fix pins on every candidate th
   // Candidates without expert parallelism cannot dispatch: skipped and counted.
   CHECK(r.skipped.at("dispatch_needs_ep") > 0);
 }
+
+TEST_CASE(
+    "pinned recompute modules are searched with selective even where the core drops nothing") {
+  const ModelSpec m = shipped_model("llama3-8b");  // flash attention, BF16
+  const SearchResult r =
+      framework_search(m, two_level_cluster(1), {4096, 64, Precision::bf16}, "megatron-core",
+                       "tp=2,pp=1,mbs=1,zero=1,recompute=selective,recompute_modules=mlp", 1000);
+  REQUIRE(!r.ranked.empty());
+  for (const Estimate& e : r.ranked) CHECK(e.layout.recompute_modules == bit(RecomputeModule::mlp));
+}
