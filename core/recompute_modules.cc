@@ -8,6 +8,17 @@ const std::array<const char*, kRecomputeModules>& recompute_module_names() {
   return kNames;
 }
 
+double sum_over(RecomputeModules modules, const std::array<double, kRecomputeModules>& values) {
+  double sum = 0;
+  for (size_t i = 0; i < kRecomputeModules; ++i) {
+    const auto m = static_cast<RecomputeModule>(i);
+    if (!has(modules, m)) continue;
+    if (m == RecomputeModule::moe_act && has(modules, RecomputeModule::moe)) continue;
+    sum += values[i];
+  }
+  return sum;
+}
+
 std::string to_string(RecomputeModules set) {
   std::string out;
   for (size_t i = 0; i < kRecomputeModules; ++i) {

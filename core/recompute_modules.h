@@ -31,6 +31,10 @@ inline constexpr bool has(RecomputeModules set, RecomputeModule m) { return (set
 // Megatron-Core's default.
 inline constexpr RecomputeModules kDefaultRecomputeModules = bit(RecomputeModule::core_attn);
 
+// Σ of a per-module quantity over `modules`, moe_act's left out when moe is there too (the
+// whole routed block holds its activation): what recomputing the set drops or repeats.
+double sum_over(RecomputeModules modules, const std::array<double, kRecomputeModules>& values);
+
 // Megatron-Core's names, in enum order.
 const std::array<const char*, kRecomputeModules>& recompute_module_names();
 // "core_attn+layernorm" (enum order); the empty set is "none".

@@ -121,14 +121,7 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
 }
 
 double LayerActivations::dropped(RecomputeModules modules) const {
-  double bytes = 0;
-  for (size_t i = 0; i < kRecomputeModules; ++i) {
-    const auto m = static_cast<RecomputeModule>(i);
-    if (!has(modules, m)) continue;
-    if (m == RecomputeModule::moe_act && has(modules, RecomputeModule::moe)) continue;
-    bytes += module_bytes[i];
-  }
-  return bytes;
+  return sum_over(modules, module_bytes);
 }
 
 double LayerActivations::largest_module(RecomputeModules modules) const {

@@ -28,12 +28,7 @@ struct LayerFlops {
   // router and routed experts, shared_experts theirs; layernorm and moe_act are memory-bound (0).
   std::array<double, kRecomputeModules> module{};
   double total() const { return dense_gemms + attention_core; }
-  double selective(RecomputeModules modules) const {
-    double flops = 0;
-    for (size_t i = 0; i < kRecomputeModules; ++i)
-      if (has(modules, static_cast<RecomputeModule>(i))) flops += module[i];
-    return flops;
-  }
+  double selective(RecomputeModules modules) const { return sum_over(modules, module); }
 };
 LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens, double seq_len,
                                const FlopOptions& o = {});

@@ -414,14 +414,7 @@ LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool 
 }
 
 double LayerCost::selective_forward_s(RecomputeModules modules) const {
-  double s = 0;
-  for (size_t i = 0; i < kRecomputeModules; ++i) {
-    const auto m = static_cast<RecomputeModule>(i);
-    if (!has(modules, m)) continue;
-    if (m == RecomputeModule::moe_act && has(modules, RecomputeModule::moe)) continue;
-    s += module_forward_s[i];
-  }
-  return s;
+  return sum_over(modules, module_forward_s);
 }
 
 LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
