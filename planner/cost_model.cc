@@ -62,13 +62,11 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   context_.seq_len = t.seq_len;
   const double tokens = static_cast<double>(t.global_batch * t.seq_len);
   const double seq = static_cast<double>(t.seq_len);
-  LayerFlops dense = layer_forward_flops(m, 0, tokens, seq, o.flops);
-  LayerFlops moe =
-      m.moe ? layer_forward_flops(m, m.moe->first_dense_layers, tokens, seq, o.flops) : dense;
-  dense_layer_flops_ = dense.total();
-  dense_flops_ = dense;
-  moe_layer_flops_ = moe.total();
-  moe_flops_ = moe;
+  dense_flops_ = layer_forward_flops(m, 0, tokens, seq, o.flops);
+  moe_flops_ = m.moe ? layer_forward_flops(m, m.moe->first_dense_layers, tokens, seq, o.flops)
+                     : dense_flops_;
+  selective_saves_ =
+      attention_core_stores_activations(m, context_.fp8, o.memory.fp8_saves_quantized_inputs);
   head_flops_ = lm_head_forward_flops(m, tokens);
 }
 
@@ -695,8 +693,8 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
   double recomputed_flops = 0;
   for (const StageClass& k : shape.classes) {
     const FullRecompute full = full_recompute(l, k.mix);
-    double flops = static_cast<double>(full.dense) * dense_layer_flops_ +
-                   static_cast<double>(full.moe) * moe_layer_flops_;
+    double flops = static_cast<double>(full.dense) * dense_flops_.total() +
+                   static_cast<double>(full.moe) * moe_flops_.total();
     if (l.recompute == Recompute::selective) {
       flops += static_cast<double>(k.mix.dense_layers - full.dense) *
                    dense_flops_.selective(l.recompute_modules) +
@@ -708,7 +706,7 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
   const double dense_layers = static_cast<double>(model_.dense_layers());
   const double moe_layers = static_cast<double>(model_.moe_layers());
   e.model_flops =
-      3 * (dense_layers * dense_layer_flops_ + moe_layers * moe_layer_flops_ + head_flops_);
+      3 * (dense_layers * dense_flops_.total() + moe_layers * moe_flops_.total() + head_flops_);
   e.hardware_flops = e.model_flops + recomputed_flops;
   const double gpus = static_cast<double>(l.gpus());
   const double peak_flops = cluster_.gpu.peak_flops_per_s(training_.precision);

@@ -168,10 +168,7 @@ class CostModel {
   const CollectiveModel& collectives() const { return collectives_; }
   // Whether recompute=selective drops any stored activation for this model and precision
   // (attention_core_stores_activations).
-  bool selective_recompute_saves() const {
-    return attention_core_stores_activations(model_, context_.fp8,
-                                             options_.memory.fp8_saves_quantized_inputs);
-  }
+  bool selective_recompute_saves() const { return selective_saves_; }
   const GemmModel& gemm() const { return gemm_; }
   const CalibrationProfile& profile() const { return profile_; }
   const ResolvedCalibration& calibration() const { return calibration_; }
@@ -291,8 +288,8 @@ class CostModel {
   LayerCostContext context_;
   mutable int64_t straggler_gpus_ = 0;
   mutable double straggler_factor_ = 1;
-  double dense_layer_flops_ = 0, moe_layer_flops_ = 0;  // forward, global batch
-  LayerFlops dense_flops_, moe_flops_;  // forward, global batch: their selective modules
+  bool selective_saves_ = false;        // attention_core_stores_activations, fixed by the inputs
+  LayerFlops dense_flops_, moe_flops_;  // one layer's forward over the global batch
   double head_flops_ = 0;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>,
            std::vector<StageParams>>

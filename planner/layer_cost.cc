@@ -35,15 +35,12 @@ struct ExpertGemms {
   double row_tiles = 1;
 };
 
-// The GEMMs of `maps` on one TP rank, in table order (core/layer_geometry.h, rank_gemm).
-void add_linears(GemmTimes& g, const LayerCostContext& ctx, const std::vector<LinearMap>& maps,
-                 int64_t tp, double tokens, const ExpertGemms& experts = {}) {
-  for (const LinearMap& map : maps) {
-    const bool routed = map.role == LinearRole::expert;
-    const RankGemm r =
-        rank_gemm(map, routed ? experts.tp : tp, tokens, experts.rows, experts.local);
-    g.add(*ctx.gemm, r.rows, r.out, r.in, r.count, routed ? experts.row_tiles : 1.0);
-  }
+// The GEMMs of `map` on one TP rank (core/layer_geometry.h, rank_gemm).
+void add_linear(GemmTimes& g, const LayerCostContext& ctx, const LinearMap& map, int64_t tp,
+                double tokens, const ExpertGemms& experts = {}) {
+  const bool routed = map.role == LinearRole::expert;
+  const RankGemm r = rank_gemm(map, routed ? experts.tp : tp, tokens, experts.rows, experts.local);
+  g.add(*ctx.gemm, r.rows, r.out, r.in, r.count, routed ? experts.row_tiles : 1.0);
 }
 
 // Tokens each rank dispatches to the experts: its sequence-parallel share under SP (Megatron-
@@ -119,23 +116,36 @@ std::vector<LinearMap> layer_maps(const ModelSpec& m, bool moe_layer) {
   return maps;
 }
 
-// The GEMMs of `maps` (of one layer) that `keep` selects.
-template <class Keep>
-GemmTimes gemms_of(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
-                   double tokens, const std::vector<LinearMap>& maps, Keep keep) {
-  std::vector<LinearMap> kept;
-  for (const LinearMap& map : maps)
-    if (keep(map)) kept.push_back(map);
-  GemmTimes g;
-  add_linears(g, ctx, kept, key.tp, tokens,
-              moe_layer ? routed_experts(ctx, key, tokens) : ExpertGemms{});
-  return g;
+// One linear map of a layer and its GEMMs' times on one TP rank.
+struct MapGemms {
+  LinearMap map;
+  GemmTimes times;
+};
+
+// Each map's GEMMs, in layer order (attention projections, then the dense MLP or router,
+// experts and shared experts), timed once for the layer's total and its recompute modules.
+std::vector<MapGemms> map_gemms(const LayerCostContext& ctx, const LayerCostKey& key,
+                                bool moe_layer, double tokens) {
+  const ExpertGemms experts = moe_layer ? routed_experts(ctx, key, tokens) : ExpertGemms{};
+  std::vector<MapGemms> out;
+  for (const LinearMap& map : layer_maps(*ctx.model, moe_layer)) {
+    out.push_back({map, {}});
+    add_linear(out.back().times, ctx, map, key.tp, tokens, experts);
+  }
+  return out;
 }
 
-GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
-                      double tokens) {
-  return gemms_of(ctx, key, moe_layer, tokens, layer_maps(*ctx.model, moe_layer),
-                  [](const LinearMap&) { return true; });
+// The sum, in layer order, of the maps `keep` selects.
+template <class Keep>
+GemmTimes sum_of(const std::vector<MapGemms>& maps, Keep keep) {
+  GemmTimes g;
+  for (const MapGemms& m : maps) {
+    if (!keep(m.map)) continue;
+    g.forward += m.times.forward;
+    g.input_grad += m.times.input_grad;
+    g.weight_grad += m.times.weight_grad;
+  }
+  return g;
 }
 
 // The forward seconds selective recompute of each module repeats (LayerCompute::
@@ -147,15 +157,13 @@ GemmTimes layer_gemms(const LayerCostContext& ctx, const LayerCostKey& key, bool
 std::array<double, kRecomputeModules> module_forward_times(const LayerCostContext& ctx,
                                                            const LayerCostKey& key, bool moe_layer,
                                                            double tokens,
+                                                           const std::vector<MapGemms>& maps,
                                                            const AttentionTimes& attn) {
   const ModelSpec& m = *ctx.model;
   const double hbm = ctx.hbm_bytes_per_s, h = static_cast<double>(m.hidden);
   const double tp = static_cast<double>(key.tp);
   const double act = activation_bytes_per_element(m);
-  const std::vector<LinearMap> maps = layer_maps(m, moe_layer);
-  auto forward = [&](auto keep) {
-    return gemms_of(ctx, key, moe_layer, tokens, maps, keep).forward;
-  };
+  auto forward = [&](auto keep) { return sum_of(maps, keep).forward; };
   auto role = [](LinearRole r) { return [r](const LinearMap& map) { return map.role == r; }; };
   std::array<double, kRecomputeModules> t{};
   auto module = [&](RecomputeModule which) -> double& { return t[static_cast<size_t>(which)]; };
@@ -374,7 +382,8 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
 LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer) {
   const ModelSpec& m = *ctx.model;
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
-  const GemmTimes g = layer_gemms(ctx, key, moe_layer, tokens);
+  const std::vector<MapGemms> maps = map_gemms(ctx, key, moe_layer, tokens);
+  const GemmTimes g = sum_of(maps, [](const LinearMap&) { return true; });
   const AttentionTimes attn = attention_times(ctx, key, tokens);
   const std::vector<MemoryBoundOp> ops =
       layer_memory_bound_ops(m, *ctx.options, {key.tp, key.sp, moe_layer, tokens});
@@ -386,7 +395,7 @@ LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key,
   out.attention_backward_s = attn.backward;
   out.memory_forward_s = forward_bytes(ops) / ctx.hbm_bytes_per_s;
   out.memory_backward_s = backward_bytes(ops) / ctx.hbm_bytes_per_s;
-  out.module_forward_s = module_forward_times(ctx, key, moe_layer, tokens, attn);
+  out.module_forward_s = module_forward_times(ctx, key, moe_layer, tokens, maps, attn);
   out.activations =
       layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
                         {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp, ctx.fp8,
@@ -426,7 +435,7 @@ HeadCost lm_head_cost(const LayerCostContext& ctx, const LayerCostKey& key) {
   const ModelSpec& m = *ctx.model;
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
   GemmTimes g;
-  add_linears(g, ctx, {lm_head_linear(m)}, key.tp, tokens);
+  add_linear(g, ctx, lm_head_linear(m), key.tp, tokens);
   const std::vector<MemoryBoundOp> loss = loss_memory_bound_ops(m, key.tp, tokens);
   HeadCost c;
   c.forward_s = g.forward + forward_bytes(loss) / ctx.hbm_bytes_per_s;

@@ -850,13 +850,13 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   drop_dominated_cp_kinds(first, items, skipped);
   rejected.add_to(result.rejected);
   skipped.add_to(result.skipped);
+  const int64_t n = count_items(prototype, items, options.fix);
   if (!prototype.selective_recompute_saves()) {
-    const int64_t useless = count_items(prototype, items, options.fix, /*keep_selective=*/true) -
-                            count_items(prototype, items, options.fix);
+    const int64_t useless = count_items(prototype, items, options.fix, /*keep_selective=*/true) - n;
     if (useless > 0)
       result.skipped["recompute=selective with nothing to drop (flash attention)"] += useless;
   }
-  if (const int64_t n = count_items(prototype, items, options.fix); n > options.max_layouts) {
+  if (n > options.max_layouts) {
     result.refused = n;
     return result;
   }
