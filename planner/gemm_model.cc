@@ -40,13 +40,29 @@ GemmModel::GemmModel(const CalibrationProfile& profile, const GpuSpec& gpu, Prec
   }
 }
 
+namespace {
+
+// Share of `sm_count` SMs busy over the waves of tile_m × tile_n tiles covering batch × m × n.
+double tiled_share(double m, double n, double batch, double sm_count, double tile_m,
+                   double tile_n) {
+  const double tiles = batch * std::ceil(m / tile_m) * std::ceil(n / tile_n);
+  return tiles / (std::ceil(tiles / sm_count) * sm_count);
+}
+
+}  // namespace
+
 double wave_efficiency(double m, double n, double batch, double sm_count) {
   if (sm_count <= 0) return 1;
-  auto tiled = [&](double tile_m, double tile_n) {
-    const double tiles = batch * std::ceil(m / tile_m) * std::ceil(n / tile_n);
-    return tiles / (std::ceil(tiles / sm_count) * sm_count);
-  };
-  return std::max(tiled(128, 256), tiled(256, 128));
+  return std::max(tiled_share(m, n, batch, sm_count, 128, 256),
+                  tiled_share(m, n, batch, sm_count, 256, 128));
+}
+
+double best_tile_wave_efficiency(double m, double n, double batch, double sm_count) {
+  if (sm_count <= 0) return 1;
+  return std::max({wave_efficiency(m, n, batch, sm_count),
+                   tiled_share(m, n, batch, sm_count, 128, 128),
+                   tiled_share(m, n, batch, sm_count, 64, 128),
+                   tiled_share(m, n, batch, sm_count, 64, 256)});
 }
 
 namespace {

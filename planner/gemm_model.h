@@ -44,6 +44,14 @@ namespace meshplan {
 // better of 128×256 and 256×128 tiles; 1 when the SM count is unknown, sm_count ≤ 0). The one
 // wave-quantization rule of the training and serving GEMM models.
 double wave_efficiency(double m, double n, double batch, double sm_count);
+// The same share when the kernel may pick its CTA tile from the shapes Hopper's cuBLASLt and
+// CUTLASS sm90 kernels come in (64×128, 64×256, 128×128, 128×256, 256×128): the best of them.
+// Skinny GEMMs (the m = 16-512 rows of a serving step) leave most SMs idle with 128×256 tiles,
+// and the heuristic then takes a smaller tile: one H200 and one H100 run a whole Llama decode step
+// at batch 256 in 0.55-0.69 of the time 128×256 waves give its GEMMs
+// (tests/data/one_gpu_serve_steps/). Used by the serving roofline, whose m is the step's tokens;
+// the training model keeps wave_efficiency (its m is micro-batch × sequence, thousands of rows).
+double best_tile_wave_efficiency(double m, double n, double batch, double sm_count);
 
 // Dropless MoE routing pads each expert's rows: a router balanced on average sends an expert a
 // Poisson number of rows with mean `mean_rows`, and a grouped GEMM (or one GEMM per expert) runs

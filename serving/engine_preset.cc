@@ -16,17 +16,24 @@ namespace {
 // Host overhead per step: vLLM's own profile of v0.5.3 put scheduling and input preparation at
 // 29% of a Llama-3-8B H100 step (blog "vLLM v0.6.0: 2.7x throughput improvement", 2024-09-05),
 // which the V1 engine's multi-step/async scheduling hides mostly; we take 1 ms for vLLM and
-// SGLang (Python schedulers) and 0.5 ms for TensorRT-LLM's C++ executor.
+// SGLang (Python schedulers) and 0.5 ms for TensorRT-LLM's C++ executor. Per sequence in the
+// step, TensorRT-LLM: 10 µs, fitted to the TensorRT-LLM rows of the development set
+// (tests/data/serving_runs.yaml; 0, 5, 10 and 20 µs tried: offline throughput mean |error|
+// 14.0%, 9.7%, 10.7%, 13.9%, online throughput 22.6%, 19.5%, 16.8%, 14.1%, online TPOT 22.3%,
+// 21.0%, 20.9%, 21.9%) once the GEMMs were priced at their measured speed; the form follows
+// vLLM's profile above (scheduling and input preparation grow with the batch). vLLM and
+// SGLang: 0 per sequence (no development-set rows to fit it on beyond a few AIConfigurator
+// points at concurrency ≤ 64).
 // Chunked prefill: on by default in vLLM V1 and SGLang (--chunked-prefill-size 8192); off in
 // TensorRT-LLM (LLM API enable_chunked_prefill = False, tensorrt_llm/llmapi/llm_args.py; the
 // C++ executor's enable_chunked_context and the Triton backend's likewise default to false), so
 // its scheduler runs each prompt whole in one step, within max_num_tokens.
 constexpr EnginePreset kEngines[] = {
-    {Engine::vllm, "vllm", BudgetRule::fraction_of_total, 0.90, 16, 1024, 8192, 1.0e-3, true,
+    {Engine::vllm, "vllm", BudgetRule::fraction_of_total, 0.90, 16, 1024, 8192, {1.0e-3, 0}, true,
      "vLLM engine arguments (--gpu-memory-utilization 0.9, --block-size 16)"},
-    {Engine::sglang, "sglang", BudgetRule::static_fraction, 0.88, 1, 1024, 8192, 1.0e-3, true,
+    {Engine::sglang, "sglang", BudgetRule::static_fraction, 0.88, 1, 1024, 8192, {1.0e-3, 0}, true,
      "SGLang server arguments (--mem-fraction-static, --page-size 1)"},
-    {Engine::trtllm, "trtllm", BudgetRule::fraction_of_free, 0.90, 32, 2048, 8192, 0.5e-3, false,
+    {Engine::trtllm, "trtllm", BudgetRule::fraction_of_free, 0.90, 32, 2048, 8192, {0.5e-3, 10e-6}, false,
      "TensorRT-LLM KvCacheConfig (free_gpu_memory_fraction 0.9, tokens_per_block 32)"},
 };
 

@@ -15,6 +15,14 @@ enum class BudgetRule {
   fraction_of_free    // KV = fraction · (HBM − weights − activations − reserved) (TRT-LLM)
 };
 
+// The engine's host work per step (scheduling, input preparation, sampling bookkeeping): a
+// fixed part and a part per sequence the step carries (decodes and prompt chunks).
+struct HostOverhead {
+  double per_step_s = 0;
+  double per_sequence_s = 0;
+  double step_s(double sequences) const { return per_step_s + per_sequence_s * sequences; }
+};
+
 struct EnginePreset {
   Engine engine;
   const char* name;
@@ -23,7 +31,7 @@ struct EnginePreset {
   int64_t block_tokens;     // tokens per KV page (block rounding)
   int64_t max_batch;        // default cap on sequences in one step
   int64_t max_step_tokens;  // default cap on tokens (prefill chunks + decodes) in one step
-  double step_overhead_s;   // host work per step: scheduling, input preparation, sampling
+  HostOverhead host;        // host work per step: scheduling, input preparation, sampling
   bool chunked_prefill;     // splits prompts across steps by default
   const char* source;
 };

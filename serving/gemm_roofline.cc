@@ -27,7 +27,7 @@ GemmRoofline::GemmRoofline(const CalibrationProfile& profile, const GpuSpec& gpu
 
 double GemmRoofline::time_s(double m, double n, double k, double batch, double weight_bytes) const {
   const double compute =
-      2 * m * n * k * batch / (flops_per_s_ * wave_efficiency(m, n, batch, sm_count_));
+      2 * m * n * k * batch / (flops_per_s_ * best_tile_wave_efficiency(m, n, batch, sm_count_));
   const double bytes = batch * (n * k * weight_bytes + (m * k + m * n) * kActivationBytes);
   return std::max(compute, bytes / read_bytes_per_s_);
 }

@@ -4,9 +4,10 @@
 // Serving GEMMs are skinny (m = the step's tokens): Hopper GEMM kernels stream their operands
 // with TMA while the tensor cores work, so loads and math overlap and the slower bounds the
 // time (the training model, planner/gemm_model.h, adds them: right for its large-m GEMMs, 1.5-2×
-// too slow where both terms are similar, as in decode at batch 100-1000). Efficiency, peak
-// (× sustained ratio) and the wave share (ceil(tiles / SMs) waves of 128×256 or 256×128
-// tiles) are the training model's.
+// too slow where both terms are similar, as in decode at batch 100-1000). Efficiency and peak
+// (× sustained ratio) are the training model's; the wave share is that of the best CTA tile
+// for the shape (best_tile_wave_efficiency, planner/gemm_model.h), since a skinny GEMM's
+// kernel picks a smaller tile than the training model's 128×256.
 // Read bandwidth: the profile's measured HBM figure (H100: 2575 GB/s local copy; H200: 3534
 // GB/s gpu-stream triad). Reads alone do not stream faster: the gpu-stream read kernel on H200
 // reaches 2756 GB/s, and no kernel in ../shared/REFERENCE-performance.md §3.1 reaches 90% of the

@@ -39,14 +39,14 @@ int64_t StepBatch::tokens() const {
 
 StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
                              const CalibrationProfile& profile, const ServingLayout& layout,
-                             const ServingOptions& options, double step_overhead_s)
+                             const ServingOptions& options, const HostOverhead& host)
     : model_(model),
       layout_(layout),
       options_(options),
       dense_layer_(layer_linears(model, 0)),
       moe_layer_(layer_linears(model, model.layers - 1)),
       lm_head_(lm_head_linear(model)),
-      step_overhead_s_(step_overhead_s),
+      host_(host),
       calibration_(resolve_calibration(profile, cluster.gpu, gemm_precision(options.weights))),
       gemm_(profile, cluster.gpu, gemm_precision(options.weights), calibration_),
       attention_(profile, cluster.gpu, kServingAttentionKernels, calibration_),
@@ -185,7 +185,10 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
     const double logits = rows * data_share_ * lm_head_.rank_out(layout_.dense_tp()) * kLogitBytes;
     stage.other_s += memory_kernel_s(2 * logits);
   }
-  return pipeline_round(stage, tokens);
+  StepBreakdown round = pipeline_round(stage, tokens);
+  round.overhead_s = host_.step_s(static_cast<double>(batch.decodes) +
+                                  static_cast<double>(batch.chunks.size()));
+  return round;
 }
 
 StepBreakdown StepTimeModel::pipeline_round(const StepBreakdown& stage, double tokens) const {
@@ -200,7 +203,6 @@ StepBreakdown StepTimeModel::pipeline_round(const StepBreakdown& stage, double t
     // pp − 1 activation hops, and the sampled tokens back to the first stage.
     round.communication_s += pp * collectives_.p2p_time_s(layout_.tp, hop_bytes);
   }
-  round.overhead_s = step_overhead_s_;
   return round;
 }
 

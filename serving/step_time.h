@@ -22,7 +22,7 @@
 //   the profile's α-β fits (planner/collective_model.h).
 // Then the LM head for the sequences that sample a token, their FP32 logits written and read
 // back by sampling (vLLM's sampler and TensorRT-LLM's both sample from FP32 logits), and the
-// engine's host overhead.
+// engine's host overhead (engine_preset.h HostOverhead: per step and per sequence carried).
 // Attention-DP (serving_options.h): attention, dense layers, LM head and small kernels run on
 // each rank's 1/tp share of the tokens with whole weights; routed experts see every token
 // (split tp/ep ways over ep ranks), fed by an all-to-all over the EP group.
@@ -41,6 +41,7 @@
 #include "core/profile.h"
 #include "planner/attention_model.h"
 #include "planner/collective_model.h"
+#include "serving/engine_preset.h"
 #include "serving/gemm_roofline.h"
 #include "serving/serving_options.h"
 
@@ -74,7 +75,7 @@ class StepTimeModel {
   // REQUIRES: the layout fits the cluster (tp·pp ≤ GPUs), tp within one node's network level.
   StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
                 const CalibrationProfile& profile, const ServingLayout& layout,
-                const ServingOptions& options, double step_overhead_s);
+                const ServingOptions& options, const HostOverhead& host);
 
   StepBreakdown time(const StepBatch& batch) const;
 
@@ -97,7 +98,7 @@ class StepTimeModel {
   double stage_dense_layers_ = 0, stage_moe_layers_ = 0;
   double attention_decode_flops_per_s_ = 0;
   double weight_bytes_ = 2, kv_bytes_per_token_layer_ = 0;
-  double step_overhead_s_ = 0;
+  HostOverhead host_;
   double data_share_ = 1;            // a rank's share of the sequences (1 / tp under attention-DP)
   ResolvedCalibration calibration_;  // the profile's scalars for the GPU and weight precision
   GemmRoofline gemm_;

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "planner/gemm_model.h"
 #include "planner/profile_lookup.h"
 #include "tests/test_inputs.h"
 
@@ -35,7 +36,7 @@ TEST_CASE(
   const ModelSpec m = shipped_model("llama3-8b");
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
   const CalibrationProfile p = profile_of(c);
-  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, 0);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
   const StepBreakdown t = model.time(one_decode(0));
   // 32 layers × 218,103,808 linear weights + the 128,256 × 4096 LM head, two bytes each.
   const double weight_bytes = 2 * (32.0 * 218'103'808 + 128'256.0 * 4096);
@@ -50,7 +51,7 @@ TEST_CASE("step time: decode attention reads the cached K/V at read bandwidth") 
   const ModelSpec m = shipped_model("llama3-8b");
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
   const CalibrationProfile p = profile_of(c);
-  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, 0);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
   const double context = 1e6;  // one million cached tokens over the batch
   const StepBreakdown t = model.time(one_decode(context));
   // 2 · 8 heads · 128 · 2 bytes per token and layer, 32 layers.
@@ -66,8 +67,8 @@ TEST_CASE("step time: FP8 weights halve the batch-1 decode's GEMM time") {
   l.tp = 2;
   ServingOptions bf16, fp8;
   fp8.weights = WeightFormat::fp8;
-  const double t16 = StepTimeModel(m, c, p, l, bf16, 0).time(one_decode(0)).gemm_s;
-  const double t8 = StepTimeModel(m, c, p, l, fp8, 0).time(one_decode(0)).gemm_s;
+  const double t16 = StepTimeModel(m, c, p, l, bf16, HostOverhead{}).time(one_decode(0)).gemm_s;
+  const double t8 = StepTimeModel(m, c, p, l, fp8, HostOverhead{}).time(one_decode(0)).gemm_s;
   // The LM head stays BF16, so a little more than half.
   CHECK(t8 / t16 > 0.5);
   CHECK(t8 / t16 < 0.53);
@@ -79,18 +80,42 @@ TEST_CASE("step time: tp adds two all-reduces per layer; the host overhead is ad
   const CalibrationProfile p = profile_of(c);
   ServingLayout l;
   l.tp = 8;
-  const StepBreakdown t = StepTimeModel(m, c, p, l, ServingOptions{}, 1e-3).time(one_decode(0));
+  const StepBreakdown t = StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{1e-3, 0}).time(one_decode(0));
   const CollectiveModel coll(p, c);
   const double one = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 8192 * 2);
   CHECK(t.communication_s == doctest::Approx(2 * 80 * one));
   CHECK(t.overhead_s == 1e-3);
 }
 
+TEST_CASE("step time: the host overhead grows by its per-sequence part for each decode and chunk") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{5e-4, 1e-5});
+  StepBatch b = one_decode(1000);
+  b.decodes = 30;
+  b.chunks = {{256, 0}, {128, 512}};
+  // 0.5 ms + 10 µs × (30 decodes + 2 prompt chunks).
+  CHECK(model.time(b).overhead_s == doctest::Approx(5e-4 + 32 * 1e-5));
+}
+
+TEST_CASE("step time: a skinny GEMM takes the CTA tile that leaves fewest SMs idle") {
+  // 256 × 4096 on 132 SMs: 2 × 16 = 32 tiles of 128×256 (32/132 busy); 64×128 tiles make
+  // 4 × 32 = 128 (128/132).
+  CHECK(wave_efficiency(256, 4096, 1, 132) == doctest::Approx(32.0 / 132));
+  CHECK(best_tile_wave_efficiency(256, 4096, 1, 132) == doctest::Approx(128.0 / 132));
+  // 8192 × 8192: 128×256 tiles, 1,024 in 8 waves of 132 (1024/1056 = 0.970); 64×128 tiles,
+  // 128 × 64 = 8,192 in 63 waves (8192/8316 = 0.985), the best.
+  CHECK(wave_efficiency(8192, 8192, 1, 132) == doctest::Approx(1024.0 / 1056));
+  CHECK(best_tile_wave_efficiency(8192, 8192, 1, 132) == doctest::Approx(8192.0 / 8316));
+  CHECK(best_tile_wave_efficiency(16, 4096, 1, 0) == 1);
+}
+
 TEST_CASE("step time: a long prefill is compute bound, near 2 · params · tokens / GEMM peak") {
   const ModelSpec m = shipped_model("llama3-8b");
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
   const CalibrationProfile p = profile_of(c);
-  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, 0);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
   StepBatch b;
   b.chunks.push_back({8192, 0});
   b.sampled = 1;
@@ -107,7 +132,7 @@ TEST_CASE("step time: MoE decode reads only the experts its tokens touch") {
   const ModelSpec m = shipped_model("mixtral-8x7b");  // 8 experts, top-2
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
   const CalibrationProfile p = profile_of(c);
-  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, 0);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
   StepBatch one = one_decode(0), many = one_decode(0);
   many.decodes = 64;
   many.sampled = 64;
@@ -121,7 +146,7 @@ TEST_CASE("step time: MoE layers add the routing permute and unpermute") {
   const ModelSpec m = shipped_model("mixtral-8x7b");  // 32 MoE layers, hidden 4096, top-2
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
   const CalibrationProfile p = profile_of(c);
-  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, 0);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
   StepBatch b;
   b.decodes = 4096;  // no LM head rows: other_s is the layers' memory-bound kernels only
   b.decode_context_tokens = 4096;
@@ -139,8 +164,8 @@ TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-b
   ServingLayout two;
   two.pp = 2;
   const StepBreakdown t1 =
-      StepTimeModel(m, c, p, ServingLayout{}, ServingOptions{}, 0).time(one_decode(0));
-  const StepBreakdown t2 = StepTimeModel(m, c, p, two, ServingOptions{}, 0).time(one_decode(0));
+      StepTimeModel(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{}).time(one_decode(0));
+  const StepBreakdown t2 = StepTimeModel(m, c, p, two, ServingOptions{}, HostOverhead{}).time(one_decode(0));
   // Two micro-batches × half the layers: the same layer weights; the last stage's LM head
   // (128,256 × 4096 BF16) is read by both micro-batches, once more than with pp = 1.
   const double head_s = 2 * 128'256.0 * 4096 / read_bandwidth(p, c.gpu);

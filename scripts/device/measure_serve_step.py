@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Times serving engine steps of a Llama-shaped model on one GPU: what serving/step_time.h prices.
+
+A step is one forward pass of the batch an engine formed, as the engines run it:
+- decode: `batch` sequences, each with `context` tokens already cached, generate one token: per
+  layer RMSNorm, the fused QKV GEMM, rotary embedding at the sequence's position, the new K/V
+  written into the cache, attention of the one query against context + 1 cached tokens (GQA,
+  through SDPA), the output projection and residual, RMSNorm, the gate+up GEMM, SiLU·up, the down
+  GEMM and residual; then the final norm, the LM head in bf16, FP32 logits and a greedy sample
+  (argmax) per sequence;
+- prefill: one prompt of `tokens` tokens, causal attention over itself (SDPA, cuDNN or flash),
+  its K/V written into the cache, and the LM head for its last token only.
+The whole step is captured in one CUDA graph and replayed (vLLM and TensorRT-LLM replay decode
+steps from CUDA graphs). Two builds of the same step: `graph` (eager PyTorch kernels, one per
+op) and `compiled` (each layer through torch.compile, Inductor fusing the element-wise ops into
+Triton kernels and calling cuBLAS for the GEMMs, as vLLM's V1 engine compiles its models), then
+captured. MoE models (`moe:`) run routed experts as grouped GEMMs (torch._grouped_mm) over the
+router's counts, graph build only.
+
+A tensor-parallel rank is emulated by shrinking the sharded widths by `tp` (its compute without
+its all-reduces), as measure_step.py does. Random normal weights and inputs, bf16.
+Reported per step: the median of `--iters` graph replays timed with CUDA events after
+`--warmup` replays. JSON is rewritten after each step (a run cut short keeps what it measured).
+"""
+import argparse
+import json
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+import yaml
+
+from output import emit
+from cuda_timing import median_ms
+
+
+class Dims:
+    def __init__(self, cfg, tp):
+        self.hidden = cfg["hidden"]
+        self.head_dim = cfg.get("head_dim", self.hidden // cfg["heads"])
+        self.heads = cfg["heads"] // tp
+        self.kv_heads = max(1, cfg.get("kv_heads", cfg["heads"]) // tp)
+        self.ffn = cfg["ffn_hidden"] // tp
+        self.vocab = cfg["vocab"] // tp
+        self.theta = float(cfg.get("rope_theta", 10000))
+        moe = cfg.get("moe")
+        self.experts = moe["experts"] if moe else 0
+        self.top_k = moe["top_k"] if moe else 0
+        self.expert_ffn = moe["expert_ffn_hidden"] // tp if moe else 0
+
+
+def weights(d, layers):
+    """One dict of weights per layer, initialised on the GPU (scaled normal: no overflow)."""
+    def w(rows, cols):
+        return torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16) * cols ** -0.5
+
+    out = []
+    qkv = (d.heads + 2 * d.kv_heads) * d.head_dim
+    for _ in range(layers):
+        layer = {"n1": torch.ones(d.hidden, device="cuda", dtype=torch.bfloat16),
+                 "n2": torch.ones(d.hidden, device="cuda", dtype=torch.bfloat16),
+                 "qkv": w(qkv, d.hidden), "o": w(d.hidden, d.heads * d.head_dim)}
+        if d.experts:
+            layer["router"] = w(d.experts, d.hidden)
+            # Stored (experts, out, in) as nn.Linear stores each; the grouped kernel takes the
+            # transposed view (torchtitan's layout, as measure_step.py runs it).
+            layer["e_up"] = torch.randn(d.experts, 2 * d.expert_ffn, d.hidden, device="cuda",
+                                        dtype=torch.bfloat16) * d.hidden ** -0.5
+            layer["e_down"] = torch.randn(d.experts, d.hidden, d.expert_ffn, device="cuda",
+                                          dtype=torch.bfloat16) * d.expert_ffn ** -0.5
+        else:
+            layer["up"] = w(2 * d.ffn, d.hidden)
+            layer["down"] = w(d.hidden, d.ffn)
+        out.append(layer)
+    return out
+
+
+def rope_tables(d, positions):
+    inv = 1.0 / d.theta ** (torch.arange(0, d.head_dim, 2, device="cuda") / d.head_dim)
+    ang = torch.outer(positions.float(), inv)
+    return (torch.cat((ang.cos(), ang.cos()), -1).to(torch.bfloat16),
+            torch.cat((ang.sin(), ang.sin()), -1).to(torch.bfloat16))
+
+
+def rope(x, cos, sin):  # x: (batch, heads, tokens, head_dim); cos/sin: (tokens, head_dim)
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
+
+
+def experts(x, layer, top_k):
+    """Routed experts, grouped-GEMM style; counts by scatter_add (no host sync: graph-safe)."""
+    n_exp = layer["router"].shape[0]
+    probs = (x @ layer["router"].t()).float().softmax(dim=-1)
+    wts, chosen = probs.topk(top_k, dim=-1)
+    wts = (wts / wts.sum(dim=-1, keepdim=True)).to(x.dtype)
+    flat = chosen.reshape(-1)
+    order = flat.argsort(stable=True)
+    counts = torch.zeros(n_exp, device=x.device, dtype=torch.int32).scatter_add_(
+        0, flat.to(torch.int64), torch.ones_like(flat, dtype=torch.int32))
+    offs = counts.cumsum(0).to(torch.int32)
+    token = order // top_k
+    up = torch._grouped_mm(x[token], layer["e_up"].transpose(-2, -1), offs=offs)
+    a, g = up.chunk(2, dim=-1)
+    out = torch._grouped_mm(F.silu(a) * g, layer["e_down"].transpose(-2, -1), offs=offs)
+    out = out * wts.reshape(-1)[order].unsqueeze(-1)
+    return torch.zeros_like(x).index_add_(0, token, out)
+
+
+def make_layer(d):
+    def layer_fn(x, layer, k_cache, v_cache, cos, sin, start, causal):
+        """x: (batch, tokens, hidden); the cache (batch, kv_heads, max_tokens, head_dim) gets the
+        new K/V at [start, start + tokens) and attention reads [0, start + tokens)."""
+        b, t, _ = x.shape
+        h = F.rms_norm(x, (d.hidden,), layer["n1"], 1e-5)
+        q, k, v = (h @ layer["qkv"].t()).split(
+            [d.heads * d.head_dim, d.kv_heads * d.head_dim, d.kv_heads * d.head_dim], dim=-1)
+        q = rope(q.view(b, t, d.heads, d.head_dim).transpose(1, 2), cos, sin)
+        k = rope(k.view(b, t, d.kv_heads, d.head_dim).transpose(1, 2), cos, sin)
+        k_cache[:, :, start:start + t] = k
+        v_cache[:, :, start:start + t] = v.view(b, t, d.kv_heads, d.head_dim).transpose(1, 2)
+        keys, values = k_cache[:, :, :start + t], v_cache[:, :, :start + t]
+        o = F.scaled_dot_product_attention(q, keys, values, is_causal=causal, enable_gqa=True)
+        x = x + o.transpose(1, 2).reshape(b, t, -1) @ layer["o"].t()
+        h = F.rms_norm(x, (d.hidden,), layer["n2"], 1e-5)
+        if d.experts:
+            return x + experts(h.view(b * t, -1), layer, d.top_k).view(b, t, -1)
+        a, g = (h @ layer["up"].t()).chunk(2, dim=-1)
+        return x + (F.silu(a) * g) @ layer["down"].t()
+
+    return layer_fn
+
+
+def step_fn(d, layers, caches, head, layer_fn, x, cos, sin, start, causal):
+    def step():
+        y = x
+        for layer, (kc, vc) in zip(layers, caches):
+            y = layer_fn(y, layer, kc, vc, cos, sin, start, causal)
+        last = F.rms_norm(y[:, -1], (d.hidden,), head["norm"], 1e-5)
+        logits = (last @ head["w"].t()).float()
+        head["sampled"].copy_(logits.argmax(dim=-1))
+    return step
+
+
+def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters):
+    """kind: decode (batch sequences, 1 token each, `context` cached) or prefill (1 sequence of
+    `tokens` tokens, nothing cached)."""
+    torch.manual_seed(0)
+    d = Dims(cfg, tp)
+    layers = weights(d, n_layers)
+    head = {"norm": torch.ones(d.hidden, device="cuda", dtype=torch.bfloat16),
+            "w": torch.randn(d.vocab, d.hidden, device="cuda", dtype=torch.bfloat16) * d.hidden ** -0.5,
+            "sampled": torch.zeros(batch, device="cuda", dtype=torch.int64)}
+    t = 1 if kind == "decode" else tokens
+    start = context if kind == "decode" else 0
+    caches = [(torch.randn(batch, d.kv_heads, start + t, d.head_dim, device="cuda", dtype=torch.bfloat16),
+               torch.randn(batch, d.kv_heads, start + t, d.head_dim, device="cuda", dtype=torch.bfloat16))
+              for _ in range(n_layers)]
+    x = torch.randn(batch, t, d.hidden, device="cuda", dtype=torch.bfloat16)
+    cos, sin = rope_tables(d, torch.arange(start, start + t, device="cuda"))
+    layer_fn = make_layer(d)
+    if compiled:
+        torch._dynamo.reset()  # one compiled shape per run: no recompile limit across runs
+        layer_fn = torch.compile(layer_fn, dynamic=False)
+    step = step_fn(d, layers, caches, head, layer_fn, x, cos, sin, start, kind == "prefill")
+    t0 = time.time()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm (and compile) on a side stream before capture
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    build_s = time.time() - t0
+    ms = median_ms(graph.replay, warmup, iters)
+    del graph, caches, layers
+    torch.cuda.empty_cache()
+    return {"step_ms": ms, "build_s": round(build_s, 1)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", action="append", required=True,
+                    help="MODEL.yaml:LAYERS:TP:decode:BATCH:CONTEXT or MODEL.yaml:LAYERS:TP:prefill:TOKENS "
+                         "(repeatable)")
+    ap.add_argument("--modes", default="graph,compiled", help="graph, compiled or both")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--out", default="-")
+    a = ap.parse_args()
+    results = []
+    for spec in a.config:
+        parts = spec.split(":")
+        path, layers, tp, kind = parts[0], int(parts[1]), int(parts[2]), parts[3]
+        cfg = yaml.safe_load(open(path))
+        if kind == "decode":
+            batch, tokens, context = int(parts[4]), 1, int(parts[5])
+        else:
+            batch, tokens, context = 1, int(parts[4]), 0
+        for mode in a.modes.split(","):
+            compiled = mode == "compiled"
+            if compiled and cfg.get("moe"):
+                continue  # grouped experts: graph build only (see the docstring)
+            try:
+                r = run(cfg, layers, tp, kind, batch, tokens, context, compiled, a.warmup, a.iters)
+            except Exception as e:  # noqa: BLE001 - report the configuration and go on
+                print(f"{spec} {mode}: failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                      file=sys.stderr, flush=True)
+                torch.cuda.empty_cache()
+                continue
+            r.update(model=cfg["name"], layers=layers, tp=tp, kind=kind, batch=batch,
+                     tokens=tokens, context=context, mode=mode)
+            results.append(r)
+            print(f"{spec} {mode:8s} {r['step_ms']:9.3f} ms (built in {r['build_s']} s)",
+                  file=sys.stderr, flush=True)
+            if a.out != "-":
+                emit(json.dumps(document(results), indent=1), a.out)
+    if a.out == "-":
+        emit(json.dumps(document(results), indent=1) + "\n", "-")
+
+
+def document(results):
+    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "results": results}
+
+
+if __name__ == "__main__":
+    main()
