@@ -59,10 +59,9 @@ double wave_efficiency(double m, double n, double batch, double sm_count) {
 
 double best_tile_wave_efficiency(double m, double n, double batch, double sm_count) {
   if (sm_count <= 0) return 1;
-  return std::max({wave_efficiency(m, n, batch, sm_count),
-                   tiled_share(m, n, batch, sm_count, 128, 128),
-                   tiled_share(m, n, batch, sm_count, 64, 128),
-                   tiled_share(m, n, batch, sm_count, 64, 256)});
+  return std::max(
+      {wave_efficiency(m, n, batch, sm_count), tiled_share(m, n, batch, sm_count, 128, 128),
+       tiled_share(m, n, batch, sm_count, 64, 128), tiled_share(m, n, batch, sm_count, 64, 256)});
 }
 
 namespace {

@@ -109,8 +109,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.layout = layout;
   e.weights = p.options.weights;
   const EnginePreset& engine = engine_preset(p.options.engine);
-  const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options,
-                            engine.host);
+  const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options, engine.host);
   const Workload w = replica_workload(p.workload, layout.replicas);
   ReplayLimits limits{layout.max_batch,   step_tokens(p.options),
                       e.memory.kv_tokens, e.memory.tokens_per_request,

@@ -186,8 +186,8 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
     stage.other_s += memory_kernel_s(2 * logits);
   }
   StepBreakdown round = pipeline_round(stage, tokens);
-  round.overhead_s = host_.step_s(static_cast<double>(batch.decodes) +
-                                  static_cast<double>(batch.chunks.size()));
+  round.overhead_s =
+      host_.step_s(static_cast<double>(batch.decodes) + static_cast<double>(batch.chunks.size()));
   return round;
 }
 

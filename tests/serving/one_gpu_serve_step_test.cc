@@ -33,8 +33,7 @@ StepBatch batch_of(const nlohmann::json& step) {
   if (step["kind"] == "decode") {
     b.decodes = step["batch"];
     b.sampled = b.decodes;
-    b.decode_context_tokens =
-        static_cast<double>(b.decodes) * (step["context"].get<double>() + 1);
+    b.decode_context_tokens = static_cast<double>(b.decodes) * (step["context"].get<double>() + 1);
   } else {
     b.chunks.push_back({step["tokens"].get<int64_t>(), 0});
     b.sampled = 1;
@@ -52,7 +51,6 @@ double predicted_ms(const nlohmann::json& step, const ClusterSpec& cluster,
   const StepBreakdown t = m.time(batch_of(step));
   return 1e3 * (t.total_s() - t.communication_s);
 }
-
 
 struct MeasuredGpu {
   const char* steps_file;  // under tests/data/one_gpu_serve_steps/
@@ -94,11 +92,13 @@ void check_errors(const std::vector<double>& errors, double max_abs, double mean
 
 }  // namespace
 
-TEST_CASE("one H100's serving steps are priced within 12% each and 5% on average (published profile)") {
+TEST_CASE(
+    "one H100's serving steps are priced within 12% each and 5% on average (published profile)") {
   check_errors(step_errors({"steps-h100.json", "dgx-h100-1n", "h100-published.yaml"}), 0.12, 0.05);
 }
 
-TEST_CASE("one H200's serving steps are priced within 20% each and 7.5% on average (published profile)") {
+TEST_CASE(
+    "one H200's serving steps are priced within 20% each and 7.5% on average (published profile)") {
   check_errors(step_errors({"steps-h200.json", "dgx-h200-64n", "h200-published.yaml"}), 0.20,
                0.075);
 }
@@ -106,10 +106,12 @@ TEST_CASE("one H200's serving steps are priced within 20% each and 7.5% on avera
 // The measured profiles' HBM figure is the copy bandwidth, faster than the weight streams of
 // small-batch decode GEMMs (about 0.85 of it on both GPUs): decode at batch ≤ 32 is priced
 // 12-17% fast with them.
-TEST_CASE("one H100's serving steps are priced within 18% each and 8.5% on average (measured profile)") {
+TEST_CASE(
+    "one H100's serving steps are priced within 18% each and 8.5% on average (measured profile)") {
   check_errors(step_errors({"steps-h100.json", "dgx-h100-1n", "h100-measured.yaml"}), 0.18, 0.085);
 }
 
-TEST_CASE("one H200's serving steps are priced within 18% each and 7% on average (measured profile)") {
+TEST_CASE(
+    "one H200's serving steps are priced within 18% each and 7% on average (measured profile)") {
   check_errors(step_errors({"steps-h200.json", "dgx-h200-64n", "h200-measured.yaml"}), 0.18, 0.07);
 }

@@ -80,7 +80,8 @@ TEST_CASE("step time: tp adds two all-reduces per layer; the host overhead is ad
   const CalibrationProfile p = profile_of(c);
   ServingLayout l;
   l.tp = 8;
-  const StepBreakdown t = StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{1e-3, 0}).time(one_decode(0));
+  const StepBreakdown t =
+      StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{1e-3, 0}).time(one_decode(0));
   const CollectiveModel coll(p, c);
   const double one = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 8192 * 2);
   CHECK(t.communication_s == doctest::Approx(2 * 80 * one));
@@ -165,7 +166,8 @@ TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-b
   two.pp = 2;
   const StepBreakdown t1 =
       StepTimeModel(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{}).time(one_decode(0));
-  const StepBreakdown t2 = StepTimeModel(m, c, p, two, ServingOptions{}, HostOverhead{}).time(one_decode(0));
+  const StepBreakdown t2 =
+      StepTimeModel(m, c, p, two, ServingOptions{}, HostOverhead{}).time(one_decode(0));
   // Two micro-batches × half the layers: the same layer weights; the last stage's LM head
   // (128,256 × 4096 BF16) is read by both micro-batches, once more than with pp = 1.
   const double head_s = 2 * 128'256.0 * 4096 / read_bandwidth(p, c.gpu);
