@@ -55,7 +55,7 @@ std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int
   if (model.dense_layers() > 0) add_maps(out, mlp_linears(model, model.ffn_hidden), tp, tokens);
   if (model.moe) {
     const MoeSpec& e = *model.moe;
-    for (const LinearMap& map : ffn_linears(model, e.first_dense_layers)) {
+    for (const LinearMap& map : ffn_linears(model, model.first_moe_layer())) {
       if (map.role != LinearRole::expert) {
         add_variants(out, rank_gemm(map, tp, static_cast<double>(tokens)),
                      map.role == LinearRole::shared ? std::string("shared ") + map.name : map.name);

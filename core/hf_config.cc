@@ -2,8 +2,11 @@
 // phi3 (fused qkv/gate_up: the same matrices), qwen2 (biases on Q, K and V), qwen3,
 // mixtral, qwen3_moe, deepseek_v2, deepseek_v3 (MLA; MTP modules from
 // num_nextn_predict_layers, counted apart), gemma2 and gemma3_text (explicit head_dim, four
-// norms per layer, Gemma 3's q/k norms; tied embeddings) and gpt_neox (LayerNorm, biases
-// everywhere, GeLU MLP; its parallel residual has the same matrices and FLOPs).
+// norms per layer, Gemma 3's q/k norms; tied embeddings), gpt_neox (LayerNorm, biases
+// everywhere, GeLU MLP; its parallel residual has the same matrices and FLOPs) and llama4_text
+// (MoE every interleave_moe_layer_step-th layer with a shared expert, dense layers of
+// intermediate_size_mlp between; its chunked attention, 8,192-token chunks on three layers in
+// four, is priced as full attention like a sliding window).
 //
 // Parameters are counted exactly or refused: a field that would change the count in a way the
 // spec cannot express is an error naming it (attention_bias, mlp_bias, moe_layer_freq != 1).
@@ -71,6 +74,19 @@ class ConfigReader {
     if (!has(key)) fail(key, "is required but missing");
     if (!j_.at(key).is_string()) fail(key, "must be a string");
     return j_.at(key).get<std::string>();
+  }
+  // An integer list, each element within [min, max].
+  std::vector<int64_t> get_int_list(const std::string& key, int64_t min, int64_t max) const {
+    if (!has(key)) fail(key, "is required but missing");
+    const json& v = j_.at(key);
+    if (!v.is_array()) fail(key, "must be a list of integers");
+    std::vector<int64_t> out;
+    for (const json& e : v) {
+      if (!e.is_number_integer() || e.get<int64_t>() < min || e.get<int64_t>() > max)
+        fail(key, fmt::format("must be a list of integers between {} and {}", min, max));
+      out.push_back(e.get<int64_t>());
+    }
+    return out;
   }
   // First present key of `keys`, else fallback.
   int64_t get_first(const std::vector<std::string>& keys, int64_t fallback, int64_t min,
@@ -153,19 +169,39 @@ void read_moe(const ConfigReader& r, ModelSpec& m) {
   m.moe = moe;
 }
 
+// Llama 4 text models (transformers Llama4TextConfig): routed experts of intermediate_size,
+// one shared expert of the same width on every MoE layer, dense layers of
+// intermediate_size_mlp between them (interleave_moe_layer_step; its moe_layers list must be
+// that pattern), Q/K L2 norms without weights (no parameters).
+void read_llama4(const ConfigReader& r, ModelSpec& m) {
+  if (!m.moe) r.fail("num_local_experts", "is required for llama4_text");
+  MoeSpec& moe = *m.moe;
+  moe.shared_experts = 1;
+  moe.layer_step = r.get_int("interleave_moe_layer_step", 1, 1, m.layers);
+  if (r.has("moe_layers")) {
+    std::vector<int64_t> expected;
+    for (int64_t layer = moe.layer_step - 1; layer < m.layers; layer += moe.layer_step)
+      expected.push_back(layer);
+    if (r.get_int_list("moe_layers", 0, m.layers - 1) != expected)
+      r.fail("moe_layers",
+             fmt::format("must be every interleave_moe_layer_step-th layer ({}, {}, …): meshplan "
+                         "models MoE layers at a fixed interval",
+                         moe.layer_step - 1, 2 * moe.layer_step - 1));
+  }
+  m.ffn_hidden = r.get_int("intermediate_size_mlp", m.ffn_hidden, 1, kMaxWidth);
+}
+
 ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
   ConfigReader r(j, text, file);
-  const std::vector<std::string> types = {"llama",       "mistral", "phi3",        "qwen2",
-                                          "qwen3",       "mixtral", "qwen3_moe",   "deepseek_v2",
-                                          "deepseek_v3", "gemma2",  "gemma3_text", "gpt_neox"};
+  const std::vector<std::string> types = {
+      "llama",       "mistral",     "phi3",   "qwen2",       "qwen3",    "mixtral",    "qwen3_moe",
+      "deepseek_v2", "deepseek_v3", "gemma2", "gemma3_text", "gpt_neox", "llama4_text"};
   std::string type = r.get_string("model_type");
   // Families met in practice whose structure ModelSpec cannot hold: refused with the reason.
   if (type == "llama4")
     r.fail("model_type",
-           "llama4 is not supported: its MoE blocks alternate with dense ones "
-           "(interleave_moe_layer_step, intermediate_size_mlp) and some layers use chunked "
-           "attention without RoPE, which ModelSpec cannot express (MoE on every layer after "
-           "first_k_dense_replace, one attention kind)");
+           "llama4 is the multimodal config: pass its text model instead (the text_config "
+           "object, model_type llama4_text, saved as its own file)");
   if (type == "gemma3")
     r.fail("model_type",
            "gemma3 is the multimodal config: pass its text model instead (the "
@@ -197,6 +233,7 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
   // GPT-NeoX names the RoPE base rotary_emb_base; both default to 10000 in transformers.
   m.rope_theta = r.get_double(neox ? "rotary_emb_base" : "rope_theta", 10000, 1, kMaxRopeTheta);
   read_moe(r, m);
+  if (type == "llama4_text") read_llama4(r, m);
   m.mtp_layers = r.get_int("num_nextn_predict_layers", 0, 0, kMaxLayers);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
     return r.diagnostic(field, rule);

@@ -22,7 +22,7 @@ double linear_params(const std::vector<LinearMap>& maps) {
 
 double parameter_estimate(const ModelSpec& m) {
   const double dense = linear_params(layer_linears(m, 0));
-  const double moe = m.moe ? linear_params(layer_linears(m, m.moe->first_dense_layers)) : 0.0;
+  const double moe = m.moe ? linear_params(layer_linears(m, m.first_moe_layer())) : 0.0;
   return static_cast<double>(m.dense_layers()) * dense + static_cast<double>(m.moe_layers()) * moe +
          linear_params({embedding_linear(m), lm_head_linear(m)});
 }
@@ -42,13 +42,18 @@ void complete_and_check_model(ModelSpec& m, const FieldDiagnostic& at) {
     fail("kv_heads", fmt::format("must divide heads ({}) (grouped-query attention)", m.heads));
   }
   if (m.ffn_hidden == 0) {
-    if (m.mlp == MlpKind::swiglu && !(m.moe && m.moe->first_dense_layers == 0)) {
+    if (m.mlp == MlpKind::swiglu && m.dense_layers() > 0) {
       fail("ffn_hidden", "is required when mlp is swiglu");
     }
     m.ffn_hidden = m.mlp == MlpKind::swiglu ? 0 : 4 * m.hidden;
   }
   if (m.moe && m.moe->first_dense_layers >= m.layers) {
     fail("moe.first_dense_layers", fmt::format("must be less than layers ({})", m.layers));
+  } else if (m.moe && m.first_moe_layer() >= m.layers) {
+    fail("moe.layer_step",
+         fmt::format("leaves no MoE layer: first_dense_layers ({}) + layer_step must not exceed "
+                     "layers ({})",
+                     m.moe->first_dense_layers, m.layers));
   }
   if (m.position_embedding == PositionEmbedding::learned && m.max_positions == 0) {
     fail("max_positions", "is required when position_embedding is learned");

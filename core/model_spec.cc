@@ -1,5 +1,7 @@
 #include "core/model_spec.h"
 
+#include <algorithm>
+
 namespace meshplan {
 
 int64_t ModelSpec::q_width() const {
@@ -8,6 +10,17 @@ int64_t ModelSpec::q_width() const {
 }
 
 int64_t ModelSpec::kv_width() const { return kv_heads * head_dim; }
+
+int64_t ModelSpec::moe_layers_in(int64_t begin, int64_t end) const {
+  if (!moe) return 0;
+  const int64_t first = moe->first_dense_layers, step = moe->layer_step;
+  const int64_t from = std::max(begin, first);
+  if (end <= from) return 0;
+  // MoE layers are first + k·step − 1 for k ≥ 1: count the k that land in [from, end).
+  const int64_t last_k = (end - first) / step;
+  const int64_t first_k = (from - first + step) / step;  // ceil((from − first + 1) / step)
+  return std::max<int64_t>(0, last_k - first_k + 1);
+}
 
 const char* to_string(MlpKind k) {
   switch (k) {

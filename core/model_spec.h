@@ -21,6 +21,11 @@ struct MoeSpec {
   int64_t expert_ffn_hidden = 0;   // FFN width of one expert
   int64_t shared_experts = 0;      // always-active experts of the same width (DeepSeek)
   int64_t first_dense_layers = 0;  // leading layers with a dense MLP of width ffn_hidden
+  // After the leading dense layers, every layer_step-th layer is MoE and the others are dense
+  // MLPs of width ffn_hidden: layers first_dense_layers + layer_step − 1, + 2·layer_step − 1, …
+  // (Hugging Face Llama 4's interleave_moe_layer_step, whose MoE layers are step − 1, 2·step −
+  // 1, …; Maverick 2, Scout 1). 1: every layer after the dense ones.
+  int64_t layer_step = 1;
   // Tokens an expert accepts relative to a perfectly even split (GShard's capacity factor).
   // Default 1.0: dropless routing balanced on average (Megatron-core's default is dropless).
   double capacity_factor = 1.0;
@@ -78,9 +83,19 @@ struct ModelSpec {
   std::optional<MlaSpec> mla;
   TrainingSpec training;
 
-  bool is_moe_layer(int64_t layer) const { return moe && layer >= moe->first_dense_layers; }
-  int64_t moe_layers() const { return moe ? layers - moe->first_dense_layers : 0; }
+  bool is_moe_layer(int64_t layer) const {
+    return moe && layer >= moe->first_dense_layers &&
+           (layer - moe->first_dense_layers + 1) % moe->layer_step == 0;
+  }
+  // MoE layers among layers [begin, end).
+  int64_t moe_layers_in(int64_t begin, int64_t end) const;
+  int64_t moe_layers() const { return moe_layers_in(0, layers); }
   int64_t dense_layers() const { return layers - moe_layers(); }
+  // Index of the first MoE layer (the one every MoE layer's shape and cost is taken from);
+  // `layers` for a dense model.
+  int64_t first_moe_layer() const {
+    return moe ? moe->first_dense_layers + moe->layer_step - 1 : layers;
+  }
   int64_t q_width() const;   // columns of Q = heads · (qk head dim)
   int64_t kv_width() const;  // columns of K (and of V for non-MLA) = kv_heads · head_dim
 };

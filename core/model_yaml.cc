@@ -15,13 +15,15 @@ MlpKind mlp_kind(const std::string& s) {
 
 MoeSpec read_moe(const YamlNode& n) {
   n.expect_only_keys({"experts", "top_k", "expert_ffn_hidden", "shared_experts",
-                      "first_dense_layers", "capacity_factor", "groups", "group_limit"});
+                      "first_dense_layers", "layer_step", "capacity_factor", "groups",
+                      "group_limit"});
   MoeSpec m;
   m.experts = n.child("experts").as_int(1, kMaxExperts);
   m.top_k = n.child("top_k").as_int(1, kMaxExperts);
   m.expert_ffn_hidden = n.child("expert_ffn_hidden").as_int(1, kMaxWidth);
   m.shared_experts = n.get_int("shared_experts", 0, 0, kMaxExperts);
   m.first_dense_layers = n.get_int("first_dense_layers", 0, 0, kMaxLayers);
+  m.layer_step = n.get_int("layer_step", 1, 1, kMaxLayers);
   m.capacity_factor = n.get_double("capacity_factor", 1.0, 1.0, 1000.0);
   m.groups = n.get_int("groups", 1, 1, kMaxExperts);
   m.group_limit = n.get_int("group_limit", 0, 0, kMaxExperts);

@@ -3,6 +3,7 @@
 // and its recompute options (selective, or full with the uniform/block methods). Megatron-LM
 // arguments are those of d98e8a64ddf3 (tests/data/launchers/megatron-lm-d98e8a64ddf3-args.txt).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,22 @@
 
 namespace meshplan {
 namespace {
+
+// Megatron-core's per-layer MoE pattern (--moe-layer-freq as a Python list expression, 1 = MoE;
+// megatron/training/arguments.py moe_freq_type evaluates it): the leading dense layers, then
+// every layer_step-th layer MoE, then any dense layers left after the last MoE one.
+// DeepSeek-V3: ([0]*3+[1]*58); Llama 4 Maverick: ([0,1]*24).
+std::string moe_layer_pattern(const ModelSpec& model) {
+  const MoeSpec& e = *model.moe;
+  std::vector<std::string> parts;
+  if (e.first_dense_layers > 0) parts.push_back(fmt::format("[0]*{}", e.first_dense_layers));
+  std::vector<int> group(static_cast<size_t>(e.layer_step), 0);  // one MoE layer, dense before it
+  group.back() = 1;
+  parts.push_back(fmt::format("[{}]*{}", fmt::join(group, ","), model.moe_layers()));
+  const int64_t rest = model.layers - e.first_dense_layers - e.layer_step * model.moe_layers();
+  if (rest > 0) parts.push_back(fmt::format("[0]*{}", rest));
+  return fmt::format("({})", fmt::join(parts, "+"));
+}
 
 constexpr std::array<Dim, 4> kDefaultOrder = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};
 // Megatron-LM's --use-tp-pp-dp-mapping (initialize.py: order tp-cp-ep-pp-dp).
@@ -221,10 +238,8 @@ void megatron_moe_args(const ModelSpec& model, const Layout& layout, LauncherArg
   if (model.moe->shared_experts > 0)
     args.arg("--moe-shared-expert-intermediate-size",
              model.moe->shared_experts * model.moe->expert_ffn_hidden);
-  if (model.moe->first_dense_layers > 0) {
-    args.arg("--moe-layer-freq",
-             fmt::format("\"([0]*{}+[1]*{})\"", model.moe->first_dense_layers, model.moe_layers()));
-  }
+  if (model.dense_layers() > 0)
+    args.arg("--moe-layer-freq", fmt::format("\"{}\"", moe_layer_pattern(model)));
 }
 
 void model_rules(Refusals& out, const ModelSpec& model) {
@@ -366,6 +381,15 @@ std::string nemo_model_keys(const ModelSpec& model, const Layout& layout) {
     out += nemo_added_key("moe_router_group_topk", std::to_string(model.moe->group_limit));
   }
   out += nemo_added_key("moe_grouped_gemm", "true");
+  if (model.moe->shared_experts > 0)
+    out += nemo_added_key("moe_shared_expert_intermediate_size",
+                          std::to_string(model.moe->shared_experts * model.moe->expert_ffn_hidden));
+  if (model.dense_layers() > 0) {  // TransformerConfig.moe_layer_freq as a list: 1 = MoE layer
+    std::vector<int> pattern;
+    for (int64_t layer = 0; layer < model.layers; ++layer)
+      pattern.push_back(model.is_moe_layer(layer) ? 1 : 0);
+    out += nemo_added_key("moe_layer_freq", fmt::format("[{}]", fmt::join(pattern, ", ")));
+  }
   return out;
 }
 

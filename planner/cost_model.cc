@@ -63,8 +63,8 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   const double tokens = static_cast<double>(t.global_batch * t.seq_len);
   const double seq = static_cast<double>(t.seq_len);
   dense_flops_ = layer_forward_flops(m, 0, tokens, seq, o.flops);
-  moe_flops_ = m.moe ? layer_forward_flops(m, m.moe->first_dense_layers, tokens, seq, o.flops)
-                     : dense_flops_;
+  moe_flops_ =
+      m.moe ? layer_forward_flops(m, m.first_moe_layer(), tokens, seq, o.flops) : dense_flops_;
   selective_saves_ =
       attention_core_stores_activations(m, context_.fp8, o.memory.fp8_saves_quantized_inputs);
   head_flops_ = lm_head_forward_flops(m, tokens);
@@ -183,9 +183,8 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
   activations.fp8_quantized_inputs = options_.memory.fp8_saves_quantized_inputs;
   shape.dense_activation_bytes = layer_activations(model_, 0, activations).no_recompute();
   shape.moe_activation_bytes =
-      model_.moe
-          ? layer_activations(model_, model_.moe->first_dense_layers, activations).no_recompute()
-          : shape.dense_activation_bytes;
+      model_.moe ? layer_activations(model_, model_.first_moe_layer(), activations).no_recompute()
+                 : shape.dense_activation_bytes;
   if (l.pp > 1) {
     const double tokens = static_cast<double>(l.mbs * training_.seq_len / l.cp);
     const double activation = 2 * tokens * static_cast<double>(model_.hidden);

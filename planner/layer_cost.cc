@@ -111,7 +111,7 @@ ExpertGemms routed_experts(const LayerCostContext& ctx, const LayerCostKey& key,
 std::vector<LinearMap> layer_maps(const ModelSpec& m, bool moe_layer) {
   std::vector<LinearMap> maps = attention_linears(m);
   for (const LinearMap& map :
-       moe_layer ? ffn_linears(m, m.moe->first_dense_layers) : mlp_linears(m, m.ffn_hidden))
+       moe_layer ? ffn_linears(m, m.first_moe_layer()) : mlp_linears(m, m.ffn_hidden))
     maps.push_back(map);
   return maps;
 }
@@ -397,7 +397,7 @@ LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key,
   out.memory_backward_s = backward_bytes(ops) / ctx.hbm_bytes_per_s;
   out.module_forward_s = module_forward_times(ctx, key, moe_layer, tokens, maps, attn);
   out.activations =
-      layer_activations(m, moe_layer ? m.moe->first_dense_layers : 0,
+      layer_activations(m, moe_layer ? m.first_moe_layer() : 0,
                         {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp, ctx.fp8,
                          ctx.options->memory.fp8_saves_quantized_inputs, key.etp});
   return out;

@@ -118,14 +118,13 @@ FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix) {
 std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l) {
   std::vector<StageLayerMix> mix(static_cast<size_t>(l.pp));
   std::vector<int64_t> bounds = chunk_boundaries(m, l);
-  const int64_t first_moe = m.moe ? m.moe->first_dense_layers : m.layers;
   const PipelinePlacement placement = pipeline_placement(l.pipeline());
   for (size_t r = 0; r < mix.size(); ++r) {
     for (const int64_t chunk : placement.stage_chunks[r]) {
       const auto c = static_cast<size_t>(chunk);
-      const int64_t dense = std::max<int64_t>(0, std::min(bounds[c + 1], first_moe) - bounds[c]);
-      mix[r].dense_layers += dense;
-      mix[r].moe_layers += bounds[c + 1] - bounds[c] - dense;
+      const int64_t moe = m.moe_layers_in(bounds[c], bounds[c + 1]);
+      mix[r].dense_layers += bounds[c + 1] - bounds[c] - moe;
+      mix[r].moe_layers += moe;
     }
   }
   return mix;
@@ -208,9 +207,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Lay
   ActivationShape shape = activation_shape(l, t.seq_len);
   shape.fp8 = gpu.runs_fp8(t.precision);
   shape.fp8_quantized_inputs = o.fp8_saves_quantized_inputs;
-  const int64_t first_moe = m.moe ? m.moe->first_dense_layers : 0;
   const LayerActivations dense = layer_activations(m, 0, shape);
-  const LayerActivations moe = m.moe ? layer_activations(m, first_moe, shape) : dense;
+  const LayerActivations moe = m.moe ? layer_activations(m, m.first_moe_layer(), shape) : dense;
   const std::vector<StageLayerMix> mix = stage_layer_mix(m, l);
   const double logits = logits_bytes(m, shape);
   const std::vector<StageParams> params = stage_params(m, l);
@@ -228,7 +226,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Lay
     ActivationShape bf16 = shape;
     bf16.fp8 = false;
     const LayerActivations dense16 = layer_activations(m, 0, bf16);
-    const LayerActivations moe16 = m.moe ? layer_activations(m, first_moe, bf16) : dense16;
+    const LayerActivations moe16 =
+        m.moe ? layer_activations(m, m.first_moe_layer(), bf16) : dense16;
     const auto peak = static_cast<size_t>(est.peak_stage);
     est.peak_bf16_activations_bytes =
         stage_memory(params[peak], mix[peak], dense16, moe16, l, micro_batches, logits, true, o)

@@ -26,7 +26,6 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
   c.head.backward_s *= slow;
   const std::vector<StageParams>& params = params_of(l);
   const std::vector<int64_t> bounds = chunk_boundaries(model_, l);
-  const int64_t first_moe = model_.moe ? model_.moe->first_dense_layers : model_.layers;
   sim::PipelineProblem p;
   p.pp = static_cast<int>(l.pp);
   p.vpp = static_cast<int>(l.vpp);
@@ -43,8 +42,8 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
   for (size_t ch = 0; ch + 1 < bounds.size(); ++ch) {
     const auto stage =
         static_cast<size_t>(placement.holder(static_cast<int64_t>(ch), 0, p.micro_batches));
-    const int64_t dense = std::max<int64_t>(0, std::min(bounds[ch + 1], first_moe) - bounds[ch]);
-    const int64_t moe = bounds[ch + 1] - bounds[ch] - dense;
+    const int64_t moe = model_.moe_layers_in(bounds[ch], bounds[ch + 1]);
+    const int64_t dense = bounds[ch + 1] - bounds[ch] - moe;
     int64_t& left = full_left[stage];
     const int64_t full_dense = std::min(left, dense);
     const int64_t full_moe = std::min(left - full_dense, moe);

@@ -92,6 +92,61 @@ TEST_CASE("DeepSeek-V3's MTP module is counted apart from the 671B main model") 
   CHECK(mtp_params(m) < 12.0e9);
 }
 
+// Llama 4 per layer: attention 2·5120·5120 + 2·5120·1024 = 62,914,560; two norms 10,240; an
+// expert or the shared expert 3·5120·8192 = 125,829,120; a dense MLP 3·5120·16384 =
+// 251,658,240; the router 5120 per expert. Embedding and LM head 2·202,048·5120 plus the final
+// norm: 2,068,976,640.
+TEST_CASE("Llama 4 Scout: an MoE block with a shared expert on every layer: 107,769,861,120") {
+  ModelSpec m = load("llama-4-scout-17b-16e-text.json");
+  REQUIRE(m.moe.has_value());
+  CHECK(m.moe->experts == 16);
+  CHECK(m.moe->shared_experts == 1);
+  CHECK(m.moe->layer_step == 1);
+  CHECK_FALSE(m.qk_norm);  // L2 norms without weights
+  CHECK(m.moe_layers() == 48);
+  // 48 × (62,914,560 + 10,240 + 17 × 125,829,120 + 16 × 5120) + 2,068,976,640.
+  CHECK(total_params(m) == 107'769'861'120);
+  // Card: 17B active. Less 48 × 15 idle experts.
+  CHECK(active_params(m) == 107'769'861'120 - 48 * 15 * int64_t{125'829'120});
+}
+
+TEST_CASE("Llama 4 Maverick: MoE on every second layer, dense MLPs between: 400,711,848,960") {
+  ModelSpec m = load("llama-4-maverick-17b-128e-text.json");
+  REQUIRE(m.moe.has_value());
+  CHECK(m.moe->layer_step == 2);
+  CHECK(m.ffn_hidden == 16384);
+  CHECK(m.moe->expert_ffn_hidden == 8192);
+  CHECK_FALSE(m.is_moe_layer(0));
+  CHECK(m.is_moe_layer(1));
+  CHECK(m.is_moe_layer(47));
+  CHECK(m.moe_layers() == 24);
+  CHECK(m.dense_layers() == 24);
+  // 24 × (62,914,560 + 10,240 + 129 × 125,829,120 + 128 × 5120)
+  // + 24 × (62,914,560 + 10,240 + 251,658,240) + 2,068,976,640.
+  CHECK(total_params(m) == 400'711'848'960);
+  // Card: 17B active. Less 24 × 127 idle experts: 17,184,691,200.
+  CHECK(active_params(m) == 17'184'691'200);
+}
+
+TEST_CASE("Llama 4: the multimodal config is refused, and moe_layers must be the interleave") {
+  CHECK(error_of(R"({"model_type": "llama4"})") ==
+        "config.json:1:2: error: field 'model_type' = '\"llama4\"': llama4 is the multimodal "
+        "config: pass its text model instead (the text_config object, model_type llama4_text, "
+        "saved as its own file)");
+  const std::string tiny = R"({"model_type": "llama4_text", "hidden_size": 64,
+    "intermediate_size": 32, "intermediate_size_mlp": 128, "num_hidden_layers": 4,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+    "num_local_experts": 4, "num_experts_per_tok": 1)";
+  CHECK(error_of(tiny + R"(, "interleave_moe_layer_step": 2, "moe_layers": [1, 3]})") == "ok");
+  CHECK(error_of(tiny + R"(, "interleave_moe_layer_step": 2, "moe_layers": [0, 2]})") ==
+        "config.json:4:87: error: field 'moe_layers' = '[…]': must be every "
+        "interleave_moe_layer_step-th layer (1, 3, …): meshplan models MoE layers at a fixed "
+        "interval");
+  CHECK(error_of(tiny + R"(, "interleave_moe_layer_step": 5})") ==
+        "config.json:4:55: error: field 'interleave_moe_layer_step' = '5': must be an integer "
+        "between 1 and 4");
+}
+
 TEST_CASE("fields whose counts the spec cannot express are refused by name") {
   CHECK(
       error_of(std::string(kTinyLlama) + R"(, "attention_bias": true})")
@@ -105,12 +160,7 @@ TEST_CASE("fields whose counts the spec cannot express are refused by name") {
   CHECK(error_of(std::string(kTinyLlama) + R"(, "attention_bias": false})") == "ok");
 }
 
-TEST_CASE("llama4 and multimodal gemma3 are refused with what meshplan cannot express") {
-  CHECK(error_of(R"({"model_type": "llama4"})") ==
-        "config.json:1:2: error: field 'model_type' = '\"llama4\"': llama4 is not supported: its "
-        "MoE blocks alternate with dense ones (interleave_moe_layer_step, intermediate_size_mlp) "
-        "and some layers use chunked attention without RoPE, which ModelSpec cannot express (MoE "
-        "on every layer after first_k_dense_replace, one attention kind)");
+TEST_CASE("multimodal gemma3 is refused: its text model is what meshplan reads") {
   CHECK(error_of(R"({"model_type": "gemma3"})").find("pass its text model instead") !=
         std::string::npos);
 }
@@ -119,7 +169,7 @@ TEST_CASE("an unsupported model_type lists the supported ones") {
   CHECK(error_of(R"({"model_type": "gpt2"})") ==
         "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
         "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|gemma2|"
-        "gemma3_text|gpt_neox");
+        "gemma3_text|gpt_neox|llama4_text");
 }
 
 TEST_CASE("Qwen2-72B's Q/K/V biases add 80 x 10,240 parameters") {

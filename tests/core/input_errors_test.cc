@@ -119,6 +119,16 @@ TEST_CASE("moe.top_k above moe.experts is refused at its position") {
         "           ^\n");
 }
 
+TEST_CASE("moe.layer_step that leaves no MoE layer is refused at its position") {
+  const std::string moe = "moe:\n  experts: 4\n  top_k: 1\n  expert_ffn_hidden: 128\n";
+  CHECK(model_errors(kGoodModel + moe + "  layer_step: 4\n") == "ok");
+  CHECK(model_errors(kGoodModel + moe + "  layer_step: 5\n") ==
+        "m.yaml:12:15: error: field 'moe.layer_step' = '5': leaves no MoE layer: "
+        "first_dense_layers (0) + layer_step must not exceed layers (4)\n"
+        "    layer_step: 5\n"
+        "                ^\n");
+}
+
 TEST_CASE("unknown nested field names its dotted path") {
   CHECK(model_errors(kGoodModel + "training:\n  seqlen: 4096\n") ==
         "m.yaml:9:3: error: field 'training.seqlen': unknown field (did you mean 'seq_len'?)\n"
@@ -173,7 +183,7 @@ TEST_CASE("config.json: unsupported model_type lists the supported ones") {
   CHECK(hf_errors("{\"model_type\": \"gpt2\"}") ==
         "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
         "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|gemma2|"
-        "gemma3_text|gpt_neox\n"
+        "gemma3_text|gpt_neox|llama4_text\n"
         "  {\"model_type\": \"gpt2\"}\n"
         "   ^\n");
 }

@@ -18,6 +18,39 @@ ModelSpec load(const std::string& relative) {
 
 }  // namespace
 
+TEST_CASE("MoE layers in a range: the closed form counts what walking the layers counts") {
+  ModelSpec m;
+  m.moe = MoeSpec{};
+  for (int64_t first = 0; first < 4; ++first) {
+    for (int64_t step = 1; step < 5; ++step) {
+      m.moe->first_dense_layers = first;
+      m.moe->layer_step = step;
+      for (int64_t begin = 0; begin < 12; ++begin) {
+        for (int64_t end = begin; end < 14; ++end) {
+          int64_t walked = 0;
+          for (int64_t layer = begin; layer < end; ++layer) walked += m.is_moe_layer(layer);
+          CAPTURE(first);
+          CAPTURE(step);
+          CAPTURE(begin);
+          CAPTURE(end);
+          CHECK(m.moe_layers_in(begin, end) == walked);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("llama4 YAML models: 400,711,848,960 and 107,769,861,120 parameters, 17.2B active") {
+  const ModelSpec maverick = load("models/llama4-maverick.yaml");
+  CHECK(maverick.first_moe_layer() == 1);
+  CHECK(maverick.moe_layers() == 24);
+  CHECK(total_params(maverick) == 400'711'848'960);
+  CHECK(active_params(maverick) == 17'184'691'200);
+  const ModelSpec scout = load("models/llama4-scout.yaml");
+  CHECK(scout.moe_layers() == 48);
+  CHECK(total_params(scout) == 107'769'861'120);
+}
+
 TEST_CASE("shipped llama3 YAML models reproduce the published parameter totals") {
   CHECK(total_params(load("models/llama3-8b.yaml")) == 8'030'261'248);
   CHECK(total_params(load("models/llama3-70b.yaml")) == 70'553'706'496);

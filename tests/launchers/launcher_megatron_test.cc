@@ -158,6 +158,7 @@ TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 define
       {"deepseek-v3", "tp=1,pp=16,ep=32,recompute=full,uneven=true", 512},
       {"deepseek-v3", "tp=1,pp=16,ep=64,uneven=true,dispatch=deepep", 2048},
       {"qwen3-235b-a22b", "tp=4,pp=2,ep=8,zero=1", 512},
+      {"llama4-maverick", "tp=2,pp=4,ep=64,zero=1", 512},
       {"gpt3-175b", "tp=8,pp=8,zero=1", 1024},
       {"llama3-70b", "tp=4,cp=4,pp=2,cp_kind=allgather", 512},
       {"llama3-70b", "tp=4,cp=2,pp=2,cp_kind=a2a", 512},
@@ -175,6 +176,30 @@ TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 define
     const ModelSpec m = model(c.model);
     check_megatron_flags(exported(Launcher::megatron, m, layout(c.layout, m, c.gpus)), known);
   }
+}
+
+TEST_CASE("Megatron-LM and NeMo: the MoE layer pattern, dense layers first or interleaved") {
+  const ModelSpec ds = model("deepseek-v3"), maverick = model("llama4-maverick"),
+                  mixtral = model("mixtral-8x7b");
+  const std::string v3 =
+      exported(Launcher::megatron, ds, layout("tp=1,pp=16,ep=32,uneven=true", ds, 512));
+  CHECK(flag_text(v3, "--moe-layer-freq") == "\"([0]*3+[1]*58)\"");
+  const std::string l4 =
+      exported(Launcher::megatron, maverick, layout("tp=2,pp=4,ep=64,zero=1", maverick, 512));
+  CHECK(flag_text(l4, "--moe-layer-freq") == "\"([0,1]*24)\"");
+  CHECK(flag_value(l4, "--moe-shared-expert-intermediate-size") == 8192);
+  // Every layer MoE: Megatron's default (1), no flag.
+  const std::string mx =
+      exported(Launcher::megatron, mixtral, layout("tp=2,pp=2,ep=4,zero=1", mixtral, 64));
+  CHECK(mx.find("--moe-layer-freq") == std::string::npos);
+  // NeMo passes moe_layer_freq to TransformerConfig as a list, one entry per layer.
+  const std::string nemo =
+      exported(Launcher::nemo, maverick, layout("tp=2,pp=4,ep=64,zero=1", maverick, 512));
+  std::string pattern;
+  for (int i = 0; i < 24; ++i) pattern += i == 0 ? "0, 1" : ", 0, 1";
+  CHECK(nemo.find("  moe_layer_freq: [" + pattern + "]  # not in megatron_gpt_config.yaml") !=
+        std::string::npos);
+  CHECK(nemo.find("  moe_shared_expert_intermediate_size: 8192") != std::string::npos);
 }
 
 TEST_CASE("Megatron-LM: MoE dispatch and grouped GEMM as priced; the RoPE base") {

@@ -327,6 +327,22 @@ TEST_CASE(
             .fp8_weight_cache_bytes == 0);
 }
 
+TEST_CASE("an interleaved MoE model's stages hold its dense and MoE layers as they alternate") {
+  // Llama 4 Maverick, 48 layers, MoE on layers 1, 3, …, 47. pp = 4: 12 layers a stage, 6 of each;
+  // pp = 3 with vpp = 2: chunks of 8 layers, 4 of each.
+  const ModelSpec m = testing::shipped_model("llama4-maverick");
+  Layout l = parse_layout("tp=2,pp=4,dp=64,ep=64", "test").value();
+  for (const StageLayerMix& x : stage_layer_mix(m, l)) {
+    CHECK(x.dense_layers == 6);
+    CHECK(x.moe_layers == 6);
+  }
+  l = parse_layout("tp=2,pp=3,vpp=2,dp=64,ep=64,schedule=interleaved", "test").value();
+  for (const StageLayerMix& x : stage_layer_mix(m, l)) {
+    CHECK(x.dense_layers == 8);
+    CHECK(x.moe_layers == 8);
+  }
+}
+
 TEST_CASE("the search's memory totals equal the built stage's sums bit for bit, stage by stage") {
   const ModelSpec m = testing::shipped_model("mixtral-8x7b");
   const TrainingSpec t{4096, 64, Precision::bf16};
