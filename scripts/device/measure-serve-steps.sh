@@ -3,10 +3,13 @@
 # tests/data/one_gpu_serve_steps/: Llama 3.1 8B whole, Llama 3 70B cut to 8 layers at TP 1 and
 # as a TP-4 rank, Mixtral 8x7B cut to 2 layers. The graph build of every step first (a few
 # seconds each), then the compiled build (torch.compile per step shape) until TIME_S runs out.
-# Writes $OUT/serve-steps-graph.json, $OUT/serve-steps-compiled.json and the logs beside them.
+# Writes $OUT/serve-steps-graph.json, $OUT/serve-steps-compiled.json and the logs beside them;
+# WEIGHTS=fp8 runs the dense configurations with FP8 weights into serve-steps-fp8-*.json.
 set -uo pipefail
 OUT=${OUT:-.}
 TIME_S=${TIME_S:-420}
+WEIGHTS=${WEIGHTS:-bf16}
+tag=$([ "$WEIGHTS" = fp8 ] && echo "-fp8" || echo "")
 here=$(dirname "$0")
 m8=models/llama3-8b.yaml
 m70=tests/data/one_gpu_steps/llama3-70b-8l.yaml
@@ -24,8 +27,8 @@ configs+=("$mx:2:1:prefill:2048")
 args=()
 for c in "${configs[@]}"; do args+=(--config "$c"); done
 start=$(date +%s)
-timeout $((TIME_S / 3)) python3 "$here/measure_serve_step.py" --modes graph "${args[@]}" \
-  --out "$OUT/serve-steps-graph.json" 2>&1 | tee "$OUT/serve-steps-graph.log"
+timeout $((TIME_S / 3)) python3 "$here/measure_serve_step.py" --modes graph --weights "$WEIGHTS" \
+  "${args[@]}" --out "$OUT/serve-steps$tag-graph.json" 2>&1 | tee "$OUT/serve-steps$tag-graph.log"
 left=$((TIME_S - ($(date +%s) - start)))
-timeout "$left" python3 "$here/measure_serve_step.py" --modes compiled "${args[@]}" \
-  --out "$OUT/serve-steps-compiled.json" 2>&1 | tee "$OUT/serve-steps-compiled.log"
+timeout "$left" python3 "$here/measure_serve_step.py" --modes compiled --weights "$WEIGHTS" \
+  "${args[@]}" --out "$OUT/serve-steps$tag-compiled.json" 2>&1 | tee "$OUT/serve-steps$tag-compiled.log"

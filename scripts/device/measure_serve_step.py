@@ -17,6 +17,10 @@ Triton kernels and calling cuBLAS for the GEMMs, as vLLM's V1 engine compiles it
 captured. MoE models (`moe:`) run routed experts as grouped GEMMs (torch._grouped_mm) over the
 router's counts, graph build only.
 
+`--weights fp8` stores the layers' linear weights in FP8 (e4m3) and runs them as W8A8 GEMMs
+(torch._scaled_mm, per-tensor scales, activations cast to FP8 with a static scale as TensorRT-LLM's
+FP8 checkpoints carry, BF16 out); the LM head stays BF16, the KV cache BF16; dense models only.
+
 A tensor-parallel rank is emulated by shrinking the sharded widths by `tp` (its compute without
 its all-reduces), as measure_step.py does. Random normal weights and inputs, bf16.
 Reported per step: the median of `--iters` graph replays timed with CUDA events after
@@ -50,10 +54,11 @@ class Dims:
         self.expert_ffn = moe["expert_ffn_hidden"] // tp if moe else 0
 
 
-def weights(d, layers):
+def weights(d, layers, fp8=False):
     """One dict of weights per layer, initialised on the GPU (scaled normal: no overflow)."""
     def w(rows, cols):
-        return torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16) * cols ** -0.5
+        m = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16) * cols ** -0.5
+        return m.to(torch.float8_e4m3fn) if fp8 else m
 
     out = []
     qkv = (d.heads + 2 * d.kv_heads) * d.head_dim
@@ -107,13 +112,28 @@ def experts(x, layer, top_k):
     return torch.zeros_like(x).index_add_(0, token, out)
 
 
-def make_layer(d):
+def make_linear(fp8):
+    """y = x · wᵀ for w stored (out, in): BF16 matmul, or FP8 W8A8 through torch._scaled_mm."""
+    if not fp8:
+        return lambda x, w: x @ w.t()
+    one = torch.ones((), device="cuda")
+
+    def linear(x, w):
+        x2 = x.reshape(-1, x.shape[-1]).to(torch.float8_e4m3fn)  # static scale 1
+        y = torch._scaled_mm(x2, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        return y.view(*x.shape[:-1], w.shape[0])
+    return linear
+
+
+def make_layer(d, fp8=False):
+    linear = make_linear(fp8)
+
     def layer_fn(x, layer, k_cache, v_cache, cos, sin, start, causal):
         """x: (batch, tokens, hidden); the cache (batch, kv_heads, max_tokens, head_dim) gets the
         new K/V at [start, start + tokens) and attention reads [0, start + tokens)."""
         b, t, _ = x.shape
         h = F.rms_norm(x, (d.hidden,), layer["n1"], 1e-5)
-        q, k, v = (h @ layer["qkv"].t()).split(
+        q, k, v = linear(h, layer["qkv"]).split(
             [d.heads * d.head_dim, d.kv_heads * d.head_dim, d.kv_heads * d.head_dim], dim=-1)
         q = rope(q.view(b, t, d.heads, d.head_dim).transpose(1, 2), cos, sin)
         k = rope(k.view(b, t, d.kv_heads, d.head_dim).transpose(1, 2), cos, sin)
@@ -121,12 +141,12 @@ def make_layer(d):
         v_cache[:, :, start:start + t] = v.view(b, t, d.kv_heads, d.head_dim).transpose(1, 2)
         keys, values = k_cache[:, :, :start + t], v_cache[:, :, :start + t]
         o = F.scaled_dot_product_attention(q, keys, values, is_causal=causal, enable_gqa=True)
-        x = x + o.transpose(1, 2).reshape(b, t, -1) @ layer["o"].t()
+        x = x + linear(o.transpose(1, 2).reshape(b, t, -1), layer["o"])
         h = F.rms_norm(x, (d.hidden,), layer["n2"], 1e-5)
         if d.experts:
             return x + experts(h.view(b * t, -1), layer, d.top_k).view(b, t, -1)
-        a, g = (h @ layer["up"].t()).chunk(2, dim=-1)
-        return x + (F.silu(a) * g) @ layer["down"].t()
+        a, g = linear(h, layer["up"]).chunk(2, dim=-1)
+        return x + linear(F.silu(a) * g, layer["down"])
 
     return layer_fn
 
@@ -142,12 +162,12 @@ def step_fn(d, layers, caches, head, layer_fn, x, cos, sin, start, causal):
     return step
 
 
-def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters):
+def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters, fp8=False):
     """kind: decode (batch sequences, 1 token each, `context` cached) or prefill (1 sequence of
     `tokens` tokens, nothing cached)."""
     torch.manual_seed(0)
     d = Dims(cfg, tp)
-    layers = weights(d, n_layers)
+    layers = weights(d, n_layers, fp8)
     head = {"norm": torch.ones(d.hidden, device="cuda", dtype=torch.bfloat16),
             "w": torch.randn(d.vocab, d.hidden, device="cuda", dtype=torch.bfloat16) * d.hidden ** -0.5,
             "sampled": torch.zeros(batch, device="cuda", dtype=torch.int64)}
@@ -158,7 +178,7 @@ def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters
               for _ in range(n_layers)]
     x = torch.randn(batch, t, d.hidden, device="cuda", dtype=torch.bfloat16)
     cos, sin = rope_tables(d, torch.arange(start, start + t, device="cuda"))
-    layer_fn = make_layer(d)
+    layer_fn = make_layer(d, fp8)
     if compiled:
         torch._dynamo.reset()  # one compiled shape per run: no recompile limit across runs
         layer_fn = torch.compile(layer_fn, dynamic=False)
@@ -186,6 +206,7 @@ def main():
                     help="MODEL.yaml:LAYERS:TP:decode:BATCH:CONTEXT or MODEL.yaml:LAYERS:TP:prefill:TOKENS "
                          "(repeatable)")
     ap.add_argument("--modes", default="graph,compiled", help="graph, compiled or both")
+    ap.add_argument("--weights", default="bf16", choices=["bf16", "fp8"])
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--out", default="-")
@@ -201,17 +222,18 @@ def main():
             batch, tokens, context = 1, int(parts[4]), 0
         for mode in a.modes.split(","):
             compiled = mode == "compiled"
-            if compiled and cfg.get("moe"):
-                continue  # grouped experts: graph build only (see the docstring)
+            if cfg.get("moe") and (compiled or a.weights == "fp8"):
+                continue  # grouped experts: BF16 graph build only (see the docstring)
             try:
-                r = run(cfg, layers, tp, kind, batch, tokens, context, compiled, a.warmup, a.iters)
+                r = run(cfg, layers, tp, kind, batch, tokens, context, compiled, a.warmup, a.iters,
+                        a.weights == "fp8")
             except Exception as e:  # noqa: BLE001 - report the configuration and go on
                 print(f"{spec} {mode}: failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
                       file=sys.stderr, flush=True)
                 torch.cuda.empty_cache()
                 continue
             r.update(model=cfg["name"], layers=layers, tp=tp, kind=kind, batch=batch,
-                     tokens=tokens, context=context, mode=mode)
+                     tokens=tokens, context=context, mode=mode, weights=a.weights)
             results.append(r)
             print(f"{spec} {mode:8s} {r['step_ms']:9.3f} ms (built in {r['build_s']} s)",
                   file=sys.stderr, flush=True)
