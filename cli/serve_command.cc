@@ -27,7 +27,7 @@ struct ServeOptions {
   std::string weights = "bf16", kv = "bf16", engine = "vllm";
   double slo_ttft_s = 0, slo_tpot_s = 0, memory_fraction = 0;
   int top = 10;
-  bool load_curve = false;
+  bool load_curve = false, disaggregated = false;
   std::string trace_path;
 };
 
@@ -49,6 +49,7 @@ ServingOptions serving_options(const ServeOptions& o) {
       o.engine, {{"vllm", Engine::vllm}, {"sglang", Engine::sglang}, {"trtllm", Engine::trtllm}});
   s.slo = {o.slo_ttft_s, o.slo_tpot_s};
   s.memory_fraction = o.memory_fraction;
+  s.search_disaggregated = o.disaggregated;
   return s;
 }
 
@@ -70,6 +71,12 @@ Workload workload(const ServeOptions& o) {
 
 // Replays the best layout again, recording its steps, and writes them as a Perfetto trace.
 int write_trace(const ServingProblem& p, const ServingEstimate& best, const std::string& path) {
+  if (best.layout.disaggregated())
+    return print_errors({Diagnostic{{"--trace", 0, 0, ""},
+                                    "trace",
+                                    path,
+                                    "the best layout is disaggregated; traces cover one "
+                                    "aggregated replica's steps only"}});
   ServingProblem recorded = p;
   recorded.record_steps = true;
   const std::optional<ServingEstimate> e = evaluate_serving(recorded, best.layout);
@@ -176,6 +183,9 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                   "--mem-fraction-static, TRT-LLM free_gpu_memory_fraction; default: the "
                   "engine's)")
       ->check(finite_number(0.01, 1));
+  sub->add_flag("--disaggregated", o->disaggregated,
+                "the search also splits the GPUs into a prefill pool and a decode pool (KV cache "
+                "moved between them), every prefill worker count and TP with every decode layout");
   sub->add_flag("--load-curve", o->load_curve,
                 "also replay the best layout at concurrency 1, 2, 4, … up to what it admits, and "
                 "offline (its saturation throughput)");

@@ -185,33 +185,47 @@ class Scheduler {
 };
 
 ReplayResult Scheduler::result() const {
-  ReplayResult out;
+  std::vector<RequestTimes> times;
+  for (const Request& q : req_) times.push_back({q.arrival_s, q.first_token_s, q.finish_s});
+  ReplayResult out = summarize_requests(std::move(times), w_.osl, warmup_requests(w_, count_));
   out.steps = steps_;
   out.recorded = recorded_;
-  out.measured_from = closed_ && count_ >= 2 * in_flight_ ? in_flight_ : 0;
+  out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
+  return out;
+}
+
+}  // namespace
+
+int64_t warmup_requests(const Workload& w, int64_t count) {
+  if (w.load != LoadKind::concurrency) return 0;
+  const int64_t in_flight = std::max<int64_t>(1, std::llround(w.concurrency));
+  return count >= 2 * in_flight ? in_flight : 0;
+}
+
+ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t osl,
+                                int64_t measured_from) {
+  ReplayResult out;
+  out.measured_from = measured_from;
   std::vector<double> ttft, tpot;
   double first = INFINITY, last = 0;
-  for (size_t i = 0; i < req_.size(); ++i) {
-    const Request& q = req_[i];
-    out.requests.push_back({q.arrival_s, q.first_token_s, q.finish_s});
-    if (static_cast<int64_t>(i) >= out.measured_from) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const RequestTimes& q = requests[i];
+    if (static_cast<int64_t>(i) >= measured_from) {
       ttft.push_back(q.first_token_s - q.arrival_s);
-      if (w_.osl > 1)
-        tpot.push_back((q.finish_s - q.first_token_s) / static_cast<double>(w_.osl - 1));
+      if (osl > 1) tpot.push_back((q.finish_s - q.first_token_s) / static_cast<double>(osl - 1));
     }
     first = std::min(first, q.arrival_s);
     last = std::max(last, q.finish_s);
   }
   out.duration_s = last - first;
-  out.output_tokens_per_s =
-      out.duration_s > 0 ? static_cast<double>(count_ * w_.osl) / out.duration_s : 0;
-  out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
+  out.output_tokens_per_s = out.duration_s > 0 ? static_cast<double>(requests.size()) *
+                                                     static_cast<double>(osl) / out.duration_s
+                                               : 0;
   out.ttft_s = latency_stats(std::move(ttft));
   out.tpot_s = latency_stats(std::move(tpot));
+  out.requests = std::move(requests);
   return out;
 }
-
-}  // namespace
 
 ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
                              const StepTimeFn& step_time_s) {

@@ -73,6 +73,13 @@ struct ReplayResult {
 
 using StepTimeFn = std::function<double(const StepBatch&)>;
 
+// Requests left out of the latency statistics: a closed loop's first wave (its `concurrency`
+// requests, which arrive at once) when at least as many follow it; none otherwise.
+int64_t warmup_requests(const Workload& w, int64_t count);
+// Throughput and latency statistics of replayed requests (arrival order), latencies over the
+// requests from `measured_from` on; steps, mean_batch and recorded are left to the caller.
+ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t osl,
+                                int64_t measured_from);
 // Requests replayed for `w` (its own count, else the defaults above).
 int64_t replay_request_count(const Workload& w);
 // Arrival times: all 0 (offline), the first `concurrency` at 0 (closed loop; the rest are set

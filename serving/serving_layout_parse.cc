@@ -9,7 +9,8 @@
 namespace meshplan::serving {
 namespace {
 
-const std::vector<std::string> kKeys = {"tp", "pp", "ep", "replicas", "max_batch", "attention_dp"};
+const std::vector<std::string> kKeys = {
+    "tp", "pp", "ep", "replicas", "max_batch", "attention_dp", "prefill_tp", "prefill_replicas"};
 constexpr int64_t kMaxValue = 10'000'000;  // core/model_limits.h bounds ranks at 10^7
 
 Diagnostic item_error(const std::string& text, size_t column, const std::string& field,
@@ -23,6 +24,8 @@ int64_t* field_of(ServingLayout& l, const std::string& key) {
   if (key == "ep") return &l.ep;
   if (key == "replicas") return &l.replicas;
   if (key == "max_batch") return &l.max_batch;
+  if (key == "prefill_tp") return &l.prefill_tp;
+  if (key == "prefill_replicas") return &l.prefill_replicas;
   return nullptr;
 }
 
@@ -47,7 +50,8 @@ Result<ServingLayout> parse_serving_layout(const std::string& text) {
     } else if (!field) {
       errors.push_back(
           item_error(text, start, key, value,
-                     "is not a serving layout field (tp|pp|ep|replicas|max_batch|attention_dp)" +
+                     "is not a serving layout field (tp|pp|ep|replicas|max_batch|attention_dp|"
+                     "prefill_tp|prefill_replicas)" +
                          did_you_mean(key, kKeys)));
     } else if (!seen.insert(key).second) {
       errors.push_back(item_error(text, start, key, value, "is given twice"));
@@ -70,6 +74,11 @@ Result<ServingLayout> parse_serving_layout(const std::string& text) {
     }
     start = end + 1;
   }
+  if (errors.empty() && seen.count("prefill_tp") != seen.count("prefill_replicas"))
+    errors.push_back(
+        item_error(text, 0, seen.count("prefill_tp") ? "prefill_tp" : "prefill_replicas",
+                   std::to_string(seen.count("prefill_tp") ? l.prefill_tp : l.prefill_replicas),
+                   "disaggregated prefill needs both prefill_tp and prefill_replicas"));
   if (!errors.empty()) return errors;
   return l;
 }

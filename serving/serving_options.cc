@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace meshplan::serving {
 
 const char* to_string(WeightFormat f) {
@@ -49,14 +51,27 @@ double bytes_per_weight(WeightFormat f) {
 
 double bytes_per_kv_element(KvFormat f) { return f == KvFormat::fp8 ? 1 : 2; }
 
+ServingLayout ServingLayout::prefill_worker() const {
+  ServingLayout p;
+  p.tp = prefill_tp;
+  p.ep = std::min(ep, prefill_tp);
+  return p;
+}
+
 std::string short_text(const ServingLayout& l) {
-  return fmt::format("tp{} pp{} ep{} x{} b{}{}", l.tp, l.pp, l.ep, l.replicas, l.max_batch,
-                     l.attention_dp ? " adp" : "");
+  return fmt::format("tp{} pp{} ep{} x{} b{}{}{}", l.tp, l.pp, l.ep, l.replicas, l.max_batch,
+                     l.attention_dp ? " adp" : "",
+                     l.disaggregated()
+                         ? fmt::format(" | prefill tp{} x{}", l.prefill_tp, l.prefill_replicas)
+                         : "");
 }
 
 std::string layout_text(const ServingLayout& l) {
-  return fmt::format("tp={},pp={},ep={},replicas={},max_batch={}{}", l.tp, l.pp, l.ep, l.replicas,
-                     l.max_batch, l.attention_dp ? ",attention_dp=1" : "");
+  return fmt::format("tp={},pp={},ep={},replicas={},max_batch={}{}{}", l.tp, l.pp, l.ep, l.replicas,
+                     l.max_batch, l.attention_dp ? ",attention_dp=1" : "",
+                     l.disaggregated() ? fmt::format(",prefill_tp={},prefill_replicas={}",
+                                                     l.prefill_tp, l.prefill_replicas)
+                                       : "");
 }
 
 }  // namespace meshplan::serving

@@ -28,19 +28,26 @@ double bytes_per_kv_element(KvFormat f);
 // the tp ranks run attention, the dense layers and the LM head as tp data-parallel copies, each
 // on its own sequences with its own KV cache; only the routed experts stay split (tp/ep ways,
 // over ep ranks), fed by an all-to-all.
+// Disaggregated prefill (prefill_replicas > 0): prompts run on prefill_replicas workers of
+// prefill_tp GPUs each (pp 1, experts split min(ep, prefill_tp) ways), and the replicas above
+// only decode (serving/disaggregated_replay.h).
 struct ServingLayout {
   int64_t tp = 1, pp = 1, ep = 1, replicas = 1;
   int64_t max_batch = 0;
   bool attention_dp = false;
+  int64_t prefill_tp = 0, prefill_replicas = 0;
+  bool disaggregated() const { return prefill_replicas > 0; }
+  // The layout of one prefill worker (REQUIRES: disaggregated()).
+  ServingLayout prefill_worker() const;
   // Tensor-parallel degree of everything but the routed experts.
   int64_t dense_tp() const { return attention_dp ? 1 : tp; }
   // Ranks holding distinct sequences (and KV) inside one replica.
   int64_t data_ranks() const { return attention_dp ? tp : 1; }
-  int64_t gpus() const { return tp * pp * replicas; }
+  int64_t gpus() const { return tp * pp * replicas + prefill_tp * prefill_replicas; }
   int64_t replica_gpus() const { return tp * pp; }
 };
 
-// "tp4 pp1 ep1 x2 b256": the short form used in tables.
+// "tp4 pp1 ep1 x2 b256" (disaggregated: "… | prefill tp8 x1"): the short form used in tables.
 std::string short_text(const ServingLayout& l);
 // "tp=4,pp=1,ep=1,replicas=2,max_batch=256": what --layout accepts.
 std::string layout_text(const ServingLayout& l);
@@ -80,6 +87,8 @@ struct ServingOptions {
   // Search the weight format too: BF16, and FP8 where the GPU has FP8 tensor cores
   // (`weights` is then the format of the problem being evaluated).
   bool weights_auto = false;
+  // The search also tries disaggregated prefill/decode splits of the GPUs (--disaggregated).
+  bool search_disaggregated = false;
 };
 
 }  // namespace meshplan::serving

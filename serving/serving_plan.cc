@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "serving/disaggregated_replay.h"
 #include "serving/engine_preset.h"
 
 namespace meshplan::serving {
@@ -24,6 +25,17 @@ bool request_meets(const RequestTimes& r, const Slo& slo, int64_t osl) {
 }
 
 }  // namespace
+
+double kv_transfer_s(const ServingProblem& p, const ServingLayout& layout,
+                     const ServingMemory& decode_memory) {
+  const std::vector<NetworkLevel>& levels = p.cluster.network;
+  if (levels.empty()) return 0;
+  // Within one node the KV moves over NVLink; otherwise over the outermost fabric.
+  const NetworkLevel& link =
+      layout.gpus() <= p.cluster.gpus_per_node ? levels.front() : levels.back();
+  const double bytes = static_cast<double>(p.workload.isl) * decode_memory.kv_bytes_per_token;
+  return link.latency_s + bytes / link.effective_bandwidth_bytes_per_s();
+}
 
 std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const ServingLayout& l) {
   std::vector<Diagnostic> out;
@@ -51,10 +63,25 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
                                    std::to_string(p.model.moe->experts) + ")"));
   if (l.max_batch < 0)
     out.push_back(layout_error("max_batch", l.max_batch, "must be 0 (engine default) or more"));
+  if (l.disaggregated()) {
+    const ServingLayout w = l.prefill_worker();
+    if (w.tp < 1 || w.tp > p.cluster.gpus_per_node)
+      out.push_back(layout_error("prefill_tp", l.prefill_tp,
+                                 "must be between 1 and the GPUs of one node (" +
+                                     std::to_string(p.cluster.gpus_per_node) + ")"));
+    else if (w.ep > 1 && (w.tp % w.ep != 0 || p.model.moe->experts % w.ep != 0))
+      out.push_back(
+          layout_error("prefill_tp", l.prefill_tp,
+                       "must be a multiple of min(ep, prefill_tp) = " + std::to_string(w.ep) +
+                           ", which splits a prefill worker's experts"));
+  }
   if (l.gpus() > p.gpus)
     out.push_back(layout_error("replicas", l.replicas,
-                               "tp × pp × replicas = " + std::to_string(l.gpus()) +
-                                   " exceeds the " + std::to_string(p.gpus) + " GPUs available"));
+                               std::string(l.disaggregated() ? "tp × pp × replicas + prefill_tp × "
+                                                               "prefill_replicas = "
+                                                             : "tp × pp × replicas = ") +
+                                   std::to_string(l.gpus()) + " exceeds the " +
+                                   std::to_string(p.gpus) + " GPUs available"));
   return out;
 }
 
@@ -110,12 +137,25 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.weights = p.options.weights;
   const EnginePreset& engine = engine_preset(p.options.engine);
   const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options, engine.host);
-  const Workload w = replica_workload(p.workload, layout.replicas);
   ReplayLimits limits{layout.max_batch,   step_tokens(p.options),
                       e.memory.kv_tokens, e.memory.tokens_per_request,
                       p.record_steps,     engine.chunked_prefill};
-  e.replay =
-      replay_requests(w, limits, [&](const StepBatch& b) { return steps.time(b).total_s(); });
+  const StepTimeFn decode_s = [&](const StepBatch& b) { return steps.time(b).total_s(); };
+  std::optional<StepTimeModel> prefill_steps;
+  if (layout.disaggregated()) {
+    ServingLayout worker = layout.prefill_worker();
+    e.prefill_memory = resolved_memory(p, worker);
+    if (!e.prefill_memory->fits()) return std::nullopt;
+    prefill_steps.emplace(p.model, p.cluster, p.profile, worker, p.options, engine.host);
+    e.kv_transfer_s = kv_transfer_s(p, layout, e.memory);
+    DisaggregatedLimits d{layout.prefill_replicas, step_tokens(p.options), layout.replicas, limits,
+                          e.kv_transfer_s};
+    e.replay = replay_disaggregated(
+        p.workload, d, [&](const StepBatch& b) { return prefill_steps->time(b).total_s(); },
+        decode_s);
+  } else {
+    e.replay = replay_requests(replica_workload(p.workload, layout.replicas), limits, decode_s);
+  }
 
   const int64_t mean_batch = std::max<int64_t>(1, std::llround(e.replay.mean_batch));
   e.decode_batch.decodes = mean_batch;
@@ -126,9 +166,10 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   StepBatch prefill;
   prefill.chunks.push_back({p.workload.isl, 0});
   prefill.sampled = 1;
-  e.prefill_step = steps.time(prefill);
+  e.prefill_step = prefill_steps ? prefill_steps->time(prefill) : steps.time(prefill);
 
-  const double replicas = static_cast<double>(layout.replicas);
+  // The aggregated replay is one replica's share of the load; the disaggregated one is all pools.
+  const double replicas = layout.disaggregated() ? 1.0 : static_cast<double>(layout.replicas);
   e.output_tokens_per_s = e.replay.output_tokens_per_s * replicas;
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(layout.gpus());
   e.tokens_per_s_per_user = e.replay.tpot_s.mean > 0 ? 1 / e.replay.tpot_s.mean : 0;

@@ -31,10 +31,12 @@ struct ServingEstimate {
   ServingLayout layout;                       // max_batch resolved
   WeightFormat weights = WeightFormat::bf16;  // the format it was evaluated at
   ServingMemory memory;
-  StepBatch decode_batch;          // a decode step at the replay's mean batch, mid-answer context
-  StepBreakdown decode_step;       // its time
-  StepBreakdown prefill_step;      // one whole prompt alone
-  ReplayResult replay;             // one replica
+  StepBatch decode_batch;      // a decode step at the replay's mean batch, mid-answer context
+  StepBreakdown decode_step;   // its time
+  StepBreakdown prefill_step;  // one whole prompt alone (on a prefill worker if disaggregated)
+  std::optional<ServingMemory> prefill_memory;  // one prefill worker's, when disaggregated
+  double kv_transfer_s = 0;                     // one request's KV to the decode pool
+  ReplayResult replay;             // one replica (disaggregated: every worker of both pools)
   double output_tokens_per_s = 0;  // all replicas
   double output_tokens_per_s_per_gpu = 0;
   double tokens_per_s_per_user = 0;  // 1 / mean TPOT
@@ -65,6 +67,13 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
 std::vector<WeightFormat> weight_formats(const ServingProblem& p);
 // `p` with options.weights = `w`.
 ServingProblem with_weights(const ServingProblem& p, WeightFormat w);
+
+// One request's KV cache from a prefill worker to a decode worker: isl × the decode layout's KV
+// bytes per token and GPU, every rank sending its shard at once, over NVLink when the plan fits
+// one node and the outermost network level otherwise (its latency plus bytes / bandwidth).
+// NIXL/UCX or NCCL transfer overheads and overlap with the prefill's later layers are not priced.
+double kv_transfer_s(const ServingProblem& p, const ServingLayout& layout,
+                     const ServingMemory& decode_memory);
 
 // The share of the workload one replica of `replicas` sees.
 Workload replica_workload(const Workload& w, int64_t replicas);

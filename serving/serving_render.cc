@@ -106,16 +106,43 @@ const char* kColumns[10] = {"#",
                             "in SLO",
                             "meets"};
 
+// The prefill pool as the engines' commands see it: prefill_replicas workers of prefill_tp GPUs.
+ServingLayout prefill_pool(const ServingLayout& l) {
+  ServingLayout pool = l.prefill_worker();
+  pool.replicas = l.prefill_replicas;
+  pool.max_batch = l.max_batch;
+  return pool;
+}
+
+nlohmann::ordered_json engine_flags_json(const std::string& model, const ServingLayout& l,
+                                         const ServingOptions& o) {
+  return {{"vllm", vllm_command(model, l, o)},
+          {"sglang", sglang_command(model, l, o)},
+          {"trtllm", trtllm_command(model, l, o)}};
+}
+
+std::string engine_lines(const std::string& model, const ServingLayout& l,
+                         const ServingOptions& o) {
+  return "  " + vllm_command(model, l, o) + "\n  " + sglang_command(model, l, o) + "\n  " +
+         trtllm_command(model, l, o) + "\n";
+}
+
+std::string memory_line(const std::string& what, const ServingProblem& p, const ServingMemory& m) {
+  return fmt::format(
+      "{}: {:.1f} GiB = weights {:.2f} + activations {:.2f} + reserved {:.2f} + KV budget {:.2f} "
+      "GiB ({} rule {:.2f})\n",
+      what, m.capacity_bytes / kGiB, m.weight_bytes / kGiB, m.activation_bytes / kGiB,
+      m.reserved_bytes / kGiB, m.kv_budget_bytes / kGiB, to_string(p.options.engine),
+      memory_fraction(p.options));
+}
+
 std::string details(const ServingProblem& p, const ServingEstimate& e) {
   const ServingMemory& m = e.memory;
   std::string out;
   out += fmt::format("best: --layout {}\n", layout_text(e.layout));
-  out += fmt::format(
-      "memory per GPU: {:.1f} GiB = weights {:.2f} + activations {:.2f} + reserved {:.2f} + KV "
-      "budget {:.2f} GiB ({} rule {:.2f})\n",
-      m.capacity_bytes / kGiB, m.weight_bytes / kGiB, m.activation_bytes / kGiB,
-      m.reserved_bytes / kGiB, m.kv_budget_bytes / kGiB, to_string(p.options.engine),
-      memory_fraction(p.options));
+  const bool disagg = e.layout.disaggregated();
+  out += memory_line(disagg ? "memory per decode GPU" : "memory per GPU", p, m);
+  if (disagg) out += memory_line("memory per prefill GPU", p, *e.prefill_memory);
   out += fmt::format(
       "KV cache: {:.1f} KiB per token per GPU, {} tokens per replica in blocks of {} → {} "
       "requests of {} tokens at once (max batch {})\n",
@@ -123,17 +150,23 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
       m.tokens_per_request, e.layout.max_batch);
   out += fmt::format("decode step at batch {}: {}\n", e.decode_batch.decodes,
                      step_line(e.decode_step));
-  out += fmt::format("prefill of one {}-token prompt: {}\n", p.workload.isl,
-                     step_line(e.prefill_step));
+  out += fmt::format("prefill of one {}-token prompt{}: {}\n", p.workload.isl,
+                     disagg ? " on a prefill worker" : "", step_line(e.prefill_step));
+  if (disagg)
+    out += fmt::format("KV transfer to the decode pool: {:.3f} ms per request\n",
+                       e.kv_transfer_s * kMillisecondsPerSecond);
   out += fmt::format(
-      "replay: {} requests per replica, {} steps, mean batch {:.1f}, goodput {:.0f} tok/s\n",
-      e.replay.requests.size(), e.replay.steps, e.replay.mean_batch, e.goodput_tokens_per_s);
-  out += "engine flags:\n";
+      "replay: {} requests {}, {} {}steps, mean batch {:.1f}, goodput {:.0f} tok/s\n",
+      e.replay.requests.size(), disagg ? "through both pools" : "per replica", e.replay.steps,
+      disagg ? "decode " : "", e.replay.mean_batch, e.goodput_tokens_per_s);
   const ServingOptions o = options_of(p, e);
-  out += "  " + vllm_command(p.model.name, e.layout, o) + "\n";
-  out += "  " + sglang_command(p.model.name, e.layout, o) + "\n";
-  out += "  " + trtllm_command(p.model.name, e.layout, o) + "\n";
-  return out;
+  if (!disagg) return out + "engine flags:\n" + engine_lines(p.model.name, e.layout, o);
+  out +=
+      "engine flags, decode pool (joined to the prefill pool by the engine's prefill/decode "
+      "disaggregation):\n" +
+      engine_lines(p.model.name, e.layout, o);
+  return out + "engine flags, prefill pool:\n" +
+         engine_lines(p.model.name, prefill_pool(e.layout), o);
 }
 
 std::string load_text(const std::vector<LoadPoint>& load) {
@@ -215,6 +248,13 @@ std::string serve_markdown(const ServeReport& r) {
   return out + load_text(r.load) + "```\n";
 }
 
+nlohmann::ordered_json memory_json(const ServingMemory& m) {
+  return {{"capacity_bytes", m.capacity_bytes},     {"weight_bytes", m.weight_bytes},
+          {"activation_bytes", m.activation_bytes}, {"reserved_bytes", m.reserved_bytes},
+          {"kv_budget_bytes", m.kv_budget_bytes},   {"kv_bytes_per_token", m.kv_bytes_per_token},
+          {"block_tokens", m.block_tokens}};
+}
+
 nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstimate& e) {
   const ServingMemory& m = e.memory;
   nlohmann::ordered_json j;
@@ -235,11 +275,12 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["meets_slo"] = e.meets_slo;
   j["max_concurrency"] = m.max_concurrency;
   j["kv_cache_tokens"] = m.kv_tokens;
-  j["memory"] = {
-      {"capacity_bytes", m.capacity_bytes},     {"weight_bytes", m.weight_bytes},
-      {"activation_bytes", m.activation_bytes}, {"reserved_bytes", m.reserved_bytes},
-      {"kv_budget_bytes", m.kv_budget_bytes},   {"kv_bytes_per_token", m.kv_bytes_per_token},
-      {"block_tokens", m.block_tokens}};
+  j["memory"] = memory_json(m);
+  if (e.layout.disaggregated())
+    j["disaggregated"] = {{"prefill_tp", e.layout.prefill_tp},
+                          {"prefill_replicas", e.layout.prefill_replicas},
+                          {"kv_transfer_s", e.kv_transfer_s},
+                          {"prefill_memory", memory_json(*e.prefill_memory)}};
   j["step_time"] = {{"decode", step_json(e.decode_step)},
                     {"decode_batch", e.decode_batch.decodes},
                     {"prefill", step_json(e.prefill_step)}};
@@ -247,9 +288,9 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
                  {"steps", e.replay.steps},
                  {"mean_batch", e.replay.mean_batch}};
   const ServingOptions o = options_of(p, e);
-  j["engine_flags"] = {{"vllm", vllm_command(p.model.name, e.layout, o)},
-                       {"sglang", sglang_command(p.model.name, e.layout, o)},
-                       {"trtllm", trtllm_command(p.model.name, e.layout, o)}};
+  j["engine_flags"] = engine_flags_json(p.model.name, e.layout, o);
+  if (e.layout.disaggregated())
+    j["prefill_engine_flags"] = engine_flags_json(p.model.name, prefill_pool(e.layout), o);
   return j;
 }
 

@@ -27,6 +27,37 @@ std::vector<int64_t> replica_counts(const ServingProblem& p, int64_t replica_gpu
 
 }  // namespace
 
+// Powers of two from 1 up to `most`, and `most` itself.
+std::vector<int64_t> counts_up_to(int64_t most) {
+  std::vector<int64_t> out;
+  for (int64_t n = 1; n < most; n *= 2) out.push_back(n);
+  if (most >= 1) out.push_back(most);
+  return out;
+}
+
+// Disaggregated splits of the GPUs: prefill workers of prefill_tp GPUs (a power of two within a
+// node, dividing into min(ep, prefill_tp) expert groups), 1, 2, 4, … of them, and the decode
+// layout `decode` replicated into the GPUs left (1, 2, 4, … or all of them). Engine-default
+// max batch only.
+void add_disaggregated(const ServingProblem& p, const ServingLayout& decode,
+                       std::vector<ServingLayout>& out) {
+  for (int64_t ptp = 1; ptp <= p.cluster.gpus_per_node; ptp *= 2) {
+    if (decode.ep > 1 && (ptp % std::min(decode.ep, ptp) != 0 ||
+                          p.model.moe->experts % std::min(decode.ep, ptp) != 0))
+      continue;
+    const int64_t left_for_decode = p.gpus - ptp;
+    if (left_for_decode < decode.replica_gpus()) break;
+    for (int64_t workers : counts_up_to((p.gpus - decode.replica_gpus()) / ptp))
+      for (int64_t replicas : counts_up_to((p.gpus - workers * ptp) / decode.replica_gpus())) {
+        ServingLayout l = decode;
+        l.replicas = replicas;
+        l.prefill_tp = ptp;
+        l.prefill_replicas = workers;
+        out.push_back(l);
+      }
+  }
+}
+
 std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
   std::vector<ServingLayout> out;
   const int64_t node = p.cluster.gpus_per_node;
@@ -40,6 +71,10 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
           if (tp % ep == 0 && p.model.moe->experts % ep == 0) eps.push_back(ep);
       // Attention-DP for MLA models (their latent cache is otherwise replicated tp ways).
       const int adp_choices = p.model.mla && tp > 1 ? 2 : 1;
+      if (p.options.search_disaggregated)
+        for (int adp = 0; adp < adp_choices; ++adp)
+          for (int64_t ep : eps)
+            add_disaggregated(p, ServingLayout{tp, pp, ep, 1, 0, adp == 1}, out);
       for (int64_t replicas : replica_counts(p, tp * pp))
         for (int adp = 0; adp < adp_choices; ++adp)
           for (int64_t ep : eps) {

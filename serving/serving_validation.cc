@@ -111,7 +111,7 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
   r.measured[2] =
       (number(row, "itl_mean_ms") + number(row, "tpot_ms") + number(row, "tpot_mean_ms")) * kMs;
   if (text(row, "mode") == "disaggregated")
-    r.skip_reason = "disaggregated prefill/decode is not modeled";
+    r.skip_reason = "disaggregated: the source leaves the prefill and decode worker counts blank";
   else if (r.model_file.empty())
     r.skip_reason = "no shipped model file for " + r.model_name;
   else if (r.cluster_file.empty())

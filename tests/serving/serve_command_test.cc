@@ -33,6 +33,29 @@ TEST_CASE("serve: a fixed layout's JSON carries layout, throughput, latencies an
   CHECK(b["step_time"]["decode"]["total_s"].get<double>() > 0);
 }
 
+TEST_CASE("serve: a disaggregated layout's JSON names both pools, the KV transfer and flags") {
+  const std::string base = "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
+                           repo_path("topologies/dgx-h100-1n.yaml") +
+                           " --gpus 4 --isl 512 --osl 128 --requests 200 --concurrency 8";
+  const auto r =
+      run_meshplan(base + " --layout tp=2,prefill_tp=1,prefill_replicas=2 --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json b = nlohmann::json::parse(r.out)["best"];
+  CHECK(b["gpus"] == 4);
+  CHECK(b["disaggregated"]["prefill_tp"] == 1);
+  CHECK(b["disaggregated"]["prefill_replicas"] == 2);
+  CHECK(b["disaggregated"]["kv_transfer_s"].get<double>() > 0);
+  CHECK(b["disaggregated"]["prefill_memory"]["weight_bytes"].get<double>() >
+        b["memory"]["weight_bytes"].get<double>());  // one GPU holds what two share
+  CHECK(b["prefill_engine_flags"]["vllm"].get<std::string>().find("--tensor-parallel-size 1") !=
+        std::string::npos);
+  // The search adds splits only when asked; a trace of a disaggregated best layout is refused.
+  const auto t = run_meshplan(base + " --layout tp=2,prefill_tp=1,prefill_replicas=2 --trace " +
+                              "/tmp/meshplan-disagg-trace.json");
+  CHECK(t.rc == 2);
+  CHECK(t.err.find("traces cover one aggregated replica's steps only") != std::string::npos);
+}
+
 TEST_CASE("serve: --load-curve replays the layout at doubling concurrency, then offline") {
   const auto r = run_meshplan(kBase + " --layout tp=1,max_batch=8 --load-curve --format json");
   REQUIRE(r.rc == 0);

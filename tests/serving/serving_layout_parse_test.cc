@@ -23,6 +23,24 @@ TEST_CASE("serve layout: every key, and the defaults for the others") {
   CHECK(layout_text(l.value()) == "tp=8,pp=2,ep=8,replicas=1,max_batch=64");
 }
 
+TEST_CASE("serve layout: disaggregated prefill takes prefill_tp and prefill_replicas together") {
+  Result<ServingLayout> l = parse_serving_layout("tp=4,replicas=2,prefill_tp=8,prefill_replicas=1");
+  REQUIRE(l.ok());
+  CHECK(l->disaggregated());
+  CHECK(l->gpus() == 4 * 2 + 8);
+  CHECK(l->prefill_worker().tp == 8);
+  CHECK(layout_text(l.value()) ==
+        "tp=4,pp=1,ep=1,replicas=2,max_batch=0,prefill_tp=8,prefill_replicas=1");
+  CHECK(short_text(l.value()) == "tp4 pp1 ep1 x2 b0 | prefill tp8 x1");
+  l = parse_serving_layout("tp=4,prefill_tp=8");
+  REQUIRE_FALSE(l.ok());
+  CHECK(format_diagnostics(l.errors()) ==
+        "--layout:1:1: error: field 'prefill_tp' = '8': disaggregated prefill needs both "
+        "prefill_tp and prefill_replicas\n"
+        "  tp=4,prefill_tp=8\n"
+        "  ^\n");
+}
+
 TEST_CASE("serve layout: attention_dp is 0 or 1") {
   Result<ServingLayout> l = parse_serving_layout("tp=8,ep=8,attention_dp=1");
   REQUIRE(l.ok());
@@ -43,7 +61,8 @@ TEST_CASE("serve layout: an unknown key, a bad value and a repeated key each nam
   REQUIRE_FALSE(l.ok());
   CHECK(format_diagnostics(l.errors()) ==
         "--layout:1:1: error: field 'tq' = '4': is not a serving layout field "
-        "(tp|pp|ep|replicas|max_batch|attention_dp) (did you mean 'tp'?)\n"
+        "(tp|pp|ep|replicas|max_batch|attention_dp|prefill_tp|prefill_replicas) (did you mean "
+        "'tp'?)\n"
         "  tq=4,pp=0,pp=2\n"
         "  ^\n"
         "--layout:1:9: error: field 'pp' = '0': must be an integer between 1 and 10000000\n"

@@ -48,6 +48,53 @@ TEST_CASE("serving search: candidates keep tp within a node, four batch caps eac
   for (const ServingLayout& l : c) CHECK(l.gpus() == 2);
 }
 
+TEST_CASE("serving search: --disaggregated adds prefill/decode splits of the GPUs") {
+  ServingProblem p = llama8b_problem();
+  p.gpus = 4;
+  const size_t aggregated = serving_candidates(p).size();
+  p.options.search_disaggregated = true;
+  std::vector<ServingLayout> c = serving_candidates(p);
+  size_t split = 0;
+  for (const ServingLayout& l : c) {
+    if (!l.disaggregated()) continue;
+    ++split;
+    CHECK(l.gpus() <= 4);
+    CHECK(l.max_batch == 0);
+  }
+  CHECK(c.size() == aggregated + split);
+  // tp1 pp1 decode: prefill tp1 x1/x2/x3 with decode x1..x3 that fit, tp2 x1 with x1/x2, tp4
+  // leaves none; the other decode layouts fewer.
+  CHECK(split > 0);
+}
+
+TEST_CASE("serving: a disaggregated layout counts both pools' GPUs and moves each prompt's KV") {
+  ServingProblem p = llama8b_problem();
+  p.gpus = 4;
+  ServingLayout l;
+  l.tp = 2;
+  l.prefill_tp = 1;
+  l.prefill_replicas = 2;
+  REQUIRE(check_serving_layout(p, l).empty());
+  const std::optional<ServingEstimate> e = evaluate_serving(p, l);
+  REQUIRE(e.has_value());
+  CHECK(e->layout.gpus() == 4);
+  REQUIRE(e->prefill_memory.has_value());
+  // One node: over NVLink, 256 tokens × the decode layout's KV bytes per token and GPU.
+  const NetworkLevel& nvlink = p.cluster.network.front();
+  CHECK(e->kv_transfer_s ==
+        doctest::Approx(nvlink.latency_s + 256 * e->memory.kv_bytes_per_token /
+                                               nvlink.effective_bandwidth_bytes_per_s()));
+  // The replay covers both pools: its throughput is the plan's.
+  CHECK(e->output_tokens_per_s == e->replay.output_tokens_per_s);
+  CHECK(e->output_tokens_per_s_per_gpu == doctest::Approx(e->output_tokens_per_s / 4));
+  CHECK(e->replay.requests.size() == 64);
+  // GPUs beyond those available are refused by name.
+  l.prefill_replicas = 3;
+  REQUIRE(check_serving_layout(p, l).size() == 1);
+  CHECK(check_serving_layout(p, l)[0].rule ==
+        "tp × pp × replicas + prefill_tp × prefill_replicas = 5 exceeds the 4 GPUs available");
+}
+
 TEST_CASE("serving search: ranked by tokens/s per GPU, layouts meeting the SLO first") {
   ServingProblem p = llama8b_problem();
   p.options.slo.tpot_s = 1e-6;  // nobody meets it: ranking by throughput alone

@@ -88,7 +88,8 @@ TEST_CASE("serving validation: rows it cannot express are skipped with the reaso
   CHECK(adp.layout.tp == 8);
   CHECK(adp.layout.attention_dp);
   CHECK(adp.layout.ep == 8);
-  CHECK(run(runs.value(), "aic-23").skip_reason == "disaggregated prefill/decode is not modeled");
+  CHECK(run(runs.value(), "aic-23").skip_reason ==
+        "disaggregated: the source leaves the prefill and decode worker counts blank");
 }
 
 TEST_CASE("serving validation: summaries per metric, then per group and metric") {

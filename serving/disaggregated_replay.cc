@@ -1,0 +1,241 @@
+#include "serving/disaggregated_replay.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <deque>
+#include <vector>
+
+namespace meshplan::serving {
+namespace {
+
+struct Request {
+  double arrival_s = 0, first_token_s = 0, finish_s = 0;
+  int64_t prefilled = 0, generated = 0;
+};
+
+struct PrefillWorker {
+  double busy_until = 0;
+  bool busy = false;
+  std::vector<std::pair<int64_t, int64_t>> chunks;  // request, prompt tokens this step
+};
+
+struct DecodeWorker {
+  double busy_until = 0;
+  bool busy = false;
+  std::vector<int64_t> running, joining;
+  int64_t free_kv = 0;
+  int64_t sequences() const { return static_cast<int64_t>(running.size() + joining.size()); }
+};
+
+struct Transfer {
+  int64_t request = 0;
+  double ready_s = 0;
+};
+
+class DisaggregatedScheduler {
+ public:
+  DisaggregatedScheduler(const Workload& w, const DisaggregatedLimits& limits)
+      : w_(w),
+        limits_(limits),
+        count_(replay_request_count(w)),
+        closed_(w.load == LoadKind::concurrency),
+        req_(static_cast<size_t>(count_)),
+        prefill_(static_cast<size_t>(limits.prefill_workers)),
+        decode_(static_cast<size_t>(limits.decode_workers)) {
+    const std::vector<double> arrivals = initial_arrivals(w, count_);
+    for (size_t i = 0; i < req_.size(); ++i) req_[i].arrival_s = arrivals[i];
+    const int64_t in_flight = closed_ ? std::max<int64_t>(1, std::llround(w.concurrency)) : count_;
+    first_pending_ = closed_ ? std::min(count_, in_flight) : 0;
+    for (int64_t i = 0; i < first_pending_; ++i) queue_.push_back(i);
+    for (DecodeWorker& d : decode_) d.free_kv = limits.decode.kv_tokens;
+  }
+
+  bool done() const { return finished_ == count_; }
+
+  // Everything that happens at `t`, in the header's order.
+  void run_events(double t, const StepTimeFn& prefill_step_s, const StepTimeFn& decode_step_s) {
+    finish_prefills(t);
+    finish_decodes(t);
+    if (!closed_)
+      while (first_pending_ < count_ && at(first_pending_).arrival_s <= t)
+        queue_.push_back(first_pending_++);
+    while (!transfers_.empty() && transfers_.front().ready_s <= t) {
+      arrive_at_decode(transfers_.front().request, transfers_.front().ready_s);
+      transfers_.pop_front();
+    }
+    admit_decodes();
+    start_prefills(t, prefill_step_s);
+    start_decodes(t, decode_step_s);
+  }
+
+  // The next time anything happens after the events at `t` ran.
+  double next_event() const {
+    double next = INFINITY;
+    for (const PrefillWorker& p : prefill_)
+      if (p.busy) next = std::min(next, p.busy_until);
+    for (const DecodeWorker& d : decode_)
+      if (d.busy) next = std::min(next, d.busy_until);
+    if (!transfers_.empty()) next = std::min(next, transfers_.front().ready_s);
+    if (!closed_ && first_pending_ < count_) next = std::min(next, at(first_pending_).arrival_s);
+    return next;
+  }
+
+  ReplayResult result() const {
+    std::vector<RequestTimes> times;
+    for (const Request& q : req_) times.push_back({q.arrival_s, q.first_token_s, q.finish_s});
+    ReplayResult out = summarize_requests(std::move(times), w_.osl, warmup_requests(w_, count_));
+    out.steps = steps_;
+    out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
+    return out;
+  }
+
+ private:
+  Request& at(int64_t i) { return req_[static_cast<size_t>(i)]; }
+  const Request& at(int64_t i) const { return req_[static_cast<size_t>(i)]; }
+
+  void finish_prefills(double t) {
+    for (PrefillWorker& p : prefill_) {
+      if (!p.busy || p.busy_until > t) continue;
+      p.busy = false;
+      for (const auto& [r, c] : p.chunks) {
+        at(r).prefilled += c;
+        if (at(r).prefilled < w_.isl) {
+          queue_.push_front(r);  // a long prompt's next chunk runs before the prompts behind it
+          continue;
+        }
+        transfers_.push_back({r, p.busy_until + limits_.kv_transfer_s});
+      }
+      p.chunks.clear();
+    }
+  }
+
+  void finish_decodes(double t) {
+    for (DecodeWorker& d : decode_) {
+      if (!d.busy || d.busy_until > t) continue;
+      d.busy = false;
+      std::vector<int64_t> still;
+      for (int64_t r : d.running) {
+        if (++at(r).generated < w_.osl) {
+          still.push_back(r);
+          continue;
+        }
+        finish(r, d.busy_until);
+        d.free_kv += limits_.decode.tokens_per_request;
+      }
+      d.running.swap(still);
+    }
+  }
+
+  void finish(int64_t r, double t) {
+    at(r).finish_s = t;
+    ++finished_;
+    if (closed_ && first_pending_ < count_) {
+      at(first_pending_).arrival_s = t;
+      queue_.push_back(first_pending_++);
+    }
+  }
+
+  // The transfer ended: the client has the first token; the answer's others need decode steps.
+  void arrive_at_decode(int64_t r, double ready_s) {
+    at(r).first_token_s = ready_s;
+    at(r).generated = 1;
+    if (w_.osl <= 1) {
+      finish(r, ready_s);
+      return;
+    }
+    decode_wait_.push_back(r);
+  }
+
+  void admit_decodes() {
+    while (!decode_wait_.empty()) {
+      DecodeWorker* best = nullptr;
+      for (DecodeWorker& d : decode_) {
+        if (d.sequences() >= limits_.decode.max_batch ||
+            d.free_kv < limits_.decode.tokens_per_request)
+          continue;
+        if (best == nullptr || d.sequences() < best->sequences()) best = &d;
+      }
+      if (best == nullptr) return;
+      best->joining.push_back(decode_wait_.front());
+      best->free_kv -= limits_.decode.tokens_per_request;
+      decode_wait_.pop_front();
+    }
+  }
+
+  void start_prefills(double t, const StepTimeFn& step_s) {
+    for (PrefillWorker& p : prefill_) {
+      if (p.busy || queue_.empty() || at(queue_.front()).arrival_s > t) continue;
+      StepBatch batch;
+      int64_t budget = limits_.prefill_step_tokens;
+      while (!queue_.empty() && at(queue_.front()).arrival_s <= t && budget > 0) {
+        const int64_t r = queue_.front();
+        const int64_t left = w_.isl - at(r).prefilled;
+        if (left > budget && !p.chunks.empty()) break;  // whole prompts, or one chunked alone
+        const int64_t c = std::min(left, budget);
+        batch.chunks.push_back({c, at(r).prefilled});
+        if (c == left) ++batch.sampled;
+        p.chunks.push_back({r, c});
+        budget -= c;
+        queue_.pop_front();
+      }
+      p.busy = true;
+      p.busy_until = t + step_s(batch);
+    }
+  }
+
+  void start_decodes(double t, const StepTimeFn& step_s) {
+    for (DecodeWorker& d : decode_) {
+      if (d.busy) continue;
+      d.running.insert(d.running.end(), d.joining.begin(), d.joining.end());
+      d.joining.clear();
+      if (d.running.empty()) continue;
+      StepBatch batch;
+      for (int64_t r : d.running) {
+        ++batch.decodes;
+        batch.decode_context_tokens += static_cast<double>(w_.isl + at(r).generated);
+      }
+      batch.sampled = batch.decodes;
+      ++steps_;
+      batch_sum_ += static_cast<double>(batch.decodes);
+      d.busy = true;
+      d.busy_until = t + step_s(batch);
+    }
+  }
+
+  Workload w_;
+  DisaggregatedLimits limits_;
+  int64_t count_ = 0;
+  bool closed_ = false;
+  std::vector<Request> req_;
+  std::vector<PrefillWorker> prefill_;
+  std::vector<DecodeWorker> decode_;
+  std::deque<int64_t> queue_;        // prompts waiting for a prefill worker
+  std::deque<Transfer> transfers_;   // in flight to the decode pool, by ready time
+  std::deque<int64_t> decode_wait_;  // transferred, waiting for decode room
+  int64_t first_pending_ = 0;        // next request not yet issued
+  int64_t finished_ = 0, steps_ = 0;
+  double batch_sum_ = 0;
+};
+
+}  // namespace
+
+ReplayResult replay_disaggregated(const Workload& w, const DisaggregatedLimits& limits,
+                                  const StepTimeFn& prefill_step_s,
+                                  const StepTimeFn& decode_step_s) {
+  assert(limits.prefill_workers >= 1 && limits.decode_workers >= 1);
+  assert(limits.prefill_step_tokens >= 1 && limits.decode.max_batch >= 1);
+  assert(limits.decode.kv_tokens >= limits.decode.tokens_per_request);
+  DisaggregatedScheduler s(w, limits);
+  double t = 0;
+  while (!s.done()) {
+    s.run_events(t, prefill_step_s, decode_step_s);
+    if (s.done()) break;
+    const double next = s.next_event();
+    assert(std::isfinite(next) && next >= t);
+    t = next;
+  }
+  return s.result();
+}
+
+}  // namespace meshplan::serving

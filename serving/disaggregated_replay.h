@@ -1,0 +1,42 @@
+// Discrete-event replay of requests through disaggregated prefill and decode pools (NVIDIA
+// Dynamo, SGLang's and vLLM's prefill/decode disaggregation, DistServe: Zhong et al. 2024,
+// arXiv 2401.09670).
+//
+// Prefill workers run prompts only: an idle worker takes waiting prompts first come, first
+// served, whole, while the step's token budget holds them (a prompt longer than the budget runs
+// alone in budget-sized chunks over consecutive steps). When a prompt's last chunk ends, its KV
+// cache moves to the decode pool (kv_transfer_s later), and the decode worker streams the answer:
+// the first token reaches the client when the transfer ends, as in SGLang's and Dynamo's designs,
+// where the decode worker returns every token. Decode workers run decode-only continuous
+// batching: a transferred request joins the worker with the fewest sequences that has room
+// (max_batch and whole-request KV blocks, as the aggregated replay admits; ties to the lowest
+// index), at that worker's next step; waiting requests queue first come, first served. Each
+// decode step adds one token to every sequence of its worker; a request finishes after osl − 1
+// of them. Prefill workers' KV capacity is not limited (prompts leave as their transfer starts).
+// Load as in request_replay.h: offline, closed loop (a finish issues the next request), Poisson.
+// Deterministic: events at one time run in a fixed order (prefill completions, decode
+// completions, arrivals, transfers, admissions, prefill starts, decode starts; workers by index).
+#pragma once
+
+#include <cstdint>
+
+#include "serving/request_replay.h"
+#include "serving/serving_options.h"
+
+namespace meshplan::serving {
+
+struct DisaggregatedLimits {
+  int64_t prefill_workers = 1;
+  int64_t prefill_step_tokens = 8192;  // prompt tokens one prefill step carries
+  int64_t decode_workers = 1;
+  ReplayLimits decode;       // one decode worker: max_batch, kv_tokens, tokens_per_request
+  double kv_transfer_s = 0;  // one request's KV cache, prefill worker to decode worker
+};
+
+// REQUIRES: workers ≥ 1, prefill_step_tokens ≥ 1, decode.max_batch ≥ 1 and decode.kv_tokens ≥
+// decode.tokens_per_request. `steps` and `mean_batch` of the result count decode steps.
+ReplayResult replay_disaggregated(const Workload& w, const DisaggregatedLimits& limits,
+                                  const StepTimeFn& prefill_step_s,
+                                  const StepTimeFn& decode_step_s);
+
+}  // namespace meshplan::serving

@@ -1,0 +1,129 @@
+// The disaggregated replay against hand-traced cases: prompts on prefill workers, the KV
+// transfer, decode-only continuous batching on decode workers.
+#include "serving/disaggregated_replay.h"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+using namespace meshplan::serving;
+
+namespace {
+
+DisaggregatedLimits one_each(double transfer_s) {
+  DisaggregatedLimits l;
+  l.prefill_workers = 1;
+  l.prefill_step_tokens = 150;
+  l.decode_workers = 1;
+  l.decode = {8, 8192, 1'000'000, 103};
+  l.kv_transfer_s = transfer_s;
+  return l;
+}
+
+double prefill_1s(const StepBatch&) { return 1.0; }
+double decode_100ms(const StepBatch&) { return 0.1; }
+
+Workload offline(int64_t requests, int64_t isl, int64_t osl) {
+  Workload w;
+  w.isl = isl;
+  w.osl = osl;
+  w.requests = requests;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "disaggregated: prompts run whole one step each; the first token lands after the transfer") {
+  // Two 100-token prompts, 150 tokens a prefill step: the second does not fit beside the first.
+  // Prefill [0, 1] and [1, 2]; transfers end at 1.5 and 2.5; two decode steps of 0.1 s each
+  // finish the 3-token answers at 1.7 and 2.7.
+  const ReplayResult r =
+      replay_disaggregated(offline(2, 100, 3), one_each(0.5), prefill_1s, decode_100ms);
+  REQUIRE(r.requests.size() == 2);
+  CHECK(r.requests[0].first_token_s == doctest::Approx(1.5));
+  CHECK(r.requests[0].finish_s == doctest::Approx(1.7));
+  CHECK(r.requests[1].first_token_s == doctest::Approx(2.5));
+  CHECK(r.requests[1].finish_s == doctest::Approx(2.7));
+  CHECK(r.ttft_s.mean == doctest::Approx(2.0));
+  CHECK(r.tpot_s.mean == doctest::Approx(0.1));
+  CHECK(r.steps == 4);
+  CHECK(r.mean_batch == doctest::Approx(1.0));
+  CHECK(r.output_tokens_per_s == doctest::Approx(6 / 2.7));
+}
+
+TEST_CASE("disaggregated: a request that arrives during a decode step joins at the next step") {
+  // Three 50-token prompts, 100 tokens a prefill step: two prefill in [0, 1], the third in
+  // [1, 2]. No transfer time. 6-token answers need 5 decode steps of 0.4 s: the first two decode
+  // together from 1.0 (steps at 1.0, 1.4, 1.8, 2.2, 2.6, done at 3.0); the third reaches the
+  // decode pool at 2.0, during the step at 1.8, and joins the one at 2.2: batches 2, 2, 2, 3, 3,
+  // then alone at 3.0, 3.4 and 3.8, done at 4.2.
+  std::vector<int64_t> decode_batches;
+  DisaggregatedLimits l = one_each(0.0);
+  l.prefill_step_tokens = 100;
+  const ReplayResult r = replay_disaggregated(
+      offline(3, 50, 6), l,
+      [](const StepBatch& b) {
+        CHECK(b.decodes == 0);
+        return 1.0;
+      },
+      [&](const StepBatch& b) {
+        decode_batches.push_back(b.decodes);
+        CHECK(b.sampled == b.decodes);
+        return 0.4;
+      });
+  CHECK(decode_batches == std::vector<int64_t>{2, 2, 2, 3, 3, 1, 1, 1});
+  CHECK(r.requests[1].finish_s == doctest::Approx(3.0));
+  CHECK(r.requests[2].first_token_s == doctest::Approx(2.0));
+  CHECK(r.requests[2].finish_s == doctest::Approx(4.2));
+}
+
+TEST_CASE("disaggregated: two prefill workers run prompts side by side; decode picks the emptier") {
+  DisaggregatedLimits l = one_each(0.25);
+  l.prefill_workers = 2;
+  l.decode_workers = 2;
+  l.prefill_step_tokens = 100;
+  const ReplayResult r = replay_disaggregated(offline(2, 100, 2), l, prefill_1s, decode_100ms);
+  // Both prompts prefill over [0, 1], transfer to 1.25 and land on different decode workers.
+  CHECK(r.requests[0].first_token_s == doctest::Approx(1.25));
+  CHECK(r.requests[1].first_token_s == doctest::Approx(1.25));
+  CHECK(r.mean_batch == doctest::Approx(1.0));
+  CHECK(r.steps == 2);
+  CHECK(r.requests[1].finish_s == doctest::Approx(1.35));
+}
+
+TEST_CASE("disaggregated: a prompt longer than the step budget runs alone in chunks") {
+  std::vector<int64_t> chunks;
+  DisaggregatedLimits l = one_each(0.0);
+  l.prefill_step_tokens = 40;
+  replay_disaggregated(
+      offline(1, 100, 1), l,
+      [&](const StepBatch& b) {
+        for (const PrefillChunk& c : b.chunks) chunks.push_back(c.tokens);
+        return 1.0;
+      },
+      decode_100ms);
+  CHECK(chunks == std::vector<int64_t>{40, 40, 20});
+}
+
+TEST_CASE("disaggregated: a closed loop issues the next request when one finishes") {
+  Workload w = offline(3, 10, 2);
+  w.load = LoadKind::concurrency;
+  w.concurrency = 1;
+  const ReplayResult r = replay_disaggregated(w, one_each(0.5), prefill_1s, decode_100ms);
+  // Each request: prefill 1 s, transfer 0.5 s, one decode step 0.1 s: 1.6 s apart.
+  CHECK(r.requests[1].arrival_s == doctest::Approx(1.6));
+  CHECK(r.requests[2].arrival_s == doctest::Approx(3.2));
+  CHECK(r.requests[2].finish_s == doctest::Approx(4.8));
+}
+
+TEST_CASE("disaggregated: decode admission waits for KV room, first come first served") {
+  DisaggregatedLimits l = one_each(0.0);
+  l.prefill_step_tokens = 1000;
+  l.decode.kv_tokens = 103;  // one request at a time
+  const ReplayResult r = replay_disaggregated(offline(2, 100, 3), l, prefill_1s, decode_100ms);
+  // Both prompts prefill in [0, 1]; the second waits for the first's finish at 1.2.
+  CHECK(r.requests[0].finish_s == doctest::Approx(1.2));
+  CHECK(r.requests[1].first_token_s == doctest::Approx(1.0));
+  CHECK(r.requests[1].finish_s == doctest::Approx(1.4));
+}
