@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "planner/calibration.h"
 
@@ -61,6 +62,24 @@ static double factor(Collective c, int64_t n) {
   return collective_info(c).bus_factor(static_cast<double>(n));
 }
 
+// α of a group between two fitted sizes, linear in NCCL's ring steps between the fits that
+// bracket it (its ring latency model: Σ steps × per-step latency, src/graph/tuning.cc): an
+// all-reduce of 4 NVLink ranks between fits at 2 (6 µs) and 8 (25 µs) pays 6 + 19·(6 − 2)/(14 −
+// 2) = 12.3 µs. Nothing outside the fitted sizes (no extrapolation: NCCL switches algorithms).
+static std::optional<double> between_fits_latency_s(Collective c,
+                                                    const std::vector<CollectiveFit>& sorted,
+                                                    int64_t members) {
+  for (size_t i = 0; i + 1 < sorted.size(); ++i) {
+    const CollectiveFit &lo = sorted[i], &hi = sorted[i + 1];
+    if (!(lo.group_size < members && members < hi.group_size)) continue;
+    const double s_lo = ring_steps(c, lo.group_size), s_hi = ring_steps(c, hi.group_size);
+    if (s_hi <= s_lo) return std::nullopt;
+    const double w = (ring_steps(c, members) - s_lo) / (s_hi - s_lo);
+    return lo.latency_s + (hi.latency_s - lo.latency_s) * w;
+  }
+  return std::nullopt;
+}
+
 CollectiveModel::LevelFit CollectiveModel::fit(Collective c, size_t level, int64_t members) const {
   const std::vector<CollectiveFit>& fits = fits_[static_cast<size_t>(c)][level];
   const NetworkLevel& l = levels_[level];
@@ -78,7 +97,8 @@ CollectiveModel::LevelFit CollectiveModel::fit(Collective c, size_t level, int64
         best = &f;
       }
     }
-    out = {best->latency_s, best->busbw_bytes_per_s, true,
+    out = {between_fits_latency_s(c, fits, members).value_or(best->latency_s),
+           best->busbw_bytes_per_s, true,
            best->latency_s / std::max(1.0, ring_steps(c, best->group_size))};
   } else {
     const double eff = level == 0 ? intra_efficiency_ : inter_efficiency_;

@@ -124,7 +124,7 @@ TEST_CASE("all-to-all sends each level its share, and the slowest level bounds i
         doctest::Approx(std::max(nvlink, ib)).epsilon(1e-12));
 }
 
-TEST_CASE("the fit of the nearest measured group size is used") {
+TEST_CASE("the nearest fit's busbw; between two fits, α linear in ring steps") {
   ClusterSpec c = two_level_cluster(1);
   CalibrationProfile p = profile_with("all_reduce", "nvlink", 2, 6e-6, 300e9);
   CollectiveFit eight = p.collectives.front();
@@ -133,9 +133,10 @@ TEST_CASE("the fit of the nearest measured group size is used") {
   eight.busbw_bytes_per_s = 470e9;
   p.collectives.push_back(eight);
   CollectiveModel m(p, c);
+  // 4 is as near 2 as 8: the smaller's busbw. α: ring steps 2(n − 1) are 2, 6 and 14, so
+  // 6 µs + (25 − 6) µs · (6 − 2)/(14 − 2).
   CHECK(m.time_s(Collective::all_reduce, GroupShape::of(4, 1), 1e9) ==
-        doctest::Approx(6e-6 + 1.5 * 1e9 / 300e9)
-            .epsilon(1e-12));  // 4 is as near 2 as 8: smaller wins
+        doctest::Approx(6e-6 + 19e-6 * 4 / 12 + 1.5 * 1e9 / 300e9).epsilon(1e-12));
   CHECK(m.time_s(Collective::all_reduce, GroupShape::of(8, 1), 1e9) ==
         doctest::Approx(25e-6 + 1.75 * 1e9 / 470e9).epsilon(1e-12));
 }
