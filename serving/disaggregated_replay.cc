@@ -9,11 +9,6 @@
 namespace meshplan::serving {
 namespace {
 
-struct Request {
-  double arrival_s = 0, first_token_s = 0, finish_s = 0;
-  int64_t prefilled = 0, generated = 0;
-};
-
 struct PrefillWorker {
   double busy_until = 0;
   bool busy = false;
@@ -82,17 +77,15 @@ class DisaggregatedScheduler {
   }
 
   ReplayResult result() const {
-    std::vector<RequestTimes> times;
-    for (const Request& q : req_) times.push_back({q.arrival_s, q.first_token_s, q.finish_s});
-    ReplayResult out = summarize_requests(std::move(times), w_.osl, warmup_requests(w_, count_));
+    ReplayResult out = summarize_replay(req_, w_);
     out.steps = steps_;
     out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
     return out;
   }
 
  private:
-  Request& at(int64_t i) { return req_[static_cast<size_t>(i)]; }
-  const Request& at(int64_t i) const { return req_[static_cast<size_t>(i)]; }
+  ReplayRequest& at(int64_t i) { return req_[static_cast<size_t>(i)]; }
+  const ReplayRequest& at(int64_t i) const { return req_[static_cast<size_t>(i)]; }
 
   void finish_prefills(double t) {
     for (PrefillWorker& p : prefill_) {
@@ -207,7 +200,7 @@ class DisaggregatedScheduler {
   DisaggregatedLimits limits_;
   int64_t count_ = 0;
   bool closed_ = false;
-  std::vector<Request> req_;
+  std::vector<ReplayRequest> req_;
   std::vector<PrefillWorker> prefill_;
   std::vector<DecodeWorker> decode_;
   std::deque<int64_t> queue_;        // prompts waiting for a prefill worker

@@ -10,11 +10,6 @@
 namespace meshplan::serving {
 namespace {
 
-struct Request {
-  double arrival_s = 0, first_token_s = 0, finish_s = 0;
-  int64_t prefilled = 0, generated = 0;
-};
-
 // Uniform in [0, 1) from the top 53 bits of one draw: the same on every standard library.
 double uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
@@ -103,7 +98,7 @@ class Scheduler {
         --budget;
       }
     for (int64_t r : running_) {
-      const Request& q = at(r);
+      const ReplayRequest& q = at(r);
       if (q.prefilled == w_.isl || budget <= 0) continue;
       const int64_t left = w_.isl - q.prefilled;
       if (!limits_.chunked_prefill && left > budget && left <= limits_.max_step_tokens) break;
@@ -140,7 +135,7 @@ class Scheduler {
     for (int64_t r : running_)
       if (at(r).prefilled == w_.isl) ++at(r).generated;
     for (const auto& [r, c] : chunks_) {
-      Request& q = at(r);
+      ReplayRequest& q = at(r);
       q.prefilled += c;
       if (q.prefilled == w_.isl) {
         q.first_token_s = t;
@@ -167,15 +162,15 @@ class Scheduler {
   ReplayResult result() const;
 
  private:
-  Request& at(int64_t i) { return req_[static_cast<size_t>(i)]; }
-  const Request& at(int64_t i) const { return req_[static_cast<size_t>(i)]; }
+  ReplayRequest& at(int64_t i) { return req_[static_cast<size_t>(i)]; }
+  const ReplayRequest& at(int64_t i) const { return req_[static_cast<size_t>(i)]; }
 
   Workload w_;
   ReplayLimits limits_;
   int64_t count_ = 0;
   bool closed_ = false;
   int64_t in_flight_ = 0;
-  std::vector<Request> req_;
+  std::vector<ReplayRequest> req_;
   std::deque<int64_t> waiting_;
   std::vector<int64_t> running_;
   std::vector<std::pair<int64_t, int64_t>> chunks_;  // request, prompt tokens this step
@@ -185,9 +180,7 @@ class Scheduler {
 };
 
 ReplayResult Scheduler::result() const {
-  std::vector<RequestTimes> times;
-  for (const Request& q : req_) times.push_back({q.arrival_s, q.first_token_s, q.finish_s});
-  ReplayResult out = summarize_requests(std::move(times), w_.osl, warmup_requests(w_, count_));
+  ReplayResult out = summarize_replay(req_, w_);
   out.steps = steps_;
   out.recorded = recorded_;
   out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
@@ -200,6 +193,14 @@ int64_t warmup_requests(const Workload& w, int64_t count) {
   if (w.load != LoadKind::concurrency) return 0;
   const int64_t in_flight = std::max<int64_t>(1, std::llround(w.concurrency));
   return count >= 2 * in_flight ? in_flight : 0;
+}
+
+ReplayResult summarize_replay(const std::vector<ReplayRequest>& requests, const Workload& w) {
+  std::vector<RequestTimes> times;
+  for (const ReplayRequest& q : requests)
+    times.push_back({q.arrival_s, q.first_token_s, q.finish_s});
+  return summarize_requests(std::move(times), w.osl,
+                            warmup_requests(w, static_cast<int64_t>(requests.size())));
 }
 
 ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t osl,

@@ -73,6 +73,12 @@ struct ReplayResult {
 
 using StepTimeFn = std::function<double(const StepBatch&)>;
 
+// One request's progress through a replay.
+struct ReplayRequest {
+  double arrival_s = 0, first_token_s = 0, finish_s = 0;
+  int64_t prefilled = 0, generated = 0;  // prompt tokens computed, answer tokens produced
+};
+
 // Requests left out of the latency statistics: a closed loop's first wave (its `concurrency`
 // requests, which arrive at once) when at least as many follow it; none otherwise.
 int64_t warmup_requests(const Workload& w, int64_t count);
@@ -80,6 +86,8 @@ int64_t warmup_requests(const Workload& w, int64_t count);
 // requests from `measured_from` on; steps, mean_batch and recorded are left to the caller.
 ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t osl,
                                 int64_t measured_from);
+// summarize_requests over a replay's requests of workload `w`, its warm-up left out.
+ReplayResult summarize_replay(const std::vector<ReplayRequest>& requests, const Workload& w);
 // Requests replayed for `w` (its own count, else the defaults above).
 int64_t replay_request_count(const Workload& w);
 // Arrival times: all 0 (offline), the first `concurrency` at 0 (closed loop; the rest are set
