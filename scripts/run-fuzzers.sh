@@ -21,11 +21,13 @@ declare -A seeds=(
   [nccl_tests]="tests/data/nccl-tests/*"
   [regress]="tests/regress/*.yaml"
   [validation_runs]="tests/data/published_runs*.yaml"
+  [serving_layout]="fuzz/corpus/serving_layout/*"
 )
 
 status=0
 summary=""
-for target in model_yaml cluster_yaml profile_yaml hf_config layout nccl_tests regress validation_runs; do
+for target in model_yaml cluster_yaml profile_yaml hf_config layout nccl_tests regress validation_runs \
+  serving_layout; do
   corpus="$build/fuzz-corpus/$target"
   artifacts="$build/fuzz-artifacts"
   mkdir -p "$corpus" "$artifacts"

@@ -1,5 +1,7 @@
 #include "serving/serving_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -75,13 +77,17 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
                        "must be a multiple of min(ep, prefill_tp) = " + std::to_string(w.ep) +
                            ", which splits a prefill worker's experts"));
   }
-  if (l.gpus() > p.gpus)
-    out.push_back(layout_error("replicas", l.replicas,
-                               std::string(l.disaggregated() ? "tp × pp × replicas + prefill_tp × "
-                                                               "prefill_replicas = "
-                                                             : "tp × pp × replicas = ") +
-                                   std::to_string(l.gpus()) + " exceeds the " +
-                                   std::to_string(p.gpus) + " GPUs available"));
+  // In doubles: three fields of up to 10^7 each overflow int64 (ServingLayout::gpus()).
+  const double gpus =
+      static_cast<double>(l.tp) * static_cast<double>(l.pp) * static_cast<double>(l.replicas) +
+      static_cast<double>(l.prefill_tp) * static_cast<double>(l.prefill_replicas);
+  if (gpus > static_cast<double>(p.gpus))
+    out.push_back(layout_error(
+        "replicas", l.replicas,
+        fmt::format("{}{:.0f} exceeds the {} GPUs available",
+                    l.disaggregated() ? "tp × pp × replicas + prefill_tp × prefill_replicas = "
+                                      : "tp × pp × replicas = ",
+                    gpus, p.gpus)));
   return out;
 }
 

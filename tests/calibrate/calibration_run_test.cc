@@ -3,6 +3,7 @@
 #include "calibrate/calibration_run.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -224,7 +225,8 @@ TEST_CASE("failures become failed samples, and the rest is still measured and fi
 }
 
 TEST_CASE("the profile is written after each section, so an interrupted run keeps its data") {
-  auto dir = std::filesystem::temp_directory_path() / "meshplan_run_test";
+  auto dir =
+      std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-meshplan_run_test");
   std::filesystem::create_directories(dir);
   std::string path = (dir / "p.yaml").string();
   FakeBenchmarker fake;
@@ -320,8 +322,9 @@ TEST_CASE("a stop request finishes the measurement in progress, saves, and lists
   // whole, fp8 and both collective groups are missing.
   FakeBenchmarker fake;
   CalibrationPlan plan = small_plan();
-  const std::string path =
-      (std::filesystem::temp_directory_path() / "meshplan-interrupted.yaml").string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            (std::to_string(::getpid()) + "-meshplan-interrupted.yaml"))
+                               .string();
   plan.out_path = path;
   plan.stop_requested = [&] { return fake.calls.size() >= 3; };
   auto r = run_calibration(fake, plan);

@@ -1,6 +1,7 @@
 // `mpirun -np 2 meshplan calibrate --backend cpu`: the multi-process path of calibration end to
 // end on any machine (issue 15): two ranks, the MPI module's collectives, rank 0's profile.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -20,8 +21,8 @@ testing::Run mpirun_two(const std::string& args) {
 }
 
 TEST_CASE("two MPI ranks on the cpu backend measure every collective between them") {
-  const std::filesystem::path out =
-      std::filesystem::temp_directory_path() / "meshplan-mpi-calibration.yaml";
+  const std::filesystem::path out = std::filesystem::temp_directory_path() /
+                                    (std::to_string(::getpid()) + "-meshplan-mpi-calibration.yaml");
   std::filesystem::remove(out);
   const testing::Run run =
       mpirun_two("calibrate --backend cpu --quick --nccl --out '" + out.string() + "'");
@@ -60,8 +61,8 @@ TEST_CASE("two MPI ranks on the cpu backend measure every collective between the
 }
 
 TEST_CASE("the full cpu plan adds in-place variants across ranks and no CUDA-graph ones") {
-  const std::filesystem::path out =
-      std::filesystem::temp_directory_path() / "meshplan-mpi-variants.yaml";
+  const std::filesystem::path out = std::filesystem::temp_directory_path() /
+                                    (std::to_string(::getpid()) + "-meshplan-mpi-variants.yaml");
   std::filesystem::remove(out);
   // Full plan: 8 B to 64 MiB by factors of 2; out-of-place and in-place where defined.
   const testing::Run run =

@@ -2,6 +2,7 @@
 #include "core/profile.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -239,7 +240,8 @@ TEST_CASE("bus factors follow nccl-tests doc/PERFORMANCE.md") {
 }
 
 TEST_CASE("write_profile_atomically replaces the file and reports unwritable paths") {
-  auto dir = std::filesystem::temp_directory_path() / "meshplan_profile_test";
+  auto dir = std::filesystem::temp_directory_path() /
+             (std::to_string(::getpid()) + "-meshplan_profile_test");
   std::filesystem::create_directories(dir);
   std::string path = (dir / "p.yaml").string();
   CalibrationProfile p = awkward_profile();

@@ -146,8 +146,9 @@ TEST_CASE("plan explains when nothing fits") {
 }
 
 TEST_CASE("simulate --trace writes Chrome trace JSON with complete and metadata events") {
-  const std::string trace =
-      (std::filesystem::temp_directory_path() / "meshplan-cli-trace.json").string();
+  const std::string trace = (std::filesystem::temp_directory_path() /
+                             (std::to_string(::getpid()) + "-meshplan-cli-trace.json"))
+                                .string();
   Run r = run_meshplan("simulate " + k70b + " --layout tp=8,pp=4 --trace '" + trace + "'");
   REQUIRE(r.rc == 0);
   nlohmann::json j = nlohmann::json::parse(read_file(trace));
@@ -186,7 +187,8 @@ TEST_CASE(
 }
 
 TEST_CASE("calibrate merge lays a measured profile over a published one, section by section") {
-  const auto dir = std::filesystem::temp_directory_path() / "meshplan-cli-merge";
+  const auto dir =
+      std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-meshplan-cli-merge");
   std::filesystem::create_directories(dir);
   const std::string cpu = (dir / "cpu.yaml").string(), out = (dir / "merged.yaml").string();
   REQUIRE(run_meshplan("calibrate --backend cpu --quick --out '" + cpu + "'").rc == 0);
@@ -244,8 +246,9 @@ TEST_CASE("validate --profile prices one profile's clusters with another, and re
 }
 
 TEST_CASE("a profile from the CPU calibration backend drives plan end to end") {
-  const std::string profile =
-      (std::filesystem::temp_directory_path() / "meshplan-cli-cpu-profile.yaml").string();
+  const std::string profile = (std::filesystem::temp_directory_path() /
+                               (std::to_string(::getpid()) + "-meshplan-cli-cpu-profile.yaml"))
+                                  .string();
   Run cal = run_meshplan("calibrate --backend cpu --quick --out '" + profile + "'");
   REQUIRE(cal.rc == 0);
   Run plan = run_meshplan("plan " + k8b + " --top 2 --profile '" + profile + "' --format json");
@@ -535,7 +538,8 @@ TEST_CASE("plan on a GPU count no layout splits names the divisibility rules, no
 }
 
 TEST_CASE("report --objective memory ranks the table by peak memory, lowest first") {
-  const auto out = std::filesystem::temp_directory_path() / "meshplan-cli-report-memory";
+  const auto out = std::filesystem::temp_directory_path() /
+                   (std::to_string(::getpid()) + "-meshplan-cli-report-memory");
   std::filesystem::remove_all(out);
   Run r = run_meshplan("report " + k8b + " --top 3 --sample 50 --threads 2 --objective memory " +
                        "--out '" + out.string() + "'");
@@ -590,7 +594,8 @@ TEST_CASE("the build writes a man page and bash/zsh completions from --help") {
 
 TEST_CASE("calibrate import of a pasted table asks for --collective, then notes what it read") {
   const std::string log = repo_path("tests/data/nccl-tests/nccl_tests_issue232.txt");
-  const auto out = std::filesystem::temp_directory_path() / "meshplan-cli-import.yaml";
+  const auto out = std::filesystem::temp_directory_path() /
+                   (std::to_string(::getpid()) + "-meshplan-cli-import.yaml");
   Run bare = run_meshplan("calibrate import nccl-tests " + log + " --out '" + out.string() + "'");
   CHECK(bare.rc == 2);
   CHECK(bare.err.find("error: the log does not name its collective") != std::string::npos);

@@ -60,7 +60,7 @@ const std::vector<LayerRule>& layer_rules() {
       {"tests",
        {"core", "simulator", "calibrate", "planner", "launchers", "checks", "reports", "serving",
         "cli"}},
-      {"fuzz", {"core", "calibrate", "checks"}},
+      {"fuzz", {"core", "calibrate", "checks", "serving"}},
   };
   return rules;
 }

@@ -2,6 +2,7 @@
 // profile does not fit the cluster (issue 14: imported profiles replaced the whole profile and a
 // CPU profile priced an H100 cluster without a word).
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -108,7 +109,8 @@ void write_profile_in(const std::filesystem::path& dir, const std::string& stem,
 
 TEST_CASE("the cluster's profile is looked up along the search path: first, beside, last") {
   namespace fs = std::filesystem;
-  const fs::path root = fs::temp_directory_path() / "meshplan-profile-search";
+  const fs::path root =
+      fs::temp_directory_path() / (std::to_string(::getpid()) + "-meshplan-profile-search");
   fs::remove_all(root);
   ClusterSpec cluster = shipped_cluster("dgx-h100-1n");
   cluster.profile = "site";
@@ -134,7 +136,8 @@ TEST_CASE("the cluster's profile is looked up along the search path: first, besi
 
 TEST_CASE("a profile name found nowhere lists every folder searched and the closest name") {
   namespace fs = std::filesystem;
-  const fs::path root = fs::temp_directory_path() / "meshplan-profile-missing";
+  const fs::path root =
+      fs::temp_directory_path() / (std::to_string(::getpid()) + "-meshplan-profile-missing");
   fs::remove_all(root);
   write_profile_in(root / "late", "site-h100", "site-h100");
   ClusterSpec cluster = shipped_cluster("dgx-h100-1n");
