@@ -80,6 +80,12 @@ class DisaggregatedScheduler {
     ReplayResult out = summarize_replay(req_, w_);
     out.steps = steps_;
     out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
+    if (out.duration_s > 0) {
+      out.prefill_pool_busy =
+          prefill_busy_s_ / (static_cast<double>(prefill_.size()) * out.duration_s);
+      out.decode_pool_busy =
+          decode_busy_s_ / (static_cast<double>(decode_.size()) * out.duration_s);
+    }
     return out;
   }
 
@@ -172,8 +178,10 @@ class DisaggregatedScheduler {
         budget -= c;
         queue_.pop_front();
       }
+      const double dt = step_s(batch);
+      prefill_busy_s_ += dt;
       p.busy = true;
-      p.busy_until = t + step_s(batch);
+      p.busy_until = t + dt;
     }
   }
 
@@ -191,8 +199,10 @@ class DisaggregatedScheduler {
       batch.sampled = batch.decodes;
       ++steps_;
       batch_sum_ += static_cast<double>(batch.decodes);
+      const double dt = step_s(batch);
+      decode_busy_s_ += dt;
       d.busy = true;
-      d.busy_until = t + step_s(batch);
+      d.busy_until = t + dt;
     }
   }
 
@@ -208,7 +218,7 @@ class DisaggregatedScheduler {
   std::deque<int64_t> decode_wait_;  // transferred, waiting for decode room
   int64_t first_pending_ = 0;        // next request not yet issued
   int64_t finished_ = 0, steps_ = 0;
-  double batch_sum_ = 0;
+  double batch_sum_ = 0, prefill_busy_s_ = 0, decode_busy_s_ = 0;
 };
 
 }  // namespace

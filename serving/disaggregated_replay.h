@@ -34,7 +34,8 @@ struct DisaggregatedLimits {
 };
 
 // REQUIRES: workers ≥ 1, prefill_step_tokens ≥ 1, decode.max_batch ≥ 1 and decode.kv_tokens ≥
-// decode.tokens_per_request. `steps` and `mean_batch` of the result count decode steps.
+// decode.tokens_per_request. `steps` and `mean_batch` of the result count decode steps;
+// prefill_pool_busy and decode_pool_busy say how well the pools' rates match.
 ReplayResult replay_disaggregated(const Workload& w, const DisaggregatedLimits& limits,
                                   const StepTimeFn& prefill_step_s,
                                   const StepTimeFn& decode_step_s);

@@ -69,6 +69,9 @@ struct ReplayResult {
   double mean_batch = 0;  // sequences per step, averaged over steps
   LatencyStats ttft_s, tpot_s;
   std::vector<ReplayStep> recorded;  // with limits.record_steps: the first steps, in order
+  // Disaggregated replays: the share of each pool's worker time spent in steps over the replay's
+  // duration (rate matching: the busier pool bounds the throughput). 0 otherwise.
+  double prefill_pool_busy = 0, decode_pool_busy = 0;
 };
 
 using StepTimeFn = std::function<double(const StepBatch&)>;

@@ -153,8 +153,11 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
   out += fmt::format("prefill of one {}-token prompt{}: {}\n", p.workload.isl,
                      disagg ? " on a prefill worker" : "", step_line(e.prefill_step));
   if (disagg)
-    out += fmt::format("KV transfer to the decode pool: {:.3f} ms per request\n",
-                       e.kv_transfer_s * kMillisecondsPerSecond);
+    out += fmt::format(
+        "KV transfer to the decode pool: {:.3f} ms per request; pools busy: prefill {:.0f}%, "
+        "decode {:.0f}% of their worker time\n",
+        e.kv_transfer_s * kMillisecondsPerSecond, 100 * e.replay.prefill_pool_busy,
+        100 * e.replay.decode_pool_busy);
   out += fmt::format(
       "replay: {} requests {}, {} {}steps, mean batch {:.1f}, goodput {:.0f} tok/s\n",
       e.replay.requests.size(), disagg ? "through both pools" : "per replica", e.replay.steps,
@@ -280,6 +283,8 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
     j["disaggregated"] = {{"prefill_tp", e.layout.prefill_tp},
                           {"prefill_replicas", e.layout.prefill_replicas},
                           {"kv_transfer_s", e.kv_transfer_s},
+                          {"prefill_pool_busy", e.replay.prefill_pool_busy},
+                          {"decode_pool_busy", e.replay.decode_pool_busy},
                           {"prefill_memory", memory_json(*e.prefill_memory)}};
   j["step_time"] = {{"decode", step_json(e.decode_step)},
                     {"decode_batch", e.decode_batch.decodes},

@@ -50,6 +50,9 @@ TEST_CASE(
   CHECK(r.steps == 4);
   CHECK(r.mean_batch == doctest::Approx(1.0));
   CHECK(r.output_tokens_per_s == doctest::Approx(6 / 2.7));
+  // Rate matching: the prefill worker steps 2 s of the 2.7, the decode worker 0.4 s.
+  CHECK(r.prefill_pool_busy == doctest::Approx(2 / 2.7));
+  CHECK(r.decode_pool_busy == doctest::Approx(0.4 / 2.7));
 }
 
 TEST_CASE("disaggregated: a request that arrives during a decode step joins at the next step") {

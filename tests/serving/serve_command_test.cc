@@ -45,6 +45,10 @@ TEST_CASE("serve: a disaggregated layout's JSON names both pools, the KV transfe
   CHECK(b["disaggregated"]["prefill_tp"] == 1);
   CHECK(b["disaggregated"]["prefill_replicas"] == 2);
   CHECK(b["disaggregated"]["kv_transfer_s"].get<double>() > 0);
+  for (const char* pool : {"prefill_pool_busy", "decode_pool_busy"}) {
+    CHECK(b["disaggregated"][pool].get<double>() > 0);
+    CHECK(b["disaggregated"][pool].get<double>() <= 1);
+  }
   CHECK(b["disaggregated"]["prefill_memory"]["weight_bytes"].get<double>() >
         b["memory"]["weight_bytes"].get<double>());  // one GPU holds what two share
   CHECK(b["prefill_engine_flags"]["vllm"].get<std::string>().find("--tensor-parallel-size 1") !=
