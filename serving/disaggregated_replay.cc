@@ -40,8 +40,7 @@ class DisaggregatedScheduler {
         decode_(static_cast<size_t>(limits.decode_workers)) {
     const std::vector<double> arrivals = initial_arrivals(w, count_);
     for (size_t i = 0; i < req_.size(); ++i) req_[i].arrival_s = arrivals[i];
-    const int64_t in_flight = closed_ ? std::max<int64_t>(1, std::llround(w.concurrency)) : count_;
-    first_pending_ = closed_ ? std::min(count_, in_flight) : 0;
+    first_pending_ = closed_ ? std::min(count_, requests_in_flight(w, count_)) : 0;
     for (int64_t i = 0; i < first_pending_; ++i) queue_.push_back(i);
     for (DecodeWorker& d : decode_) d.free_kv = limits.decode.kv_tokens;
   }

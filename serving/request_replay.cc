@@ -62,7 +62,7 @@ class Scheduler {
         limits_(limits),
         count_(replay_request_count(w)),
         closed_(w.load == LoadKind::concurrency),
-        in_flight_(closed_ ? std::max<int64_t>(1, std::llround(w.concurrency)) : count_),
+        in_flight_(requests_in_flight(w, count_)),
         req_(static_cast<size_t>(count_)),
         free_kv_(limits.kv_tokens) {
     const std::vector<double> arrivals = initial_arrivals(w, count_);
@@ -189,9 +189,14 @@ ReplayResult Scheduler::result() const {
 
 }  // namespace
 
+int64_t requests_in_flight(const Workload& w, int64_t count) {
+  return w.load == LoadKind::concurrency ? std::max<int64_t>(1, std::llround(w.concurrency))
+                                         : count;
+}
+
 int64_t warmup_requests(const Workload& w, int64_t count) {
   if (w.load != LoadKind::concurrency) return 0;
-  const int64_t in_flight = std::max<int64_t>(1, std::llround(w.concurrency));
+  const int64_t in_flight = requests_in_flight(w, count);
   return count >= 2 * in_flight ? in_flight : 0;
 }
 

@@ -82,6 +82,9 @@ struct ReplayRequest {
   int64_t prefilled = 0, generated = 0;  // prompt tokens computed, answer tokens produced
 };
 
+// Requests a replay has in flight at once: a closed loop's concurrency (at least 1), else all
+// `count`.
+int64_t requests_in_flight(const Workload& w, int64_t count);
 // Requests left out of the latency statistics: a closed loop's first wave (its `concurrency`
 // requests, which arrive at once) when at least as many follow it; none otherwise.
 int64_t warmup_requests(const Workload& w, int64_t count);

@@ -13,26 +13,21 @@ bool better(const ServingEstimate& a, const ServingEstimate& b) {
   return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
 }
 
+// Powers of two below `most`, then `most` itself (REQUIRES: most ≥ 1).
+std::vector<int64_t> counts_up_to(int64_t most) {
+  std::vector<int64_t> out;
+  for (int64_t n = 1; n < most; n *= 2) out.push_back(n);
+  out.push_back(most);
+  return out;
+}
+
 // Replica counts tried for tp·pp GPUs each: every GPU, and under a load that does not grow with
 // the GPUs (a request rate or a total concurrency) also 1, 2, 4, … below that, so the ranking
 // by tokens/s per GPU can answer with fewer GPUs.
 std::vector<int64_t> replica_counts(const ServingProblem& p, int64_t replica_gpus) {
   const int64_t most = p.gpus / replica_gpus;
-  std::vector<int64_t> out;
-  if (p.workload.load != LoadKind::offline)
-    for (int64_t r = 1; r < most; r *= 2) out.push_back(r);
-  out.push_back(most);
-  return out;
-}
-
-}  // namespace
-
-// Powers of two from 1 up to `most`, and `most` itself.
-std::vector<int64_t> counts_up_to(int64_t most) {
-  std::vector<int64_t> out;
-  for (int64_t n = 1; n < most; n *= 2) out.push_back(n);
-  if (most >= 1) out.push_back(most);
-  return out;
+  if (p.workload.load == LoadKind::offline) return {most};
+  return counts_up_to(most);
 }
 
 // Disaggregated splits of the GPUs: prefill workers of prefill_tp GPUs (a power of two within a
@@ -42,11 +37,11 @@ std::vector<int64_t> counts_up_to(int64_t most) {
 void add_disaggregated(const ServingProblem& p, const ServingLayout& decode,
                        std::vector<ServingLayout>& out) {
   for (int64_t ptp = 1; ptp <= p.cluster.gpus_per_node; ptp *= 2) {
-    if (decode.ep > 1 && (ptp % std::min(decode.ep, ptp) != 0 ||
-                          p.model.moe->experts % std::min(decode.ep, ptp) != 0))
-      continue;
-    const int64_t left_for_decode = p.gpus - ptp;
-    if (left_for_decode < decode.replica_gpus()) break;
+    ServingLayout smallest = decode;  // one prefill worker beside one decode replica
+    smallest.prefill_tp = ptp;
+    smallest.prefill_replicas = 1;
+    if (smallest.gpus() > p.gpus) break;
+    if (!check_serving_layout(p, smallest).empty()) continue;  // the worker's expert split
     for (int64_t workers : counts_up_to((p.gpus - decode.replica_gpus()) / ptp))
       for (int64_t replicas : counts_up_to((p.gpus - workers * ptp) / decode.replica_gpus())) {
         ServingLayout l = decode;
@@ -57,6 +52,8 @@ void add_disaggregated(const ServingProblem& p, const ServingLayout& decode,
       }
   }
 }
+
+}  // namespace
 
 std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
   std::vector<ServingLayout> out;
