@@ -134,7 +134,9 @@ std::string short_label(const Layout& layout) {
                    : layout.recompute == Recompute::selective ? " sel"
                                                               : " full";
   s += rc;
-  if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
+  if (!layout.recompute_stage_layers.empty())  // per stage, stage 0 first
+    s += fmt::format("+{}full", fmt::join(layout.recompute_stage_layers, ":"));
+  else if (layout.recompute_layers > 0 && layout.recompute != Recompute::full)
     s += fmt::format("+{}full", layout.recompute_layers);
   if (layout.recompute_layers > 1 && layout.recompute == Recompute::full)
     s += fmt::format("/{}", layout.recompute_layers);  // uniform groups of N layers

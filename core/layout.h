@@ -56,7 +56,13 @@ struct Layout {
   // What recompute=selective rebuilds (Megatron-Core --recompute-modules; default core_attn).
   RecomputeModules recompute_modules = kDefaultRecomputeModules;
   int64_t recompute_layers = 0;  // layers per stage fully recomputed; the rest follow recompute
-  bool sp = true;                // sequence parallel (only meaningful with tp > 1)
+  // Per pipeline stage (issue 12): the layers each stage recomputes in full beside `recompute`
+  // (the block method), stage 0 first; empty when every stage takes recompute_layers. When set
+  // it has pp entries, not all equal, and recompute_layers is their largest. The first stages
+  // hold the most micro-batches in flight, so they need the most (NeMo 1's
+  // activations_checkpoint_layers_per_pipeline lowers the count by a step per stage).
+  std::vector<int64_t> recompute_stage_layers;
+  bool sp = true;  // sequence parallel (only meaningful with tp > 1)
   Schedule schedule = Schedule::one_f_one_b;
   bool tp_overlap = false;  // TP communication overlapped with GEMMs (userbuffers / async TP)
   bool uneven = false;      // allow layers not divisible by pp·vpp (first/last chunks get fewer)
@@ -78,6 +84,12 @@ struct Layout {
   std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  // innermost first
 
   int64_t model_parallel() const { return tp * pp * cp; }
+  // Layers pipeline stage `stage` recomputes in full beside `recompute`: its entry of
+  // recompute_stage_layers, else recompute_layers.
+  int64_t recompute_layers_on(int64_t stage) const {
+    const auto s = static_cast<size_t>(stage);
+    return s < recompute_stage_layers.size() ? recompute_stage_layers[s] : recompute_layers;
+  }
   // The experts' tensor-parallel degree (etp, or tp when unset).
   int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   // Whether the experts are laid out apart from the dense layers (etp < tp).

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/layout.h"
+#include "core/layout_fields.h"
 #include "core/layout_rules.h"
 
 namespace meshplan {
@@ -107,6 +108,15 @@ bool offload_needs_zero(const Layout& layout) {
 bool act_offload_within_stage(const Layout& layout, const ModelSpec& model) {
   const int64_t chunks = layout.pp * layout.vpp;
   return layout.act_offload <= (model.layers + chunks - 1) / chunks * layout.vpp;
+}
+
+bool stage_recompute_counts_match_pp(const Layout& layout) {
+  return layout.recompute_stage_layers.empty() ||
+         static_cast<int64_t>(layout.recompute_stage_layers.size()) == layout.pp;
+}
+
+bool stage_recompute_needs_block(const Layout& layout) {
+  return layout.recompute_stage_layers.empty() || layout.recompute != Recompute::full;
 }
 
 bool schedule_fits_vpp(const Layout& layout) {
@@ -299,9 +309,16 @@ void check_pipeline(Checker& checker, const Layout& layout, const ModelSpec& mod
                   to_string(layout.recompute_modules),
                   "names a module the model does not have (mla_up_proj needs MLA; moe_act and moe "
                   "routed experts; shared_experts shared experts; mlp a dense layer)");
-  checker.require(layout.recompute_layers <= stage_layers, "recompute_layers",
-                  layout.recompute_layers,
+  const std::string counts = find_layout_field("recompute_layers")->print(layout);
+  checker.require(layout.recompute_layers <= stage_layers, "recompute_layers", counts,
                   fmt::format("must not exceed the layers per stage ({})", stage_layers));
+  checker.require(stage_recompute_counts_match_pp(layout), "recompute_layers", counts,
+                  fmt::format("gives {} counts: a per-stage list needs one per pipeline stage "
+                              "(pp={})",
+                              layout.recompute_stage_layers.size(), layout.pp));
+  checker.require(stage_recompute_needs_block(layout), "recompute_layers", counts,
+                  "a per-stage list needs recompute none or selective (the block method); "
+                  "recompute=full recomputes every layer");
 }
 
 // The batch splits into micro-batches, and the sequence into CP and SP shards.

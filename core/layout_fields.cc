@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "core/edit_distance.h"
@@ -88,6 +89,36 @@ std::string parse_int(const std::string& value, Layout& layout) {
 template <int64_t Layout::*member>
 std::string print_int(const Layout& layout) {
   return fmt::format("{}", layout.*member);
+}
+
+constexpr int64_t kMaxRecomputeLayers = 100'000;
+
+// "N" (every stage) or "a:b:c:…" (one count per pipeline stage, stage 0 first). A list whose
+// counts are all equal is the one count.
+std::string parse_recompute_layers(const std::string& value, Layout& layout) {
+  std::vector<int64_t> counts;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find(':', start);
+    if (end == std::string::npos) end = value.size();
+    int64_t count = 0;
+    if (!parse_integer(value.substr(start, end - start), 0, kMaxRecomputeLayers, count).empty())
+      return fmt::format(
+          "must be an integer between 0 and {}, or one per pipeline stage joined by ':' (4:3:2:1)",
+          kMaxRecomputeLayers);
+    counts.push_back(count);
+    start = end + 1;
+  }
+  layout.recompute_layers = *std::max_element(counts.begin(), counts.end());
+  const bool uniform = std::all_of(counts.begin(), counts.end(),
+                                   [&](int64_t c) { return c == layout.recompute_layers; });
+  layout.recompute_stage_layers = uniform ? std::vector<int64_t>{} : std::move(counts);
+  return "";
+}
+
+std::string print_recompute_layers(const Layout& layout) {
+  if (layout.recompute_stage_layers.empty()) return std::to_string(layout.recompute_layers);
+  return fmt::format("{}", fmt::join(layout.recompute_stage_layers, ":"));
 }
 
 }  // namespace
@@ -197,9 +228,9 @@ const std::array<LayoutField, 24> kLayoutFields = {{
     {"recompute_layers",
      "with recompute none or selective: layers per stage fully recomputed, the rest follow "
      "recompute (Megatron's block method); with recompute=full: N > 1 keeps only every N-th "
-     "layer's input and recomputes N layers at a time (the uniform method) (default 0)",
-     FieldSearch::searched, 9, parse_int<&Layout::recompute_layers, 0, 100'000>,
-     print_int<&Layout::recompute_layers>, nullptr,
+     "layer's input and recomputes N layers at a time (the uniform method); a:b:c:… gives each "
+     "pipeline stage its own count, stage 0 first (block method only) (default 0)",
+     FieldSearch::searched, 9, parse_recompute_layers, print_recompute_layers, nullptr,
      [](const Layout& parsed, LayoutFix& fix) { fix.recompute_layers = parsed.recompute_layers; }},
     {"sp", "sequence parallelism (default: true when tp > 1)", FieldSearch::searched, 10,
      [](const std::string& value, Layout& layout) { return parse_boolean(value, layout.sp); },

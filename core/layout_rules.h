@@ -72,6 +72,10 @@ bool recompute_modules_fit_model(const Layout& layout, const ModelSpec& model);
 bool offload_needs_zero(const Layout& layout);
 // Activation offload moves at most the layers of a stage.
 bool act_offload_within_stage(const Layout& layout, const ModelSpec& model);
+// Per-stage recompute counts (Layout::recompute_stage_layers) give one count per pipeline stage
+// and go with the block method (recompute none or selective; recompute=full recomputes all).
+bool stage_recompute_counts_match_pp(const Layout& layout);
+bool stage_recompute_needs_block(const Layout& layout);
 // EP communication overlap needs expert parallelism to overlap (an MoE model, ep > 1).
 bool ep_overlap_needs_ep(const Layout& layout, const ModelSpec& model);
 // A dispatcher other than the default likewise needs expert parallelism to dispatch over.

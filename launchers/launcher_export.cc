@@ -37,6 +37,26 @@ const LauncherEntry& entry(Launcher launcher) {
   return kLaunchers[0];
 }
 
+// What no launcher runs: a recompute count per pipeline stage (Layout::recompute_stage_layers).
+// Megatron-LM --recompute-num-layers, NeMo activations_checkpoint_num_layers (Megatron-Core's
+// TransformerConfig.recompute_num_layers), DeepSpeed's activation_checkpoint_interval and
+// torchtitan's activation_checkpoint options all take one count for every stage. Only NeMo 1's
+// legacy transformer (nemo/collections/nlp/modules/common/megatron/transformer.py, without
+// mcore_gpt) lowers it stage by stage, by activations_checkpoint_layers_per_pipeline.
+void shared_rules(Refusals& out, const Layout& layout) {
+  if (!layout.recompute_stage_layers.empty())
+    out.field("recompute_layers",
+              "it recomputes the same number of layers on every pipeline stage (only NeMo 1's "
+              "legacy, non-Megatron-Core model lowers the count per stage: "
+              "activations_checkpoint_layers_per_pipeline); use one count");
+}
+
+void apply_rules(const LauncherEntry& e, Refusals& out, const ModelSpec& model,
+                 const TrainingSpec& training, const Layout& layout) {
+  shared_rules(out, layout);
+  e.rules(out, model, training, layout);
+}
+
 }  // namespace
 
 const std::vector<std::string>& launcher_names() {
@@ -60,7 +80,7 @@ Result<std::string> export_launcher(Launcher launcher, const ModelSpec& model,
                                     const TrainingSpec& training, const Layout& layout) {
   const LauncherEntry& e = entry(launcher);
   Refusals refused(launcher, layout, /*with_messages=*/true);
-  e.rules(refused, model, training, layout);
+  apply_rules(e, refused, model, training, layout);
   if (refused.any()) return refused.take();
   return e.render(model, training, layout);
 }
@@ -68,7 +88,7 @@ Result<std::string> export_launcher(Launcher launcher, const ModelSpec& model,
 const char* launcher_refuses(Launcher launcher, const ModelSpec& model,
                              const TrainingSpec& training, const Layout& layout) {
   Refusals refused(launcher, layout, /*with_messages=*/false);
-  entry(launcher).rules(refused, model, training, layout);
+  apply_rules(entry(launcher), refused, model, training, layout);
   return refused.first();
 }
 

@@ -206,13 +206,15 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
                                          GroupShape::of(2, (l.pp - 1) * l.stride(Dim::pp)),
                                          params * options_.memory.grad_bytes_per_param);
   }
+  // With a recompute count per stage (Layout::recompute_stage_layers) every stage is a class.
+  const bool per_stage = !l.recompute_stage_layers.empty();
   for (size_t i = 0; i < params.size(); ++i) {
     const bool last = holds_last_chunk(l.pipeline(), static_cast<int64_t>(i));
     size_t c = 0;
     for (; c < shape.classes.size(); ++c) {
       const StageClass& k = shape.classes[c];
       // The last stage (LM head, logits) always forms its own class.
-      if (!last && k.mix.dense_layers == mix[i].dense_layers &&
+      if (!last && !per_stage && k.mix.dense_layers == mix[i].dense_layers &&
           k.mix.moe_layers == mix[i].moe_layers &&
           k.params.dense_per_gpu == params[i].dense_per_gpu &&
           k.params.expert_per_gpu == params[i].expert_per_gpu)
@@ -284,7 +286,8 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
                         static_cast<int64_t>(l.order[1]),
                         static_cast<int64_t>(l.order[2]),
                         static_cast<int64_t>(l.order[3]),
-                        static_cast<int64_t>(placement_kind(l.pipeline()))};
+                        static_cast<int64_t>(placement_kind(l.pipeline())),
+                        !l.recompute_stage_layers.empty()};
   if (last_shape_ && key == last_key_) return *last_shape_;
   auto it = shape_cache_.find(key);
   if (it == shape_cache_.end()) it = shape_cache_.emplace(key, build_shape(l)).first;
@@ -297,7 +300,7 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
                                     const LayerPair& c) const {
   const StageLayerMix& mix = k.mix;
   const double nd = static_cast<double>(mix.dense_layers), nm = static_cast<double>(mix.moe_layers);
-  const FullRecompute full = full_recompute(l, mix);
+  const FullRecompute full = full_recompute(l, mix, k.first);
   const double fd = static_cast<double>(full.dense), fm = static_cast<double>(full.moe);
   StageTiming s;
   s.stage = k.first;
@@ -569,14 +572,16 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
                                                                const Shape& shape) const {
   if (shape.activations_recompute != l.recompute ||
       shape.activations_layers != l.recompute_layers ||
-      shape.activations_modules != l.recompute_modules) {
+      shape.activations_modules != l.recompute_modules ||
+      shape.activations_stage_layers != l.recompute_stage_layers) {
     shape.activations.clear();
     for (const StageClass& k : shape.classes)
-      shape.activations.push_back(
-          stage_activations(k.mix, shape.costs.dense.activations, shape.costs.moe.activations, l));
+      shape.activations.push_back(stage_activations(k.mix, shape.costs.dense.activations,
+                                                    shape.costs.moe.activations, l, k.first));
     shape.activations_recompute = l.recompute;
     shape.activations_layers = l.recompute_layers;
     shape.activations_modules = l.recompute_modules;
+    shape.activations_stage_layers = l.recompute_stage_layers;
   }
   return shape.activations;
 }
@@ -632,6 +637,32 @@ int64_t CostModel::uniform_recompute_group(const Layout& l) {
   shape.uniform_group = best_uniform_group(l, shape);
   shape.uniform_group_schedule = l.schedule;
   return shape.uniform_group;
+}
+
+bool CostModel::least_recompute_by_stage(const Layout& l, ShapeRef ref, int64_t step,
+                                         std::vector<int64_t>& counts) const {
+  const Shape& shape = *ref.shape_;
+  const std::vector<StageMemory>& frames = frames_of(l, shape);
+  const double hbm = static_cast<double>(cluster_.gpu.hbm_bytes);
+  Layout probe = l;
+  probe.recompute_stage_layers.clear();
+  counts.assign(static_cast<size_t>(l.pp), 0);
+  for (int64_t stage = 0; stage < l.pp; ++stage) {
+    const size_t c = shape.class_of_stage[static_cast<size_t>(stage)];
+    const StageLayerMix& mix = shape.classes[c].mix;
+    StageMemory frame = frames[c];  // the class's first stage's, but for the micro-batches held
+    frame.in_flight_micro_batches = in_flight_micro_batches(l, shape.micro_batches, stage);
+    int64_t count = 0;
+    for (; count <= mix.layers(); count += step) {
+      probe.recompute_layers = count;
+      const StageActivations a = stage_activations(mix, shape.costs.dense.activations,
+                                                   shape.costs.moe.activations, probe, stage);
+      if (stage_totals(frame, a, options_.memory).total <= hbm) break;
+    }
+    if (count > mix.layers()) return false;
+    counts[static_cast<size_t>(stage)] = count;
+  }
+  return true;
 }
 
 int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const {
@@ -691,7 +722,7 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
   e.p2p_s = timing_.p2p_s;
   double recomputed_flops = 0;
   for (const StageClass& k : shape.classes) {
-    const FullRecompute full = full_recompute(l, k.mix);
+    const FullRecompute full = full_recompute(l, k.mix, k.first);
     double flops = static_cast<double>(full.dense) * dense_flops_.total() +
                    static_cast<double>(full.moe) * moe_flops_.total();
     if (l.recompute == Recompute::selective) {

@@ -153,6 +153,13 @@ class CostModel {
   // (recompute_layers, memory_model.cc) that least raises the largest stage's activations,
   // m·⌈L/N⌉ layer inputs plus N layers rebuilt at once; 1 when grouping saves nothing.
   int64_t uniform_recompute_group(const Layout& l);
+  // For a layout of the handle's shape recomputing by the block method (recompute none or
+  // selective, no per-stage list, nothing offloaded): each pipeline stage's fewest layers
+  // recomputed in full, in multiples of `step`, with which that stage fits the GPU under l's
+  // ZeRO stage and schedule (issue 12: the first stages hold the most micro-batches in flight).
+  // False when a stage does not fit even recomputing every layer it holds.
+  bool least_recompute_by_stage(const Layout& l, ShapeRef shape, int64_t step,
+                                std::vector<int64_t>& counts) const;
 
   // The per-chunk costs the simulator replays (pipeline_problem.cc). The simulator issues a
   // chunk's gradient sync after its last backward, so it receives the part of the stage's
@@ -197,8 +204,9 @@ class CostModel {
     // from compute they overlap: exposed_after_overlap).
     double reduce_hbm = 0, gather_hbm = 0, layer_gather_hbm = 0, layer_reduce_hbm = 0;
   };
-  // Stages with identical layers and parameters; `first` is the lowest stage index, which holds
-  // the most micro-batches in flight, so it carries the class's peak memory.
+  // Stages with identical layers and parameters (one stage each when the layout recomputes a
+  // count per stage); `first` is the lowest stage index, which holds the most micro-batches in
+  // flight, so it carries the class's peak memory.
   struct StageClass {
     int64_t first = 0, count = 0;
     StageLayerMix mix;
@@ -238,6 +246,7 @@ class CostModel {
     mutable Recompute activations_recompute = Recompute::none;
     mutable RecomputeModules activations_modules = kDefaultRecomputeModules;
     mutable int64_t activations_layers = -1;
+    mutable std::vector<int64_t> activations_stage_layers;
     // uniform_recompute_group for `uniform_group_schedule` (0: not yet asked).
     mutable int64_t uniform_group = 0;
     mutable Schedule uniform_group_schedule = Schedule::one_f_one_b;
@@ -245,7 +254,7 @@ class CostModel {
   int64_t best_uniform_group(const Layout& l, const Shape& shape) const;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
-  using ShapeKey = std::array<int64_t, 20>;
+  using ShapeKey = std::array<int64_t, 21>;
   const Shape& shape_of(const Layout& l);
   Shape build_shape(const Layout& l);
   double mirror_sync_s(const Layout& l, int64_t stage, const StageParams& params) const;

@@ -71,15 +71,21 @@ double lm_head_forward_flops(const ModelSpec& m, double tokens) {
   return 2 * tokens * static_cast<double>(lm_head_linear(m).weights());
 }
 
+std::vector<int64_t> full_recompute_budget(const ModelSpec& m, const Layout& l) {
+  std::vector<int64_t> out(static_cast<size_t>(l.pp));
+  for (int64_t stage = 0; stage < l.pp; ++stage)
+    out[static_cast<size_t>(stage)] =
+        l.recompute == Recompute::full ? m.layers : l.recompute_layers_on(stage);
+  return out;
+}
+
 StepFlops step_flops(const ModelSpec& m, const Layout& l, const TrainingSpec& t,
                      const FlopOptions& o) {
   const double tokens = static_cast<double>(t.global_batch * t.seq_len);
   const double seq = static_cast<double>(t.seq_len);
   double forward = lm_head_forward_flops(m, tokens), recomputed = 0;
   std::vector<int64_t> bounds = chunk_boundaries(m, l);
-  // Layers recomputed in full: the first recompute_layers of each stage (Megatron's "block").
-  std::vector<int64_t> full_left(static_cast<size_t>(l.pp),
-                                 l.recompute == Recompute::full ? m.layers : l.recompute_layers);
+  std::vector<int64_t> full_left = full_recompute_budget(m, l);
   // (DualPipe's two copies of a chunk: counted on the rank the first half of the batch uses.)
   const PipelinePlacement placement = pipeline_placement(l.pipeline());
   for (size_t c = 0; c + 1 < bounds.size(); ++c) {

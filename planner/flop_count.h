@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "core/layout.h"
 #include "core/model_spec.h"
@@ -38,6 +39,11 @@ struct StepFlops {
   double model = 0;     // 3 × forward, no recompute (MFU)
   double hardware = 0;  // model + recomputed forward work (HFU)
 };
+
+// Layers each pipeline stage recomputes in full, stage 0 first: all of them under
+// recompute=full (more than any stage holds), else Layout::recompute_layers_on. The callers walk
+// a stage's chunks in order and spend its count on their first layers (Megatron's block method).
+std::vector<int64_t> full_recompute_budget(const ModelSpec& m, const Layout& l);
 
 // FLOPs of one optimizer step of `global_batch` sequences under the layout's recompute policy
 // (the layout only matters through recompute, recompute_layers, pp and vpp).

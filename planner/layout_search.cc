@@ -733,6 +733,39 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
   }
 }
 
+// The block method with a count per pipeline stage (Layout::recompute_stage_layers, issue 12):
+// for each ZeRO stage `zeros` marks, every stage recomputes the fewest layers (multiples of
+// `step`) with which it fits (CostModel::least_recompute_by_stage), and the layout is ranked.
+// Only where those counts differ between stages: equal counts are a layout of the uniform loop.
+// No less memory than uniform counts, but less recompute on the later stages, which hold fewer
+// micro-batches in flight. `base`: the layout without its recompute counts and ZeRO stage.
+void run_stage_recompute(SearchThread& t, Layout base, const std::array<bool, 4>& zeros,
+                         int64_t step, int64_t& order, const SearchOptions& options) {
+  CostModel& model = *t.model;
+  const CostModel::ShapeRef uniform = model.shape_ref(base);
+  std::vector<int64_t> counts;
+  for (int zero = 0; zero <= 3; ++zero) {
+    if (!zeros[static_cast<size_t>(zero)]) continue;
+    base.zero = zero;
+    if (!model.least_recompute_by_stage(base, uniform, step, counts)) continue;
+    const int64_t most = *std::max_element(counts.begin(), counts.end());
+    if (*std::min_element(counts.begin(), counts.end()) == most) continue;
+    Layout layout = base;
+    layout.recompute_layers = most;
+    layout.recompute_stage_layers = counts;
+    ++t.out.evaluated;
+    ++order;
+    const CostModel::ShapeRef shape = model.shape_ref(layout);
+    const StageMemory peak = model.peak_stage_memory(layout, shape);
+    if (!t.out.smallest || peak.total_bytes() < t.out.smallest->key)
+      t.out.smallest = Ranked{peak.total_bytes(), order, layout};
+    if (!launcher_runs(options, model, layout, t.out)) continue;
+    ++t.out.feasible;
+    FloorState floor;
+    rank_fitting(t, layout, shape, peak.total_bytes(), order, options, floor);
+  }
+}
+
 void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
               const SearchOptions& options, bool allow_offload) {
   CostModel& model = *t.model;
@@ -767,6 +800,14 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
           floor.timed_layers = -1;
           run_zero_stages(t, layout, *known, zeros, order, options, allow_offload, floor);
         }
+        if (rc == Recompute::none && max_layers > 0 && item.base.pp > 1 &&
+            !options.fix.recompute_layers &&
+            options.fix.offload.value_or(Offload::none) == Offload::none && !item.base.offloads()) {
+          Layout layout = item.base;
+          layout.schedule = schedule, layout.recompute = rc, layout.shard = shard;
+          layout.ep_overlap = ep_overlap_for(model, item.base, schedule, rc, step, options.fix);
+          run_stage_recompute(t, layout, zeros, step, order, options);
+        }
       }
     }
   }
@@ -780,8 +821,9 @@ int64_t item_span(const CostModel& model, const Layout& base) {
   const int64_t shards = static_cast<int64_t>(model.cluster().network.size()) + 1;
   const auto schedules = static_cast<int64_t>(sim::schedule_table().size());
   const int64_t offload_tries = 1 + static_cast<int64_t>(model.options().offload_devices.size());
-  // Per choice: the layout, a uniform-group retry for full recompute, the offload tries.
-  return shards * schedules * (2 * (stage_layers + 1) + 2) * 4 * (1 + offload_tries) + 1;
+  // Per choice: the layout, a uniform-group retry for full recompute, the offload tries; one
+  // per-stage recompute layout per ZeRO stage.
+  return shards * schedules * (2 * (stage_layers + 1) + 3) * 4 * (1 + offload_tries) + 1;
 }
 
 // The layouts run_item generates for `items`, retries aside: schedules × recompute choices ×
@@ -827,6 +869,14 @@ Result<LayoutFix> parse_layout_fix(const std::string& text) {
                           key,
                           "",
                           "cannot be fixed in a search (use estimate --layout)"};
+      }
+      if (!parsed->recompute_stage_layers.empty() &&
+          std::string_view(field->key) == "recompute_layers") {
+        return Diagnostic{{"--fix", 1, static_cast<int>(start) + 1, text},
+                          key,
+                          field->print(parsed.value()),
+                          "takes one count in a search, which chooses per-stage counts itself "
+                          "(give a per-stage list to estimate --layout)"};
       }
       field->pin(parsed.value(), fix);
     }

@@ -72,10 +72,10 @@ void offload_states(const Layout& l, int64_t layers, double layer_activation_byt
 }  // namespace
 
 StageActivations stage_activations(const StageLayerMix& mix, const LayerActivations& dense,
-                                   const LayerActivations& moe, const Layout& l) {
+                                   const LayerActivations& moe, const Layout& l, int64_t stage) {
   if (l.recompute == Recompute::full && l.recompute_layers > 1)
     return uniform_groups(mix, dense, moe, l.recompute_layers);
-  const FullRecompute f = full_recompute(l, mix);
+  const FullRecompute f = full_recompute(l, mix, stage);
   const int64_t full = f.dense + f.moe, full_dense = f.dense, full_moe = f.moe;
   StageActivations s;
   s.per_micro_batch =
@@ -108,9 +108,10 @@ double uniform_group_activation_bytes(const StageLayerMix& mix, const LayerActiv
   return in_flight * a.per_micro_batch + a.recompute_buffer;
 }
 
-FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix) {
-  const int64_t full =
-      l.recompute == Recompute::full ? mix.layers() : std::min(l.recompute_layers, mix.layers());
+FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix, int64_t stage) {
+  const int64_t full = l.recompute == Recompute::full
+                           ? mix.layers()
+                           : std::min(l.recompute_layers_on(stage), mix.layers());
   const int64_t dense = std::min(full, mix.dense_layers);
   return {dense, full - dense};
 }
@@ -175,7 +176,8 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
 StageMemory with_activations(StageMemory frame, const StageLayerMix& mix,
                              const LayerActivations& dense, const LayerActivations& moe,
                              const Layout& l, const MemoryOptions& o) {
-  return with_activations(std::move(frame), stage_activations(mix, dense, moe, l), l, o);
+  const int64_t stage = frame.stage;
+  return with_activations(std::move(frame), stage_activations(mix, dense, moe, l, stage), l, o);
 }
 
 StageMemory with_activations(StageMemory s, const StageActivations& a, const Layout& l,

@@ -75,12 +75,12 @@ struct StageLayerMix {
 };
 std::vector<StageLayerMix> stage_layer_mix(const ModelSpec& m, const Layout& l);
 
-// Layers of a stage recomputed in full: every layer under recompute=full, else the first
-// recompute_layers — dense ones first (they come first in the model).
+// Layers of pipeline stage `stage` recomputed in full: every layer under recompute=full, else
+// the first Layout::recompute_layers_on(stage) — dense ones first (they come first in the model).
 struct FullRecompute {
   int64_t dense = 0, moe = 0;
 };
-FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix);
+FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix, int64_t stage);
 
 // A stage's activations under full recompute in groups of `group` layers (the uniform method,
 // Layout::recompute_layers with recompute=full), `in_flight` micro-batches held: ⌈L/N⌉ layer
@@ -106,7 +106,7 @@ struct StageActivations {
   double per_micro_batch = 0, recompute_buffer = 0, first_layer = 0;
 };
 StageActivations stage_activations(const StageLayerMix& mix, const LayerActivations& dense,
-                                   const LayerActivations& moe, const Layout& l);
+                                   const LayerActivations& moe, const Layout& l, int64_t stage);
 // with_activations given the stage's activations (which do not change with the ZeRO stage).
 StageMemory with_activations(StageMemory frame, const StageActivations& a, const Layout& l,
                              const MemoryOptions& o);

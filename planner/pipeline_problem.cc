@@ -33,9 +33,7 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
   p.schedule = l.pp == 1 ? Schedule::one_f_one_b : l.schedule;
   Estimate analytic = evaluate(l, /*detail=*/true);
   p.p2p_s = analytic.p2p_s;
-  std::vector<int64_t> full_left(static_cast<size_t>(l.pp), l.recompute == Recompute::full
-                                                                ? model_.layers
-                                                                : l.recompute_layers);
+  std::vector<int64_t> full_left = full_recompute_budget(model_, l);
   const HeadCost head = c.head;
   // DualPipe's two copies of a chunk cost the same; the first copy's rank stands for both.
   const PipelinePlacement placement = pipeline_placement(l.pipeline());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/layout_fields.h"
 #include "planner/cluster_extension.h"
 #include "planner/param_count.h"
 #include "planner/simulated_plan.h"
@@ -61,8 +62,10 @@ WhatIf less_recompute(const CostModel& model, int64_t gpus, const Estimate& best
   Layout layout = best.layout;
   std::string change;
   if (layout.recompute_layers > 0) {
-    change = fmt::format("recompute_layers {} -> 0", layout.recompute_layers);
+    change = fmt::format("recompute_layers {} -> 0",
+                         find_layout_field("recompute_layers")->print(layout));
     layout.recompute_layers = 0;
+    layout.recompute_stage_layers.clear();
   } else if (layout.recompute == Recompute::full) {
     change = "recompute full -> selective";
     layout.recompute = Recompute::selective;

@@ -446,3 +446,36 @@ TEST_CASE(
         "  tp=8,recompute_modules=attention\n"
         "       ^\n");
 }
+
+TEST_CASE("recompute_layers per stage: a:b:c:d reads back, equal counts are one count") {
+  const Layout l = parse_layout("tp=8,pp=4,recompute_layers=6:4:2:0").value();
+  CHECK(l.recompute_stage_layers == std::vector<int64_t>{6, 4, 2, 0});
+  CHECK(l.recompute_layers == 6);
+  CHECK(l.recompute_layers_on(0) == 6);
+  CHECK(l.recompute_layers_on(3) == 0);
+  CHECK(to_string(parse_layout(to_string(l)).value()) == to_string(l));
+  CHECK(to_string(l).find(",recompute_layers=6:4:2:0,") != std::string::npos);
+  CHECK(short_label(l) == "tp8 pp4 dp0 z1 mbs1+6:4:2:0full 1f1b");
+  const Layout same = parse_layout("tp=8,pp=4,recompute_layers=3:3:3:3").value();
+  CHECK(same.recompute_stage_layers.empty());
+  CHECK(same.recompute_layers == 3);
+  CHECK(same.recompute_layers_on(2) == 3);
+}
+
+TEST_CASE("recompute_layers per stage: one per stage, block method, within the stage") {
+  CHECK(errors_of("tp=8,pp=4,recompute_layers=2:1", 512) ==
+        "--layout: error: field 'recompute_layers' = '2:1': gives 2 counts: a per-stage list "
+        "needs one per pipeline stage (pp=4)\n");
+  CHECK(errors_of("tp=8,pp=4,recompute=full,recompute_layers=4:3:2:1", 512) ==
+        "--layout: error: field 'recompute_layers' = '4:3:2:1': a per-stage list needs recompute "
+        "none or selective (the block method); recompute=full recomputes every layer\n");
+  CHECK(errors_of("tp=8,pp=4,recompute_layers=21:3:2:1", 512) ==
+        "--layout: error: field 'recompute_layers' = '21:3:2:1': must not exceed the layers per "
+        "stage (20)\n");
+  CHECK(errors_of("tp=8,pp=4,recompute_layers=2::1", 512) ==
+        "--layout:1:11: error: field 'recompute_layers' = '2::1': must be an integer between 0 "
+        "and 100000, or one per pipeline stage joined by ':' (4:3:2:1)\n"
+        "  tp=8,pp=4,recompute_layers=2::1\n"
+        "            ^\n");
+  CHECK(errors_of("tp=8,pp=4,recompute=selective,recompute_layers=4:3:2:1", 512).empty());
+}

@@ -362,7 +362,7 @@ TEST_CASE("the search's memory totals equal the built stage's sums bit for bit, 
     for (const StageParams& p : stage_params(m, l)) {
       const StageLayerMix& x = mix[static_cast<size_t>(p.stage)];
       const StageMemory frame = stage_memory_frame(p, l, micro_batches, 1e9, false, o);
-      const StageActivations a = stage_activations(x, dense, moe, l);
+      const StageActivations a = stage_activations(x, dense, moe, l, p.stage);
       const StageTotals totals = stage_totals(frame, a, o);
       const StageMemory built = stage_memory(p, x, dense, moe, l, micro_batches, 1e9, false, o);
       CHECK(totals.total == built.total_bytes());
