@@ -12,6 +12,7 @@
 #include "core/recompute_modules.h"
 #include "core/result.h"
 #include "core/schedule.h"
+#include "core/stage_counts.h"
 
 namespace meshplan {
 
@@ -61,7 +62,7 @@ struct Layout {
   // it has pp entries, not all equal, and recompute_layers is their largest. The first stages
   // hold the most micro-batches in flight, so they need the most (NeMo 1's
   // activations_checkpoint_layers_per_pipeline lowers the count by a step per stage).
-  std::vector<int64_t> recompute_stage_layers;
+  StageCounts recompute_stage_layers{};
   bool sp = true;  // sequence parallel (only meaningful with tp > 1)
   Schedule schedule = Schedule::one_f_one_b;
   bool tp_overlap = false;  // TP communication overlapped with GEMMs (userbuffers / async TP)

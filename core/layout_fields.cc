@@ -109,10 +109,11 @@ std::string parse_recompute_layers(const std::string& value, Layout& layout) {
     counts.push_back(count);
     start = end + 1;
   }
-  layout.recompute_layers = *std::max_element(counts.begin(), counts.end());
-  const bool uniform = std::all_of(counts.begin(), counts.end(),
-                                   [&](int64_t c) { return c == layout.recompute_layers; });
-  layout.recompute_stage_layers = uniform ? std::vector<int64_t>{} : std::move(counts);
+  const int64_t most = *std::max_element(counts.begin(), counts.end());
+  const bool uniform =
+      std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == most; });
+  layout.recompute_layers = most;
+  layout.recompute_stage_layers = uniform ? StageCounts{} : StageCounts(counts);
   return "";
 }
 

@@ -639,27 +639,52 @@ int64_t CostModel::uniform_recompute_group(const Layout& l) {
   return shape.uniform_group;
 }
 
+// Scans a stage's counts upward; a stage of one kind of layer is bisected instead: from one
+// layer on, each further layer recomputed stores its input instead of all its activations while
+// the rebuilt layer's buffer stays the same, so the totals fall with the count.
 bool CostModel::least_recompute_by_stage(const Layout& l, ShapeRef ref, int64_t step,
-                                         std::vector<int64_t>& counts) const {
+                                         std::vector<int64_t>& counts, double& peak_bytes) const {
   const Shape& shape = *ref.shape_;
   const std::vector<StageMemory>& frames = frames_of(l, shape);
   const double hbm = static_cast<double>(cluster_.gpu.hbm_bytes);
   Layout probe = l;
   probe.recompute_stage_layers.clear();
   counts.assign(static_cast<size_t>(l.pp), 0);
+  peak_bytes = 0;
   for (int64_t stage = 0; stage < l.pp; ++stage) {
     const size_t c = shape.class_of_stage[static_cast<size_t>(stage)];
     const StageLayerMix& mix = shape.classes[c].mix;
     StageMemory frame = frames[c];  // the class's first stage's, but for the micro-batches held
     frame.in_flight_micro_batches = in_flight_micro_batches(l, shape.micro_batches, stage);
-    int64_t count = 0;
-    for (; count <= mix.layers(); count += step) {
+    auto total_at = [&](int64_t count) {
       probe.recompute_layers = count;
-      const StageActivations a = stage_activations(mix, shape.costs.dense.activations,
-                                                   shape.costs.moe.activations, probe, stage);
-      if (stage_totals(frame, a, options_.memory).total <= hbm) break;
+      return stage_totals(frame,
+                          stage_activations(mix, shape.costs.dense.activations,
+                                            shape.costs.moe.activations, probe, stage),
+                          options_.memory)
+          .total;
+    };
+    const int64_t most = mix.layers() / step;  // in steps
+    int64_t count = 0;
+    double total = total_at(0);
+    if (total > hbm && mix.dense_layers > 0 && mix.moe_layers > 0) {
+      for (count = step; count <= most * step; count += step)
+        if ((total = total_at(count)) <= hbm) break;
+      if (count > most * step) return false;
+    } else if (total > hbm) {
+      if (most == 0 || total_at(most * step) > hbm) return false;
+      int64_t lo = 1, hi = most;  // hi fits
+      while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (total_at(mid * step) <= hbm)
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      count = hi * step;
+      total = total_at(count);
     }
-    if (count > mix.layers()) return false;
+    peak_bytes = std::max(peak_bytes, total);
     counts[static_cast<size_t>(stage)] = count;
   }
   return true;

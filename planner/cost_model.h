@@ -157,9 +157,10 @@ class CostModel {
   // selective, no per-stage list, nothing offloaded): each pipeline stage's fewest layers
   // recomputed in full, in multiples of `step`, with which that stage fits the GPU under l's
   // ZeRO stage and schedule (issue 12: the first stages hold the most micro-batches in flight).
+  // `peak_bytes`: the largest stage's total at those counts (peak_stage_memory's, bit for bit).
   // False when a stage does not fit even recomputing every layer it holds.
   bool least_recompute_by_stage(const Layout& l, ShapeRef shape, int64_t step,
-                                std::vector<int64_t>& counts) const;
+                                std::vector<int64_t>& counts, double& peak_bytes) const;
 
   // The per-chunk costs the simulator replays (pipeline_problem.cc). The simulator issues a
   // chunk's gradient sync after its last backward, so it receives the part of the stage's
@@ -246,7 +247,7 @@ class CostModel {
     mutable Recompute activations_recompute = Recompute::none;
     mutable RecomputeModules activations_modules = kDefaultRecomputeModules;
     mutable int64_t activations_layers = -1;
-    mutable std::vector<int64_t> activations_stage_layers;
+    mutable StageCounts activations_stage_layers;
     // uniform_recompute_group for `uniform_group_schedule` (0: not yet asked).
     mutable int64_t uniform_group = 0;
     mutable Schedule uniform_group_schedule = Schedule::one_f_one_b;

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <span>
 #include <thread>
+#include <type_traits>
 
 #include "core/layout_rules.h"
 #include "simulator/pipeline_schedule.h"
@@ -88,8 +89,8 @@ std::vector<Schedule> schedules_for(const Layout& layout, const LayoutFix& fix,
                                     const TrainingSpec& training) {
   if (layout.pp == 1) return {Schedule::one_f_one_b};
   std::vector<Schedule> out;
+  Layout probe = layout;
   for (const sim::ScheduleInfo& info : sim::schedule_table()) {
-    Layout probe = layout;
     probe.schedule = info.schedule;
     if (schedule_offered(info.schedule, fix, framework) && schedule_fits_vpp(probe) &&
         interleaving_fills_pipeline(probe, training) && dual_pipe_fits(probe, training))
@@ -692,7 +693,7 @@ bool ep_overlap_for(const CostModel& model, const Layout& base, Schedule schedul
 // retry to try when a layout does not fit is the fast path (peak_totals_by_zero).
 void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
                      const std::array<bool, 4>& zeros, int64_t& order, const SearchOptions& options,
-                     bool allow_offload, FloorState& floor) {
+                     bool allow_offload, FloorState& floor, std::array<bool, 4>& fits) {
   CostModel& model = *t.model;
   ThreadResult& out = t.out;
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
@@ -704,6 +705,7 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
                         !options.fix.recompute_layers);
   std::array<StageTotals, 4> peaks{};
   if (plain) model.peak_totals_by_zero(layout, shape, zeros, peaks);
+  fits = {};
   for (int zero = 0; zero <= 3; ++zero) {
     if (!zeros[static_cast<size_t>(zero)]) continue;
     // The retries below may change the recompute group and the offload device.
@@ -720,6 +722,7 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
     const StageTotals& peak = peaks[static_cast<size_t>(zero)];
     if (!out.smallest || peak.total < out.smallest->key)
       out.smallest = Ranked{peak.total, order, layout};
+    fits[static_cast<size_t>(zero)] = peak.total <= hbm;
     if (peak.total <= hbm) {
       if (!launcher_runs(options, model, layout, out)) continue;
       ++out.feasible;
@@ -736,18 +739,21 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
 // The block method with a count per pipeline stage (Layout::recompute_stage_layers, issue 12):
 // for each ZeRO stage `zeros` marks, every stage recomputes the fewest layers (multiples of
 // `step`) with which it fits (CostModel::least_recompute_by_stage), and the layout is ranked.
-// Only where those counts differ between stages: equal counts are a layout of the uniform loop.
+// Only where those counts differ between stages: equal counts are a layout of the uniform loop,
+// as are the all-zero counts of a ZeRO stage that fits without recompute (`fit_without`).
 // No less memory than uniform counts, but less recompute on the later stages, which hold fewer
 // micro-batches in flight. `base`: the layout without its recompute counts and ZeRO stage.
 void run_stage_recompute(SearchThread& t, Layout base, const std::array<bool, 4>& zeros,
-                         int64_t step, int64_t& order, const SearchOptions& options) {
+                         const std::array<bool, 4>& fit_without, int64_t step, int64_t& order,
+                         const SearchOptions& options) {
   CostModel& model = *t.model;
   const CostModel::ShapeRef uniform = model.shape_ref(base);
   std::vector<int64_t> counts;
+  double peak_bytes = 0;
   for (int zero = 0; zero <= 3; ++zero) {
-    if (!zeros[static_cast<size_t>(zero)]) continue;
+    if (!zeros[static_cast<size_t>(zero)] || fit_without[static_cast<size_t>(zero)]) continue;
     base.zero = zero;
-    if (!model.least_recompute_by_stage(base, uniform, step, counts)) continue;
+    if (!model.least_recompute_by_stage(base, uniform, step, counts, peak_bytes)) continue;
     const int64_t most = *std::max_element(counts.begin(), counts.end());
     if (*std::min_element(counts.begin(), counts.end()) == most) continue;
     Layout layout = base;
@@ -755,19 +761,31 @@ void run_stage_recompute(SearchThread& t, Layout base, const std::array<bool, 4>
     layout.recompute_stage_layers = counts;
     ++t.out.evaluated;
     ++order;
-    const CostModel::ShapeRef shape = model.shape_ref(layout);
-    const StageMemory peak = model.peak_stage_memory(layout, shape);
-    if (!t.out.smallest || peak.total_bytes() < t.out.smallest->key)
-      t.out.smallest = Ranked{peak.total_bytes(), order, layout};
+    if (!t.out.smallest || peak_bytes < t.out.smallest->key)
+      t.out.smallest = Ranked{peak_bytes, order, layout};
     if (!launcher_runs(options, model, layout, t.out)) continue;
     ++t.out.feasible;
     FloorState floor;
-    rank_fitting(t, layout, shape, peak.total_bytes(), order, options, floor);
+    rank_fitting(t, layout, model.shape_ref(layout), peak_bytes, order, options, floor);
   }
 }
 
+// Whether the search generates per-stage recompute counts: not for a launcher that refuses them
+// (no launcher runs them today: launcher_export.cc), whose plan could never rank one.
+bool launcher_takes_stage_recompute(const CostModel& model, const SearchOptions& options) {
+  if (!options.launcher.refuses) return true;
+  Layout probe;
+  probe.pp = 2;
+  probe.recompute_layers = 1;
+  probe.recompute_stage_layers = {1, 0};
+  const char* field = options.launcher.refuses(model.model(), model.training(), probe);
+  return !field || std::string_view(field) != "recompute_layers";
+}
+
+static_assert(std::is_trivially_copyable_v<Layout>, "the search copies layouts freely");
+
 void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
-              const SearchOptions& options, bool allow_offload) {
+              const SearchOptions& options, bool allow_offload, bool stage_recompute) {
   CostModel& model = *t.model;
   model.forget_shapes();
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
@@ -783,6 +801,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
       std::array<std::optional<CostModel::ShapeRef>, 2> shapes;  // by ep_overlap
       for (const auto& [rc, max_layers, step] : choices) {
         FloorState floor;
+        std::array<bool, 4> fits{}, fit_without{};  // fit_without: at recompute_layers 0
         for (int64_t rl = 0; rl <= max_layers; rl += step) {
           if (!allowed(options.fix.recompute_layers, rl)) continue;
           Layout layout = item.base;
@@ -798,15 +817,16 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
           std::optional<CostModel::ShapeRef>& known = shapes[layout.ep_overlap ? 1 : 0];
           if (!known) known = model.shape_ref(layout);
           floor.timed_layers = -1;
-          run_zero_stages(t, layout, *known, zeros, order, options, allow_offload, floor);
+          run_zero_stages(t, layout, *known, zeros, order, options, allow_offload, floor, fits);
+          if (rl == 0) fit_without = fits;
         }
-        if (rc == Recompute::none && max_layers > 0 && item.base.pp > 1 &&
+        if (stage_recompute && rc == Recompute::none && max_layers > 0 && item.base.pp > 1 &&
             !options.fix.recompute_layers &&
             options.fix.offload.value_or(Offload::none) == Offload::none && !item.base.offloads()) {
           Layout layout = item.base;
           layout.schedule = schedule, layout.recompute = rc, layout.shard = shard;
           layout.ep_overlap = ep_overlap_for(model, item.base, schedule, rc, step, options.fix);
-          run_stage_recompute(t, layout, zeros, step, order, options);
+          run_stage_recompute(t, layout, zeros, fit_without, step, order, options);
         }
       }
     }
@@ -913,6 +933,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
     base_order[i] = base_order[i - 1] + item_span(prototype, items[i - 1].base);
+  const bool stage_recompute = launcher_takes_stage_recompute(first, options);
   auto run_all = [&](bool allow_offload) {
     const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
     std::deque<SearchThread> per_thread;  // a deque: each `own` stays where `model` points
@@ -924,7 +945,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
     std::atomic<int64_t> done{0};
     auto worker = [&](SearchThread& t) {
       for (size_t i = next++; i < items.size(); i = next++) {
-        run_item(t, items[i], base_order[i], options, allow_offload);
+        run_item(t, items[i], base_order[i], options, allow_offload, stage_recompute);
         int64_t d = ++done;
         if (options.progress) options.progress(d, static_cast<int64_t>(items.size()));
       }
