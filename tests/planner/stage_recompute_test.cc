@@ -27,6 +27,16 @@ Layout tp8_pp4(const std::string& counts) {
   return l;
 }
 
+// The search on tp8 pp4 1F1B with 4 sequences per micro-batch, for `launcher` (none: any).
+SearchResult search_mbs4(CostModel& cost, SearchOptions::LauncherCheck launcher = {}) {
+  SearchOptions o;
+  o.threads = 1;
+  o.top_k = 50;
+  o.fix = parse_layout_fix("tp=8,pp=4,cp=1,vpp=1,zero=1,mbs=4,schedule=1f1b").value();
+  o.launcher = std::move(launcher);
+  return search_layouts(cost, cost.cluster().gpus(), o);
+}
+
 }  // namespace
 
 TEST_CASE("each stage stores the activations of its own recompute count: 6:4:2:0 by hand") {
@@ -117,11 +127,7 @@ TEST_CASE("the search ranks per-stage counts above the uniform count they improv
   const ModelSpec m = shipped_model("llama3-70b");
   const ClusterSpec c = two_level_cluster(8);
   CostModel cost(m, c, CalibrationProfile{}, kTraining);
-  SearchOptions o;
-  o.threads = 1;
-  o.top_k = 50;
-  o.fix = parse_layout_fix("tp=8,pp=4,cp=1,vpp=1,zero=1,mbs=4,schedule=1f1b").value();
-  const SearchResult r = search_layouts(cost, c.gpus(), o);
+  const SearchResult r = search_mbs4(cost);
   REQUIRE(!r.ranked.empty());
   const Layout& best = r.ranked[0].layout;
   CAPTURE(to_string(best));
@@ -156,17 +162,12 @@ TEST_CASE("no launcher runs per-stage counts: each refuses them; a plan for one 
         "Megatron-LM cannot express this: it recomputes the same number of layers on every "
         "pipeline stage (only NeMo 1's legacy, non-Megatron-Core model lowers the count per "
         "stage: activations_checkpoint_layers_per_pipeline); use one count");
-  const ClusterSpec c = two_level_cluster(8);
-  CostModel cost(m, c, CalibrationProfile{}, kTraining);
-  SearchOptions o;
-  o.threads = 1;
-  o.top_k = 50;
-  o.fix = parse_layout_fix("tp=8,pp=4,cp=1,vpp=1,zero=1,mbs=4,schedule=1f1b").value();
-  o.launcher = {"Megatron-LM",
-                [](const ModelSpec& model, const TrainingSpec& training, const Layout& layout) {
-                  return launcher_refuses(Launcher::megatron, model, training, layout);
-                }};
-  const SearchResult r = search_layouts(cost, c.gpus(), o);
+  CostModel cost(m, two_level_cluster(8), CalibrationProfile{}, kTraining);
+  const SearchResult r = search_mbs4(
+      cost, {"Megatron-LM",
+             [](const ModelSpec& model, const TrainingSpec& training, const Layout& layout) {
+               return launcher_refuses(Launcher::megatron, model, training, layout);
+             }});
   REQUIRE(!r.ranked.empty());
   for (const Estimate& e : r.ranked) CHECK(e.layout.recompute_stage_layers.empty());
   CHECK(r.rejected.count("Megatron-LM cannot run it: recompute_layers") == 0);
