@@ -166,6 +166,17 @@ void read_moe(const ConfigReader& r, ModelSpec& m) {
   if (moe.experts % moe.groups != 0) r.fail("n_group", "must divide the expert count");
   if (moe.group_limit > moe.groups) r.fail("topk_group", "must not exceed n_group");
   if (moe.groups == 1) moe.group_limit = 0;  // one group: no limit
+  // DeepSeek's router (modeling_deepseek.py MoEGate): scoring_func softmax or sigmoid,
+  // routed_scaling_factor on the chosen experts' weights, and topk_method noaux_tc's
+  // e_score_correction_bias (the auxiliary-loss-free balancing bias).
+  if (r.has("scoring_func")) {
+    const std::string score = r.get_string("scoring_func");
+    if (score != "softmax" && score != "sigmoid")
+      r.fail("scoring_func", "must be softmax or sigmoid");
+    moe.sigmoid_router = score == "sigmoid";
+  }
+  moe.routed_scaling = r.get_double("routed_scaling_factor", 1.0, 1e-3, 1000.0);
+  moe.expert_bias = r.has("topk_method") && r.get_string("topk_method") == "noaux_tc";
   m.moe = moe;
 }
 

@@ -35,6 +35,15 @@ struct MoeSpec {
   // puts one group on each of 8 nodes and limits a token to 4 (report §2.1.2, "node-limited").
   int64_t groups = 1;
   int64_t group_limit = 0;
+  // The router's scoring (Megatron-Core --moe-router-score-function; HF scoring_func): softmax
+  // (Mixtral, Qwen, DeepSeek-V2) or sigmoid (DeepSeek-V3, report §2.1.2); its routed-weight
+  // scale (--moe-router-topk-scaling-factor; HF routed_scaling_factor, 2.5 for DeepSeek-V3; 1:
+  // none); and the auxiliary-loss-free balancing bias on each expert's score (DeepSeek-V3 §2.1.2;
+  // --moe-router-enable-expert-bias; HF topk_method noaux_tc). Not priced: a router's work is
+  // a few element-wise operations per token. Exported, so that the launcher trains this model.
+  bool sigmoid_router = false;
+  double routed_scaling = 1.0;
+  bool expert_bias = false;
 };
 
 struct MlaSpec {            // DeepSeek-V2/V3 multi-head latent attention

@@ -16,7 +16,7 @@ MlpKind mlp_kind(const std::string& s) {
 MoeSpec read_moe(const YamlNode& n) {
   n.expect_only_keys({"experts", "top_k", "expert_ffn_hidden", "shared_experts",
                       "first_dense_layers", "layer_step", "capacity_factor", "groups",
-                      "group_limit"});
+                      "group_limit", "router_score", "routed_scaling", "expert_bias"});
   MoeSpec m;
   m.experts = n.child("experts").as_int(1, kMaxExperts);
   m.top_k = n.child("top_k").as_int(1, kMaxExperts);
@@ -27,6 +27,9 @@ MoeSpec read_moe(const YamlNode& n) {
   m.capacity_factor = n.get_double("capacity_factor", 1.0, 1.0, 1000.0);
   m.groups = n.get_int("groups", 1, 1, kMaxExperts);
   m.group_limit = n.get_int("group_limit", 0, 0, kMaxExperts);
+  m.sigmoid_router = n.get_choice("router_score", "softmax", {"softmax", "sigmoid"}) == "sigmoid";
+  m.routed_scaling = n.get_double("routed_scaling", 1.0, 1e-3, 1000.0);
+  m.expert_bias = n.get_bool("expert_bias", false);
   if (m.top_k > m.experts) {
     n.child("top_k").fail(fmt::format("must not exceed moe.experts ({})", m.experts));
   }

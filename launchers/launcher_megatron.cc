@@ -57,6 +57,15 @@ void megatron_core_rules(Refusals& out, const Layout& layout, bool pp_dp_order, 
     out.field("order", pp_dp_order ? "Megatron-LM orders ranks tp-cp-ep-dp-pp, or tp-cp-ep-pp-dp "
                                      "with --use-tp-pp-dp-mapping"
                                    : "Megatron-core orders ranks tp-cp-ep-dp-pp");
+  // --use-tp-pp-dp-mapping initializes the groups in the order 'tp-pp-dp' (Megatron-LM
+  // training/initialize.py), which has no cp or ep: ModelParallelConfig.use_tp_pp_dp_mapping
+  // says "make sure EP and CP aren't used with this option enabled". Megatron-Bridge asserts it
+  // is not supported with Megatron-FSDP (ZeRO-2/3 here).
+  else if (layout.order == kTpPpDpOrder && (layout.cp > 1 || layout.ep > 1 || layout.zero >= 2))
+    out.field("order",
+              "--use-tp-pp-dp-mapping orders ranks tp-pp-dp, without context or expert "
+              "parallelism, and Megatron-FSDP (ZeRO-2/3) does not run with it; use "
+              "order=tp-cp-dp-pp");
   if (layout.recompute == Recompute::selective && layout.recompute_layers > 0)
     out.field("recompute_layers",
               "selective and full (block) recompute are exclusive (--recompute-granularity takes "
@@ -234,6 +243,10 @@ void megatron_moe_args(const ModelSpec& model, const Layout& layout, LauncherArg
     args.arg("--moe-router-num-groups", model.moe->groups);
     args.arg("--moe-router-group-topk", model.moe->group_limit);
   }
+  if (model.moe->sigmoid_router) args.arg("--moe-router-score-function", "sigmoid");
+  if (model.moe->routed_scaling != 1.0)
+    args.arg("--moe-router-topk-scaling-factor", fmt::format("{}", model.moe->routed_scaling));
+  if (model.moe->expert_bias) args.flag("--moe-router-enable-expert-bias");
   args.flag("--moe-grouped-gemm");
   if (model.moe->shared_experts > 0)
     args.arg("--moe-shared-expert-intermediate-size",
@@ -350,6 +363,12 @@ std::string render_megatron(const ModelSpec& model, const TrainingSpec& training
       fmt::format("vocabulary {} comes from the tokenizer (--tokenizer-type ...)", model.vocab)};
   if (layout.zero >= 2)
     comment.push_back("Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1");
+  // meshplan prices the main model only (ModelSpec::mtp_layers): the run trains what was priced.
+  if (model.mtp_layers > 0)
+    comment.push_back(fmt::format(
+        "the model's {} multi-token-prediction module(s) are not priced, so not exported: "
+        "--mtp-num-layers {} adds them",
+        model.mtp_layers, model.mtp_layers));
   return args.render(comment);
 }
 
@@ -380,6 +399,11 @@ std::string nemo_model_keys(const ModelSpec& model, const Layout& layout) {
     out += nemo_added_key("moe_router_num_groups", std::to_string(model.moe->groups));
     out += nemo_added_key("moe_router_group_topk", std::to_string(model.moe->group_limit));
   }
+  if (model.moe->sigmoid_router) out += nemo_added_key("moe_router_score_function", "sigmoid");
+  if (model.moe->routed_scaling != 1.0)
+    out += nemo_added_key("moe_router_topk_scaling_factor",
+                          fmt::format("{}", model.moe->routed_scaling));
+  if (model.moe->expert_bias) out += nemo_added_key("moe_router_enable_expert_bias", "true");
   out += nemo_added_key("moe_grouped_gemm", "true");
   if (model.moe->shared_experts > 0)
     out += nemo_added_key("moe_shared_expert_intermediate_size",
@@ -568,6 +592,10 @@ void nemo2_model_config(const ModelSpec& model, const TrainingSpec& training, co
     r.set(c + "moe_router_num_groups", model.moe->groups);
     r.set(c + "moe_router_group_topk", model.moe->group_limit);
   }
+  if (model.moe->sigmoid_router) r.text(c + "moe_router_score_function", "sigmoid");
+  if (model.moe->routed_scaling != 1.0)
+    r.set(c + "moe_router_topk_scaling_factor", fmt::format("{}", model.moe->routed_scaling));
+  if (model.moe->expert_bias) r.set(c + "moe_router_enable_expert_bias", true);
   r.set(c + "moe_grouped_gemm", true);
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/model_spec.h"
 #include "planner/param_count.h"
+#include "tests/test_inputs.h"
 
 using namespace meshplan;
 
@@ -80,6 +81,22 @@ TEST_CASE("DeepSeek-V2-Lite: MLA without a query LoRA, 64 experts: 15,706,484,22
   CHECK(m.mtp_layers == 0);
   CHECK(mtp_params(m) == 0);
   CHECK(total_params(m) == 15'706'484'224);
+}
+
+TEST_CASE("DeepSeek routers: V3 sigmoid, x2.5, noaux_tc bias; V2-Lite softmax, x1, none") {
+  const ModelSpec v3 = load("deepseek-v3.json");
+  CHECK(v3.moe->sigmoid_router);
+  CHECK(v3.moe->routed_scaling == 2.5);
+  CHECK(v3.moe->expert_bias);
+  const ModelSpec lite = load("deepseek-v2-lite.json");
+  CHECK_FALSE(lite.moe->sigmoid_router);
+  CHECK(lite.moe->routed_scaling == 1.0);
+  CHECK_FALSE(lite.moe->expert_bias);
+  // The shipped YAML says the same as the config it came from.
+  const ModelSpec shipped = testing::shipped_model("deepseek-v3");
+  CHECK(shipped.moe->sigmoid_router);
+  CHECK(shipped.moe->routed_scaling == 2.5);
+  CHECK(shipped.moe->expert_bias);
 }
 
 TEST_CASE("DeepSeek-V3's MTP module is counted apart from the 671B main model") {

@@ -142,7 +142,7 @@ void check_megatron_flags(const std::string& text,
 
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
-  REQUIRE(known.size() == 69);
+  REQUIRE(known.size() == 72);
   const struct {
     const char* model;
     const char* layout;
@@ -150,7 +150,8 @@ TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 define
   } cases[] = {
       {"llama3-70b", "tp=8,pp=4,vpp=5,zero=1,mbs=1,recompute=selective", 512},
       {"llama3-8b", "tp=2,zero=2,mbs=2,recompute=full", 64},
-      {"llama3-8b", "tp=2,zero=3,order=tp-cp-pp-dp,pp=2", 64},
+      {"llama3-8b", "tp=2,zero=3,pp=2", 64},
+      {"llama3-8b", "tp=2,zero=1,order=tp-cp-pp-dp,pp=2", 64},
       {"llama3-8b", "tp=2,zero=1,shard=8", 64},
       {"llama3-8b", "tp=2,zero=1,offload=cpu,act_offload=4", 64},
       {"llama3-405b", "tp=8,pp=16,vpp=2,recompute=full,uneven=true", 16384},
@@ -219,6 +220,37 @@ TEST_CASE("Megatron-LM: MoE dispatch and grouped GEMM as priced; the RoPE base")
         std::string::npos);
 }
 
+TEST_CASE("DeepSeek-V3's router as its config gives it: sigmoid scores, x2.5, expert bias") {
+  const ModelSpec ds = model("deepseek-v3");
+  const Layout l = layout("tp=1,pp=16,ep=32,recompute=full,uneven=true", ds, 512);
+  const std::string megatron = exported(Launcher::megatron, ds, l);
+  CHECK(megatron.find("--moe-router-score-function sigmoid \\\n"
+                      "--moe-router-topk-scaling-factor 2.5 \\\n"
+                      "--moe-router-enable-expert-bias \\\n") != std::string::npos);
+  const std::string nemo2 = exported(Launcher::nemo2, ds, l);
+  CHECK(nemo2.find("recipe.model.config.moe_router_score_function = \"sigmoid\"\n"
+                   "recipe.model.config.moe_router_topk_scaling_factor = 2.5\n"
+                   "recipe.model.config.moe_router_enable_expert_bias = True\n") !=
+        std::string::npos);
+  // NeMo 1's GPT config splits layers evenly: 61 layers on one stage.
+  CHECK(exported(Launcher::nemo, ds, layout("tp=1,ep=32", ds, 512))
+            .find("  moe_router_score_function: sigmoid  #") != std::string::npos);
+  // Its Hugging Face config adds the MTP module, which is not priced: named, not exported.
+  const ModelSpec hf =
+      load_model(std::string(MESHPLAN_SOURCE_DIR) + "/tests/data/hf/deepseek-v3.json").value();
+  const std::string with_mtp = exported(Launcher::megatron, hf, l);
+  CHECK(with_mtp.find("# the model's 1 multi-token-prediction module(s) are not priced, so not "
+                      "exported: --mtp-num-layers 1 adds them\n") != std::string::npos);
+  CHECK(with_mtp.find("\n--mtp-num-layers") == std::string::npos);
+  // Mixtral routes by softmax, unscaled, without a bias: none of the three.
+  const ModelSpec mixtral = model("mixtral-8x7b");
+  const std::string plain =
+      exported(Launcher::megatron, mixtral, layout("tp=2,pp=2,ep=4,zero=1", mixtral, 64));
+  CHECK(plain.find("--moe-router-score-function") == std::string::npos);
+  CHECK(plain.find("--moe-router-topk-scaling-factor") == std::string::npos);
+  CHECK(plain.find("--moe-router-enable-expert-bias") == std::string::npos);
+}
+
 TEST_CASE("Megatron-LM: experts folded apart from TP name their expert TP size; unfolded none") {
   const ModelSpec mixtral = model("mixtral-8x7b");
   const std::string folded =
@@ -246,7 +278,8 @@ TEST_CASE("Megatron-LM and NeMo 2: selective recompute names its modules when no
   CHECK(exported(Launcher::megatron, m, plain).find("--recompute-modules") == std::string::npos);
 }
 
-TEST_CASE("Megatron-LM: ZeRO-2/3 through Megatron-FSDP, tp-pp-dp rank order") {
+TEST_CASE(
+    "Megatron-LM: ZeRO-2/3 through Megatron-FSDP; tp-pp-dp rank order without CP, EP or FSDP") {
   const ModelSpec m = model("llama3-8b");
   const std::string z2 = exported(Launcher::megatron, m, layout("tp=2,zero=2", m, 64));
   CHECK(z2.find("--use-distributed-optimizer \\\n--use-megatron-fsdp \\\n"
@@ -255,10 +288,24 @@ TEST_CASE("Megatron-LM: ZeRO-2/3 through Megatron-FSDP, tp-pp-dp rank order") {
                 "--overlap-param-gather \\\n") != std::string::npos);
   CHECK(z2.find("# Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1\n") !=
         std::string::npos);
-  const std::string z3 =
-      exported(Launcher::megatron, m, layout("tp=2,pp=2,zero=3,order=tp-cp-pp-dp", m, 64));
+  const std::string z3 = exported(Launcher::megatron, m, layout("tp=2,pp=2,zero=3", m, 64));
   CHECK(z3.find("--data-parallel-sharding-strategy optim_grads_params \\\n") != std::string::npos);
-  CHECK(z3.find("--use-tp-pp-dp-mapping \\\n") != std::string::npos);
+  const std::string pp_dp =
+      exported(Launcher::megatron, m, layout("tp=2,pp=2,zero=1,order=tp-cp-pp-dp", m, 64));
+  CHECK(pp_dp.find("--use-tp-pp-dp-mapping \\\n") != std::string::npos);
+  const std::string why =
+      "Megatron-LM cannot express this: --use-tp-pp-dp-mapping orders ranks tp-pp-dp, without "
+      "context or expert parallelism, and Megatron-FSDP (ZeRO-2/3) does not run with it; use "
+      "order=tp-cp-dp-pp\n";
+  for (const char* text :
+       {"tp=2,pp=2,zero=3,order=tp-cp-pp-dp", "tp=2,pp=2,cp=2,order=tp-cp-pp-dp"}) {
+    CAPTURE(text);
+    CHECK(refusal(Launcher::megatron, m, layout(text, m, 64)) ==
+          "--layout: error: field 'order' = 'tp-cp-pp-dp': " + why);
+  }
+  const ModelSpec moe = model("mixtral-8x7b");
+  CHECK(refusal(Launcher::megatron, moe, layout("tp=2,pp=2,ep=8,order=tp-cp-pp-dp", moe, 64)) ==
+        "--layout: error: field 'order' = 'tp-cp-pp-dp': " + why);
   CHECK(exported(Launcher::megatron, m, layout("tp=2,zero=1", m, 64)).find("--use-megatron-fsdp") ==
         std::string::npos);
 }
@@ -348,6 +395,9 @@ bool fits_type(const std::string& value, const std::string& type) {
   const bool quoted = value.size() >= 2 && value.front() == '"' && value.back() == '"';
   if (inner == "int") return value.find_first_not_of("0123456789") == std::string::npos;
   if (inner == "bool") return value == "True" || value == "False";
+  if (inner == "float")
+    return !value.empty() && value.find_first_not_of("0123456789.") == std::string::npos &&
+           std::count(value.begin(), value.end(), '.') <= 1;
   if (inner.rfind("Literal[", 0) == 0)
     return quoted && inner.find("'" + value.substr(1, value.size() - 2) + "'") != std::string::npos;
   if (inner == "str" || inner.find("str") != std::string::npos) return quoted;
