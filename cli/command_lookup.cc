@@ -9,10 +9,16 @@
 namespace meshplan::cli {
 namespace {
 
-std::vector<std::string> command_names(const CLI::App& app) {
-  std::vector<std::string> names{"help"};
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     names.push_back(sub->get_name());
+  return names;
+}
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names = subcommand_names(app);
+  names.insert(names.begin(), "help");
   return names;
 }
 
@@ -66,9 +72,15 @@ std::string unexpected_arguments_error(const CLI::App& app) {
   const std::vector<std::string> extras = app.remaining(true);
   auto flag = std::find_if(extras.begin(), extras.end(),
                            [](const std::string& w) { return w.size() > 1 && w[0] == '-'; });
-  if (flag == extras.end())
-    return fmt::format("error: unexpected argument '{}' for '{}'; {}\n",
-                       extras.empty() ? std::string() : extras.front(), path, help);
+  if (flag == extras.end()) {
+    const std::string word = extras.empty() ? std::string() : extras.front();
+    // A command with subcommands of its own (calibrate): the word was meant as one of them.
+    const std::vector<std::string> subs = subcommand_names(*command);
+    if (!subs.empty() && !word.empty())
+      return fmt::format("error: unknown command '{} {}'{}; {}\n", path, word,
+                         did_you_mean(word, subs), help);
+    return fmt::format("error: unexpected argument '{}' for '{}'; {}\n", word, path, help);
+  }
   const std::string word = flag->substr(0, flag->find('='));
   std::vector<std::string> options;
   for (const CLI::Option* option : command->get_options()) {
@@ -99,7 +111,29 @@ std::optional<int> handle_first_word(const CLI::App& app, std::vector<std::strin
     err = unknown_command_error(args[2], names);
     return 2;
   }
-  args = {args[0], args[2], "--help"};
+  // `help calibrate import …`: every further word names a subcommand of the one before it.
+  std::vector<std::string> path = {args[0], args[2]};
+  const CLI::App* command = app.get_subcommand(args[2]);
+  for (size_t i = 3; i < args.size(); ++i) {
+    const std::vector<std::string> subs = subcommand_names(*command);
+    if (std::find(subs.begin(), subs.end(), args[i]) == subs.end()) {
+      std::string at = "meshplan";
+      for (size_t j = 1; j < path.size(); ++j) at += " " + path[j];
+      err = subs.empty() ? fmt::format(
+                               "error: '{}' has no subcommands; 'meshplan help{}' lists "
+                               "its options\n",
+                               at, at.substr(8))
+                         : fmt::format(
+                               "error: unknown command '{} {}'{}; 'meshplan help{}' "
+                               "lists its commands\n",
+                               at, args[i], did_you_mean(args[i], subs), at.substr(8));
+      return 2;
+    }
+    command = command->get_subcommand(args[i]);
+    path.push_back(args[i]);
+  }
+  path.emplace_back("--help");
+  args = path;
   return std::nullopt;
 }
 

@@ -53,6 +53,25 @@ TEST_CASE("an unknown command names the closest one and exits 2") {
         "error: unknown command 'foo'; 'meshplan help' lists the commands\n");
 }
 
+TEST_CASE("help walks nested commands; a mistyped subcommand names the closest one") {
+  Run nested = run_meshplan("help calibrate import");
+  CHECK(nested.rc == 0);
+  CHECK(nested.out == run_meshplan("calibrate import --help").out);
+  Run wrong = run_meshplan("help calibrate imprt");
+  CHECK(wrong.rc == 2);
+  CHECK(wrong.err ==
+        "error: unknown command 'meshplan calibrate imprt' (did you mean 'import'?); 'meshplan "
+        "help calibrate' lists its commands\n");
+  CHECK(run_meshplan("help memory foo").err ==
+        "error: 'meshplan memory' has no subcommands; 'meshplan help memory' lists its options\n");
+  Run typo = run_meshplan("calibrate imprt");
+  CHECK(typo.rc == 2);
+  CHECK(typo.out.empty());
+  CHECK(typo.err ==
+        "error: unknown command 'meshplan calibrate imprt' (did you mean 'import'?); 'meshplan "
+        "help calibrate' lists its options\n");
+}
+
 TEST_CASE("meshplan help lists the commands; help <command> prints that command's help") {
   Run all = run_meshplan("help");
   CHECK(all.rc == 0);

@@ -60,8 +60,9 @@ TEST_CASE("export: pinned text for mixtral-8x7b and llama3-8b FSDP") {
 
 TEST_CASE("export: DeepSpeed JSON parses and train_batch_size = micro x accumulation x dp") {
   const ModelSpec m = model("llama3-8b");
-  for (const char* text : {"tp=1,pp=1,zero=3,mbs=2", "tp=1,pp=4,zero=1,mbs=1,recompute=full",
-                           "tp=2,sp=false,pp=2,zero=0,mbs=4"}) {
+  for (const char* text :
+       {"tp=1,pp=1,zero=3,mbs=2", "tp=1,pp=4,zero=1,mbs=1,recompute=full",
+        "tp=2,sp=false,pp=2,zero=0,mbs=4", "tp=1,pp=4,zero=1,mbs=1,recompute=selective"}) {
     CAPTURE(text);
     const Layout l = layout(text, m, 64);
     const nlohmann::json j = nlohmann::json::parse(exported(Launcher::deepspeed, m, l));
