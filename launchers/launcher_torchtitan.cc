@@ -148,11 +148,37 @@ class TorchtitanOptions {
   std::vector<TorchtitanOption> out_;
 };
 
+// The models torchtitan v0.2.2 defines itself (torchtitan/models/<name>/__init__.py, the flavor
+// tables at 73a0e6979dd1), by the shape that tells them apart. Without --model.name and
+// --model.flavor torchtitan trains its default, llama3 "debugmodel".
+struct TorchtitanFlavor {
+  const char* name;
+  const char* flavor;
+  int64_t layers, hidden, experts;
+};
+constexpr TorchtitanFlavor kFlavors[] = {
+    {"llama3", "8B", 32, 4096, 0},         {"llama3", "70B", 80, 8192, 0},
+    {"llama3", "405B", 126, 16384, 0},     {"llama4", "17bx16e", 48, 5120, 16},
+    {"llama4", "17bx128e", 48, 5120, 128}, {"deepseek_v3", "671B", 61, 7168, 256},
+    {"qwen3", "235B-A22B", 94, 4096, 128},
+};
+
+const TorchtitanFlavor* torchtitan_flavor(const ModelSpec& model) {
+  const int64_t experts = model.moe ? model.moe->experts : 0;
+  for (const TorchtitanFlavor& f : kFlavors)
+    if (f.layers == model.layers && f.hidden == model.hidden && f.experts == experts) return &f;
+  return nullptr;
+}
+
 // Everything the job needs for `layout`, in the order both renderings write it.
 std::vector<TorchtitanOption> torchtitan_options(const ModelSpec& model,
                                                  const TrainingSpec& training,
                                                  const Layout& layout) {
   TorchtitanOptions o;
+  if (const TorchtitanFlavor* f = torchtitan_flavor(model)) {
+    o.text("model", "name", f->name);
+    o.text("model", "flavor", f->flavor);
+  }
   const char* par = "parallelism";
   o.integer(par, "data_parallel_replicate_degree", replicas(layout));
   o.integer(par, "data_parallel_shard_degree", layout.dp / replicas(layout));
@@ -194,9 +220,15 @@ std::vector<TorchtitanOption> torchtitan_options(const ModelSpec& model,
 
 std::vector<std::string> torchtitan_header(const ModelSpec& model, const TrainingSpec& training,
                                            const Layout& layout, const char* what) {
-  return {fmt::format("torchtitan {} for {} ({} sequences x {} tokens)", what, model.name,
-                      training.global_batch, training.seq_len),
-          "layout " + to_string(layout)};
+  std::vector<std::string> out = {
+      fmt::format("torchtitan {} for {} ({} sequences x {} tokens)", what, model.name,
+                  training.global_batch, training.seq_len),
+      "layout " + to_string(layout)};
+  if (!torchtitan_flavor(model))
+    out.emplace_back(
+        "torchtitan v0.2.2 defines no model of this shape: add [model] name and flavor of your "
+        "own model (without them it trains llama3 debugmodel)");
+  return out;
 }
 
 }  // namespace

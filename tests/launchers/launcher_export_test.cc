@@ -3,6 +3,7 @@
 #include "launchers/launcher_export.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -490,6 +491,35 @@ std::map<std::string, std::string> toml_as_flags(const std::string& toml) {
 }
 
 }  // namespace
+
+TEST_CASE("torchtitan: the job names torchtitan's own model of the shipped shape, or says none") {
+  struct Case {
+    const char* model;
+    const char* layout;
+    int64_t gpus;
+    const char* name;
+    const char* flavor;
+  } cases[] = {{"llama3-8b", "tp=2,zero=2", 64, "llama3", "8B"},
+               {"llama3-70b", "tp=8,zero=2", 64, "llama3", "70B"},
+               {"llama3-405b", "tp=8,pp=2,zero=2", 16384, "llama3", "405B"},
+               {"llama4-scout", "tp=2,ep=8,zero=2", 64, "llama4", "17bx16e"},
+               {"llama4-maverick", "tp=2,ep=8,zero=2", 64, "llama4", "17bx128e"},
+               {"qwen3-235b-a22b", "tp=2,ep=8,zero=2", 64, "qwen3", "235B-A22B"}};
+  for (const Case& c : cases) {
+    CAPTURE(c.model);
+    const ModelSpec m = model(c.model);
+    const std::string toml = exported(Launcher::torchtitan_toml, m, layout(c.layout, m, c.gpus));
+    CHECK(toml.find(fmt::format("[model]\nname = \"{}\"\nflavor = \"{}\"\n", c.name, c.flavor)) !=
+          std::string::npos);
+  }
+  const ModelSpec mixtral = model("mixtral-8x7b");
+  const std::string none =
+      exported(Launcher::torchtitan, mixtral, layout("tp=2,ep=8,zero=2", mixtral, 64));
+  CHECK(none.find("--model.name") == std::string::npos);
+  CHECK(none.find("# torchtitan v0.2.2 defines no model of this shape: add [model] name and "
+                  "flavor of your own model (without them it trains llama3 debugmodel)\n") !=
+        std::string::npos);
+}
 
 TEST_CASE("torchtitan-toml: the overrides' options as a job file, section by section") {
   const std::map<std::string, std::string> known = torchtitan_options();
