@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -163,7 +164,18 @@ void print_profile_notes(const InputOptions& in, const Inputs& inputs) {
     for (const std::string& source : inputs.profile.provenance.sources)
       if (source.rfind("merged: ", 0) == 0)
         std::fprintf(stderr, "profile: %s\n", source.substr(8).c_str());
-  for (const std::string& warning : profile_warnings(inputs.profile, inputs.cluster))
+  std::vector<std::string> warnings = profile_warnings(inputs.profile, inputs.cluster);
+  // Merged over the cluster's profile, an imported file's fits on levels the cluster lacks
+  // leave the merged profile's other levels in use: ask the file alone.
+  if (!in.profile_path.empty()) {
+    const Result<CalibrationProfile> own = load_profile(in.profile_path);
+    if (own && !inputs.cluster.profile.empty())
+      if (std::optional<std::string> w =
+              unused_levels_warning(*own, inputs.cluster, "those fits are not used"))
+        if (std::find(warnings.begin(), warnings.end(), *w) == warnings.end())
+          warnings.push_back(*w);
+  }
+  for (const std::string& warning : warnings)
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
 }
 

@@ -86,6 +86,26 @@ Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::stri
                         name);
 }
 
+// A profile measured across nodes serves a one-node cluster too (its inter-node fits idle); one
+// whose fits are all on levels the cluster lacks (a CPU's "socket") prices nothing.
+std::optional<std::string> unused_levels_warning(const CalibrationProfile& p, const ClusterSpec& c,
+                                                 const std::string& consequence) {
+  std::vector<std::string> levels;
+  for (const NetworkLevel& l : c.network) levels.push_back(l.name);
+  const bool any_used = std::any_of(p.collectives.begin(), p.collectives.end(), [&](const auto& f) {
+    return std::find(levels.begin(), levels.end(), f.level) != levels.end();
+  });
+  if (p.collectives.empty() || any_used) return std::nullopt;
+  std::vector<std::string> unmatched;
+  for (const CollectiveFit& fit : p.collectives)
+    if (std::find(unmatched.begin(), unmatched.end(), fit.level) == unmatched.end())
+      unmatched.push_back(fit.level);
+  return fmt::format(
+      "profile '{}' has collective fits only on network levels the cluster does not have ({}; "
+      "the cluster's: {}): {}",
+      p.name, fmt::join(unmatched, ", "), fmt::join(levels, ", "), consequence);
+}
+
 std::vector<std::string> profile_warnings(const CalibrationProfile& p, const ClusterSpec& c) {
   std::vector<std::string> out;
   if (!p.complete)
@@ -104,24 +124,9 @@ std::vector<std::string> profile_warnings(const CalibrationProfile& p, const Clu
         "profile '{}' was measured on '{}', but the cluster's GPUs are {}: its GEMM, HBM and "
         "attention figures are not this GPU's",
         p.name, measured_on, c.gpu.name));
-  // A profile measured across nodes serves a one-node cluster too (its inter-node fits idle);
-  // one whose fits are all on levels the cluster lacks (a CPU's "socket") prices every
-  // collective from the defaults.
-  std::vector<std::string> levels;
-  for (const NetworkLevel& l : c.network) levels.push_back(l.name);
-  const bool any_used = std::any_of(p.collectives.begin(), p.collectives.end(), [&](const auto& f) {
-    return std::find(levels.begin(), levels.end(), f.level) != levels.end();
-  });
-  if (!p.collectives.empty() && !any_used) {
-    std::vector<std::string> unmatched;
-    for (const CollectiveFit& fit : p.collectives)
-      if (std::find(unmatched.begin(), unmatched.end(), fit.level) == unmatched.end())
-        unmatched.push_back(fit.level);
-    out.push_back(fmt::format(
-        "profile '{}' has collective fits only on network levels the cluster does not have "
-        "({}; the cluster's: {}): every collective is priced from the defaults",
-        p.name, fmt::join(unmatched, ", "), fmt::join(levels, ", ")));
-  }
+  if (std::optional<std::string> w =
+          unused_levels_warning(p, c, "every collective is priced from the defaults"))
+    out.push_back(*w);
   return out;
 }
 

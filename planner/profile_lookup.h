@@ -2,6 +2,7 @@
 // a profile lacks are resolved, with their defaults, in planner/calibration.h.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,11 @@ Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::stri
 // (the cluster's catalog family, "H100" of H100-SXM-80GB, is not in the profile's GPU name),
 // collective fits only on network levels the cluster does not have.
 std::vector<std::string> profile_warnings(const CalibrationProfile& p, const ClusterSpec& c);
+// The last of those alone, ending in `consequence` ("every collective is priced from the
+// defaults"); nullopt when some fit is on one of the cluster's levels, or there are none. The
+// CLI also asks it of a --profile file before the merge, whose fits the cluster's profile would
+// otherwise hide.
+std::optional<std::string> unused_levels_warning(const CalibrationProfile& p, const ClusterSpec& c,
+                                                 const std::string& consequence);
 
 }  // namespace meshplan

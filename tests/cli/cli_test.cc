@@ -644,6 +644,24 @@ TEST_CASE("--profile is merged over the cluster's profile; stderr says from wher
   CHECK(plain.err.empty());
 }
 
+TEST_CASE("a --profile whose fits are all on levels the cluster lacks is named, merged or not") {
+  const std::string roce = (std::filesystem::temp_directory_path() /
+                            (std::to_string(::getpid()) + "-meshplan-cli-roce.yaml"))
+                               .string();
+  Run imported = run_meshplan("calibrate import nccl-tests " +
+                              repo_path("tests/data/nccl-tests/all_reduce_perf.txt") +
+                              " --level roce --out " + roce);
+  REQUIRE(imported.rc == 0);
+  // Merged over h100-published, whose nvlink fits still price the node: the file's own are idle.
+  Run r = run_meshplan("estimate " + k8b + " --layout tp=8 --profile " + roce);
+  std::filesystem::remove(roce);
+  REQUIRE(r.rc == 0);
+  CHECK(r.err.find("\nwarning: profile '" + std::filesystem::path(roce).stem().string() +
+                   "' has collective fits only on network levels the cluster does not have "
+                   "(roce; the cluster's: nvlink): those fits are not used\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("memory --framework prices with the framework's memory rules, as estimate does") {
   const std::string m70 = "--model " + repo_path("models/llama3-70b.yaml") + " --cluster " +
                           repo_path("topologies/dgx-h100-64n.yaml") +
