@@ -223,6 +223,37 @@ const char* megatron_dispatcher(Dispatch d) {
   return d == Dispatch::allgather ? "allgather" : d == Dispatch::deepep ? "flex" : "alltoall";
 }
 
+// The router's Megatron-Core TransformerConfig fields the model sets beyond their defaults, in
+// the order every front end writes them: group-limited routing, the score function, the routed
+// weights' scale, the expert bias.
+struct RouterField {
+  enum class Kind { integer, number, text, on };
+  const char* key;  // the TransformerConfig field; Megatron-LM's flag is it with '-' for '_'
+  Kind kind;
+  std::string value;  // as written: "8", "2.5", "sigmoid"; empty for Kind::on
+};
+
+std::vector<RouterField> router_fields(const MoeSpec& moe) {
+  using Kind = RouterField::Kind;
+  std::vector<RouterField> out;
+  if (moe.group_limit > 0) {
+    out.push_back({"moe_router_num_groups", Kind::integer, std::to_string(moe.groups)});
+    out.push_back({"moe_router_group_topk", Kind::integer, std::to_string(moe.group_limit)});
+  }
+  if (moe.sigmoid_router) out.push_back({"moe_router_score_function", Kind::text, "sigmoid"});
+  if (moe.routed_scaling != 1.0)
+    out.push_back(
+        {"moe_router_topk_scaling_factor", Kind::number, fmt::format("{}", moe.routed_scaling)});
+  if (moe.expert_bias) out.push_back({"moe_router_enable_expert_bias", Kind::on, ""});
+  return out;
+}
+
+std::string megatron_flag(const char* config_key) {
+  std::string flag = std::string("--") + config_key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
 void megatron_moe_args(const ModelSpec& model, const Layout& layout, LauncherArgs& args) {
   if (model.mla) {
     args.flag("--multi-latent-attention");
@@ -239,14 +270,12 @@ void megatron_moe_args(const ModelSpec& model, const Layout& layout, LauncherArg
   // The dispatcher meshplan priced (Megatron's default is allgather) and grouped expert GEMMs.
   args.arg("--moe-token-dispatcher-type", megatron_dispatcher(layout.dispatch));
   if (layout.dispatch == Dispatch::deepep) args.arg("--moe-flex-dispatcher-backend", "deepep");
-  if (model.moe->group_limit > 0) {
-    args.arg("--moe-router-num-groups", model.moe->groups);
-    args.arg("--moe-router-group-topk", model.moe->group_limit);
+  for (const RouterField& f : router_fields(*model.moe)) {
+    if (f.kind == RouterField::Kind::on)
+      args.flag(megatron_flag(f.key));
+    else
+      args.arg(megatron_flag(f.key), f.value);
   }
-  if (model.moe->sigmoid_router) args.arg("--moe-router-score-function", "sigmoid");
-  if (model.moe->routed_scaling != 1.0)
-    args.arg("--moe-router-topk-scaling-factor", fmt::format("{}", model.moe->routed_scaling));
-  if (model.moe->expert_bias) args.flag("--moe-router-enable-expert-bias");
   args.flag("--moe-grouped-gemm");
   if (model.moe->shared_experts > 0)
     args.arg("--moe-shared-expert-intermediate-size",
@@ -395,15 +424,8 @@ std::string nemo_model_keys(const ModelSpec& model, const Layout& layout) {
   out += nemo_added_key("moe_token_dispatcher_type", megatron_dispatcher(layout.dispatch));
   if (layout.dispatch == Dispatch::deepep)
     out += nemo_added_key("moe_flex_dispatcher_backend", "deepep");
-  if (model.moe->group_limit > 0) {
-    out += nemo_added_key("moe_router_num_groups", std::to_string(model.moe->groups));
-    out += nemo_added_key("moe_router_group_topk", std::to_string(model.moe->group_limit));
-  }
-  if (model.moe->sigmoid_router) out += nemo_added_key("moe_router_score_function", "sigmoid");
-  if (model.moe->routed_scaling != 1.0)
-    out += nemo_added_key("moe_router_topk_scaling_factor",
-                          fmt::format("{}", model.moe->routed_scaling));
-  if (model.moe->expert_bias) out += nemo_added_key("moe_router_enable_expert_bias", "true");
+  for (const RouterField& f : router_fields(*model.moe))
+    out += nemo_added_key(f.key, f.kind == RouterField::Kind::on ? "true" : f.value);
   out += nemo_added_key("moe_grouped_gemm", "true");
   if (model.moe->shared_experts > 0)
     out += nemo_added_key("moe_shared_expert_intermediate_size",
@@ -588,14 +610,14 @@ void nemo2_model_config(const ModelSpec& model, const TrainingSpec& training, co
   if (!model.moe) return;
   r.text(c + "moe_token_dispatcher_type", megatron_dispatcher(layout.dispatch));
   if (layout.dispatch == Dispatch::deepep) r.text(c + "moe_flex_dispatcher_backend", "deepep");
-  if (model.moe->group_limit > 0) {
-    r.set(c + "moe_router_num_groups", model.moe->groups);
-    r.set(c + "moe_router_group_topk", model.moe->group_limit);
+  for (const RouterField& f : router_fields(*model.moe)) {
+    if (f.kind == RouterField::Kind::on)
+      r.set(c + f.key, true);
+    else if (f.kind == RouterField::Kind::text)
+      r.text(c + f.key, f.value);
+    else
+      r.set(c + f.key, f.value);
   }
-  if (model.moe->sigmoid_router) r.text(c + "moe_router_score_function", "sigmoid");
-  if (model.moe->routed_scaling != 1.0)
-    r.set(c + "moe_router_topk_scaling_factor", fmt::format("{}", model.moe->routed_scaling));
-  if (model.moe->expert_bias) r.set(c + "moe_router_enable_expert_bias", true);
   r.set(c + "moe_grouped_gemm", true);
 }
 

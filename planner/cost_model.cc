@@ -672,17 +672,17 @@ bool CostModel::least_recompute_by_stage(const Layout& l, ShapeRef ref, int64_t 
         if ((total = total_at(count)) <= hbm) break;
       if (count > most * step) return false;
     } else if (total > hbm) {
-      if (most == 0 || total_at(most * step) > hbm) return false;
-      int64_t lo = 1, hi = most;  // hi fits
+      if (most == 0 || (total = total_at(most * step)) > hbm) return false;
+      int64_t lo = 1, hi = most;  // hi fits, with `total`
       while (lo < hi) {
         const int64_t mid = lo + (hi - lo) / 2;
-        if (total_at(mid * step) <= hbm)
-          hi = mid;
+        const double at_mid = total_at(mid * step);
+        if (at_mid <= hbm)
+          hi = mid, total = at_mid;
         else
           lo = mid + 1;
       }
       count = hi * step;
-      total = total_at(count);
     }
     peak_bytes = std::max(peak_bytes, total);
     counts[static_cast<size_t>(stage)] = count;
