@@ -10,17 +10,32 @@
 // generate_llm_fqn_per_model_part): with layers_per_stage L the stage count is
 // ceil((layers + first_less + last_less) / L), which must be a multiple of pp; the defaults
 // first/last_stage_less_layers = 1 make it ceil((80 + 2) / 4) = 21 for 80 layers at pp 4 vpp 5,
-// and give 1F1B the 20/21/20/19 split. meshplan prices an even split, so it writes both to 0 and
-// L = layers / (pp·vpp): exactly pp·vpp stages of L layers.
+// and give 1F1B the 20/21/20/19 split. meshplan writes the split it priced (chunk_layers): an
+// even split as both 0 and L = layers / (pp·vpp), exactly pp·vpp stages of L layers; an uneven
+// one (L = ceil(layers / (pp·vpp)), a deficit of 1 or 2) as last_less 1, and first_less 1 when
+// the deficit is 2, so the last stage, then the first, hold one layer fewer. torchtitan lowers no
+// other stage by those options; a larger deficit (DeepSeek-V3's 61 layers over 16 stages) names
+// every stage's modules in module_fqns_per_model_part, which the job file takes and the command
+// line does not (tyro reads no variable-length nested list; job_config.py list[list[str]]).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cassert>
 
+#include "core/pipeline_placement.h"
 #include "launchers/launcher_args.h"
 #include "launchers/launcher_export.h"
 
 namespace meshplan {
 namespace {
+
+// Layers the priced split lacks of pp·vpp equal stages (chunk_layers takes them from the last
+// stage, then the first, ...).
+int64_t split_deficit(const ModelSpec& model, const Layout& layout) {
+  const int64_t stages = layout.pp * layout.vpp;
+  return (stages - model.layers % stages) % stages;
+}
 
 // torchtitan's --parallelism.pipeline_parallel_schedule names.
 const char* schedule_name(Schedule s) {
@@ -75,8 +90,15 @@ void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec&
               "(replicate), 2 or 3");
   if (layout.tp > 1 && !layout.sp)
     out.field("sp", "its tensor parallel plan always shards the sequence");
-  if (layout.uneven && model.layers % (layout.pp * layout.vpp) != 0)
-    out.field("uneven", "its pipeline splits layers evenly over stages");
+  if (out.launcher() == Launcher::torchtitan && split_deficit(model, layout) > 2)
+    out.field("uneven", [&] {
+      return fmt::format(
+          "its options take one layer from the last stage and one from the first only "
+          "(pipeline_parallel_last/first_stage_less_layers), and {} layers over {} stages "
+          "take {}; --format torchtitan-toml names each stage's layers "
+          "(module_fqns_per_model_part, which the command line cannot set)",
+          model.layers, layout.pp * layout.vpp, split_deficit(model, layout));
+    });
   if (layout.recompute_layers > 1 && layout.recompute == Recompute::full)
     out.field("recompute_layers",
               "its full activation checkpointing wraps every layer; groups of layers (the "
@@ -121,7 +143,8 @@ namespace {
 
 // One torchtitan job-config option: [section] key = value, or --section.key value.
 struct TorchtitanOption {
-  enum class Kind { integer, text, boolean, list };  // list: list[str], one element here
+  // list: list[str], one element here; toml: a TOML value written as is (the job file only).
+  enum class Kind { integer, text, boolean, list, toml };
   const char* section;
   const char* key;
   Kind kind;
@@ -141,6 +164,9 @@ class TorchtitanOptions {
   }
   void list(const char* section, const char* key, std::string v) {
     out_.push_back({section, key, TorchtitanOption::Kind::list, std::move(v)});
+  }
+  void toml(const char* section, const char* key, std::string v) {
+    out_.push_back({section, key, TorchtitanOption::Kind::toml, std::move(v)});
   }
   std::vector<TorchtitanOption> take() { return std::move(out_); }
 
@@ -170,6 +196,23 @@ const TorchtitanFlavor* torchtitan_flavor(const ModelSpec& model) {
   return nullptr;
 }
 
+// The priced split (chunk_layers, pipeline order) as torchtitan's module names per model part: the
+// embedding opens the first part, the final norm and output head close the last
+// (generate_llm_fqn_per_model_part's names), one TOML array per line.
+std::string module_fqns(const ModelSpec& model, const Layout& layout) {
+  std::string out = "[\n";
+  int64_t next = 0;
+  const std::vector<int64_t> parts = chunk_layers(model.layers, layout.pp, layout.vpp);
+  for (size_t c = 0; c < parts.size(); ++c) {
+    std::vector<std::string> names;
+    if (c == 0) names.emplace_back("\"tok_embeddings\"");
+    for (int64_t i = 0; i < parts[c]; ++i) names.push_back(fmt::format("\"layers.{}\"", next++));
+    if (c + 1 == parts.size()) names.insert(names.end(), {"\"norm\"", "\"output\""});
+    out += fmt::format("  [{}],\n", fmt::join(names, ", "));
+  }
+  return out + "]";
+}
+
 // Everything the job needs for `layout`, in the order both renderings write it.
 std::vector<TorchtitanOption> torchtitan_options(const ModelSpec& model,
                                                  const TrainingSpec& training,
@@ -190,9 +233,14 @@ std::vector<TorchtitanOption> torchtitan_options(const ModelSpec& model,
   if (layout.pp > 1) {
     o.text(par, "pipeline_parallel_schedule", schedule_name(layout.schedule));
     o.integer(par, "pipeline_parallel_microbatch_size", layout.mbs);
-    o.integer(par, "pipeline_parallel_layers_per_stage", model.layers / (layout.pp * layout.vpp));
-    o.integer(par, "pipeline_parallel_first_stage_less_layers", 0);
-    o.integer(par, "pipeline_parallel_last_stage_less_layers", 0);
+    const int64_t stages = layout.pp * layout.vpp, deficit = split_deficit(model, layout);
+    if (deficit > 2) {
+      o.toml(par, "module_fqns_per_model_part", module_fqns(model, layout));
+    } else {
+      o.integer(par, "pipeline_parallel_layers_per_stage", (model.layers + deficit) / stages);
+      o.integer(par, "pipeline_parallel_first_stage_less_layers", deficit >= 2 ? 1 : 0);
+      o.integer(par, "pipeline_parallel_last_stage_less_layers", deficit >= 1 ? 1 : 0);
+    }
   }
   o.integer(par, "context_parallel_degree", layout.cp);
   // K/V shards rotated around the ring by all-to-all ("alltoall"), or all-gathered
@@ -238,6 +286,7 @@ std::string render_torchtitan(const ModelSpec& model, const TrainingSpec& traini
   LauncherArgs args;
   for (const TorchtitanOption& o : torchtitan_options(model, training, layout)) {
     const std::string flag = fmt::format("--{}.{}", o.section, o.key);
+    assert(o.kind != TorchtitanOption::Kind::toml);  // torchtitan_rules refuse it here
     if (o.kind == TorchtitanOption::Kind::boolean)
       args.flag(flag);
     else

@@ -49,6 +49,8 @@ class Refusals {
       diagnostics_.push_back(launcher_refusal(who_, name, text(value), text(why)));
   }
 
+  // The launcher whose rules run (formats of one launcher share its rules).
+  Launcher launcher() const { return who_; }
   bool any() const { return first_ != nullptr; }
   // The first refused field's key (a string literal), or nullptr.
   const char* first() const { return first_; }

@@ -354,7 +354,9 @@ const char* framework_launcher(const std::string& framework) {
       {"megatron-core", "megatron"},
       {"nemo", "nemo2"},  // NeMo 2 recipes (NeMo 1 YAML: export --format nemo)
       {"deepspeed", "deepspeed"},
-      {"torchtitan", "torchtitan"}};
+      // The job file: it names any layer split (module_fqns_per_model_part), the overrides
+      // only those torchtitan's less_layers options make.
+      {"torchtitan", "torchtitan-toml"}};
   for (const auto& [name, launcher] : kLaunchers)
     if (framework == name) return launcher;
   return nullptr;

@@ -279,16 +279,30 @@ TEST_CASE("torchtitan's own split rules give the stages meshplan priced, for eve
   CHECK(torchtitan_stages(80, 4, true, std::nullopt, 1, 1, error) ==
         std::vector<int64_t>{20, 21, 20, 19});
 
-  const ModelSpec m = model("llama3-70b");
   const std::map<std::string, std::string> known = torchtitan_options();
-  for (const char* text :
-       {"tp=8,pp=4,vpp=5,zero=2,mbs=1,schedule=interleaved", "tp=8,pp=4,zero=2,mbs=1,schedule=1f1b",
-        "tp=8,pp=4,zero=3,mbs=1,schedule=gpipe",
-        "tp=8,pp=8,vpp=2,zero=0,mbs=1,schedule=interleaved",
-        "tp=8,pp=4,vpp=2,zero=2,mbs=1,schedule=zb-v",
-        "tp=8,pp=4,vpp=5,zero=2,mbs=1,schedule=zb-interleaved"}) {
+  struct Case {
+    const char* model;
+    const char* layout;
+    int64_t gpus = 512;
+  };
+  const Case cases[] = {
+      {"llama3-70b", "tp=8,pp=4,vpp=5,zero=2,mbs=1,schedule=interleaved"},
+      {"llama3-70b", "tp=8,pp=4,zero=2,mbs=1,schedule=1f1b"},
+      {"llama3-70b", "tp=8,pp=4,zero=3,mbs=1,schedule=gpipe"},
+      {"llama3-70b", "tp=8,pp=8,vpp=2,zero=0,mbs=1,schedule=interleaved"},
+      {"llama3-70b", "tp=8,pp=4,vpp=2,zero=2,mbs=1,schedule=zb-v"},
+      {"llama3-70b", "tp=8,pp=4,vpp=5,zero=2,mbs=1,schedule=zb-interleaved"},
+      // Uneven, one layer short: 80 layers over 3 stages (27/27/26).
+      {"llama3-70b", "tp=8,pp=3,zero=2,mbs=1,schedule=1f1b,uneven=true", 384},
+      // Two short: Llama 3 405B's 126 layers over 16 stages (7/8/.../8/7, as Meta trained it).
+      {"llama3-405b", "tp=8,pp=16,zero=2,mbs=1,schedule=1f1b,uneven=true"},
+      {"llama3-405b", "tp=8,pp=8,vpp=2,zero=2,mbs=1,schedule=zb-v,uneven=true"},
+      {"llama3-405b", "tp=8,pp=4,vpp=4,zero=2,mbs=1,schedule=interleaved,uneven=true"}};
+  for (const Case& c : cases) {
+    const std::string text = c.layout;
     CAPTURE(text);
-    const Layout l = layout(text, m, 512);
+    const ModelSpec m = model(c.model);
+    const Layout l = layout(text, m, c.gpus);
     const std::string out = exported(Launcher::torchtitan, m, l);
     const std::map<std::string, std::string> args = flag_args(out);
     for (const auto& [flag, value] : args) {
@@ -311,9 +325,42 @@ TEST_CASE("torchtitan's own split rules give the stages meshplan priced, for eve
         std::stoll(args.at("--parallelism.pipeline_parallel_last_stage_less_layers")), error);
     CHECK(error.empty());
     CHECK(stages == chunk_layers(m.layers, l.pp, l.vpp));
+    // torchtitan's own defaults (both less_layers 1) give another split: name them every time.
+    CHECK(args.count("--parallelism.pipeline_parallel_first_stage_less_layers") == 1);
     // ZeRO-3 under a pipeline must ask for resharding: torchtitan's default turns it off.
     if (l.zero == 3) CHECK(args.at("--parallelism.fsdp_reshard_after_forward") == "always");
   }
+}
+
+TEST_CASE("torchtitan: a split its less_layers options cannot make is named module by module") {
+  // 80 layers over 6 stages: 14 each would be 84, four too many; priced as 13/13/14/14/13/13
+  // (chunk_layers takes them from the last, first, second-to-last and second stages).
+  const ModelSpec m = model("llama3-70b");
+  const Layout l = layout("tp=8,pp=6,zero=2,mbs=1,uneven=true", m, 384);
+  CHECK(refusal(Launcher::torchtitan, m, l) ==
+        "--layout: error: field 'uneven' = 'true': torchtitan cannot express this: its options "
+        "take one layer from the last stage and one from the first only "
+        "(pipeline_parallel_last/first_stage_less_layers), and 80 layers over 6 stages take 4; "
+        "--format torchtitan-toml names each stage's layers (module_fqns_per_model_part, which "
+        "the command line cannot set)\n");
+  const std::string toml = exported(Launcher::torchtitan_toml, m, l);
+  CHECK(toml.find("pipeline_parallel_layers_per_stage") == std::string::npos);
+  // One line per model part: the embedding first, norm and output last, layers in order.
+  std::vector<int64_t> parts;
+  std::istringstream in(toml.substr(toml.find("module_fqns_per_model_part = [\n")));
+  std::string line, all;
+  std::getline(in, line);
+  while (std::getline(in, line) && line != "]") {
+    parts.push_back(0);
+    for (size_t at = line.find("\"layers."); at != std::string::npos;
+         at = line.find("\"layers.", at + 1))
+      ++parts.back();
+    all += line;
+  }
+  CHECK(parts == chunk_layers(80, 6, 1));
+  CHECK(parts == std::vector<int64_t>{13, 13, 14, 14, 13, 13});
+  CHECK(all.rfind("  [\"tok_embeddings\", \"layers.0\", ", 0) == 0);
+  CHECK(all.find("\"layers.79\", \"norm\", \"output\"],") != std::string::npos);
 }
 
 TEST_CASE("torchtitan: MoE with tp > 1 splits experts over tp too; zb-h1 is refused") {
