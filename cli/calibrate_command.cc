@@ -218,6 +218,17 @@ std::string command_line(const CalibrateOptions& o) {
   return c + " --out " + o.out;
 }
 
+// The import as a user would type it again, with every option that shaped the profile.
+std::string import_command_line(const ImportCliOptions& o) {
+  std::string c = "meshplan calibrate import nccl-tests";
+  for (const std::string& f : o.files) c += " " + f;
+  if (!o.import.collective.empty()) c += " --collective " + o.import.collective;
+  if (o.import.ranks > 0) c += fmt::format(" --ranks {}", o.import.ranks);
+  if (o.import.nodes > 0) c += fmt::format(" --nodes {}", o.import.nodes);
+  if (!o.import.level.empty()) c += " --level " + o.import.level;
+  return c + " --out " + o.out;
+}
+
 void add_import(CLI::App* sub, int& exit_code) {
   auto o = std::make_shared<ImportCliOptions>();
   CLI::App* imp = sub->add_subcommand("import", "import measurements made by other tools");
@@ -234,12 +245,7 @@ void add_import(CLI::App* sub, int& exit_code) {
   nt->add_option("--nodes", o->import.nodes, "nodes in the run")
       ->check(integer_range(1, kMaxClusterGpus));
   nt->add_option("--level", o->import.level, "network level name (default nvlink / ib)");
-  nt->callback([o, nt, &exit_code] {
-    std::string cmd = "meshplan calibrate import nccl-tests";
-    for (const auto& f : o->files) cmd += " " + f;
-    exit_code = run_import(*o, cmd + " --out " + o->out);
-    (void)nt;
-  });
+  nt->callback([o, &exit_code] { exit_code = run_import(*o, import_command_line(*o)); });
 }
 
 struct MergeOptions {

@@ -626,6 +626,12 @@ TEST_CASE("calibrate import of a pasted table asks for --collective, then notes 
   CHECK(r.err.find("nccl_tests_issue232.txt:5: no '# nThread") != std::string::npos);
   CHECK(r.err.find("all_reduce x2 (ib): fit within ±10% from ") != std::string::npos);
   CHECK(read_file(out).find("notes:\n") != std::string::npos);
+  // The provenance names every option that shaped the profile, to run it again.
+  CHECK(read_file(out).find("command: meshplan calibrate import nccl-tests " +
+                            std::string(MESHPLAN_SOURCE_DIR) +
+                            "/tests/data/nccl-tests/nccl_tests_issue232.txt --collective "
+                            "all_reduce --ranks 2 --nodes 2 --out " +
+                            out.string() + "\n") != std::string::npos);
   std::filesystem::remove(out);
 }
 
