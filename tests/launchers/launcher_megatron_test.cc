@@ -140,6 +140,31 @@ void check_megatron_flags(const std::string& text,
   }
 }
 
+// Megatron-LM's rank and batch arithmetic at d98e8a64ddf3 for a job of `gpus` ranks, as it
+// raises: the world divides into tp·pp·cp model replicas (megatron/training/arguments.py,
+// data_parallel_size = world_size // total_model_size); the global batch divides into micro-batches
+// of mbs on each of dp replicas (megatron/core/num_microbatches_calculator.py,
+// ConstantNumMicroBatchesCalculator: "global batch size (…) is not divisible by micro batch size
+// (…) times data parallel size (…)"); the world divides into the expert grid etp·ep·pp
+// (megatron/core/parallel_state.py initialize_model_parallel; etp defaults to tp). Returns the
+// micro-batch count.
+int64_t megatron_micro_batches(const std::map<std::string, std::string>& args, int64_t gpus) {
+  const auto value = [&](const char* flag, int64_t fallback) {
+    return args.count(flag) ? std::stoll(args.at(flag)) : fallback;
+  };
+  const int64_t tp = value("--tensor-model-parallel-size", 1),
+                pp = value("--pipeline-model-parallel-size", 1),
+                cp = value("--context-parallel-size", 1),
+                ep = value("--expert-model-parallel-size", 1),
+                etp = value("--expert-tensor-parallel-size", tp),
+                mbs = value("--micro-batch-size", 1), gbs = value("--global-batch-size", 0);
+  CHECK(gpus % (tp * pp * cp) == 0);
+  CHECK(gpus % (etp * ep * pp) == 0);
+  const int64_t dp = gpus / (tp * pp * cp);
+  CHECK(gbs % (mbs * dp) == 0);
+  return gbs / (mbs * dp);
+}
+
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
   REQUIRE(known.size() == 72);
@@ -175,7 +200,12 @@ TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 define
     CAPTURE(c.model);
     CAPTURE(c.layout);
     const ModelSpec m = model(c.model);
-    check_megatron_flags(exported(Launcher::megatron, m, layout(c.layout, m, c.gpus)), known);
+    const Layout l = layout(c.layout, m, c.gpus);
+    const std::string out = exported(Launcher::megatron, m, l);
+    check_megatron_flags(out, known);
+    // Megatron runs the micro-batches meshplan priced.
+    CHECK(megatron_micro_batches(flag_args(out), c.gpus) ==
+          m.training.global_batch / (l.mbs * l.dp));
   }
 }
 
