@@ -6,14 +6,14 @@
 // everywhere, GeLU MLP; its parallel residual has the same matrices and FLOPs) and llama4_text
 // (MoE every interleave_moe_layer_step-th layer with a shared expert, dense layers of
 // intermediate_size_mlp between; its chunked attention, 8,192-token chunks on three layers in
-// four, is priced as full attention like a sliding window).
+// four). Local attention (sliding windows, Llama 4's chunks) becomes ModelSpec::window
+// (read_window below), which the cost model prices.
 //
 // Parameters are counted exactly or refused: a field that would change the count in a way the
 // spec cannot express is an error naming it (attention_bias, mlp_bias, moe_layer_freq != 1).
-// What does not change the count is ignored, as transformers' own fields we do not use:
-// logit soft-capping (an element-wise tanh), RoPE variants, and sliding-window attention, which
-// the cost model prices as full attention (an over-estimate of attention FLOPs for sequences
-// longer than the window).
+// What does not change the count or the cost is ignored, as transformers' own fields we do not
+// use: logit soft-capping (an element-wise tanh inside the attention and LM-head kernels) and RoPE
+// variants.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -85,6 +85,22 @@ class ConfigReader {
       if (!e.is_number_integer() || e.get<int64_t>() < min || e.get<int64_t>() > max)
         fail(key, fmt::format("must be a list of integers between {} and {}", min, max));
       out.push_back(e.get<int64_t>());
+    }
+    return out;
+  }
+  // A list of strings, each one of `choices`.
+  std::vector<std::string> get_choice_list(const std::string& key,
+                                           const std::vector<std::string>& choices) const {
+    if (!has(key)) fail(key, "is required but missing");
+    const json& v = j_.at(key);
+    const std::string rule = fmt::format("must be a list of {}", fmt::join(choices, "|"));
+    if (!v.is_array()) fail(key, rule);
+    std::vector<std::string> out;
+    for (const json& e : v) {
+      if (!e.is_string() ||
+          std::find(choices.begin(), choices.end(), e.get<std::string>()) == choices.end())
+        fail(key, rule);
+      out.push_back(e.get<std::string>());
     }
     return out;
   }
@@ -202,6 +218,74 @@ void read_llama4(const ConfigReader& r, ModelSpec& m) {
   m.ffn_hidden = r.get_int("intermediate_size_mlp", m.ffn_hidden, 1, kMaxWidth);
 }
 
+// The period P at which layers attend globally (layers P − 1, 2P − 1, …) given whether each is
+// global; 0 when none is; -1 when the pattern has no such period.
+int64_t global_period(const std::vector<bool>& global) {
+  const auto n = static_cast<int64_t>(global.size());
+  int64_t period = 0;
+  for (int64_t i = 0; i < n && period == 0; ++i)
+    if (global[static_cast<size_t>(i)]) period = i + 1;
+  if (period == 0) return 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (global[static_cast<size_t>(i)] != ((i + 1) % period == 0)) return -1;
+  return period;
+}
+
+// Local attention (ModelSpec::window), as transformers builds it per family:
+//   layer_types (transformers >= 4.53 writes it): "sliding_attention", "chunked_attention" or
+//     "full_attention" per layer;
+//   gemma2: sliding_window on the even layers (modeling_gemma2: is_sliding = not layer_idx % 2);
+//   gemma3_text: sliding_window on all but every sliding_window_pattern-th layer (default 6);
+//   mistral, phi3: sliding_window, when set, on every layer;
+//   qwen2, qwen3, qwen3_moe: only with use_sliding_window, from layer max_window_layers on;
+//   llama4_text: chunks of attention_chunk_size on the RoPE layers (no_rope_layers 1), every
+//     layer but each fourth by default (no_rope_layer_interval 4).
+void read_window(const ConfigReader& r, const std::string& type, ModelSpec& m) {
+  const bool llama4 = type == "llama4_text";
+  const char* size_key = llama4 ? "attention_chunk_size" : "sliding_window";
+  if (type == "gpt_neox" || type == "llama" || type == "deepseek_v2" || type == "deepseek_v3")
+    return;
+  if ((type == "qwen2" || type == "qwen3" || type == "qwen3_moe")) {
+    if (!r.get_bool("use_sliding_window", false)) return;
+    r.fail("use_sliding_window",
+           "sliding windows from layer max_window_layers on are not a fixed interval of layers, "
+           "which meshplan models local attention as");
+  }
+  if (!r.has(size_key)) return;
+  AttentionWindow w;
+  w.tokens = r.get_int(size_key, 1, kMaxSeqLen);
+  w.kind = llama4 ? WindowKind::chunked : WindowKind::sliding;
+  std::vector<bool> global(static_cast<size_t>(m.layers), false);
+  const char* pattern_key = "layer_types";
+  if (r.has("layer_types")) {
+    const std::vector<std::string> types = r.get_choice_list(
+        "layer_types", {"full_attention", "sliding_attention", "chunked_attention"});
+    if (static_cast<int64_t>(types.size()) != m.layers)
+      r.fail("layer_types", fmt::format("must name num_hidden_layers ({}) layers", m.layers));
+    for (size_t i = 0; i < types.size(); ++i) global[i] = types[i] == "full_attention";
+  } else if (llama4 && r.has("no_rope_layers")) {
+    pattern_key = "no_rope_layers";
+    const std::vector<int64_t> rope = r.get_int_list("no_rope_layers", 0, 1);
+    if (static_cast<int64_t>(rope.size()) != m.layers)
+      r.fail("no_rope_layers", fmt::format("must name num_hidden_layers ({}) layers", m.layers));
+    for (size_t i = 0; i < rope.size(); ++i) global[i] = rope[i] == 0;
+  } else {
+    const int64_t every = type == "gemma2" ? 2
+                          : type == "gemma3_text"
+                              ? r.get_int("sliding_window_pattern", 6, 1, kMaxLayers)
+                          : llama4 ? 4
+                                   : 0;
+    for (int64_t i = 0; every > 0 && i < m.layers; ++i)
+      global[static_cast<size_t>(i)] = (i + 1) % every == 0;
+  }
+  w.global_every = global_period(global);
+  if (w.global_every < 0)
+    r.fail(pattern_key,
+           "must put full attention on every N-th layer (N − 1, 2N − 1, …) or on none: meshplan "
+           "models local attention at a fixed interval");
+  m.window = w;
+}
+
 ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
   ConfigReader r(j, text, file);
   const std::vector<std::string> types = {
@@ -245,6 +329,7 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
   m.rope_theta = r.get_double(neox ? "rotary_emb_base" : "rope_theta", 10000, 1, kMaxRopeTheta);
   read_moe(r, m);
   if (type == "llama4_text") read_llama4(r, m);
+  read_window(r, type, m);
   m.mtp_layers = r.get_int("num_nextn_predict_layers", 0, 0, kMaxLayers);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
     return r.diagnostic(field, rule);

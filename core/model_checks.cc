@@ -55,6 +55,12 @@ void complete_and_check_model(ModelSpec& m, const FieldDiagnostic& at) {
                      "layers ({})",
                      m.moe->first_dense_layers, m.layers));
   }
+  if (m.window && m.window->global_every > m.layers) {
+    fail("window.global_every",
+         fmt::format("must not exceed layers ({}): no layer would attend globally; 0 makes every "
+                     "layer local",
+                     m.layers));
+  }
   if (m.position_embedding == PositionEmbedding::learned && m.max_positions == 0) {
     fail("max_positions", "is required when position_embedding is learned");
   }

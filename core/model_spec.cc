@@ -36,6 +36,7 @@ const char* to_string(MlpKind k) {
 
 const char* to_string(NormKind k) { return k == NormKind::layernorm ? "layernorm" : "rmsnorm"; }
 const char* to_string(AttentionKind k) { return k == AttentionKind::flash ? "flash" : "standard"; }
+const char* to_string(WindowKind k) { return k == WindowKind::sliding ? "sliding" : "chunked"; }
 const char* to_string(Precision p) { return p == Precision::bf16 ? "bf16" : "fp8"; }
 
 }  // namespace meshplan

@@ -60,6 +60,17 @@ struct TrainingSpec {
   Precision precision = Precision::bf16;
 };
 
+// Local attention on some layers: a sliding window of the last `tokens` keys (Mistral 7B, Gemma
+// 2/3) or chunks of `tokens` within which queries attend causally (Llama 4's chunked attention).
+enum class WindowKind { sliding, chunked };
+struct AttentionWindow {
+  int64_t tokens = 0;
+  WindowKind kind = WindowKind::sliding;
+  // Every global_every-th layer (layers global_every − 1, 2·global_every − 1, …) attends to the
+  // whole sequence; 0: every layer is local. Gemma 2: 2; Gemma 3: 6; Llama 4: 4.
+  int64_t global_every = 0;
+};
+
 struct ModelSpec {
   std::string name;
   int64_t layers = 0;
@@ -90,7 +101,13 @@ struct ModelSpec {
   double rope_theta = 10000;
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
+  std::optional<AttentionWindow> window;  // local attention (core/attention_span.h prices it)
   TrainingSpec training;
+
+  // Whether `layer` attends within AttentionWindow rather than to the whole sequence.
+  bool attends_locally(int64_t layer) const {
+    return window && (window->global_every == 0 || (layer + 1) % window->global_every != 0);
+  }
 
   bool is_moe_layer(int64_t layer) const {
     return moe && layer >= moe->first_dense_layers &&
@@ -112,6 +129,7 @@ struct ModelSpec {
 const char* to_string(MlpKind k);
 const char* to_string(NormKind k);
 const char* to_string(AttentionKind k);
+const char* to_string(WindowKind k);
 const char* to_string(Precision p);
 
 // Loads a model from our YAML (models/*.yaml) or from a Hugging Face config.json (chosen by

@@ -57,6 +57,17 @@ MlaSpec read_mla(const YamlNode& n) {
   return m;
 }
 
+AttentionWindow read_window(const YamlNode& n) {
+  n.expect_only_keys({"tokens", "kind", "global_every"});
+  AttentionWindow w;
+  w.tokens = n.child("tokens").as_int(1, kMaxSeqLen);
+  w.kind = n.get_choice("kind", "sliding", {"sliding", "chunked"}) == "chunked"
+               ? WindowKind::chunked
+               : WindowKind::sliding;
+  w.global_every = n.get_int("global_every", 0, 0, kMaxLayers);
+  return w;
+}
+
 TrainingSpec read_training(const YamlNode& n) {
   n.expect_only_keys({"seq_len", "global_batch", "precision"});
   TrainingSpec t;
@@ -88,6 +99,7 @@ ModelSpec read_model(const YamlNode& root) {
                          "rope_theta",
                          "moe",
                          "mla",
+                         "window",
                          "training"});
   ModelSpec m;
   m.name = root.child("name").as_string();
@@ -117,6 +129,7 @@ ModelSpec read_model(const YamlNode& root) {
   m.rope_theta = root.get_double("rope_theta", 10000, 1, kMaxRopeTheta);
   if (auto n = root.optional_child("moe")) m.moe = read_moe(*n);
   if (auto n = root.optional_child("mla")) m.mla = read_mla(*n);
+  if (auto n = root.optional_child("window")) m.window = read_window(*n);
   if (auto n = root.optional_child("training")) m.training = read_training(*n);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
     auto dot = field.find('.');

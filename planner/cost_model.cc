@@ -62,9 +62,8 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   context_.seq_len = t.seq_len;
   const double tokens = static_cast<double>(t.global_batch * t.seq_len);
   const double seq = static_cast<double>(t.seq_len);
-  dense_flops_ = layer_forward_flops(m, 0, tokens, seq, o.flops);
-  moe_flops_ =
-      m.moe ? layer_forward_flops(m, m.first_moe_layer(), tokens, seq, o.flops) : dense_flops_;
+  dense_flops_ = kind_forward_flops(m, false, tokens, seq, o.flops);
+  moe_flops_ = m.moe ? kind_forward_flops(m, true, tokens, seq, o.flops) : dense_flops_;
   selective_saves_ =
       attention_core_stores_activations(m, context_.fp8, o.memory.fp8_saves_quantized_inputs);
   head_flops_ = lm_head_forward_flops(m, tokens);

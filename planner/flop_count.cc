@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "core/attention_span.h"
 #include "core/layer_geometry.h"
 #include "core/pipeline_placement.h"
 #include "planner/param_count.h"
@@ -38,7 +39,8 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens,
   const double qk = m.mla ? static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim)
                           : static_cast<double>(m.head_dim);
   const double v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
-  f.attention_core = 2 * tokens * seq_len * a * (qk + v) * (o.causal_attention ? 0.5 : 1.0);
+  f.attention_core =
+      2 * tokens * mean_keys_per_query(m, layer, seq_len, o.causal_attention) * a * (qk + v);
   auto module = [&](RecomputeModule which) -> double& {
     return f.module[static_cast<size_t>(which)];
   };
@@ -64,6 +66,21 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens,
         break;
     }
   }
+  return f;
+}
+
+LayerFlops kind_forward_flops(const ModelSpec& m, bool moe_layers, double tokens, double seq_len,
+                              const FlopOptions& o) {
+  const int64_t local = representative_layer(m, moe_layers, true),
+                global = representative_layer(m, moe_layers, false);
+  if (local < 0 || global < 0)
+    return layer_forward_flops(m, local >= 0 ? local : std::max<int64_t>(global, 0), tokens,
+                               seq_len, o);
+  const double share = local_attention_share(m, moe_layers);
+  LayerFlops f = layer_forward_flops(m, global, tokens, seq_len, o);
+  const LayerFlops l = layer_forward_flops(m, local, tokens, seq_len, o);
+  f.attention_core += share * (l.attention_core - f.attention_core);
+  f.module[static_cast<size_t>(RecomputeModule::core_attn)] = f.attention_core;
   return f;
 }
 

@@ -33,6 +33,12 @@ struct LayerFlops {
 };
 LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens, double seq_len,
                                const FlopOptions& o = {});
+// The mean of layer_forward_flops over the model's MoE layers (`moe_layers`) or dense ones: they
+// differ only in attention, where some attend locally (ModelSpec::window). The cost model prices
+// every layer of a kind at this mean, so a stage's attention FLOPs follow the model's mix of local
+// and global layers rather than its own (exact for a model without a window).
+LayerFlops kind_forward_flops(const ModelSpec& m, bool moe_layers, double tokens, double seq_len,
+                              const FlopOptions& o = {});
 double lm_head_forward_flops(const ModelSpec& m, double tokens);
 
 struct StepFlops {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/attention_span.h"
 #include "core/layer_geometry.h"
 #include "planner/memory_bound_ops.h"
 
@@ -54,8 +55,32 @@ struct AttentionTimes {
   double forward = 0, backward = 0;
 };
 
-AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& key,
-                               double tokens) {
+// Flash attention on `layer` (a layer of its kind, local or global: ModelSpec::window).
+AttentionTimes flash_attention_times(const LayerCostContext& ctx, const LayerCostKey& key,
+                                     double tokens, int64_t layer) {
+  const ModelSpec& m = *ctx.model;
+  const double heads = static_cast<double>(m.heads) / static_cast<double>(key.tp);
+  const double qk = m.mla ? static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim)
+                          : static_cast<double>(m.head_dim);
+  const double v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
+  const bool causal = ctx.options->causal_attention_time;
+  const double keys = mean_keys_per_query(m, layer, static_cast<double>(ctx.seq_len), causal);
+  const double flops = 2 * tokens * keys * heads * (qk + v);
+  // Each kernel call sees the query block of this CP rank against key blocks of the same
+  // length (ring attention), so its efficiency is that of a seq_len/cp sequence; an
+  // all-to-all group of cp_a2a ranks gives each the whole of their sequence (fewer heads). A
+  // local layer's kernel spans its window at most.
+  const int64_t block =
+      std::min(ctx.seq_len * key.cp_a2a / key.cp, attention_kernel_span(m, layer, ctx.seq_len));
+  const AttentionModel::Times a =
+      ctx.attention->time(flops, static_cast<int64_t>(qk), std::max<int64_t>(1, block), causal);
+  return {a.forward_s, a.backward_s};
+}
+
+// Every layer of a kind is priced alike (kind_forward_flops): with a window, at the mean of its
+// local and global layers' times, weighted by how many of each the kind has.
+AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& key, double tokens,
+                               bool moe_layer) {
   const ModelSpec& m = *ctx.model;
   const double heads = static_cast<double>(m.heads) / static_cast<double>(key.tp);
   const double qk = m.mla ? static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim)
@@ -64,17 +89,16 @@ AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& 
   const double s_kv = static_cast<double>(ctx.seq_len);
   AttentionTimes t;
   if (m.attention == AttentionKind::flash) {
-    const bool causal = ctx.options->causal_attention_time;
-    const double flops = 2 * tokens * s_kv * heads * (qk + v) * (causal ? 0.5 : 1.0);
-    // Each kernel call sees the query block of this CP rank against key blocks of the same
-    // length (ring attention), so its efficiency is that of a seq_len/cp sequence; an
-    // all-to-all group of cp_a2a ranks gives each the whole of their sequence (fewer heads).
-    const int64_t block = ctx.seq_len * key.cp_a2a / key.cp;
-    const AttentionModel::Times a =
-        ctx.attention->time(flops, static_cast<int64_t>(qk), std::max<int64_t>(1, block), causal);
-    t.forward = a.forward_s;
-    t.backward = a.backward_s;
-    return t;
+    const int64_t local = representative_layer(m, moe_layer, true),
+                  global = representative_layer(m, moe_layer, false);
+    if (local < 0 || global < 0)
+      return flash_attention_times(ctx, key, tokens,
+                                   local >= 0 ? local : std::max<int64_t>(0, global));
+    const double share = local_attention_share(m, moe_layer);
+    const AttentionTimes l = flash_attention_times(ctx, key, tokens, local),
+                         g = flash_attention_times(ctx, key, tokens, global);
+    return {g.forward + share * (l.forward - g.forward),
+            g.backward + share * (l.backward - g.backward)};
   }
   // Standard attention: batched GEMMs per sequence and head, and the s×s scores through HBM
   // (softmax read+write, dropout mask and output when dropout is on).
@@ -384,7 +408,7 @@ LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key,
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
   const std::vector<MapGemms> maps = map_gemms(ctx, key, moe_layer, tokens);
   const GemmTimes g = sum_of(maps, [](const LinearMap&) { return true; });
-  const AttentionTimes attn = attention_times(ctx, key, tokens);
+  const AttentionTimes attn = attention_times(ctx, key, tokens, moe_layer);
   const std::vector<MemoryBoundOp> ops =
       layer_memory_bound_ops(m, *ctx.options, {key.tp, key.sp, moe_layer, tokens});
   LayerCompute out;

@@ -57,6 +57,57 @@ TEST_CASE("Gemma 3 1B adds per-head q/k norms: 999,885,952") {
   CHECK(total_params(m) == 999'885'952);
 }
 
+TEST_CASE("local attention as transformers builds it: Gemma 2/3 windows, Llama 4 chunks, Phi-3") {
+  const ModelSpec g2 = load("gemma-2-9b.json");
+  REQUIRE(g2.window.has_value());
+  CHECK(g2.window->tokens == 4096);
+  CHECK(g2.window->kind == WindowKind::sliding);
+  CHECK(g2.window->global_every == 2);  // even layers slide (modeling_gemma2)
+  const ModelSpec g3 = load("gemma-3-1b-pt.json");
+  REQUIRE(g3.window.has_value());
+  CHECK(g3.window->tokens == 512);
+  CHECK(g3.window->global_every == 6);  // sliding_window_pattern
+  // Scout lists its NoPE (global) layers; Maverick leaves the default interval of 4.
+  for (const char* name :
+       {"llama-4-scout-17b-16e-text.json", "llama-4-maverick-17b-128e-text.json"}) {
+    CAPTURE(name);
+    const ModelSpec l4 = load(name);
+    REQUIRE(l4.window.has_value());
+    CHECK(l4.window->tokens == 8192);
+    CHECK(l4.window->kind == WindowKind::chunked);
+    CHECK(l4.window->global_every == 4);
+  }
+  const ModelSpec phi3 = load("phi-3-mini-4k-instruct.json");
+  REQUIRE(phi3.window.has_value());
+  CHECK(phi3.window->tokens == 2047);
+  CHECK(phi3.window->global_every == 0);
+  // Qwen2 carries sliding_window but use_sliding_window false; Mixtral's is null.
+  CHECK_FALSE(load("qwen2-7b.json").window.has_value());
+  CHECK_FALSE(load("mixtral-8x7b.json").window.has_value());
+}
+
+TEST_CASE("layer_types gives the pattern; one without a fixed interval is refused by name") {
+  const std::string head =
+      R"({"model_type": "gemma2", "num_hidden_layers": 4, "hidden_size": 64,
+ "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128, "sliding_window": 16, )";
+  const Result<ModelSpec> every_third = parse_hf_config(
+      head + R"("layer_types": ["sliding_attention", "sliding_attention", "full_attention",
+ "sliding_attention"]})",
+      "config.json");
+  REQUIRE(every_third.ok());
+  CHECK(every_third.value().window->global_every == 3);
+  CHECK(error_of(head + R"("layer_types": ["sliding_attention", "full_attention",
+ "full_attention", "sliding_attention"]})") ==
+        "config.json:2:95: error: field 'layer_types' = '[…]': must put full attention on every "
+        "N-th layer (N − 1, 2N − 1, …) or on none: meshplan models local attention at a fixed "
+        "interval");
+  CHECK(error_of(R"({"model_type": "qwen2", "num_hidden_layers": 2, "hidden_size": 64,
+ "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128,
+ "use_sliding_window": true, "sliding_window": 16, "max_window_layers": 1})")
+            .find("field 'use_sliding_window' = 'true': sliding windows from layer "
+                  "max_window_layers on") != std::string::npos);
+}
+
 TEST_CASE("Phi-3-mini's fused projections hold the same matrices: 3,821,079,552") {
   ModelSpec m = load("phi-3-mini-4k-instruct.json");
   CHECK(m.mlp == MlpKind::swiglu);

@@ -94,3 +94,30 @@ TEST_CASE("the cost model reports the same step FLOPs as step_flops") {
   CHECK(e.mfu == doctest::Approx(f.model / (e.step_time_s * 512 * 989e12)).epsilon(1e-12));
   CHECK(e.breakdown.total_s() == doctest::Approx(e.step_time_s).epsilon(1e-15));
 }
+
+TEST_CASE("a sliding window cuts the attention term of its layers; the cost model agrees") {
+  // Half the layers slide over 1,024 keys at s = 4,096: (4096·1024 − 1024²/2)/4096 = 896 keys
+  // per query under the mask, 1,792 by the full square (global: 4,096), so those layers' s/(6h)
+  // term shrinks to 1792/4096 of itself.
+  const double B = 8, s = 4096, L = 4, h = 1024, V = 1000;
+  ModelSpec m = gpt_like(4, 1024, 8, 1000, 4096);
+  m.window = AttentionWindow{1024, WindowKind::sliding, 2};
+  TrainingSpec t{4096, 8, Precision::bf16};
+  const StepFlops f = step_flops(m, layout_with(Recompute::none), t);
+  const double attention_term = s / (6 * h) * (1 + 1792.0 / 4096) / 2;
+  CHECK(f.model == doctest::Approx(72 * B * s * L * h * h * (1 + attention_term + V / (12 * L * h)))
+                       .epsilon(1e-12));
+  // Every layer of the kind at the mean of its local and global layers: the same total.
+  const LayerFlops mean = kind_forward_flops(m, false, B * s, s);
+  CHECK(mean.attention_core ==
+        doctest::Approx((layer_forward_flops(m, 0, B * s, s).attention_core +
+                         layer_forward_flops(m, 1, B * s, s).attention_core) /
+                        2)
+            .epsilon(1e-15));
+  ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  m.training = t;
+  CostModel model(m, c, CalibrationProfile{}, t);
+  Layout l = parse_layout("tp=1,pp=2").value();
+  REQUIRE(check_layout(l, m, 8, t).empty());
+  CHECK(model.evaluate(l).model_flops == doctest::Approx(f.model).epsilon(1e-12));
+}

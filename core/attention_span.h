@@ -1,0 +1,32 @@
+// How many keys each query attends to, layer by layer: the whole causal prefix, or a local
+// window (ModelSpec::window). One home for the count the FLOP model, the attention kernels' time
+// and the reports share.
+//
+// Counts are per query, averaged over the `seq_len` positions of a sequence. Causal: the pairs
+// under the mask, s/2 for global attention (FlashAttention's convention); a sliding window of w
+// keys gives s·w − w²/2 pairs once s > w (the first w queries see their prefix); chunks of c give
+// q·c²/2 + r²/2 for s = q·c + r. Not causal: twice that, the full-square convention (Megatron-LM
+// and PaLM count s² for global attention, and a local layer the same twice its masked pairs).
+// Every formula equals global attention's while the sequence fits in one window or chunk.
+#pragma once
+
+#include <cstdint>
+
+#include "core/model_spec.h"
+
+namespace meshplan {
+
+// Mean keys per query on `layer` for sequences of `seq_len` tokens (see above).
+double mean_keys_per_query(const ModelSpec& m, int64_t layer, double seq_len, bool causal);
+
+// The keys one attention kernel call spans on `layer`: the sequence, or the window or chunk when
+// shorter (what its efficiency follows).
+int64_t attention_kernel_span(const ModelSpec& m, int64_t layer, int64_t seq_len);
+
+// Of the layers of one kind (MoE or dense), the share that attend locally (0 without a window).
+double local_attention_share(const ModelSpec& m, bool moe_layers);
+
+// A local layer of the kind, or a global one (`local` false); -1 when the kind has none.
+int64_t representative_layer(const ModelSpec& m, bool moe_layers, bool local);
+
+}  // namespace meshplan
