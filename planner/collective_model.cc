@@ -1,6 +1,7 @@
 #include "planner/collective_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <optional>
 
@@ -44,6 +45,13 @@ CollectiveModel::CollectiveModel(const CalibrationProfile& profile, const Cluste
       std::stable_sort(v.begin(), v.end(), [](const CollectiveFit& a, const CollectiveFit& b) {
         return a.group_size < b.group_size;
       });
+  for (int c = 0; c < kCollectiveCount; ++c) {
+    auto& table = power_fits_[static_cast<size_t>(c)];
+    table.resize(levels_.size());
+    for (size_t l = 0; l < levels_.size(); ++l)
+      for (int k = 0; k < kPowerFits; ++k)
+        table[l][static_cast<size_t>(k)] = fit_of(static_cast<Collective>(c), l, int64_t{1} << k);
+  }
 }
 
 int64_t CollectiveModel::members_within(const GroupShape& group, size_t level) const {
@@ -81,6 +89,14 @@ static std::optional<double> between_fits_latency_s(Collective c,
 }
 
 CollectiveModel::LevelFit CollectiveModel::fit(Collective c, size_t level, int64_t members) const {
+  if (members > 0 && (members & (members - 1)) == 0 && members < (int64_t{1} << kPowerFits))
+    return power_fits_[static_cast<size_t>(c)][level]
+                      [static_cast<size_t>(std::countr_zero(static_cast<uint64_t>(members)))];
+  return fit_of(c, level, members);
+}
+
+CollectiveModel::LevelFit CollectiveModel::fit_of(Collective c, size_t level,
+                                                  int64_t members) const {
   const std::vector<CollectiveFit>& fits = fits_[static_cast<size_t>(c)][level];
   const NetworkLevel& l = levels_[level];
   LevelFit out;

@@ -76,8 +76,10 @@ class CollectiveModel {
     bool measured = false;
     double step_latency_s = 0;  // latency of one ring step on this level
   };
-  // α and busbw for `c` on `level` with `members` ranks there.
+  // α and busbw for `c` on `level` with `members` ranks there: from the table below for a
+  // power of two, else computed (fit_of).
   LevelFit fit(Collective c, size_t level, int64_t members) const;
+  LevelFit fit_of(Collective c, size_t level, int64_t members) const;
   double level_time_s(Collective c, size_t level, int64_t members, double bytes) const;
 
   double ring_time_s(Collective c, const GroupShape& group, double bytes) const;
@@ -97,6 +99,10 @@ class CollectiveModel {
   // Per collective and level: the profile's fits, sorted by group size.
   std::array<std::vector<std::vector<CollectiveFit>>, kCollectiveCount> fits_;
   double intra_efficiency_ = 0, inter_efficiency_ = 0;
+  // fit_of for 2^k members, k < kPowerFits, per collective and level: the search asks for the
+  // same few groups millions of times (issue 13).
+  static constexpr int kPowerFits = 24;
+  std::array<std::vector<std::array<LevelFit, kPowerFits>>, kCollectiveCount> power_fits_;
 };
 
 }  // namespace meshplan

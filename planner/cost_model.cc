@@ -94,13 +94,20 @@ CostModel::LayerPair CostModel::layer_costs(const Layout& l) {
 
 const CostModel::ComputePair& CostModel::compute_of(const LayerCostKey& k) {
   auto key = std::make_tuple(k.tp, k.expert_tp(), k.cp, k.cp_a2a, k.ep, k.mbs, k.sp);
+  // Layouts come in runs of one compute key (the CP variants, overlaps and dispatchers of a
+  // shape): the last one found answers before the map.
+  if (last_compute_ && key == last_compute_key_) return *last_compute_;
   auto it = compute_cache_.find(key);
-  if (it != compute_cache_.end()) return it->second;
-  ComputePair pair;
-  pair.dense = layer_compute(context_, k, false);
-  pair.moe = model_.moe ? layer_compute(context_, k, true) : pair.dense;
-  pair.head = lm_head_cost(context_, k);
-  return compute_cache_.emplace(key, pair).first->second;
+  if (it == compute_cache_.end()) {
+    ComputePair pair;
+    pair.dense = layer_compute(context_, k, false);
+    pair.moe = model_.moe ? layer_compute(context_, k, true) : pair.dense;
+    pair.head = lm_head_cost(context_, k);
+    it = compute_cache_.emplace(key, pair).first;
+  }
+  last_compute_key_ = key;
+  last_compute_ = &it->second;
+  return it->second;
 }
 
 const std::vector<StageParams>& CostModel::params_of(const Layout& l) {

@@ -304,8 +304,10 @@ class CostModel {
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>,
            std::vector<StageParams>>
       params_cache_;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>, ComputePair>
-      compute_cache_;
+  using ComputeKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
+  std::map<ComputeKey, ComputePair> compute_cache_;
+  ComputeKey last_compute_key_{};
+  const ComputePair* last_compute_ = nullptr;  // compute_cache_'s entry for last_compute_key_
   std::map<std::tuple<int64_t, int64_t, PlacementKind>, std::vector<StageLayerMix>> mix_cache_;
   std::map<ShapeKey, Shape> shape_cache_;
   ShapeKey last_key_{};

@@ -371,45 +371,70 @@ std::array<int64_t, 13> without_cp_variant(const Layout& l) {
           static_cast<int64_t>(l.order[3])};
 }
 
+// FNV-1a over the key's values.
+uint64_t shape_hash(const std::array<int64_t, 13>& key) {
+  uint64_t h = 14695981039346656037ull;
+  for (int64_t v : key) {
+    h ^= static_cast<uint64_t>(v);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// Within one shape's items (`group`, in index order): marks in `dropped` each that another beats
+// or ties in every per-layer term (the earlier one kept on a tie).
+void drop_dominated_in_group(CostModel& model, const std::vector<WorkItem>& items,
+                             const std::vector<size_t>& group,
+                             std::vector<CostModel::LayerPair>& costs, std::vector<bool>& dropped,
+                             Tally& skipped) {
+  costs.clear();
+  for (size_t i : group) costs.push_back(model.layer_costs(items[i].base));
+  for (size_t a = 0; a < group.size(); ++a) {
+    const CostModel::LayerPair& mine = costs[a];
+    for (size_t b = 0; b < group.size(); ++b) {
+      if (b == a || dropped[group[b]]) continue;
+      const CostModel::LayerPair& other = costs[b];
+      const bool beaten = no_slower(other.dense, mine.dense) && no_slower(other.moe, mine.moe);
+      const bool tied =
+          beaten && no_slower(mine.dense, other.dense) && no_slower(mine.moe, other.moe);
+      if (beaten && (!tied || group[b] < group[a])) {
+        dropped[group[a]] = true;
+        ++skipped["cp_kind no faster than another"];
+        break;
+      }
+    }
+  }
+}
+
 // Drops the work items whose CP variant (Layout::cp_kind) another variant of the same shape
 // beats or ties in every per-layer term (the earlier one kept on a tie): the kinds leave memory
 // unchanged and step time grows with each term, so the dropped layouts never rank above the
 // kept ones. Counted in `skipped` under "cp_kind no faster than another".
 void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, Tally& skipped) {
-  // The items with CP, grouped by shape, each group in enumeration order (keys computed in the
-  // comparison: a copy of them would outweigh the items).
-  std::vector<size_t> with_cp;
+  // The items with CP by a hash of their shape, then by index (16 bytes an item: the whole key
+  // would outweigh the items). A run of equal hashes is one shape's items in enumeration order,
+  // unless hashes collide: then the run is split by the key itself.
+  std::vector<std::pair<uint64_t, size_t>> hashed;
   for (size_t i = 0; i < items.size(); ++i)
-    if (items[i].base.cp > 1) with_cp.push_back(i);
-  std::stable_sort(with_cp.begin(), with_cp.end(), [&](size_t a, size_t b) {
-    return without_cp_variant(items[a].base) < without_cp_variant(items[b].base);
-  });
+    if (items[i].base.cp > 1) hashed.emplace_back(shape_hash(without_cp_variant(items[i].base)), i);
+  std::sort(hashed.begin(), hashed.end());
   std::vector<bool> dropped(items.size(), false);
-  std::vector<size_t> group;                // one shape's items, in index order
-  std::vector<CostModel::LayerPair> costs;  // theirs, in the same order
-  for (size_t start = 0, end = 0; start < with_cp.size(); start = end) {
-    const std::array<int64_t, 13> key = without_cp_variant(items[with_cp[start]].base);
-    for (end = start + 1;
-         end < with_cp.size() && without_cp_variant(items[with_cp[end]].base) == key; ++end) {
+  std::vector<std::pair<std::array<int64_t, 13>, size_t>> run;  // (key, index) of one hash
+  std::vector<size_t> group;                                    // one shape's items, by index
+  std::vector<CostModel::LayerPair> costs;                      // theirs, in the same order
+  for (size_t start = 0, end = 0; start < hashed.size(); start = end) {
+    for (end = start + 1; end < hashed.size() && hashed[end].first == hashed[start].first; ++end) {
     }
-    group.assign(with_cp.begin() + static_cast<std::ptrdiff_t>(start),
-                 with_cp.begin() + static_cast<std::ptrdiff_t>(end));
-    costs.clear();
-    for (size_t i : group) costs.push_back(model.layer_costs(items[i].base));
-    for (size_t a = 0; a < group.size(); ++a) {
-      const CostModel::LayerPair& mine = costs[a];
-      for (size_t b = 0; b < group.size(); ++b) {
-        if (b == a || dropped[group[b]]) continue;
-        const CostModel::LayerPair& other = costs[b];
-        const bool beaten = no_slower(other.dense, mine.dense) && no_slower(other.moe, mine.moe);
-        const bool tied =
-            beaten && no_slower(mine.dense, other.dense) && no_slower(mine.moe, other.moe);
-        if (beaten && (!tied || group[b] < group[a])) {
-          dropped[group[a]] = true;
-          ++skipped["cp_kind no faster than another"];
-          break;
-        }
-      }
+    run.clear();
+    for (size_t i = start; i < end; ++i)
+      run.emplace_back(without_cp_variant(items[hashed[i].second].base), hashed[i].second);
+    std::stable_sort(run.begin(), run.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t g = 0, g_end = 0; g < run.size(); g = g_end) {
+      group.clear();
+      for (g_end = g; g_end < run.size() && run[g_end].first == run[g].first; ++g_end)
+        group.push_back(run[g_end].second);
+      drop_dominated_in_group(model, items, group, costs, dropped, skipped);
     }
   }
   size_t kept = 0;
