@@ -482,7 +482,7 @@ TEST_CASE("README: plan --framework X ranks only layouts X's export accepts (its
   const char* cases[][2] = {{"megatron-core", "megatron"},
                             {"nemo", "nemo2"},
                             {"deepspeed", "deepspeed"},
-                            {"torchtitan", "torchtitan"}};
+                            {"torchtitan", "torchtitan-toml"}};
   for (const char* input : inputs) {
     for (const auto& c : cases) {
       CAPTURE(input);
