@@ -26,8 +26,9 @@ constexpr int64_t kMaxVersionCode = 999'999;
 struct TextState {
   NcclTestsLog log;
   std::set<std::string> hosts;
-  bool header_seen = false;  // "# nThread …"
-  bool footer_seen = false;  // "# Avg bus bandwidth …"
+  int64_t highest_rank = -1;  // the largest index a "# Rank N" line names
+  bool header_seen = false;   // "# nThread …"
+  bool footer_seen = false;   // "# Avg bus bandwidth …"
   int last_row_line = 0;
   int last_line = 0;  // the file's last non-blank line
 };
@@ -97,6 +98,9 @@ Result<bool> read_header_line(const std::string& line, int number, TextState& st
   std::smatch m;
   if (std::regex_search(line, m, rank)) {
     ++st.log.ranks;
+    int64_t index = 0;
+    if (parse_int(m[1].str(), index) && index < kMaxHeaderCount)
+      st.highest_rank = std::max(st.highest_rank, index);
     st.hosts.insert(m[2].str());
     if (st.log.gpu.empty()) st.log.gpu = m[3].str();
   } else if (std::regex_search(line, m, nthread)) {
@@ -237,6 +241,16 @@ Result<NcclTestsLog> parse_nccl_tests_text(const std::string& text, const std::s
         "{}:{}: no '# Avg bus bandwidth' footer: log cut after this row; rows up to here used",
         file, st.last_row_line));
   st.log.nodes = static_cast<int64_t>(st.hosts.size());
+  // A paste that kept only the last rank lines (coreweave/nccl-tests#43 kept "Rank 71" alone)
+  // still says how many ranks ran; its hosts are then only some of the nodes.
+  if (st.highest_rank + 1 > st.log.ranks) {
+    st.log.notes.push_back(fmt::format(
+        "{}: the rank lines name rank {} but list {}: taking {} ranks; the {} listed host(s) are "
+        "only some of the nodes (pass --nodes)",
+        file, st.highest_rank, st.log.ranks, st.highest_rank + 1, st.hosts.size()));
+    st.log.ranks = st.highest_rank + 1;
+    st.log.nodes = 0;
+  }
   st.log.collective = collective_from_name(st.log.program);
   return st.log;
 }

@@ -309,6 +309,33 @@ TEST_CASE("a 12-column paste (nccl-tests#128): max-error floats are not failures
   CHECK(fit->busbw_bytes_per_s <= diagnostics.peak_busbw_bytes_per_s);
 }
 
+TEST_CASE("a paste that kept only its last rank line (coreweave/nccl-tests#43) gives 72 ranks") {
+  // GB200 NVL72, one rack: all_reduce_perf -b 512M -e 8G -f 2 -g 1 on 18 nodes x 4 GPUs; the
+  // paste starts at "# Rank 71" and has the footer.
+  NcclTestsLog log = parse_fixture("coreweave_nccl_tests_pr43.txt");
+  REQUIRE(log.rows.size() == 5);
+  CHECK(log.ranks == 72);
+  CHECK(log.nodes == 0);
+  CHECK(log.gpu == "NVIDIA Graphics Device");
+  REQUIRE(log.notes.size() == 2);
+  CHECK(log.notes[0].find("coreweave_nccl_tests_pr43.txt:6: no '# nThread … nGpus …' header") !=
+        std::string::npos);
+  CHECK(log.notes[1].find("coreweave_nccl_tests_pr43.txt: the rank lines name rank 71 but list "
+                          "1: taking 72 ranks; the 1 listed host(s) are only some of the nodes "
+                          "(pass --nodes)") != std::string::npos);
+  ImportOptions options;
+  options.collective = "all_reduce";
+  AlphaBetaFit diagnostics;
+  auto fit = to_collective_fit(log, options, &diagnostics);
+  REQUIRE_MESSAGE(fit.ok(), (fit.ok() ? "" : format_diagnostics(fit.errors())));
+  CHECK(fit->group_size == 72);
+  for (const auto& sample : fit->samples) CHECK(sample.status == "ok");  // busbw = algbw·2·71/72
+  // Highest: 4 GiB in 10,094 µs x 2·71/72 = 839.17 GB/s; the fit never exceeds it.
+  CHECK(diagnostics.peak_busbw_bytes_per_s ==
+        doctest::Approx(4294967296.0 / 10094e-6 * 2 * 71 / 72));
+  CHECK(fit->busbw_bytes_per_s <= diagnostics.peak_busbw_bytes_per_s);
+}
+
 TEST_CASE("11-column rows without redop (nccl#644, nccl#340) import") {
   NcclTestsLog log = parse_fixture("nccl_issue644_all_gather.txt");
   CHECK_FALSE(log.has_redop);
