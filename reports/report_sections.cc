@@ -27,6 +27,14 @@ std::string model_table(const ReportData& d) {
       {"vocabulary", std::to_string(m.vocab)},
       {"MLP, norm, attention",
        fmt::format("{}, {}, {}", to_string(m.mlp), to_string(m.norm), to_string(m.attention))}};
+  if (m.window) {
+    int64_t local = 0;
+    for (int64_t i = 0; i < m.layers; ++i) local += m.attends_locally(i) ? 1 : 0;
+    const bool chunked = m.window->kind == WindowKind::chunked;
+    rows.push_back({"local attention", fmt::format("{} of {} tokens on {} of {} layers",
+                                                   chunked ? "chunks" : "sliding window",
+                                                   m.window->tokens, local, m.layers)});
+  }
   if (m.moe) {
     rows.push_back(
         {"experts", fmt::format("{} routed, top-{}, {} shared, width {}", m.moe->experts,

@@ -611,6 +611,19 @@ TEST_CASE("the build writes a man page and bash/zsh completions from --help") {
   CHECK(zsh.find("help memory estimate plan sweep") != std::string::npos);
 }
 
+TEST_CASE("a report names the model's local attention: Llama 4 Scout's chunks on 36 of 48 layers") {
+  const auto out = std::filesystem::temp_directory_path() /
+                   (std::to_string(::getpid()) + "-meshplan-cli-report-window");
+  Run r = run_meshplan("report --model " + repo_path("models/llama4-scout.yaml") + " --cluster " +
+                       repo_path("topologies/dgx-h100-1n.yaml") + " --global-batch 64 --out '" +
+                       out.string() + "'");
+  REQUIRE(r.rc == 0);
+  CHECK(read_file(out / "report.md")
+            .find("| local attention | chunks of 8192 tokens on 36 of 48 layers |\n") !=
+        std::string::npos);
+  std::filesystem::remove_all(out);
+}
+
 TEST_CASE("calibrate import of a pasted table asks for --collective, then notes what it read") {
   const std::string log = repo_path("tests/data/nccl-tests/nccl_tests_issue232.txt");
   const auto out = std::filesystem::temp_directory_path() /
