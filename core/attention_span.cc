@@ -41,4 +41,38 @@ int64_t representative_layer(const ModelSpec& m, bool moe_layers, bool local) {
   return -1;
 }
 
+double local_keys(const AttentionWindow& w, int64_t position) {
+  if (position <= 0) return 0;
+  return static_cast<double>(w.kind == WindowKind::sliding ? std::min(position, w.tokens)
+                                                           : (position - 1) % w.tokens + 1);
+}
+
+namespace {
+
+// local_keys summed over positions 1 … n.
+double keys_through(const AttentionWindow& w, int64_t n) {
+  if (n <= 0) return 0;
+  const auto tri = [](int64_t k) {
+    return static_cast<double>(k) * static_cast<double>(k + 1) / 2;
+  };
+  if (w.kind == WindowKind::sliding)
+    return n <= w.tokens
+               ? tri(n)
+               : tri(w.tokens) + static_cast<double>(n - w.tokens) * static_cast<double>(w.tokens);
+  return static_cast<double>(n / w.tokens) * tri(w.tokens) + tri(n % w.tokens);
+}
+
+}  // namespace
+
+double local_keys_sum(const AttentionWindow& w, int64_t first, int64_t count) {
+  return keys_through(w, first + count) - keys_through(w, first);
+}
+
+double local_layer_share(const ModelSpec& m) {
+  if (!m.window || m.layers == 0) return 0;
+  int64_t local = 0;
+  for (int64_t i = 0; i < m.layers; ++i) local += m.attends_locally(i) ? 1 : 0;
+  return static_cast<double>(local) / static_cast<double>(m.layers);
+}
+
 }  // namespace meshplan

@@ -29,4 +29,13 @@ double local_attention_share(const ModelSpec& m, bool moe_layers);
 // A local layer of the kind, or a global one (`local` false); -1 when the kind has none.
 int64_t representative_layer(const ModelSpec& m, bool moe_layers, bool local);
 
+// Serving counts per query: the keys the query at 1-based position `position` (itself and the
+// tokens before it) reads on a local layer: min(position, w) in a sliding window, its place in its
+// chunk ((position − 1) mod c) + 1 in chunked attention.
+double local_keys(const AttentionWindow& w, int64_t position);
+// The sum of local_keys over the queries at positions first + 1 … first + count.
+double local_keys_sum(const AttentionWindow& w, int64_t first, int64_t count);
+// Of all the model's layers, the share that attend locally (0 without a window).
+double local_layer_share(const ModelSpec& m);
+
 }  // namespace meshplan

@@ -191,10 +191,7 @@ class DisaggregatedScheduler {
       d.joining.clear();
       if (d.running.empty()) continue;
       StepBatch batch;
-      for (int64_t r : d.running) {
-        ++batch.decodes;
-        batch.decode_context_tokens += static_cast<double>(w_.isl + at(r).generated);
-      }
+      for (int64_t r : d.running) batch.add_decode(limits_.decode.window, w_.isl + at(r).generated);
       batch.sampled = batch.decodes;
       ++steps_;
       batch_sum_ += static_cast<double>(batch.decodes);

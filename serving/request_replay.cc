@@ -93,8 +93,7 @@ class Scheduler {
     int64_t budget = limits_.max_step_tokens;
     for (int64_t r : running_)
       if (at(r).prefilled == w_.isl) {
-        ++batch.decodes;
-        batch.decode_context_tokens += static_cast<double>(w_.isl + at(r).generated);
+        batch.add_decode(limits_.window, w_.isl + at(r).generated);
         --budget;
       }
     for (int64_t r : running_) {

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "serving/serving_options.h"
@@ -41,6 +42,8 @@ struct ReplayLimits {
   // step's remaining token budget holds it, and the prompts behind it wait (first come, first
   // served); a prompt longer than max_step_tokens is still split, as the engine must.
   bool chunked_prefill = true;
+  // The model's local attention (ModelSpec::window), for what a decode reads on those layers.
+  std::optional<AttentionWindow> window;
 };
 
 // Steps a replay records when asked: enough for a trace one can open.

@@ -143,9 +143,9 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.weights = p.options.weights;
   const EnginePreset& engine = engine_preset(p.options.engine);
   const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options, engine.host);
-  ReplayLimits limits{layout.max_batch,   step_tokens(p.options),
-                      e.memory.kv_tokens, e.memory.tokens_per_request,
-                      p.record_steps,     engine.chunked_prefill};
+  ReplayLimits limits{
+      layout.max_batch, step_tokens(p.options), e.memory.kv_tokens, e.memory.tokens_per_request,
+      p.record_steps,   engine.chunked_prefill, p.model.window};
   const StepTimeFn decode_s = [&](const StepBatch& b) { return steps.time(b).total_s(); };
   std::optional<StepTimeModel> prefill_steps;
   if (layout.disaggregated()) {
@@ -164,10 +164,9 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   }
 
   const int64_t mean_batch = std::max<int64_t>(1, std::llround(e.replay.mean_batch));
-  e.decode_batch.decodes = mean_batch;
+  for (int64_t i = 0; i < mean_batch; ++i)
+    e.decode_batch.add_decode(p.model.window, p.workload.isl + p.workload.osl / 2);
   e.decode_batch.sampled = mean_batch;
-  e.decode_batch.decode_context_tokens =
-      static_cast<double>(mean_batch) * static_cast<double>(p.workload.isl + p.workload.osl / 2);
   e.decode_step = steps.time(e.decode_batch);
   StepBatch prefill;
   prefill.chunks.push_back({p.workload.isl, 0});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/attention_span.h"
 #include "core/collective.h"
 #include "planner/calibration.h"
 #include "serving/kv_cache.h"
@@ -30,6 +31,12 @@ double qk_plus_v_dim(const ModelSpec& m) {
 }
 
 }  // namespace
+
+void StepBatch::add_decode(const std::optional<AttentionWindow>& window, int64_t context) {
+  ++decodes;
+  decode_context_tokens += static_cast<double>(context);
+  decode_local_tokens += window ? local_keys(*window, context) : static_cast<double>(context);
+}
 
 int64_t StepBatch::tokens() const {
   int64_t t = decodes;
@@ -63,6 +70,7 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
   kv_bytes_per_token_layer_ =
       kv_elements_per_token_layer(model, layout.dense_tp()) * bytes_per_kv_element(options.kv);
   data_share_ = 1 / static_cast<double>(layout.data_ranks());
+  local_share_ = local_layer_share(model);
 }
 
 double StepTimeModel::memory_kernel_s(double bytes) const {
@@ -138,17 +146,32 @@ void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, d
 double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
   const double heads_local =
       std::max(1.0, static_cast<double>(model_.heads) / static_cast<double>(layout_.dense_tp()));
-  double prefill_s = 0, cache_bytes = batch.decode_context_tokens * kv_bytes_per_token_layer_;
+  // A layer's mean over the model's global and local layers (ModelSpec::window): a local layer
+  // reads and attends over its window's keys only.
+  const double local = local_share_, global = 1 - local;
+  const double decode_keys =
+      global * batch.decode_context_tokens +
+      local * (model_.window ? batch.decode_local_tokens : batch.decode_context_tokens);
+  double prefill_s = 0, cache_bytes = decode_keys * kv_bytes_per_token_layer_;
   for (const PrefillChunk& c : batch.chunks) {
     const double t = static_cast<double>(c.tokens), p = static_cast<double>(c.context_before);
-    const double flops = 2 * t * (p + t / 2) * heads_local * qk_plus_v_dim(model_);
+    const double per_key = 2 * heads_local * qk_plus_v_dim(model_);
+    const int64_t span = c.context_before + c.tokens;
     prefill_s +=
-        attention_.time(flops, model_.head_dim, c.context_before + c.tokens, true).forward_s;
-    cache_bytes += p * kv_bytes_per_token_layer_;
+        global * attention_.time(per_key * t * (p + t / 2), model_.head_dim, span, true).forward_s;
+    cache_bytes += global * p * kv_bytes_per_token_layer_;
+    if (local > 0) {
+      const AttentionWindow& w = *model_.window;
+      const double keys = local_keys_sum(w, c.context_before, c.tokens);
+      prefill_s +=
+          local * attention_.time(per_key * keys, model_.head_dim, std::min(span, w.tokens), true)
+                      .forward_s;
+      cache_bytes += local * local_keys(w, c.context_before) * kv_bytes_per_token_layer_;
+    }
   }
   // Decodes read every cached token once (at the read bandwidth); under attention-DP each rank
   // attends over its own share of the sequences.
-  const double decode_flops = 2 * batch.decode_context_tokens * heads_local * qk_plus_v_dim(model_);
+  const double decode_flops = 2 * decode_keys * heads_local * qk_plus_v_dim(model_);
   const double read_s = cache_bytes * data_share_ / calibration_.hbm_bytes_per_s.value;
   const double decode_s =
       batch.decodes > 0 || batch.decode_context_tokens > 0

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/cluster_spec.h"
@@ -60,9 +61,15 @@ struct PrefillChunk {
 struct StepBatch {
   int64_t decodes = 0;               // sequences generating one token each
   double decode_context_tokens = 0;  // cached tokens those sequences attend to, summed
+  // Of those, what a local-attention layer reads (core/attention_span.h local_keys), summed;
+  // the same as decode_context_tokens for a model without ModelSpec::window.
+  double decode_local_tokens = 0;
   std::vector<PrefillChunk> chunks;  // prompt chunks
   int64_t sampled = 0;               // sequences that sample a token (LM head rows)
   int64_t tokens() const;
+  // One more decode of a sequence with `context` cached tokens, under the model's local
+  // attention (ModelSpec::window) if any.
+  void add_decode(const std::optional<AttentionWindow>& window, int64_t context);
 };
 
 struct StepBreakdown {
@@ -100,6 +107,7 @@ class StepTimeModel {
   double weight_bytes_ = 2, kv_bytes_per_token_layer_ = 0;
   HostOverhead host_;
   double data_share_ = 1;            // a rank's share of the sequences (1 / tp under attention-DP)
+  double local_share_ = 0;           // layers attending locally (ModelSpec::window), of all
   ResolvedCalibration calibration_;  // the profile's scalars for the GPU and weight precision
   GemmRoofline gemm_;
   AttentionModel attention_;

@@ -59,3 +59,18 @@ TEST_CASE("Llama 4's chunks: 2 chunks of 8,192 and 3,616 tokens at 20,000") {
   // Whole chunks: c/2 keys per query, however many chunks.
   CHECK(mean_keys_per_query(m, 0, 4 * 8192, true) == 4096);
 }
+
+TEST_CASE("serving: the keys one query reads, and their sum over a prompt chunk") {
+  const AttentionWindow sliding{4, WindowKind::sliding, 0}, chunked{4, WindowKind::chunked, 0};
+  // Positions 1..10 read 1 2 3 4 4 4 4 4 4 4 keys in a window of 4; 1 2 3 4 1 2 3 4 1 2 in chunks.
+  CHECK(local_keys(sliding, 3) == 3);
+  CHECK(local_keys(sliding, 10) == 4);
+  CHECK(local_keys(chunked, 5) == 1);
+  CHECK(local_keys(chunked, 10) == 2);
+  CHECK(local_keys_sum(sliding, 0, 10) == 1 + 2 + 3 + 4 * 7);
+  CHECK(local_keys_sum(sliding, 2, 3) == 3 + 4 + 4);
+  CHECK(local_keys_sum(chunked, 0, 10) == 10 + 10 + 3);
+  CHECK(local_keys_sum(chunked, 3, 4) == 4 + 1 + 2 + 3);
+  const ModelSpec gemma2 = windowed(42, 4096, WindowKind::sliding, 2);
+  CHECK(local_layer_share(gemma2) == 0.5);
+}

@@ -59,6 +59,21 @@ TEST_CASE("step time: decode attention reads the cached K/V at read bandwidth") 
         doctest::Approx(context * 4096 * 32 / read_bandwidth(p, c.gpu)).epsilon(1e-9));
 }
 
+TEST_CASE("step time: a sliding-window layer's decode reads its window's K/V only") {
+  ModelSpec m = shipped_model("llama3-8b");
+  m.window = AttentionWindow{4096, WindowKind::sliding, 2};  // 16 local layers of 32
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
+  StepBatch b;
+  b.add_decode(m.window, 1'000'000);  // one sequence of a million tokens
+  b.sampled = 1;
+  CHECK(b.decode_local_tokens == 4096);
+  // Half the layers read 1,000,000 tokens, half 4,096: 4,096 bytes per token and layer.
+  CHECK(model.time(b).attention_s ==
+        doctest::Approx((1e6 + 4096) / 2 * 4096 * 32 / read_bandwidth(p, c.gpu)).epsilon(1e-9));
+}
+
 TEST_CASE("step time: FP8 weights halve the batch-1 decode's GEMM time") {
   const ModelSpec m = shipped_model("llama3-70b");
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
