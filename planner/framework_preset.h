@@ -80,8 +80,8 @@ Result<FrameworkPreset> find_framework(const std::string& name, const SourceLoca
 void apply_framework(const FrameworkPreset& f, CostOptions& o);
 
 // The launcher whose configuration `meshplan export --format` writes for the framework, by its
-// --format name (megatron, nemo2, deepspeed, torchtitan-toml), or nullptr when meshplan exports none
-// for it (Megatron-LM and DeepSpeed of 2021, Megatron-DeepSpeed, generic FSDP2, Composer).
+// --format name (megatron, nemo2, deepspeed, torchtitan-toml), or nullptr when meshplan exports
+// none for it (Megatron-LM and DeepSpeed of 2021, Megatron-DeepSpeed, generic FSDP2, Composer).
 // `plan --framework X` ranks only layouts this launcher runs (issue 14).
 const char* framework_launcher(const std::string& framework);
 
