@@ -28,6 +28,17 @@ namespace {
 // TensorRT-LLM (LLM API enable_chunked_prefill = False, tensorrt_llm/llmapi/llm_args.py; the
 // C++ executor's enable_chunked_context and the Triton backend's likewise default to false), so
 // its scheduler runs each prompt whole in one step, within max_num_tokens.
+// Sliding-window K/V: vLLM's V1 hybrid KV cache manager (since v0.9.2; on by default on CUDA
+// without a KV connector) frees a sliding-window layer's blocks behind the window
+// (vllm/v1/core/single_type_kv_cache_manager.py SlidingWindowManager: cdiv(W − 1, block) + 1
+// blocks in steady decode) from one block pool shared with the full-attention layers
+// (kv_cache_utils.py); a model whose every layer slides (Mistral 7B v0.1) since PR #14097. Its
+// chunked local attention (Llama 4) is left out of it by default (PR #21761,
+// VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0), so those layers keep every token here.
+// SGLang's hybrid SWA pools serve an allow-list (Llama 4, gpt-oss), never Gemma 2/3, in two
+// static pools (swa_full_tokens_ratio 0.8) this model does not price: every layer keeps every
+// token. TensorRT-LLM: KvCacheConfig.max_attention_window defaults to max_seq_len on every layer
+// (windows only when set by hand): every token.
 constexpr EnginePreset kEngines[] = {
     {Engine::vllm,
      "vllm",
@@ -37,6 +48,7 @@ constexpr EnginePreset kEngines[] = {
      1024,
      8192,
      {1.0e-3, 0},
+     true,
      true,
      "vLLM engine arguments (--gpu-memory-utilization 0.9, --block-size 16)"},
     {Engine::sglang,
@@ -48,6 +60,7 @@ constexpr EnginePreset kEngines[] = {
      8192,
      {1.0e-3, 0},
      true,
+     false,
      "SGLang server arguments (--mem-fraction-static, --page-size 1)"},
     {Engine::trtllm,
      "trtllm",
@@ -57,6 +70,7 @@ constexpr EnginePreset kEngines[] = {
      2048,
      8192,
      {0.5e-3, 10e-6},
+     false,
      false,
      "TensorRT-LLM KvCacheConfig (free_gpu_memory_fraction 0.9, tokens_per_block 32)"},
 };

@@ -33,6 +33,9 @@ struct EnginePreset {
   int64_t max_step_tokens;  // default cap on tokens (prefill chunks + decodes) in one step
   HostOverhead host;        // host work per step: scheduling, input preparation, sampling
   bool chunked_prefill;     // splits prompts across steps by default
+  // Frees the K/V a sliding-window layer no longer reads (ModelSpec::window, kind sliding), so
+  // such a layer holds about the window per request (kv_cache.h request_cache_tokens).
+  bool drops_sliding_window_kv;
   const char* source;
 };
 

@@ -1,6 +1,9 @@
 #include "serving/kv_cache.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "core/attention_span.h"
 
 namespace meshplan::serving {
 
@@ -23,6 +26,17 @@ double kv_bytes_per_token(const ModelSpec& model, int64_t tp, int64_t pp, KvForm
 
 int64_t block_rounded_tokens(int64_t tokens, int64_t block_tokens) {
   return (tokens + block_tokens - 1) / block_tokens * block_tokens;
+}
+
+int64_t request_cache_tokens(const ModelSpec& model, int64_t tokens, int64_t block_tokens,
+                             bool drops_window) {
+  const int64_t whole = block_rounded_tokens(tokens, block_tokens);
+  if (!drops_window || !model.window || model.window->kind != WindowKind::sliding) return whole;
+  const int64_t kept =
+      std::min(whole, block_rounded_tokens(model.window->tokens - 1, block_tokens) + block_tokens);
+  const double local = local_layer_share(model);
+  return static_cast<int64_t>(
+      std::ceil((1 - local) * static_cast<double>(whole) + local * static_cast<double>(kept)));
 }
 
 }  // namespace meshplan::serving

@@ -100,7 +100,8 @@ ServingMemory serving_memory(const ModelSpec& model, const GpuSpec& gpu,
   const int64_t raw = static_cast<int64_t>(std::floor(m.kv_budget_bytes / m.kv_bytes_per_token));
   // Under attention-DP each of the tp ranks caches its own sequences.
   m.kv_tokens = raw / m.block_tokens * m.block_tokens * layout.data_ranks();
-  m.tokens_per_request = block_rounded_tokens(isl + osl, m.block_tokens);
+  m.tokens_per_request =
+      request_cache_tokens(model, isl + osl, m.block_tokens, engine.drops_sliding_window_kv);
   m.max_concurrency = m.kv_tokens / std::max<int64_t>(1, m.tokens_per_request);
   return m;
 }

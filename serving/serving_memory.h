@@ -37,9 +37,11 @@ struct ServingMemory {
   double kv_budget_bytes = 0;   // per GPU, what the engine's rule leaves (≥ 0)
   double kv_bytes_per_token = 0;
   int64_t block_tokens = 1;
-  int64_t kv_tokens = 0;           // tokens one replica caches (whole blocks, all its ranks)
-  int64_t tokens_per_request = 0;  // isl + osl rounded up to blocks
-  int64_t max_concurrency = 0;     // requests of the workload whose KV fits in one replica
+  int64_t kv_tokens = 0;  // tokens one replica caches (whole blocks, all its ranks)
+  // isl + osl rounded up to blocks, in tokens of every layer (request_cache_tokens: less where
+  // the engine frees a sliding window's older K/V)
+  int64_t tokens_per_request = 0;
+  int64_t max_concurrency = 0;  // requests of the workload whose KV fits in one replica
   bool fits() const { return max_concurrency > 0; }
 };
 

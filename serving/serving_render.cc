@@ -4,6 +4,7 @@
 
 #include "core/units.h"
 #include "serving/engine_flags.h"
+#include "serving/kv_cache.h"
 
 namespace meshplan::serving {
 namespace {
@@ -143,11 +144,17 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
   const bool disagg = e.layout.disaggregated();
   out += memory_line(disagg ? "memory per decode GPU" : "memory per GPU", p, m);
   if (disagg) out += memory_line("memory per prefill GPU", p, *e.prefill_memory);
+  const int64_t whole = block_rounded_tokens(p.workload.isl + p.workload.osl, m.block_tokens);
   out += fmt::format(
       "KV cache: {:.1f} KiB per token per GPU, {} tokens per replica in blocks of {} → {} "
-      "requests of {} tokens at once (max batch {})\n",
+      "requests of {} tokens at once (max batch {}{})\n",
       m.kv_bytes_per_token / units::kKiB, m.kv_tokens, m.block_tokens, m.max_concurrency,
-      m.tokens_per_request, e.layout.max_batch);
+      m.tokens_per_request, e.layout.max_batch,
+      m.tokens_per_request < whole
+          ? fmt::format("; {} on the full-attention layers, the engine freeing what the "
+                        "sliding-window layers no longer read",
+                        whole)
+          : "");
   out += fmt::format("decode step at batch {}: {}\n", e.decode_batch.decodes,
                      step_line(e.decode_step));
   out += fmt::format("prefill of one {}-token prompt{}: {}\n", p.workload.isl,

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "serving/engine_preset.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;
@@ -43,4 +44,23 @@ TEST_CASE("kv cache: a request's tokens round up to whole blocks") {
   CHECK(block_rounded_tokens(2500, 32) == 2528);
   CHECK(block_rounded_tokens(2496, 32) == 2496);
   CHECK(block_rounded_tokens(2500, 1) == 2500);
+}
+
+TEST_CASE("vLLM frees a sliding window's older K/V; SGLang and TensorRT-LLM keep every token") {
+  ModelSpec m = shipped_model("llama3-8b");
+  m.window = AttentionWindow{1024, WindowKind::sliding, 2};  // half the layers slide
+  // 8,000 tokens: the full layers hold 8,000, the sliding ones cdiv(1023, 16) + 1 = 65 blocks of
+  // 16 = 1,040; half and half, 4,520 tokens of every layer.
+  CHECK(request_cache_tokens(m, 8000, 16, true) == 4520);
+  CHECK(request_cache_tokens(m, 8000, 16, false) == 8000);
+  CHECK(request_cache_tokens(m, 8000, 32, false) == 8000);
+  // Within the window nothing is freed.
+  CHECK(request_cache_tokens(m, 1000, 16, true) == 1008);
+  // Chunked local attention (Llama 4) keeps every token: vLLM leaves it out of the hybrid manager.
+  m.window->kind = WindowKind::chunked;
+  CHECK(request_cache_tokens(m, 8000, 16, true) == 8000);
+  // The vLLM preset frees, the others do not.
+  CHECK(engine_preset(Engine::vllm).drops_sliding_window_kv);
+  CHECK_FALSE(engine_preset(Engine::sglang).drops_sliding_window_kv);
+  CHECK_FALSE(engine_preset(Engine::trtllm).drops_sliding_window_kv);
 }
