@@ -27,6 +27,7 @@ struct PlanOptions {
   int threads = 0;  // 0: hardware concurrency
   int simulate_top = 0;
   double tokens = 0;  // token budget; 0: no time to train
+  int64_t max_uneven_deficit = SearchOptions{}.max_uneven_deficit;
 };
 
 // A progress bar on stderr, only when stderr is a terminal (cli/progress_bar.h).
@@ -56,6 +57,7 @@ int run_plan(const PlanOptions& o) {
                      : o.objective == "tokens_per_s" ? Objective::tokens_per_s
                                                      : Objective::mfu;
   search.top_k = o.top;
+  search.max_uneven_deficit = o.max_uneven_deficit;
   search.threads = thread_count(o.threads);
   search.progress = progress_bar();
   search.launcher = launcher_check(model.options(), o.in);
@@ -100,6 +102,10 @@ CLI::App* add_plan_command(CLI::App& app, int& exit_code) {
   sub->add_option("--objective", o->objective, "ranking: mfu | tokens_per_s | memory")
       ->check(CLI::IsMember({"mfu", "tokens_per_s", "memory"}));
   sub->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 10000));
+  sub->add_option("--max-uneven-deficit", o->max_uneven_deficit,
+                  "search pp·vpp chunk counts that leave up to this many layers short of equal "
+                  "chunks (default 2; DeepSeek-V3's 61 layers over 16 stages need 3)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000}));
   add_threads_option(sub, o->threads,
                      "worker threads (default: all cores); output is the same for any count");
   sub->add_option("--simulate-top", o->simulate_top,

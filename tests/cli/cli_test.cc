@@ -611,6 +611,30 @@ TEST_CASE("the build writes a man page and bash/zsh completions from --help") {
   CHECK(zsh.find("help memory estimate plan sweep") != std::string::npos);
 }
 
+TEST_CASE(
+    "--max-uneven-deficit 3 plans DeepSeek-V3's 61 layers on 16 stages; torchtitan's job "
+    "file names them") {
+  const std::string in = "--model " + repo_path("models/deepseek-v3.yaml") + " --cluster " +
+                         repo_path("topologies/dgx-h100-2048n.yaml") + " --gpus 2048";
+  const std::string fix = " --fix tp=1,pp=16,vpp=1,ep=64 --top 1";
+  // By default chunk counts at most 2 layers short are searched: none of pp 16.
+  Run none = run_meshplan("plan --framework torchtitan " + in + fix);
+  CHECK(none.out.find("pp·vpp must split the 61 layers evenly, or at most 2 short") !=
+        std::string::npos);
+  Run r = run_meshplan("plan --framework torchtitan " + in + fix + " --max-uneven-deficit 3");
+  REQUIRE(r.rc == 0);
+  const size_t at = r.out.find("best: --layout ");
+  REQUIRE(at != std::string::npos);
+  const std::string layout = r.out.substr(at + 15, r.out.find('\n', at) - (at + 15));
+  CHECK(layout.find("pp=16") != std::string::npos);
+  CHECK(layout.find("uneven=true") != std::string::npos);
+  Run toml = run_meshplan("export --format torchtitan-toml " + in + " --layout " + layout);
+  REQUIRE(toml.rc == 0);
+  CHECK(toml.out.find("module_fqns_per_model_part = [\n  [\"tok_embeddings\", \"layers.0\", "
+                      "\"layers.1\", \"layers.2\"],\n") != std::string::npos);
+  CHECK(run_meshplan("export --format torchtitan " + in + " --layout " + layout).rc == 2);
+}
+
 TEST_CASE("a report names the model's local attention: Llama 4 Scout's chunks on 36 of 48 layers") {
   const auto out = std::filesystem::temp_directory_path() /
                    (std::to_string(::getpid()) + "-meshplan-cli-report-window");
