@@ -41,6 +41,16 @@ int64_t representative_layer(const ModelSpec& m, bool moe_layers, bool local) {
   return -1;
 }
 
+KindLayers kind_layers(const ModelSpec& m, bool moe_layers) {
+  const int64_t local = representative_layer(m, moe_layers, true),
+                global = representative_layer(m, moe_layers, false);
+  if (local < 0 || global < 0) {
+    const int64_t only = local >= 0 ? local : std::max<int64_t>(global, 0);
+    return {only, only, 0};
+  }
+  return {global, local, local_attention_share(m, moe_layers)};
+}
+
 double local_keys(const AttentionWindow& w, int64_t position) {
   if (position <= 0) return 0;
   return static_cast<double>(w.kind == WindowKind::sliding ? std::min(position, w.tokens)
@@ -68,11 +78,15 @@ double local_keys_sum(const AttentionWindow& w, int64_t first, int64_t count) {
   return keys_through(w, first + count) - keys_through(w, first);
 }
 
+int64_t local_layers(const ModelSpec& m) {
+  int64_t local = 0;
+  for (int64_t i = 0; m.window && i < m.layers; ++i) local += m.attends_locally(i) ? 1 : 0;
+  return local;
+}
+
 double local_layer_share(const ModelSpec& m) {
   if (!m.window || m.layers == 0) return 0;
-  int64_t local = 0;
-  for (int64_t i = 0; i < m.layers; ++i) local += m.attends_locally(i) ? 1 : 0;
-  return static_cast<double>(local) / static_cast<double>(m.layers);
+  return static_cast<double>(local_layers(m)) / static_cast<double>(m.layers);
 }
 
 }  // namespace meshplan

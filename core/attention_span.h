@@ -29,13 +29,22 @@ double local_attention_share(const ModelSpec& m, bool moe_layers);
 // A local layer of the kind, or a global one (`local` false); -1 when the kind has none.
 int64_t representative_layer(const ModelSpec& m, bool moe_layers, bool local);
 
+// The layers a kind (MoE or dense) is priced by: a global and a local one, blended by the local
+// share; a kind of one sort only (or none: layer 0) has both fields on that layer and share 0.
+struct KindLayers {
+  int64_t global = 0, local = 0;
+  double local_share = 0;
+};
+KindLayers kind_layers(const ModelSpec& m, bool moe_layers);
+
 // Serving counts per query: the keys the query at 1-based position `position` (itself and the
 // tokens before it) reads on a local layer: min(position, w) in a sliding window, its place in its
 // chunk ((position − 1) mod c) + 1 in chunked attention.
 double local_keys(const AttentionWindow& w, int64_t position);
 // The sum of local_keys over the queries at positions first + 1 … first + count.
 double local_keys_sum(const AttentionWindow& w, int64_t first, int64_t count);
-// Of all the model's layers, the share that attend locally (0 without a window).
+// The model's layers that attend locally (0 without a window), and their share of all layers.
+int64_t local_layers(const ModelSpec& m);
 double local_layer_share(const ModelSpec& m);
 
 }  // namespace meshplan

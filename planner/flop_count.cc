@@ -71,15 +71,11 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens,
 
 LayerFlops kind_forward_flops(const ModelSpec& m, bool moe_layers, double tokens, double seq_len,
                               const FlopOptions& o) {
-  const int64_t local = representative_layer(m, moe_layers, true),
-                global = representative_layer(m, moe_layers, false);
-  if (local < 0 || global < 0)
-    return layer_forward_flops(m, local >= 0 ? local : std::max<int64_t>(global, 0), tokens,
-                               seq_len, o);
-  const double share = local_attention_share(m, moe_layers);
-  LayerFlops f = layer_forward_flops(m, global, tokens, seq_len, o);
-  const LayerFlops l = layer_forward_flops(m, local, tokens, seq_len, o);
-  f.attention_core += share * (l.attention_core - f.attention_core);
+  const KindLayers k = kind_layers(m, moe_layers);
+  LayerFlops f = layer_forward_flops(m, k.global, tokens, seq_len, o);
+  if (k.local_share == 0) return f;
+  const LayerFlops l = layer_forward_flops(m, k.local, tokens, seq_len, o);
+  f.attention_core += k.local_share * (l.attention_core - f.attention_core);
   f.module[static_cast<size_t>(RecomputeModule::core_attn)] = f.attention_core;
   return f;
 }

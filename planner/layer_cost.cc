@@ -89,16 +89,12 @@ AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& 
   const double s_kv = static_cast<double>(ctx.seq_len);
   AttentionTimes t;
   if (m.attention == AttentionKind::flash) {
-    const int64_t local = representative_layer(m, moe_layer, true),
-                  global = representative_layer(m, moe_layer, false);
-    if (local < 0 || global < 0)
-      return flash_attention_times(ctx, key, tokens,
-                                   local >= 0 ? local : std::max<int64_t>(0, global));
-    const double share = local_attention_share(m, moe_layer);
-    const AttentionTimes l = flash_attention_times(ctx, key, tokens, local),
-                         g = flash_attention_times(ctx, key, tokens, global);
-    return {g.forward + share * (l.forward - g.forward),
-            g.backward + share * (l.backward - g.backward)};
+    const KindLayers k = kind_layers(m, moe_layer);
+    const AttentionTimes g = flash_attention_times(ctx, key, tokens, k.global);
+    if (k.local_share == 0) return g;
+    const AttentionTimes l = flash_attention_times(ctx, key, tokens, k.local);
+    return {g.forward + k.local_share * (l.forward - g.forward),
+            g.backward + k.local_share * (l.backward - g.backward)};
   }
   // Standard attention: batched GEMMs per sequence and head, and the s×s scores through HBM
   // (softmax read+write, dropout mask and output when dropout is on).

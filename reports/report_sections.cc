@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/attention_span.h"
 #include "core/units.h"
 #include "planner/profile_lookup.h"
 #include "reports/text_format.h"
@@ -28,12 +29,10 @@ std::string model_table(const ReportData& d) {
       {"MLP, norm, attention",
        fmt::format("{}, {}, {}", to_string(m.mlp), to_string(m.norm), to_string(m.attention))}};
   if (m.window) {
-    int64_t local = 0;
-    for (int64_t i = 0; i < m.layers; ++i) local += m.attends_locally(i) ? 1 : 0;
     const bool chunked = m.window->kind == WindowKind::chunked;
     rows.push_back({"local attention", fmt::format("{} of {} tokens on {} of {} layers",
                                                    chunked ? "chunks" : "sliding window",
-                                                   m.window->tokens, local, m.layers)});
+                                                   m.window->tokens, local_layers(m), m.layers)});
   }
   if (m.moe) {
     rows.push_back(
