@@ -160,9 +160,11 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
     f.recompute = rc == "full"        ? Recompute::full
                   : rc == "selective" ? Recompute::selective
                                       : Recompute::none;
-    // A published "full" checkpoints every layer (Megatron-LM --checkpoint-num-layers and
-    // --recompute-num-layers default to 1): not the uniform method's larger groups.
-    if (f.recompute == Recompute::full) f.recompute_layers = 0;
+    // A published method is the whole of it: "full" checkpoints every layer (Megatron-LM
+    // --checkpoint-num-layers and --recompute-num-layers default to 1), not the uniform method's
+    // larger groups; "none" and "selective" recompute no whole layer (meshplan's partial full
+    // recompute, recompute_layers > 0, is not what the run did).
+    f.recompute_layers = 0;
   } else {
     r.searched.push_back("recompute");
   }

@@ -20,7 +20,7 @@ std::vector<CollectiveSample> synthetic(double alpha, double busbw, double facto
   return out;
 }
 
-TEST_CASE("exact samples give back alpha; busbw is capped at the best measured bandwidth") {
+TEST_CASE("exact samples give back alpha, busbw is capped at the best measured bandwidth") {
   // 8-rank all-reduce: factor 1.75; α = 15 µs, busbw = 360 GB/s.
   auto fit = fit_alpha_beta(synthetic(15e-6, 360e9, 1.75, 0, 1), 1.75, "ar");
   REQUIRE(fit.ok());

@@ -25,7 +25,7 @@ TEST_CASE("one process when no launcher announced a count") {
   CHECK(launched_processes() == 1);
 }
 
-TEST_CASE("each launcher's variable gives the process count; the largest wins") {
+TEST_CASE("each launcher's variable gives the process count, the largest wins") {
   LauncherEnv env;
   env.set("OMPI_COMM_WORLD_SIZE", "2");
   CHECK(launched_processes() == 2);

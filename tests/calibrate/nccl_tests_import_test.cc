@@ -217,7 +217,7 @@ TEST_CASE("a 50,000-character rank line is refused without recursing") {
         "nccl-tests log");
 }
 
-TEST_CASE("a 4,096-character rank line is read; longer NCCL INFO lines are skipped") {
+TEST_CASE("a 4,096-character rank line is read, longer NCCL INFO lines are skipped") {
   const std::string host(4096 - 79, 'h');  // the line is 4,096 characters
   auto r = parse_nccl_tests(edited_log("on dgx-h100-01 device  0", "on " + host + " device  0") +
                                 "x:1:1 [0] NCCL INFO Ring 00 : " + std::string(100'000, '0') + "\n",

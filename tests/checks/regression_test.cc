@@ -68,7 +68,7 @@ TEST_CASE("quantize rounds to the precision the baseline holds") {
   CHECK(percent_text(0) == "0.000");
 }
 
-TEST_CASE("an MFU change within the tolerance passes; beyond it fails") {
+TEST_CASE("an MFU change within the tolerance passes, beyond it fails") {
   CHECK(compare(record(40.4), record(40.0)).passed());
   CHECK(compare(record(40.5), record(40.0)).passed());  // exactly the tolerance
   RegressionReport up = compare(record(40.501), record(40.0));
@@ -194,7 +194,7 @@ TEST_CASE("evaluation is the same for any thread count") {
   CHECK(one->at(1).record.mfu_percent > 0);
 }
 
-TEST_CASE("a scenario may name a framework preset; an unknown one is an error at its place") {
+TEST_CASE("a scenario may name a framework preset, an unknown one is an error at its place") {
   Result<std::vector<RegressionScenario>> s =
       load_scenarios(write_scenarios(kEntry + "    layout: \"tp=8\"\n    framework: deepspeed\n"));
   REQUIRE(s.ok());

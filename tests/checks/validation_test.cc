@@ -149,7 +149,7 @@ TEST_CASE(
   CHECK(run_named(runs.value(), "narayanan21-t1-1.7b").model.dropout);
 }
 
-TEST_CASE("a row's framework overrides its source's; unknown names get 'did you mean'") {
+TEST_CASE("a row's framework overrides its source's, unknown names get 'did you mean'") {
   Result<std::vector<PublishedRun>> own = load_text(one_run("", ", framework: fsdp2"));
   REQUIRE_MESSAGE(own.ok(), (own.ok() ? "" : format_diagnostics(own.errors())));
   CHECK(own->front().framework == "fsdp2");
@@ -174,7 +174,7 @@ TEST_CASE("a row's framework overrides its source's; unknown names get 'did you 
         "names no model of the file's `models:` map (did you mean 'm8b'?)");
 }
 
-TEST_CASE("a row states a gradient dtype its configuration set; a wrong one is refused") {
+TEST_CASE("a row states a gradient dtype its configuration set, a wrong one is refused") {
   const std::string fixed = ", mbs: 1, recompute: none, schedule: 1f1b";
   Result<std::vector<PublishedRun>> bf16 = load_text(one_run(fixed, ", grad_reduce_dtype: bf16"));
   REQUIRE_MESSAGE(bf16.ok(), (bf16.ok() ? "" : format_diagnostics(bf16.errors())));
@@ -196,7 +196,7 @@ TEST_CASE("a row states a gradient dtype its configuration set; a wrong one is r
   CHECK(typo.errors().front().value == "bf8");
 }
 
-TEST_CASE("a row states FP8 parameters its configuration set; a non-boolean is refused") {
+TEST_CASE("a row states FP8 parameters its configuration set, a non-boolean is refused") {
   const std::string fixed = ", mbs: 1, recompute: none, schedule: 1f1b";
   Result<std::vector<PublishedRun>> fp8 = load_text(one_run(fixed, ", fp8_params: true"));
   REQUIRE_MESSAGE(fp8.ok(), (fp8.ok() ? "" : format_diagnostics(fp8.errors())));

@@ -21,7 +21,7 @@ TEST_CASE("progress_line rounds cells and percent down") {
   CHECK(progress_line(200, 200, 10) == "\r[##########] 100%");
 }
 
-TEST_CASE("updates within 0.1 s of the last redraw are not drawn; the final one always is") {
+TEST_CASE("updates within 0.1 s of the last redraw are not drawn, the final one always is") {
   Fake f;
   f.bar.update(1, 100);  // first: drawn
   f.now_s = 0.05;

@@ -42,7 +42,7 @@ TEST_CASE("Gemma 2's sliding window: 4,096 keys at 8K tokens make 3,072 per quer
   CHECK(representative_layer(m, false, false) == 1);
 }
 
-TEST_CASE("Gemma 3: five local layers in six; Mistral 7B: every layer local") {
+TEST_CASE("Gemma 3: five local layers in six, Mistral 7B: every layer local") {
   const ModelSpec gemma3 = windowed(26, 512, WindowKind::sliding, 6);
   CHECK(local_attention_share(gemma3, false) == doctest::Approx(22.0 / 26));  // 5, 11, 17, 23
   CHECK_FALSE(gemma3.attends_locally(5));

@@ -60,7 +60,7 @@ TEST_CASE("inline GPU types are read with their units") {
   CHECK(r->network[0].latency_s == doctest::Approx(2e-6));
 }
 
-TEST_CASE("a DGX GPU brings its host; host: overrides it key by key") {
+TEST_CASE("a DGX GPU brings its host, host: overrides it key by key") {
   const ClusterSpec dgx = load("dgx-h100-1n.yaml");
   CHECK(dgx.host.memory_bytes == 2e12);                     // DGX H100: 2 TB
   CHECK(dgx.host.memory_bytes_per_s == 614.4e9);            // 2 × 8 channels of DDR5-4800

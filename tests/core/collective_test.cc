@@ -23,7 +23,7 @@ TEST_CASE("ring steps over 4 ranks: all-reduce 6, all-gather 3, send/recv 1") {
   CHECK(collective_info(Collective::send_recv).ring_steps(4) == 1.0);
 }
 
-TEST_CASE("the planner's collectives come first, in enum order; names find their rows") {
+TEST_CASE("the planner's collectives come first, in enum order, names find their rows") {
   CHECK(std::string(collective_info(Collective::reduce_scatter).name) == "reduce_scatter");
   CHECK(std::string(collective_info(Collective::send_recv).nccl_tests_name) == "sendrecv");
   REQUIRE(find_collective("broadcast") != nullptr);

@@ -86,7 +86,7 @@ TEST_CASE("local attention as transformers builds it: Gemma 2/3 windows, Llama 4
   CHECK_FALSE(load("mixtral-8x7b.json").window.has_value());
 }
 
-TEST_CASE("layer_types gives the pattern; one without a fixed interval is refused by name") {
+TEST_CASE("layer_types gives the pattern, one without a fixed interval is refused by name") {
   const std::string head =
       R"({"model_type": "gemma2", "num_hidden_layers": 4, "hidden_size": 64,
  "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128, "sliding_window": 16, )";
@@ -134,7 +134,7 @@ TEST_CASE("DeepSeek-V2-Lite: MLA without a query LoRA, 64 experts: 15,706,484,22
   CHECK(total_params(m) == 15'706'484'224);
 }
 
-TEST_CASE("DeepSeek routers: V3 sigmoid, x2.5, noaux_tc bias; V2-Lite softmax, x1, none") {
+TEST_CASE("DeepSeek routers: V3 sigmoid, x2.5, noaux_tc bias, V2-Lite softmax, x1, none") {
   const ModelSpec v3 = load("deepseek-v3.json");
   CHECK(v3.moe->sigmoid_router);
   CHECK(v3.moe->routed_scaling == 2.5);

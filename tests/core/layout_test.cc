@@ -38,7 +38,7 @@ TEST_CASE("layout string sets every field and leaves the documented defaults") {
         "sp=true,schedule=1f1b,tp_overlap=false,uneven=false,order=tp-cp-dp-pp");
 }
 
-TEST_CASE("vpp > 1 defaults the schedule to interleaved; tp = 1 defaults sp off") {
+TEST_CASE("vpp > 1 defaults the schedule to interleaved, tp = 1 defaults sp off") {
   Result<Layout> r = parse_layout("pp=4,vpp=2");
   REQUIRE(r.ok());
   CHECK(r->schedule == Schedule::interleaved);
@@ -106,7 +106,7 @@ TEST_CASE("interleaving needs a schedule, pp > 1, and micro-batches in multiples
         "(12) to be a multiple of pp (Megatron-LM)\n");
 }
 
-TEST_CASE("dualpipe needs 2·pp micro-batches, an even pp and count; dualpipev vpp = 2") {
+TEST_CASE("dualpipe needs 2·pp micro-batches, an even pp and count, dualpipev vpp = 2") {
   auto too_few = [](int has) {
     return "--layout: error: field 'schedule' = 'dualpipe': needs at least 2·pp = 8 "
            "micro-batches (it has " +
@@ -127,7 +127,7 @@ TEST_CASE("dualpipe needs 2·pp micro-batches, an even pp and count; dualpipev v
         "--layout: error: field 'vpp' = '1': " + needs_vpp2);
 }
 
-TEST_CASE("zb-v needs vpp = 2; zb-interleaved vpp ≥ 2 and micro-batches in multiples of pp") {
+TEST_CASE("zb-v needs vpp = 2, zb-interleaved vpp ≥ 2 and micro-batches in multiples of pp") {
   CHECK(errors_of("tp=8,pp=4,dp=16,vpp=2,schedule=zb-v", 512).empty());
   CHECK(errors_of("tp=8,pp=4,dp=16,schedule=zb-v", 512) ==
         "--layout: error: field 'vpp' = '1': schedule=zb-v needs vpp=2 (each rank holds two "
@@ -145,7 +145,7 @@ TEST_CASE("zb-v needs vpp = 2; zb-interleaved vpp ≥ 2 and micro-batches in mul
         "torch.distributed.pipelining runs it)\n");
 }
 
-TEST_CASE("offload needs a ZeRO stage; act_offload at most a stage's layers") {
+TEST_CASE("offload needs a ZeRO stage, act_offload at most a stage's layers") {
   CHECK(errors_of("tp=8,zero=0,offload=cpu", 512) ==
         "--layout: error: field 'offload' = 'cpu': needs zero ≥ 1 (the optimizer states "
         "offloaded are the ZeRO-sharded ones)\n");

@@ -363,7 +363,7 @@ TEST_CASE("torchtitan: a split its less_layers options cannot make is named modu
   CHECK(all.find("\"layers.79\", \"norm\", \"output\"],") != std::string::npos);
 }
 
-TEST_CASE("torchtitan: MoE with tp > 1 splits experts over tp too; zb-h1 is refused") {
+TEST_CASE("torchtitan: MoE with tp > 1 splits experts over tp too, zb-h1 is refused") {
   const ModelSpec m = model("mixtral-8x7b");
   const std::string out =
       exported(Launcher::torchtitan, m, layout("tp=2,ep=8,zero=2,mbs=1", m, 64));
@@ -375,7 +375,7 @@ TEST_CASE("torchtitan: MoE with tp > 1 splits experts over tp too; zb-h1 is refu
                   "zb-h1 runs one") != std::string::npos);
 }
 
-TEST_CASE("torchtitan: etp=1 names degree 1; other folds and an ep short of cp·tp are refused") {
+TEST_CASE("torchtitan: etp=1 names degree 1, other folds and an ep short of cp·tp are refused") {
   const ModelSpec m = model("mixtral-8x7b");
   const std::string out =
       exported(Launcher::torchtitan, m, layout("tp=8,ep=8,etp=1,zero=2,mbs=1", m, 64));
@@ -391,7 +391,7 @@ TEST_CASE("torchtitan: etp=1 names degree 1; other folds and an ep short of cp·
             .find("field 'etp' = '1': ") != std::string::npos);
 }
 
-TEST_CASE("torchtitan runs dualpipev as DualPipeV; only it refuses none of the dual schedules") {
+TEST_CASE("torchtitan runs dualpipev as DualPipeV, only it refuses none of the dual schedules") {
   const ModelSpec dense = model("llama3-8b");
   const std::string out = exported(Launcher::torchtitan, dense,
                                    layout("tp=2,pp=4,vpp=2,schedule=dualpipev,zero=2", dense, 64));

@@ -233,7 +233,7 @@ TEST_CASE("Megatron-LM and NeMo: the MoE layer pattern, dense layers first or in
   CHECK(nemo.find("  moe_shared_expert_intermediate_size: 8192") != std::string::npos);
 }
 
-TEST_CASE("Megatron-LM: MoE dispatch and grouped GEMM as priced; the RoPE base") {
+TEST_CASE("Megatron-LM: MoE dispatch and grouped GEMM as priced, the RoPE base") {
   const ModelSpec mixtral = model("mixtral-8x7b");
   const std::string moe =
       exported(Launcher::megatron, mixtral, layout("tp=2,pp=2,ep=4,zero=1", mixtral, 64));
@@ -281,7 +281,7 @@ TEST_CASE("DeepSeek-V3's router as its config gives it: sigmoid scores, x2.5, ex
   CHECK(plain.find("--moe-router-enable-expert-bias") == std::string::npos);
 }
 
-TEST_CASE("Megatron-LM: experts folded apart from TP name their expert TP size; unfolded none") {
+TEST_CASE("Megatron-LM: experts folded apart from TP name their expert TP size, unfolded none") {
   const ModelSpec mixtral = model("mixtral-8x7b");
   const std::string folded =
       exported(Launcher::megatron, mixtral, layout("tp=8,ep=8,etp=1,zero=1", mixtral, 64));
@@ -309,7 +309,7 @@ TEST_CASE("Megatron-LM and NeMo 2: selective recompute names its modules when no
 }
 
 TEST_CASE(
-    "Megatron-LM: ZeRO-2/3 through Megatron-FSDP; tp-pp-dp rank order without CP, EP or FSDP") {
+    "Megatron-LM: ZeRO-2/3 through Megatron-FSDP, tp-pp-dp rank order without CP, EP or FSDP") {
   const ModelSpec m = model("llama3-8b");
   const std::string z2 = exported(Launcher::megatron, m, layout("tp=2,zero=2", m, 64));
   CHECK(z2.find("--use-distributed-optimizer \\\n--use-megatron-fsdp \\\n"
@@ -373,7 +373,7 @@ std::set<std::string> nemo_keys() {
   return keys;
 }
 
-TEST_CASE("NeMo: keys the GPT config lacks say they need '+'; interleaving overlaps p2p") {
+TEST_CASE("NeMo: keys the GPT config lacks say they need '+', interleaving overlaps p2p") {
   const std::set<std::string> known = nemo_keys();
   REQUIRE(known.size() == 116);
   const ModelSpec m = model("mixtral-8x7b");

@@ -68,7 +68,7 @@ TEST_CASE("a fwd+bwd figure splits with backward at 0.87x the forward throughput
 }
 
 TEST_CASE(
-    "the first preferred kernel the profile has is used; the other mask stands in when one is "
+    "the first preferred kernel the profile has is used, the other mask stands in when one is "
     "missing") {
   CalibrationProfile p;
   p.attention = {sample("fa2", 128, 4096, false, 300e12, 300e12),

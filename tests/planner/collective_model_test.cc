@@ -124,7 +124,7 @@ TEST_CASE("all-to-all sends each level its share, and the slowest level bounds i
         doctest::Approx(std::max(nvlink, ib)).epsilon(1e-12));
 }
 
-TEST_CASE("the nearest fit's busbw; between two fits, α linear in ring steps") {
+TEST_CASE("the nearest fit's busbw, between two fits, α linear in ring steps") {
   ClusterSpec c = two_level_cluster(1);
   CalibrationProfile p = profile_with("all_reduce", "nvlink", 2, 6e-6, 300e9);
   CollectiveFit eight = p.collectives.front();

@@ -230,7 +230,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "hybrid sharding: states divide by the shard group; gradients reduce-scatter in it, "
+    "hybrid sharding: states divide by the shard group, gradients reduce-scatter in it, "
     "all-reduce across replicas, weights all-gather in it") {
   Case c;
   c.model = shipped_model("llama3-8b");

@@ -95,7 +95,7 @@ TEST_CASE("the cost model reports the same step FLOPs as step_flops") {
   CHECK(e.breakdown.total_s() == doctest::Approx(e.step_time_s).epsilon(1e-15));
 }
 
-TEST_CASE("a sliding window cuts the attention term of its layers; the cost model agrees") {
+TEST_CASE("a sliding window cuts the attention term of its layers, the cost model agrees") {
   // Half the layers slide over 1,024 keys at s = 4,096: (4096·1024 − 1024²/2)/4096 = 896 keys
   // per query under the mask, 1,792 by the full square (global: 4,096), so those layers' s/(6h)
   // term shrinks to 1792/4096 of itself.

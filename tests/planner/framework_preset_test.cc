@@ -176,7 +176,7 @@ TEST_CASE("zero_reduce_every_micro_batch and overlap_param_gather move only DP t
   CHECK(dp_time(exposed_gather, zero1) > dp_time(CostOptions{}, zero1));
 }
 
-TEST_CASE("a gradient reduction dtype overrides the preset's gradient bytes; '' keeps them") {
+TEST_CASE("a gradient reduction dtype overrides the preset's gradient bytes, '' keeps them") {
   CostOptions o = with("megatron-core");
   CHECK(o.memory.grad_bytes_per_param == 4);  // bf16 training forces fp32 main gradients
   REQUIRE(apply_grad_reduce_dtype("bf16", o).ok());

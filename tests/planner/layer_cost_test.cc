@@ -55,7 +55,7 @@ double a2a_pass_s(const Fixture& f, const GroupShape& group) {
 }  // namespace
 
 TEST_CASE(
-    "allgather CP: K/V gathered before attention, exposed; backward regathers and "
+    "allgather CP: K/V gathered before attention, exposed, backward regathers and "
     "reduce-scatters dK/dV") {
   const Fixture f;
   const LayerCost c = f.cost(CpKind::allgather, 1, 1);
@@ -78,7 +78,7 @@ TEST_CASE("a2a CP (Ulysses): Q, K, V in and the output back by all-to-all, each 
 }
 
 TEST_CASE(
-    "ring CP: cp−1 K/V steps hidden behind attention; a2a's kernel sees the whole "
+    "ring CP: cp−1 K/V steps hidden behind attention, a2a's kernel sees the whole "
     "sequence") {
   const Fixture f;
   const LayerCost ring = f.cost(CpKind::ring, 1, 4);
@@ -130,7 +130,7 @@ TEST_CASE("ep_overlap: dispatch and combine hide behind the other micro-batch's 
   CHECK(hidden.forward_s == exposed.forward_s);
 }
 
-TEST_CASE("MoE dispatch: DeepEP sends one copy per remote node; group limits shrink it") {
+TEST_CASE("MoE dispatch: DeepEP sends one copy per remote node, group limits shrink it") {
   // DeepSeek-V3 (top-8 of 256 experts, 8 groups, at most 4 per token) with ep = 64 over 8
   // nodes of 8 GPUs. A balanced router lands a token on u·(1 − (1 − 1/u)^8) nodes of the u it
   // may use: 3.60 of 4 with the limit, 5.25 of 8 without.

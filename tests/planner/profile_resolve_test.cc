@@ -30,7 +30,7 @@ CalibrationProfile shipped_profile(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("--profile replaces only the sections it has; the cluster's profile keeps the rest") {
+TEST_CASE("--profile replaces only the sections it has, the cluster's profile keeps the rest") {
   const ClusterSpec cluster = shipped_cluster("dgx-h100-1n");  // profile: h100-published
   const CalibrationProfile published = shipped_profile("h100-published");
   CalibrationProfile gemm_only;
@@ -47,7 +47,7 @@ TEST_CASE("--profile replaces only the sections it has; the cluster's profile ke
   CHECK(merged->attention.size() == published.attention.size());
   bool credited = false;
   for (const std::string& s : merged->provenance.sources)
-    credited = credited || s == "merged: gemm bf16 from " + path;
+    credited = credited || s == "merged: gemm bf16 from " + path + " (published)";
   CHECK(credited);
   // Without --profile, the cluster's own profile, unmerged.
   Result<CalibrationProfile> own = resolve_profile(cluster, "", ProfileSearchPath{});
@@ -57,7 +57,7 @@ TEST_CASE("--profile replaces only the sections it has; the cluster's profile ke
   std::filesystem::remove(path);
 }
 
-TEST_CASE("profile warnings: another GPU; collective fits on no level of the cluster") {
+TEST_CASE("profile warnings: another GPU, collective fits on no level of the cluster") {
   const ClusterSpec h100 = shipped_cluster("dgx-h100-1n");
   CHECK(profile_warnings(shipped_profile("h100-measured"), h100).empty());  // "NVIDIA H100 ..."
   CHECK(profile_warnings(shipped_profile("h100-published"), h100).empty());

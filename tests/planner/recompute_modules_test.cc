@@ -47,7 +47,7 @@ TEST_CASE("what each module's recompute drops from a dense layer") {
   CHECK(a.stored(Recompute::selective) == a.no_recompute());  // the default: core_attn
 }
 
-TEST_CASE("what each module's recompute drops from an MoE layer; moe holds moe_act's") {
+TEST_CASE("what each module's recompute drops from an MoE layer, moe holds moe_act's") {
   const ModelSpec m = testing::shipped_model("mixtral-8x7b");
   const LayerActivations a = layer_activations(m, 0, {1, 4096, 1, 1, 1, false});
   const double routed = 2 * T;  // top-2 copies

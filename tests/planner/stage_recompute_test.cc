@@ -148,7 +148,7 @@ TEST_CASE("the search ranks per-stage counts above the uniform count they improv
   }
 }
 
-TEST_CASE("no launcher runs per-stage counts: each refuses them; a plan for one never makes them") {
+TEST_CASE("no launcher runs per-stage counts: each refuses them, a plan for one never makes them") {
   const ModelSpec m = shipped_model("llama3-70b");
   const Layout l = tp8_pp4("6:4:2:0");
   for (const std::string& name : launcher_names()) {

@@ -34,7 +34,7 @@ Workload offline(int64_t requests, int64_t isl, int64_t osl) {
 }  // namespace
 
 TEST_CASE(
-    "disaggregated: prompts run whole one step each; the first token lands after the transfer") {
+    "disaggregated: prompts run whole one step each, the first token lands after the transfer") {
   // Two 100-token prompts, 150 tokens a prefill step: the second does not fit beside the first.
   // Prefill [0, 1] and [1, 2]; transfers end at 1.5 and 2.5; two decode steps of 0.1 s each
   // finish the 3-token answers at 1.7 and 2.7.
@@ -81,7 +81,7 @@ TEST_CASE("disaggregated: a request that arrives during a decode step joins at t
   CHECK(r.requests[2].finish_s == doctest::Approx(4.2));
 }
 
-TEST_CASE("disaggregated: two prefill workers run prompts side by side; decode picks the emptier") {
+TEST_CASE("disaggregated: two prefill workers run prompts side by side, decode picks the emptier") {
   DisaggregatedLimits l = one_each(0.25);
   l.prefill_workers = 2;
   l.decode_workers = 2;

@@ -46,7 +46,7 @@ TEST_CASE("kv cache: a request's tokens round up to whole blocks") {
   CHECK(block_rounded_tokens(2500, 1) == 2500);
 }
 
-TEST_CASE("vLLM frees a sliding window's older K/V; SGLang and TensorRT-LLM keep every token") {
+TEST_CASE("vLLM frees a sliding window's older K/V, SGLang and TensorRT-LLM keep every token") {
   ModelSpec m = shipped_model("llama3-8b");
   m.window = AttentionWindow{1024, WindowKind::sliding, 2};  // half the layers slide
   // 8,000 tokens: the full layers hold 8,000, the sliding ones cdiv(1023, 16) + 1 = 65 blocks of

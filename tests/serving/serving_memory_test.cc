@@ -22,7 +22,7 @@ TEST_CASE("serving memory: BF16 weights are two bytes per parameter of llama3-8b
   CHECK(weight_bytes_per_gpu(m, ServingLayout{}, WeightFormat::bf16) == 2 * 8'030'261'248.0);
 }
 
-TEST_CASE("serving memory: FP8 quantizes the linear layers; embedding, head and norms stay BF16") {
+TEST_CASE("serving memory: FP8 quantizes the linear layers, embedding, head and norms stay BF16") {
   const ModelSpec m = shipped_model("llama3-8b");
   CHECK(weight_bytes_per_gpu(m, ServingLayout{}, WeightFormat::fp8) ==
         kLlama8bLinear + 2 * kLlama8bOther);  // 9,081,200,640
