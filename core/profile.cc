@@ -38,6 +38,7 @@
 //       latency_us: 15
 //       busbw_GBps: 360
 //       half_peak_bytes: 5400000
+//   peer_all_reduce: {latency_us: 6.7, peer_read_GBps: 402, max_bytes: 8388608, source: "..."}
 //   notes: [cpu backend: no collectives measured]
 //
 // Units: tflops = 1e12 FLOP/s, GBps = 1e9 bytes/s, us = 1e-6 s. The conversion is done on the
@@ -392,13 +393,24 @@ AttentionSample read_attention_sample(const YamlNode& n) {
   return s;
 }
 
+PeerAllReduceFit read_peer(const YamlNode& n) {
+  if (!n.is_map()) n.fail("must be a mapping {latency_us, peer_read_GBps, max_bytes, source}");
+  n.expect_only_keys({"latency_us", "peer_read_GBps", "max_bytes", "source"});
+  PeerAllReduceFit f;
+  f.latency_s = parse_scaled(n.child("latency_us"), kMicro);
+  f.peer_read_bytes_per_s = parse_scaled(n.child("peer_read_GBps"), kGiga, Zero::refused);
+  f.max_bytes = get_scaled(n, "max_bytes", 0, Zero::refused);
+  f.source = get_text(n, "source", "");
+  return f;
+}
+
 CalibrationProfile read_profile(const YamlNode& root) {
   if (!root.is_map()) root.fail("must be a mapping (a calibration profile)");
   root.expect_only_keys({"name", "provenance", "gemm", "hbm_GBps", "attention_efficiency",
                          "attention", "fp8_quantization_overhead", "sustained_compute_ratio",
                          "gpu_compute_spread", "intra_node_bus_efficiency",
-                         "inter_node_bus_efficiency", "collectives", "notes", "complete",
-                         "missing"});
+                         "inter_node_bus_efficiency", "collectives", "peer_all_reduce", "notes",
+                         "complete", "missing"});
   CalibrationProfile p;
   p.name = get_text(root, "name", file_stem(root.file()));
   p.provenance = read_provenance(root.child("provenance"));
@@ -436,6 +448,7 @@ CalibrationProfile read_profile(const YamlNode& root) {
     for (size_t i = 0; i < cs->size(); ++i)
       p.collectives.push_back(read_collective(cs->element(i)));
   }
+  if (auto peer = root.optional_child("peer_all_reduce")) p.peer_all_reduce = read_peer(*peer);
   if (auto notes = root.optional_child("notes")) {
     if (!notes->is_sequence()) notes->fail("must be a list");
     for (size_t i = 0; i < notes->size(); ++i) p.notes.push_back(notes->element(i).as_string());
@@ -498,6 +511,14 @@ std::string render_profile_yaml(const CalibrationProfile& p) {
     out += "inter_node_bus_efficiency: " + format_scaled(p.inter_node_bus_efficiency, 0) + "\n";
   if (!p.collectives.empty()) out += "collectives:\n";
   for (const auto& c : p.collectives) render_collective(out, c);
+  if (p.peer_all_reduce.known()) {
+    out += "peer_all_reduce: {latency_us: " + format_scaled(p.peer_all_reduce.latency_s, -kMicro) +
+           ", peer_read_GBps: " + format_scaled(p.peer_all_reduce.peer_read_bytes_per_s, -kGiga);
+    if (p.peer_all_reduce.max_bytes)
+      out += ", max_bytes: " + format_scaled(p.peer_all_reduce.max_bytes, 0);
+    if (!p.peer_all_reduce.source.empty()) out += ", source: " + quote(p.peer_all_reduce.source);
+    out += "}\n";
+  }
   if (!p.notes.empty()) out += "notes:\n";
   for (const auto& n : p.notes) out += "  - " + quote(n) + "\n";
   if (!p.complete) out += "complete: false\n";

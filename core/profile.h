@@ -78,6 +78,19 @@ struct AttentionSample {
   std::string source;
 };
 
+// The inference engines' own all-reduce inside one NVLink domain (vLLM's custom all-reduce,
+// TensorRT-LLM's ONESHOT/TWOSHOT, SGLang's): its one-shot kernel reads every peer's buffer,
+// t = latency + (n − 1)·bytes / peer_read_bandwidth; its two-shot kernel (reduce-scatter, then
+// all-gather) pays the latency twice and reads 2(n − 1)/n·bytes (serving/peer_all_reduce.h).
+// Buffers above max_bytes go to NCCL (vLLM's custom all-reduce takes at most 8 MiB).
+struct PeerAllReduceFit {
+  double latency_s = 0;
+  double peer_read_bytes_per_s = 0;  // 0: not known (every all-reduce is priced as NCCL's)
+  double max_bytes = 0;              // largest buffer the kernel takes; 0: no limit
+  std::string source;
+  bool known() const { return peer_read_bytes_per_s > 0; }
+};
+
 struct CalibrationProfile {
   std::string name;
   Provenance provenance;
@@ -100,6 +113,7 @@ struct CalibrationProfile {
   double intra_node_bus_efficiency = 0;
   double inter_node_bus_efficiency = 0;
   std::vector<CollectiveFit> collectives;
+  PeerAllReduceFit peer_all_reduce;
   std::vector<std::string> notes;  // e.g. "cpu backend: no collectives measured"
   // False when the calibration stopped early (SIGINT/SIGTERM): what was measured is kept, and
   // `missing` names what was not ("gemm fp8", "gemm bf16: 12 of 40 shapes", "collectives").

@@ -92,6 +92,10 @@ void overlay(CalibrationProfile& out, const ProfileLayer& layer, Credits& credit
   }
   overlay_attention(out, layer, credits);
   overlay_collectives(out, layer, credits);
+  if (top.peer_all_reduce.known()) {
+    out.peer_all_reduce = top.peer_all_reduce;
+    credits.give("peer_all_reduce", layer);
+  }
 }
 
 // Field by field, the last layer that has a value; commands of every layer, in order.

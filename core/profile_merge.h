@@ -21,7 +21,8 @@ struct ProfileLayer {
 //   gpu_compute_spread and the bus
 //   efficiencies: when the later layer has them (non-zero); attention samples: per kernel (a
 //   layer that timed cuDNN replaces every cuDNN sample, FA3 samples stay);
-//   fp8_quantization_overhead: per recipe; collectives: per (collective, level, group size).
+//   fp8_quantization_overhead: per recipe; collectives: per (collective, level, group size);
+//   peer_all_reduce: when the later layer has it.
 // Provenance: field by field the last layer that gives it, every layer's command joined by "; ",
 // and `sources` saying which sections came from which label and how that layer was made
 // ("merged: gemm bf16, hbm from FILE (measured)": planner/calibration.h reads these to tag each

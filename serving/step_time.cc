@@ -7,6 +7,7 @@
 #include "core/collective.h"
 #include "planner/calibration.h"
 #include "serving/kv_cache.h"
+#include "serving/peer_all_reduce.h"
 
 namespace meshplan::serving {
 namespace {
@@ -57,7 +58,8 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       calibration_(resolve_calibration(profile, cluster.gpu, gemm_precision(options.weights))),
       gemm_(profile, cluster.gpu, gemm_precision(options.weights), calibration_),
       attention_(profile, cluster.gpu, kServingAttentionKernels, calibration_),
-      collectives_(profile, cluster, calibration_) {
+      collectives_(profile, cluster, calibration_),
+      peer_(profile.peer_all_reduce) {
   const double per_stage = static_cast<double>(stage_layers(model, layout.pp));
   const double moe_share =
       static_cast<double>(model.moe_layers()) / static_cast<double>(model.layers);
@@ -75,6 +77,15 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
 
 double StepTimeModel::memory_kernel_s(double bytes) const {
   return std::max(bytes / calibration_.hbm_bytes_per_s.value, kKernelFloorS);
+}
+
+double StepTimeModel::all_reduce_s(int64_t ranks, double bytes) const {
+  const GroupShape group = GroupShape::of(ranks, 1);
+  const double nccl = collectives_.time_s(Collective::all_reduce, group, bytes);
+  if (!peer_.known() || ranks < 2 || collectives_.members_within(group, 0) < ranks ||
+      (peer_.max_bytes > 0 && bytes > peer_.max_bytes))
+    return nccl;
+  return std::min(nccl, peer_all_reduce_s(peer_, ranks, bytes));
 }
 
 double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
@@ -125,21 +136,17 @@ void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, d
           2 * collectives_.time_s(Collective::all_to_all, GroupShape::of(layout_.ep, 1), routed);
     }
     if (moe && layout_.ep < layout_.tp)  // experts split tp/ep ways: their partial sums
-      out.communication_s += collectives_.time_s(
-          Collective::all_reduce, GroupShape::of(layout_.tp / layout_.ep, 1), activation_bytes);
+      out.communication_s += all_reduce_s(layout_.tp / layout_.ep, activation_bytes);
     return;
   }
-  const GroupShape tp_group = GroupShape::of(layout_.tp, 1);
-  out.communication_s += collectives_.time_s(Collective::all_reduce, tp_group, activation_bytes);
+  out.communication_s += all_reduce_s(layout_.tp, activation_bytes);
   if (moe && layout_.ep > 1) {
     const double routed = activation_bytes * static_cast<double>(model_.moe->top_k);
     const GroupShape ep_group = GroupShape::of(layout_.ep, 1);
     out.communication_s += 2 * collectives_.time_s(Collective::all_to_all, ep_group, routed);
-    if (layout_.ep < layout_.tp)
-      out.communication_s +=
-          collectives_.time_s(Collective::all_reduce, tp_group, activation_bytes);
+    if (layout_.ep < layout_.tp) out.communication_s += all_reduce_s(layout_.tp, activation_bytes);
   } else {
-    out.communication_s += collectives_.time_s(Collective::all_reduce, tp_group, activation_bytes);
+    out.communication_s += all_reduce_s(layout_.tp, activation_bytes);
   }
 }
 

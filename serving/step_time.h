@@ -19,7 +19,8 @@
 //   and moe_sum).
 // - TP: one all-reduce after attention and one after the MLP (or, for MoE layers with ep > 1,
 //   an all-to-all dispatch and combine over the EP group), timed by the collective model with
-//   the profile's α-β fits (planner/collective_model.h).
+//   the profile's α-β fits (planner/collective_model.h); an all-reduce inside the NVLink domain
+//   takes the engine's peer kernel instead where that is faster (serving/peer_all_reduce.h).
 // Then the LM head for the sequences that sample a token, their FP32 logits written and read
 // back by sampling (vLLM's sampler and TensorRT-LLM's both sample from FP32 logits), and the
 // engine's host overhead (engine_preset.h HostOverhead: per step and per sequence carried).
@@ -96,6 +97,9 @@ class StepTimeModel {
   // A round of pp micro-batches from one stage's time at 1/pp of the batch (`tokens` each).
   StepBreakdown pipeline_round(const StepBreakdown& stage, double tokens) const;
   double memory_kernel_s(double bytes) const;
+  // An all-reduce over `ranks` consecutive GPUs: NCCL's, or the engine's peer kernel where the
+  // group is inside the NVLink domain, the profile has its fit and it is faster.
+  double all_reduce_s(int64_t ranks, double bytes) const;
 
   ModelSpec model_;
   ServingLayout layout_;
@@ -112,6 +116,7 @@ class StepTimeModel {
   GemmRoofline gemm_;
   AttentionModel attention_;
   CollectiveModel collectives_;
+  PeerAllReduceFit peer_;
 };
 
 }  // namespace meshplan::serving

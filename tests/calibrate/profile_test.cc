@@ -43,6 +43,7 @@ CalibrationProfile awkward_profile() {
                {8589934592, 0.0401, 8589934592 / 0.0401 * 1.75, "ok"},
                {16, 0, 0, "failed: out of memory"}};
   p.collectives.push_back(c);
+  p.peer_all_reduce = {6.7e-6 / 3, 402e9 / 7, 8388608, "vLLM: \"ca_1stage\""};
   p.notes = {"cpu backend: no collectives measured", "# not a comment"};
   return p;
 }
@@ -78,6 +79,10 @@ TEST_CASE("a profile renders, parses back, and renders to the same text, bit-exa
           p.collectives[0].samples[i].busbw_bytes_per_s);
     CHECK(q.collectives[0].samples[i].status == p.collectives[0].samples[i].status);
   }
+  CHECK(q.peer_all_reduce.latency_s == p.peer_all_reduce.latency_s);
+  CHECK(q.peer_all_reduce.peer_read_bytes_per_s == p.peer_all_reduce.peer_read_bytes_per_s);
+  CHECK(q.peer_all_reduce.max_bytes == 8388608);
+  CHECK(q.peer_all_reduce.source == p.peer_all_reduce.source);
   CHECK(q.notes == p.notes);
 }
 

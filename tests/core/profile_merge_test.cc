@@ -31,6 +31,7 @@ CalibrationProfile published() {
   p.attention = {{"cudnn", 128, 4096, true, 500e12, 400e12, 0, "paper"},
                  {"fa3", 128, 4096, true, 600e12, 450e12, 0, "paper"}};
   p.collectives = {all_reduce_fit("nvlink", 8, 360e9), all_reduce_fit("ib", 16, 360e9)};
+  p.peer_all_reduce = {6.7e-6, 402e9, 8388608, "vLLM PR 24111"};
   p.notes = {"published note"};
   return p;
 }
@@ -72,6 +73,9 @@ TEST_CASE("a later profile replaces what it measured and keeps the rest of the b
   REQUIRE(m.collectives.size() == 2);
   CHECK(m.collectives[0].busbw_bytes_per_s == 370e9);
   CHECK(m.collectives[1].level == "ib");
+  // The engines' peer all-reduce: not measured by one GPU, the base's.
+  CHECK(m.peer_all_reduce.peer_read_bytes_per_s == 402e9);
+  CHECK(section_origin(m, "peer_all_reduce").file == "pub.yaml");
 }
 
 TEST_CASE("the merged provenance credits each section to its file and keeps every source") {
@@ -84,8 +88,8 @@ TEST_CASE("the merged provenance credits each section to its file and keeps ever
   CHECK(m.provenance.command == "meshplan calibrate");
   const std::vector<std::string> sources = {
       "merged: all_reduce x16 on ib, attention fa3, fp8_quantization_overhead current, "
-      "fp8_quantization_overhead delayed, gemm fp8, intra_node_bus_efficiency from pub.yaml "
-      "(published)",
+      "fp8_quantization_overhead delayed, gemm fp8, intra_node_bus_efficiency, peer_all_reduce "
+      "from pub.yaml (published)",
       "merged: all_reduce x8 on nvlink, attention cudnn, gemm bf16, hbm, sustained_compute_ratio "
       "from meas.yaml (measured)",
       "pub.yaml: a datasheet"};

@@ -89,10 +89,11 @@ TEST_CASE("step time: FP8 weights halve the batch-1 decode's GEMM time") {
   CHECK(t8 / t16 < 0.53);
 }
 
-TEST_CASE("step time: tp adds two all-reduces per layer; the host overhead is added once") {
+TEST_CASE("step time: tp adds two all-reduces per layer, the host overhead is added once") {
   const ModelSpec m = shipped_model("llama3-70b");
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
-  const CalibrationProfile p = profile_of(c);
+  CalibrationProfile p = profile_of(c);
+  p.peer_all_reduce = {};  // NCCL's all-reduce alone
   ServingLayout l;
   l.tp = 8;
   const StepBreakdown t =
@@ -101,6 +102,30 @@ TEST_CASE("step time: tp adds two all-reduces per layer; the host overhead is ad
   const double one = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 8192 * 2);
   CHECK(t.communication_s == doctest::Approx(2 * 80 * one));
   CHECK(t.overhead_s == 1e-3);
+}
+
+TEST_CASE("step time: a decode's all-reduce in one node takes the engine's peer kernel") {
+  const ModelSpec m = shipped_model("llama3-70b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);  // h100-published: 6.7 µs, 402 GB/s
+  REQUIRE(p.peer_all_reduce.known());
+  ServingLayout l;
+  l.tp = 8;
+  const StepBreakdown t =
+      StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{}).time(one_decode(0));
+  // One token's 16 KiB: one-shot 6.7 µs + 7 · 16384 B / 402 GB/s, against NCCL's 25 µs fit.
+  const double peer = 6.7e-6 + 7 * 16384 / 402e9;
+  const CollectiveModel coll(p, c);
+  CHECK(coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 16384) > 3 * peer);
+  CHECK(t.communication_s == doctest::Approx(2 * 80 * peer));
+  // A 1024-token prefill's 16 MiB is above the kernel's 8 MiB: NCCL's all-reduce.
+  StepBatch prefill;
+  prefill.chunks.push_back({1024, 0});
+  prefill.sampled = 1;
+  const StepBreakdown p16 =
+      StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{}).time(prefill);
+  const double nccl = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 1024 * 8192 * 2);
+  CHECK(p16.communication_s == doctest::Approx(2 * 80 * nccl));
 }
 
 TEST_CASE("step time: the host overhead grows by its per-sequence part for each decode and chunk") {

@@ -1,0 +1,28 @@
+// The all-reduce an inference engine runs for tensor parallelism inside one NVLink domain.
+//
+// vLLM (custom_all_reduce, on by default for 2, 4, 6 or 8 fully NVLink-connected GPUs),
+// TensorRT-LLM (AllReduceStrategy AUTO: its ONESHOT and TWOSHOT kernels below NCCL's sizes) and
+// SGLang (its custom all-reduce, on by default) replace NCCL for the small per-layer
+// all-reduces of decode with kernels that read the peers' buffers directly over NVLink:
+// - one-shot: every rank reads all n − 1 peers' buffers and sums them:
+//   t = α + (n − 1)·S / B;
+// - two-shot: a reduce-scatter then an all-gather over the same buffers:
+//   t = 2α + 2·(n − 1)/n·S / B;
+// with α the kernel's latency and B the bandwidth at which one GPU reads its peers
+// (core/profile.h PeerAllReduceFit). An engine uses whichever of them and NCCL is fastest for
+// the size (vLLM's thresholds, TensorRT-LLM's AUTO), so a step takes the minimum of the three.
+// Groups that leave the NVLink domain, buffers above the fit's max_bytes (vLLM's
+// CustomAllreduce takes at most 8 MiB) and profiles without the fit use NCCL's alone.
+#pragma once
+
+#include <cstdint>
+
+#include "core/profile.h"
+
+namespace meshplan::serving {
+
+// Seconds of the faster of the one-shot and two-shot kernels over `ranks` GPUs, `bytes` per
+// rank. REQUIRES: fit.known(), ranks ≥ 2.
+double peer_all_reduce_s(const PeerAllReduceFit& fit, int64_t ranks, double bytes);
+
+}  // namespace meshplan::serving
