@@ -37,6 +37,18 @@ int64_t perf_overview_requests(int64_t isl, int64_t osl) {
 }
 constexpr double kMs = 1e-3;
 
+// AIConfigurator's deployments (src/aiconfigurator/generator/rule_plugin/*.rule at 095f58a, the
+// generator its benchmark script bench_run.sh.j2 runs against): an aggregated worker's step
+// budget is max_batch + isl + 500 tokens in blocks of 32 (trtllm.rule: max_num_tokens) or
+// max_batch + isl + 1500 (vllm.rule: max_num_tokens); SGLang keeps its chunked-prefill size.
+// max_batch is the closed loop's concurrency (the rule's estimated_concurrency).
+int64_t aiconfigurator_step_tokens(Engine engine, const Workload& w) {
+  const int64_t batch = std::max<int64_t>(1, std::llround(w.concurrency));
+  if (engine == Engine::trtllm) return (batch + w.isl + 500 + 31) / 32 * 32;
+  if (engine == Engine::vllm) return batch + w.isl + 1500;
+  return 0;
+}
+
 std::string text(const YAML::Node& row, const char* key) {
   const YAML::Node n = row[key];
   return n && n.IsScalar() ? n.as<std::string>() : "";
@@ -57,7 +69,8 @@ std::string model_file(const std::string& name) {
   if (has(name, "Llama-3.1-70B")) return "models/llama3-70b.yaml";
   if (has(name, "Llama-3.1-405B")) return "models/llama3-405b.yaml";
   if (has(name, "Mixtral-8x7B")) return "models/mixtral-8x7b.yaml";
-  if (has(name, "DeepSeek-R1")) return "models/deepseek-v3.yaml";
+  if (has(name, "DeepSeek-R1") || has(name, "DeepSeek-V3")) return "models/deepseek-v3.yaml";
+  if (has(name, "Qwen3-235B-A22B")) return "models/qwen3-235b-a22b.yaml";
   return "";
 }
 
@@ -68,8 +81,17 @@ std::string cluster_file(const std::string& gpu) {
   return "";
 }
 
+Engine engine_of(const std::string& backend) {
+  if (has(backend, "vllm")) return Engine::vllm;
+  if (has(backend, "sglang")) return Engine::sglang;
+  return Engine::trtllm;
+}
+
 std::string group_of(const YAML::Node& row) {
   const std::string src = text(row, "src") + text(row, "source");
+  // scripts/aiconfigurator-rows.py's rows: one group per engine.
+  if (src == "aiconfigurator-silicon")
+    return std::string("aic ") + to_string(engine_of(text(row, "backend")));
   if (has(src, "trtllm-perf-overview")) return "trtllm-offline";
   if (has(src, "trtllm-online")) return "trtllm-online";
   if (has(src, "aiconfigurator")) return "aiconfigurator";
@@ -87,7 +109,7 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
   const std::string weights = text(row, "weights"), kv = text(row, "kv");
   r.options.weights = weights.rfind("fp8", 0) == 0 ? WeightFormat::fp8 : WeightFormat::bf16;
   r.options.kv = kv.rfind("fp8", 0) == 0 ? KvFormat::fp8 : KvFormat::bf16;
-  r.options.engine = has(text(row, "backend"), "vllm") ? Engine::vllm : Engine::trtllm;
+  r.options.engine = engine_of(text(row, "backend"));
   r.layout.tp = static_cast<int64_t>(number(row, "tp"));
   r.layout.pp = std::max<int64_t>(1, static_cast<int64_t>(number(row, "pp")));
   r.layout.ep = std::max<int64_t>(1, static_cast<int64_t>(number(row, "ep")));
@@ -102,6 +124,8 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
     r.workload.concurrency = number(row, "concurrency");
   }
   if (r.group == "trtllm-online") r.workload.requests = kOnlineTableRequests;
+  if (r.group == "aiconfigurator" || r.group.rfind("aic ", 0) == 0)
+    r.options.max_step_tokens = aiconfigurator_step_tokens(r.options.engine, r.workload);
   if (r.group == "trtllm-offline") {
     r.workload.requests = perf_overview_requests(r.workload.isl, r.workload.osl);
     r.options.memory_fraction = kPerfOverviewKvFraction;
@@ -131,6 +155,13 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
   return r;
 }
 
+// The middle value (the mean of the two middle ones for an even count). REQUIRES: non-empty.
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 void summarize(ServingValidation& v) {
   std::map<std::string, std::vector<double>> errors;
   std::vector<std::string> order;
@@ -149,11 +180,12 @@ void summarize(ServingValidation& v) {
     return a.find(' ') == std::string::npos && b.find(' ') != std::string::npos;
   });
   for (const std::string& name : order) {
-    ServingErrorSummary s{name, static_cast<int>(errors[name].size()), 0, 0};
+    ServingErrorSummary s{name, static_cast<int>(errors[name].size()), 0, 0, 0};
     for (double e : errors[name]) {
       s.mean_abs += std::fabs(e) / s.count;
       s.max_abs = std::max(s.max_abs, std::fabs(e));
     }
+    s.median = median_of(errors[name]);
     v.summaries.push_back(s);
   }
 }
@@ -295,8 +327,8 @@ std::string serving_validation_table(const ServingValidation& v) {
     if (!run.skip_reason.empty()) out += fmt::format("  {}: {}\n", run.id, run.skip_reason);
   out += "\nsummary (predicted / measured − 1):\n";
   for (const ServingErrorSummary& s : v.summaries)
-    out += fmt::format("  {:<28} n={:<3} mean |error| {:5.1f}%  max {:5.1f}%\n", s.name, s.count,
-                       100 * s.mean_abs, 100 * s.max_abs);
+    out += fmt::format("  {:<28} n={:<3} mean |error| {:5.1f}%  median {:+6.1f}%  max {:5.1f}%\n",
+                       s.name, s.count, 100 * s.mean_abs, 100 * s.median, 100 * s.max_abs);
   return out;
 }
 
@@ -324,8 +356,11 @@ std::string serving_validation_json(const ServingValidation& v) {
     if (!run.skip_reason.empty()) skipped.push_back({{"id", run.id}, {"reason", run.skip_reason}});
   nlohmann::ordered_json summaries = nlohmann::ordered_json::array();
   for (const ServingErrorSummary& s : v.summaries)
-    summaries.push_back(
-        {{"name", s.name}, {"count", s.count}, {"mean_abs", s.mean_abs}, {"max_abs", s.max_abs}});
+    summaries.push_back({{"name", s.name},
+                         {"count", s.count},
+                         {"mean_abs", s.mean_abs},
+                         {"median", s.median},
+                         {"max_abs", s.max_abs}});
   nlohmann::ordered_json j;
   j["rows"] = rows;
   j["skipped"] = skipped;

@@ -59,6 +59,8 @@ struct ServingErrorSummary {
   std::string name;  // "throughput", "ttft", "tpot", or "<group> <metric>"
   int count = 0;
   double mean_abs = 0, max_abs = 0;
+  // The median error, signed: the model's bias, which a heavy-tailed mean |error| hides.
+  double median = 0;
 };
 
 struct ServingValidation {

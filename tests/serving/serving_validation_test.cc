@@ -139,3 +139,33 @@ TEST_CASE("serving validation: a profile swap reprices exactly the rows of that 
   REQUIRE_FALSE(typo.ok());
   CHECK(typo.errors()[0].rule == "no run's cluster uses profile h200-publish");
 }
+
+TEST_CASE("serving validation: AIConfigurator's silicon rows, one group per engine") {
+  const std::string path = std::string(MESHPLAN_TEST_DATA) + "/serving_runs_aiconfigurator.yaml";
+  Result<std::vector<ServingRun>> runs = load_serving_runs(path);
+  REQUIRE(runs.ok());
+  CHECK(runs->size() == 716);
+  // Qwen3-235B-A22B FP8 with TensorRT-LLM 1.0.0rc3 on 4 H100s, ep 2, 128/128 tokens, 16 users.
+  const ServingRun& trt = run(runs.value(), "aicx-001");
+  CHECK(trt.group == "aic trtllm");
+  CHECK(trt.model_file == "models/qwen3-235b-a22b.yaml");
+  CHECK(trt.layout.tp == 4);
+  CHECK(trt.layout.ep == 2);
+  CHECK(trt.options.weights == WeightFormat::fp8);
+  CHECK(trt.workload.concurrency == 16);
+  // trtllm.rule: max_batch + isl + 500 in blocks of 32: 16 + 128 + 500 = 644 → 672.
+  CHECK(trt.options.max_step_tokens == 672);
+  CHECK(trt.measured[1] == doctest::Approx(0.246730755196875));
+  for (const ServingRun& r : runs.value()) {
+    CAPTURE(r.id);
+    CHECK(r.skip_reason.empty());
+    if (r.group == "aic sglang") {
+      CHECK(r.options.engine == Engine::sglang);
+      CHECK(r.options.max_step_tokens == 0);  // its chunked-prefill size
+    }
+    // vllm.rule: max_batch + isl + 1500.
+    if (r.group == "aic vllm")
+      CHECK(r.options.max_step_tokens ==
+            static_cast<int64_t>(r.workload.concurrency) + r.workload.isl + 1500);
+  }
+}
