@@ -39,6 +39,12 @@ namespace {
 // static pools (swa_full_tokens_ratio 0.8) this model does not price: every layer keeps every
 // token. TensorRT-LLM: KvCacheConfig.max_attention_window defaults to max_seq_len on every layer
 // (windows only when set by hand): every token.
+// Admission: TensorRT-LLM's capacity scheduler defaults to GUARANTEED_NO_EVICT
+// (CapacitySchedulerPolicy, tensorrt_llm/llmapi/llm_args.py), which admits a request only when
+// its whole isl + osl fits; vLLM V1 allocates blocks for the tokens each step schedules
+// (KVCacheManager.allocate_slots) and preempts the running request scheduled last when none are
+// left (vllm/v1/core/sched/scheduler.py, recompute); SGLang allocates per token and retracts
+// decode requests when its pool runs out (Scheduler.update_running_batch → retract_decode).
 constexpr EnginePreset kEngines[] = {
     {Engine::vllm,
      "vllm",
@@ -50,6 +56,7 @@ constexpr EnginePreset kEngines[] = {
      {1.0e-3, 0},
      true,
      true,
+     false,
      "vLLM engine arguments (--gpu-memory-utilization 0.9, --block-size 16)"},
     {Engine::sglang,
      "sglang",
@@ -60,6 +67,7 @@ constexpr EnginePreset kEngines[] = {
      8192,
      {1.0e-3, 0},
      true,
+     false,
      false,
      "SGLang server arguments (--mem-fraction-static, --page-size 1)"},
     {Engine::trtllm,
@@ -72,6 +80,7 @@ constexpr EnginePreset kEngines[] = {
      {0.5e-3, 10e-6},
      false,
      false,
+     true,
      "TensorRT-LLM KvCacheConfig (free_gpu_memory_fraction 0.9, tokens_per_block 32)"},
 };
 

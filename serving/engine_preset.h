@@ -36,6 +36,10 @@ struct EnginePreset {
   // Frees the K/V a sliding-window layer no longer reads (ModelSpec::window, kind sliding), so
   // such a layer holds about the window per request (kv_cache.h request_cache_tokens).
   bool drops_sliding_window_kv;
+  // Reserves a request's whole isl + osl of cache when it admits it (TensorRT-LLM's
+  // GUARANTEED_NO_EVICT); false: allocates as sequences grow and preempts when the cache is
+  // full (serving/request_replay.h).
+  bool reserves_whole_request;
   const char* source;
 };
 

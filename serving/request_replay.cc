@@ -66,12 +66,56 @@ class Scheduler {
         req_(static_cast<size_t>(count_)),
         free_kv_(limits.kv_tokens) {
     const std::vector<double> arrivals = initial_arrivals(w, count_);
-    for (size_t i = 0; i < req_.size(); ++i) req_[i].arrival_s = arrivals[i];
+    for (size_t i = 0; i < req_.size(); ++i) {
+      req_[i].arrival_s = arrivals[i];
+      req_[i].prompt = w.isl;
+    }
     issued_ = std::min(count_, in_flight_);
     for (int64_t i = 0; i < issued_; ++i) waiting_.push_back(i);
   }
 
   bool done() const { return finished_ == count_; }
+
+  bool on_demand() const { return static_cast<bool>(limits_.cache_tokens); }
+  bool decoding(int64_t r) const { return at(r).prefilled == at(r).prompt; }
+
+  // On-demand cache: every decoding sequence, in admission order, takes the cache of the token
+  // it adds this step; when the cache is full the sequence admitted last is preempted, until the
+  // one asking fits or is itself preempted (vLLM V1's scheduler).
+  void grow() {
+    if (!on_demand()) return;
+    for (size_t i = 0; i < running_.size(); ++i) {
+      const int64_t r = running_[i];
+      if (!decoding(r)) continue;
+      const int64_t need = limits_.cache_tokens(w_.isl + at(r).generated) - at(r).held;
+      while (free_kv_ < need && running_.back() != r) preempt_last();
+      if (free_kv_ < need) {
+        preempt_last();
+        return;
+      }
+      free_kv_ -= need;
+      at(r).held += need;
+    }
+  }
+
+  void preempt_last() {
+    const int64_t r = running_.back();
+    running_.pop_back();
+    ReplayRequest& q = at(r);
+    free_kv_ += q.held;
+    q.held = 0;
+    q.prompt = w_.isl + q.generated;
+    q.prefilled = 0;
+    ++q.preemptions;
+    ++preemptions_;
+    waiting_.push_front(r);
+  }
+
+  // The cache a waiting request takes when admitted: its prompt's (on demand), else its whole
+  // isl + osl.
+  int64_t admission_tokens(int64_t r) const {
+    return on_demand() ? limits_.cache_tokens(at(r).prompt) : limits_.tokens_per_request;
+  }
 
   // Queues the open-loop arrivals up to `t`, then admits what max_batch and the KV cache allow.
   void admit(double t) {
@@ -79,10 +123,12 @@ class Scheduler {
       while (issued_ < count_ && at(issued_).arrival_s <= t) waiting_.push_back(issued_++);
     while (!waiting_.empty() && at(waiting_.front()).arrival_s <= t &&
            static_cast<int64_t>(running_.size()) < limits_.max_batch &&
-           free_kv_ >= limits_.tokens_per_request) {
-      running_.push_back(waiting_.front());
+           free_kv_ >= admission_tokens(waiting_.front())) {
+      const int64_t r = waiting_.front();
+      running_.push_back(r);
       waiting_.pop_front();
-      free_kv_ -= limits_.tokens_per_request;
+      at(r).held = admission_tokens(r);
+      free_kv_ -= at(r).held;
     }
   }
 
@@ -92,20 +138,20 @@ class Scheduler {
     chunks_.clear();
     int64_t budget = limits_.max_step_tokens;
     for (int64_t r : running_)
-      if (at(r).prefilled == w_.isl) {
+      if (decoding(r)) {
         batch.add_decode(limits_.window, w_.isl + at(r).generated);
         --budget;
       }
     for (int64_t r : running_) {
       const ReplayRequest& q = at(r);
-      if (q.prefilled == w_.isl || budget <= 0) continue;
-      const int64_t left = w_.isl - q.prefilled;
+      if (decoding(r) || budget <= 0) continue;
+      const int64_t left = q.prompt - q.prefilled;
       if (!limits_.chunked_prefill && left > budget && left <= limits_.max_step_tokens) break;
       const int64_t c = std::min(left, budget);
       batch.chunks.push_back({c, q.prefilled});
       chunks_.push_back({r, c});
       budget -= c;
-      if (q.prefilled + c == w_.isl) ++batch.sampled;
+      if (q.prefilled + c == q.prompt) ++batch.sampled;
     }
     batch.sampled += batch.decodes;
     last_decodes_ = batch.decodes;
@@ -132,14 +178,13 @@ class Scheduler {
     ++steps_;
     batch_sum_ += static_cast<double>(running_.size());
     for (int64_t r : running_)
-      if (at(r).prefilled == w_.isl) ++at(r).generated;
+      if (decoding(r)) ++at(r).generated;
     for (const auto& [r, c] : chunks_) {
       ReplayRequest& q = at(r);
       q.prefilled += c;
-      if (q.prefilled == w_.isl) {
-        q.first_token_s = t;
-        q.generated = 1;
-      }
+      if (q.prefilled < q.prompt) continue;
+      if (q.generated == 0) q.first_token_s = t;  // else a preempted sequence's prompt again
+      ++q.generated;
     }
     std::vector<int64_t> still;
     for (int64_t r : running_) {
@@ -149,7 +194,8 @@ class Scheduler {
       }
       at(r).finish_s = t;
       ++finished_;
-      free_kv_ += limits_.tokens_per_request;
+      free_kv_ += at(r).held;
+      at(r).held = 0;
       if (closed_ && issued_ < count_) {
         at(issued_).arrival_s = t;
         waiting_.push_back(issued_++);
@@ -174,6 +220,7 @@ class Scheduler {
   std::vector<int64_t> running_;
   std::vector<std::pair<int64_t, int64_t>> chunks_;  // request, prompt tokens this step
   int64_t issued_ = 0, finished_ = 0, free_kv_ = 0, steps_ = 0, last_decodes_ = 0;
+  int64_t preemptions_ = 0;
   double batch_sum_ = 0;
   std::vector<ReplayStep> recorded_;
 };
@@ -181,6 +228,7 @@ class Scheduler {
 ReplayResult Scheduler::result() const {
   ReplayResult out = summarize_replay(req_, w_);
   out.steps = steps_;
+  out.preemptions = preemptions_;
   out.recorded = recorded_;
   out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
   return out;
@@ -238,6 +286,7 @@ ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
   Scheduler s(w, limits);
   double t = 0;
   while (!s.done()) {
+    s.grow();
     s.admit(t);
     const StepBatch batch = s.form_batch();
     if (batch.tokens() == 0) {

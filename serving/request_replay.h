@@ -10,6 +10,13 @@
 // chunked_prefill below). A request's first token comes at the end of the step that finishes
 // its prompt; each later step adds one token. When nothing can run the clock jumps to the next
 // arrival, so an idle replica serves an arrival at once.
+// KV policy: TensorRT-LLM's GUARANTEED_NO_EVICT reserves a request's whole isl + osl at
+// admission (above). vLLM and SGLang allocate as sequences grow (ReplayLimits::cache_tokens
+// set): a request is admitted when its prompt fits; before each step every decoding sequence
+// takes the cache of the token it adds, and when the cache is full the sequence admitted last is
+// preempted (vLLM V1 Scheduler.schedule: self.running.pop(), recompute mode; SGLang retracts
+// decode requests likewise): its cache is freed, it goes back to the head of the queue, and on
+// readmission it prefills its prompt and the tokens it had generated again.
 // Load: offline (every request at time 0), closed loop (`concurrency` requests in flight; each
 // finish releases the next; the first wave, which arrives at once, is warm-up and left out of
 // the latency statistics when at least as many requests follow it), open loop (Poisson arrivals
@@ -44,6 +51,10 @@ struct ReplayLimits {
   bool chunked_prefill = true;
   // The model's local attention (ModelSpec::window), for what a decode reads on those layers.
   std::optional<AttentionWindow> window;
+  // Engines that allocate the cache as sequences grow (see the header comment): the cache a
+  // sequence of n tokens holds (kv_cache.h request_cache_tokens). Empty: whole isl + osl
+  // reserved at admission (tokens_per_request).
+  std::function<int64_t(int64_t)> cache_tokens;
 };
 
 // Steps a replay records when asked: enough for a trace one can open.
@@ -69,7 +80,8 @@ struct ReplayResult {
   int64_t steps = 0;
   double duration_s = 0;  // first arrival to last finish
   double output_tokens_per_s = 0;
-  double mean_batch = 0;  // sequences per step, averaged over steps
+  double mean_batch = 0;    // sequences per step, averaged over steps
+  int64_t preemptions = 0;  // sequences preempted to free cache (on-demand allocation only)
   LatencyStats ttft_s, tpot_s;
   std::vector<ReplayStep> recorded;  // with limits.record_steps: the first steps, in order
   // Disaggregated replays: the share of each pool's worker time spent in steps over the replay's
@@ -83,6 +95,10 @@ using StepTimeFn = std::function<double(const StepBatch&)>;
 struct ReplayRequest {
   double arrival_s = 0, first_token_s = 0, finish_s = 0;
   int64_t prefilled = 0, generated = 0;  // prompt tokens computed, answer tokens produced
+  // Tokens to prefill: isl, or isl + generated when readmitted after a preemption.
+  int64_t prompt = 0;
+  int64_t held = 0;  // cache tokens held while running
+  int64_t preemptions = 0;
 };
 
 // Requests a replay has in flight at once: a closed loop's concurrency (at least 1), else all

@@ -8,6 +8,7 @@
 
 #include "serving/disaggregated_replay.h"
 #include "serving/engine_preset.h"
+#include "serving/kv_cache.h"
 
 namespace meshplan::serving {
 namespace {
@@ -127,11 +128,15 @@ Workload replica_workload(const Workload& w, int64_t replicas) {
 
 ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout) {
   const EnginePreset& engine = engine_preset(p.options.engine);
-  const int64_t asked = layout.max_batch > 0 ? layout.max_batch : engine.max_batch;
+  const bool explicit_batch = layout.max_batch > 0;
+  const int64_t asked = explicit_batch ? layout.max_batch : engine.max_batch;
   layout.max_batch = asked;
   ServingMemory m =
       serving_memory(p.model, p.cluster.gpu, layout, p.options, p.workload.isl, p.workload.osl);
-  layout.max_batch = std::max<int64_t>(1, std::min(asked, m.max_concurrency));
+  // The default batch is what the cache holds whole (a --max-num-seqs that never preempts); an
+  // engine that allocates as sequences grow runs a batch asked for as asked, preempting.
+  if (!explicit_batch || engine.reserves_whole_request)
+    layout.max_batch = std::max<int64_t>(1, std::min(asked, m.max_concurrency));
   return m;
 }
 
@@ -146,6 +151,10 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   ReplayLimits limits{
       layout.max_batch, step_tokens(p.options), e.memory.kv_tokens, e.memory.tokens_per_request,
       p.record_steps,   engine.chunked_prefill, p.model.window};
+  if (!engine.reserves_whole_request)
+    limits.cache_tokens = [&p, &engine, block = e.memory.block_tokens](int64_t tokens) {
+      return request_cache_tokens(p.model, tokens, block, engine.drops_sliding_window_kv);
+    };
   const StepTimeFn decode_s = [&](const StepBatch& b) { return steps.time(b).total_s(); };
   std::optional<StepTimeModel> prefill_steps;
   if (layout.disaggregated()) {

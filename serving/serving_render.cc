@@ -166,9 +166,14 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
         e.kv_transfer_s * kMillisecondsPerSecond, 100 * e.replay.prefill_pool_busy,
         100 * e.replay.decode_pool_busy);
   out += fmt::format(
-      "replay: {} requests {}, {} {}steps, mean batch {:.1f}, goodput {:.0f} tok/s\n",
+      "replay: {} requests {}, {} {}steps, mean batch {:.1f}{}, goodput {:.0f} tok/s\n",
       e.replay.requests.size(), disagg ? "through both pools" : "per replica", e.replay.steps,
-      disagg ? "decode " : "", e.replay.mean_batch, e.goodput_tokens_per_s);
+      disagg ? "decode " : "", e.replay.mean_batch,
+      e.replay.preemptions > 0
+          ? fmt::format(", {} preemptions (cache full; prompt and answer so far recomputed)",
+                        e.replay.preemptions)
+          : std::string(),
+      e.goodput_tokens_per_s);
   const ServingOptions o = options_of(p, e);
   if (!disagg) return out + "engine flags:\n" + engine_lines(p.model.name, e.layout, o);
   out +=
@@ -298,7 +303,8 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
                     {"prefill", step_json(e.prefill_step)}};
   j["replay"] = {{"requests", e.replay.requests.size()},
                  {"steps", e.replay.steps},
-                 {"mean_batch", e.replay.mean_batch}};
+                 {"mean_batch", e.replay.mean_batch},
+                 {"preemptions", e.replay.preemptions}};
   const ServingOptions o = options_of(p, e);
   j["engine_flags"] = engine_flags_json(p.model.name, e.layout, o);
   if (e.layout.disaggregated())

@@ -49,6 +49,14 @@ int64_t aiconfigurator_step_tokens(Engine engine, const Workload& w) {
   return 0;
 }
 
+// Their batch caps (same rules): vLLM and SGLang agg_decode max_batch_size = 512, or twice the
+// batch above 512; TensorRT-LLM's (0 here) is the engine's, within its cache.
+int64_t aiconfigurator_max_batch(Engine engine, const Workload& w) {
+  if (engine == Engine::trtllm) return 0;
+  const int64_t batch = std::max<int64_t>(1, std::llround(w.concurrency));
+  return batch < 512 ? 512 : 2 * batch;
+}
+
 std::string text(const YAML::Node& row, const char* key) {
   const YAML::Node n = row[key];
   return n && n.IsScalar() ? n.as<std::string>() : "";
@@ -124,8 +132,10 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
     r.workload.concurrency = number(row, "concurrency");
   }
   if (r.group == "trtllm-online") r.workload.requests = kOnlineTableRequests;
-  if (r.group == "aiconfigurator" || r.group.rfind("aic ", 0) == 0)
+  if (r.group == "aiconfigurator" || r.group.rfind("aic ", 0) == 0) {
     r.options.max_step_tokens = aiconfigurator_step_tokens(r.options.engine, r.workload);
+    r.layout.max_batch = aiconfigurator_max_batch(r.options.engine, r.workload);
+  }
   if (r.group == "trtllm-offline") {
     r.workload.requests = perf_overview_requests(r.workload.isl, r.workload.osl);
     r.options.memory_fraction = kPerfOverviewKvFraction;

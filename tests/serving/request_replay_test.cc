@@ -93,6 +93,40 @@ TEST_CASE("replay: the KV cache admits only the requests whose whole isl + osl f
   CHECK(widest == 2);
 }
 
+TEST_CASE("replay: a cache allocated as sequences grow preempts the sequence admitted last") {
+  // Two offline requests of 2 + 4 tokens, one step a second, a 9-token cache, one-token blocks.
+  // Both prompts fit (2 + 2), and each decode takes one more token: after three steps they hold
+  // 4 + 4, and the third decode finds one free token for two sequences. The second (admitted
+  // last) is preempted, frees its 4, and waits for its 2 + 3 = 5 tokens to prefill again; the
+  // first finishes at 4 s, the second prefills 5 tokens in the fifth step, which also gives its
+  // fourth token: done at 5 s, its first token still at 1 s.
+  Workload w;
+  w.isl = 2;
+  w.osl = 4;
+  w.requests = 2;
+  ReplayLimits limits{2, 8192, 9, 6};
+  limits.cache_tokens = [](int64_t tokens) { return tokens; };
+  std::vector<int64_t> prefill_tokens;
+  const ReplayResult r = replay_requests(w, limits, [&](const StepBatch& b) {
+    int64_t p = 0;
+    for (const PrefillChunk& c : b.chunks) p += c.tokens;
+    prefill_tokens.push_back(p);
+    return 1.0;
+  });
+  CHECK(prefill_tokens == std::vector<int64_t>{4, 0, 0, 0, 5});
+  CHECK(r.preemptions == 1);
+  CHECK(r.requests[0].first_token_s == 1.0);
+  CHECK(r.requests[0].finish_s == 4.0);
+  CHECK(r.requests[1].first_token_s == 1.0);
+  CHECK(r.requests[1].finish_s == 5.0);
+  // Reserving each request's whole 6 tokens instead runs them one after the other.
+  limits.cache_tokens = nullptr;
+  const ReplayResult whole = replay_requests(w, limits, constant_step);
+  CHECK(whole.preemptions == 0);
+  CHECK(whole.requests[1].first_token_s == 5.0);
+  CHECK(whole.requests[1].finish_s == 8.0);
+}
+
 TEST_CASE("replay: max batch caps the sequences in a step") {
   Workload w;
   w.isl = 1;

@@ -114,3 +114,34 @@ TEST_CASE("serving search: the Pareto front keeps what nothing beats on both axe
   // (40, 40) is beaten by (50, 50); the second (100, 10) repeats the first.
   CHECK(pareto_front(e) == std::vector<size_t>{0, 1, 3});
 }
+
+TEST_CASE("serving: an asked batch beyond the cache runs as asked where the engine preempts") {
+  // Llama 3 70B in FP8 on one H200 leaves about 50 GiB for an FP8 cache: fewer than 64 requests
+  // of 4,096 + 4,096 tokens at once. vLLM allocates as sequences grow: max_batch 64 stands, and
+  // the replay preempts. TensorRT-LLM reserves whole requests: its batch is what the cache holds.
+  ServingProblem p;
+  p.model = meshplan::testing::shipped_model("llama3-70b");
+  p.cluster = meshplan::testing::shipped_cluster("dgx-h200-64n");
+  p.profile = resolve_profile(p.cluster, "", ProfileSearchPath{}).value();
+  p.gpus = 1;
+  p.options.weights = WeightFormat::fp8;
+  p.options.kv = KvFormat::fp8;
+  p.workload.isl = 4096;
+  p.workload.osl = 4096;
+  p.workload.load = LoadKind::concurrency;
+  p.workload.concurrency = 64;
+  p.workload.requests = 128;
+  ServingLayout l;
+  l.max_batch = 64;
+  p.options.engine = Engine::vllm;
+  const std::optional<ServingEstimate> vllm = evaluate_serving(p, l);
+  REQUIRE(vllm.has_value());
+  REQUIRE(vllm->memory.max_concurrency < 64);
+  CHECK(vllm->layout.max_batch == 64);
+  CHECK(vllm->replay.preemptions > 0);
+  p.options.engine = Engine::trtllm;
+  const std::optional<ServingEstimate> trt = evaluate_serving(p, l);
+  REQUIRE(trt.has_value());
+  CHECK(trt->layout.max_batch == trt->memory.max_concurrency);
+  CHECK(trt->replay.preemptions == 0);
+}
