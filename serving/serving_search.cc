@@ -1,12 +1,25 @@
 #include "serving/serving_search.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "serving/engine_preset.h"
 
 namespace meshplan::serving {
 namespace {
 
 constexpr int64_t kMaxPipelineStages = 8;
 const int64_t kBatchCaps[] = {256, 64, 16};
+
+// Batch caps tried beside the engine default: the engine's own default, uncapped by the cache,
+// where the engine preempts (serving_search.h), then kBatchCaps.
+std::vector<int64_t> batch_caps(const ServingProblem& p) {
+  std::vector<int64_t> caps;
+  const EnginePreset& engine = engine_preset(p.options.engine);
+  if (!engine.reserves_whole_request) caps.push_back(engine.max_batch);
+  caps.insert(caps.end(), std::begin(kBatchCaps), std::end(kBatchCaps));
+  return caps;
+}
 
 bool better(const ServingEstimate& a, const ServingEstimate& b) {
   if (a.meets_slo != b.meets_slo) return a.meets_slo;
@@ -77,7 +90,7 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
           for (int64_t ep : eps) {
             ServingLayout l{tp, pp, ep, replicas, 0, adp == 1};
             out.push_back(l);
-            for (int64_t cap : kBatchCaps) {
+            for (int64_t cap : batch_caps(p)) {
               l.max_batch = cap;
               out.push_back(l);
             }
@@ -141,10 +154,23 @@ bool same_replay(const ServingEstimate& a, const ServingEstimate& b) {
          a.replay.tpot_s.mean == b.replay.tpot_s.mean;
 }
 
+// The batch a layout runs at most: its max batch, but never more than a closed loop's requests
+// in flight on one replica (a cap above them binds nothing).
+int64_t binding_batch(const ServingProblem& p, const ServingLayout& l, int64_t max_batch) {
+  if (p.workload.load != LoadKind::concurrency) return max_batch;
+  const double in_flight = std::ceil(p.workload.concurrency / static_cast<double>(l.replicas));
+  return std::min<int64_t>(max_batch, static_cast<int64_t>(in_flight));
+}
+
 void search_format(const ServingProblem& p, ServingSearchResult& r) {
-  int64_t uncapped = -1;  // index in r.ranked of the current layout without a cap, or -1
+  const bool preempts = !engine_preset(p.options.engine).reserves_whole_request;
+  int64_t uncapped = -1;       // index in r.ranked of the current layout without a cap, or -1
+  std::vector<int64_t> tried;  // binding batches replayed for the current layout
   for (const ServingLayout& l : serving_candidates(p)) {
-    if (l.max_batch == 0) uncapped = -1;
+    if (l.max_batch == 0) {
+      uncapped = -1;
+      tried.clear();
+    }
     ServingLayout by_default = l;
     by_default.max_batch = 0;
     const ServingMemory m = resolved_memory(p, by_default);
@@ -152,13 +178,17 @@ void search_format(const ServingProblem& p, ServingSearchResult& r) {
       if (l.max_batch == 0) ++r.skipped;
       continue;
     }
-    // A cap at or above what the default already allows, or (closed loop) at or above the
-    // requests a replica has in flight, repeats the default's layout.
-    if (l.max_batch >= by_default.max_batch) continue;
-    if (p.workload.load == LoadKind::concurrency &&
-        static_cast<double>(l.max_batch) >=
-            p.workload.concurrency / static_cast<double>(l.replicas))
-      continue;
+    // A cap at or above what the cache holds whole runs as the default where the engine
+    // reserves whole requests; where it preempts it runs as asked. Either way a cap that binds
+    // at a batch already replayed for this layout repeats that replay.
+    if (l.max_batch > 0) {
+      if (!preempts && l.max_batch >= by_default.max_batch) continue;
+      const int64_t batch = binding_batch(p, l, l.max_batch);
+      if (batch == binding_batch(p, l, by_default.max_batch) ||
+          std::find(tried.begin(), tried.end(), batch) != tried.end())
+        continue;
+      tried.push_back(batch);
+    }
     std::optional<ServingEstimate> e = evaluate_serving(p, l);
     ++r.evaluated;
     if (!e || (uncapped >= 0 && same_replay(*e, r.ranked[static_cast<size_t>(uncapped)]))) continue;

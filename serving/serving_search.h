@@ -9,8 +9,11 @@
 // offline, also 1, 2, 4, … replicas below that (the load is the same whatever the GPUs, so
 // fewer GPUs may serve it: ranking by tokens/s per GPU then says how many); for MLA
 // models with tp > 1 each of these with and without attention-DP; max batch the engine default
-// (capped by the KV cache) and 256, 64 and 16 below it (a cap that replays exactly as the
-// default, never binding, is dropped). Layouts whose weights leave no KV room are skipped.
+// (capped by what the KV cache holds whole) and 256, 64 and 16 below it; engines that allocate
+// the cache as sequences grow (vLLM, SGLang: EnginePreset::reserves_whole_request false) also
+// run the engine default uncapped, and caps above the cache's, preempting when it is full. A cap
+// that replays as another of its layout (never binding, or binding at the same batch) is
+// dropped. Layouts whose weights leave no KV room are skipped.
 // Enumeration order is fixed, ties keep it: the output is the same on every run.
 #pragma once
 

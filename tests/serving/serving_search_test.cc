@@ -34,18 +34,25 @@ ServingEstimate with(double per_gpu, double per_user) {
 
 }  // namespace
 
-TEST_CASE("serving search: candidates keep tp within a node, four batch caps each") {
-  ServingProblem p = llama8b_problem();
-  // Closed loop: tp1 pp1 x1 and x2, tp1 pp2 x1, tp2 pp1 x1, each with the default and 3 caps.
+TEST_CASE("serving search: candidates keep tp within a node, five batch caps each under vLLM") {
+  ServingProblem p = llama8b_problem();  // vLLM
+  // Closed loop: tp1 pp1 x1 and x2, tp1 pp2 x1, tp2 pp1 x1, each with the default, the engine's
+  // own 1024 uncapped by the cache (vLLM preempts) and 256, 64, 16.
   std::vector<ServingLayout> c = serving_candidates(p);
-  REQUIRE(c.size() == 16);
+  REQUIRE(c.size() == 20);
   CHECK(c[0].gpus() == 1);
-  CHECK(c[4].gpus() == 2);
+  CHECK(c[1].max_batch == 1024);
+  CHECK(c[5].gpus() == 2);
   // Offline: every GPU in use.
   p.workload.load = LoadKind::offline;
   c = serving_candidates(p);
-  REQUIRE(c.size() == 12);
+  REQUIRE(c.size() == 15);
   for (const ServingLayout& l : c) CHECK(l.gpus() == 2);
+  // TensorRT-LLM reserves whole requests: the default and three caps.
+  p.options.engine = Engine::trtllm;
+  c = serving_candidates(p);
+  REQUIRE(c.size() == 12);
+  CHECK(c[1].max_batch == 256);
 }
 
 TEST_CASE("serving search: --disaggregated adds prefill/decode splits of the GPUs") {
@@ -144,4 +151,17 @@ TEST_CASE("serving: an asked batch beyond the cache runs as asked where the engi
   REQUIRE(trt.has_value());
   CHECK(trt->layout.max_batch == trt->memory.max_concurrency);
   CHECK(trt->replay.preemptions == 0);
+  // The search replays vLLM both ways: the batch the cache holds whole, and the engine's own
+  // 1024 with preemption.
+  p.options.engine = Engine::vllm;
+  ServingSearchResult r;
+  search_format(p, r);
+  bool whole = false, preempting = false;
+  for (const ServingEstimate& e : r.ranked) {
+    if (e.layout.replicas != 1) continue;
+    whole = whole || e.layout.max_batch == e.memory.max_concurrency;
+    preempting = preempting || (e.layout.max_batch == 1024 && e.replay.preemptions > 0);
+  }
+  CHECK(whole);
+  CHECK(preempting);
 }
