@@ -106,7 +106,6 @@ class Scheduler {
     q.held = 0;
     q.prompt = w_.isl + q.generated;
     q.prefilled = 0;
-    ++q.preemptions;
     ++preemptions_;
     waiting_.push_front(r);
   }

@@ -98,7 +98,6 @@ struct ReplayRequest {
   // Tokens to prefill: isl, or isl + generated when readmitted after a preemption.
   int64_t prompt = 0;
   int64_t held = 0;  // cache tokens held while running
-  int64_t preemptions = 0;
 };
 
 // Requests a replay has in flight at once: a closed loop's concurrency (at least 1), else all
