@@ -58,7 +58,7 @@ def main():
     print("# config/backend_templates/benchmark/bench_run.sh.j2 at the same commit); the CSV does not")
     print("# say whether ttft/tpot are means or medians. gpus = tp x attention_dp x pp; ep = moe_ep_size;")
     print("# tp = max(tp_size, moe_tp_size x moe_ep_size / attention_dp) (the generator's trtllm.rule sets")
-    print("# tensor_parallel_size = moe_tp x moe_ep; 25 vLLM Qwen3 rows write a smaller tp_size).")
+    print("# tensor_parallel_size = moe_tp x moe_ep; 19 vLLM Qwen3 rows write a smaller tp_size).")
     print("# weights: the CSV's gemm_quant_mode (blank: BF16); its KV-cache format is not stated.")
     print("rows:")
     for i, r in enumerate(keep, 1):
