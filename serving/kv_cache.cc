@@ -28,15 +28,26 @@ int64_t block_rounded_tokens(int64_t tokens, int64_t block_tokens) {
   return (tokens + block_tokens - 1) / block_tokens * block_tokens;
 }
 
+RequestCache request_cache(const ModelSpec& model, int64_t block_tokens, bool drops_window) {
+  RequestCache c;
+  c.block_tokens = block_tokens;
+  if (!drops_window || !model.window || model.window->kind != WindowKind::sliding) return c;
+  c.window_tokens = block_rounded_tokens(model.window->tokens - 1, block_tokens) + block_tokens;
+  c.local_share = local_layer_share(model);
+  return c;
+}
+
+int64_t RequestCache::tokens(int64_t n) const {
+  const int64_t whole = block_rounded_tokens(n, block_tokens);
+  if (window_tokens == 0) return whole;
+  const int64_t kept = std::min(whole, window_tokens);
+  return static_cast<int64_t>(std::ceil((1 - local_share) * static_cast<double>(whole) +
+                                        local_share * static_cast<double>(kept)));
+}
+
 int64_t request_cache_tokens(const ModelSpec& model, int64_t tokens, int64_t block_tokens,
                              bool drops_window) {
-  const int64_t whole = block_rounded_tokens(tokens, block_tokens);
-  if (!drops_window || !model.window || model.window->kind != WindowKind::sliding) return whole;
-  const int64_t kept =
-      std::min(whole, block_rounded_tokens(model.window->tokens - 1, block_tokens) + block_tokens);
-  const double local = local_layer_share(model);
-  return static_cast<int64_t>(
-      std::ceil((1 - local) * static_cast<double>(whole) + local * static_cast<double>(kept)));
+  return request_cache(model, block_tokens, drops_window).tokens(tokens);
 }
 
 }  // namespace meshplan::serving

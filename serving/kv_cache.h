@@ -28,11 +28,20 @@ double kv_elements_per_token_layer(const ModelSpec& model, int64_t tp);
 double kv_bytes_per_token(const ModelSpec& model, int64_t tp, int64_t pp, KvFormat kv);
 // Tokens a request holds rounded up to whole blocks of `block_tokens`. REQUIRES: block ≥ 1.
 int64_t block_rounded_tokens(int64_t tokens, int64_t block_tokens);
-// The cache a request of `tokens` holds, in tokens of every layer (kv_bytes_per_token's unit):
+// The cache a request of n tokens holds, in tokens of every layer (kv_bytes_per_token's unit):
 // block_rounded_tokens, but where the engine frees a sliding window's older K/V
 // (`drops_window`, EnginePreset::drops_sliding_window_kv) its local layers hold at most
 // cdiv(W − 1, block) + 1 blocks (vLLM's SlidingWindowManager), weighted by their share of the
-// layers. REQUIRES: block ≥ 1.
+// layers. Resolved once for a model and engine (request_cache), then asked per length (the
+// replay asks for every growing sequence at every step).
+struct RequestCache {
+  int64_t block_tokens = 1;
+  int64_t window_tokens = 0;  // the most a local layer keeps; 0: every layer keeps every token
+  double local_share = 0;     // layers that keep at most window_tokens, of all
+  int64_t tokens(int64_t n) const;
+};
+// REQUIRES: block ≥ 1.
+RequestCache request_cache(const ModelSpec& model, int64_t block_tokens, bool drops_window);
 int64_t request_cache_tokens(const ModelSpec& model, int64_t tokens, int64_t block_tokens,
                              bool drops_window);
 

@@ -52,7 +52,7 @@ struct ReplayLimits {
   // The model's local attention (ModelSpec::window), for what a decode reads on those layers.
   std::optional<AttentionWindow> window;
   // Engines that allocate the cache as sequences grow (see the header comment): the cache a
-  // sequence of n tokens holds (kv_cache.h request_cache_tokens). Empty: whole isl + osl
+  // sequence of n tokens holds (kv_cache.h RequestCache). Empty: whole isl + osl
   // reserved at admission (tokens_per_request).
   std::function<int64_t(int64_t)> cache_tokens;
 };

@@ -152,8 +152,9 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
       layout.max_batch, step_tokens(p.options), e.memory.kv_tokens, e.memory.tokens_per_request,
       p.record_steps,   engine.chunked_prefill, p.model.window};
   if (!engine.reserves_whole_request)
-    limits.cache_tokens = [&p, &engine, block = e.memory.block_tokens](int64_t tokens) {
-      return request_cache_tokens(p.model, tokens, block, engine.drops_sliding_window_kv);
+    limits.cache_tokens = [cache = request_cache(p.model, e.memory.block_tokens,
+                                                 engine.drops_sliding_window_kv)](int64_t tokens) {
+      return cache.tokens(tokens);
     };
   const StepTimeFn decode_s = [&](const StepBatch& b) { return steps.time(b).total_s(); };
   std::optional<StepTimeModel> prefill_steps;

@@ -1,9 +1,9 @@
 #include "serving/serving_search.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "serving/engine_preset.h"
+#include "serving/request_replay.h"
 
 namespace meshplan::serving {
 namespace {
@@ -154,12 +154,11 @@ bool same_replay(const ServingEstimate& a, const ServingEstimate& b) {
          a.replay.tpot_s.mean == b.replay.tpot_s.mean;
 }
 
-// The batch a layout runs at most: its max batch, but never more than a closed loop's requests
-// in flight on one replica (a cap above them binds nothing).
+// The batch a layout runs at most: its max batch, but never more than the requests one replica
+// has in flight in the replay (a closed loop's share; a cap above them binds nothing).
 int64_t binding_batch(const ServingProblem& p, const ServingLayout& l, int64_t max_batch) {
-  if (p.workload.load != LoadKind::concurrency) return max_batch;
-  const double in_flight = std::ceil(p.workload.concurrency / static_cast<double>(l.replicas));
-  return std::min<int64_t>(max_batch, static_cast<int64_t>(in_flight));
+  return std::min(max_batch,
+                  requests_in_flight(replica_workload(p.workload, l.replicas), max_batch));
 }
 
 void search_format(const ServingProblem& p, ServingSearchResult& r) {

@@ -10,6 +10,7 @@
 
 #include "planner/profile_lookup.h"
 #include "serving/engine_preset.h"
+#include "serving/request_replay.h"
 #include "serving/serving_memory.h"
 #include "serving/serving_plan.h"
 
@@ -43,7 +44,7 @@ constexpr double kMs = 1e-3;
 // max_batch + isl + 1500 (vllm.rule: max_num_tokens); SGLang keeps its chunked-prefill size.
 // max_batch is the closed loop's concurrency (the rule's estimated_concurrency).
 int64_t aiconfigurator_step_tokens(Engine engine, const Workload& w) {
-  const int64_t batch = std::max<int64_t>(1, std::llround(w.concurrency));
+  const int64_t batch = requests_in_flight(w, 1);
   if (engine == Engine::trtllm) return (batch + w.isl + 500 + 31) / 32 * 32;
   if (engine == Engine::vllm) return batch + w.isl + 1500;
   return 0;
@@ -53,7 +54,7 @@ int64_t aiconfigurator_step_tokens(Engine engine, const Workload& w) {
 // batch above 512; TensorRT-LLM's (0 here) is the engine's, within its cache.
 int64_t aiconfigurator_max_batch(Engine engine, const Workload& w) {
   if (engine == Engine::trtllm) return 0;
-  const int64_t batch = std::max<int64_t>(1, std::llround(w.concurrency));
+  const int64_t batch = requests_in_flight(w, 1);
   return batch < 512 ? 512 : 2 * batch;
 }
 
