@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "calibrate/alpha_beta_fit.h"
 #include "core/collective.h"
@@ -39,7 +40,10 @@ class Run {
   void relate_sustained_to_samples();
   Result<bool> hbm_section();
   Result<bool> collective_section();
-  CollectiveFit measure_collective(const std::string& kind, int64_t group, const Variant& v);
+  // The fitted collective, or nothing (listed as missing, samples kept in the entry) when its
+  // timings admit no α-β fit: a profile holds no collective it cannot price.
+  std::optional<CollectiveFit> measure_collective(const std::string& kind, int64_t group,
+                                                  const Variant& v);
   Result<bool> save();
   void report(const std::string& section, const std::string& item) {
     if (progress_) progress_({section, item, done_++, total_});
@@ -225,7 +229,8 @@ Result<bool> Run::hbm_section() {
   return save();
 }
 
-CollectiveFit Run::measure_collective(const std::string& kind, int64_t group, const Variant& v) {
+std::optional<CollectiveFit> Run::measure_collective(const std::string& kind, int64_t group,
+                                                     const Variant& v) {
   CollectiveFit fit;
   fit.collective = kind;
   fit.group_size = group;
@@ -249,10 +254,14 @@ CollectiveFit Run::measure_collective(const std::string& kind, int64_t group, co
     fit.samples.push_back(s);
   }
   auto f = refit(fit);
-  if (!f)
-    profile_.notes.push_back(
-        fmt::format("no fit for {} x{} ({}): {}", kind, group, v.source, f.errors()[0].rule));
-  return fit;
+  if (f) return fit;
+  std::vector<std::string> timed;
+  for (const CollectiveSample& s : fit.samples)
+    timed.push_back(s.status == "ok" ? fmt::format("{} B {:.3g} us", s.bytes, s.time_s * 1e6)
+                                     : fmt::format("{} B {}", s.bytes, s.status));
+  mark_missing(fmt::format("collectives {} x{} ({}): no fit, {} (samples: {})", kind, group,
+                           v.source, f.errors()[0].rule, fmt::join(timed, ", ")));
+  return std::nullopt;
 }
 
 Result<bool> Run::collective_section() {
@@ -264,7 +273,8 @@ Result<bool> Run::collective_section() {
           mark_missing(fmt::format("collectives {} x{} ({})", kind, group, v.source));
           continue;
         }
-        profile_.collectives.push_back(measure_collective(kind, group, v));
+        if (auto fit = measure_collective(kind, group, v))
+          profile_.collectives.push_back(std::move(*fit));
         auto w = save();
         if (!w) return w;
       }

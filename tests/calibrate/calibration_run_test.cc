@@ -19,6 +19,8 @@ class FakeBenchmarker : public Benchmarker {
   std::vector<TimingOptions> timings;
   int64_t fail_bytes = -1;
   int64_t fail_gemm_m = -1;
+  // Timings that shrink as messages grow (a loaded host): 100 µs at 8 B down to 10 µs.
+  bool shrinking_times = false;
 
   Provenance describe() const override {
     Provenance p;
@@ -63,6 +65,7 @@ class FakeBenchmarker : public Benchmarker {
     if (r.bytes == fail_bytes) return Diagnostic{{}, "", "", "ncclSystemError"};
     double t =
         10e-6 + static_cast<double>(r.bytes) * bus_factor(r.collective, r.group_size) / 100e9;
+    if (shrinking_times) t = 800e-6 / static_cast<double>(r.bytes) + 9.9e-6;
     return CollectiveResult{t, t, ""};
   }
   bool graphs = true;
@@ -222,6 +225,28 @@ TEST_CASE("failures become failed samples, and the rest is still measured and fi
   CHECK(s[1].bytes == 64);
   CHECK(s[1].status == "failed: ncclSystemError");
   CHECK(r->collectives[0].busbw_bytes_per_s == doctest::Approx(100e9));
+}
+
+TEST_CASE("a collective whose times admit no fit is listed as missing with its samples") {
+  FakeBenchmarker fake;
+  fake.shrinking_times = true;
+  auto r = run_calibration(fake, small_plan());
+  REQUIRE(r.ok());
+  // Neither group gets a zero-bandwidth fit the profile reader would refuse.
+  CHECK(r->collectives.empty());
+  CHECK_FALSE(r->complete);
+  REQUIRE(r->missing.size() == 2);
+  CHECK(r->missing[0] ==
+        "collectives all_reduce x2 (measured): no fit, time does not grow with message size "
+        "(samples: 8 B 110 us, 64 B 22.4 us, 512 B 11.5 us, 4096 B 10.1 us)");
+  // The written profile reads back.
+  const std::string path = std::filesystem::temp_directory_path() /
+                           (std::to_string(::getpid()) + "-unfitted-collective.yaml");
+  REQUIRE(write_profile_atomically(*r, path).ok());
+  auto back = load_profile(path);
+  REQUIRE_MESSAGE(back.ok(), (back.ok() ? "" : format_diagnostics(back.errors())));
+  CHECK(back->missing == r->missing);
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("the profile is written after each section, so an interrupted run keeps its data") {

@@ -32,7 +32,7 @@ TEST_CASE("two MPI ranks on the cpu backend measure every collective between the
   CHECK(run.err.find("wrote " + out.string()) != std::string::npos);
   CHECK(run.err.find("wrote") == run.err.rfind("wrote"));
   auto profile = load_profile(out.string());
-  REQUIRE(profile.ok());
+  REQUIRE_MESSAGE(profile.ok(), (profile.ok() ? "" : format_diagnostics(profile.errors())));
   CHECK(profile->complete);
   CHECK(profile->provenance.gpu_count == 2);
   CHECK(profile->provenance.nodes == 1);
@@ -70,7 +70,7 @@ TEST_CASE("the full cpu plan adds in-place variants across ranks and no CUDA-gra
   INFO(run.err);
   REQUIRE(run.rc == 0);
   auto profile = load_profile(out.string());
-  REQUIRE(profile.ok());
+  REQUIRE_MESSAGE(profile.ok(), (profile.ok() ? "" : format_diagnostics(profile.errors())));
   int in_place = 0;
   for (const CollectiveFit& fit : profile->collectives) {
     CAPTURE(fit.collective);
