@@ -12,4 +12,6 @@ double peer_all_reduce_s(const PeerAllReduceFit& fit, int64_t ranks, double byte
   return std::min(one_shot, two_shot);
 }
 
+bool peer_all_reduce_serves(int64_t ranks) { return ranks >= 2 && ranks <= 8 && ranks % 2 == 0; }
+
 }  // namespace meshplan::serving

@@ -12,7 +12,13 @@
 // (core/profile.h PeerAllReduceFit). An engine uses whichever of them and NCCL is fastest for
 // the size (vLLM's thresholds, TensorRT-LLM's AUTO), so a step takes the minimum of the three.
 // Groups that leave the NVLink domain, buffers above the fit's max_bytes (vLLM's
-// CustomAllreduce takes at most 8 MiB) and profiles without the fit use NCCL's alone.
+// CustomAllreduce takes at most 8 MiB) and profiles without the fit use NCCL's alone, and so do
+// group sizes the kernels do not serve: vLLM's and SGLang's CustomAllreduce run on
+// _SUPPORTED_WORLD_SIZES = [2, 4, 6, 8] only (vllm/distributed/device_communicators/
+// custom_all_reduce.py; sglang/srt/distributed/device_communicators/custom_all_reduce.py, adapted
+// from vLLM's), and TensorRT-LLM's on an even count of at most MAX_RANKS_PER_NODE = 8 ranks
+// (isCustomAllReduceSupported, cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp;
+// customAllReduceKernels.h).
 #pragma once
 
 #include <cstdint>
@@ -24,5 +30,8 @@ namespace meshplan::serving {
 // Seconds of the faster of the one-shot and two-shot kernels over `ranks` GPUs, `bytes` per
 // rank. REQUIRES: fit.known(), ranks ≥ 2.
 double peer_all_reduce_s(const PeerAllReduceFit& fit, int64_t ranks, double bytes);
+
+// Whether the engines' peer kernels serve a group of `ranks` GPUs: 2, 4, 6 or 8.
+bool peer_all_reduce_serves(int64_t ranks);
 
 }  // namespace meshplan::serving

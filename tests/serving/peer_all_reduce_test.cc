@@ -38,3 +38,9 @@ TEST_CASE("peer all-reduce: two GPUs read one peer, so one-shot wins up to twice
   for (double bytes : {1.0e3, 1.0e6, 1.0e9})
     CHECK(peer_all_reduce_s(h100_fit(), 2, bytes) == doctest::Approx(6.7e-6 + bytes / 402e9));
 }
+
+TEST_CASE("peer all-reduce: the engines' kernels serve 2, 4, 6 or 8 GPUs, NCCL every other group") {
+  // vLLM and SGLang: _SUPPORTED_WORLD_SIZES = [2, 4, 6, 8]; TensorRT-LLM: even, at most 8.
+  for (int64_t ranks : {2, 4, 6, 8}) CHECK(peer_all_reduce_serves(ranks));
+  for (int64_t ranks : {0, 1, 3, 5, 7, 9, 10, 16}) CHECK_FALSE(peer_all_reduce_serves(ranks));
+}
