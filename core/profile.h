@@ -82,11 +82,12 @@ struct AttentionSample {
 // TensorRT-LLM's ONESHOT/TWOSHOT, SGLang's): its one-shot kernel reads every peer's buffer,
 // t = latency + (n − 1)·bytes / peer_read_bandwidth; its two-shot kernel (reduce-scatter, then
 // all-gather) pays the latency twice and reads 2(n − 1)/n·bytes (serving/peer_all_reduce.h).
-// Buffers above max_bytes go to NCCL (vLLM's custom all-reduce takes at most 8 MiB).
+// Buffers of max_bytes or more go to NCCL (vLLM's and SGLang's custom all-reduce take buffers
+// below their max_size of 8 MiB: should_custom_ar returns inp_size < max_size).
 struct PeerAllReduceFit {
   double latency_s = 0;
   double peer_read_bytes_per_s = 0;  // 0: not known (every all-reduce is priced as NCCL's)
-  double max_bytes = 0;              // largest buffer the kernel takes; 0: no limit
+  double max_bytes = 0;              // the kernel takes buffers below this; 0: no limit
   std::string source;
   bool known() const { return peer_read_bytes_per_s > 0; }
 };

@@ -11,9 +11,9 @@
 // with α the kernel's latency and B the bandwidth at which one GPU reads its peers
 // (core/profile.h PeerAllReduceFit). An engine uses whichever of them and NCCL is fastest for
 // the size (vLLM's thresholds, TensorRT-LLM's AUTO), so a step takes the minimum of the three.
-// Groups that leave the NVLink domain, buffers above the fit's max_bytes (vLLM's
-// CustomAllreduce takes at most 8 MiB) and profiles without the fit use NCCL's alone, and so do
-// group sizes the kernels do not serve: vLLM's and SGLang's CustomAllreduce run on
+// Groups that leave the NVLink domain, buffers of the fit's max_bytes or more (vLLM's
+// CustomAllreduce takes buffers below its 8 MiB max_size) and profiles without the fit use NCCL's
+// alone, and so do group sizes the kernels do not serve: vLLM's and SGLang's CustomAllreduce run on
 // _SUPPORTED_WORLD_SIZES = [2, 4, 6, 8] only (vllm/distributed/device_communicators/
 // custom_all_reduce.py; sglang/srt/distributed/device_communicators/custom_all_reduce.py, adapted
 // from vLLM's), and TensorRT-LLM's on an even count of at most MAX_RANKS_PER_NODE = 8 ranks

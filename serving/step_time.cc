@@ -84,7 +84,7 @@ double StepTimeModel::all_reduce_s(int64_t ranks, double bytes) const {
   const double nccl = collectives_.time_s(Collective::all_reduce, group, bytes);
   if (!peer_.known() || !peer_all_reduce_serves(ranks) ||
       collectives_.members_within(group, 0) < ranks ||
-      (peer_.max_bytes > 0 && bytes > peer_.max_bytes))
+      (peer_.max_bytes > 0 && bytes >= peer_.max_bytes))
     return nccl;
   return std::min(nccl, peer_all_reduce_s(peer_, ranks, bytes));
 }

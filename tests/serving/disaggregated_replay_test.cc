@@ -15,7 +15,10 @@ DisaggregatedLimits one_each(double transfer_s) {
   l.prefill_workers = 1;
   l.prefill_step_tokens = 150;
   l.decode_workers = 1;
-  l.decode = {8, 8192, 1'000'000, 103};
+  l.decode.max_batch = 8;
+  l.decode.max_step_tokens = 8192;
+  l.decode.kv_tokens = 1'000'000;
+  l.decode.tokens_per_request = 103;
   l.kv_transfer_s = transfer_s;
   return l;
 }

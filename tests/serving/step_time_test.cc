@@ -126,6 +126,13 @@ TEST_CASE("step time: a decode's all-reduce in one node takes the engine's peer 
       StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{}).time(prefill);
   const double nccl = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 1024 * 8192 * 2);
   CHECK(p16.communication_s == doctest::Approx(2 * 80 * nccl));
+  // A 512-token chunk's 8 MiB is the kernel's max_size itself, which it does not take
+  // (should_custom_ar: inp_size < max_size): NCCL's as well.
+  StepBatch chunk;
+  chunk.chunks.push_back({512, 0});
+  const StepBreakdown p8 = StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{}).time(chunk);
+  const double nccl8 = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 512 * 8192 * 2);
+  CHECK(p8.communication_s == doctest::Approx(2 * 80 * nccl8));
 }
 
 TEST_CASE("step time: the host overhead grows by its per-sequence part for each decode and chunk") {
