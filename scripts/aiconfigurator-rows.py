@@ -6,8 +6,8 @@ Usage: scripts/aiconfigurator-rows.py SILICON_SAMPLE_CSV [EXISTING_ROWS_YAML] > 
 The CSV is aic-core/src/aiconfigurator_core/systems/silicon_sample.csv of ai-dynamo/aiconfigurator
 at commit 095f58a51c4ca8e61b66ec108d86f223f8d559ce (git show 095f58a:<path>). Every aggregated
 (non-disaggregated) row on an H100 or H200 of a model meshplan ships (Llama 3.1 8B and 70B,
-DeepSeek-R1/V3, Qwen3-235B-A22B) is copied, except those EXISTING_ROWS_YAML already holds (by
-source_row_id). Numbers are the CSV's text, unchanged. Rows are sorted, so the output is the same
+DeepSeek-R1/V3, Qwen3-235B-A22B, Qwen3-32B) is copied, except those EXISTING_ROWS_YAML already
+holds (by source_row_id). Numbers are the CSV's text, unchanged. Rows are sorted, so the output is the same
 for the same CSV.
 """
 import csv
@@ -17,7 +17,7 @@ import sys
 COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
 PATH = "aic-core/src/aiconfigurator_core/systems/silicon_sample.csv"
 MODELS = ("meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B", "deepseek-ai/DeepSeek-R1",
-          "deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-235B-A22B")
+          "deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-235B-A22B", "Qwen/Qwen3-32B")
 GPUS = {"h100_sxm": "H100-SXM-80GB", "h200_sxm": "H200-SXM-141GB"}
 
 

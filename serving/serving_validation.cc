@@ -78,8 +78,10 @@ std::string model_file(const std::string& name) {
   if (has(name, "Llama-3.1-70B")) return "models/llama3-70b.yaml";
   if (has(name, "Llama-3.1-405B")) return "models/llama3-405b.yaml";
   if (has(name, "Mixtral-8x7B")) return "models/mixtral-8x7b.yaml";
+  if (has(name, "Mixtral-8x22B")) return "models/mixtral-8x22b.yaml";
   if (has(name, "DeepSeek-R1") || has(name, "DeepSeek-V3")) return "models/deepseek-v3.yaml";
   if (has(name, "Qwen3-235B-A22B")) return "models/qwen3-235b-a22b.yaml";
+  if (has(name, "Qwen3-32B")) return "models/qwen3-32b.yaml";
   return "";
 }
 

@@ -86,10 +86,35 @@ TEST_CASE("qwen3-235b-a22b has about 235B parameters and 22B active") {
   CHECK(active_params(m) < 22.5e9);
 }
 
+TEST_CASE("qwen3-32b has 32,762,123,264 parameters, counted by hand from its config") {
+  ModelSpec m = load("models/qwen3-32b.yaml");
+  // Per layer: q 5120·8192 + k, v 2·5120·1024 + o 8192·5120 + SwiGLU 3·5120·25600 + two norms
+  // 2·5120 + q/k norms 2·128 = 487,598,336; 64 layers, untied 151936·5120 embedding and head,
+  // final norm 5120.
+  const int64_t layer =
+      5120 * 8192 + 2 * 5120 * 1024 + 8192 * 5120 + 3 * 5120 * 25600 + 2 * 5120 + 2 * 128;
+  CHECK(layer == 487'598'336);
+  CHECK(total_params(m) == 64 * layer + 2 * int64_t{151936} * 5120 + 5120);
+  CHECK(total_params(m) == 32'762'123'264);
+}
+
+TEST_CASE("mixtral-8x22b has 140,620,634,112 parameters, counted by hand from its config") {
+  ModelSpec m = load("models/mixtral-8x22b.yaml");
+  // Per layer: q, o 2·6144·6144 + k, v 2·6144·1024 + 8 experts · 3·6144·16384 + router 6144·8
+  // + two norms 2·6144; 56 layers, untied 32000·6144 embedding and head, final norm 6144.
+  const int64_t layer =
+      2 * 6144 * 6144 + 2 * 6144 * 1024 + int64_t{8} * 3 * 6144 * 16384 + 6144 * 8 + 2 * 6144;
+  CHECK(layer == 2'504'060'928);
+  CHECK(total_params(m) == 56 * layer + 2 * int64_t{32000} * 6144 + 6144);
+  CHECK(total_params(m) == 140'620'634'112);
+}
+
 TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") {
   const char* pairs[][2] = {{"tests/data/hf/llama-3.1-8b.json", "models/llama3-8b.yaml"},
                             {"tests/data/hf/mixtral-8x7b.json", "models/mixtral-8x7b.yaml"},
+                            {"tests/data/hf/mixtral-8x22b.json", "models/mixtral-8x22b.yaml"},
                             {"tests/data/hf/qwen3-235b-a22b.json", "models/qwen3-235b-a22b.yaml"},
+                            {"tests/data/hf/qwen3-32b.json", "models/qwen3-32b.yaml"},
                             {"tests/data/hf/deepseek-v3.json", "models/deepseek-v3.yaml"}};
   for (auto& p : pairs) {
     CAPTURE(p[0]);
@@ -100,7 +125,7 @@ TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") 
     CHECK(hf.kv_heads == yaml.kv_heads);
     CHECK(hf.moe.has_value() == yaml.moe.has_value());
     CHECK(hf.mla.has_value() == yaml.mla.has_value());
-    CHECK(hf.rope_theta == yaml.rope_theta);  // 500000, 1e6, 1e6, 10000
+    CHECK(hf.rope_theta == yaml.rope_theta);  // 500000, 1e6 (Mixtral, Qwen3), 10000 (DeepSeek)
   }
 }
 

@@ -81,7 +81,10 @@ TEST_CASE("serving validation: online and AIConfigurator rows carry their load a
 TEST_CASE("serving validation: rows it cannot express are skipped with the reason") {
   Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
   REQUIRE(runs.ok());
-  CHECK(run(runs.value(), "trt017-17").skip_reason == "no shipped model file for Mixtral-8x22B");
+  CHECK(run(runs.value(), "mlp41-01").skip_reason ==
+        "no shipped model file for Llama-2-70B (llama2-70b-99.9)");
+  CHECK(run(runs.value(), "trt017-17").skip_reason.empty());  // models/mixtral-8x22b.yaml
+  CHECK(run(runs.value(), "trt017-17").model_file == "models/mixtral-8x22b.yaml");
   CHECK(run(runs.value(), "mlp41-05").skip_reason == "tp or GPU count not stated");
   const ServingRun& adp = run(runs.value(), "aic-22");  // tp 1 × attention_dp 8, ep 8
   CHECK(adp.skip_reason.empty());
@@ -144,7 +147,7 @@ TEST_CASE("serving validation: AIConfigurator's silicon rows, one group per engi
   const std::string path = std::string(MESHPLAN_TEST_DATA) + "/serving_runs_aiconfigurator.yaml";
   Result<std::vector<ServingRun>> runs = load_serving_runs(path);
   REQUIRE(runs.ok());
-  CHECK(runs->size() == 716);
+  CHECK(runs->size() == 1070);
   // Qwen3-235B-A22B FP8 with TensorRT-LLM 1.0.0rc3 on 4 H100s, ep 2, 128/128 tokens, 16 users.
   const ServingRun& trt = run(runs.value(), "aicx-001");
   CHECK(trt.group == "aic trtllm");
