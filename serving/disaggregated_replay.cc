@@ -78,6 +78,7 @@ class DisaggregatedScheduler {
   ReplayResult result() const {
     ReplayResult out = summarize_replay(req_, w_);
     out.steps = steps_;
+    out.preemptions = preemptions_;
     out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
     if (out.duration_s > 0) {
       out.prefill_pool_busy =
@@ -114,12 +115,15 @@ class DisaggregatedScheduler {
       d.busy = false;
       std::vector<int64_t> still;
       for (int64_t r : d.running) {
-        if (++at(r).generated < w_.osl) {
+        ReplayRequest& q = at(r);
+        q.prefilled = q.prompt;  // a recomputed sequence's prompt is rebuilt with its next token
+        if (++q.generated < w_.osl) {
           still.push_back(r);
           continue;
         }
         finish(r, d.busy_until);
-        d.free_kv += limits_.decode.tokens_per_request;
+        d.free_kv += q.held;
+        q.held = 0;
       }
       d.running.swap(still);
     }
@@ -138,6 +142,7 @@ class DisaggregatedScheduler {
   void arrive_at_decode(int64_t r, double ready_s) {
     at(r).first_token_s = ready_s;
     at(r).generated = 1;
+    at(r).prompt = at(r).prefilled = w_.isl;  // its cache arrived whole
     if (w_.osl <= 1) {
       finish(r, ready_s);
       return;
@@ -145,20 +150,65 @@ class DisaggregatedScheduler {
     decode_wait_.push_back(r);
   }
 
+  bool on_demand() const { return static_cast<bool>(limits_.decode.cache_tokens); }
+
+  // The cache a request takes when a decode worker admits it: its prompt's (on demand: the
+  // transferred prompt, or a preempted sequence's prompt and answer so far), else its whole
+  // isl + osl.
+  int64_t admission_tokens(int64_t r) const {
+    return on_demand() ? limits_.decode.cache_tokens(at(r).prompt)
+                       : limits_.decode.tokens_per_request;
+  }
+
   void admit_decodes() {
     while (!decode_wait_.empty()) {
+      const int64_t r = decode_wait_.front();
+      const int64_t tokens = admission_tokens(r);
       DecodeWorker* best = nullptr;
       for (DecodeWorker& d : decode_) {
-        if (d.sequences() >= limits_.decode.max_batch ||
-            d.free_kv < limits_.decode.tokens_per_request)
-          continue;
+        if (d.sequences() >= limits_.decode.max_batch || d.free_kv < tokens) continue;
         if (best == nullptr || d.sequences() < best->sequences()) best = &d;
       }
       if (best == nullptr) return;
-      best->joining.push_back(decode_wait_.front());
-      best->free_kv -= limits_.decode.tokens_per_request;
+      best->joining.push_back(r);
+      best->free_kv -= tokens;
+      at(r).held = tokens;
       decode_wait_.pop_front();
     }
+  }
+
+  // On demand (request_replay.h): every decoding sequence of the worker, in admission order,
+  // takes the cache of the token it adds this step; when the worker's cache is full the
+  // sequence admitted last is preempted, until the one asking fits or is itself preempted.
+  void grow(DecodeWorker& d) {
+    if (!on_demand()) return;
+    for (size_t i = 0; i < d.running.size(); ++i) {
+      const int64_t r = d.running[i];
+      if (at(r).prefilled < at(r).prompt) continue;  // recomputing: its cache taken at admission
+      const int64_t need = limits_.decode.cache_tokens(w_.isl + at(r).generated) - at(r).held;
+      while (d.free_kv < need && d.running.back() != r) preempt_last(d);
+      if (d.free_kv < need) {
+        preempt_last(d);
+        return;
+      }
+      d.free_kv -= need;
+      at(r).held += need;
+    }
+  }
+
+  // The preempted sequence loses its cache and waits for a decode worker again, at the head of
+  // the queue; readmitted, it recomputes its prompt and answer so far there (vLLM's recompute
+  // preemption, run by the decode instance's own scheduler).
+  void preempt_last(DecodeWorker& d) {
+    const int64_t r = d.running.back();
+    d.running.pop_back();
+    ReplayRequest& q = at(r);
+    d.free_kv += q.held;
+    q.held = 0;
+    q.prompt = w_.isl + q.generated;
+    q.prefilled = 0;
+    ++preemptions_;
+    decode_wait_.push_front(r);
   }
 
   void start_prefills(double t, const StepTimeFn& step_s) {
@@ -189,10 +239,17 @@ class DisaggregatedScheduler {
       if (d.busy) continue;
       d.running.insert(d.running.end(), d.joining.begin(), d.joining.end());
       d.joining.clear();
+      grow(d);
       if (d.running.empty()) continue;
       StepBatch batch;
-      for (int64_t r : d.running) batch.add_decode(limits_.decode.window, w_.isl + at(r).generated);
-      batch.sampled = batch.decodes;
+      for (int64_t r : d.running) {
+        const ReplayRequest& q = at(r);
+        if (q.prefilled < q.prompt)
+          batch.chunks.push_back({q.prompt - q.prefilled, q.prefilled});
+        else
+          batch.add_decode(limits_.decode.window, w_.isl + q.generated);
+      }
+      batch.sampled = static_cast<int64_t>(d.running.size());
       ++steps_;
       batch_sum_ += static_cast<double>(batch.decodes);
       const double dt = step_s(batch);
@@ -213,7 +270,7 @@ class DisaggregatedScheduler {
   std::deque<Transfer> transfers_;   // in flight to the decode pool, by ready time
   std::deque<int64_t> decode_wait_;  // transferred, waiting for decode room
   int64_t first_pending_ = 0;        // next request not yet issued
-  int64_t finished_ = 0, steps_ = 0;
+  int64_t finished_ = 0, steps_ = 0, preemptions_ = 0;
   double batch_sum_ = 0, prefill_busy_s_ = 0, decode_busy_s_ = 0;
 };
 

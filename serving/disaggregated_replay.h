@@ -9,13 +9,18 @@
 // the first token reaches the client when the transfer ends, as in SGLang's and Dynamo's designs,
 // where the decode worker returns every token. Decode workers run decode-only continuous
 // batching: a transferred request joins the worker with the fewest sequences that has room
-// (max_batch and whole-request KV blocks, as the aggregated replay admits; ties to the lowest
-// index), at that worker's next step; waiting requests queue first come, first served. Each
-// decode step adds one token to every sequence of its worker; a request finishes after osl − 1
-// of them. Prefill workers' KV capacity is not limited (prompts leave as their transfer starts).
-// Load as in request_replay.h: offline, closed loop (a finish issues the next request), Poisson.
-// Deterministic: events at one time run in a fixed order (prefill completions, decode
-// completions, arrivals, transfers, admissions, prefill starts, decode starts; workers by index).
+// (max_batch and KV blocks as the aggregated replay admits: the whole request's for TensorRT-LLM,
+// the prompt's for engines that allocate on demand; ties to the lowest index), at that worker's
+// next step; waiting requests queue first come, first served. Each decode step adds one token
+// to every sequence of its worker; a request finishes after osl − 1 of them. On demand
+// (ReplayLimits::cache_tokens), each step's tokens take cache first and a full worker preempts
+// its sequence admitted last: it goes back to the head of the decode queue and, readmitted,
+// recomputes its prompt and answer so far on its decode worker (vLLM's recompute preemption,
+// run by the decode instance's scheduler). Prefill workers' KV capacity is not limited (prompts
+// leave as their transfer starts). Load as in request_replay.h: offline, closed loop (a finish
+// issues the next request), Poisson. Deterministic: events at one time run in a fixed order
+// (prefill completions, decode completions, arrivals, transfers, admissions, prefill starts, decode
+// starts; workers by index).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +34,7 @@ struct DisaggregatedLimits {
   int64_t prefill_workers = 1;
   int64_t prefill_step_tokens = 8192;  // prompt tokens one prefill step carries
   int64_t decode_workers = 1;
-  ReplayLimits decode;       // one decode worker: max_batch, kv_tokens, tokens_per_request
+  ReplayLimits decode;  // one decode worker: max_batch, kv_tokens, tokens_per_request, cache_tokens
   double kv_transfer_s = 0;  // one request's KV cache, prefill worker to decode worker
 };
 

@@ -150,7 +150,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options, engine.host);
   ReplayLimits limits{
       layout.max_batch, step_tokens(p.options), e.memory.kv_tokens, e.memory.tokens_per_request,
-      p.record_steps,   engine.chunked_prefill, p.model.window};
+      p.record_steps,   engine.chunked_prefill, p.model.window,     {}};
   if (!engine.reserves_whole_request)
     limits.cache_tokens = [cache = request_cache(p.model, e.memory.block_tokens,
                                                  engine.drops_sliding_window_kv)](int64_t tokens) {

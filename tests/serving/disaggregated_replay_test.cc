@@ -133,3 +133,51 @@ TEST_CASE("disaggregated: decode admission waits for KV room, first come first s
   CHECK(r.requests[1].first_token_s == doctest::Approx(1.0));
   CHECK(r.requests[1].finish_s == doctest::Approx(1.4));
 }
+
+TEST_CASE(
+    "disaggregated: an on-demand decode worker preempts its last sequence and recomputes it") {
+  // Two 4-token prompts prefill together in [0, 1] and arrive at once; answers of 4 tokens; the
+  // decode worker's cache holds 9 tokens, one per token (cache_tokens(n) = n). Admitted with
+  // their prompts (4 + 4), the first step needs a fifth token each: the first takes the last
+  // free one, the second is itself preempted (back to the queue, its 4 freed). The first decodes
+  // alone at 1.0, 1.1 and 1.2 (cache 5, 6, 7) and finishes at 1.3; the second, readmitted with
+  // its prompt and first token (5), recomputes them in the step at 1.3 and decodes at 1.4 and
+  // 1.5, finishing at 1.6.
+  DisaggregatedLimits l = one_each(0.0);
+  l.prefill_step_tokens = 8;
+  l.decode.kv_tokens = 9;
+  l.decode.tokens_per_request = 8;
+  l.decode.cache_tokens = [](int64_t tokens) { return tokens; };
+  std::vector<std::pair<int64_t, int64_t>> steps;  // (decodes, recomputed tokens)
+  const ReplayResult r =
+      replay_disaggregated(offline(2, 4, 4), l, prefill_1s, [&](const StepBatch& b) {
+        int64_t recomputed = 0;
+        for (const PrefillChunk& c : b.chunks) recomputed += c.tokens;
+        steps.push_back({b.decodes, recomputed});
+        return 0.1;
+      });
+  REQUIRE(r.requests.size() == 2);
+  CHECK(r.preemptions == 1);
+  CHECK(r.requests[0].first_token_s == doctest::Approx(1.0));
+  CHECK(r.requests[0].finish_s == doctest::Approx(1.3));
+  CHECK(r.requests[1].first_token_s == doctest::Approx(1.0));
+  CHECK(r.requests[1].finish_s == doctest::Approx(1.6));
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{1, 0}, {1, 0}, {1, 0},
+                                                             {0, 5}, {1, 0}, {1, 0}};
+  CHECK(steps == expected);
+}
+
+TEST_CASE("disaggregated: without on-demand allocation a decode worker admits whole requests") {
+  // The same case reserving isl + osl = 8 tokens a request: one request at a time, no
+  // preemption; the second waits for the first's cache and starts at 1.3.
+  DisaggregatedLimits l = one_each(0.0);
+  l.prefill_step_tokens = 8;
+  l.decode.kv_tokens = 9;
+  l.decode.tokens_per_request = 8;
+  const ReplayResult r = replay_disaggregated(offline(2, 4, 4), l, prefill_1s, decode_100ms);
+  REQUIRE(r.requests.size() == 2);
+  CHECK(r.preemptions == 0);
+  CHECK(r.requests[0].finish_s == doctest::Approx(1.3));
+  CHECK(r.requests[1].finish_s == doctest::Approx(1.6));
+  CHECK(r.steps == 6);
+}
