@@ -150,20 +150,10 @@ class DisaggregatedScheduler {
     decode_wait_.push_back(r);
   }
 
-  bool on_demand() const { return static_cast<bool>(limits_.decode.cache_tokens); }
-
-  // The cache a request takes when a decode worker admits it: its prompt's (on demand: the
-  // transferred prompt, or a preempted sequence's prompt and answer so far), else its whole
-  // isl + osl.
-  int64_t admission_tokens(int64_t r) const {
-    return on_demand() ? limits_.decode.cache_tokens(at(r).prompt)
-                       : limits_.decode.tokens_per_request;
-  }
-
   void admit_decodes() {
     while (!decode_wait_.empty()) {
       const int64_t r = decode_wait_.front();
-      const int64_t tokens = admission_tokens(r);
+      const int64_t tokens = limits_.decode.admission_tokens(at(r).prompt);
       DecodeWorker* best = nullptr;
       for (DecodeWorker& d : decode_) {
         if (d.sequences() >= limits_.decode.max_batch || d.free_kv < tokens) continue;
@@ -177,38 +167,12 @@ class DisaggregatedScheduler {
     }
   }
 
-  // On demand (request_replay.h): every decoding sequence of the worker, in admission order,
-  // takes the cache of the token it adds this step; when the worker's cache is full the
-  // sequence admitted last is preempted, until the one asking fits or is itself preempted.
+  // On demand (request_replay.h OnDemandWorker), a preempted sequence waits for a decode worker
+  // again at the head of the queue and, readmitted, recomputes its prompt and answer so far there
+  // (vLLM's recompute preemption, run by the decode instance's own scheduler).
   void grow(DecodeWorker& d) {
-    if (!on_demand()) return;
-    for (size_t i = 0; i < d.running.size(); ++i) {
-      const int64_t r = d.running[i];
-      if (at(r).prefilled < at(r).prompt) continue;  // recomputing: its cache taken at admission
-      const int64_t need = limits_.decode.cache_tokens(w_.isl + at(r).generated) - at(r).held;
-      while (d.free_kv < need && d.running.back() != r) preempt_last(d);
-      if (d.free_kv < need) {
-        preempt_last(d);
-        return;
-      }
-      d.free_kv -= need;
-      at(r).held += need;
-    }
-  }
-
-  // The preempted sequence loses its cache and waits for a decode worker again, at the head of
-  // the queue; readmitted, it recomputes its prompt and answer so far there (vLLM's recompute
-  // preemption, run by the decode instance's own scheduler).
-  void preempt_last(DecodeWorker& d) {
-    const int64_t r = d.running.back();
-    d.running.pop_back();
-    ReplayRequest& q = at(r);
-    d.free_kv += q.held;
-    q.held = 0;
-    q.prompt = w_.isl + q.generated;
-    q.prefilled = 0;
-    ++preemptions_;
-    decode_wait_.push_front(r);
+    OnDemandWorker{req_, d.running, d.free_kv, decode_wait_, preemptions_}.grow(limits_.decode,
+                                                                                w_.isl);
   }
 
   void start_prefills(double t, const StepTimeFn& step_s) {

@@ -76,44 +76,10 @@ class Scheduler {
 
   bool done() const { return finished_ == count_; }
 
-  bool on_demand() const { return static_cast<bool>(limits_.cache_tokens); }
   bool decoding(int64_t r) const { return at(r).prefilled == at(r).prompt; }
 
-  // On-demand cache: every decoding sequence, in admission order, takes the cache of the token
-  // it adds this step; when the cache is full the sequence admitted last is preempted, until the
-  // one asking fits or is itself preempted (vLLM V1's scheduler).
   void grow() {
-    if (!on_demand()) return;
-    for (size_t i = 0; i < running_.size(); ++i) {
-      const int64_t r = running_[i];
-      if (!decoding(r)) continue;
-      const int64_t need = limits_.cache_tokens(w_.isl + at(r).generated) - at(r).held;
-      while (free_kv_ < need && running_.back() != r) preempt_last();
-      if (free_kv_ < need) {
-        preempt_last();
-        return;
-      }
-      free_kv_ -= need;
-      at(r).held += need;
-    }
-  }
-
-  void preempt_last() {
-    const int64_t r = running_.back();
-    running_.pop_back();
-    ReplayRequest& q = at(r);
-    free_kv_ += q.held;
-    q.held = 0;
-    q.prompt = w_.isl + q.generated;
-    q.prefilled = 0;
-    ++preemptions_;
-    waiting_.push_front(r);
-  }
-
-  // The cache a waiting request takes when admitted: its prompt's (on demand), else its whole
-  // isl + osl.
-  int64_t admission_tokens(int64_t r) const {
-    return on_demand() ? limits_.cache_tokens(at(r).prompt) : limits_.tokens_per_request;
+    OnDemandWorker{req_, running_, free_kv_, waiting_, preemptions_}.grow(limits_, w_.isl);
   }
 
   // Queues the open-loop arrivals up to `t`, then admits what max_batch and the KV cache allow.
@@ -122,11 +88,11 @@ class Scheduler {
       while (issued_ < count_ && at(issued_).arrival_s <= t) waiting_.push_back(issued_++);
     while (!waiting_.empty() && at(waiting_.front()).arrival_s <= t &&
            static_cast<int64_t>(running_.size()) < limits_.max_batch &&
-           free_kv_ >= admission_tokens(waiting_.front())) {
+           free_kv_ >= limits_.admission_tokens(at(waiting_.front()).prompt)) {
       const int64_t r = waiting_.front();
       running_.push_back(r);
       waiting_.pop_front();
-      at(r).held = admission_tokens(r);
+      at(r).held = limits_.admission_tokens(at(r).prompt);
       free_kv_ -= at(r).held;
     }
   }
@@ -234,6 +200,35 @@ ReplayResult Scheduler::result() const {
 }
 
 }  // namespace
+
+void OnDemandWorker::grow(const ReplayLimits& limits, int64_t isl) {
+  if (!limits.cache_tokens) return;
+  for (size_t i = 0; i < running.size(); ++i) {
+    const int64_t r = running[i];
+    ReplayRequest& q = requests[static_cast<size_t>(r)];
+    if (q.prefilled < q.prompt) continue;  // prompt still to compute: its cache taken at admission
+    const int64_t need = limits.cache_tokens(isl + q.generated) - q.held;
+    while (free_kv < need && running.back() != r) preempt_last(isl);
+    if (free_kv < need) {
+      preempt_last(isl);
+      return;
+    }
+    free_kv -= need;
+    q.held += need;
+  }
+}
+
+void OnDemandWorker::preempt_last(int64_t isl) {
+  const int64_t r = running.back();
+  running.pop_back();
+  ReplayRequest& q = requests[static_cast<size_t>(r)];
+  free_kv += q.held;
+  q.held = 0;
+  q.prompt = isl + q.generated;
+  q.prefilled = 0;
+  ++preemptions;
+  waiting.push_front(r);
+}
 
 int64_t requests_in_flight(const Workload& w, int64_t count) {
   return w.load == LoadKind::concurrency ? std::max<int64_t>(1, std::llround(w.concurrency))

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -55,6 +56,11 @@ struct ReplayLimits {
   // sequence of n tokens holds (kv_cache.h RequestCache). Empty: whole isl + osl
   // reserved at admission (tokens_per_request).
   std::function<int64_t(int64_t)> cache_tokens;
+  // The cache a request takes when admitted with `prompt` tokens to hold: the prompt's on
+  // demand, else its whole isl + osl.
+  int64_t admission_tokens(int64_t prompt) const {
+    return cache_tokens ? cache_tokens(prompt) : tokens_per_request;
+  }
 };
 
 // Steps a replay records when asked: enough for a trace one can open.
@@ -98,6 +104,25 @@ struct ReplayRequest {
   // Tokens to prefill: isl, or isl + generated when readmitted after a preemption.
   int64_t prompt = 0;
   int64_t held = 0;  // cache tokens held while running
+};
+
+// One worker's cache under the on-demand rule (ReplayLimits::cache_tokens; the header comment),
+// shared by the aggregated and the disaggregated replays: the sequences it runs, in admission
+// order, its free cache tokens, and where a preempted sequence goes (the head of `waiting`).
+struct OnDemandWorker {
+  std::vector<ReplayRequest>& requests;
+  std::vector<int64_t>& running;
+  int64_t& free_kv;
+  std::deque<int64_t>& waiting;
+  int64_t& preemptions;
+  // Every decoding sequence (its prompt computed), in admission order, takes the cache of the
+  // token it adds this step; when the cache is full the sequence admitted last is preempted,
+  // until the one asking fits or is itself preempted (vLLM V1's scheduler). Nothing without
+  // limits.cache_tokens.
+  void grow(const ReplayLimits& limits, int64_t isl);
+  // The last admitted sequence frees its cache and waits again, to recompute its prompt and
+  // answer so far (isl + generated) when readmitted.
+  void preempt_last(int64_t isl);
 };
 
 // Requests a replay has in flight at once: a closed loop's concurrency (at least 1), else all
