@@ -12,6 +12,9 @@
 namespace meshplan::serving {
 namespace {
 
+// A kernel of `work_s` in a CUDA graph: its fixed cost, then its work (step_time.h).
+double kernel_s(double work_s) { return kKernelLatencyS + work_s; }
+
 constexpr double kActivationBytes = 2;  // BF16 activations between kernels
 constexpr double kLogitBytes = 4;       // logits are sampled in FP32
 
@@ -76,7 +79,7 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
 }
 
 double StepTimeModel::memory_kernel_s(double bytes) const {
-  return std::max(bytes / calibration_.hbm_bytes_per_s.value, kKernelFloorS);
+  return kernel_s(bytes / calibration_.hbm_bytes_per_s.value);
 }
 
 double StepTimeModel::all_reduce_s(int64_t ranks, double bytes) const {
@@ -112,7 +115,7 @@ double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
   } else {
     t = gemm_.time_s(tokens * data_share_, out, in, static_cast<double>(m.copies), weight_bytes_);
   }
-  return std::max(t, kKernelFloorS);
+  return kernel_s(t);
 }
 
 void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
@@ -183,10 +186,9 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
   const double read_s = cache_bytes * data_share_ / calibration_.hbm_bytes_per_s.value;
   const double decode_s =
       batch.decodes > 0 || batch.decode_context_tokens > 0
-          ? std::max(
-                {read_s, decode_flops * data_share_ / attention_decode_flops_per_s_, kKernelFloorS})
+          ? kernel_s(std::max(read_s, decode_flops * data_share_ / attention_decode_flops_per_s_))
           : read_s;
-  return std::max(prefill_s * data_share_, batch.chunks.empty() ? 0 : kKernelFloorS) + decode_s;
+  return (batch.chunks.empty() ? 0 : kernel_s(prefill_s * data_share_)) + decode_s;
 }
 
 StepBreakdown StepTimeModel::time(const StepBatch& batch) const {

@@ -2,17 +2,17 @@
 // replica: decodes of `decodes` running sequences plus chunks of prompts being prefilled.
 //
 // Per layer of the largest pipeline stage:
-// - each linear map: the overlapped GEMM roofline (serving/gemm_roofline.h), at least the
-//   kernel floor. FP8 weights run FP8 GEMMs (W8A8); BF16 and INT4 (W4A16, weights read at
-//   INT4's bytes) run BF16 GEMMs.
-//   Routed experts: each token runs top_k of them; a step reads the weights of the experts its
-//   tokens touch, E_local·(1 − (1 − top_k/E)^tokens) of this GPU's E_local = E/ep in
-//   expectation under uniform routing, each a GEMM of its share of the routed tokens.
+// - each linear map: the overlapped GEMM roofline (serving/gemm_roofline.h) after the kernel's
+//   fixed cost (kKernelLatencyS). FP8 weights run FP8 GEMMs (W8A8); BF16 and INT4 (W4A16, weights
+//   read at INT4's bytes) run BF16 GEMMs. Routed experts: each token runs top_k of them; a step
+//   reads the weights of the experts its tokens touch, E_local·(1 − (1 − top_k/E)^tokens) of this
+//   GPU's E_local = E/ep in expectation under uniform routing, each a GEMM of its share of the
+//   routed tokens.
 // - attention: prefill chunks as causal fused attention (planner/attention_model.h, FLOPs in
 //   FlashAttention's convention over the chunk's queries against its context); decodes read
 //   every cached token's K/V (or MLA latent) once at the read bandwidth.
 // - four small memory-bound kernels (two norms, RoPE + KV append, activation), each
-//   max(bytes / HBM, kernel floor). MoE layers add the routing permute and unpermute, each
+//   the kernel's fixed cost + bytes / HBM. MoE layers add the routing permute and unpermute, each
 //   reading and writing the hidden states of the GPU's tokens and of its experts' routed rows
 //   (TensorRT-LLM's MoE runner: expandInputRowsKernel and finalizeMoeRoutingKernel,
 //   cpp/tensorrt_llm/kernels/mixtureOfExperts/moe_kernels.cu; vLLM's fused_moe: the permute
@@ -49,9 +49,16 @@
 
 namespace meshplan::serving {
 
-// Floor of one GPU kernel inside a CUDA graph: NVIDIA's "Getting Started with CUDA Graphs"
-// (developer.nvidia.com/blog, 2019) measures 3.4 µs per short kernel launched from a graph.
-constexpr double kKernelFloorS = 3.4e-6;
+// Fixed cost of one GPU kernel inside a CUDA graph, paid before its work: NVIDIA's "Getting
+// Started with CUDA Graphs" (developer.nvidia.com/blog, 2019) measures 3.4 µs per short kernel
+// launched from a graph. A kernel's time is this plus its work (α + work), not the larger of the
+// two: one tensor-parallel rank's decode steps measured on an H200
+// (tests/data/one_gpu_serve_steps/steps-h200-tp.json: Llama 3.1 8B, Llama 3 70B and Qwen3-32B at
+// TP 1/2/4/8, batch 1-64, each step one CUDA graph) run 18-19 µs per layer above their streaming
+// time at TP 8 whatever the model, which the larger-of-the-two left unpriced: its decode error
+// grew with TP (h200-published, mean signed: tp1 −1%, tp2 −6%, tp4 −12%, tp8 −20%; 11.6% mean
+// |error|); α + work: +2.6%, +2.3%, +1.5%, −1.7% (6.6%), and with h200-measured 21.1% → 11.3%.
+constexpr double kKernelLatencyS = 3.4e-6;
 constexpr int kSmallKernelsPerLayer = 4;
 
 struct PrefillChunk {

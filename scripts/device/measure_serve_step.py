@@ -48,6 +48,7 @@ class Dims:
         self.ffn = cfg["ffn_hidden"] // tp
         self.vocab = cfg["vocab"] // tp
         self.theta = float(cfg.get("rope_theta", 10000))
+        self.qk_norm = bool(cfg.get("qk_norm", False))  # Qwen3: RMSNorm over each q and k head
         moe = cfg.get("moe")
         self.experts = moe["experts"] if moe else 0
         self.top_k = moe["top_k"] if moe else 0
@@ -66,6 +67,9 @@ def weights(d, layers, fp8=False):
         layer = {"n1": torch.ones(d.hidden, device="cuda", dtype=torch.bfloat16),
                  "n2": torch.ones(d.hidden, device="cuda", dtype=torch.bfloat16),
                  "qkv": w(qkv, d.hidden), "o": w(d.hidden, d.heads * d.head_dim)}
+        if d.qk_norm:
+            layer["qn"] = torch.ones(d.head_dim, device="cuda", dtype=torch.bfloat16)
+            layer["kn"] = torch.ones(d.head_dim, device="cuda", dtype=torch.bfloat16)
         if d.experts:
             layer["router"] = w(d.experts, d.hidden)
             # Stored (experts, out, in) as nn.Linear stores each; the grouped kernel takes the
@@ -135,8 +139,12 @@ def make_layer(d, fp8=False):
         h = F.rms_norm(x, (d.hidden,), layer["n1"], 1e-5)
         q, k, v = linear(h, layer["qkv"]).split(
             [d.heads * d.head_dim, d.kv_heads * d.head_dim, d.kv_heads * d.head_dim], dim=-1)
-        q = rope(q.view(b, t, d.heads, d.head_dim).transpose(1, 2), cos, sin)
-        k = rope(k.view(b, t, d.kv_heads, d.head_dim).transpose(1, 2), cos, sin)
+        q, k = q.view(b, t, d.heads, d.head_dim), k.view(b, t, d.kv_heads, d.head_dim)
+        if d.qk_norm:
+            q = F.rms_norm(q, (d.head_dim,), layer["qn"], 1e-6)
+            k = F.rms_norm(k, (d.head_dim,), layer["kn"], 1e-6)
+        q = rope(q.transpose(1, 2), cos, sin)
+        k = rope(k.transpose(1, 2), cos, sin)
         k_cache[:, :, start:start + t] = k
         v_cache[:, :, start:start + t] = v.view(b, t, d.kv_heads, d.head_dim).transpose(1, 2)
         keys, values = k_cache[:, :, :start + t], v_cache[:, :, :start + t]

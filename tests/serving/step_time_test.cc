@@ -54,9 +54,11 @@ TEST_CASE("step time: decode attention reads the cached K/V at read bandwidth") 
   const StepTimeModel model(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
   const double context = 1e6;  // one million cached tokens over the batch
   const StepBreakdown t = model.time(one_decode(context));
-  // 2 · 8 heads · 128 · 2 bytes per token and layer, 32 layers.
+  // 2 · 8 heads · 128 · 2 bytes per token and layer, 32 layers, each layer's kernel after its
+  // fixed cost.
   CHECK(t.attention_s ==
-        doctest::Approx(context * 4096 * 32 / read_bandwidth(p, c.gpu)).epsilon(1e-9));
+        doctest::Approx(context * 4096 * 32 / read_bandwidth(p, c.gpu) + 32 * kKernelLatencyS)
+            .epsilon(1e-9));
 }
 
 TEST_CASE("step time: a sliding-window layer's decode reads its window's K/V only") {
@@ -69,9 +71,12 @@ TEST_CASE("step time: a sliding-window layer's decode reads its window's K/V onl
   b.add_decode(m.window, 1'000'000);  // one sequence of a million tokens
   b.sampled = 1;
   CHECK(b.decode_local_tokens == 4096);
-  // Half the layers read 1,000,000 tokens, half 4,096: 4,096 bytes per token and layer.
+  // Half the layers read 1,000,000 tokens, half 4,096: 4,096 bytes per token and layer, and
+  // each of the 32 layers' kernels its fixed cost.
   CHECK(model.time(b).attention_s ==
-        doctest::Approx((1e6 + 4096) / 2 * 4096 * 32 / read_bandwidth(p, c.gpu)).epsilon(1e-9));
+        doctest::Approx((1e6 + 4096) / 2 * 4096 * 32 / read_bandwidth(p, c.gpu) +
+                        32 * kKernelLatencyS)
+            .epsilon(1e-9));
 }
 
 TEST_CASE("step time: FP8 weights halve the batch-1 decode's GEMM time") {
@@ -199,10 +204,12 @@ TEST_CASE("step time: MoE layers add the routing permute and unpermute") {
   b.decodes = 4096;  // no LM head rows: other_s is the layers' memory-bound kernels only
   b.decode_context_tokens = 4096;
   // a = 4096 tokens × 4096 × 2 bytes. Per layer: 4 small kernels of 2a, and the permute and
-  // unpermute, each the token's a plus its top-2 rows' 2a; all above the kernel floor.
+  // unpermute, each the token's a plus its top-2 rows' 2a; each of the six kernels after its
+  // fixed cost.
   const double a = 4096.0 * 4096 * 2;
   CHECK(model.time(b).other_s ==
-        doctest::Approx(32 * (4 * 2 * a + 2 * 3 * a) / read_bandwidth(p, c.gpu)));
+        doctest::Approx(
+            32 * ((4 * 2 * a + 2 * 3 * a) / read_bandwidth(p, c.gpu) + 6 * kKernelLatencyS)));
 }
 
 TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-batch") {
