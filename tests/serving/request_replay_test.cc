@@ -9,7 +9,13 @@ using namespace meshplan::serving;
 
 namespace {
 
-ReplayLimits roomy(int64_t max_batch) { return {max_batch, 8192, 1'000'000, 100}; }
+ReplayLimits roomy(int64_t max_batch) {
+  ReplayLimits l;
+  l.max_batch = max_batch;
+  l.kv_tokens = 1'000'000;
+  l.tokens_per_request = 100;
+  return l;
+}
 
 double constant_step(const StepBatch&) { return 1.0; }
 
@@ -83,8 +89,11 @@ TEST_CASE("replay: the KV cache admits only the requests whose whole isl + osl f
   Workload w;
   w.isl = 1;
   w.osl = 2;
-  w.requests = 4;                           // offline: all at time 0
-  ReplayLimits limits{10, 8192, 200, 100};  // room for two requests of 100 tokens
+  w.requests = 4;       // offline: all at time 0
+  ReplayLimits limits;  // room for two requests of 100 tokens
+  limits.max_batch = 10;
+  limits.kv_tokens = 200;
+  limits.tokens_per_request = 100;
   int64_t widest = 0;
   replay_requests(w, limits, [&](const StepBatch& b) {
     widest = std::max(widest, b.tokens());
@@ -104,7 +113,10 @@ TEST_CASE("replay: a cache allocated as sequences grow preempts the sequence adm
   w.isl = 2;
   w.osl = 4;
   w.requests = 2;
-  ReplayLimits limits{2, 8192, 9, 6};
+  ReplayLimits limits;
+  limits.max_batch = 2;
+  limits.kv_tokens = 9;
+  limits.tokens_per_request = 6;
   limits.cache_tokens = [](int64_t tokens) { return tokens; };
   std::vector<int64_t> prefill_tokens;
   const ReplayResult r = replay_requests(w, limits, [&](const StepBatch& b) {
