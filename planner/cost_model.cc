@@ -69,27 +69,60 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   head_flops_ = lm_head_forward_flops(m, tokens);
 }
 
-CostModel::LayerPair CostModel::layer_costs(const Layout& l) {
-  const GroupShape ep = ep_group(l);
-  LayerCostKey k{l.tp,
-                 l.cp,
-                 l.ep,
-                 l.mbs,
-                 l.sp && l.tp > 1,
-                 l.tp_overlap,
-                 l.cp_kind,
-                 l.cp_a2a_size(),
-                 l.cp_ring_size(),
-                 l.ep_overlap,
-                 l.dispatch,
-                 l.expert_tp()};
-  const LayerGroups groups{tp_group(l), cp_group(l), ep, expert_tp_group(l)};
-  const ComputePair& compute = compute_of(k);
-  LayerPair pair;
-  pair.dense = layer_cost(context_, k, false, groups, compute.dense);
-  pair.moe = model_.moe ? layer_cost(context_, k, true, groups, compute.moe) : pair.dense;
-  pair.head = compute.head;
-  return pair;
+size_t CostModel::LayerCostsHash::operator()(const LayerCostsKey& k) const {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a over the values
+  for (int64_t v : k) {
+    h ^= static_cast<uint64_t>(v);
+    h *= 1099511628211ull;
+  }
+  return static_cast<size_t>(h);
+}
+
+const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
+  const LayerCostKey k{l.tp,
+                       l.cp,
+                       l.ep,
+                       l.mbs,
+                       l.sp && l.tp > 1,
+                       l.tp_overlap,
+                       l.cp_kind,
+                       l.cp_a2a_size(),
+                       l.cp_ring_size(),
+                       l.ep_overlap,
+                       l.dispatch,
+                       l.expert_tp()};
+  const LayerGroups groups{tp_group(l), cp_group(l), ep_group(l), expert_tp_group(l)};
+  LayerCostsKey key{k.tp,
+                    k.cp,
+                    k.ep,
+                    k.mbs,
+                    k.sp,
+                    k.tp_overlap,
+                    static_cast<int64_t>(k.cp_kind),
+                    k.cp_a2a,
+                    k.cp_ring,
+                    k.ep_overlap,
+                    static_cast<int64_t>(k.dispatch),
+                    k.etp};
+  size_t at = 12;
+  for (const GroupShape* g : {&groups.tp, &groups.cp, &groups.ep, &groups.etp}) {
+    for (const GroupShape::Dim& d : g->dims) key[at++] = d.size, key[at++] = d.stride;
+    key[at++] = g->dim_count;
+  }
+  if (last_layer_costs_ && key == last_layer_costs_key_) return *last_layer_costs_;
+  auto it = layer_costs_cache_.find(key);
+  if (it == layer_costs_cache_.end()) {
+    if (layer_costs_cache_.size() >= kLayerCostsCached) layer_costs_cache_.clear();
+    const ComputePair& compute = compute_of(k);
+    LayerPair pair;
+    pair.dense = layer_cost(context_, k, false, groups, compute.dense);
+    pair.moe = model_.moe ? layer_cost(context_, k, true, groups, compute.moe) : pair.dense;
+    pair.head = compute.head;
+    it = layer_costs_cache_.emplace(key, pair).first;
+  }
+  last_layer_costs_key_ = key;
+  last_layer_costs_ = &it->second;
+  return it->second;
 }
 
 const CostModel::ComputePair& CostModel::compute_of(const LayerCostKey& k) {
@@ -177,8 +210,28 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& wh
   return t;
 }
 
-CostModel::Shape CostModel::build_shape(const Layout& l) {
-  Shape shape;
+// `shape` as a fresh Shape, keeping its vectors' storage.
+static void reset_keeping_buffers(auto& shape) {
+  auto classes = std::move(shape.classes);
+  auto class_of_stage = std::move(shape.class_of_stage);
+  auto frames = std::move(shape.frames);
+  auto frame_sums = std::move(shape.frame_sums);
+  auto activations = std::move(shape.activations);
+  shape = {};
+  shape.classes = std::move(classes);
+  shape.class_of_stage = std::move(class_of_stage);
+  shape.frames = std::move(frames);
+  shape.frame_sums = std::move(frame_sums);
+  shape.activations = std::move(activations);
+  shape.classes.clear();
+  shape.class_of_stage.clear();
+  for (auto& f : shape.frames) f.clear();
+  for (auto& f : shape.frame_sums) f.clear();
+  shape.activations.clear();
+}
+
+void CostModel::build_shape(const Layout& l, Shape& shape) {
+  reset_keeping_buffers(shape);
   shape.costs = layer_costs(l);
   const std::vector<StageParams>& params = params_of(l);
   const std::vector<StageLayerMix>& mix = mix_of(l);
@@ -240,7 +293,6 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
     shape.classes[c].count += 1;
     shape.class_of_stage.push_back(c);
   }
-  return shape;
 }
 
 const std::array<CostModel::SyncTimes, 2>& CostModel::sync_of(const Layout& l,
@@ -296,7 +348,17 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
                         !l.recompute_stage_layers.empty()};
   if (last_shape_ && key == last_key_) return *last_shape_;
   auto it = shape_cache_.find(key);
-  if (it == shape_cache_.end()) it = shape_cache_.emplace(key, build_shape(l)).first;
+  if (it == shape_cache_.end()) {
+    if (spare_shapes_.empty()) {
+      it = shape_cache_.emplace(key, Shape{}).first;
+    } else {
+      std::map<ShapeKey, Shape>::node_type node = std::move(spare_shapes_.back());
+      spare_shapes_.pop_back();
+      node.key() = key;
+      it = shape_cache_.insert(std::move(node)).position;
+    }
+    build_shape(l, it->second);
+  }
   last_key_ = key;
   last_shape_ = &it->second;
   return it->second;
@@ -520,7 +582,7 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape, PipelineTimin
 CostModel::ShapeRef CostModel::shape_ref(const Layout& l) { return ShapeRef(&shape_of(l)); }
 
 void CostModel::forget_shapes() {
-  shape_cache_.clear();
+  while (!shape_cache_.empty()) spare_shapes_.push_back(shape_cache_.extract(shape_cache_.begin()));
   last_shape_ = nullptr;
 }
 
@@ -563,6 +625,7 @@ StageMemory CostModel::peak_stage_memory(const Layout& l) {
 const std::vector<StageMemory>& CostModel::frames_of(const Layout& l, const Shape& shape) const {
   if (shape.frames_schedule != l.schedule) {
     for (auto& f : shape.frames) f.clear();
+    for (auto& f : shape.frame_sums) f.clear();
     shape.frames_schedule = l.schedule;
   }
   std::vector<StageMemory>& frames = shape.frames[static_cast<size_t>(l.zero)];
@@ -592,10 +655,18 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
   return shape.activations;
 }
 
+const std::vector<FrameSums>& CostModel::sums_of(const Layout& l, const Shape& shape) const {
+  const std::vector<StageMemory>& frames = frames_of(l, shape);
+  std::vector<FrameSums>& sums = shape.frame_sums[static_cast<size_t>(l.zero)];
+  if (sums.empty())
+    for (const StageMemory& f : frames) sums.push_back(frame_sums(f));
+  return sums;
+}
+
 // The first class with the largest total wins, as in a scan keeping the strictly larger.
 // REQUIRES: the layout offloads nothing (stage_totals).
 static std::pair<size_t, StageTotals> largest_class(
-    const std::vector<StageMemory>& frames, const std::vector<StageActivations>& activations,
+    const std::vector<FrameSums>& frames, const std::vector<StageActivations>& activations,
     const MemoryOptions& o) {
   size_t peak = 0;
   StageTotals most = stage_totals(frames[0], activations[0], o);
@@ -614,7 +685,7 @@ void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::ar
   for (size_t zero = 0; zero < zeros.size(); ++zero) {
     if (!zeros[zero]) continue;
     z.zero = static_cast<int>(zero);
-    out[zero] = largest_class(frames_of(z, shape), activations, options_.memory).second;
+    out[zero] = largest_class(sums_of(z, shape), activations, options_.memory).second;
   }
 }
 
@@ -624,7 +695,7 @@ StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
   const std::vector<StageMemory>& frames = frames_of(l, shape);
   const std::vector<StageActivations>& activations = activations_of(l, shape);
   if (!l.offloads()) {
-    const size_t peak = largest_class(frames, activations, options_.memory).first;
+    const size_t peak = largest_class(sums_of(l, shape), activations, options_.memory).first;
     return with_activations(frames[peak], activations[peak], l, options_.memory);
   }
   StageMemory most;
