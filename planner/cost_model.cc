@@ -143,18 +143,25 @@ const CostModel::ComputePair& CostModel::compute_of(const LayerCostKey& k) {
   return it->second;
 }
 
+// The map lookups below answer from the last key first: a work item's shapes share both.
 const std::vector<StageParams>& CostModel::params_of(const Layout& l) {
-  auto key = std::make_tuple(l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp());
+  const ParamsKey key{l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp()};
+  if (last_params_ && key == last_params_key_) return *last_params_;
   auto it = params_cache_.find(key);
-  if (it != params_cache_.end()) return it->second;
-  return params_cache_.emplace(key, stage_params(model_, l)).first->second;
+  if (it == params_cache_.end()) it = params_cache_.emplace(key, stage_params(model_, l)).first;
+  last_params_key_ = key;
+  last_params_ = &it->second;
+  return it->second;
 }
 
 const std::vector<StageLayerMix>& CostModel::mix_of(const Layout& l) {
-  auto key = std::make_tuple(l.pp, l.vpp, placement_kind(l.pipeline()));
+  const MixKey key{l.pp, l.vpp, placement_kind(l.pipeline())};
+  if (last_mix_ && key == last_mix_key_) return *last_mix_;
   auto it = mix_cache_.find(key);
-  if (it != mix_cache_.end()) return it->second;
-  return mix_cache_.emplace(key, stage_layer_mix(model_, l)).first->second;
+  if (it == mix_cache_.end()) it = mix_cache_.emplace(key, stage_layer_mix(model_, l)).first;
+  last_mix_key_ = key;
+  last_mix_ = &it->second;
+  return it->second;
 }
 
 CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& whole,
@@ -236,14 +243,10 @@ void CostModel::build_shape(const Layout& l, Shape& shape) {
   const std::vector<StageParams>& params = params_of(l);
   const std::vector<StageLayerMix>& mix = mix_of(l);
   shape.micro_batches = training_.global_batch / (l.dp * l.mbs);
-  ActivationShape activations = activation_shape(l, training_.seq_len);
-  shape.logits_bytes = logits_bytes(model_, activations);
-  activations.fp8 = cluster_.gpu.runs_fp8(training_.precision);
-  activations.fp8_quantized_inputs = options_.memory.fp8_saves_quantized_inputs;
-  shape.dense_activation_bytes = layer_activations(model_, 0, activations).no_recompute();
-  shape.moe_activation_bytes =
-      model_.moe ? layer_activations(model_, model_.first_moe_layer(), activations).no_recompute()
-                 : shape.dense_activation_bytes;
+  shape.logits_bytes = logits_bytes(model_, activation_shape(l, training_.seq_len));
+  // layer_compute's activations are layer_activations of this shape's layers, bit for bit.
+  shape.dense_activation_bytes = shape.costs.dense.activations.no_recompute();
+  shape.moe_activation_bytes = shape.costs.moe.activations.no_recompute();
   if (l.pp > 1) {
     const double tokens = static_cast<double>(l.mbs * training_.seq_len / l.cp);
     const double activation = 2 * tokens * static_cast<double>(model_.hidden);
@@ -770,12 +773,17 @@ bool CostModel::least_recompute_by_stage(const Layout& l, ShapeRef ref, int64_t 
 int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const {
   const LayerActivations& dense = shape.costs.dense.activations;
   const LayerActivations& moe = shape.costs.moe.activations;
+  // Each class's micro-batches in flight, the same for every group size.
+  std::vector<double> in_flight;
+  for (const StageClass& k : shape.classes)
+    in_flight.push_back(in_flight_micro_batches(l, shape.micro_batches, k.first));
   auto largest = [&](int64_t group) {
     double worst = 0;
-    for (const StageClass& k : shape.classes) {
+    for (size_t c = 0; c < shape.classes.size(); ++c) {
+      const StageClass& k = shape.classes[c];
       if (k.mix.layers() == 0) continue;
-      const double in_flight = in_flight_micro_batches(l, shape.micro_batches, k.first);
-      worst = std::max(worst, uniform_group_activation_bytes(k.mix, dense, moe, group, in_flight));
+      worst =
+          std::max(worst, uniform_group_activation_bytes(k.mix, dense, moe, group, in_flight[c]));
     }
     return worst;
   };

@@ -315,14 +315,18 @@ class CostModel {
   bool selective_saves_ = false;        // attention_core_stores_activations, fixed by the inputs
   LayerFlops dense_flops_, moe_flops_;  // one layer's forward over the global batch
   double head_flops_ = 0;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>,
-           std::vector<StageParams>>
-      params_cache_;
+  using ParamsKey = std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>;
+  std::map<ParamsKey, std::vector<StageParams>> params_cache_;
+  ParamsKey last_params_key_{};
+  const std::vector<StageParams>* last_params_ = nullptr;  // params_cache_'s for the key above
   using ComputeKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
   std::map<ComputeKey, ComputePair> compute_cache_;
   ComputeKey last_compute_key_{};
   const ComputePair* last_compute_ = nullptr;  // compute_cache_'s entry for last_compute_key_
-  std::map<std::tuple<int64_t, int64_t, PlacementKind>, std::vector<StageLayerMix>> mix_cache_;
+  using MixKey = std::tuple<int64_t, int64_t, PlacementKind>;
+  std::map<MixKey, std::vector<StageLayerMix>> mix_cache_;
+  MixKey last_mix_key_{};
+  const std::vector<StageLayerMix>* last_mix_ = nullptr;  // mix_cache_'s for the key above
   std::unordered_map<LayerCostsKey, LayerPair, LayerCostsHash> layer_costs_cache_;
   LayerCostsKey last_layer_costs_key_{};
   const LayerPair* last_layer_costs_ = nullptr;  // layer_costs_cache_'s for the key above

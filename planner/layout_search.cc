@@ -861,28 +861,42 @@ int64_t item_span(const CostModel& model, const Layout& base) {
   return shards * schedules * (2 * (stage_layers + 1) + 3) * 4 * (1 + offload_tries) + 1;
 }
 
+// Layouts per schedule and ZeRO stage of an item whose stages hold `stage_layers` layers: its
+// recompute choices' counts.
+int64_t recompute_count(const CostModel& model, const LayoutFix& fix, int64_t stage_layers,
+                        int64_t vpp, bool keep_selective) {
+  int64_t n = 0;
+  for (const auto& [rc, max_layers, step] :
+       recompute_choices(model, fix, stage_layers, vpp, keep_selective)) {
+    n += fix.recompute_layers
+             ? (*fix.recompute_layers <= max_layers && *fix.recompute_layers % step == 0)
+             : max_layers / step + 1;
+  }
+  return n;
+}
+
 // The layouts run_item generates for `items`, retries aside: schedules × recompute choices ×
-// ZeRO stages (summed over the shard groups) per item.
-int64_t count_items(const CostModel& model, const std::vector<WorkItem>& items,
-                    const LayoutFix& fix, bool keep_selective = false) {
-  int64_t total = 0;
+// ZeRO stages (summed over the shard groups) per item; with `count_selective`, also the count
+// that keeps recompute=selective where it drops nothing (recompute_choices' keep_selective).
+struct LayoutCount {
+  int64_t layouts = 0, with_selective = 0;
+};
+LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& items,
+                        const LayoutFix& fix, bool count_selective) {
+  LayoutCount total;
   for (const WorkItem& item : items) {
     const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
-    int64_t per_schedule = 0;
-    for (const auto& [rc, max_layers, step] :
-         recompute_choices(model, fix, stage_layers, item.base.vpp, keep_selective)) {
-      per_schedule += fix.recompute_layers ? (*fix.recompute_layers <= max_layers &&
-                                              *fix.recompute_layers % step == 0)
-                                           : max_layers / step + 1;
-    }
     int64_t zeros = 0;  // summed over the shard groups
     for (int64_t shard : shard_choices(model, item.base, fix))
       for (int zero = 0; zero <= 3; ++zero)
         zeros += zero_allowed(model.options(), fix, zero, shard) ? 1 : 0;
-    total += static_cast<int64_t>(
-                 schedules_for(item.base, fix, model.options().pipeline_schedules, model.training())
-                     .size()) *
-             per_schedule * zeros;
+    const auto schedules = static_cast<int64_t>(
+        schedules_for(item.base, fix, model.options().pipeline_schedules, model.training()).size());
+    total.layouts +=
+        schedules * recompute_count(model, fix, stage_layers, item.base.vpp, false) * zeros;
+    if (count_selective)
+      total.with_selective +=
+          schedules * recompute_count(model, fix, stage_layers, item.base.vpp, true) * zeros;
   }
   return total;
 }
@@ -935,9 +949,11 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   drop_dominated_cp_kinds(first, items, skipped);
   rejected.add_to(result.rejected);
   skipped.add_to(result.skipped);
-  const int64_t n = count_items(prototype, items, options.fix);
+  const LayoutCount count =
+      count_items(prototype, items, options.fix, !prototype.selective_recompute_saves());
+  const int64_t n = count.layouts;
   if (!prototype.selective_recompute_saves()) {
-    const int64_t useless = count_items(prototype, items, options.fix, /*keep_selective=*/true) - n;
+    const int64_t useless = count.with_selective - n;
     if (useless > 0)
       result.skipped["recompute=selective with nothing to drop (flash attention)"] += useless;
   }
@@ -1019,7 +1035,7 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
           .work_items(rejected, skipped);
   CostModel costs(model);
   drop_dominated_cp_kinds(costs, items, skipped);
-  return count_items(model, items, options.fix);
+  return count_items(model, items, options.fix, /*count_selective=*/false).layouts;
 }
 
 namespace {
