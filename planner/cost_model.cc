@@ -69,12 +69,16 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   head_flops_ = lm_head_forward_flops(m, tokens);
 }
 
+// FNV-1a over the values in four interleaved lanes (independent multiplies), then combined.
 size_t CostModel::LayerCostsHash::operator()(const LayerCostsKey& k) const {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a over the values
-  for (int64_t v : k) {
-    h ^= static_cast<uint64_t>(v);
-    h *= 1099511628211ull;
+  constexpr uint64_t kPrime = 1099511628211ull;
+  std::array<uint64_t, 4> lanes{14695981039346656037ull, 1, 2, 3};
+  for (size_t i = 0; i < k.size(); ++i) {
+    uint64_t& h = lanes[i % lanes.size()];
+    h = (h ^ static_cast<uint64_t>(k[i])) * kPrime;
   }
+  uint64_t h = lanes[0];
+  for (size_t i = 1; i < lanes.size(); ++i) h = (h ^ lanes[i] ^ (h >> 29)) * kPrime;
   return static_cast<size_t>(h);
 }
 
@@ -361,6 +365,10 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
       it = shape_cache_.insert(std::move(node)).position;
     }
     build_shape(l, it->second);
+    ShapeKey twin = key;
+    twin[12] = twin[12] == 0 ? 1 : 0;  // ep_overlap
+    if (auto t = shape_cache_.find(twin); t != shape_cache_.end())
+      it->second.frames_owner = t->second.frames_owner ? t->second.frames_owner : &t->second;
   }
   last_key_ = key;
   last_shape_ = &it->second;
@@ -626,12 +634,13 @@ StageMemory CostModel::peak_stage_memory(const Layout& l) {
 }
 
 const std::vector<StageMemory>& CostModel::frames_of(const Layout& l, const Shape& shape) const {
-  if (shape.frames_schedule != l.schedule) {
-    for (auto& f : shape.frames) f.clear();
-    for (auto& f : shape.frame_sums) f.clear();
-    shape.frames_schedule = l.schedule;
+  const Shape& owner = shape.frames_owner ? *shape.frames_owner : shape;
+  if (owner.frames_schedule != l.schedule) {
+    for (auto& f : owner.frames) f.clear();
+    for (auto& f : owner.frame_sums) f.clear();
+    owner.frames_schedule = l.schedule;
   }
-  std::vector<StageMemory>& frames = shape.frames[static_cast<size_t>(l.zero)];
+  std::vector<StageMemory>& frames = owner.frames[static_cast<size_t>(l.zero)];
   if (frames.empty()) {
     for (const StageClass& k : shape.classes)
       frames.push_back(stage_memory_frame(k.params, l, shape.micro_batches, shape.logits_bytes,
@@ -660,7 +669,8 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
 
 const std::vector<FrameSums>& CostModel::sums_of(const Layout& l, const Shape& shape) const {
   const std::vector<StageMemory>& frames = frames_of(l, shape);
-  std::vector<FrameSums>& sums = shape.frame_sums[static_cast<size_t>(l.zero)];
+  const Shape& owner = shape.frames_owner ? *shape.frames_owner : shape;
+  std::vector<FrameSums>& sums = owner.frame_sums[static_cast<size_t>(l.zero)];
   if (sums.empty())
     for (const StageMemory& f : frames) sums.push_back(frame_sums(f));
   return sums;

@@ -251,6 +251,9 @@ class CostModel {
     // (peak_stage_memory's cache: the search asks for one schedule many times over).
     mutable std::array<std::vector<StageMemory>, 4> frames;
     mutable std::array<std::vector<FrameSums>, 4> frame_sums;  // frame_sums of `frames`
+    // A shape differing from this one in ep_overlap alone, whose frames (which do not depend on
+    // it) this one shares; null: its own.
+    const Shape* frames_owner = nullptr;
     mutable Schedule frames_schedule = Schedule::one_f_one_b;
     // stage_activations of each class for the recompute choice last asked about (the same for
     // every ZeRO stage and schedule).
