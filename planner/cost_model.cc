@@ -69,27 +69,64 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   head_flops_ = lm_head_forward_flops(m, tokens);
 }
 
-CostModel::LayerPair CostModel::layer_costs(const Layout& l) {
-  const GroupShape ep = ep_group(l);
-  LayerCostKey k{l.tp,
-                 l.cp,
-                 l.ep,
-                 l.mbs,
-                 l.sp && l.tp > 1,
-                 l.tp_overlap,
-                 l.cp_kind,
-                 l.cp_a2a_size(),
-                 l.cp_ring_size(),
-                 l.ep_overlap,
-                 l.dispatch,
-                 l.expert_tp()};
-  const LayerGroups groups{tp_group(l), cp_group(l), ep, expert_tp_group(l)};
-  const ComputePair& compute = compute_of(k);
-  LayerPair pair;
-  pair.dense = layer_cost(context_, k, false, groups, compute.dense);
-  pair.moe = model_.moe ? layer_cost(context_, k, true, groups, compute.moe) : pair.dense;
-  pair.head = compute.head;
-  return pair;
+// FNV-1a over the values in four interleaved lanes (independent multiplies), then combined.
+size_t CostModel::LayerCostsHash::operator()(const LayerCostsKey& k) const {
+  constexpr uint64_t kPrime = 1099511628211ull;
+  std::array<uint64_t, 4> lanes{14695981039346656037ull, 1, 2, 3};
+  for (size_t i = 0; i < k.size(); ++i) {
+    uint64_t& h = lanes[i % lanes.size()];
+    h = (h ^ static_cast<uint64_t>(k[i])) * kPrime;
+  }
+  uint64_t h = lanes[0];
+  for (size_t i = 1; i < lanes.size(); ++i) h = (h ^ lanes[i] ^ (h >> 29)) * kPrime;
+  return static_cast<size_t>(h);
+}
+
+const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
+  const LayerCostKey k{l.tp,
+                       l.cp,
+                       l.ep,
+                       l.mbs,
+                       l.sp && l.tp > 1,
+                       l.tp_overlap,
+                       l.cp_kind,
+                       l.cp_a2a_size(),
+                       l.cp_ring_size(),
+                       l.ep_overlap,
+                       l.dispatch,
+                       l.expert_tp()};
+  const LayerGroups groups{tp_group(l), cp_group(l), ep_group(l), expert_tp_group(l)};
+  LayerCostsKey key{k.tp,
+                    k.cp,
+                    k.ep,
+                    k.mbs,
+                    k.sp,
+                    k.tp_overlap,
+                    static_cast<int64_t>(k.cp_kind),
+                    k.cp_a2a,
+                    k.cp_ring,
+                    k.ep_overlap,
+                    static_cast<int64_t>(k.dispatch),
+                    k.etp};
+  size_t at = 12;
+  for (const GroupShape* g : {&groups.tp, &groups.cp, &groups.ep, &groups.etp}) {
+    for (const GroupShape::Dim& d : g->dims) key[at++] = d.size, key[at++] = d.stride;
+    key[at++] = g->dim_count;
+  }
+  if (last_layer_costs_ && key == last_layer_costs_key_) return *last_layer_costs_;
+  auto it = layer_costs_cache_.find(key);
+  if (it == layer_costs_cache_.end()) {
+    if (layer_costs_cache_.size() >= kLayerCostsCached) layer_costs_cache_.clear();
+    const ComputePair& compute = compute_of(k);
+    LayerPair pair;
+    pair.dense = layer_cost(context_, k, false, groups, compute.dense);
+    pair.moe = model_.moe ? layer_cost(context_, k, true, groups, compute.moe) : pair.dense;
+    pair.head = compute.head;
+    it = layer_costs_cache_.emplace(key, pair).first;
+  }
+  last_layer_costs_key_ = key;
+  last_layer_costs_ = &it->second;
+  return it->second;
 }
 
 const CostModel::ComputePair& CostModel::compute_of(const LayerCostKey& k) {
@@ -110,18 +147,25 @@ const CostModel::ComputePair& CostModel::compute_of(const LayerCostKey& k) {
   return it->second;
 }
 
+// The map lookups below answer from the last key first: a work item's shapes share both.
 const std::vector<StageParams>& CostModel::params_of(const Layout& l) {
-  auto key = std::make_tuple(l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp());
+  const ParamsKey key{l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp()};
+  if (last_params_ && key == last_params_key_) return *last_params_;
   auto it = params_cache_.find(key);
-  if (it != params_cache_.end()) return it->second;
-  return params_cache_.emplace(key, stage_params(model_, l)).first->second;
+  if (it == params_cache_.end()) it = params_cache_.emplace(key, stage_params(model_, l)).first;
+  last_params_key_ = key;
+  last_params_ = &it->second;
+  return it->second;
 }
 
 const std::vector<StageLayerMix>& CostModel::mix_of(const Layout& l) {
-  auto key = std::make_tuple(l.pp, l.vpp, placement_kind(l.pipeline()));
+  const MixKey key{l.pp, l.vpp, placement_kind(l.pipeline())};
+  if (last_mix_ && key == last_mix_key_) return *last_mix_;
   auto it = mix_cache_.find(key);
-  if (it != mix_cache_.end()) return it->second;
-  return mix_cache_.emplace(key, stage_layer_mix(model_, l)).first->second;
+  if (it == mix_cache_.end()) it = mix_cache_.emplace(key, stage_layer_mix(model_, l)).first;
+  last_mix_key_ = key;
+  last_mix_ = &it->second;
+  return it->second;
 }
 
 CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& whole,
@@ -177,20 +221,36 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& wh
   return t;
 }
 
-CostModel::Shape CostModel::build_shape(const Layout& l) {
-  Shape shape;
+// `shape` as a fresh Shape, keeping its vectors' storage.
+static void reset_keeping_buffers(auto& shape) {
+  auto classes = std::move(shape.classes);
+  auto class_of_stage = std::move(shape.class_of_stage);
+  auto frames = std::move(shape.frames);
+  auto frame_sums = std::move(shape.frame_sums);
+  auto activations = std::move(shape.activations);
+  shape = {};
+  shape.classes = std::move(classes);
+  shape.class_of_stage = std::move(class_of_stage);
+  shape.frames = std::move(frames);
+  shape.frame_sums = std::move(frame_sums);
+  shape.activations = std::move(activations);
+  shape.classes.clear();
+  shape.class_of_stage.clear();
+  for (auto& f : shape.frames) f.clear();
+  for (auto& f : shape.frame_sums) f.clear();
+  shape.activations.clear();
+}
+
+void CostModel::build_shape(const Layout& l, Shape& shape) {
+  reset_keeping_buffers(shape);
   shape.costs = layer_costs(l);
   const std::vector<StageParams>& params = params_of(l);
   const std::vector<StageLayerMix>& mix = mix_of(l);
   shape.micro_batches = training_.global_batch / (l.dp * l.mbs);
-  ActivationShape activations = activation_shape(l, training_.seq_len);
-  shape.logits_bytes = logits_bytes(model_, activations);
-  activations.fp8 = cluster_.gpu.runs_fp8(training_.precision);
-  activations.fp8_quantized_inputs = options_.memory.fp8_saves_quantized_inputs;
-  shape.dense_activation_bytes = layer_activations(model_, 0, activations).no_recompute();
-  shape.moe_activation_bytes =
-      model_.moe ? layer_activations(model_, model_.first_moe_layer(), activations).no_recompute()
-                 : shape.dense_activation_bytes;
+  shape.logits_bytes = logits_bytes(model_, activation_shape(l, training_.seq_len));
+  // layer_compute's activations are layer_activations of this shape's layers, bit for bit.
+  shape.dense_activation_bytes = shape.costs.dense.activations.no_recompute();
+  shape.moe_activation_bytes = shape.costs.moe.activations.no_recompute();
   if (l.pp > 1) {
     const double tokens = static_cast<double>(l.mbs * training_.seq_len / l.cp);
     const double activation = 2 * tokens * static_cast<double>(model_.hidden);
@@ -240,7 +300,6 @@ CostModel::Shape CostModel::build_shape(const Layout& l) {
     shape.classes[c].count += 1;
     shape.class_of_stage.push_back(c);
   }
-  return shape;
 }
 
 const std::array<CostModel::SyncTimes, 2>& CostModel::sync_of(const Layout& l,
@@ -296,7 +355,21 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
                         !l.recompute_stage_layers.empty()};
   if (last_shape_ && key == last_key_) return *last_shape_;
   auto it = shape_cache_.find(key);
-  if (it == shape_cache_.end()) it = shape_cache_.emplace(key, build_shape(l)).first;
+  if (it == shape_cache_.end()) {
+    if (spare_shapes_.empty()) {
+      it = shape_cache_.emplace(key, Shape{}).first;
+    } else {
+      std::map<ShapeKey, Shape>::node_type node = std::move(spare_shapes_.back());
+      spare_shapes_.pop_back();
+      node.key() = key;
+      it = shape_cache_.insert(std::move(node)).position;
+    }
+    build_shape(l, it->second);
+    ShapeKey twin = key;
+    twin[12] = twin[12] == 0 ? 1 : 0;  // ep_overlap
+    if (auto t = shape_cache_.find(twin); t != shape_cache_.end())
+      it->second.frames_owner = t->second.frames_owner ? t->second.frames_owner : &t->second;
+  }
   last_key_ = key;
   last_shape_ = &it->second;
   return it->second;
@@ -520,7 +593,7 @@ void CostModel::fill_pipeline(const Layout& l, const Shape& shape, PipelineTimin
 CostModel::ShapeRef CostModel::shape_ref(const Layout& l) { return ShapeRef(&shape_of(l)); }
 
 void CostModel::forget_shapes() {
-  shape_cache_.clear();
+  while (!shape_cache_.empty()) spare_shapes_.push_back(shape_cache_.extract(shape_cache_.begin()));
   last_shape_ = nullptr;
 }
 
@@ -561,11 +634,13 @@ StageMemory CostModel::peak_stage_memory(const Layout& l) {
 }
 
 const std::vector<StageMemory>& CostModel::frames_of(const Layout& l, const Shape& shape) const {
-  if (shape.frames_schedule != l.schedule) {
-    for (auto& f : shape.frames) f.clear();
-    shape.frames_schedule = l.schedule;
+  const Shape& owner = shape.frames_owner ? *shape.frames_owner : shape;
+  if (owner.frames_schedule != l.schedule) {
+    for (auto& f : owner.frames) f.clear();
+    for (auto& f : owner.frame_sums) f.clear();
+    owner.frames_schedule = l.schedule;
   }
-  std::vector<StageMemory>& frames = shape.frames[static_cast<size_t>(l.zero)];
+  std::vector<StageMemory>& frames = owner.frames[static_cast<size_t>(l.zero)];
   if (frames.empty()) {
     for (const StageClass& k : shape.classes)
       frames.push_back(stage_memory_frame(k.params, l, shape.micro_batches, shape.logits_bytes,
@@ -592,10 +667,19 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
   return shape.activations;
 }
 
+const std::vector<FrameSums>& CostModel::sums_of(const Layout& l, const Shape& shape) const {
+  const std::vector<StageMemory>& frames = frames_of(l, shape);
+  const Shape& owner = shape.frames_owner ? *shape.frames_owner : shape;
+  std::vector<FrameSums>& sums = owner.frame_sums[static_cast<size_t>(l.zero)];
+  if (sums.empty())
+    for (const StageMemory& f : frames) sums.push_back(frame_sums(f));
+  return sums;
+}
+
 // The first class with the largest total wins, as in a scan keeping the strictly larger.
 // REQUIRES: the layout offloads nothing (stage_totals).
 static std::pair<size_t, StageTotals> largest_class(
-    const std::vector<StageMemory>& frames, const std::vector<StageActivations>& activations,
+    const std::vector<FrameSums>& frames, const std::vector<StageActivations>& activations,
     const MemoryOptions& o) {
   size_t peak = 0;
   StageTotals most = stage_totals(frames[0], activations[0], o);
@@ -614,7 +698,7 @@ void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::ar
   for (size_t zero = 0; zero < zeros.size(); ++zero) {
     if (!zeros[zero]) continue;
     z.zero = static_cast<int>(zero);
-    out[zero] = largest_class(frames_of(z, shape), activations, options_.memory).second;
+    out[zero] = largest_class(sums_of(z, shape), activations, options_.memory).second;
   }
 }
 
@@ -624,7 +708,7 @@ StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
   const std::vector<StageMemory>& frames = frames_of(l, shape);
   const std::vector<StageActivations>& activations = activations_of(l, shape);
   if (!l.offloads()) {
-    const size_t peak = largest_class(frames, activations, options_.memory).first;
+    const size_t peak = largest_class(sums_of(l, shape), activations, options_.memory).first;
     return with_activations(frames[peak], activations[peak], l, options_.memory);
   }
   StageMemory most;
@@ -699,12 +783,17 @@ bool CostModel::least_recompute_by_stage(const Layout& l, ShapeRef ref, int64_t 
 int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const {
   const LayerActivations& dense = shape.costs.dense.activations;
   const LayerActivations& moe = shape.costs.moe.activations;
+  // Each class's micro-batches in flight, the same for every group size.
+  std::vector<double> in_flight;
+  for (const StageClass& k : shape.classes)
+    in_flight.push_back(in_flight_micro_batches(l, shape.micro_batches, k.first));
   auto largest = [&](int64_t group) {
     double worst = 0;
-    for (const StageClass& k : shape.classes) {
+    for (size_t c = 0; c < shape.classes.size(); ++c) {
+      const StageClass& k = shape.classes[c];
       if (k.mix.layers() == 0) continue;
-      const double in_flight = in_flight_micro_batches(l, shape.micro_batches, k.first);
-      worst = std::max(worst, uniform_group_activation_bytes(k.mix, dense, moe, group, in_flight));
+      worst =
+          std::max(worst, uniform_group_activation_bytes(k.mix, dense, moe, group, in_flight[c]));
     }
     return worst;
   };

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "core/cluster_spec.h"
@@ -186,8 +187,12 @@ class CostModel {
     LayerCost dense, moe;
     HeadCost head;
   };
-  // Computed on each call (the layer compute it adds communication to is cached).
-  LayerPair layer_costs(const Layout& l);
+  // Cached by their key and groups (the search asks for the same costs for every pipeline
+  // depth, data-parallel degree and vpp of a shape); the reference stays valid until the next
+  // call. The cache holds at most kLayerCostsCached entries (emptied when full: the search asks
+  // in runs of a few keys), so its memory stays small.
+  const LayerPair& layer_costs(const Layout& l);
+  static constexpr size_t kLayerCostsCached = 4096;
 
  private:
   // A dense and an MoE layer's compute (layer_compute) and the LM head's, shared by the layer
@@ -197,6 +202,11 @@ class CostModel {
     HeadCost head;  // the LM head and loss (no communication)
   };
   const ComputePair& compute_of(const LayerCostKey& k);
+  // layer_costs' cache key: the LayerCostKey's fields, then each LayerGroups group's dims.
+  using LayerCostsKey = std::array<int64_t, 32>;
+  struct LayerCostsHash {
+    size_t operator()(const LayerCostsKey& k) const;
+  };
   // Gradient-sync collective times of one data-parallel group, for one ZeRO stage.
   struct SyncTimes {
     double reduce = 0, reduce_last = 0, gather = 0, gather_last = 0, layer_gather = 0;
@@ -240,6 +250,10 @@ class CostModel {
     // stage_memory_frame of each class per ZeRO stage, for the schedule last asked about
     // (peak_stage_memory's cache: the search asks for one schedule many times over).
     mutable std::array<std::vector<StageMemory>, 4> frames;
+    mutable std::array<std::vector<FrameSums>, 4> frame_sums;  // frame_sums of `frames`
+    // A shape differing from this one in ep_overlap alone, whose frames (which do not depend on
+    // it) this one shares; null: its own.
+    const Shape* frames_owner = nullptr;
     mutable Schedule frames_schedule = Schedule::one_f_one_b;
     // stage_activations of each class for the recompute choice last asked about (the same for
     // every ZeRO stage and schedule).
@@ -255,9 +269,12 @@ class CostModel {
   int64_t best_uniform_group(const Layout& l, const Shape& shape) const;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
+  // frame_sums of frames_of(l, shape), cached alike.
+  const std::vector<FrameSums>& sums_of(const Layout& l, const Shape& shape) const;
   using ShapeKey = std::array<int64_t, 21>;
   const Shape& shape_of(const Layout& l);
-  Shape build_shape(const Layout& l);
+  // Builds l's shape into `shape`, a fresh or a forgotten one whose buffers it reuses.
+  void build_shape(const Layout& l, Shape& shape);
   double mirror_sync_s(const Layout& l, int64_t stage, const StageParams& params) const;
   // The memory of the stages of class `k` (one stage_memory call, with the shape's inputs).
   StageMemory class_memory(const Layout& l, const Shape& shape, const StageClass& k) const;
@@ -301,15 +318,25 @@ class CostModel {
   bool selective_saves_ = false;        // attention_core_stores_activations, fixed by the inputs
   LayerFlops dense_flops_, moe_flops_;  // one layer's forward over the global batch
   double head_flops_ = 0;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>,
-           std::vector<StageParams>>
-      params_cache_;
+  using ParamsKey = std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>;
+  std::map<ParamsKey, std::vector<StageParams>> params_cache_;
+  ParamsKey last_params_key_{};
+  const std::vector<StageParams>* last_params_ = nullptr;  // params_cache_'s for the key above
   using ComputeKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
   std::map<ComputeKey, ComputePair> compute_cache_;
   ComputeKey last_compute_key_{};
   const ComputePair* last_compute_ = nullptr;  // compute_cache_'s entry for last_compute_key_
-  std::map<std::tuple<int64_t, int64_t, PlacementKind>, std::vector<StageLayerMix>> mix_cache_;
+  using MixKey = std::tuple<int64_t, int64_t, PlacementKind>;
+  std::map<MixKey, std::vector<StageLayerMix>> mix_cache_;
+  MixKey last_mix_key_{};
+  const std::vector<StageLayerMix>* last_mix_ = nullptr;  // mix_cache_'s for the key above
+  std::unordered_map<LayerCostsKey, LayerPair, LayerCostsHash> layer_costs_cache_;
+  LayerCostsKey last_layer_costs_key_{};
+  const LayerPair* last_layer_costs_ = nullptr;  // layer_costs_cache_'s for the key above
   std::map<ShapeKey, Shape> shape_cache_;
+  // The nodes forget_shapes took out of shape_cache_, reused (with their buffers) by shape_of:
+  // the search builds a few shapes per work item, hundreds of thousands in all.
+  std::vector<std::map<ShapeKey, Shape>::node_type> spare_shapes_;
   ShapeKey last_key_{};
   const Shape* last_shape_ = nullptr;
   PipelineTiming timing_;  // evaluate's buffers

@@ -353,9 +353,10 @@ bool no_slower(const LayerCost& a, const LayerCost& b) {
          a.cp_backward_s <= b.cp_backward_s;
 }
 
-// A work item's fields but its CP variant: the items of one shape that compete in
-// drop_dominated_cp_kinds.
-std::array<int64_t, 13> without_cp_variant(const Layout& l) {
+// A work item's fields but its CP variant and rank order. The enumeration emits the items of one
+// such key in one run (add_pipeline_variants' two innermost loops), so each shape's CP variants
+// (those of one order in the run) lie within it.
+std::array<int64_t, 9> without_cp_variant_and_order(const Layout& l) {
   return {l.expert_tp(),
           l.tp,
           l.cp,
@@ -364,21 +365,7 @@ std::array<int64_t, 13> without_cp_variant(const Layout& l) {
           l.vpp,
           l.ep,
           l.mbs,
-          (l.sp ? 1 : 0) + (l.tp_overlap ? 2 : 0) + (l.ep_overlap ? 4 : 0) + (l.uneven ? 8 : 0),
-          static_cast<int64_t>(l.order[0]),
-          static_cast<int64_t>(l.order[1]),
-          static_cast<int64_t>(l.order[2]),
-          static_cast<int64_t>(l.order[3])};
-}
-
-// FNV-1a over the key's values.
-uint64_t shape_hash(const std::array<int64_t, 13>& key) {
-  uint64_t h = 14695981039346656037ull;
-  for (int64_t v : key) {
-    h ^= static_cast<uint64_t>(v);
-    h *= 1099511628211ull;
-  }
-  return h;
+          (l.sp ? 1 : 0) + (l.tp_overlap ? 2 : 0) + (l.ep_overlap ? 4 : 0) + (l.uneven ? 8 : 0)};
 }
 
 // Within one shape's items (`group`, in index order): marks in `dropped` each that another beats
@@ -406,34 +393,37 @@ void drop_dominated_in_group(CostModel& model, const std::vector<WorkItem>& item
   }
 }
 
+// The end of the run of items from `start` that share without_cp_variant_and_order.
+size_t run_end(const std::vector<WorkItem>& items, size_t start) {
+  const std::array<int64_t, 9> key = without_cp_variant_and_order(items[start].base);
+  size_t end = start + 1;
+  while (end < items.size() && without_cp_variant_and_order(items[end].base) == key) ++end;
+  return end;
+}
+
 // Drops the work items whose CP variant (Layout::cp_kind) another variant of the same shape
 // beats or ties in every per-layer term (the earlier one kept on a tie): the kinds leave memory
 // unchanged and step time grows with each term, so the dropped layouts never rank above the
-// kept ones. Counted in `skipped` under "cp_kind no faster than another".
+// kept ones. Counted in `skipped` under "cp_kind no faster than another". Shapes are taken run
+// by run in enumeration order (the layer costs' cache holds one run's few keys), each split by
+// its rank order.
 void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, Tally& skipped) {
-  // The items with CP by a hash of their shape, then by index (16 bytes an item: the whole key
-  // would outweigh the items). A run of equal hashes is one shape's items in enumeration order,
-  // unless hashes collide: then the run is split by the key itself.
-  std::vector<std::pair<uint64_t, size_t>> hashed;
-  for (size_t i = 0; i < items.size(); ++i)
-    if (items[i].base.cp > 1) hashed.emplace_back(shape_hash(without_cp_variant(items[i].base)), i);
-  std::sort(hashed.begin(), hashed.end());
   std::vector<bool> dropped(items.size(), false);
-  std::vector<std::pair<std::array<int64_t, 13>, size_t>> run;  // (key, index) of one hash
-  std::vector<size_t> group;                                    // one shape's items, by index
-  std::vector<CostModel::LayerPair> costs;                      // theirs, in the same order
-  for (size_t start = 0, end = 0; start < hashed.size(); start = end) {
-    for (end = start + 1; end < hashed.size() && hashed[end].first == hashed[start].first; ++end) {
-    }
-    run.clear();
-    for (size_t i = start; i < end; ++i)
-      run.emplace_back(without_cp_variant(items[hashed[i].second].base), hashed[i].second);
-    std::stable_sort(run.begin(), run.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t g = 0, g_end = 0; g < run.size(); g = g_end) {
+  std::vector<size_t> group;                // one shape's items, by index
+  std::vector<bool> grouped;                // of the run's items: taken into a group
+  std::vector<CostModel::LayerPair> costs;  // the group's, in the same order
+  for (size_t start = 0, end = 0; start < items.size(); start = end) {
+    end = run_end(items, start);
+    if (items[start].base.cp == 1) continue;
+    grouped.assign(end - start, false);
+    for (size_t first = start; first < end; ++first) {
+      if (grouped[first - start]) continue;
       group.clear();
-      for (g_end = g; g_end < run.size() && run[g_end].first == run[g].first; ++g_end)
-        group.push_back(run[g_end].second);
+      for (size_t i = first; i < end; ++i) {
+        if (grouped[i - start] || items[i].base.order != items[first].base.order) continue;
+        grouped[i - start] = true;
+        group.push_back(i);
+      }
       drop_dominated_in_group(model, items, group, costs, dropped, skipped);
     }
   }
@@ -871,28 +861,42 @@ int64_t item_span(const CostModel& model, const Layout& base) {
   return shards * schedules * (2 * (stage_layers + 1) + 3) * 4 * (1 + offload_tries) + 1;
 }
 
+// Layouts per schedule and ZeRO stage of an item whose stages hold `stage_layers` layers: its
+// recompute choices' counts.
+int64_t recompute_count(const CostModel& model, const LayoutFix& fix, int64_t stage_layers,
+                        int64_t vpp, bool keep_selective) {
+  int64_t n = 0;
+  for (const auto& [rc, max_layers, step] :
+       recompute_choices(model, fix, stage_layers, vpp, keep_selective)) {
+    n += fix.recompute_layers
+             ? (*fix.recompute_layers <= max_layers && *fix.recompute_layers % step == 0)
+             : max_layers / step + 1;
+  }
+  return n;
+}
+
 // The layouts run_item generates for `items`, retries aside: schedules × recompute choices ×
-// ZeRO stages (summed over the shard groups) per item.
-int64_t count_items(const CostModel& model, const std::vector<WorkItem>& items,
-                    const LayoutFix& fix, bool keep_selective = false) {
-  int64_t total = 0;
+// ZeRO stages (summed over the shard groups) per item; with `count_selective`, also the count
+// that keeps recompute=selective where it drops nothing (recompute_choices' keep_selective).
+struct LayoutCount {
+  int64_t layouts = 0, with_selective = 0;
+};
+LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& items,
+                        const LayoutFix& fix, bool count_selective) {
+  LayoutCount total;
   for (const WorkItem& item : items) {
     const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
-    int64_t per_schedule = 0;
-    for (const auto& [rc, max_layers, step] :
-         recompute_choices(model, fix, stage_layers, item.base.vpp, keep_selective)) {
-      per_schedule += fix.recompute_layers ? (*fix.recompute_layers <= max_layers &&
-                                              *fix.recompute_layers % step == 0)
-                                           : max_layers / step + 1;
-    }
     int64_t zeros = 0;  // summed over the shard groups
     for (int64_t shard : shard_choices(model, item.base, fix))
       for (int zero = 0; zero <= 3; ++zero)
         zeros += zero_allowed(model.options(), fix, zero, shard) ? 1 : 0;
-    total += static_cast<int64_t>(
-                 schedules_for(item.base, fix, model.options().pipeline_schedules, model.training())
-                     .size()) *
-             per_schedule * zeros;
+    const auto schedules = static_cast<int64_t>(
+        schedules_for(item.base, fix, model.options().pipeline_schedules, model.training()).size());
+    total.layouts +=
+        schedules * recompute_count(model, fix, stage_layers, item.base.vpp, false) * zeros;
+    if (count_selective)
+      total.with_selective +=
+          schedules * recompute_count(model, fix, stage_layers, item.base.vpp, true) * zeros;
   }
   return total;
 }
@@ -945,9 +949,11 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   drop_dominated_cp_kinds(first, items, skipped);
   rejected.add_to(result.rejected);
   skipped.add_to(result.skipped);
-  const int64_t n = count_items(prototype, items, options.fix);
+  const LayoutCount count =
+      count_items(prototype, items, options.fix, !prototype.selective_recompute_saves());
+  const int64_t n = count.layouts;
   if (!prototype.selective_recompute_saves()) {
-    const int64_t useless = count_items(prototype, items, options.fix, /*keep_selective=*/true) - n;
+    const int64_t useless = count.with_selective - n;
     if (useless > 0)
       result.skipped["recompute=selective with nothing to drop (flash attention)"] += useless;
   }
@@ -1029,7 +1035,7 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
           .work_items(rejected, skipped);
   CostModel costs(model);
   drop_dominated_cp_kinds(costs, items, skipped);
-  return count_items(model, items, options.fix);
+  return count_items(model, items, options.fix, /*count_selective=*/false).layouts;
 }
 
 namespace {

@@ -134,6 +134,37 @@ inline StageTotals stage_totals(const StageMemory& f, const StageActivations& a,
   return t;
 }
 
+// The terms of stage_totals that do not depend on the activations, summed once in its order:
+// the search sums one frame under many recompute choices.
+struct FrameSums {
+  double in_flight_micro_batches = 0;
+  double states = 0;  // params_bytes + grads_bytes + optimizer_bytes
+  double logits = 0, zero3_buffer = 0, fp8_weight_cache = 0, fp8_scaling = 0;
+  double fixed_other = 0;  // other_bytes() but the allocator slack
+};
+inline FrameSums frame_sums(const StageMemory& f) {
+  FrameSums s;
+  s.in_flight_micro_batches = f.in_flight_micro_batches;
+  s.states = f.params_bytes + f.grads_bytes + f.optimizer_bytes;
+  s.logits = f.logits_bytes, s.zero3_buffer = f.zero3_buffer_bytes;
+  s.fp8_weight_cache = f.fp8_weight_cache_bytes, s.fp8_scaling = f.fp8_scaling_bytes;
+  s.fixed_other = f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes +
+                  f.fp8_scaling_bytes + f.cuda_context_bytes + f.nccl_bytes;
+  return s;
+}
+// stage_totals(f, a, o) of the frame `f` sums, bit for bit (the same sums in the same order).
+inline StageTotals stage_totals(const FrameSums& f, const StageActivations& a,
+                                const MemoryOptions& o) {
+  StageTotals t;
+  t.activations = a.per_micro_batch * f.in_flight_micro_batches + a.recompute_buffer;
+  const double tensors =
+      f.states + t.activations + f.logits + f.zero3_buffer + f.fp8_weight_cache + f.fp8_scaling;
+  t.other = f.fixed_other + o.allocator_slack_fraction * tensors;
+  t.states = f.states;
+  t.total = t.states + t.activations + t.other;
+  return t;
+}
+
 // FP8 scaling state of one GEMM: 5 quantizers × fp32 (scale, scale_inv, amax_history_len
 // amaxes) under delayed scaling; 0 when the recipe keeps none (MemoryOptions docs).
 double fp8_scaling_bytes_per_gemm(const MemoryOptions& o);

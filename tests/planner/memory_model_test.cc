@@ -369,6 +369,12 @@ TEST_CASE("the search's memory totals equal the built stage's sums bit for bit, 
       CHECK(totals.states == built.params_bytes + built.grads_bytes + built.optimizer_bytes);
       CHECK(totals.activations == built.activations_bytes);
       CHECK(totals.other == built.other_bytes());
+      // From the frame's sums (the search's cache) the same, bit for bit.
+      const StageTotals summed = stage_totals(frame_sums(frame), a, o);
+      CHECK(summed.total == totals.total);
+      CHECK(summed.states == totals.states);
+      CHECK(summed.activations == totals.activations);
+      CHECK(summed.other == totals.other);
     }
   }
 }
