@@ -137,7 +137,7 @@ TEST_CASE("per-stage model states: first and last stages carry embeddings and th
   CHECK(s[1].dense_per_gpu == 20 * (per_layer_split + norms));
   CHECK(s[0].dense_per_gpu == 20 * (per_layer_split + norms) + 128256 * 8192 / 8);
   CHECK(s[3].dense_per_gpu == 20 * (per_layer_split + norms) + 128256 * 8192 / 8 + 8192);
-  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, "", 0, {}};
   MemoryEstimate e = estimate_memory(m, gpu, l, {8192, 1024, Precision::bf16});
   const double p1 = static_cast<double>(s[1].dense_per_gpu);
   CHECK(e.stages[1].params_bytes == doctest::Approx(2 * p1));
@@ -178,7 +178,7 @@ TEST_CASE("dualpipev: the V puts the first and last chunks, embedding and LM hea
   CHECK(s[0].dense_per_gpu == 20 * layer + 128256 * 8192 / 8 + 128256 * 8192 / 8 + 8192);
   CHECK(s[3].dense_per_gpu == 20 * layer);  // chunks 3 and 4: the V's turn
   CHECK(stage_layer_mix(m, l)[3].dense_layers == 20);
-  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, "", 0, {}};
   MemoryEstimate e = estimate_memory(m, gpu, l, {8192, 1024, Precision::bf16});
   CHECK(e.stages[0].logits_bytes > 0);
   CHECK(e.stages[3].logits_bytes == 0);
@@ -189,7 +189,7 @@ TEST_CASE("uniform full recompute keeps every N-th layer input and rebuilds N la
   ModelSpec m = testing::shipped_model("llama3-70b");
   Layout l = tp8_pp4_dp16();
   l.recompute = Recompute::full;
-  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, "", 0, {}};
   const TrainingSpec t{8192, 1024, Precision::bf16};
   const LayerActivations a = layer_activations(m, 0, activation_shape(l, t.seq_len));
   const StageMemory every = estimate_memory(m, gpu, l, t).stages[1];
@@ -265,7 +265,7 @@ TEST_CASE("FP8 delayed scaling keeps 5 quantizers' scale, scale_inv and amax his
   CHECK(layer_params(m, 0).gemms == 4);
   Layout l = tp8_pp4_dp16();
   CHECK(stage_params(m, l)[1].fp8_gemms == 80);
-  GpuSpec gpu{"g", 1e15, 2e15, 80LL << 30, 3e12, ""};
+  GpuSpec gpu{"g", 1e15, 2e15, 80LL << 30, 3e12, "", 0, {}};
   const TrainingSpec fp8{8192, 1024, Precision::fp8};
   CHECK(estimate_memory(m, gpu, l, fp8).stages[1].fp8_scaling_bytes == 4800);
   MemoryOptions nemo;
@@ -285,7 +285,7 @@ TEST_CASE("FP8 delayed scaling keeps 5 quantizers' scale, scale_inv and amax his
 TEST_CASE("the memory estimate sets the peak stage's FP8 activations beside their BF16 size") {
   const ModelSpec m = testing::shipped_model("llama3-70b");
   Layout l = tp8_pp4_dp16();
-  GpuSpec gpu{"g", 1e15, 2e15, 80LL << 30, 3e12, ""};
+  GpuSpec gpu{"g", 1e15, 2e15, 80LL << 30, 3e12, "", 0, {}};
   const MemoryEstimate bf16 = estimate_memory(m, gpu, l, {8192, 1024, Precision::bf16});
   const MemoryEstimate fp8 = estimate_memory(m, gpu, l, {8192, 1024, Precision::fp8});
   CHECK_FALSE(bf16.fp8);
@@ -305,7 +305,7 @@ TEST_CASE(
   const int64_t linear = 20 * ((2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672) / 8);
   CHECK(stage_params(m, l)[1].linear_per_gpu == linear);
   CHECK(stage_params(m, l)[0].linear_per_gpu == linear);  // the embedding is not a linear map
-  GpuSpec gpu{"g", 1e15, 2e15, 80LL << 30, 3e12, ""};
+  GpuSpec gpu{"g", 1e15, 2e15, 80LL << 30, 3e12, "", 0, {}};
   const MemoryEstimate fp8 = estimate_memory(m, gpu, l, {8192, 1024, Precision::fp8});
   CHECK(fp8.stages[1].fp8_weight_cache_bytes == doctest::Approx(2.0 * linear));
   // FP8 parameters: the FP8 weight and its transpose take the BF16 weight's 2 bytes.
@@ -320,7 +320,7 @@ TEST_CASE(
   CHECK(estimate_memory(m, gpu, l, {8192, 1024, Precision::fp8}).stages[1].fp8_weight_cache_bytes ==
         0);
   // A GPU without FP8 tensor cores runs the job in BF16: nothing cached.
-  GpuSpec no_fp8{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  GpuSpec no_fp8{"g", 1e15, 0, 80LL << 30, 3e12, "", 0, {}};
   l.zero = 1;
   CHECK(estimate_memory(m, no_fp8, l, {8192, 1024, Precision::fp8})
             .stages[1]

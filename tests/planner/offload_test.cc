@@ -32,7 +32,7 @@ ClusterSpec round_host_node() {
 TEST_CASE("offload=cpu moves the sharded optimizer states to host memory, nvme to the NVMe") {
   const ModelSpec m = shipped_model("llama3-70b");
   const TrainingSpec t{8192, 1024, Precision::bf16};
-  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, "", 0, {}};
   const Layout base = checked("tp=8,pp=4,dp=16,zero=1", m, 512, t);
   const double p1 = static_cast<double>(stage_params(m, base)[1].dense_per_gpu);
   for (Offload where : {Offload::cpu, Offload::nvme}) {
@@ -53,7 +53,7 @@ TEST_CASE("offload=cpu moves the sharded optimizer states to host memory, nvme t
 TEST_CASE("act_offload keeps one layer's copy on the GPU and moves the rest of those layers") {
   const ModelSpec m = shipped_model("llama3-70b");
   const TrainingSpec t{8192, 1024, Precision::bf16};
-  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, ""};
+  GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, "", 0, {}};
   const Layout base = checked("tp=8,pp=4,dp=16,zero=1", m, 512, t);
   Layout l = base;
   l.act_offload = 2;
