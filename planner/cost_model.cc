@@ -366,9 +366,9 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
     }
     build_shape(l, it->second);
     ShapeKey twin = key;
-    twin[12] = twin[12] == 0 ? 1 : 0;  // ep_overlap
+    twin[kShapeKeyEpOverlap] = twin[kShapeKeyEpOverlap] == 0 ? 1 : 0;
     if (auto t = shape_cache_.find(twin); t != shape_cache_.end())
-      it->second.frames_owner = t->second.frames_owner ? t->second.frames_owner : &t->second;
+      it->second.frames_owner = &t->second.frames_home();
   }
   last_key_ = key;
   last_shape_ = &it->second;
@@ -634,7 +634,7 @@ StageMemory CostModel::peak_stage_memory(const Layout& l) {
 }
 
 const std::vector<StageMemory>& CostModel::frames_of(const Layout& l, const Shape& shape) const {
-  const Shape& owner = shape.frames_owner ? *shape.frames_owner : shape;
+  const Shape& owner = shape.frames_home();
   if (owner.frames_schedule != l.schedule) {
     for (auto& f : owner.frames) f.clear();
     for (auto& f : owner.frame_sums) f.clear();
@@ -669,7 +669,7 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
 
 const std::vector<FrameSums>& CostModel::sums_of(const Layout& l, const Shape& shape) const {
   const std::vector<StageMemory>& frames = frames_of(l, shape);
-  const Shape& owner = shape.frames_owner ? *shape.frames_owner : shape;
+  const Shape& owner = shape.frames_home();
   std::vector<FrameSums>& sums = owner.frame_sums[static_cast<size_t>(l.zero)];
   if (sums.empty())
     for (const StageMemory& f : frames) sums.push_back(frame_sums(f));

@@ -254,6 +254,8 @@ class CostModel {
     // A shape differing from this one in ep_overlap alone, whose frames (which do not depend on
     // it) this one shares; null: its own.
     const Shape* frames_owner = nullptr;
+    // The shape holding this one's frames: frames_owner, or itself.
+    const Shape& frames_home() const { return frames_owner ? *frames_owner : *this; }
     mutable Schedule frames_schedule = Schedule::one_f_one_b;
     // stage_activations of each class for the recompute choice last asked about (the same for
     // every ZeRO stage and schedule).
@@ -272,6 +274,7 @@ class CostModel {
   // frame_sums of frames_of(l, shape), cached alike.
   const std::vector<FrameSums>& sums_of(const Layout& l, const Shape& shape) const;
   using ShapeKey = std::array<int64_t, 21>;
+  static constexpr size_t kShapeKeyEpOverlap = 12;  // shape_of's key: the ep_overlap entry
   const Shape& shape_of(const Layout& l);
   // Builds l's shape into `shape`, a fresh or a forgotten one whose buffers it reuses.
   void build_shape(const Layout& l, Shape& shape);
