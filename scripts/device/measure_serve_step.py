@@ -9,7 +9,13 @@ A step is one forward pass of the batch an engine formed, as the engines run it:
   GEMM and residual; then the final norm, the LM head in bf16, FP32 logits and a greedy sample
   (argmax) per sequence;
 - prefill: one prompt of `tokens` tokens, causal attention over itself (SDPA, cuDNN or flash),
-  its K/V written into the cache, and the LM head for its last token only.
+  its K/V written into the cache, and the LM head for its last token only;
+- mixed: what continuous batching with chunked prefill runs: `batch` decodes (each `context`
+  tokens cached) and one prompt chunk of `tokens` tokens after `chunk_context` of its prompt
+  already cached, as one flattened token batch through the GEMMs, norms and activation (as vLLM
+  and TensorRT-LLM flatten a step's tokens); attention per part (the decodes' one query each, the
+  chunk's queries causal from the bottom right over its cached prefix and itself); the LM head for
+  the decodes and the chunk's last token.
 The whole step is captured in one CUDA graph and replayed (vLLM and TensorRT-LLM replay decode
 steps from CUDA graphs). Two builds of the same step: `graph` (eager PyTorch kernels, one per
 op) and `compiled` (each layer through torch.compile, Inductor fusing the element-wise ops into
@@ -159,6 +165,60 @@ def make_layer(d, fp8=False):
     return layer_fn
 
 
+def make_mixed_layer(d, fp8=False):
+    """A step of `b` decodes and one prompt chunk of `t` tokens, flattened to (b + t, hidden)."""
+    linear = make_linear(fp8)
+    from torch.nn.attention.bias import causal_lower_right
+
+    def heads_of(y, rows, n, cos, sin, norm):
+        y = y.view(rows[0], rows[1], n, d.head_dim)
+        if norm is not None:
+            y = F.rms_norm(y, (d.head_dim,), norm, 1e-6)
+        return rope(y.transpose(1, 2), cos, sin)
+
+    def layer_fn(x, layer, dec, pre):
+        """dec / pre: (k_cache, v_cache, cos, sin, start) of the decodes and of the chunk."""
+        (kd, vd, cos_d, sin_d, start_d), (kp, vp, cos_p, sin_p, start_p) = dec, pre
+        b, t = kd.shape[0], cos_p.shape[0]
+        h = F.rms_norm(x, (d.hidden,), layer["n1"], 1e-5)
+        q, k, v = linear(h, layer["qkv"]).split(
+            [d.heads * d.head_dim, d.kv_heads * d.head_dim, d.kv_heads * d.head_dim], dim=-1)
+        qn, kn = layer.get("qn"), layer.get("kn")
+        qd = heads_of(q[:b], (b, 1), d.heads, cos_d, sin_d, qn)
+        qp = heads_of(q[b:], (1, t), d.heads, cos_p, sin_p, qn)
+        kd[:, :, start_d:start_d + 1] = heads_of(k[:b], (b, 1), d.kv_heads, cos_d, sin_d, kn)
+        kp[:, :, start_p:start_p + t] = heads_of(k[b:], (1, t), d.kv_heads, cos_p, sin_p, kn)
+        vd[:, :, start_d:start_d + 1] = v[:b].view(b, 1, d.kv_heads, d.head_dim).transpose(1, 2)
+        vp[:, :, start_p:start_p + t] = v[b:].view(1, t, d.kv_heads, d.head_dim).transpose(1, 2)
+        od = F.scaled_dot_product_attention(qd, kd[:, :, :start_d + 1], vd[:, :, :start_d + 1],
+                                            enable_gqa=True)
+        span = start_p + t
+        mask = causal_lower_right(t, span) if start_p > 0 else None
+        op = F.scaled_dot_product_attention(qp, kp[:, :, :span], vp[:, :, :span],
+                                            attn_mask=mask, is_causal=start_p == 0,
+                                            enable_gqa=True)
+        o = torch.cat((od.transpose(1, 2).reshape(b, -1), op.transpose(1, 2).reshape(t, -1)))
+        x = x + linear(o, layer["o"])
+        h = F.rms_norm(x, (d.hidden,), layer["n2"], 1e-5)
+        a, g = linear(h, layer["up"]).chunk(2, dim=-1)
+        return x + linear(F.silu(a) * g, layer["down"])
+
+    return layer_fn
+
+
+def mixed_step_fn(d, layers, caches, head, layer_fn, x, dec, pre):
+    def step():
+        y = x
+        for layer, (kd, vd, kp, vp) in zip(layers, caches):
+            y = layer_fn(y, layer, (kd, vd) + dec, (kp, vp) + pre)
+        b = caches[0][0].shape[0]
+        rows = torch.cat((y[:b], y[-1:]))  # the decodes and the chunk's last token sample
+        last = F.rms_norm(rows, (d.hidden,), head["norm"], 1e-5)
+        logits = (last @ head["w"].t()).float()
+        head["sampled"].copy_(logits.argmax(dim=-1))
+    return step
+
+
 def step_fn(d, layers, caches, head, layer_fn, x, cos, sin, start, causal):
     def step():
         y = x
@@ -170,15 +230,42 @@ def step_fn(d, layers, caches, head, layer_fn, x, cos, sin, start, causal):
     return step
 
 
-def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters, fp8=False):
-    """kind: decode (batch sequences, 1 token each, `context` cached) or prefill (1 sequence of
-    `tokens` tokens, nothing cached)."""
+def mixed_step(d, layers, head, batch, tokens, context, chunk_context, compiled, fp8):
+    """The step function of `batch` decodes at `context` cached tokens and one chunk of `tokens`
+    after `chunk_context` cached (mixed)."""
+    def cache(rows, length):
+        return torch.randn(rows, d.kv_heads, length, d.head_dim, device="cuda",
+                           dtype=torch.bfloat16)
+
+    caches = [(cache(batch, context + 1), cache(batch, context + 1),
+               cache(1, chunk_context + tokens), cache(1, chunk_context + tokens))
+              for _ in layers]
+    x = torch.randn(batch + tokens, d.hidden, device="cuda", dtype=torch.bfloat16)
+    dec = rope_tables(d, torch.arange(context, context + 1, device="cuda")) + (context,)
+    pre = rope_tables(d, torch.arange(chunk_context, chunk_context + tokens, device="cuda")) + (
+        chunk_context,)
+    layer_fn = make_mixed_layer(d, fp8)
+    if compiled:
+        torch._dynamo.reset()
+        layer_fn = torch.compile(layer_fn, dynamic=False)
+    return mixed_step_fn(d, layers, caches, head, layer_fn, x, dec, pre), caches
+
+
+def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters, fp8=False,
+        chunk_context=0):
+    """kind: decode (batch sequences, 1 token each, `context` cached), prefill (1 sequence of
+    `tokens` tokens, nothing cached) or mixed (the decodes and one chunk of `tokens` after
+    `chunk_context` cached)."""
     torch.manual_seed(0)
     d = Dims(cfg, tp)
     layers = weights(d, n_layers, fp8)
     head = {"norm": torch.ones(d.hidden, device="cuda", dtype=torch.bfloat16),
             "w": torch.randn(d.vocab, d.hidden, device="cuda", dtype=torch.bfloat16) * d.hidden ** -0.5,
-            "sampled": torch.zeros(batch, device="cuda", dtype=torch.int64)}
+            "sampled": torch.zeros(batch + (kind == "mixed"), device="cuda", dtype=torch.int64)}
+    if kind == "mixed":
+        step, caches = mixed_step(d, layers, head, batch, tokens, context, chunk_context,
+                                  compiled, fp8)
+        return timed_graph(step, warmup, iters, [caches, layers])
     t = 1 if kind == "decode" else tokens
     start = context if kind == "decode" else 0
     caches = [(torch.randn(batch, d.kv_heads, start + t, d.head_dim, device="cuda", dtype=torch.bfloat16),
@@ -191,6 +278,12 @@ def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters
         torch._dynamo.reset()  # one compiled shape per run: no recompile limit across runs
         layer_fn = torch.compile(layer_fn, dynamic=False)
     step = step_fn(d, layers, caches, head, layer_fn, x, cos, sin, start, kind == "prefill")
+    return timed_graph(step, warmup, iters, [caches, layers])
+
+
+def timed_graph(step, warmup, iters, held):
+    """Warm `step` (and compile it) on a side stream, capture it in one CUDA graph, time replays;
+    `held`: the step's tensors, dropped after timing."""
     t0 = time.time()
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -203,7 +296,8 @@ def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters
         step()
     build_s = time.time() - t0
     ms = median_ms(graph.replay, warmup, iters)
-    del graph, caches, layers
+    del graph
+    held.clear()
     torch.cuda.empty_cache()
     return {"step_ms": ms, "build_s": round(build_s, 1)}
 
@@ -211,7 +305,8 @@ def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", action="append", required=True,
-                    help="MODEL.yaml:LAYERS:TP:decode:BATCH:CONTEXT or MODEL.yaml:LAYERS:TP:prefill:TOKENS "
+                    help="MODEL.yaml:LAYERS:TP:decode:BATCH:CONTEXT, MODEL.yaml:LAYERS:TP:prefill:TOKENS "
+                         "or MODEL.yaml:LAYERS:TP:mixed:BATCH:CONTEXT:TOKENS:CHUNK_CONTEXT "
                          "(repeatable)")
     ap.add_argument("--modes", default="graph,compiled", help="graph, compiled or both")
     ap.add_argument("--weights", default="bf16", choices=["bf16", "fp8"])
@@ -224,17 +319,20 @@ def main():
         parts = spec.split(":")
         path, layers, tp, kind = parts[0], int(parts[1]), int(parts[2]), parts[3]
         cfg = yaml.safe_load(open(path))
+        chunk_context = 0
         if kind == "decode":
             batch, tokens, context = int(parts[4]), 1, int(parts[5])
+        elif kind == "mixed":
+            batch, context, tokens, chunk_context = (int(p) for p in parts[4:8])
         else:
             batch, tokens, context = 1, int(parts[4]), 0
         for mode in a.modes.split(","):
             compiled = mode == "compiled"
-            if cfg.get("moe") and (compiled or a.weights == "fp8"):
+            if cfg.get("moe") and (compiled or a.weights == "fp8" or kind == "mixed"):
                 continue  # grouped experts: BF16 graph build only (see the docstring)
             try:
                 r = run(cfg, layers, tp, kind, batch, tokens, context, compiled, a.warmup, a.iters,
-                        a.weights == "fp8")
+                        a.weights == "fp8", chunk_context)
             except Exception as e:  # noqa: BLE001 - report the configuration and go on
                 print(f"{spec} {mode}: failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
                       file=sys.stderr, flush=True)
@@ -242,6 +340,8 @@ def main():
                 continue
             r.update(model=cfg["name"], layers=layers, tp=tp, kind=kind, batch=batch,
                      tokens=tokens, context=context, mode=mode, weights=a.weights)
+            if kind == "mixed":
+                r["chunk_context"] = chunk_context
             results.append(r)
             print(f"{spec} {mode:8s} {r['step_ms']:9.3f} ms (built in {r['build_s']} s)",
                   file=sys.stderr, flush=True)

@@ -33,15 +33,20 @@ using namespace meshplan::serving;
 
 const std::string kSource = std::string(MESHPLAN_SOURCE_DIR) + "/";
 
+// A step of the file as the engine's scheduler hands it to the model: decodes (each reading its
+// cached tokens and the new one), a prompt chunk (after `chunk_context` of its prompt cached), or
+// both (mixed); every decode and a chunk's last token sample.
 StepBatch batch_of(const nlohmann::json& step) {
   StepBatch b;
-  if (step["kind"] == "decode") {
+  const std::string kind = step["kind"];
+  if (kind == "decode" || kind == "mixed") {
     b.decodes = step["batch"];
     b.sampled = b.decodes;
     b.decode_context_tokens = static_cast<double>(b.decodes) * (step["context"].get<double>() + 1);
-  } else {
-    b.chunks.push_back({step["tokens"].get<int64_t>(), 0});
-    b.sampled = 1;
+  }
+  if (kind == "prefill" || kind == "mixed") {
+    b.chunks.push_back({step["tokens"].get<int64_t>(), step.value("chunk_context", int64_t{0})});
+    b.sampled += 1;
   }
   return b;
 }
@@ -191,4 +196,31 @@ TEST_CASE(
     "one H200's FP8 serving steps are priced within 18.5% each and 10% on average (measured)") {
   check_errors(step_errors({"steps-h200-fp8.json", "dgx-h200-64n", "h200-measured.yaml"}), 0.185,
                0.10);
+}
+
+// Steps continuous batching with chunked prefill forms (steps-{h200,h100}-mixed.json, measured
+// on 2026-11-27 with scripts/device/measure-mixed-steps.sh): decode batches 8 and 64 at 2,048
+// cached tokens with one prompt chunk of 512 or 2,048 tokens, first or after 2,048 of its prompt
+// cached, as one flattened token batch; Llama 3.1 8B (TP 1) and Llama 3 70B (8 layers, a TP-4
+// rank), with the same models' prefills. Priced as they were, with no change to the model: mean
+// |error| 6.5% (H200, published), 6.2% (H200, measured), 5.3% (H100, published), 6.4% (H100,
+// measured); the mixed steps come out 3-6% fast on average, a chunk after 2,048 cached tokens 2-3
+// points more (its attention over the cached prefix), worst Llama 3.1 8B with 64 decodes and a
+// second 2,048-token chunk (12-16% fast).
+TEST_CASE(
+    "mixed decode and prompt-chunk steps on one H200 are priced within 16.5% each and 7% on "
+    "average") {
+  check_errors(step_errors({"steps-h200-mixed.json", "dgx-h200-64n", "h200-published.yaml"}), 0.165,
+               0.07, 20);
+  check_errors(step_errors({"steps-h200-mixed.json", "dgx-h200-64n", "h200-measured.yaml"}), 0.16,
+               0.07, 20);
+}
+
+TEST_CASE(
+    "mixed decode and prompt-chunk steps on one H100 are priced within 16% each and 7% on "
+    "average") {
+  check_errors(step_errors({"steps-h100-mixed.json", "dgx-h100-1n", "h100-published.yaml"}), 0.13,
+               0.06, 20);
+  check_errors(step_errors({"steps-h100-mixed.json", "dgx-h100-1n", "h100-measured.yaml"}), 0.16,
+               0.07, 20);
 }
