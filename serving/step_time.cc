@@ -143,15 +143,10 @@ void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, d
       out.communication_s += all_reduce_s(layout_.tp / layout_.ep, activation_bytes);
     return;
   }
-  out.communication_s += all_reduce_s(layout_.tp, activation_bytes);
-  if (moe && layout_.ep > 1) {
-    const double routed = activation_bytes * static_cast<double>(model_.moe->top_k);
-    const GroupShape ep_group = GroupShape::of(layout_.ep, 1);
-    out.communication_s += 2 * collectives_.time_s(Collective::all_to_all, ep_group, routed);
-    if (layout_.ep < layout_.tp) out.communication_s += all_reduce_s(layout_.tp, activation_bytes);
-  } else {
-    out.communication_s += all_reduce_s(layout_.tp, activation_bytes);
-  }
+  // Attention's output, then the MLP's partial sums, dense or MoE with any ep: under attention TP
+  // every rank holds every token, so expert parallelism moves none. Each rank runs its own experts
+  // on the tokens routed to them and the MoE block ends with the all-reduce a TP MLP ends with.
+  out.communication_s += 2 * all_reduce_s(layout_.tp, activation_bytes);
 }
 
 double StepTimeModel::attention_layer_s(const StepBatch& batch) const {

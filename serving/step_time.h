@@ -17,10 +17,16 @@
 //   (TensorRT-LLM's MoE runner: expandInputRowsKernel and finalizeMoeRoutingKernel,
 //   cpp/tensorrt_llm/kernels/mixtureOfExperts/moe_kernels.cu; vLLM's fused_moe: the permute
 //   and moe_sum).
-// - TP: one all-reduce after attention and one after the MLP (or, for MoE layers with ep > 1,
-//   an all-to-all dispatch and combine over the EP group), timed by the collective model with
+// - TP: one all-reduce after attention and one after the MLP, timed by the collective model with
 //   the profile's α-β fits (planner/collective_model.h); an all-reduce inside the NVLink domain
 //   takes the engine's peer kernel instead where that is faster (serving/peer_all_reduce.h).
+//   MoE layers with ep > 1 the same: with attention split TP ways every rank holds every token,
+//   so each runs its own experts on the tokens routed to them and the block's partial sums meet
+//   in the MLP's all-reduce; the engines dispatch tokens by all-to-all only under attention-DP
+//   (vLLM: vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig
+//   .use_all2all_kernels = dp_size > 1 and use_ep, otherwise the MoE layer's reduce_results
+//   all-reduce; TensorRT-LLM: tensorrt_llm/_torch/modules/fused_moe/fused_moe_wide_ep.py
+//   select_alltoall_method_type returns NotEnabled without mapping.enable_attention_dp).
 // Then the LM head for the sequences that sample a token, their FP32 logits written and read
 // back by sampling (vLLM's sampler and TensorRT-LLM's both sample from FP32 logits), and the
 // engine's host overhead (engine_preset.h HostOverhead: per step and per sequence carried).
