@@ -181,6 +181,37 @@ TEST_CASE("step time: a long prefill is compute bound, near 2 · params · token
   CHECK(t.attention_s > 0);
 }
 
+TEST_CASE(
+    "step time: a MoE layer under attention TP pays two all-reduces whatever its ep; under "
+    "attention-DP its tokens go to their experts by all-to-all") {
+  const ModelSpec m = shipped_model("mixtral-8x7b");  // 32 MoE layers, hidden 4096, top-2
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  CalibrationProfile p = profile_of(c);
+  p.peer_all_reduce = {};  // NCCL's all-reduce alone
+  const CollectiveModel coll(p, c);
+  const double all_reduce = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 4096 * 2);
+  StepBatch b = one_decode(0);
+  for (int64_t ep : {1, 2, 8}) {
+    ServingLayout l;
+    l.tp = 8;
+    l.ep = ep;
+    CAPTURE(ep);
+    // Every rank holds the token after attention's all-reduce; its experts' partial sums meet in
+    // the MLP's.
+    CHECK(StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{}).time(b).communication_s ==
+          doctest::Approx(2 * 32 * all_reduce));
+  }
+  ServingLayout adp;
+  adp.tp = 8;
+  adp.ep = 8;
+  adp.attention_dp = true;
+  // Each rank's tokens (1/8 of the batch) to their top-2 experts' ranks and back.
+  const double routed = 4096.0 * 2 / 8 * 2;
+  CHECK(
+      StepTimeModel(m, c, p, adp, ServingOptions{}, HostOverhead{}).time(b).communication_s ==
+      doctest::Approx(32 * 2 * coll.time_s(Collective::all_to_all, GroupShape::of(8, 1), routed)));
+}
+
 TEST_CASE("step time: MoE decode reads only the experts its tokens touch") {
   const ModelSpec m = shipped_model("mixtral-8x7b");  // 8 experts, top-2
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
