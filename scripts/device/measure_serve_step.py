@@ -21,7 +21,8 @@ steps from CUDA graphs). Two builds of the same step: `graph` (eager PyTorch ker
 op) and `compiled` (each layer through torch.compile, Inductor fusing the element-wise ops into
 Triton kernels and calling cuBLAS for the GEMMs, as vLLM's V1 engine compiles its models), then
 captured. MoE models (`moe:`) run routed experts as grouped GEMMs (torch._grouped_mm) over the
-router's counts, graph build only.
+router's counts, graph build only unless --compile-moe (Inductor then fuses the routing's
+element-wise kernels as an engine's fused top-k and permute kernels do).
 
 `--weights fp8` stores the layers' linear weights in FP8 (e4m3) and runs them as W8A8 GEMMs
 (torch._scaled_mm, per-tensor scales, activations cast to FP8 with a static scale as TensorRT-LLM's
@@ -310,6 +311,8 @@ def main():
                          "(repeatable)")
     ap.add_argument("--modes", default="graph,compiled", help="graph, compiled or both")
     ap.add_argument("--weights", default="bf16", choices=["bf16", "fp8"])
+    ap.add_argument("--compile-moe", action="store_true",
+                    help="also compile MoE models' layers (routing and grouped experts)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--out", default="-")
@@ -328,8 +331,9 @@ def main():
             batch, tokens, context = 1, int(parts[4]), 0
         for mode in a.modes.split(","):
             compiled = mode == "compiled"
-            if cfg.get("moe") and (compiled or a.weights == "fp8" or kind == "mixed"):
-                continue  # grouped experts: BF16 graph build only (see the docstring)
+            if cfg.get("moe") and (a.weights == "fp8" or kind == "mixed" or
+                                   (compiled and not a.compile_moe)):
+                continue  # grouped experts: BF16, graph build unless --compile-moe (docstring)
             try:
                 r = run(cfg, layers, tp, kind, batch, tokens, context, compiled, a.warmup, a.iters,
                         a.weights == "fp8", chunk_context)

@@ -224,3 +224,20 @@ TEST_CASE(
   check_errors(step_errors({"steps-h100-mixed.json", "dgx-h100-1n", "h100-measured.yaml"}), 0.16,
                0.07, 20);
 }
+// MoE steps with their layers compiled (steps-h200-moe.json, scripts/device/measure-moe-steps.sh,
+// 2026-11-27): Mixtral 8x7B and Qwen3-235B-A22B layers as one rank of TP 1-8 with every expert
+// split TP ways, decode batches 1-256 and 2,048-token prefills, routed experts as grouped GEMMs
+// (torch._grouped_mm). All come out fast: 29% on average with the published profile (18-53%),
+// 38% with the measured one. Part is the grouped kernel itself (experts-h100.json: thin experts
+// stream at 1.7 TB/s, and at 64-128 rows per expert it does not overlap loads with math), part
+// PyTorch's routing (sort, gather, scatter-add) where engines run a few fused kernels. Pricing
+// grouped GEMMs as loads plus math took these to 25% but the development set's throughput from
+// 11.7% to 12.7%, so the model keeps the overlapped roofline; bounded here at today's values.
+TEST_CASE(
+    "compiled MoE steps on one H200 are priced fast, within 55% each and 30% on average "
+    "(published profile)") {
+  const std::vector<double> errors =
+      step_errors({"steps-h200-moe.json", "dgx-h200-64n", "h200-published.yaml"});
+  check_errors(errors, 0.55, 0.30, 22);
+  for (double e : errors) CHECK(e < 0);
+}
