@@ -13,13 +13,12 @@ Reported per case: the medians of --iters runs timed with CUDA events after --wa
 the touched experts and the weight bytes they stream. Writes JSON to --out after each case.
 """
 import argparse
-import json
 import sys
 
 import torch
 
 from cuda_timing import median_ms
-from output import emit
+from output import emit_results
 
 # (name, hidden, expert ffn, experts E, top_k, [(split, local experts G)]): the shipped MoE
 # models; split = the ways each expert's width is cut (tp / ep), G = E / ep.
@@ -90,15 +89,8 @@ def main():
                       f"up {r.get('up_ms', 0):.4f} down {r.get('down_ms', 0):.4f} "
                       f"dense {r.get('dense_same_bytes_ms', 0):.4f} ms", file=sys.stderr, flush=True)
                 torch.cuda.empty_cache()
-                if a.out != "-":
-                    emit(json.dumps(document(results), indent=1), a.out)
-    if a.out == "-":
-        emit(json.dumps(document(results), indent=1) + "\n", "-")
-
-
-def document(results):
-    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-            "results": results}
+                emit_results(results, a.out)
+    emit_results(results, a.out, final=True)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ Reported per step: the median of `--iters` graph replays timed with CUDA events 
 `--warmup` replays. JSON is rewritten after each step (a run cut short keeps what it measured).
 """
 import argparse
-import json
 import sys
 import time
 
@@ -42,7 +41,7 @@ import torch
 import torch.nn.functional as F
 import yaml
 
-from output import emit
+from output import emit_results
 from cuda_timing import median_ms
 
 
@@ -349,15 +348,8 @@ def main():
             results.append(r)
             print(f"{spec} {mode:8s} {r['step_ms']:9.3f} ms (built in {r['build_s']} s)",
                   file=sys.stderr, flush=True)
-            if a.out != "-":
-                emit(json.dumps(document(results), indent=1), a.out)
-    if a.out == "-":
-        emit(json.dumps(document(results), indent=1) + "\n", "-")
-
-
-def document(results):
-    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-            "results": results}
+            emit_results(results, a.out)
+    emit_results(results, a.out, final=True)
 
 
 if __name__ == "__main__":

@@ -224,6 +224,7 @@ TEST_CASE(
   check_errors(step_errors({"steps-h100-mixed.json", "dgx-h100-1n", "h100-measured.yaml"}), 0.16,
                0.07, 20);
 }
+
 // MoE steps with their layers compiled (steps-h200-moe.json, scripts/device/measure-moe-steps.sh,
 // 2026-11-27): Mixtral 8x7B and Qwen3-235B-A22B layers as one rank of TP 1-8 with every expert
 // split TP ways, decode batches 1-256 and 2,048-token prefills, routed experts as grouped GEMMs
