@@ -182,7 +182,7 @@ TEST_CASE("step time: a long prefill is compute bound, near 2 · params · token
 }
 
 TEST_CASE(
-    "step time: a MoE layer under attention TP pays two all-reduces whatever its ep; under "
+    "step time: a MoE layer under attention TP pays two all-reduces whatever its ep, and under "
     "attention-DP its tokens go to their experts by all-to-all") {
   const ModelSpec m = shipped_model("mixtral-8x7b");  // 32 MoE layers, hidden 4096, top-2
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
