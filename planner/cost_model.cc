@@ -67,6 +67,7 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   selective_saves_ =
       attention_core_stores_activations(m, context_.fp8, o.memory.fp8_saves_quantized_inputs);
   head_flops_ = lm_head_forward_flops(m, tokens);
+  layer_params_ = model_layer_params(model_);
 }
 
 // FNV-1a over the values in four interleaved lanes (independent multiplies), then combined.
@@ -152,7 +153,8 @@ const std::vector<StageParams>& CostModel::params_of(const Layout& l) {
   const ParamsKey key{l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp()};
   if (last_params_ && key == last_params_key_) return *last_params_;
   auto it = params_cache_.find(key);
-  if (it == params_cache_.end()) it = params_cache_.emplace(key, stage_params(model_, l)).first;
+  if (it == params_cache_.end())
+    it = params_cache_.emplace(key, stage_params(model_, l, layer_params_)).first;
   last_params_key_ = key;
   last_params_ = &it->second;
   return it->second;
@@ -690,15 +692,31 @@ static std::pair<size_t, StageTotals> largest_class(
   return {peak, most};
 }
 
+const std::array<std::vector<FrameSums>, 4>& CostModel::sums_by_zero(
+    const Layout& l, const Shape& shape, const std::array<bool, 4>& zeros) const {
+  const Shape& owner = shape.frames_home();
+  bool cached = owner.frames_schedule == l.schedule;
+  for (size_t zero = 0; zero < zeros.size(); ++zero)
+    cached = cached && (!zeros[zero] || !owner.frame_sums[zero].empty());
+  if (!cached) {
+    Layout z = l;
+    for (size_t zero = 0; zero < zeros.size(); ++zero) {
+      if (!zeros[zero]) continue;
+      z.zero = static_cast<int>(zero);
+      sums_of(z, shape);
+    }
+  }
+  return owner.frame_sums;
+}
+
 void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::array<bool, 4>& zeros,
                                     std::array<StageTotals, 4>& out) const {
   const Shape& shape = *ref.shape_;
   const std::vector<StageActivations>& activations = activations_of(l, shape);
-  Layout z = l;
+  const std::array<std::vector<FrameSums>, 4>& sums = sums_by_zero(l, shape, zeros);
   for (size_t zero = 0; zero < zeros.size(); ++zero) {
     if (!zeros[zero]) continue;
-    z.zero = static_cast<int>(zero);
-    out[zero] = largest_class(sums_of(z, shape), activations, options_.memory).second;
+    out[zero] = largest_class(sums[zero], activations, options_.memory).second;
   }
 }
 
