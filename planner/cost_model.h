@@ -328,6 +328,18 @@ class CostModel {
   double head_flops_ = 0;
   std::vector<LayerParams> layer_params_;  // model_layer_params: params_of's input
   using ParamsKey = std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>;
+  // The stage classes of a split (params_of's key): each class's first stage, stage count, layers
+  // and parameters (no syncs: build_shape adds them), and the class of each stage.
+  struct ClassSplit {
+    std::vector<StageClass> classes;
+    std::vector<size_t> class_of_stage;
+  };
+  void split_classes(const Layout& l, bool per_stage, ClassSplit& out);
+  // split_classes of a layout without per-stage recompute counts, cached by params_of's key.
+  const ClassSplit& classes_of(const Layout& l);
+  std::map<ParamsKey, ClassSplit> classes_cache_;
+  ParamsKey last_classes_key_{};
+  const ClassSplit* last_classes_ = nullptr;  // classes_cache_'s for the key above
   std::map<ParamsKey, std::vector<StageParams>> params_cache_;
   ParamsKey last_params_key_{};
   const std::vector<StageParams>* last_params_ = nullptr;  // params_cache_'s for the key above
