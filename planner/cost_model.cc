@@ -67,6 +67,7 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   selective_saves_ =
       attention_core_stores_activations(m, context_.fp8, o.memory.fp8_saves_quantized_inputs);
   head_flops_ = lm_head_forward_flops(m, tokens);
+  layer_params_ = model_layer_params(model_);
 }
 
 // FNV-1a over the values in four interleaved lanes (independent multiplies), then combined.
@@ -152,7 +153,8 @@ const std::vector<StageParams>& CostModel::params_of(const Layout& l) {
   const ParamsKey key{l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp()};
   if (last_params_ && key == last_params_key_) return *last_params_;
   auto it = params_cache_.find(key);
-  if (it == params_cache_.end()) it = params_cache_.emplace(key, stage_params(model_, l)).first;
+  if (it == params_cache_.end())
+    it = params_cache_.emplace(key, stage_params(model_, l, layer_params_)).first;
   last_params_key_ = key;
   last_params_ = &it->second;
   return it->second;
@@ -244,8 +246,6 @@ static void reset_keeping_buffers(auto& shape) {
 void CostModel::build_shape(const Layout& l, Shape& shape) {
   reset_keeping_buffers(shape);
   shape.costs = layer_costs(l);
-  const std::vector<StageParams>& params = params_of(l);
-  const std::vector<StageLayerMix>& mix = mix_of(l);
   shape.micro_batches = training_.global_batch / (l.dp * l.mbs);
   shape.logits_bytes = logits_bytes(model_, activation_shape(l, training_.seq_len));
   // layer_compute's activations are layer_activations of this shape's layers, bit for bit.
@@ -274,11 +274,30 @@ void CostModel::build_shape(const Layout& l, Shape& shape) {
   }
   // With a recompute count per stage (Layout::recompute_stage_layers) every stage is a class.
   const bool per_stage = !l.recompute_stage_layers.empty();
+  ClassSplit own;
+  if (per_stage) split_classes(l, true, own);
+  const ClassSplit& split = per_stage ? own : classes_of(l);
+  shape.classes = split.classes;
+  shape.class_of_stage = split.class_of_stage;
+  for (StageClass& k : shape.classes) {
+    const bool first = holds_first_chunk(l.pipeline(), k.first);
+    const bool last = holds_last_chunk(l.pipeline(), k.first);
+    if (model_.tied_embeddings && l.pp > 1 && first != last) k.embedding_sync_s = embedding_sync;
+    if (placement_kind(l.pipeline()) == PlacementKind::mirrored)
+      k.mirror_sync_s = mirror_sync_s(l, k.first, k.params);
+  }
+}
+
+void CostModel::split_classes(const Layout& l, bool per_stage, ClassSplit& out) {
+  const std::vector<StageParams>& params = params_of(l);
+  const std::vector<StageLayerMix>& mix = mix_of(l);
+  out.classes.clear();
+  out.class_of_stage.clear();
   for (size_t i = 0; i < params.size(); ++i) {
     const bool last = holds_last_chunk(l.pipeline(), static_cast<int64_t>(i));
     size_t c = 0;
-    for (; c < shape.classes.size(); ++c) {
-      const StageClass& k = shape.classes[c];
+    for (; c < out.classes.size(); ++c) {
+      const StageClass& k = out.classes[c];
       // The last stage (LM head, logits) always forms its own class.
       if (!last && !per_stage && k.mix.dense_layers == mix[i].dense_layers &&
           k.mix.moe_layers == mix[i].moe_layers &&
@@ -286,20 +305,29 @@ void CostModel::build_shape(const Layout& l, Shape& shape) {
           k.params.expert_per_gpu == params[i].expert_per_gpu)
         break;
     }
-    if (c == shape.classes.size()) {
+    if (c == out.classes.size()) {
       StageClass k;
       k.first = static_cast<int64_t>(i);
       k.mix = mix[i];
       k.params = params[i];
-      const bool first = holds_first_chunk(l.pipeline(), static_cast<int64_t>(i));
-      if (model_.tied_embeddings && l.pp > 1 && first != last) k.embedding_sync_s = embedding_sync;
-      if (placement_kind(l.pipeline()) == PlacementKind::mirrored)
-        k.mirror_sync_s = mirror_sync_s(l, static_cast<int64_t>(i), params[i]);
-      shape.classes.push_back(k);
+      out.classes.push_back(k);
     }
-    shape.classes[c].count += 1;
-    shape.class_of_stage.push_back(c);
+    out.classes[c].count += 1;
+    out.class_of_stage.push_back(c);
   }
+}
+
+const CostModel::ClassSplit& CostModel::classes_of(const Layout& l) {
+  const ParamsKey key{l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp()};
+  if (last_classes_ && key == last_classes_key_) return *last_classes_;
+  auto it = classes_cache_.find(key);
+  if (it == classes_cache_.end()) {
+    it = classes_cache_.emplace(key, ClassSplit{}).first;
+    split_classes(l, false, it->second);
+  }
+  last_classes_key_ = key;
+  last_classes_ = &it->second;
+  return it->second;
 }
 
 const std::array<CostModel::SyncTimes, 2>& CostModel::sync_of(const Layout& l,
@@ -690,15 +718,31 @@ static std::pair<size_t, StageTotals> largest_class(
   return {peak, most};
 }
 
+const std::array<std::vector<FrameSums>, 4>& CostModel::sums_by_zero(
+    const Layout& l, const Shape& shape, const std::array<bool, 4>& zeros) const {
+  const Shape& owner = shape.frames_home();
+  bool cached = owner.frames_schedule == l.schedule;
+  for (size_t zero = 0; zero < zeros.size(); ++zero)
+    cached = cached && (!zeros[zero] || !owner.frame_sums[zero].empty());
+  if (!cached) {
+    Layout z = l;
+    for (size_t zero = 0; zero < zeros.size(); ++zero) {
+      if (!zeros[zero]) continue;
+      z.zero = static_cast<int>(zero);
+      sums_of(z, shape);
+    }
+  }
+  return owner.frame_sums;
+}
+
 void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::array<bool, 4>& zeros,
                                     std::array<StageTotals, 4>& out) const {
   const Shape& shape = *ref.shape_;
   const std::vector<StageActivations>& activations = activations_of(l, shape);
-  Layout z = l;
+  const std::array<std::vector<FrameSums>, 4>& sums = sums_by_zero(l, shape, zeros);
   for (size_t zero = 0; zero < zeros.size(); ++zero) {
     if (!zeros[zero]) continue;
-    z.zero = static_cast<int>(zero);
-    out[zero] = largest_class(sums_of(z, shape), activations, options_.memory).second;
+    out[zero] = largest_class(sums[zero], activations, options_.memory).second;
   }
 }
 
@@ -783,18 +827,21 @@ bool CostModel::least_recompute_by_stage(const Layout& l, ShapeRef ref, int64_t 
 int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const {
   const LayerActivations& dense = shape.costs.dense.activations;
   const LayerActivations& moe = shape.costs.moe.activations;
-  // Each class's micro-batches in flight, the same for every group size.
-  std::vector<double> in_flight;
-  for (const StageClass& k : shape.classes)
-    in_flight.push_back(in_flight_micro_batches(l, shape.micro_batches, k.first));
+  // Each class's terms and micro-batches in flight, the same for every group size.
+  struct ClassTerms {
+    UniformGroupTerms terms;
+    double in_flight = 0;
+  };
+  std::vector<ClassTerms> classes;
+  for (const StageClass& k : shape.classes) {
+    if (k.mix.layers() == 0) continue;
+    classes.push_back({uniform_group_terms(k.mix, dense, moe),
+                       in_flight_micro_batches(l, shape.micro_batches, k.first)});
+  }
   auto largest = [&](int64_t group) {
     double worst = 0;
-    for (size_t c = 0; c < shape.classes.size(); ++c) {
-      const StageClass& k = shape.classes[c];
-      if (k.mix.layers() == 0) continue;
-      worst =
-          std::max(worst, uniform_group_activation_bytes(k.mix, dense, moe, group, in_flight[c]));
-    }
+    for (const ClassTerms& c : classes)
+      worst = std::max(worst, uniform_group_activation_bytes(c.terms, group, c.in_flight));
     return worst;
   };
   int64_t best = 1;

@@ -36,6 +36,7 @@
 #include "planner/gemm_model.h"
 #include "planner/layer_cost.h"
 #include "planner/memory_model.h"
+#include "planner/param_count.h"
 #include "planner/planner_options.h"
 #include "planner/shard_groups.h"
 #include "planner/straggler.h"
@@ -273,6 +274,10 @@ class CostModel {
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   // frame_sums of frames_of(l, shape), cached alike.
   const std::vector<FrameSums>& sums_of(const Layout& l, const Shape& shape) const;
+  // sums_of for each ZeRO stage `zeros` marks (l's own zero ignored), by ZeRO stage: one check
+  // when all are cached already (the search asks for every recompute choice of a schedule).
+  const std::array<std::vector<FrameSums>, 4>& sums_by_zero(const Layout& l, const Shape& shape,
+                                                            const std::array<bool, 4>& zeros) const;
   using ShapeKey = std::array<int64_t, 21>;
   static constexpr size_t kShapeKeyEpOverlap = 12;  // shape_of's key: the ep_overlap entry
   const Shape& shape_of(const Layout& l);
@@ -321,7 +326,20 @@ class CostModel {
   bool selective_saves_ = false;        // attention_core_stores_activations, fixed by the inputs
   LayerFlops dense_flops_, moe_flops_;  // one layer's forward over the global batch
   double head_flops_ = 0;
+  std::vector<LayerParams> layer_params_;  // model_layer_params: params_of's input
   using ParamsKey = std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>;
+  // The stage classes of a split (params_of's key): each class's first stage, stage count, layers
+  // and parameters (no syncs: build_shape adds them), and the class of each stage.
+  struct ClassSplit {
+    std::vector<StageClass> classes;
+    std::vector<size_t> class_of_stage;
+  };
+  void split_classes(const Layout& l, bool per_stage, ClassSplit& out);
+  // split_classes of a layout without per-stage recompute counts, cached by params_of's key.
+  const ClassSplit& classes_of(const Layout& l);
+  std::map<ParamsKey, ClassSplit> classes_cache_;
+  ParamsKey last_classes_key_{};
+  const ClassSplit* last_classes_ = nullptr;  // classes_cache_'s for the key above
   std::map<ParamsKey, std::vector<StageParams>> params_cache_;
   ParamsKey last_params_key_{};
   const std::vector<StageParams>* last_params_ = nullptr;  // params_cache_'s for the key above

@@ -112,8 +112,12 @@ class Enumerator {
         framework_(framework) {}
 
   // The work items, in enumeration order. Branches pruned by a layout rule are counted in
-  // `skipped`; those the reports show (batch and interleaving rules) in `rejected`.
-  std::vector<WorkItem> work_items(Tally& rejected, Tally& skipped) const {
+  // `skipped`; those the reports show (batch and interleaving rules) in `rejected`. After each
+  // tp·cp·pp·dp shape's items are added, `after_shape(items, from)` may drop some of the new ones
+  // (items[from] on): the list never holds more than one shape's items that will not be kept.
+  template <class AfterShape>
+  std::vector<WorkItem> work_items(Tally& rejected, Tally& skipped,
+                                   AfterShape&& after_shape) const {
     std::vector<WorkItem> items;
     const LayoutFix& fix = options_.fix;
     for (int64_t tp : divisors(gpus_)) {
@@ -145,7 +149,9 @@ class Enumerator {
             ++rejected["global batch not divisible by dp"];
             continue;
           }
+          const size_t from = items.size();
           add_pipeline_variants(probe, items, rejected, skipped);
+          after_shape(items, from);
         }
       }
     }
@@ -368,24 +374,24 @@ std::array<int64_t, 9> without_cp_variant_and_order(const Layout& l) {
           (l.sp ? 1 : 0) + (l.tp_overlap ? 2 : 0) + (l.ep_overlap ? 4 : 0) + (l.uneven ? 8 : 0)};
 }
 
-// Within one shape's items (`group`, in index order): marks in `dropped` each that another beats
-// or ties in every per-layer term (the earlier one kept on a tie).
+// Within one shape's items (`group`, in index order): marks in `dropped` (indexed from item
+// `from`) each that another beats or ties in every per-layer term (the earlier one kept on a tie).
 void drop_dominated_in_group(CostModel& model, const std::vector<WorkItem>& items,
                              const std::vector<size_t>& group,
                              std::vector<CostModel::LayerPair>& costs, std::vector<bool>& dropped,
-                             Tally& skipped) {
+                             size_t from, Tally& skipped) {
   costs.clear();
   for (size_t i : group) costs.push_back(model.layer_costs(items[i].base));
   for (size_t a = 0; a < group.size(); ++a) {
     const CostModel::LayerPair& mine = costs[a];
     for (size_t b = 0; b < group.size(); ++b) {
-      if (b == a || dropped[group[b]]) continue;
+      if (b == a || dropped[group[b] - from]) continue;
       const CostModel::LayerPair& other = costs[b];
       const bool beaten = no_slower(other.dense, mine.dense) && no_slower(other.moe, mine.moe);
       const bool tied =
           beaten && no_slower(mine.dense, other.dense) && no_slower(mine.moe, other.moe);
       if (beaten && (!tied || group[b] < group[a])) {
-        dropped[group[a]] = true;
+        dropped[group[a] - from] = true;
         ++skipped["cp_kind no faster than another"];
         break;
       }
@@ -401,18 +407,20 @@ size_t run_end(const std::vector<WorkItem>& items, size_t start) {
   return end;
 }
 
-// Drops the work items whose CP variant (Layout::cp_kind) another variant of the same shape
-// beats or ties in every per-layer term (the earlier one kept on a tie): the kinds leave memory
-// unchanged and step time grows with each term, so the dropped layouts never rank above the
-// kept ones. Counted in `skipped` under "cp_kind no faster than another". Shapes are taken run
-// by run in enumeration order (the layer costs' cache holds one run's few keys), each split by
-// its rank order.
-void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, Tally& skipped) {
-  std::vector<bool> dropped(items.size(), false);
+// Drops the work items from items[from] on whose CP variant (Layout::cp_kind) another variant of
+// the same shape beats or ties in every per-layer term (the earlier one kept on a tie): the kinds
+// leave memory unchanged and step time grows with each term, so the dropped layouts never rank
+// above the kept ones. Counted in `skipped` under "cp_kind no faster than another". Shapes are
+// taken run by run in enumeration order (the layer costs' cache holds one run's few keys), each
+// split by its rank order. `from` must start a run (the enumeration calls it shape by shape, and
+// a run never spans two tp·cp·pp·dp shapes).
+void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, size_t from,
+                             Tally& skipped) {
+  std::vector<bool> dropped(items.size() - from, false);
   std::vector<size_t> group;                // one shape's items, by index
   std::vector<bool> grouped;                // of the run's items: taken into a group
   std::vector<CostModel::LayerPair> costs;  // the group's, in the same order
-  for (size_t start = 0, end = 0; start < items.size(); start = end) {
+  for (size_t start = from, end = from; start < items.size(); start = end) {
     end = run_end(items, start);
     if (items[start].base.cp == 1) continue;
     grouped.assign(end - start, false);
@@ -424,12 +432,12 @@ void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, Tal
         grouped[i - start] = true;
         group.push_back(i);
       }
-      drop_dominated_in_group(model, items, group, costs, dropped, skipped);
+      drop_dominated_in_group(model, items, group, costs, dropped, from, skipped);
     }
   }
-  size_t kept = 0;
-  for (size_t i = 0; i < items.size(); ++i)
-    if (!dropped[i]) items[kept++] = items[i];
+  size_t kept = from;
+  for (size_t i = from; i < items.size(); ++i)
+    if (!dropped[i - from]) items[kept++] = items[i];
   items.resize(kept);
 }
 
@@ -611,12 +619,45 @@ bool uniform_groups_help(CostModel& model, Layout& layout, StageMemory& peak, in
   return true;
 }
 
+// recompute_choices and schedules_for as the work item before asked them, answered again when
+// the next asks with the same inputs (consecutive items share pp, vpp, dp and mbs): one search's
+// model and --fix throughout.
+class ItemChoices {
+ public:
+  const std::vector<RecomputeChoice>& recompute(const CostModel& model, const LayoutFix& fix,
+                                                int64_t stage_layers, int64_t vpp) {
+    const std::array<int64_t, 2> key{stage_layers, vpp};
+    if (key != recompute_key_) {
+      recompute_ = recompute_choices(model, fix, stage_layers, vpp);
+      recompute_key_ = key;
+    }
+    return recompute_;
+  }
+  const std::vector<Schedule>& schedules(const CostModel& model, const LayoutFix& fix,
+                                         const Layout& base) {
+    // schedules_for reads these of the layout (core/layout_rules.h's schedule rules).
+    const std::array<int64_t, 4> key{base.pp, base.vpp, base.dp, base.mbs};
+    if (key != schedules_key_) {
+      schedules_ = schedules_for(base, fix, model.options().pipeline_schedules, model.training());
+      schedules_key_ = key;
+    }
+    return schedules_;
+  }
+
+ private:
+  std::array<int64_t, 2> recompute_key_{-1, -1};
+  std::vector<RecomputeChoice> recompute_;
+  std::array<int64_t, 4> schedules_key_{-1, -1, -1, -1};
+  std::vector<Schedule> schedules_;
+};
+
 // A search thread: its own cost model (the caches are per instance), timing buffers and results.
 struct SearchThread {
   CostModel* model;  // the search's first model for thread 0 (its caches warm), else `own`
   std::optional<CostModel> own;
   CostModel::PipelineTiming timing;
   ThreadResult out;
+  ItemChoices choices;
 };
 
 // What rank_fitting knows of one recompute mode's pipeline timings in one shape and schedule.
@@ -805,9 +846,9 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
   model.forget_shapes();
   const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
   int64_t order = base_order;
-  const auto choices = recompute_choices(model, options.fix, stage_layers, item.base.vpp);
-  const auto schedules =
-      schedules_for(item.base, options.fix, model.options().pipeline_schedules, model.training());
+  const std::vector<RecomputeChoice>& choices =
+      t.choices.recompute(model, options.fix, stage_layers, item.base.vpp);
+  const std::vector<Schedule>& schedules = t.choices.schedules(model, options.fix, item.base);
   for (int64_t shard : shard_choices(model, item.base, options.fix)) {
     std::array<bool, 4> zeros{};
     for (int zero = 0; zero <= 3; ++zero)
@@ -884,19 +925,25 @@ struct LayoutCount {
 LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& items,
                         const LayoutFix& fix, bool count_selective) {
   LayoutCount total;
+  ItemChoices choices;
+  // The recompute counts of the item before, by (stage layers, vpp): consecutive items share them.
+  std::array<int64_t, 2> counted_key{-1, -1};
+  int64_t plain = 0, selective = 0;
   for (const WorkItem& item : items) {
     const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
     int64_t zeros = 0;  // summed over the shard groups
     for (int64_t shard : shard_choices(model, item.base, fix))
       for (int zero = 0; zero <= 3; ++zero)
         zeros += zero_allowed(model.options(), fix, zero, shard) ? 1 : 0;
-    const auto schedules = static_cast<int64_t>(
-        schedules_for(item.base, fix, model.options().pipeline_schedules, model.training()).size());
-    total.layouts +=
-        schedules * recompute_count(model, fix, stage_layers, item.base.vpp, false) * zeros;
-    if (count_selective)
-      total.with_selective +=
-          schedules * recompute_count(model, fix, stage_layers, item.base.vpp, true) * zeros;
+    const auto schedules = static_cast<int64_t>(choices.schedules(model, fix, item.base).size());
+    if (counted_key != std::array<int64_t, 2>{stage_layers, item.base.vpp}) {
+      counted_key = {stage_layers, item.base.vpp};
+      plain = recompute_count(model, fix, stage_layers, item.base.vpp, false);
+      selective =
+          count_selective ? recompute_count(model, fix, stage_layers, item.base.vpp, true) : 0;
+    }
+    total.layouts += schedules * plain * zeros;
+    if (count_selective) total.with_selective += schedules * selective * zeros;
   }
   return total;
 }
@@ -942,11 +989,13 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   Enumerator enumerator(prototype.model(), prototype.training(), gpus, prototype.cluster(), options,
                         prototype.options());
   Tally rejected, skipped;
-  std::vector<WorkItem> items = enumerator.work_items(rejected, skipped);
   // The dominance check's model serves the first search thread: the layer costs it computed
   // are not computed (nor held) twice.
   CostModel first(prototype);
-  drop_dominated_cp_kinds(first, items, skipped);
+  std::vector<WorkItem> items =
+      enumerator.work_items(rejected, skipped, [&](std::vector<WorkItem>& all, size_t from) {
+        drop_dominated_cp_kinds(first, all, from, skipped);
+      });
   rejected.add_to(result.rejected);
   skipped.add_to(result.skipped);
   const LayoutCount count =
@@ -969,7 +1018,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
     const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
     std::deque<SearchThread> per_thread;  // a deque: each `own` stays where `model` points
     for (int i = 0; i < threads; ++i) {
-      SearchThread& t = per_thread.emplace_back(SearchThread{&first, std::nullopt, {}, {}});
+      SearchThread& t = per_thread.emplace_back(SearchThread{&first, std::nullopt, {}, {}, {}});
       if (i > 0) t.model = &t.own.emplace(prototype);
     }
     std::atomic<size_t> next{0};
@@ -1030,11 +1079,12 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
 
 int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchOptions& options) {
   Tally rejected, skipped;
+  CostModel costs(model);
   std::vector<WorkItem> items =
       Enumerator(model.model(), model.training(), gpus, model.cluster(), options, model.options())
-          .work_items(rejected, skipped);
-  CostModel costs(model);
-  drop_dominated_cp_kinds(costs, items, skipped);
+          .work_items(rejected, skipped, [&](std::vector<WorkItem>& all, size_t from) {
+            drop_dominated_cp_kinds(costs, all, from, skipped);
+          });
   return count_items(model, items, options.fix, /*count_selective=*/false).layouts;
 }
 

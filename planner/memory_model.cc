@@ -37,15 +37,12 @@ int64_t communicators(const Layout& l) {
 // backward one group at a time is recomputed, so its N layers' full activations exist at once.
 StageActivations uniform_groups(const StageLayerMix& mix, const LayerActivations& dense,
                                 const LayerActivations& moe, int64_t group) {
-  const int64_t layers = mix.layers();
-  const int64_t groups = (layers + group - 1) / group;
-  const LayerActivations& first = mix.dense_layers > 0 ? dense : moe;
-  double widest = mix.dense_layers > 0 ? dense.no_recompute() : 0;
-  if (mix.moe_layers > 0) widest = std::max(widest, moe.no_recompute());
+  const UniformGroupTerms t = uniform_group_terms(mix, dense, moe);
+  const int64_t groups = (t.layers + group - 1) / group;
   StageActivations s;
-  s.per_micro_batch = static_cast<double>(groups) * first.layer_input;
-  s.recompute_buffer = static_cast<double>(std::min(group, layers)) * widest;
-  s.first_layer = layers > 0 ? first.layer_input : 0;
+  s.per_micro_batch = static_cast<double>(groups) * t.layer_input;
+  s.recompute_buffer = static_cast<double>(std::min(group, t.layers)) * t.widest;
+  s.first_layer = t.layers > 0 ? t.layer_input : 0;
   return s;
 }
 
@@ -99,6 +96,16 @@ StageActivations stage_activations(const StageLayerMix& mix, const LayerActivati
                   : mix.moe_layers > 0 ? moe.stored(first_policy, l.recompute_modules)
                                        : 0;
   return s;
+}
+
+UniformGroupTerms uniform_group_terms(const StageLayerMix& mix, const LayerActivations& dense,
+                                      const LayerActivations& moe) {
+  UniformGroupTerms t;
+  t.layers = mix.layers();
+  t.layer_input = mix.dense_layers > 0 ? dense.layer_input : moe.layer_input;
+  t.widest = mix.dense_layers > 0 ? dense.no_recompute() : 0;
+  if (mix.moe_layers > 0) t.widest = std::max(t.widest, moe.no_recompute());
+  return t;
 }
 
 double uniform_group_activation_bytes(const StageLayerMix& mix, const LayerActivations& dense,

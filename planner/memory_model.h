@@ -2,6 +2,7 @@
 // ZeRO 0-3, activations for the micro-batches in flight, logits, and named allowances.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -87,6 +88,22 @@ FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix, int64_t 
 // inputs each, plus N layers' full activations rebuilt at once in the backward.
 double uniform_group_activation_bytes(const StageLayerMix& mix, const LayerActivations& dense,
                                       const LayerActivations& moe, int64_t group, double in_flight);
+// The terms of those activations that do not depend on the group size: the stage's layers, its
+// first layer's input (each group keeps one) and its widest layer's full activations (rebuilt
+// per layer of a group), for callers trying many sizes (CostModel::uniform_recompute_group).
+struct UniformGroupTerms {
+  int64_t layers = 0;
+  double layer_input = 0, widest = 0;
+};
+UniformGroupTerms uniform_group_terms(const StageLayerMix& mix, const LayerActivations& dense,
+                                      const LayerActivations& moe);
+// uniform_group_activation_bytes from its terms, bit for bit (the same sums).
+inline double uniform_group_activation_bytes(const UniformGroupTerms& t, int64_t group,
+                                             double in_flight) {
+  const int64_t groups = (t.layers + group - 1) / group;
+  return in_flight * (static_cast<double>(groups) * t.layer_input) +
+         static_cast<double>(std::min(group, t.layers)) * t.widest;
+}
 
 // A stage's memory in two parts, for callers that vary recompute under fixed other fields (the
 // search): the frame holds everything but the activations (model states under the ZeRO stage,

@@ -95,7 +95,19 @@ std::vector<int64_t> chunk_boundaries(const ModelSpec& m, const Layout& l) {
   return bounds;
 }
 
+std::vector<LayerParams> model_layer_params(const ModelSpec& m) {
+  std::vector<LayerParams> layers;
+  layers.reserve(static_cast<size_t>(m.layers));
+  for (int64_t i = 0; i < m.layers; ++i) layers.push_back(layer_params(m, i));
+  return layers;
+}
+
 std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l) {
+  return stage_params(m, l, model_layer_params(m));
+}
+
+std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l,
+                                      const std::vector<LayerParams>& layers) {
   std::vector<StageParams> stages(static_cast<size_t>(l.pp));
   std::vector<int64_t> bounds = chunk_boundaries(m, l);
   // K/V columns split at most kv_groups ways (replicated beyond kv_heads; MLA: all heads).
@@ -108,7 +120,7 @@ std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l) {
     for (const int64_t c : placement.stage_chunks[r]) {
       for (int64_t i = bounds[static_cast<size_t>(c)]; i < bounds[static_cast<size_t>(c) + 1];
            ++i) {
-        LayerParams p = layer_params(m, i);
+        const LayerParams& p = layers[static_cast<size_t>(i)];
         s.layers += 1;
         s.full_params += p.total();
         const int64_t linear =

@@ -58,6 +58,12 @@ struct StageParams {
 
 // REQUIRES: the layout passed check_layout for this model.
 std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l);
+// layer_params of each of the model's layers, first to last: what stage_params sums, for callers
+// that split one model under many layouts (the cost model) to compute once.
+std::vector<LayerParams> model_layer_params(const ModelSpec& m);
+// stage_params(m, l), given model_layer_params(m).
+std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l,
+                                      const std::vector<LayerParams>& layers);
 // First layer index of every chunk (pp·vpp chunks in model order) plus the end.
 std::vector<int64_t> chunk_boundaries(const ModelSpec& m, const Layout& l);
 
