@@ -27,7 +27,7 @@ struct ServeOptions {
   std::string weights = "bf16", kv = "bf16", engine = "vllm";
   double slo_ttft_s = 0, slo_tpot_s = 0, memory_fraction = 0;
   int top = 10;
-  bool load_curve = false, disaggregated = false;
+  bool load_curve = false, disaggregated = false, first_wave = false;
   std::string trace_path;
 };
 
@@ -59,6 +59,7 @@ Workload workload(const ServeOptions& o) {
   w.osl = o.osl;
   w.requests = o.requests;
   w.seed = o.seed;
+  w.first_wave_measured = o.first_wave;
   if (o.concurrency > 0) {
     w.load = LoadKind::concurrency;
     w.concurrency = o.concurrency;
@@ -167,6 +168,10 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
   sub->add_option("--requests", o->requests,
                   "requests to replay (default: 1000, or 10 × concurrency)")
       ->check(integer_range(1, kMaxRequests));
+  sub->add_flag("--measure-first-wave", o->first_wave,
+                "closed loop: count the first wave (every request arriving at once on an idle "
+                "engine) in TTFT/TPOT, as AIPerf measures after draining its warm-up")
+      ->needs(concurrency);
   sub->add_option("--seed", o->seed, "seed of the Poisson arrivals");
   sub->add_option("--weights", o->weights,
                   "weight format (auto: search bf16 and, on GPUs with FP8 tensor cores, fp8)")

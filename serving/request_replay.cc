@@ -236,7 +236,7 @@ int64_t requests_in_flight(const Workload& w, int64_t count) {
 }
 
 int64_t warmup_requests(const Workload& w, int64_t count) {
-  if (w.load != LoadKind::concurrency) return 0;
+  if (w.load != LoadKind::concurrency || w.first_wave_measured) return 0;
   const int64_t in_flight = requests_in_flight(w, count);
   return count >= 2 * in_flight ? in_flight : 0;
 }

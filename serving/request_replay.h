@@ -129,7 +129,8 @@ struct OnDemandWorker {
 // `count`.
 int64_t requests_in_flight(const Workload& w, int64_t count);
 // Requests left out of the latency statistics: a closed loop's first wave (its `concurrency`
-// requests, which arrive at once) when at least as many follow it; none otherwise.
+// requests, which arrive at once) when at least as many follow it and the workload does not
+// measure it (Workload::first_wave_measured); none otherwise.
 int64_t warmup_requests(const Workload& w, int64_t count);
 // Throughput and latency statistics of replayed requests (arrival order), latencies over the
 // requests from `measured_from` on; steps, mean_batch and recorded are left to the caller.

@@ -65,6 +65,11 @@ struct Workload {
   double request_rate_per_s = 0;  // requests per second, all replicas (open loop)
   int64_t requests = 0;           // requests replayed; 0: the default in request_replay.h
   uint64_t seed = 1;              // Poisson arrivals: same seed, same arrivals
+  // Closed loop: the first wave (every in-flight request arriving at once on an idle engine)
+  // counts in the latency statistics, as a benchmark that drains its warm-up before it measures
+  // does (AIPerf: "By default, AIPerf waits indefinitely for all warmup responses before starting
+  // profiling", docs/tutorials/warmup.md). Off, the first wave is warm-up (request_replay.h).
+  bool first_wave_measured = false;
 };
 
 // Latency objectives a request must meet (0: none). TTFT: time to first token; TPOT: time per

@@ -18,6 +18,11 @@ namespace meshplan::serving {
 namespace {
 
 constexpr int64_t kOnlineTableRequests = 500;  // TensorRT-LLM online serving table, v0.14
+// AIConfigurator's benchmark (bench_run.sh.j2 at 095f58a): AIPerf in a closed loop,
+// --num-requests concurrency × BENCH_MULTI_ROUND (20) after --warmup-request-count
+// concurrency × 2; AIPerf waits for every warm-up response before it starts measuring
+// (docs/tutorials/warmup.md), so the measured requests begin as one wave on an idle engine.
+constexpr int64_t kAiconfiguratorRounds = 20;
 
 // The TensorRT-LLM perf overview's benchmark settings (perf-overview.md at the row's commit,
 // "Reproducing Benchmarked Results"): requests per (isl, osl) dataset, and "in majority of
@@ -137,6 +142,11 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
   if (r.group == "trtllm-online") r.workload.requests = kOnlineTableRequests;
   if (r.group == "aiconfigurator" || r.group.rfind("aic ", 0) == 0) {
     r.options.max_step_tokens = aiconfigurator_step_tokens(r.options.engine, r.workload);
+    if (r.workload.load == LoadKind::concurrency) {
+      r.workload.requests = std::min<int64_t>(
+          kMaxRequests, kAiconfiguratorRounds * requests_in_flight(r.workload, 1));
+      r.workload.first_wave_measured = true;
+    }
     r.layout.max_batch = aiconfigurator_max_batch(r.options.engine, r.workload);
   }
   if (r.group == "trtllm-offline") {

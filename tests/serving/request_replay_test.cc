@@ -38,6 +38,32 @@ TEST_CASE("replay: closed loop of 4, one prompt step then two decode steps per r
   CHECK(r.requests[4].first_token_s == 4.0);
 }
 
+TEST_CASE(
+    "replay: a closed loop's first wave is warm-up unless the workload measures it, as AIPerf "
+    "does after draining its warm-up") {
+  // Two in flight, 4-token prompts, 2-token answers, 6 tokens a step, prompts whole: A prefills
+  // in step 1 (TTFT 1); B does not fit beside it and prefills in step 2 beside A's decode (TTFT
+  // 2); A finishes at 2 and C arrives, prefilled in step 3 beside B's decode (TTFT 1); D likewise
+  // (TTFT 1).
+  Workload w;
+  w.isl = 4;
+  w.osl = 2;
+  w.load = LoadKind::concurrency;
+  w.concurrency = 2;
+  w.requests = 4;
+  ReplayLimits limits = roomy(2);
+  limits.max_step_tokens = 6;
+  limits.chunked_prefill = false;
+  const ReplayResult warm = replay_requests(w, limits, constant_step);
+  CHECK(warm.measured_from == 2);
+  CHECK(warm.ttft_s.mean == 1.0);
+  w.first_wave_measured = true;
+  const ReplayResult all = replay_requests(w, limits, constant_step);
+  CHECK(all.measured_from == 0);
+  CHECK(all.ttft_s.mean == doctest::Approx((1.0 + 2 + 1 + 1) / 4));
+  CHECK(all.requests[1].first_token_s == 2.0);
+}
+
 TEST_CASE("replay: chunked prefill splits a 10-token prompt into 4 + 4 + 2") {
   Workload w;
   w.isl = 10;
