@@ -114,60 +114,41 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
     for (const GroupShape::Dim& d : g->dims) key[at++] = d.size, key[at++] = d.stride;
     key[at++] = g->dim_count;
   }
-  if (last_layer_costs_ && key == last_layer_costs_key_) return *last_layer_costs_;
-  auto it = layer_costs_cache_.find(key);
-  if (it == layer_costs_cache_.end()) {
-    if (layer_costs_cache_.size() >= kLayerCostsCached) layer_costs_cache_.clear();
+  return layer_costs_cache_.get(key, [&] {
     const ComputePair& compute = compute_of(k);
     LayerPair pair;
     pair.dense = layer_cost(context_, k, false, groups, compute.dense);
     pair.moe = model_.moe ? layer_cost(context_, k, true, groups, compute.moe) : pair.dense;
     pair.head = compute.head;
-    it = layer_costs_cache_.emplace(key, pair).first;
-  }
-  last_layer_costs_key_ = key;
-  last_layer_costs_ = &it->second;
-  return it->second;
+    return pair;
+  });
 }
 
 const CostModel::ComputePair& CostModel::compute_of(const LayerCostKey& k) {
-  auto key = std::make_tuple(k.tp, k.expert_tp(), k.cp, k.cp_a2a, k.ep, k.mbs, k.sp);
+  const ComputeKey key{k.tp, k.expert_tp(), k.cp, k.cp_a2a, k.ep, k.mbs, k.sp};
   // Layouts come in runs of one compute key (the CP variants, overlaps and dispatchers of a
   // shape): the last one found answers before the map.
-  if (last_compute_ && key == last_compute_key_) return *last_compute_;
-  auto it = compute_cache_.find(key);
-  if (it == compute_cache_.end()) {
+  return compute_cache_.get(key, [&] {
     ComputePair pair;
     pair.dense = layer_compute(context_, k, false);
     pair.moe = model_.moe ? layer_compute(context_, k, true) : pair.dense;
     pair.head = lm_head_cost(context_, k);
-    it = compute_cache_.emplace(key, pair).first;
-  }
-  last_compute_key_ = key;
-  last_compute_ = &it->second;
-  return it->second;
+    return pair;
+  });
 }
 
-// The map lookups below answer from the last key first: a work item's shapes share both.
+CostModel::ParamsKey CostModel::params_key(const Layout& l) {
+  return {l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp()};
+}
+
+// A work item's shapes share their stage split: its parameters, layer mix and classes.
 const std::vector<StageParams>& CostModel::params_of(const Layout& l) {
-  const ParamsKey key{l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp()};
-  if (last_params_ && key == last_params_key_) return *last_params_;
-  auto it = params_cache_.find(key);
-  if (it == params_cache_.end())
-    it = params_cache_.emplace(key, stage_params(model_, l, layer_params_)).first;
-  last_params_key_ = key;
-  last_params_ = &it->second;
-  return it->second;
+  return params_cache_.get(params_key(l), [&] { return stage_params(model_, l, layer_params_); });
 }
 
 const std::vector<StageLayerMix>& CostModel::mix_of(const Layout& l) {
-  const MixKey key{l.pp, l.vpp, placement_kind(l.pipeline())};
-  if (last_mix_ && key == last_mix_key_) return *last_mix_;
-  auto it = mix_cache_.find(key);
-  if (it == mix_cache_.end()) it = mix_cache_.emplace(key, stage_layer_mix(model_, l)).first;
-  last_mix_key_ = key;
-  last_mix_ = &it->second;
-  return it->second;
+  return mix_cache_.get(MixKey{l.pp, l.vpp, placement_kind(l.pipeline())},
+                        [&] { return stage_layer_mix(model_, l); });
 }
 
 CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& whole,
@@ -318,16 +299,11 @@ void CostModel::split_classes(const Layout& l, bool per_stage, ClassSplit& out) 
 }
 
 const CostModel::ClassSplit& CostModel::classes_of(const Layout& l) {
-  const ParamsKey key{l.tp, l.ep, l.pp, l.vpp, placement_kind(l.pipeline()), l.expert_tp()};
-  if (last_classes_ && key == last_classes_key_) return *last_classes_;
-  auto it = classes_cache_.find(key);
-  if (it == classes_cache_.end()) {
-    it = classes_cache_.emplace(key, ClassSplit{}).first;
-    split_classes(l, false, it->second);
-  }
-  last_classes_key_ = key;
-  last_classes_ = &it->second;
-  return it->second;
+  return classes_cache_.get(params_key(l), [&] {
+    ClassSplit split;
+    split_classes(l, false, split);
+    return split;
+  });
 }
 
 const std::array<CostModel::SyncTimes, 2>& CostModel::sync_of(const Layout& l,

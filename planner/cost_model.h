@@ -34,6 +34,7 @@
 #include "planner/collective_model.h"
 #include "planner/flop_count.h"
 #include "planner/gemm_model.h"
+#include "planner/last_key_cache.h"
 #include "planner/layer_cost.h"
 #include "planner/memory_model.h"
 #include "planner/param_count.h"
@@ -327,7 +328,9 @@ class CostModel {
   LayerFlops dense_flops_, moe_flops_;  // one layer's forward over the global batch
   double head_flops_ = 0;
   std::vector<LayerParams> layer_params_;  // model_layer_params: params_of's input
+  // A layout's stage split: what its stage parameters and stage classes depend on.
   using ParamsKey = std::tuple<int64_t, int64_t, int64_t, int64_t, PlacementKind, int64_t>;
+  static ParamsKey params_key(const Layout& l);
   // The stage classes of a split (params_of's key): each class's first stage, stage count, layers
   // and parameters (no syncs: build_shape adds them), and the class of each stage.
   struct ClassSplit {
@@ -337,23 +340,14 @@ class CostModel {
   void split_classes(const Layout& l, bool per_stage, ClassSplit& out);
   // split_classes of a layout without per-stage recompute counts, cached by params_of's key.
   const ClassSplit& classes_of(const Layout& l);
-  std::map<ParamsKey, ClassSplit> classes_cache_;
-  ParamsKey last_classes_key_{};
-  const ClassSplit* last_classes_ = nullptr;  // classes_cache_'s for the key above
-  std::map<ParamsKey, std::vector<StageParams>> params_cache_;
-  ParamsKey last_params_key_{};
-  const std::vector<StageParams>* last_params_ = nullptr;  // params_cache_'s for the key above
+  LastKeyCache<std::map<ParamsKey, ClassSplit>> classes_cache_;
+  LastKeyCache<std::map<ParamsKey, std::vector<StageParams>>> params_cache_;
   using ComputeKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
-  std::map<ComputeKey, ComputePair> compute_cache_;
-  ComputeKey last_compute_key_{};
-  const ComputePair* last_compute_ = nullptr;  // compute_cache_'s entry for last_compute_key_
+  LastKeyCache<std::map<ComputeKey, ComputePair>> compute_cache_;
   using MixKey = std::tuple<int64_t, int64_t, PlacementKind>;
-  std::map<MixKey, std::vector<StageLayerMix>> mix_cache_;
-  MixKey last_mix_key_{};
-  const std::vector<StageLayerMix>* last_mix_ = nullptr;  // mix_cache_'s for the key above
-  std::unordered_map<LayerCostsKey, LayerPair, LayerCostsHash> layer_costs_cache_;
-  LayerCostsKey last_layer_costs_key_{};
-  const LayerPair* last_layer_costs_ = nullptr;  // layer_costs_cache_'s for the key above
+  LastKeyCache<std::map<MixKey, std::vector<StageLayerMix>>> mix_cache_;
+  LastKeyCache<std::unordered_map<LayerCostsKey, LayerPair, LayerCostsHash>> layer_costs_cache_{
+      kLayerCostsCached};
   std::map<ShapeKey, Shape> shape_cache_;
   // The nodes forget_shapes took out of shape_cache_, reused (with their buffers) by shape_of:
   // the search builds a few shapes per work item, hundreds of thousands in all.

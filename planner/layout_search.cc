@@ -619,9 +619,23 @@ bool uniform_groups_help(CostModel& model, Layout& layout, StageMemory& peak, in
   return true;
 }
 
-// recompute_choices and schedules_for as the work item before asked them, answered again when
-// the next asks with the same inputs (consecutive items share pp, vpp, dp and mbs): one search's
-// model and --fix throughout.
+// Layouts per schedule and ZeRO stage of an item whose stages hold `stage_layers` layers: its
+// recompute choices' counts.
+int64_t recompute_count(const CostModel& model, const LayoutFix& fix, int64_t stage_layers,
+                        int64_t vpp, bool keep_selective) {
+  int64_t n = 0;
+  for (const auto& [rc, max_layers, step] :
+       recompute_choices(model, fix, stage_layers, vpp, keep_selective)) {
+    n += fix.recompute_layers
+             ? (*fix.recompute_layers <= max_layers && *fix.recompute_layers % step == 0)
+             : max_layers / step + 1;
+  }
+  return n;
+}
+
+// recompute_choices, recompute_count and schedules_for as the work item before asked them,
+// answered again when the next asks with the same inputs (consecutive items share pp, vpp, dp and
+// mbs): one search's model and --fix throughout.
 class ItemChoices {
  public:
   const std::vector<RecomputeChoice>& recompute(const CostModel& model, const LayoutFix& fix,
@@ -643,10 +657,24 @@ class ItemChoices {
     }
     return schedules_;
   }
+  // recompute_count without and (with `selective`, else 0) with keep_selective.
+  const std::array<int64_t, 2>& recompute_counts(const CostModel& model, const LayoutFix& fix,
+                                                 int64_t stage_layers, int64_t vpp,
+                                                 bool selective) {
+    const std::array<int64_t, 3> key{stage_layers, vpp, selective ? 1 : 0};
+    if (key != counts_key_) {
+      counts_ = {recompute_count(model, fix, stage_layers, vpp, false),
+                 selective ? recompute_count(model, fix, stage_layers, vpp, true) : 0};
+      counts_key_ = key;
+    }
+    return counts_;
+  }
 
  private:
   std::array<int64_t, 2> recompute_key_{-1, -1};
   std::vector<RecomputeChoice> recompute_;
+  std::array<int64_t, 3> counts_key_{-1, -1, -1};
+  std::array<int64_t, 2> counts_{};
   std::array<int64_t, 4> schedules_key_{-1, -1, -1, -1};
   std::vector<Schedule> schedules_;
 };
@@ -902,20 +930,6 @@ int64_t item_span(const CostModel& model, const Layout& base) {
   return shards * schedules * (2 * (stage_layers + 1) + 3) * 4 * (1 + offload_tries) + 1;
 }
 
-// Layouts per schedule and ZeRO stage of an item whose stages hold `stage_layers` layers: its
-// recompute choices' counts.
-int64_t recompute_count(const CostModel& model, const LayoutFix& fix, int64_t stage_layers,
-                        int64_t vpp, bool keep_selective) {
-  int64_t n = 0;
-  for (const auto& [rc, max_layers, step] :
-       recompute_choices(model, fix, stage_layers, vpp, keep_selective)) {
-    n += fix.recompute_layers
-             ? (*fix.recompute_layers <= max_layers && *fix.recompute_layers % step == 0)
-             : max_layers / step + 1;
-  }
-  return n;
-}
-
 // The layouts run_item generates for `items`, retries aside: schedules × recompute choices ×
 // ZeRO stages (summed over the shard groups) per item; with `count_selective`, also the count
 // that keeps recompute=selective where it drops nothing (recompute_choices' keep_selective).
@@ -926,9 +940,6 @@ LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& ite
                         const LayoutFix& fix, bool count_selective) {
   LayoutCount total;
   ItemChoices choices;
-  // The recompute counts of the item before, by (stage layers, vpp): consecutive items share them.
-  std::array<int64_t, 2> counted_key{-1, -1};
-  int64_t plain = 0, selective = 0;
   for (const WorkItem& item : items) {
     const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
     int64_t zeros = 0;  // summed over the shard groups
@@ -936,14 +947,10 @@ LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& ite
       for (int zero = 0; zero <= 3; ++zero)
         zeros += zero_allowed(model.options(), fix, zero, shard) ? 1 : 0;
     const auto schedules = static_cast<int64_t>(choices.schedules(model, fix, item.base).size());
-    if (counted_key != std::array<int64_t, 2>{stage_layers, item.base.vpp}) {
-      counted_key = {stage_layers, item.base.vpp};
-      plain = recompute_count(model, fix, stage_layers, item.base.vpp, false);
-      selective =
-          count_selective ? recompute_count(model, fix, stage_layers, item.base.vpp, true) : 0;
-    }
-    total.layouts += schedules * plain * zeros;
-    if (count_selective) total.with_selective += schedules * selective * zeros;
+    const std::array<int64_t, 2>& counts =
+        choices.recompute_counts(model, fix, stage_layers, item.base.vpp, count_selective);
+    total.layouts += schedules * counts[0] * zeros;
+    if (count_selective) total.with_selective += schedules * counts[1] * zeros;
   }
   return total;
 }

@@ -37,13 +37,7 @@ int64_t communicators(const Layout& l) {
 // backward one group at a time is recomputed, so its N layers' full activations exist at once.
 StageActivations uniform_groups(const StageLayerMix& mix, const LayerActivations& dense,
                                 const LayerActivations& moe, int64_t group) {
-  const UniformGroupTerms t = uniform_group_terms(mix, dense, moe);
-  const int64_t groups = (t.layers + group - 1) / group;
-  StageActivations s;
-  s.per_micro_batch = static_cast<double>(groups) * t.layer_input;
-  s.recompute_buffer = static_cast<double>(std::min(group, t.layers)) * t.widest;
-  s.first_layer = t.layers > 0 ? t.layer_input : 0;
-  return s;
+  return uniform_group_activations(uniform_group_terms(mix, dense, moe), group);
 }
 
 // Offloading (Layout::offload, act_offload). Optimizer states (master weights and moments)
@@ -106,13 +100,6 @@ UniformGroupTerms uniform_group_terms(const StageLayerMix& mix, const LayerActiv
   t.widest = mix.dense_layers > 0 ? dense.no_recompute() : 0;
   if (mix.moe_layers > 0) t.widest = std::max(t.widest, moe.no_recompute());
   return t;
-}
-
-double uniform_group_activation_bytes(const StageLayerMix& mix, const LayerActivations& dense,
-                                      const LayerActivations& moe, int64_t group,
-                                      double in_flight) {
-  const StageActivations a = uniform_groups(mix, dense, moe, group);
-  return in_flight * a.per_micro_batch + a.recompute_buffer;
 }
 
 FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix, int64_t stage) {

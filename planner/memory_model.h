@@ -83,28 +83,6 @@ struct FullRecompute {
 };
 FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix, int64_t stage);
 
-// A stage's activations under full recompute in groups of `group` layers (the uniform method,
-// Layout::recompute_layers with recompute=full), `in_flight` micro-batches held: ⌈L/N⌉ layer
-// inputs each, plus N layers' full activations rebuilt at once in the backward.
-double uniform_group_activation_bytes(const StageLayerMix& mix, const LayerActivations& dense,
-                                      const LayerActivations& moe, int64_t group, double in_flight);
-// The terms of those activations that do not depend on the group size: the stage's layers, its
-// first layer's input (each group keeps one) and its widest layer's full activations (rebuilt
-// per layer of a group), for callers trying many sizes (CostModel::uniform_recompute_group).
-struct UniformGroupTerms {
-  int64_t layers = 0;
-  double layer_input = 0, widest = 0;
-};
-UniformGroupTerms uniform_group_terms(const StageLayerMix& mix, const LayerActivations& dense,
-                                      const LayerActivations& moe);
-// uniform_group_activation_bytes from its terms, bit for bit (the same sums).
-inline double uniform_group_activation_bytes(const UniformGroupTerms& t, int64_t group,
-                                             double in_flight) {
-  const int64_t groups = (t.layers + group - 1) / group;
-  return in_flight * (static_cast<double>(groups) * t.layer_input) +
-         static_cast<double>(std::min(group, t.layers)) * t.widest;
-}
-
 // A stage's memory in two parts, for callers that vary recompute under fixed other fields (the
 // search): the frame holds everything but the activations (model states under the ZeRO stage,
 // micro-batches in flight under the schedule, logits, buffers, allowances); with_activations
@@ -124,6 +102,34 @@ struct StageActivations {
 };
 StageActivations stage_activations(const StageLayerMix& mix, const LayerActivations& dense,
                                    const LayerActivations& moe, const Layout& l, int64_t stage);
+
+// Full recompute in groups of N layers (the uniform method, Layout::recompute_layers with
+// recompute=full) needs three terms of a stage that do not depend on N: its layers, its first
+// layer's input (each group keeps one) and its widest layer's full activations (rebuilt per layer
+// of a group); callers trying many sizes (CostModel::best_uniform_group) take them once.
+struct UniformGroupTerms {
+  int64_t layers = 0;
+  double layer_input = 0, widest = 0;
+};
+UniformGroupTerms uniform_group_terms(const StageLayerMix& mix, const LayerActivations& dense,
+                                      const LayerActivations& moe);
+// The stage's activations in groups of `group` layers: ⌈L/N⌉ layer inputs per micro-batch, N
+// layers' full activations rebuilt at once in the backward.
+inline StageActivations uniform_group_activations(const UniformGroupTerms& t, int64_t group) {
+  const int64_t groups = (t.layers + group - 1) / group;
+  StageActivations s;
+  s.per_micro_batch = static_cast<double>(groups) * t.layer_input;
+  s.recompute_buffer = static_cast<double>(std::min(group, t.layers)) * t.widest;
+  s.first_layer = t.layers > 0 ? t.layer_input : 0;
+  return s;
+}
+// Their bytes with `in_flight` micro-batches held.
+inline double uniform_group_activation_bytes(const UniformGroupTerms& t, int64_t group,
+                                             double in_flight) {
+  const StageActivations a = uniform_group_activations(t, group);
+  return in_flight * a.per_micro_batch + a.recompute_buffer;
+}
+
 // with_activations given the stage's activations (which do not change with the ZeRO stage).
 StageMemory with_activations(StageMemory frame, const StageActivations& a, const Layout& l,
                              const MemoryOptions& o);
