@@ -28,11 +28,5 @@ done
 for tp in 2 4 8; do
   for b in 1 8 32 128; do configs+=("$q235:2:$tp:decode:$b:1024"); done
 done
-args=()
-for c in "${configs[@]}"; do args+=(--config "$c"); done
-start=$(date +%s)
-timeout $((TIME_S / 3)) python3 "$here/measure_serve_step.py" --modes graph \
-  "${args[@]}" --out "$OUT/mixed-steps-graph.json" 2>&1 | tee "$OUT/mixed-steps-graph.log"
-left=$((TIME_S - ($(date +%s) - start)))
-timeout "$left" python3 "$here/measure_serve_step.py" --modes compiled \
-  "${args[@]}" --out "$OUT/mixed-steps-compiled.json" 2>&1 | tee "$OUT/mixed-steps-compiled.log"
+. "$here/graph_then_compiled.sh"
+graph_then_compiled mixed-steps

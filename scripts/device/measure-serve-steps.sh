@@ -24,11 +24,5 @@ for b in 1 32 128; do configs+=("$m70:8:4:decode:$b:2048"); done
 configs+=("$m70:8:4:prefill:4096")
 for b in 1 16 64 256; do configs+=("$mx:2:1:decode:$b:1024"); done
 configs+=("$mx:2:1:prefill:2048")
-args=()
-for c in "${configs[@]}"; do args+=(--config "$c"); done
-start=$(date +%s)
-timeout $((TIME_S / 3)) python3 "$here/measure_serve_step.py" --modes graph --weights "$WEIGHTS" \
-  "${args[@]}" --out "$OUT/serve-steps$tag-graph.json" 2>&1 | tee "$OUT/serve-steps$tag-graph.log"
-left=$((TIME_S - ($(date +%s) - start)))
-timeout "$left" python3 "$here/measure_serve_step.py" --modes compiled --weights "$WEIGHTS" \
-  "${args[@]}" --out "$OUT/serve-steps$tag-compiled.json" 2>&1 | tee "$OUT/serve-steps$tag-compiled.log"
+. "$here/graph_then_compiled.sh"
+graph_then_compiled "serve-steps$tag" --weights "$WEIGHTS"

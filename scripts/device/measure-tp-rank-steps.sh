@@ -20,11 +20,5 @@ for tp in 1 2 4 8; do
   done
   configs+=("$q32:8:$tp:prefill:2048")
 done
-args=()
-for c in "${configs[@]}"; do args+=(--config "$c"); done
-start=$(date +%s)
-timeout $((TIME_S / 3)) python3 "$here/measure_serve_step.py" --modes graph \
-  "${args[@]}" --out "$OUT/tp-rank-steps-graph.json" 2>&1 | tee "$OUT/tp-rank-steps-graph.log"
-left=$((TIME_S - ($(date +%s) - start)))
-timeout "$left" python3 "$here/measure_serve_step.py" --modes compiled \
-  "${args[@]}" --out "$OUT/tp-rank-steps-compiled.json" 2>&1 | tee "$OUT/tp-rank-steps-compiled.log"
+. "$here/graph_then_compiled.sh"
+graph_then_compiled tp-rank-steps

@@ -135,6 +135,31 @@ def make_linear(fp8):
     return linear
 
 
+def qkv(d, linear, x, layer):
+    """RMSNorm, then the fused QKV projection of x (any leading shape), split into q, k, v."""
+    h = F.rms_norm(x, (d.hidden,), layer["n1"], 1e-5)
+    return linear(h, layer["qkv"]).split(
+        [d.heads * d.head_dim, d.kv_heads * d.head_dim, d.kv_heads * d.head_dim], dim=-1)
+
+
+def heads(d, y, rows, n, cos, sin, norm):
+    """y's `rows` = (batch, tokens) tokens as n heads, (batch, n, tokens, head_dim), after Qwen3's
+    per-head RMSNorm (`norm`: its weight, or None) and rotary embedding."""
+    y = y.view(rows[0], rows[1], n, d.head_dim)
+    if norm is not None:
+        y = F.rms_norm(y, (d.head_dim,), norm, 1e-6)
+    return rope(y.transpose(1, 2), cos, sin)
+
+
+def mlp(d, linear, x, layer):
+    """The residual MLP block of x (any leading shape): RMSNorm, SwiGLU or routed experts."""
+    h = F.rms_norm(x, (d.hidden,), layer["n2"], 1e-5)
+    if d.experts:
+        return x + experts(h.reshape(-1, d.hidden), layer, d.top_k).view(x.shape)
+    a, g = linear(h, layer["up"]).chunk(2, dim=-1)
+    return x + linear(F.silu(a) * g, layer["down"])
+
+
 def make_layer(d, fp8=False):
     linear = make_linear(fp8)
 
@@ -142,25 +167,15 @@ def make_layer(d, fp8=False):
         """x: (batch, tokens, hidden); the cache (batch, kv_heads, max_tokens, head_dim) gets the
         new K/V at [start, start + tokens) and attention reads [0, start + tokens)."""
         b, t, _ = x.shape
-        h = F.rms_norm(x, (d.hidden,), layer["n1"], 1e-5)
-        q, k, v = linear(h, layer["qkv"]).split(
-            [d.heads * d.head_dim, d.kv_heads * d.head_dim, d.kv_heads * d.head_dim], dim=-1)
-        q, k = q.view(b, t, d.heads, d.head_dim), k.view(b, t, d.kv_heads, d.head_dim)
-        if d.qk_norm:
-            q = F.rms_norm(q, (d.head_dim,), layer["qn"], 1e-6)
-            k = F.rms_norm(k, (d.head_dim,), layer["kn"], 1e-6)
-        q = rope(q.transpose(1, 2), cos, sin)
-        k = rope(k.transpose(1, 2), cos, sin)
+        q, k, v = qkv(d, linear, x, layer)
+        q = heads(d, q, (b, t), d.heads, cos, sin, layer.get("qn"))
+        k = heads(d, k, (b, t), d.kv_heads, cos, sin, layer.get("kn"))
         k_cache[:, :, start:start + t] = k
         v_cache[:, :, start:start + t] = v.view(b, t, d.kv_heads, d.head_dim).transpose(1, 2)
         keys, values = k_cache[:, :, :start + t], v_cache[:, :, :start + t]
         o = F.scaled_dot_product_attention(q, keys, values, is_causal=causal, enable_gqa=True)
         x = x + linear(o.transpose(1, 2).reshape(b, t, -1), layer["o"])
-        h = F.rms_norm(x, (d.hidden,), layer["n2"], 1e-5)
-        if d.experts:
-            return x + experts(h.view(b * t, -1), layer, d.top_k).view(b, t, -1)
-        a, g = linear(h, layer["up"]).chunk(2, dim=-1)
-        return x + linear(F.silu(a) * g, layer["down"])
+        return mlp(d, linear, x, layer)
 
     return layer_fn
 
@@ -170,24 +185,16 @@ def make_mixed_layer(d, fp8=False):
     linear = make_linear(fp8)
     from torch.nn.attention.bias import causal_lower_right
 
-    def heads_of(y, rows, n, cos, sin, norm):
-        y = y.view(rows[0], rows[1], n, d.head_dim)
-        if norm is not None:
-            y = F.rms_norm(y, (d.head_dim,), norm, 1e-6)
-        return rope(y.transpose(1, 2), cos, sin)
-
     def layer_fn(x, layer, dec, pre):
         """dec / pre: (k_cache, v_cache, cos, sin, start) of the decodes and of the chunk."""
         (kd, vd, cos_d, sin_d, start_d), (kp, vp, cos_p, sin_p, start_p) = dec, pre
         b, t = kd.shape[0], cos_p.shape[0]
-        h = F.rms_norm(x, (d.hidden,), layer["n1"], 1e-5)
-        q, k, v = linear(h, layer["qkv"]).split(
-            [d.heads * d.head_dim, d.kv_heads * d.head_dim, d.kv_heads * d.head_dim], dim=-1)
+        q, k, v = qkv(d, linear, x, layer)
         qn, kn = layer.get("qn"), layer.get("kn")
-        qd = heads_of(q[:b], (b, 1), d.heads, cos_d, sin_d, qn)
-        qp = heads_of(q[b:], (1, t), d.heads, cos_p, sin_p, qn)
-        kd[:, :, start_d:start_d + 1] = heads_of(k[:b], (b, 1), d.kv_heads, cos_d, sin_d, kn)
-        kp[:, :, start_p:start_p + t] = heads_of(k[b:], (1, t), d.kv_heads, cos_p, sin_p, kn)
+        qd = heads(d, q[:b], (b, 1), d.heads, cos_d, sin_d, qn)
+        qp = heads(d, q[b:], (1, t), d.heads, cos_p, sin_p, qn)
+        kd[:, :, start_d:start_d + 1] = heads(d, k[:b], (b, 1), d.kv_heads, cos_d, sin_d, kn)
+        kp[:, :, start_p:start_p + t] = heads(d, k[b:], (1, t), d.kv_heads, cos_p, sin_p, kn)
         vd[:, :, start_d:start_d + 1] = v[:b].view(b, 1, d.kv_heads, d.head_dim).transpose(1, 2)
         vp[:, :, start_p:start_p + t] = v[b:].view(1, t, d.kv_heads, d.head_dim).transpose(1, 2)
         od = F.scaled_dot_product_attention(qd, kd[:, :, :start_d + 1], vd[:, :, :start_d + 1],
@@ -199,11 +206,16 @@ def make_mixed_layer(d, fp8=False):
                                             enable_gqa=True)
         o = torch.cat((od.transpose(1, 2).reshape(b, -1), op.transpose(1, 2).reshape(t, -1)))
         x = x + linear(o, layer["o"])
-        h = F.rms_norm(x, (d.hidden,), layer["n2"], 1e-5)
-        a, g = linear(h, layer["up"]).chunk(2, dim=-1)
-        return x + linear(F.silu(a) * g, layer["down"])
+        return mlp(d, linear, x, layer)
 
     return layer_fn
+
+
+def sample(d, head, rows):
+    """The final norm, the LM head in bf16, FP32 logits and a greedy sample of each row."""
+    last = F.rms_norm(rows, (d.hidden,), head["norm"], 1e-5)
+    logits = (last @ head["w"].t()).float()
+    head["sampled"].copy_(logits.argmax(dim=-1))
 
 
 def mixed_step_fn(d, layers, caches, head, layer_fn, x, dec, pre):
@@ -212,10 +224,7 @@ def mixed_step_fn(d, layers, caches, head, layer_fn, x, dec, pre):
         for layer, (kd, vd, kp, vp) in zip(layers, caches):
             y = layer_fn(y, layer, (kd, vd) + dec, (kp, vp) + pre)
         b = caches[0][0].shape[0]
-        rows = torch.cat((y[:b], y[-1:]))  # the decodes and the chunk's last token sample
-        last = F.rms_norm(rows, (d.hidden,), head["norm"], 1e-5)
-        logits = (last @ head["w"].t()).float()
-        head["sampled"].copy_(logits.argmax(dim=-1))
+        sample(d, head, torch.cat((y[:b], y[-1:])))  # the decodes and the chunk's last token
     return step
 
 
@@ -224,31 +233,36 @@ def step_fn(d, layers, caches, head, layer_fn, x, cos, sin, start, causal):
         y = x
         for layer, (kc, vc) in zip(layers, caches):
             y = layer_fn(y, layer, kc, vc, cos, sin, start, causal)
-        last = F.rms_norm(y[:, -1], (d.hidden,), head["norm"], 1e-5)
-        logits = (last @ head["w"].t()).float()
-        head["sampled"].copy_(logits.argmax(dim=-1))
+        sample(d, head, y[:, -1])
     return step
+
+
+def kv_cache(d, rows, length):
+    """One layer's K or V cache: `rows` sequences of `length` tokens (random: attention reads it)."""
+    return torch.randn(rows, d.kv_heads, length, d.head_dim, device="cuda", dtype=torch.bfloat16)
+
+
+def compiled_layer(layer_fn, compiled):
+    """layer_fn, or it through torch.compile (one compiled shape per run: no recompile limit
+    across runs)."""
+    if not compiled:
+        return layer_fn
+    torch._dynamo.reset()
+    return torch.compile(layer_fn, dynamic=False)
 
 
 def mixed_step(d, layers, head, batch, tokens, context, chunk_context, compiled, fp8):
     """The step function of `batch` decodes at `context` cached tokens and one chunk of `tokens`
-    after `chunk_context` cached (mixed)."""
-    def cache(rows, length):
-        return torch.randn(rows, d.kv_heads, length, d.head_dim, device="cuda",
-                           dtype=torch.bfloat16)
-
-    caches = [(cache(batch, context + 1), cache(batch, context + 1),
-               cache(1, chunk_context + tokens), cache(1, chunk_context + tokens))
+    after `chunk_context` cached (mixed); it holds its caches."""
+    caches = [(kv_cache(d, batch, context + 1), kv_cache(d, batch, context + 1),
+               kv_cache(d, 1, chunk_context + tokens), kv_cache(d, 1, chunk_context + tokens))
               for _ in layers]
     x = torch.randn(batch + tokens, d.hidden, device="cuda", dtype=torch.bfloat16)
     dec = rope_tables(d, torch.arange(context, context + 1, device="cuda")) + (context,)
     pre = rope_tables(d, torch.arange(chunk_context, chunk_context + tokens, device="cuda")) + (
         chunk_context,)
-    layer_fn = make_mixed_layer(d, fp8)
-    if compiled:
-        torch._dynamo.reset()
-        layer_fn = torch.compile(layer_fn, dynamic=False)
-    return mixed_step_fn(d, layers, caches, head, layer_fn, x, dec, pre), caches
+    layer_fn = compiled_layer(make_mixed_layer(d, fp8), compiled)
+    return mixed_step_fn(d, layers, caches, head, layer_fn, x, dec, pre)
 
 
 def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters, fp8=False,
@@ -263,27 +277,22 @@ def run(cfg, n_layers, tp, kind, batch, tokens, context, compiled, warmup, iters
             "w": torch.randn(d.vocab, d.hidden, device="cuda", dtype=torch.bfloat16) * d.hidden ** -0.5,
             "sampled": torch.zeros(batch + (kind == "mixed"), device="cuda", dtype=torch.int64)}
     if kind == "mixed":
-        step, caches = mixed_step(d, layers, head, batch, tokens, context, chunk_context,
-                                  compiled, fp8)
-        return timed_graph(step, warmup, iters, [caches, layers])
+        return timed_graph(mixed_step(d, layers, head, batch, tokens, context, chunk_context,
+                                      compiled, fp8), warmup, iters)
     t = 1 if kind == "decode" else tokens
     start = context if kind == "decode" else 0
-    caches = [(torch.randn(batch, d.kv_heads, start + t, d.head_dim, device="cuda", dtype=torch.bfloat16),
-               torch.randn(batch, d.kv_heads, start + t, d.head_dim, device="cuda", dtype=torch.bfloat16))
+    caches = [(kv_cache(d, batch, start + t), kv_cache(d, batch, start + t))
               for _ in range(n_layers)]
     x = torch.randn(batch, t, d.hidden, device="cuda", dtype=torch.bfloat16)
     cos, sin = rope_tables(d, torch.arange(start, start + t, device="cuda"))
-    layer_fn = make_layer(d, fp8)
-    if compiled:
-        torch._dynamo.reset()  # one compiled shape per run: no recompile limit across runs
-        layer_fn = torch.compile(layer_fn, dynamic=False)
+    layer_fn = compiled_layer(make_layer(d, fp8), compiled)
     step = step_fn(d, layers, caches, head, layer_fn, x, cos, sin, start, kind == "prefill")
-    return timed_graph(step, warmup, iters, [caches, layers])
+    return timed_graph(step, warmup, iters)
 
 
-def timed_graph(step, warmup, iters, held):
-    """Warm `step` (and compile it) on a side stream, capture it in one CUDA graph, time replays;
-    `held`: the step's tensors, dropped after timing."""
+def timed_graph(step, warmup, iters):
+    """Warm `step` (and compile it) on a side stream, capture it in one CUDA graph, time replays.
+    The step's tensors are freed when the caller drops it (main empties the cache after each)."""
     t0 = time.time()
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -296,9 +305,6 @@ def timed_graph(step, warmup, iters, held):
         step()
     build_s = time.time() - t0
     ms = median_ms(graph.replay, warmup, iters)
-    del graph
-    held.clear()
-    torch.cuda.empty_cache()
     return {"step_ms": ms, "build_s": round(build_s, 1)}
 
 
@@ -339,8 +345,9 @@ def main():
             except Exception as e:  # noqa: BLE001 - report the configuration and go on
                 print(f"{spec} {mode}: failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
                       file=sys.stderr, flush=True)
-                torch.cuda.empty_cache()
                 continue
+            finally:
+                torch.cuda.empty_cache()  # the run's tensors went with it
             r.update(model=cfg["name"], layers=layers, tp=tp, kind=kind, batch=batch,
                      tokens=tokens, context=context, mode=mode, weights=a.weights)
             if kind == "mixed":
