@@ -27,7 +27,8 @@ struct ServeOptions {
   std::string weights = "bf16", kv = "bf16", engine = "vllm";
   double slo_ttft_s = 0, slo_tpot_s = 0, memory_fraction = 0;
   int top = 10;
-  bool load_curve = false, disaggregated = false, first_wave = false;
+  bool load_curve = false, disaggregated = false, first_wave = false, mixed_chunk = false;
+  int64_t max_prefill_tokens = 0;
   std::string trace_path;
 };
 
@@ -50,6 +51,8 @@ ServingOptions serving_options(const ServeOptions& o) {
   s.slo = {o.slo_ttft_s, o.slo_tpot_s};
   s.memory_fraction = o.memory_fraction;
   s.search_disaggregated = o.disaggregated;
+  s.mixed_chunk = o.mixed_chunk;
+  s.max_prefill_tokens = o.max_prefill_tokens;
   return s;
 }
 
@@ -95,6 +98,8 @@ int run_serve(const ServeOptions& o) {
   if (!in) return kExitBadInput;
   ServingProblem p{in->model, in->cluster, in->profile, in->gpus, workload(o), serving_options(o)};
   if (std::vector<Diagnostic> errors = check_workload(p.workload); !errors.empty())
+    return print_errors(errors);
+  if (std::vector<Diagnostic> errors = check_engine_options(p.options); !errors.empty())
     return print_errors(errors);
   ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}};
   if (report.searched) {
@@ -188,6 +193,13 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                   "--mem-fraction-static, TRT-LLM free_gpu_memory_fraction; default: the "
                   "engine's)")
       ->check(finite_number(0.01, 1));
+  sub->add_flag("--enable-mixed-chunk", o->mixed_chunk,
+                "SGLang: run the decodes inside prefill steps (its default runs a prefill batch "
+                "alone, the decodes waiting)");
+  sub->add_option("--max-prefill-tokens", o->max_prefill_tokens,
+                  "SGLang: prompt tokens one prefill batch takes past its first prompt (default "
+                  "16384)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000000}));
   sub->add_flag("--disaggregated", o->disaggregated,
                 "the search also splits the GPUs into a prefill pool and a decode pool (KV cache "
                 "moved between them), every prefill worker count and TP with every decode layout");

@@ -30,6 +30,13 @@ def concurrency(row):
     return int(m.group(1)) if m else count(row["batch_size"])
 
 
+def measured_on(row):
+    """The measurement date silicon_data_source names ("db-dump/2026-04-27; ...",
+    "source_file=2026-03-25.csv; ..."), or None: it tells which launch rules the generator had."""
+    m = re.match(r"(?:db-dump/|source_file=)(\d{4}-\d{2}-\d{2})", row["silicon_data_source"])
+    return m.group(1) if m else None
+
+
 def quoted(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -60,6 +67,8 @@ def main():
     print("# tp = max(tp_size, moe_tp_size x moe_ep_size / attention_dp) (the generator's trtllm.rule sets")
     print("# tensor_parallel_size = moe_tp x moe_ep; 19 vLLM Qwen3 rows write a smaller tp_size).")
     print("# weights: the CSV's gemm_quant_mode (blank: BF16); its KV-cache format is not stated.")
+    print("# measured_on: the date silicon_data_source gives (db-dump/DATE or source_file=DATE.csv), when")
+    print("# it gives one.")
     print("rows:")
     for i, r in enumerate(keep, 1):
         tp, adp, pp = count(r["tp_size"]), count(r["attention_dp_size"]), count(r["pp_size"])
@@ -78,6 +87,9 @@ def main():
             f"isl: {r['isl']}", f"osl: {r['osl']}", f"concurrency: {concurrency(r)}",
             f"ttft_ms: {r['silicon_ttft_ms']}", f"tpot_ms: {r['silicon_tpot_ms']}",
             "src: aiconfigurator-silicon", f"source_row_id: {r['id']}"]
+        measured = measured_on(r)
+        if measured:
+            fields.append(f"measured_on: {measured}")
         print("- {" + ", ".join(fields) + "}")
 
 

@@ -49,6 +49,8 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
       model, l.tp, l.pp, l.attention_dp ? l.tp : l.replicas, l.ep, l.max_batch, e.max_step_tokens,
       fraction_for(Engine::sglang, o), e.block_tokens);
   if (l.attention_dp) s += " --enable-dp-attention";
+  if (o.mixed_chunk) s += " --enable-mixed-chunk";
+  if (o.max_prefill_tokens > 0) s += fmt::format(" --max-prefill-tokens {}", o.max_prefill_tokens);
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8_e4m3";
   if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
   if (o.weights == WeightFormat::int4) s += " --quantization awq";

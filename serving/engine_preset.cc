@@ -46,6 +46,15 @@ namespace {
 // static pools (swa_full_tokens_ratio 0.8) this model does not price: every layer keeps every
 // token. TensorRT-LLM: KvCacheConfig.max_attention_window defaults to max_seq_len on every layer
 // (windows only when set by hand): every token.
+// Mixed steps: vLLM V1 schedules decodes and prompt chunks in one token budget
+// (vllm/v1/core/sched/scheduler.py), TensorRT-LLM's in-flight batching runs context and
+// generation requests in one iteration; SGLang runs a prefill batch whenever it can form one and
+// decodes only when it cannot (Scheduler.get_next_batch_to_run: "Run prefill first if
+// possible"), mixing decodes into prefill batches only with --enable-mixed-chunk (ServerArgs
+// enable_mixed_chunk = False; python/sglang/srt/server_args.py at 469c63e5). Its PrefillAdder
+// adds whole prompts while their tokens stay within --max-prefill-tokens (16384; less the
+// decodes a mixed step carries), the first prompt always, and chunks a prompt only past the
+// chunked-prefill size.
 // Admission: TensorRT-LLM's capacity scheduler defaults to GUARANTEED_NO_EVICT
 // (CapacitySchedulerPolicy, tensorrt_llm/llmapi/llm_args.py), which admits a request only when
 // its whole isl + osl fits; vLLM V1 allocates blocks for the tokens each step schedules
@@ -64,6 +73,8 @@ constexpr EnginePreset kEngines[] = {
      true,
      true,
      false,
+     true,
+     0,
      "vLLM engine arguments (--gpu-memory-utilization 0.9, --block-size 16)"},
     {Engine::sglang,
      "sglang",
@@ -76,6 +87,8 @@ constexpr EnginePreset kEngines[] = {
      true,
      false,
      false,
+     false,
+     16384,
      "SGLang server arguments (--mem-fraction-static, --page-size 1)"},
     {Engine::trtllm,
      "trtllm",
@@ -88,6 +101,8 @@ constexpr EnginePreset kEngines[] = {
      false,
      false,
      true,
+     true,
+     0,
      "TensorRT-LLM KvCacheConfig (free_gpu_memory_fraction 0.9, tokens_per_block 32)"},
 };
 
@@ -102,6 +117,11 @@ const EnginePreset& engine_preset(Engine e) {
 int64_t step_tokens(const ServingOptions& options) {
   return options.max_step_tokens > 0 ? options.max_step_tokens
                                      : engine_preset(options.engine).max_step_tokens;
+}
+
+int64_t prefill_tokens(const ServingOptions& options) {
+  return options.max_prefill_tokens > 0 ? options.max_prefill_tokens
+                                        : engine_preset(options.engine).max_prefill_tokens;
 }
 
 }  // namespace meshplan::serving

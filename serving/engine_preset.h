@@ -40,11 +40,21 @@ struct EnginePreset {
   // GUARANTEED_NO_EVICT); false: allocates as sequences grow and preempts when the cache is
   // full (serving/request_replay.h).
   bool reserves_whole_request;
+  // Runs decodes and prompt chunks in one step (vLLM V1, TensorRT-LLM's in-flight batching);
+  // false: a step runs prompt chunks alone while any admitted prompt is left, and decodes wait
+  // for a step without them (SGLang's default prefill-first scheduler).
+  bool mixes_prefill_and_decode;
+  // Prompt tokens one step takes in whole prompts past its first (0: no cap beyond
+  // max_step_tokens): SGLang's --max-prefill-tokens.
+  int64_t max_prefill_tokens;
   const char* source;
 };
 
 const EnginePreset& engine_preset(Engine e);
 // Tokens one step may carry: options.max_step_tokens, else the engine's default.
 int64_t step_tokens(const ServingOptions& options);
+// Prompt tokens one step takes in whole prompts past its first: options.max_prefill_tokens,
+// else the engine's default (0: no cap but step_tokens).
+int64_t prefill_tokens(const ServingOptions& options);
 
 }  // namespace meshplan::serving

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -97,25 +98,33 @@ class Scheduler {
     }
   }
 
-  // Decodes first, then prompt chunks in admission order within the step's token budget.
+  // Decodes first, then prompt chunks in admission order within the step's token budget;
+  // without mixed steps, prompt chunks alone while any admitted prompt is left.
   StepBatch form_batch() {
     StepBatch batch;
     chunks_.clear();
     int64_t budget = limits_.max_step_tokens;
+    decoded_ = limits_.mixed_steps || std::all_of(running_.begin(), running_.end(),
+                                                  [&](int64_t r) { return decoding(r); });
     for (int64_t r : running_)
-      if (decoding(r)) {
+      if (decoded_ && decoding(r)) {
         batch.add_decode(limits_.window, w_.isl + at(r).generated);
         --budget;
       }
+    int64_t prompt_room = limits_.max_prefill_tokens > 0
+                              ? limits_.max_prefill_tokens - batch.decodes
+                              : std::numeric_limits<int64_t>::max();
     for (int64_t r : running_) {
       const ReplayRequest& q = at(r);
       if (decoding(r) || budget <= 0) continue;
       const int64_t left = q.prompt - q.prefilled;
       if (!limits_.chunked_prefill && left > budget && left <= limits_.max_step_tokens) break;
+      if (!chunks_.empty() && left > prompt_room) break;
       const int64_t c = std::min(left, budget);
       batch.chunks.push_back({c, q.prefilled});
       chunks_.push_back({r, c});
       budget -= c;
+      prompt_room -= c;
       if (q.prefilled + c == q.prompt) ++batch.sampled;
     }
     batch.sampled += batch.decodes;
@@ -143,7 +152,7 @@ class Scheduler {
     ++steps_;
     batch_sum_ += static_cast<double>(running_.size());
     for (int64_t r : running_)
-      if (decoding(r)) ++at(r).generated;
+      if (decoded_ && decoding(r)) ++at(r).generated;
     for (const auto& [r, c] : chunks_) {
       ReplayRequest& q = at(r);
       q.prefilled += c;
@@ -186,6 +195,7 @@ class Scheduler {
   std::vector<std::pair<int64_t, int64_t>> chunks_;  // request, prompt tokens this step
   int64_t issued_ = 0, finished_ = 0, free_kv_ = 0, steps_ = 0, last_decodes_ = 0;
   int64_t preemptions_ = 0;
+  bool decoded_ = true;  // the step formed last carries the decodes
   double batch_sum_ = 0;
   std::vector<ReplayStep> recorded_;
 };

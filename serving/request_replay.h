@@ -50,6 +50,13 @@ struct ReplayLimits {
   // step's remaining token budget holds it, and the prompts behind it wait (first come, first
   // served); a prompt longer than max_step_tokens is still split, as the engine must.
   bool chunked_prefill = true;
+  // Decodes and prompt chunks share a step. Off (SGLang's prefill-first scheduler), a step with
+  // any admitted prompt left carries prompt chunks alone, within the whole token budget, and
+  // the decoding sequences wait for the next step without prompts.
+  bool mixed_steps = true;
+  // Prompt tokens one step takes in whole prompts past its first, less the step's decodes
+  // (SGLang's PrefillAdder and --max-prefill-tokens); 0: only max_step_tokens bounds them.
+  int64_t max_prefill_tokens = 0;
   // The model's local attention (ModelSpec::window), for what a decode reads on those layers.
   std::optional<AttentionWindow> window;
   // Engines that allocate the cache as sequences grow (see the header comment): the cache a

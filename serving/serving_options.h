@@ -89,6 +89,11 @@ struct ServingOptions {
   // Tokens one engine step may carry (vLLM --max-num-batched-tokens, SGLang
   // --chunked-prefill-size, TRT-LLM max_num_tokens); 0: the engine's default.
   int64_t max_step_tokens = 0;
+  // SGLang's prefill batches: --enable-mixed-chunk runs the decodes inside the prefill steps
+  // (off: its prefill-first default, engine_preset.h); --max-prefill-tokens caps the prompt
+  // tokens of one prefill batch, past its first prompt (0: the engine's default, 16384).
+  bool mixed_chunk = false;
+  int64_t max_prefill_tokens = 0;
   // Search the weight format too: BF16, and FP8 where the GPU has FP8 tensor cores
   // (`weights` is then the format of the problem being evaluated).
   bool weights_auto = false;

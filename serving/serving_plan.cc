@@ -104,6 +104,22 @@ std::vector<Diagnostic> check_workload(const Workload& w) {
                          "requests (a closed loop replays 10 × the concurrency)"}};
 }
 
+std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
+  if (o.engine == Engine::sglang) return {};
+  std::vector<Diagnostic> out;
+  const std::string rule = std::string("an SGLang server argument; --engine is ") +
+                           to_string(o.engine) + " (use --engine sglang)";
+  if (o.mixed_chunk)
+    out.push_back(
+        Diagnostic{{"--enable-mixed-chunk", 0, 0, ""}, "enable-mixed-chunk", "true", rule});
+  if (o.max_prefill_tokens > 0)
+    out.push_back(Diagnostic{{"--max-prefill-tokens", 0, 0, ""},
+                             "max-prefill-tokens",
+                             std::to_string(o.max_prefill_tokens),
+                             rule});
+  return out;
+}
+
 std::vector<WeightFormat> weight_formats(const ServingProblem& p) {
   if (!p.options.weights_auto) return {p.options.weights};
   std::vector<WeightFormat> out{WeightFormat::bf16};
@@ -148,9 +164,16 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.weights = p.options.weights;
   const EnginePreset& engine = engine_preset(p.options.engine);
   const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options, engine.host);
-  ReplayLimits limits{
-      layout.max_batch, step_tokens(p.options), e.memory.kv_tokens, e.memory.tokens_per_request,
-      p.record_steps,   engine.chunked_prefill, p.model.window,     {}};
+  ReplayLimits limits{layout.max_batch,
+                      step_tokens(p.options),
+                      e.memory.kv_tokens,
+                      e.memory.tokens_per_request,
+                      p.record_steps,
+                      engine.chunked_prefill,
+                      engine.mixes_prefill_and_decode || p.options.mixed_chunk,
+                      prefill_tokens(p.options),
+                      p.model.window,
+                      {}};
   if (!engine.reserves_whole_request)
     limits.cache_tokens = [cache = request_cache(p.model, e.memory.block_tokens,
                                                  engine.drops_sliding_window_kv)](int64_t tokens) {

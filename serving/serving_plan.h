@@ -55,6 +55,8 @@ constexpr double kMaxReplayTokens = 1e8;
 
 // Problems with the workload: the replay's size beyond kMaxReplayTokens (named by flag).
 std::vector<Diagnostic> check_workload(const Workload& w);
+// SGLang's own options (--enable-mixed-chunk, --max-prefill-tokens) asked of another engine.
+std::vector<Diagnostic> check_engine_options(const ServingOptions& o);
 
 // Memory of `layout` with max_batch resolved (0 → the engine default, capped by what fits).
 ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout);

@@ -55,6 +55,21 @@ int64_t aiconfigurator_step_tokens(Engine engine, const Workload& w) {
   return 0;
 }
 
+// SGLang's launch rules there (sglang.rule): --enable-mixed-chunk and --max-prefill-tokens
+// isl + 1500, since 07a377923 ("fix sglang enable mixed chunk", 2026-01-19; before it the
+// templates passed neither). A row measured on or after that day (measured_on, the date the
+// CSV's silicon_data_source gives) ran with them; an undated one is taken at SGLang's defaults.
+constexpr const char* kAiconfiguratorMixedChunkSince = "2026-01-19";
+
+void aiconfigurator_sglang_launch(const std::string& measured_on, const Workload& w,
+                                  ServingOptions& o) {
+  if (o.engine != Engine::sglang || measured_on.empty() ||
+      measured_on < kAiconfiguratorMixedChunkSince)
+    return;
+  o.mixed_chunk = true;
+  o.max_prefill_tokens = w.isl + 1500;
+}
+
 // Their batch caps (same rules): vLLM and SGLang agg_decode max_batch_size = 512, or twice the
 // batch above 512; TensorRT-LLM's (0 here) is the engine's, within its cache.
 int64_t aiconfigurator_max_batch(Engine engine, const Workload& w) {
@@ -148,6 +163,7 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
       r.workload.first_wave_measured = true;
     }
     r.layout.max_batch = aiconfigurator_max_batch(r.options.engine, r.workload);
+    aiconfigurator_sglang_launch(text(row, "measured_on"), r.workload, r.options);
   }
   if (r.group == "trtllm-offline") {
     r.workload.requests = perf_overview_requests(r.workload.isl, r.workload.osl);

@@ -111,6 +111,61 @@ TEST_CASE("replay: without chunked prefill a prompt waits for a step whose budge
   CHECK(tokens == std::vector<int64_t>{4, 4, 2, 1});
 }
 
+TEST_CASE("replay: without mixed steps a prompt runs alone and the decodes wait for it") {
+  // Offline, two 4-token prompts, 4 tokens a step, answers of 3 tokens. Mixed (vLLM,
+  // TensorRT-LLM): A's prompt; A's decode beside 3 of B's prompt; A's last decode beside B's
+  // last prompt token; B's two decodes: first tokens at 1 and 3, 5 steps. Prefill-first
+  // (SGLang): A's prompt; B's prompt alone while A waits; two steps decoding both: first tokens
+  // at 1 and 2, both done at 4.
+  Workload w;
+  w.isl = 4;
+  w.osl = 3;
+  w.requests = 2;
+  ReplayLimits limits = roomy(2);
+  limits.max_step_tokens = 4;
+  std::vector<int64_t> tokens;
+  auto step = [&](const StepBatch& b) {
+    tokens.push_back(b.tokens());
+    return 1.0;
+  };
+  const ReplayResult mixed = replay_requests(w, limits, step);
+  CHECK(tokens == std::vector<int64_t>{4, 4, 2, 1, 1});
+  CHECK(mixed.ttft_s.mean == 2.0);
+  CHECK(mixed.requests[1].finish_s == 5.0);
+  limits.mixed_steps = false;
+  tokens.clear();
+  const ReplayResult apart = replay_requests(w, limits, step);
+  CHECK(tokens == std::vector<int64_t>{4, 4, 2, 2});
+  CHECK(apart.ttft_s.mean == 1.5);
+  CHECK(apart.tpot_s.mean == 1.25);  // A: (4 − 1) / 2, B: (4 − 2) / 2
+  CHECK(apart.requests[0].finish_s == 4.0);
+  CHECK(apart.requests[1].finish_s == 4.0);
+}
+
+TEST_CASE("replay: a prefill-token cap takes whole prompts past the first, less the decodes") {
+  // Offline, three 4-token prompts, answers of 2, 12 tokens a step. With no cap the three prompts
+  // share the first step. With SGLang's --max-prefill-tokens 6: A alone (B's 4 > 6 − 4); A's
+  // last decode and B (room 6 − 1 = 5; C's 4 > 1); B's last decode and C; C's last decode.
+  Workload w;
+  w.isl = 4;
+  w.osl = 2;
+  w.requests = 3;
+  ReplayLimits limits = roomy(3);
+  limits.max_step_tokens = 12;
+  std::vector<int64_t> tokens;
+  auto step = [&](const StepBatch& b) {
+    tokens.push_back(b.tokens());
+    return 1.0;
+  };
+  replay_requests(w, limits, step);
+  CHECK(tokens == std::vector<int64_t>{12, 3});
+  limits.max_prefill_tokens = 6;
+  tokens.clear();
+  const ReplayResult capped = replay_requests(w, limits, step);
+  CHECK(tokens == std::vector<int64_t>{4, 5, 5, 1});
+  CHECK(capped.requests[2].first_token_s == 3.0);
+}
+
 TEST_CASE("replay: the KV cache admits only the requests whose whole isl + osl fits") {
   Workload w;
   w.isl = 1;

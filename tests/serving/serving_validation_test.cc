@@ -172,3 +172,21 @@ TEST_CASE("serving validation: AIConfigurator's silicon rows, one group per engi
             static_cast<int64_t>(r.workload.concurrency) + r.workload.isl + 1500);
   }
 }
+
+TEST_CASE("serving validation: SGLang rows measured after the generator's mixed-chunk fix run it") {
+  // sglang.rule at 095f58a: --enable-mixed-chunk and --max-prefill-tokens isl + 1500, since
+  // 07a377923 (2026-01-19). aicx-557: DeepSeek-R1, SGLang 0.5.9, measured 2026-03-25, isl 1024;
+  // aicx-203: Qwen3-32B, SGLang 0.5.1.post1, undated: SGLang's defaults.
+  const std::string path = std::string(MESHPLAN_TEST_DATA) + "/serving_runs_aiconfigurator.yaml";
+  Result<std::vector<ServingRun>> runs = load_serving_runs(path);
+  REQUIRE(runs.ok());
+  const ServingRun& dated = run(runs.value(), "aicx-557");
+  CHECK(dated.options.mixed_chunk);
+  CHECK(dated.options.max_prefill_tokens == 1024 + 1500);
+  const ServingRun& undated = run(runs.value(), "aicx-203");
+  CHECK_FALSE(undated.options.mixed_chunk);
+  CHECK(undated.options.max_prefill_tokens == 0);
+  // TensorRT-LLM rows of the same dates keep their own rules.
+  for (const ServingRun& r : runs.value())
+    if (r.options.engine != Engine::sglang) CHECK_FALSE(r.options.mixed_chunk);
+}
