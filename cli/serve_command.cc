@@ -27,7 +27,8 @@ struct ServeOptions {
   std::string weights = "bf16", kv = "bf16", engine = "vllm";
   double slo_ttft_s = 0, slo_tpot_s = 0, memory_fraction = 0;
   int top = 10;
-  bool load_curve = false, disaggregated = false, first_wave = false, mixed_chunk = false;
+  bool load_curve = false, disaggregated = false, first_wave = false, mixed_chunk = false,
+       mixed_chunk_searched = false;
   int64_t max_prefill_tokens = 0;
   std::string trace_path;
 };
@@ -52,6 +53,7 @@ ServingOptions serving_options(const ServeOptions& o) {
   s.memory_fraction = o.memory_fraction;
   s.search_disaggregated = o.disaggregated;
   s.mixed_chunk = o.mixed_chunk;
+  s.mixed_chunk_searched = o.mixed_chunk_searched;
   s.max_prefill_tokens = o.max_prefill_tokens;
   return s;
 }
@@ -81,7 +83,7 @@ int write_trace(const ServingProblem& p, const ServingEstimate& best, const std:
                                     path,
                                     "the best layout is disaggregated; traces cover one "
                                     "aggregated replica's steps only"}});
-  ServingProblem recorded = p;
+  ServingProblem recorded = as_evaluated(p, best);
   recorded.record_steps = true;
   const std::optional<ServingEstimate> e = evaluate_serving(recorded, best.layout);
   Result<std::string> json = replay_trace_json(e->replay);
@@ -111,8 +113,8 @@ int run_serve(const ServeOptions& o) {
     if (!layout) return print_errors(layout.errors());
     std::vector<Diagnostic> errors = check_serving_layout(p, layout.value());
     if (!errors.empty()) return print_errors(errors);
-    for (WeightFormat w : weight_formats(p)) {
-      std::optional<ServingEstimate> e = evaluate_serving(with_weights(p, w), layout.value());
+    for (const ServingProblem& variant : problem_variants(p)) {
+      std::optional<ServingEstimate> e = evaluate_serving(variant, layout.value());
       if (e) report.result.ranked.push_back(std::move(*e));
       ++report.result.evaluated;
     }
@@ -196,6 +198,9 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--enable-mixed-chunk", o->mixed_chunk,
                 "SGLang: run the decodes inside prefill steps (its default runs a prefill batch "
                 "alone, the decodes waiting)");
+  sub->add_flag("--search-mixed-chunk", o->mixed_chunk_searched,
+                "SGLang: evaluate each layout with and without --enable-mixed-chunk and rank both")
+      ->excludes("--enable-mixed-chunk");
   sub->add_option("--max-prefill-tokens", o->max_prefill_tokens,
                   "SGLang: prompt tokens one prefill batch takes past its first prompt (default "
                   "16384)")

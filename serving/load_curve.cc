@@ -8,7 +8,7 @@ std::vector<LoadPoint> load_curve(const ServingProblem& p, const ServingEstimate
   std::vector<LoadPoint> out;
   const int64_t replicas = e.layout.replicas;
   const int64_t per_replica_cap = std::min(e.layout.max_batch, e.memory.max_concurrency);
-  ServingProblem at = p;
+  ServingProblem at = as_evaluated(p, e);
   auto point = [&](double concurrency) {
     at.workload.load = concurrency > 0 ? LoadKind::concurrency : LoadKind::offline;
     at.workload.concurrency = concurrency;

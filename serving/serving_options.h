@@ -94,6 +94,9 @@ struct ServingOptions {
   // tokens of one prefill batch, past its first prompt (0: the engine's default, 16384).
   bool mixed_chunk = false;
   int64_t max_prefill_tokens = 0;
+  // SGLang: search with and without --enable-mixed-chunk (`mixed_chunk` is then the setting of
+  // the problem being evaluated).
+  bool mixed_chunk_searched = false;
   // Search the weight format too: BF16, and FP8 where the GPU has FP8 tensor cores
   // (`weights` is then the format of the problem being evaluated).
   bool weights_auto = false;

@@ -112,6 +112,9 @@ std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
   if (o.mixed_chunk)
     out.push_back(
         Diagnostic{{"--enable-mixed-chunk", 0, 0, ""}, "enable-mixed-chunk", "true", rule});
+  if (o.mixed_chunk_searched)
+    out.push_back(
+        Diagnostic{{"--search-mixed-chunk", 0, 0, ""}, "search-mixed-chunk", "true", rule});
   if (o.max_prefill_tokens > 0)
     out.push_back(Diagnostic{{"--max-prefill-tokens", 0, 0, ""},
                              "max-prefill-tokens",
@@ -130,6 +133,24 @@ std::vector<WeightFormat> weight_formats(const ServingProblem& p) {
 ServingProblem with_weights(const ServingProblem& p, WeightFormat w) {
   ServingProblem q = p;
   q.options.weights = w;
+  return q;
+}
+
+std::vector<ServingProblem> problem_variants(const ServingProblem& p) {
+  std::vector<ServingProblem> out;
+  for (WeightFormat w : weight_formats(p)) {
+    out.push_back(with_weights(p, w));
+    if (!p.options.mixed_chunk_searched || p.options.engine != Engine::sglang) continue;
+    out.back().options.mixed_chunk = false;
+    out.push_back(out.back());
+    out.back().options.mixed_chunk = true;
+  }
+  return out;
+}
+
+ServingProblem as_evaluated(const ServingProblem& p, const ServingEstimate& e) {
+  ServingProblem q = with_weights(p, e.weights);
+  q.options.mixed_chunk = e.mixed_chunk;
   return q;
 }
 
@@ -162,6 +183,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   if (!e.memory.fits()) return std::nullopt;
   e.layout = layout;
   e.weights = p.options.weights;
+  e.mixed_chunk = p.options.mixed_chunk;
   const EnginePreset& engine = engine_preset(p.options.engine);
   const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options, engine.host);
   ReplayLimits limits{layout.max_batch,

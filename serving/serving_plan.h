@@ -30,6 +30,7 @@ struct ServingProblem {
 struct ServingEstimate {
   ServingLayout layout;                       // max_batch resolved
   WeightFormat weights = WeightFormat::bf16;  // the format it was evaluated at
+  bool mixed_chunk = false;                   // SGLang --enable-mixed-chunk, as evaluated
   ServingMemory memory;
   StepBatch decode_batch;      // a decode step at the replay's mean batch, mid-answer context
   StepBreakdown decode_step;   // its time
@@ -69,6 +70,11 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
 std::vector<WeightFormat> weight_formats(const ServingProblem& p);
 // `p` with options.weights = `w`.
 ServingProblem with_weights(const ServingProblem& p, WeightFormat w);
+// The problems a plan evaluates: each weight format (weight_formats) and, when searched, SGLang
+// with and without --enable-mixed-chunk.
+std::vector<ServingProblem> problem_variants(const ServingProblem& p);
+// The variant of `p` that `e` was evaluated as (its weight format and mixed-chunk setting).
+ServingProblem as_evaluated(const ServingProblem& p, const ServingEstimate& e);
 
 // One request's KV cache from a prefill worker to a decode worker: isl × the decode layout's KV
 // bytes per token and GPU, every rank sending its shard at once, over NVLink when the plan fits

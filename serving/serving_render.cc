@@ -77,12 +77,14 @@ struct Row {
 ServingOptions options_of(const ServingProblem& p, const ServingEstimate& e) {
   ServingOptions o = p.options;
   o.weights = e.weights;
+  o.mixed_chunk = e.mixed_chunk;
   return o;
 }
 
 std::string label(const ServingProblem& p, const ServingEstimate& e) {
   return short_text(e.layout) +
-         (p.options.weights_auto ? std::string(" ") + to_string(e.weights) : std::string());
+         (p.options.weights_auto ? std::string(" ") + to_string(e.weights) : std::string()) +
+         (p.options.mixed_chunk_searched && e.mixed_chunk ? " mixed" : "");
 }
 
 Row row_of(const ServingProblem& p, size_t rank, const ServingEstimate& e) {
@@ -274,6 +276,7 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   const ServingMemory& m = e.memory;
   nlohmann::ordered_json j;
   j["weights"] = to_string(e.weights);
+  if (p.options.engine == Engine::sglang) j["mixed_chunk"] = e.mixed_chunk;
   j["layout"] = {{"tp", e.layout.tp},
                  {"pp", e.layout.pp},
                  {"ep", e.layout.ep},
@@ -341,9 +344,12 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
                       {"tpot_s", stats_json(l.tpot_s)}});
     j["load_curve"] = load;
   }
-  if (!r.searched) return j;
-  j["evaluated"] = r.result.evaluated;
-  j["skipped"] = r.result.skipped;
+  // A fixed layout has one row per variant (weight format, SGLang's mixed chunk) evaluated.
+  if (!r.searched && r.result.ranked.size() < 2) return j;
+  if (r.searched) {
+    j["evaluated"] = r.result.evaluated;
+    j["skipped"] = r.result.skipped;
+  }
   nlohmann::ordered_json ranked = nlohmann::ordered_json::array();
   const size_t shown = std::min(r.result.ranked.size(), static_cast<size_t>(r.top));
   for (size_t i = 0; i < shown; ++i) ranked.push_back(estimate_json(p, r.result.ranked[i]));

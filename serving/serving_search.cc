@@ -101,7 +101,7 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
 
 std::vector<Diagnostic> check_search_size(const ServingProblem& p) {
   const double candidates =
-      static_cast<double>(serving_candidates(p).size() * weight_formats(p).size());
+      static_cast<double>(serving_candidates(p).size() * problem_variants(p).size());
   const double requests = static_cast<double>(replay_request_count(p.workload));
   const double tokens =
       candidates * requests * (static_cast<double>(p.workload.isl + p.workload.osl));
@@ -134,10 +134,7 @@ std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& e) {
 
 ServingSearchResult search_serving(const ServingProblem& problem) {
   ServingSearchResult r;
-  for (WeightFormat w : weight_formats(problem)) {
-    const ServingProblem p = with_weights(problem, w);
-    search_format(p, r);
-  }
+  for (const ServingProblem& p : problem_variants(problem)) search_format(p, r);
   rank_estimates(r);
   return r;
 }

@@ -46,3 +46,14 @@ TEST_CASE("engine flags: attention-DP and expert parallelism, and a memory fract
         "--mem-fraction-static 0.95 --page-size 1 --enable-dp-attention");
   CHECK(trtllm_command("m", l, o).find("enable_attention_dp: true") != std::string::npos);
 }
+
+TEST_CASE("engine flags: SGLang's mixed chunk and prefill-token cap") {
+  ServingOptions o;
+  o.engine = Engine::sglang;
+  o.mixed_chunk = true;
+  o.max_prefill_tokens = 2524;
+  CHECK(sglang_command("m", layout(1, 1, 1, 1, false), o) ==
+        "python -m sglang.launch_server --model-path m --tp-size 1 --pp-size 1 --dp-size 1 "
+        "--ep-size 1 --max-running-requests 256 --chunked-prefill-size 8192 "
+        "--mem-fraction-static 0.88 --page-size 1 --enable-mixed-chunk --max-prefill-tokens 2524");
+}

@@ -95,6 +95,51 @@ TEST_CASE("serve: --weights auto evaluates BF16 and FP8 and labels each row") {
   CHECK(row("2").find(" bf16 ") != std::string::npos);
 }
 
+TEST_CASE("serve: --search-mixed-chunk evaluates SGLang both ways and flags the mixed rows") {
+  // Closed loop of 32 on one H100: SGLang's default prefill-first steps hold back a wave's
+  // decodes behind its prompts; with --enable-mixed-chunk they ride along.
+  const std::string base = kBase + " --layout tp=1 --concurrency 32 --engine sglang";
+  const auto plain = run_meshplan(base + " --format json");
+  const auto mixed = run_meshplan(base + " --enable-mixed-chunk --format json");
+  const auto both = run_meshplan(base + " --search-mixed-chunk --format json");
+  REQUIRE(plain.rc == 0);
+  REQUIRE(mixed.rc == 0);
+  REQUIRE(both.rc == 0);
+  const nlohmann::json p = nlohmann::json::parse(plain.out)["best"];
+  const nlohmann::json m = nlohmann::json::parse(mixed.out)["best"];
+  const nlohmann::json b = nlohmann::json::parse(both.out);
+  CHECK(p["mixed_chunk"] == false);
+  CHECK(m["mixed_chunk"] == true);
+  CHECK(m["ttft_s"]["mean"].get<double>() < p["ttft_s"]["mean"].get<double>());
+  REQUIRE(b["ranked"].size() == 2);
+  // Each searched row is the fixed run of its setting, and the flags follow the row.
+  for (const nlohmann::json& row : b["ranked"]) {
+    const nlohmann::json& same = row["mixed_chunk"] == true ? m : p;
+    CHECK(row["output_tokens_per_s"] == same["output_tokens_per_s"]);
+    CHECK(row["ttft_s"]["mean"] == same["ttft_s"]["mean"]);
+  }
+  const bool best_mixed = b["best"]["mixed_chunk"].get<bool>();
+  CHECK((b["best"]["engine_flags"]["sglang"].get<std::string>().find("--enable-mixed-chunk") !=
+         std::string::npos) == best_mixed);
+}
+
+TEST_CASE("serve: --load-curve replays the best row's own weight format") {
+  const auto r = run_meshplan(kBase +
+                              " --layout tp=1 --concurrency 8 --weights auto --load-curve "
+                              "--format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE(j["best"]["weights"] == "fp8");
+  // The curve's point at the plan's own concurrency is the plan itself.
+  bool found = false;
+  for (const nlohmann::json& point : j["load_curve"])
+    if (point["concurrency"] == 8) {
+      found = true;
+      CHECK(point["output_tokens_per_s"] == j["best"]["output_tokens_per_s"]);
+    }
+  CHECK(found);
+}
+
 TEST_CASE("serve: the same inputs print the same bytes") {
   const std::string args = kBase + " --request-rate 4 --seed 3";
   CHECK(run_meshplan(args).out == run_meshplan(args).out);
