@@ -19,6 +19,23 @@ ReplayLimits roomy(int64_t max_batch) {
 
 double constant_step(const StepBatch&) { return 1.0; }
 
+// Every request at time 0.
+Workload offline(int64_t isl, int64_t osl, int64_t requests) {
+  Workload w;
+  w.isl = isl;
+  w.osl = osl;
+  w.requests = requests;
+  return w;
+}
+
+// One-second steps, each step's tokens appended to `tokens`.
+StepTimeFn logging_step(std::vector<int64_t>& tokens) {
+  return [&tokens](const StepBatch& b) {
+    tokens.push_back(b.tokens());
+    return 1.0;
+  };
+}
+
 }  // namespace
 
 TEST_CASE("replay: closed loop of 4, one prompt step then two decode steps per request") {
@@ -117,17 +134,11 @@ TEST_CASE("replay: without mixed steps a prompt runs alone and the decodes wait 
   // last prompt token; B's two decodes: first tokens at 1 and 3, 5 steps. Prefill-first
   // (SGLang): A's prompt; B's prompt alone while A waits; two steps decoding both: first tokens
   // at 1 and 2, both done at 4.
-  Workload w;
-  w.isl = 4;
-  w.osl = 3;
-  w.requests = 2;
+  const Workload w = offline(4, 3, 2);
   ReplayLimits limits = roomy(2);
   limits.max_step_tokens = 4;
   std::vector<int64_t> tokens;
-  auto step = [&](const StepBatch& b) {
-    tokens.push_back(b.tokens());
-    return 1.0;
-  };
+  const StepTimeFn step = logging_step(tokens);
   const ReplayResult mixed = replay_requests(w, limits, step);
   CHECK(tokens == std::vector<int64_t>{4, 4, 2, 1, 1});
   CHECK(mixed.ttft_s.mean == 2.0);
@@ -146,17 +157,11 @@ TEST_CASE("replay: a prefill-token cap takes whole prompts past the first, less 
   // Offline, three 4-token prompts, answers of 2, 12 tokens a step. With no cap the three prompts
   // share the first step. With SGLang's --max-prefill-tokens 6: A alone (B's 4 > 6 − 4); A's
   // last decode and B (room 6 − 1 = 5; C's 4 > 1); B's last decode and C; C's last decode.
-  Workload w;
-  w.isl = 4;
-  w.osl = 2;
-  w.requests = 3;
+  const Workload w = offline(4, 2, 3);
   ReplayLimits limits = roomy(3);
   limits.max_step_tokens = 12;
   std::vector<int64_t> tokens;
-  auto step = [&](const StepBatch& b) {
-    tokens.push_back(b.tokens());
-    return 1.0;
-  };
+  const StepTimeFn step = logging_step(tokens);
   replay_requests(w, limits, step);
   CHECK(tokens == std::vector<int64_t>{12, 3});
   limits.max_prefill_tokens = 6;
