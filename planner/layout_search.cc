@@ -471,6 +471,13 @@ bool launcher_runs(const SearchOptions& options, const CostModel& model, const L
   return false;
 }
 
+// launcher_runs for the answer `field` the launcher already gave.
+bool launcher_runs(const char* field, ThreadResult& out) {
+  if (!field) return true;
+  ++out.launcher_refused[field];
+  return false;
+}
+
 void keep_best(std::vector<Ranked>& best, Ranked r, size_t k) {
   if (best.size() == k && !(r < best.back())) return;
   best.insert(std::upper_bound(best.begin(), best.end(), r), std::move(r));
@@ -788,7 +795,20 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
       allow_offload || (layout.recompute == Recompute::full && model.options().uniform_recompute &&
                         !options.fix.recompute_layers);
   std::array<StageTotals, 4> peaks{};
-  if (plain) model.peak_totals_by_zero(layout, shape, zeros, peaks);
+  // The launcher's answers for the ZeRO stages that fit as they are, asked at once.
+  std::array<const char*, 4> refused{};
+  const bool by_zero = plain && options.launcher.refuses && options.launcher.refuses_by_zero;
+  if (plain) {
+    model.peak_totals_by_zero(layout, shape, zeros, peaks);
+    if (by_zero) {
+      std::array<bool, 4> fitting{};
+      bool any = false;
+      for (size_t zero = 0; zero < zeros.size(); ++zero)
+        any |= fitting[zero] = zeros[zero] && peaks[zero].total <= hbm;
+      if (any)
+        options.launcher.refuses_by_zero(model.model(), model.training(), layout, fitting, refused);
+    }
+  }
   fits = {};
   for (int zero = 0; zero <= 3; ++zero) {
     if (!zeros[static_cast<size_t>(zero)]) continue;
@@ -808,7 +828,9 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
       out.smallest = Ranked{peak.total, order, layout};
     fits[static_cast<size_t>(zero)] = peak.total <= hbm;
     if (peak.total <= hbm) {
-      if (!launcher_runs(options, model, layout, out)) continue;
+      if (by_zero ? !launcher_runs(refused[static_cast<size_t>(zero)], out)
+                  : !launcher_runs(options, model, layout, out))
+        continue;
       ++out.feasible;
       rank_fitting(t, layout, shape, peak.total, order, options, floor);
     } else if (!retries) {
