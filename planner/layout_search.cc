@@ -795,20 +795,11 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
       allow_offload || (layout.recompute == Recompute::full && model.options().uniform_recompute &&
                         !options.fix.recompute_layers);
   std::array<StageTotals, 4> peaks{};
-  // The launcher's answers for the ZeRO stages that fit as they are, asked at once.
+  // The launcher's answers for the ZeRO stages that fit as they are: asked at once, at the first
+  // that fits, where two or more do (for one, `refuses` is the cheaper question).
   std::array<const char*, 4> refused{};
-  const bool by_zero = plain && options.launcher.refuses && options.launcher.refuses_by_zero;
-  if (plain) {
-    model.peak_totals_by_zero(layout, shape, zeros, peaks);
-    if (by_zero) {
-      std::array<bool, 4> fitting{};
-      bool any = false;
-      for (size_t zero = 0; zero < zeros.size(); ++zero)
-        any |= fitting[zero] = zeros[zero] && peaks[zero].total <= hbm;
-      if (any)
-        options.launcher.refuses_by_zero(model.model(), model.training(), layout, fitting, refused);
-    }
-  }
+  bool asked = false, by_zero = false;
+  if (plain) model.peak_totals_by_zero(layout, shape, zeros, peaks);
   fits = {};
   for (int zero = 0; zero <= 3; ++zero) {
     if (!zeros[static_cast<size_t>(zero)]) continue;
@@ -828,6 +819,19 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
       out.smallest = Ranked{peak.total, order, layout};
     fits[static_cast<size_t>(zero)] = peak.total <= hbm;
     if (peak.total <= hbm) {
+      if (!asked && options.launcher.refuses && options.launcher.refuses_by_zero) {
+        asked = true;
+        std::array<bool, 4> fitting{};
+        for (size_t z = static_cast<size_t>(zero) + 1; z < zeros.size(); ++z) {
+          fitting[z] = zeros[z] && peaks[z].total <= hbm;
+          by_zero = by_zero || fitting[z];
+        }
+        if (by_zero) {
+          fitting[static_cast<size_t>(zero)] = true;
+          options.launcher.refuses_by_zero(model.model(), model.training(), layout, fitting,
+                                           refused);
+        }
+      }
       if (by_zero ? !launcher_runs(refused[static_cast<size_t>(zero)], out)
                   : !launcher_runs(options, model, layout, out))
         continue;
