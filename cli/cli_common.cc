@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -98,6 +99,10 @@ SearchOptions::LauncherCheck launcher_check(const CostOptions& cost, const Input
   return {launcher_title(launcher),
           [launcher](const ModelSpec& model, const TrainingSpec& training, const Layout& layout) {
             return launcher_refuses(launcher, model, training, layout);
+          },
+          [launcher](const ModelSpec& model, const TrainingSpec& training, Layout& layout,
+                     const std::array<bool, 4>& zeros, std::array<const char*, 4>& out) {
+            launcher_refuses_by_zero(launcher, model, training, layout, zeros, out);
           }};
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cassert>
 
 #include "core/layout_fields.h"
@@ -18,17 +19,35 @@ struct LauncherEntry {
   const char* title;  // in messages and report headings
   Rules rules;
   Renderer render;
+  // ZeRO stages the rules do not tell apart share a class (launcher_refuses_by_zero asks one of
+  // them): Megatron-core's rules read only zero >= 2, DeepSpeed's zero >= 2 and zero == 3,
+  // torchtitan's zero == 1. A test pins each class's stages to the same answers.
+  std::array<int, 4> zero_class;
 };
 
 // Export formats, in the order --help and the report list them.
 const LauncherEntry kLaunchers[] = {
-    {Launcher::megatron, "megatron", "Megatron-LM", megatron_rules, render_megatron},
-    {Launcher::deepspeed, "deepspeed", "DeepSpeed", deepspeed_rules, render_deepspeed},
-    {Launcher::nemo, "nemo", "NeMo", nemo_rules, render_nemo},
-    {Launcher::nemo2, "nemo2", "NeMo 2", nemo2_rules, render_nemo2},
-    {Launcher::torchtitan, "torchtitan", "torchtitan", torchtitan_rules, render_torchtitan},
-    {Launcher::torchtitan_toml, "torchtitan-toml", "torchtitan", torchtitan_rules,
-     render_torchtitan_toml},
+    {Launcher::megatron, "megatron", "Megatron-LM", megatron_rules, render_megatron, {0, 0, 1, 1}},
+    {Launcher::deepspeed,
+     "deepspeed",
+     "DeepSpeed",
+     deepspeed_rules,
+     render_deepspeed,
+     {0, 0, 1, 2}},
+    {Launcher::nemo, "nemo", "NeMo", nemo_rules, render_nemo, {0, 0, 1, 1}},
+    {Launcher::nemo2, "nemo2", "NeMo 2", nemo2_rules, render_nemo2, {0, 0, 1, 1}},
+    {Launcher::torchtitan,
+     "torchtitan",
+     "torchtitan",
+     torchtitan_rules,
+     render_torchtitan,
+     {0, 1, 0, 0}},
+    {Launcher::torchtitan_toml,
+     "torchtitan-toml",
+     "torchtitan",
+     torchtitan_rules,
+     render_torchtitan_toml,
+     {0, 1, 0, 0}},
 };
 
 const LauncherEntry& entry(Launcher launcher) {
@@ -90,6 +109,29 @@ const char* launcher_refuses(Launcher launcher, const ModelSpec& model,
   Refusals refused(launcher, layout, /*with_messages=*/false);
   apply_rules(entry(launcher), refused, model, training, layout);
   return refused.first();
+}
+
+void launcher_refuses_by_zero(Launcher launcher, const ModelSpec& model,
+                              const TrainingSpec& training, Layout& layout,
+                              const std::array<bool, 4>& zeros, std::array<const char*, 4>& out) {
+  const LauncherEntry& e = entry(launcher);
+  const int own = layout.zero;
+  std::array<int, 4> asked = {-1, -1, -1, -1};  // by class: the ZeRO stage whose answer it has
+  for (int zero = 0; zero <= 3; ++zero) {
+    const auto z = static_cast<size_t>(zero);
+    if (!zeros[z]) continue;
+    int& known = asked[static_cast<size_t>(e.zero_class[z])];
+    if (known >= 0) {
+      out[z] = out[static_cast<size_t>(known)];
+      continue;
+    }
+    layout.zero = zero;
+    Refusals refused(launcher, layout, /*with_messages=*/false);
+    apply_rules(e, refused, model, training, layout);
+    out[z] = refused.first();
+    known = zero;
+  }
+  layout.zero = own;
 }
 
 Diagnostic launcher_refusal(Launcher launcher, const std::string& field, const std::string& value,

@@ -4,6 +4,7 @@
 // launcher and the layout field, never silently approximated.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,15 @@ Result<std::string> export_launcher(Launcher launcher, const ModelSpec& model,
 // REQUIRES: as export_launcher.
 const char* launcher_refuses(Launcher launcher, const ModelSpec& model,
                              const TrainingSpec& training, const Layout& layout);
+
+// launcher_refuses(launcher, model, training, layout with zero = z) into out[z] for each ZeRO
+// stage z that `zeros` marks (out's other entries are left as they are); stages whose answers
+// the rules cannot tell apart are asked once. The search asks it per layout that fits at some
+// stage. `layout.zero` is set to each stage asked, then restored (no copy of the layout).
+// REQUIRES: as export_launcher, for each marked stage.
+void launcher_refuses_by_zero(Launcher launcher, const ModelSpec& model,
+                              const TrainingSpec& training, Layout& layout,
+                              const std::array<bool, 4>& zeros, std::array<const char*, 4>& out);
 
 // Per launcher (launcher_*.cc), the rules: every field it cannot express, into `out`; and the
 // renderer, for a layout the rules let through. export_launcher runs both through a table.

@@ -716,9 +716,18 @@ void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::ar
   const Shape& shape = *ref.shape_;
   const std::vector<StageActivations>& activations = activations_of(l, shape);
   const std::array<std::vector<FrameSums>, 4>& sums = sums_by_zero(l, shape, zeros);
-  for (size_t zero = 0; zero < zeros.size(); ++zero) {
-    if (!zeros[zero]) continue;
-    out[zero] = largest_class(sums[zero], activations, options_.memory).second;
+  // largest_class(sums[zero], activations, ...).second for each marked stage, the stages
+  // scanned side by side: the same totals, kept by the same comparisons.
+  const MemoryOptions& o = options_.memory;
+  for (size_t zero = 0; zero < zeros.size(); ++zero)
+    if (zeros[zero]) out[zero] = stage_totals(sums[zero][0], activations[0], o);
+  for (size_t i = 1; i < activations.size(); ++i) {
+    const StageActivations& a = activations[i];
+    for (size_t zero = 0; zero < zeros.size(); ++zero) {
+      if (!zeros[zero]) continue;
+      const StageTotals t = stage_totals(sums[zero][i], a, o);
+      if (t.total > out[zero].total) out[zero] = t;
+    }
   }
 }
 

@@ -471,6 +471,13 @@ bool launcher_runs(const SearchOptions& options, const CostModel& model, const L
   return false;
 }
 
+// launcher_runs for the answer `field` the launcher already gave.
+bool launcher_runs(const char* field, ThreadResult& out) {
+  if (!field) return true;
+  ++out.launcher_refused[field];
+  return false;
+}
+
 void keep_best(std::vector<Ranked>& best, Ranked r, size_t k) {
   if (best.size() == k && !(r < best.back())) return;
   best.insert(std::upper_bound(best.begin(), best.end(), r), std::move(r));
@@ -788,6 +795,10 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
       allow_offload || (layout.recompute == Recompute::full && model.options().uniform_recompute &&
                         !options.fix.recompute_layers);
   std::array<StageTotals, 4> peaks{};
+  // The launcher's answers for the ZeRO stages that fit as they are: asked at once, at the first
+  // that fits, where two or more do (for one, `refuses` is the cheaper question).
+  std::array<const char*, 4> refused{};
+  bool asked = false, by_zero = false;
   if (plain) model.peak_totals_by_zero(layout, shape, zeros, peaks);
   fits = {};
   for (int zero = 0; zero <= 3; ++zero) {
@@ -808,7 +819,22 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
       out.smallest = Ranked{peak.total, order, layout};
     fits[static_cast<size_t>(zero)] = peak.total <= hbm;
     if (peak.total <= hbm) {
-      if (!launcher_runs(options, model, layout, out)) continue;
+      if (!asked && options.launcher.refuses && options.launcher.refuses_by_zero) {
+        asked = true;
+        std::array<bool, 4> fitting{};
+        for (size_t z = static_cast<size_t>(zero) + 1; z < zeros.size(); ++z) {
+          fitting[z] = zeros[z] && peaks[z].total <= hbm;
+          by_zero = by_zero || fitting[z];
+        }
+        if (by_zero) {
+          fitting[static_cast<size_t>(zero)] = true;
+          options.launcher.refuses_by_zero(model.model(), model.training(), layout, fitting,
+                                           refused);
+        }
+      }
+      if (by_zero ? !launcher_runs(refused[static_cast<size_t>(zero)], out)
+                  : !launcher_runs(options, model, layout, out))
+        continue;
       ++out.feasible;
       rank_fitting(t, layout, shape, peak.total, order, options, floor);
     } else if (!retries) {

@@ -59,6 +59,13 @@ struct SearchOptions {
   struct LauncherCheck {
     std::string launcher;  // "Megatron-LM"
     std::function<const char*(const ModelSpec&, const TrainingSpec&, const Layout&)> refuses;
+    // Optional, `refuses` for each ZeRO stage the array marks at once (the layout's zero is set
+    // to each in turn, then restored), into the answers' array (its other entries left as they
+    // are): the same answers, asked once per layout the search places at several ZeRO stages.
+    // Unset: `refuses` per stage.
+    std::function<void(const ModelSpec&, const TrainingSpec&, Layout&, const std::array<bool, 4>&,
+                       std::array<const char*, 4>&)>
+        refuses_by_zero;
   };
   LauncherCheck launcher;
   // Called from worker threads with (work items done, total); must be thread-safe.

@@ -3,6 +3,7 @@
 // the search counts is the first one export names.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,42 @@ TEST_CASE("launcher_refuses agrees with export_launcher on every layout of a gri
   CHECK(checked > 400);
   CHECK(refused > checked / 4);
   CHECK(refused < checked);
+}
+
+TEST_CASE("launcher_refuses_by_zero gives launcher_refuses' answer at every ZeRO stage") {
+  int checked = 0;
+  for (const char* name : {"llama3-8b", "mixtral-8x7b", "deepseek-v3", "gpt3-175b"}) {
+    const ModelSpec m = model(name);
+    for (const std::string& text : layout_grid(m.moe.has_value())) {
+      Result<Layout> parsed = parse_layout(text);
+      if (!parsed) continue;
+      Layout l = parsed.value();
+      std::array<bool, 4> zeros{};
+      for (int zero = 0; zero <= 3; ++zero) {
+        l.zero = zero;
+        zeros[static_cast<size_t>(zero)] = check_layout(l, m, 64, m.training).empty();
+      }
+      for (const std::string& launcher_name : launcher_names()) {
+        const Launcher launcher = *parse_launcher(launcher_name);
+        CAPTURE(name);
+        CAPTURE(text);
+        CAPTURE(launcher_name);
+        std::array<const char*, 4> by_zero{};
+        launcher_refuses_by_zero(launcher, m, m.training, l, zeros, by_zero);
+        for (int zero = 0; zero <= 3; ++zero) {
+          if (!zeros[static_cast<size_t>(zero)]) continue;
+          CAPTURE(zero);
+          l.zero = zero;
+          const char* field = launcher_refuses(launcher, m, m.training, l);
+          const char* got = by_zero[static_cast<size_t>(zero)];
+          REQUIRE((field == nullptr) == (got == nullptr));
+          if (field) CHECK(std::string(field) == got);
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked > 1000);
 }
 
 TEST_CASE("launcher_refuses names model and training fields too") {
