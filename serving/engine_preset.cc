@@ -54,7 +54,12 @@ namespace {
 // enable_mixed_chunk = False; python/sglang/srt/server_args.py at 469c63e5). Its PrefillAdder
 // adds whole prompts while their tokens stay within --max-prefill-tokens (16384; less the
 // decodes a mixed step carries), the first prompt always, and chunks a prompt only past the
-// chunked-prefill size.
+// chunked-prefill size. It also admits a request only while its prompt and answer (clipped at
+// 4096 tokens) fit under the free cache less every running sequence's answer left × a ratio
+// that starts at 0.7 and decays to 0.098 over 600 decode steps (PrefillAdder.add_one_req and
+// rem_total_tokens, Scheduler.update_running_batch; request_replay.h AnswerReserve). With the
+// radix cache on (its default, and AIConfigurator's launches) requests with ignore_eos take this
+// path too.
 // Admission: TensorRT-LLM's capacity scheduler defaults to GUARANTEED_NO_EVICT
 // (CapacitySchedulerPolicy, tensorrt_llm/llmapi/llm_args.py), which admits a request only when
 // its whole isl + osl fits; vLLM V1 allocates blocks for the tokens each step schedules
@@ -75,6 +80,7 @@ constexpr EnginePreset kEngines[] = {
      false,
      true,
      0,
+     false,
      "vLLM engine arguments (--gpu-memory-utilization 0.9, --block-size 16)"},
     {Engine::sglang,
      "sglang",
@@ -89,6 +95,7 @@ constexpr EnginePreset kEngines[] = {
      false,
      false,
      16384,
+     true,
      "SGLang server arguments (--mem-fraction-static, --page-size 1)"},
     {Engine::trtllm,
      "trtllm",
@@ -103,6 +110,7 @@ constexpr EnginePreset kEngines[] = {
      true,
      true,
      0,
+     false,
      "TensorRT-LLM KvCacheConfig (free_gpu_memory_fraction 0.9, tokens_per_block 32)"},
 };
 

@@ -47,6 +47,9 @@ struct EnginePreset {
   // Prompt tokens one step takes in whole prompts past its first (0: no cap beyond
   // max_step_tokens): SGLang's --max-prefill-tokens.
   int64_t max_prefill_tokens;
+  // Admits a request only while its answer fits beside the running sequences' answers left
+  // (SGLang's PrefillAdder, ReplayLimits::reserves_answers).
+  bool reserves_answers;
   const char* source;
 };
 

@@ -80,17 +80,51 @@ class Scheduler {
   bool decoding(int64_t r) const { return at(r).prefilled == at(r).prompt; }
 
   void grow() {
+    const int64_t before = preemptions_;
     OnDemandWorker{req_, running_, free_kv_, waiting_, preemptions_}.grow(limits_, w_.isl);
+    if (limits_.reserves_answers && preemptions_ > before) reestimate_ratio();
+  }
+
+  // SGLang's retract_decode: the ratio the sequences left running have shown so far.
+  void reestimate_ratio() {
+    double decoded = 0, answers = 0;
+    for (int64_t r : running_) {
+      decoded += static_cast<double>(at(r).generated);
+      answers += static_cast<double>(w_.osl);
+    }
+    const double n = static_cast<double>(running_.size());
+    ratio_ = std::min(1.0, (decoded + AnswerReserve::kRetractSteps * n) / (answers + 1));
+  }
+
+  // Answer tokens a sequence has yet to produce, clipped as SGLang's estimate clips them.
+  int64_t answer_left(int64_t r) const {
+    return std::min(std::max<int64_t>(w_.osl - at(r).generated, 0), AnswerReserve::kClipTokens);
+  }
+
+  // The cache SGLang's PrefillAdder counts free for new requests: free less the running
+  // sequences' answers left × the ratio (and a mixed step's decodes).
+  double reserve_room() const {
+    double room = static_cast<double>(free_kv_);
+    if (limits_.mixed_steps) room -= static_cast<double>(running_.size());
+    for (int64_t r : running_) room -= static_cast<double>(answer_left(r)) * ratio_;
+    return room;
   }
 
   // Queues the open-loop arrivals up to `t`, then admits what max_batch and the KV cache allow.
   void admit(double t) {
     if (!closed_)
       while (issued_ < count_ && at(issued_).arrival_s <= t) waiting_.push_back(issued_++);
+    if (limits_.reserves_answers && running_.empty()) ratio_ = AnswerReserve::kInitRatio;
+    double room = limits_.reserves_answers ? reserve_room() : 0;
     while (!waiting_.empty() && at(waiting_.front()).arrival_s <= t &&
            static_cast<int64_t>(running_.size()) < limits_.max_batch &&
            free_kv_ >= limits_.admission_tokens(at(waiting_.front()).prompt)) {
       const int64_t r = waiting_.front();
+      if (limits_.reserves_answers) {
+        const double need = static_cast<double>(at(r).prompt + answer_left(r));
+        if (need >= room) break;
+        room -= need;
+      }
       running_.push_back(r);
       waiting_.pop_front();
       at(r).held = limits_.admission_tokens(at(r).prompt);
@@ -151,6 +185,8 @@ class Scheduler {
     }
     ++steps_;
     batch_sum_ += static_cast<double>(running_.size());
+    if (limits_.reserves_answers && decoded_ && last_decodes_ > 0)
+      ratio_ = std::max(AnswerReserve::kMinRatio, ratio_ - AnswerReserve::kDecayPerStep);
     for (int64_t r : running_)
       if (decoded_ && decoding(r)) ++at(r).generated;
     for (const auto& [r, c] : chunks_) {
@@ -195,7 +231,8 @@ class Scheduler {
   std::vector<std::pair<int64_t, int64_t>> chunks_;  // request, prompt tokens this step
   int64_t issued_ = 0, finished_ = 0, free_kv_ = 0, steps_ = 0, last_decodes_ = 0;
   int64_t preemptions_ = 0;
-  bool decoded_ = true;  // the step formed last carries the decodes
+  bool decoded_ = true;                       // the step formed last carries the decodes
+  double ratio_ = AnswerReserve::kInitRatio;  // SGLang's new_token_ratio (reserves_answers)
   double batch_sum_ = 0;
   std::vector<ReplayStep> recorded_;
 };

@@ -57,6 +57,13 @@ struct ReplayLimits {
   // Prompt tokens one step takes in whole prompts past its first, less the step's decodes
   // (SGLang's PrefillAdder and --max-prefill-tokens); 0: only max_step_tokens bounds them.
   int64_t max_prefill_tokens = 0;
+  // SGLang's admission reserve (PrefillAdder): a waiting request is admitted only while its
+  // prompt plus its answer (clipped at 4096) stays under the free cache less each running
+  // sequence's answer left (clipped) × a ratio, which starts at 0.7, falls by (0.7 − 0.098) / 600
+  // each decode step to 0.098, returns to 0.7 when the replica idles, and after a preemption is
+  // re-estimated as (tokens decoded + 20 × sequences) / (answer tokens + 1) over those left
+  // running. Off: a request is admitted when its prompt's cache fits.
+  bool reserves_answers = false;
   // The model's local attention (ModelSpec::window), for what a decode reads on those layers.
   std::optional<AttentionWindow> window;
   // Engines that allocate the cache as sequences grow (see the header comment): the cache a
@@ -68,6 +75,17 @@ struct ReplayLimits {
   int64_t admission_tokens(int64_t prompt) const {
     return cache_tokens ? cache_tokens(prompt) : tokens_per_request;
   }
+};
+
+// SGLang's reserve constants (global_config.py / environ.py: SGLANG_INIT_NEW_TOKEN_RATIO 0.7,
+// SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14, SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600,
+// SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION 4096, retract_decode_steps 20).
+struct AnswerReserve {
+  static constexpr double kInitRatio = 0.7;
+  static constexpr double kMinRatio = 0.7 * 0.14;
+  static constexpr double kDecayPerStep = (kInitRatio - kMinRatio) / 600;
+  static constexpr int64_t kClipTokens = 4096;
+  static constexpr int64_t kRetractSteps = 20;
 };
 
 // Steps a replay records when asked: enough for a trace one can open.

@@ -194,6 +194,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
                       engine.chunked_prefill,
                       engine.mixes_prefill_and_decode || p.options.mixed_chunk,
                       prefill_tokens(p.options),
+                      engine.reserves_answers,
                       p.model.window,
                       {}};
   if (!engine.reserves_whole_request)

@@ -171,6 +171,33 @@ TEST_CASE("replay: a prefill-token cap takes whole prompts past the first, less 
   CHECK(capped.requests[2].first_token_s == 3.0);
 }
 
+TEST_CASE("replay: SGLang's answer reserve admits a request only beside the answers left") {
+  // Offline, three requests of 2 + 4 tokens, a cache of 10 taken as sequences grow. SGLang's
+  // PrefillAdder: A needs 2 + 4 = 6 < 10, admitted; B needs 6 against 10 − 6 = 4: waits. While A
+  // decodes B still waits (after step 1: free 7 − 1 mixed decode − 3 answer tokens left × 0.7 =
+  // 3.9 < 6). When A finishes at 4 the cache is empty again: B runs 4-8, C 8-12. Without the
+  // reserve all three prompts fit at once and share the first step.
+  const Workload w = offline(2, 4, 3);
+  ReplayLimits limits = roomy(8);
+  limits.max_step_tokens = 100;
+  limits.kv_tokens = 10;
+  limits.tokens_per_request = 6;
+  limits.cache_tokens = [](int64_t tokens) { return tokens; };
+  limits.reserves_answers = true;
+  const ReplayResult reserved = replay_requests(w, limits, constant_step);
+  CHECK(reserved.requests[0].first_token_s == 1.0);
+  CHECK(reserved.requests[0].finish_s == 4.0);
+  CHECK(reserved.requests[1].first_token_s == 5.0);
+  CHECK(reserved.requests[1].finish_s == 8.0);
+  CHECK(reserved.requests[2].first_token_s == 9.0);
+  CHECK(reserved.requests[2].finish_s == 12.0);
+  CHECK(reserved.preemptions == 0);
+  limits.reserves_answers = false;
+  const ReplayResult eager = replay_requests(w, limits, constant_step);
+  CHECK(eager.requests[1].first_token_s == 1.0);
+  CHECK(eager.requests[2].first_token_s == 1.0);
+}
+
 TEST_CASE("replay: the KV cache admits only the requests whose whole isl + osl fits") {
   Workload w;
   w.isl = 1;
