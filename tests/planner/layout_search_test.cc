@@ -463,11 +463,13 @@ TEST_CASE("a launcher check drops the layouts it refuses, counted by field, and 
   REQUIRE(zero_one > 0);
   REQUIRE(interleaved > 0);
   // Refuses ZeRO-1 first, then interleaving, as a launcher's rules do in their order.
-  o.launcher = {"Fake", [](const ModelSpec&, const TrainingSpec&, const Layout& l) -> const char* {
+  o.launcher = {"Fake",
+                [](const ModelSpec&, const TrainingSpec&, const Layout& l) -> const char* {
                   if (l.zero == 1) return "zero";
                   if (l.schedule == Schedule::interleaved && l.pp > 1) return "schedule";
                   return nullptr;
-                }};
+                },
+                {}};
   for (int threads : {1, 2}) {
     o.threads = threads;
     const SearchResult r = search_layouts(model, c.gpus(), o);
@@ -492,9 +494,11 @@ TEST_CASE("when the launcher refuses every layout that fits, the reason says so"
   const TrainingSpec t{128, 16, Precision::bf16};
   CostModel model(m, c, CalibrationProfile{}, t);
   SearchOptions o;
-  o.launcher = {"Fake", [](const ModelSpec&, const TrainingSpec&, const Layout& l) -> const char* {
+  o.launcher = {"Fake",
+                [](const ModelSpec&, const TrainingSpec&, const Layout& l) -> const char* {
                   return l.pp > 1 ? "pp" : "tp";
-                }};
+                },
+                {}};
   const SearchResult r = search_layouts(model, c.gpus(), o);
   REQUIRE(r.ranked.empty());
   const NoLayoutReason why = explain_no_layout(r, m, t, c.gpus(), o);

@@ -36,7 +36,7 @@ TEST_CASE("--profile replaces only the sections it has, the cluster's profile ke
   CalibrationProfile gemm_only;
   gemm_only.name = "one-node-gemm";
   gemm_only.provenance.gpu = "NVIDIA H100 80GB HBM3";
-  gemm_only.gemm["bf16"] = GemmTable{"bf16", 0.7, {}};
+  gemm_only.gemm["bf16"] = GemmTable{"bf16", 0.7, 0, {}};
   const std::string path = write_temp("meshplan-gemm-only.yaml", render_profile_yaml(gemm_only));
   Result<CalibrationProfile> merged = resolve_profile(cluster, path, ProfileSearchPath{});
   REQUIRE(merged.ok());

@@ -167,7 +167,8 @@ TEST_CASE("no launcher runs per-stage counts: each refuses them, a plan for one 
       cost, {"Megatron-LM",
              [](const ModelSpec& model, const TrainingSpec& training, const Layout& layout) {
                return launcher_refuses(Launcher::megatron, model, training, layout);
-             }});
+             },
+             {}});
   REQUIRE(!r.ranked.empty());
   for (const Estimate& e : r.ranked) CHECK(e.layout.recompute_stage_layers.empty());
   CHECK(r.rejected.count("Megatron-LM cannot run it: recompute_layers") == 0);
