@@ -126,9 +126,7 @@ void launcher_refuses_by_zero(Launcher launcher, const ModelSpec& model,
       continue;
     }
     layout.zero = zero;
-    Refusals refused(launcher, layout, /*with_messages=*/false);
-    apply_rules(e, refused, model, training, layout);
-    out[z] = refused.first();
+    out[z] = launcher_refuses(launcher, model, training, layout);
     known = zero;
   }
   layout.zero = own;

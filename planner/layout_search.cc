@@ -460,22 +460,20 @@ struct ThreadResult {
   std::optional<Ranked> smallest;  // key = peak bytes
 };
 
-// Whether a layout that fits may be ranked: the launcher the plan is for runs it (or none is
-// set). A refused one is counted under the field the launcher refuses.
-bool launcher_runs(const SearchOptions& options, const CostModel& model, const Layout& layout,
-                   ThreadResult& out) {
-  if (!options.launcher.refuses) return true;
-  const char* field = options.launcher.refuses(model.model(), model.training(), layout);
+// Whether the launcher runs a layout it answered `field` of (nullptr: it runs it). A refused one
+// is counted under the field the launcher refuses.
+bool launcher_runs(const char* field, ThreadResult& out) {
   if (!field) return true;
   ++out.launcher_refused[field];
   return false;
 }
 
-// launcher_runs for the answer `field` the launcher already gave.
-bool launcher_runs(const char* field, ThreadResult& out) {
-  if (!field) return true;
-  ++out.launcher_refused[field];
-  return false;
+// Whether a layout that fits may be ranked: the launcher the plan is for runs it (or none is
+// set).
+bool launcher_runs(const SearchOptions& options, const CostModel& model, const Layout& layout,
+                   ThreadResult& out) {
+  if (!options.launcher.refuses) return true;
+  return launcher_runs(options.launcher.refuses(model.model(), model.training(), layout), out);
 }
 
 void keep_best(std::vector<Ranked>& best, Ranked r, size_t k) {

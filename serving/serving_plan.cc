@@ -109,17 +109,12 @@ std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
   std::vector<Diagnostic> out;
   const std::string rule = std::string("an SGLang server argument; --engine is ") +
                            to_string(o.engine) + " (use --engine sglang)";
-  if (o.mixed_chunk)
-    out.push_back(
-        Diagnostic{{"--enable-mixed-chunk", 0, 0, ""}, "enable-mixed-chunk", "true", rule});
-  if (o.mixed_chunk_searched)
-    out.push_back(
-        Diagnostic{{"--search-mixed-chunk", 0, 0, ""}, "search-mixed-chunk", "true", rule});
-  if (o.max_prefill_tokens > 0)
-    out.push_back(Diagnostic{{"--max-prefill-tokens", 0, 0, ""},
-                             "max-prefill-tokens",
-                             std::to_string(o.max_prefill_tokens),
-                             rule});
+  auto refuse = [&](const std::string& flag, const std::string& value) {
+    out.push_back(Diagnostic{{"--" + flag, 0, 0, ""}, flag, value, rule});
+  };
+  if (o.mixed_chunk) refuse("enable-mixed-chunk", "true");
+  if (o.mixed_chunk_searched) refuse("search-mixed-chunk", "true");
+  if (o.max_prefill_tokens > 0) refuse("max-prefill-tokens", std::to_string(o.max_prefill_tokens));
   return out;
 }
 
@@ -148,9 +143,16 @@ std::vector<ServingProblem> problem_variants(const ServingProblem& p) {
   return out;
 }
 
+ServingOptions evaluated_options(const ServingOptions& o, const ServingEstimate& e) {
+  ServingOptions out = o;
+  out.weights = e.weights;
+  out.mixed_chunk = e.mixed_chunk;
+  return out;
+}
+
 ServingProblem as_evaluated(const ServingProblem& p, const ServingEstimate& e) {
-  ServingProblem q = with_weights(p, e.weights);
-  q.options.mixed_chunk = e.mixed_chunk;
+  ServingProblem q = p;
+  q.options = evaluated_options(p.options, e);
   return q;
 }
 

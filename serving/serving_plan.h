@@ -73,7 +73,9 @@ ServingProblem with_weights(const ServingProblem& p, WeightFormat w);
 // The problems a plan evaluates: each weight format (weight_formats) and, when searched, SGLang
 // with and without --enable-mixed-chunk.
 std::vector<ServingProblem> problem_variants(const ServingProblem& p);
-// The variant of `p` that `e` was evaluated as (its weight format and mixed-chunk setting).
+// The options `e` was evaluated with: `o` at e's weight format and mixed-chunk setting.
+ServingOptions evaluated_options(const ServingOptions& o, const ServingEstimate& e);
+// The variant of `p` that `e` was evaluated as (evaluated_options).
 ServingProblem as_evaluated(const ServingProblem& p, const ServingEstimate& e);
 
 // One request's KV cache from a prefill worker to a decode worker: isl × the decode layout's KV

@@ -5,6 +5,7 @@
 #include "core/units.h"
 #include "serving/engine_flags.h"
 #include "serving/kv_cache.h"
+#include "serving/serving_plan.h"
 
 namespace meshplan::serving {
 namespace {
@@ -72,14 +73,6 @@ std::string header(const ServeReport& r) {
 struct Row {
   std::string cells[10];
 };
-
-// The estimate's options: the problem's, at the format it was evaluated at.
-ServingOptions options_of(const ServingProblem& p, const ServingEstimate& e) {
-  ServingOptions o = p.options;
-  o.weights = e.weights;
-  o.mixed_chunk = e.mixed_chunk;
-  return o;
-}
 
 std::string label(const ServingProblem& p, const ServingEstimate& e) {
   return short_text(e.layout) +
@@ -176,7 +169,7 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
                         e.replay.preemptions)
           : std::string(),
       e.goodput_tokens_per_s);
-  const ServingOptions o = options_of(p, e);
+  const ServingOptions o = evaluated_options(p.options, e);
   if (!disagg) return out + "engine flags:\n" + engine_lines(p.model.name, e.layout, o);
   out +=
       "engine flags, decode pool (joined to the prefill pool by the engine's prefill/decode "
@@ -308,7 +301,7 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
                  {"steps", e.replay.steps},
                  {"mean_batch", e.replay.mean_batch},
                  {"preemptions", e.replay.preemptions}};
-  const ServingOptions o = options_of(p, e);
+  const ServingOptions o = evaluated_options(p.options, e);
   j["engine_flags"] = engine_flags_json(p.model.name, e.layout, o);
   if (e.layout.disaggregated())
     j["prefill_engine_flags"] = engine_flags_json(p.model.name, prefill_pool(e.layout), o);
