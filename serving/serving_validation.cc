@@ -43,14 +43,17 @@ int64_t perf_overview_requests(int64_t isl, int64_t osl) {
 }
 constexpr double kMs = 1e-3;
 
-// AIConfigurator's deployments (src/aiconfigurator/generator/rule_plugin/*.rule at 095f58a, the
-// generator its benchmark script bench_run.sh.j2 runs against): an aggregated worker's step
-// budget is max_batch + isl + 500 tokens in blocks of 32 (trtllm.rule: max_num_tokens) or
-// max_batch + isl + 1500 (vllm.rule: max_num_tokens); SGLang keeps its chunked-prefill size.
-// max_batch is the closed loop's concurrency (the rule's estimated_concurrency).
+// AIConfigurator's deployments (the generator its benchmark script bench_run.sh.j2 runs against):
+// an aggregated worker's step budget is max_batch + isl + 1500 tokens, for TensorRT-LLM
+// (max_num_tokens) in blocks of 32 and for vLLM (vllm.rule: max_num_tokens) as is; SGLang keeps
+// its chunked-prefill size. max_batch is the closed loop's concurrency (the rule's
+// estimated_concurrency). TensorRT-LLM's + 1500: generator/backends/trtllm.py at b642c1e
+// (2025-10-29), rule_plugin/trtllm.rule from 95ddf241a (2025-12-04) and the benchmark rules
+// (rule_plugin/benchmark/trtllm.rule, 2026-01-30 on); the production rule's + 500 dates from
+// 1cc3526b4 (2026-04-01), after every dated TensorRT-LLM row of the CSV was measured.
 int64_t aiconfigurator_step_tokens(Engine engine, const Workload& w) {
   const int64_t batch = requests_in_flight(w, 1);
-  if (engine == Engine::trtllm) return (batch + w.isl + 500 + 31) / 32 * 32;
+  if (engine == Engine::trtllm) return (batch + w.isl + 1500 + 31) / 32 * 32;
   if (engine == Engine::vllm) return batch + w.isl + 1500;
   return 0;
 }
@@ -71,11 +74,25 @@ void aiconfigurator_sglang_launch(const std::string& measured_on, const Workload
 }
 
 // Their batch caps (same rules): vLLM and SGLang agg_decode max_batch_size = 512, or twice the
-// batch above 512; TensorRT-LLM's (0 here) is the engine's, within its cache.
+// batch above 512; TensorRT-LLM's max_batch_size is the batch itself (backends/trtllm.py at
+// b642c1e: max_batch_size = bs; rule_plugin/benchmark/trtllm.rule: the simulated batch size).
 int64_t aiconfigurator_max_batch(Engine engine, const Workload& w) {
-  if (engine == Engine::trtllm) return 0;
   const int64_t batch = requests_in_flight(w, 1);
+  if (engine == Engine::trtllm) return batch;
   return batch < 512 ? 512 : 2 * batch;
+}
+
+// The KV-cache format AIConfigurator's generator launches a row with where the CSV does not
+// state it: its sdk prices FP8 and FP8-block GEMMs with an FP8 KV cache on FP8-capable GPUs
+// (sdk/task.py _get_quant_mode at b642c1e, 2025-10-29: kvcache_quant_mode "fp8" on sm >= 89;
+// at 095f58a sdk/models/helpers.py: an fp8, fp8_block or nvfp4 checkpoint's KV cache is FP8),
+// and the generator passes that mode to the engine (backends/trtllm.py _apply_kv_cache_mode at
+// b642c1e: kv_cache_dtype fp8; module_bridge.py at 095f58a: kv_cache_dtype, rendered as
+// TensorRT-LLM's kv_cache_config.dtype, vLLM's --kv-cache-dtype fp8 and SGLang's fp8_e4m3,
+// backend_config_mapping.yaml). Every GPU of the CSV's rows meshplan replays is a Hopper.
+KvFormat aiconfigurator_kv(WeightFormat weights, const std::string& stated) {
+  if (stated.rfind("fp8", 0) == 0 || weights == WeightFormat::fp8) return KvFormat::fp8;
+  return KvFormat::bf16;
 }
 
 std::string text(const YAML::Node& row, const char* key) {
@@ -141,6 +158,8 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
   r.options.weights = weights.rfind("fp8", 0) == 0 ? WeightFormat::fp8 : WeightFormat::bf16;
   r.options.kv = kv.rfind("fp8", 0) == 0 ? KvFormat::fp8 : KvFormat::bf16;
   r.options.engine = engine_of(text(row, "backend"));
+  if (r.group == "aiconfigurator" || r.group.rfind("aic ", 0) == 0)
+    r.options.kv = aiconfigurator_kv(r.options.weights, kv);
   r.layout.tp = static_cast<int64_t>(number(row, "tp"));
   r.layout.pp = std::max<int64_t>(1, static_cast<int64_t>(number(row, "pp")));
   r.layout.ep = std::max<int64_t>(1, static_cast<int64_t>(number(row, "ep")));

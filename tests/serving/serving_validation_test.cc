@@ -156,8 +156,12 @@ TEST_CASE("serving validation: AIConfigurator's silicon rows, one group per engi
   CHECK(trt.layout.ep == 2);
   CHECK(trt.options.weights == WeightFormat::fp8);
   CHECK(trt.workload.concurrency == 16);
-  // trtllm.rule: max_batch + isl + 500 in blocks of 32: 16 + 128 + 500 = 644 → 672.
-  CHECK(trt.options.max_step_tokens == 672);
+  // The generator's agg max_num_tokens when the rows were measured: max_batch + isl + 1500 in
+  // blocks of 32: 16 + 128 + 1500 = 1644 → 1664; max_batch_size: the batch.
+  CHECK(trt.options.max_step_tokens == 1664);
+  CHECK(trt.layout.max_batch == 16);
+  // An FP8-block checkpoint: the generator launches it with an FP8 KV cache.
+  CHECK(trt.options.kv == KvFormat::fp8);
   CHECK(trt.measured[1] == doctest::Approx(0.246730755196875));
   for (const ServingRun& r : runs.value()) {
     CAPTURE(r.id);
@@ -166,6 +170,8 @@ TEST_CASE("serving validation: AIConfigurator's silicon rows, one group per engi
       CHECK(r.options.engine == Engine::sglang);
       CHECK(r.options.max_step_tokens == 0);  // its chunked-prefill size
     }
+    // The KV cache follows the weights (the CSV states neither KV format).
+    CHECK((r.options.kv == KvFormat::fp8) == (r.options.weights == WeightFormat::fp8));
     // vllm.rule: max_batch + isl + 1500.
     if (r.group == "aic vllm")
       CHECK(r.options.max_step_tokens ==
