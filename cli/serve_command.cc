@@ -1,5 +1,6 @@
 // meshplan serve: a serving plan (layout, KV cache, TTFT/TPOT, goodput) for one layout, or the
 // best layouts from a search when --layout is absent.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -8,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "core/model_limits.h"
+#include "reports/serving_report.h"
 #include "serving/replay_trace.h"
 #include "serving/serving_layout_parse.h"
 #include "serving/serving_render.h"
@@ -31,6 +33,7 @@ struct ServeOptions {
        mixed_chunk_searched = false;
   int64_t max_prefill_tokens = 0;
   std::string trace_path;
+  std::string out_dir;  // --out: serve.md and its charts
 };
 
 template <typename E>
@@ -78,11 +81,9 @@ Workload workload(const ServeOptions& o) {
 // Replays the best layout again, recording its steps, and writes them as a Perfetto trace.
 int write_trace(const ServingProblem& p, const ServingEstimate& best, const std::string& path) {
   if (best.layout.disaggregated())
-    return print_errors({Diagnostic{{"--trace", 0, 0, ""},
-                                    "trace",
-                                    path,
+    return print_errors({flag_error("--trace", path,
                                     "the best layout is disaggregated; traces cover one "
-                                    "aggregated replica's steps only"}});
+                                    "aggregated replica's steps only")});
   ServingProblem recorded = as_evaluated(p, best);
   recorded.record_steps = true;
   const std::optional<ServingEstimate> e = evaluate_serving(recorded, best.layout);
@@ -96,6 +97,9 @@ int write_trace(const ServingProblem& p, const ServingEstimate& best, const std:
 }
 
 int run_serve(const ServeOptions& o) {
+  if (!o.out_dir.empty() && o.in.format == "json")
+    return print_errors({flag_error(
+        "--out", o.out_dir, "writes serve.md and its SVG charts; use it with --format md")});
   std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/false);
   if (!in) return kExitBadInput;
   ServingProblem p{in->model, in->cluster, in->profile, in->gpus, workload(o), serving_options(o)};
@@ -119,19 +123,23 @@ int run_serve(const ServeOptions& o) {
       ++report.result.evaluated;
     }
     if (report.result.ranked.empty())
-      return print_errors({Diagnostic{{"--layout", 0, 0, ""},
-                                      "layout",
-                                      o.in.layout_text,
+      return print_errors({flag_error("--layout", o.in.layout_text,
                                       "leaves no KV-cache room for one request: weights and "
-                                      "workspace exceed the engine's memory budget"}});
+                                      "workspace exceed the engine's memory budget")});
     rank_estimates(report.result);
   }
   if (!o.trace_path.empty() && !report.result.ranked.empty()) {
     if (int rc = write_trace(p, report.result.ranked.front(), o.trace_path); rc != 0) return rc;
   }
-  if (o.load_curve && !report.result.ranked.empty())
+  // The report's load charts need the curve: --out replays it as --load-curve does.
+  if ((o.load_curve || !o.out_dir.empty()) && !report.result.ranked.empty())
     report.load = load_curve(p, report.result.ranked.front());
-  if (o.in.format == "json")
+  if (!o.out_dir.empty()) {
+    const std::vector<ReportFile> files = render_serving_report(report);
+    if (int rc = write_report_files(files, o.out_dir); rc != 0) return rc;
+    for (const ReportFile& f : files)
+      std::cout << (std::filesystem::path(o.out_dir) / f.name).string() << "\n";
+  } else if (o.in.format == "json")
     std::cout << serve_json(report).dump(2) << "\n";
   else if (o.in.format == "md")
     std::cout << serve_markdown(report);
@@ -216,6 +224,9 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                   "Chrome/Perfetto trace JSON");
   sub->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 10000));
   add_format_option(sub, o->in.format, {"table", "json", "md"});
+  sub->add_option("--out", o->out_dir,
+                  "write serve.md and its SVG charts (Pareto front; TTFT, TPOT "
+                  "and throughput of the best layout against load) to this folder");
   sub->callback([o, &exit_code] { exit_code = run_serve(*o); });
   return sub;
 }

@@ -31,10 +31,6 @@ struct SweepOptions {
   int simulate_top = 0;
 };
 
-Diagnostic flag_error(const std::string& flag, const std::string& value, const std::string& rule) {
-  return Diagnostic{{flag, 0, 0, ""}, flag.substr(2), value, rule};
-}
-
 // The batch rule from the three exclusive flags (CLI11 enforces the exclusion); `batches` is
 // --global-batch parsed (one value: a fixed batch; several: swept, not a rule).
 BatchPolicy batch_policy(const SweepOptions& o, const std::vector<int64_t>& batches) {

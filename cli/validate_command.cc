@@ -61,7 +61,7 @@ struct Bound {
 };
 
 Diagnostic bound_error(const std::string& value, const std::string& rule) {
-  return Diagnostic{{"--max-error", 0, 0, ""}, "max-error", value, rule};
+  return flag_error("--max-error", value, rule);
 }
 
 // Reads every NAME=FRACTION; the names are checked against the summaries later.

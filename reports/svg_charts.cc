@@ -204,7 +204,7 @@ std::string line_chart(const LineChart& c) {
     std::vector<Point> shown;
     for (const Point& p : s.points)
       if (!(c.log_x && p.x <= 0) && !(c.log_y && p.y <= 0)) shown.push_back(p);
-    for (size_t i = 1; i < shown.size(); ++i)
+    for (size_t i = 1; i < shown.size() && !s.markers_only; ++i)
       svg.line(ax(shown[i - 1].x), ay(shown[i - 1].y), ax(shown[i].x), ay(shown[i].y), s.colour, 2,
                s.dashed);
     if (!s.dashed)

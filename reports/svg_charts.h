@@ -67,6 +67,7 @@ struct LineSeries {
   std::string colour;
   std::vector<Point> points;
   bool dashed = false;
+  bool markers_only = false;  // points without the line through them (a scatter series)
 };
 struct LineChart {
   std::string title, x_label, y_label, caption;

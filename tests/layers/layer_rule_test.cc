@@ -66,8 +66,11 @@ TEST_CASE("layers: the rule is the documented order") {
   CHECK(rules[3].may_use == std::vector<std::string>{"core", "simulator"});
   CHECK(rules[4].layer == "launchers");
   CHECK(rules[4].may_use == std::vector<std::string>{"core", "simulator", "planner"});
-  CHECK(rules[7].layer == "serving");
-  CHECK(rules[7].may_use == std::vector<std::string>{"core", "simulator", "planner"});
+  CHECK(rules[6].layer == "serving");
+  CHECK(rules[6].may_use == std::vector<std::string>{"core", "simulator", "planner"});
+  CHECK(rules[7].layer == "reports");
+  CHECK(rules[7].may_use ==
+        std::vector<std::string>{"core", "simulator", "planner", "launchers", "checks", "serving"});
 }
 
 TEST_CASE("layers: the simulator knows stages, operations and streams, never a Layout") {

@@ -1,0 +1,160 @@
+#include "reports/serving_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "reports/svg_canvas.h"
+
+namespace meshplan {
+namespace {
+
+using serving::LoadPoint;
+using serving::ServeReport;
+using serving::ServingEstimate;
+
+constexpr double kMsPerS = 1e3;
+constexpr double kTickRatio = 1.5;
+
+svg::Point pareto_point(const ServingEstimate& e) {
+  return {e.tokens_per_s_per_user, e.output_tokens_per_s_per_gpu};
+}
+
+bool has_slo(const ServeReport& r) {
+  return r.problem->options.slo.ttft_s > 0 || r.problem->options.slo.tpot_s > 0;
+}
+
+// The load curve's closed-loop points (the offline one, concurrency 0, is the saturation).
+std::vector<const LoadPoint*> closed_loop(const ServeReport& r) {
+  std::vector<const LoadPoint*> out;
+  for (const LoadPoint& l : r.load)
+    if (l.concurrency > 0) out.push_back(&l);
+  return out;
+}
+
+const LoadPoint* offline_point(const ServeReport& r) {
+  for (const LoadPoint& l : r.load)
+    if (l.concurrency <= 0) return &l;
+  return nullptr;
+}
+
+// A log-x frame over the load curve's concurrencies.
+svg::LineChart load_frame(const ServeReport& r, std::string title, std::string y_label) {
+  svg::LineChart c;
+  c.title = std::move(title);
+  c.x_label = "concurrency (requests in flight, all replicas)";
+  c.y_label = std::move(y_label);
+  c.log_x = true;
+  // A tick per point, but none within 1.5× of the one before (the last point, the most the
+  // layout admits, often sits just past a power of two): the last point's replaces it.
+  for (const LoadPoint* l : closed_loop(r)) {
+    if (!c.x_ticks.empty() && l->concurrency < kTickRatio * c.x_ticks.back()) c.x_ticks.pop_back();
+    c.x_ticks.push_back(l->concurrency);
+  }
+  return c;
+}
+
+// A dashed horizontal line at `y` across the chart's concurrencies.
+svg::LineSeries level(const svg::LineChart& c, std::string name, double y) {
+  svg::LineSeries s{std::move(name), svg::kGrey, {}, true};
+  if (!c.x_ticks.empty()) s.points = {{c.x_ticks.front(), y}, {c.x_ticks.back(), y}};
+  return s;
+}
+
+std::string chart_title(const char* kind) {
+  return std::string(kind) + " of the best layout against load";
+}
+
+}  // namespace
+
+svg::LineChart serving_pareto_chart(const ServeReport& r) {
+  svg::LineChart c;
+  c.title = "Tokens/s per GPU against tokens/s per user";
+  c.x_label = "tokens/s per user (1 / TPOT)";
+  c.y_label = "output tokens/s per GPU";
+  const bool slo = has_slo(r);
+  svg::LineSeries meets{
+      slo ? "meets the SLO" : "layouts evaluated", slo ? svg::kGreen : svg::kGrey, {}, false, true};
+  svg::LineSeries misses{"misses the SLO", svg::kGrey, {}, false, true};
+  for (const ServingEstimate& e : r.result.ranked)
+    (!slo || e.meets_slo ? meets : misses).points.push_back(pareto_point(e));
+  svg::LineSeries front{"Pareto front", svg::kBlue, {}, false};
+  for (size_t i : r.result.pareto) front.points.push_back(pareto_point(r.result.ranked[i]));
+  c.series.push_back(meets);
+  if (slo) c.series.push_back(misses);
+  c.series.push_back(front);
+  if (!r.result.ranked.empty())
+    c.series.push_back(
+        {"plan (best)", svg::kVermillion, {pareto_point(r.result.ranked.front())}, false, true});
+  c.caption =
+      fmt::format("{} layouts; on the front no other layout is faster both per GPU and per user",
+                  r.result.ranked.size());
+  return c;
+}
+
+svg::LineChart serving_latency_chart(const ServeReport& r, LatencyKind kind) {
+  const bool ttft = kind == LatencyKind::ttft;
+  const double unit = ttft ? 1 : kMsPerS;
+  svg::LineChart c =
+      load_frame(r, chart_title(ttft ? "TTFT" : "TPOT"), ttft ? "TTFT (s)" : "TPOT (ms)");
+  svg::LineSeries p50{"p50", svg::kBlue, {}, false}, p99{"p99", svg::kVermillion, {}, false};
+  for (const LoadPoint* l : closed_loop(r)) {
+    const serving::LatencyStats& s = ttft ? l->ttft_s : l->tpot_s;
+    p50.points.push_back({l->concurrency, s.p50 * unit});
+    p99.points.push_back({l->concurrency, s.p99 * unit});
+  }
+  const serving::Slo& slo = r.problem->options.slo;
+  const double bound = ttft ? slo.ttft_s : slo.tpot_s;
+  if (bound > 0)
+    c.series.push_back(
+        level(c, fmt::format("SLO ≤ {:g} {}", bound * unit, ttft ? "s" : "ms"), bound * unit));
+  c.series.push_back(p50);
+  c.series.push_back(p99);
+  return c;
+}
+
+svg::LineChart serving_throughput_chart(const ServeReport& r) {
+  svg::LineChart c = load_frame(r, chart_title("Throughput"), "output tokens/s (all GPUs)");
+  svg::LineSeries closed{"closed loop", svg::kBlue, {}, false};
+  for (const LoadPoint* l : closed_loop(r))
+    closed.points.push_back({l->concurrency, l->output_tokens_per_s});
+  if (const LoadPoint* offline = offline_point(r))
+    c.series.push_back(level(c, "offline (saturation)", offline->output_tokens_per_s));
+  c.series.push_back(closed);
+  return c;
+}
+
+std::vector<ReportFile> serving_chart_files(const ServeReport& r) {
+  std::vector<ReportFile> files;
+  if (r.searched && r.result.ranked.size() > 1)
+    files.push_back({"pareto.svg", svg::line_chart(serving_pareto_chart(r))});
+  if (!closed_loop(r).empty()) {
+    files.push_back({"ttft.svg", svg::line_chart(serving_latency_chart(r, LatencyKind::ttft))});
+    files.push_back({"tpot.svg", svg::line_chart(serving_latency_chart(r, LatencyKind::tpot))});
+    files.push_back({"throughput.svg", svg::line_chart(serving_throughput_chart(r))});
+  }
+  return files;
+}
+
+std::vector<ReportFile> render_serving_report(const ServeReport& r) {
+  const serving::ServingProblem& p = *r.problem;
+  std::string md = fmt::format("# meshplan serve: {} on {}\n\n", p.model.name, p.cluster.gpu.name) +
+                   "Generated by `meshplan serve`: each layout's memory and step times from the "
+                   "cost model, its TTFT, TPOT and throughput from a replay of the requests.\n\n" +
+                   serving::serve_markdown(r);
+  std::vector<ReportFile> charts = serving_chart_files(r);
+  if (!charts.empty()) md += "\n## Charts\n";
+  for (const ReportFile& f : charts) {
+    const std::string name = f.name.substr(0, f.name.size() - 4);  // without ".svg"
+    const std::string alt = name == "pareto" ? "Pareto front"
+                            : name == "ttft" ? "TTFT against load"
+                            : name == "tpot" ? "TPOT against load"
+                                             : "Throughput against load";
+    md += fmt::format("\n![{}]({})\n", alt, f.name);
+  }
+  std::vector<ReportFile> files = {{"serve.md", md}};
+  for (ReportFile& f : charts) files.push_back(std::move(f));
+  return files;
+}
+
+}  // namespace meshplan
