@@ -211,17 +211,20 @@ static void reset_keeping_buffers(auto& shape) {
   auto frames = std::move(shape.frames);
   auto frame_sums = std::move(shape.frame_sums);
   auto activations = std::move(shape.activations);
+  auto activation_terms = std::move(shape.activation_terms);
   shape = {};
   shape.classes = std::move(classes);
   shape.class_of_stage = std::move(class_of_stage);
   shape.frames = std::move(frames);
   shape.frame_sums = std::move(frame_sums);
   shape.activations = std::move(activations);
+  shape.activation_terms = std::move(activation_terms);
   shape.classes.clear();
   shape.class_of_stage.clear();
   for (auto& f : shape.frames) f.clear();
   for (auto& f : shape.frame_sums) f.clear();
   shape.activations.clear();
+  shape.activation_terms.clear();
 }
 
 void CostModel::build_shape(const Layout& l, Shape& shape) {
@@ -659,10 +662,29 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
       shape.activations_layers != l.recompute_layers ||
       shape.activations_modules != l.recompute_modules ||
       shape.activations_stage_layers != l.recompute_stage_layers) {
-    shape.activations.clear();
-    for (const StageClass& k : shape.classes)
-      shape.activations.push_back(stage_activations(k.mix, shape.costs.dense.activations,
-                                                    shape.costs.moe.activations, l, k.first));
+    const size_t n = shape.classes.size();
+    shape.activations.resize(n);
+    const LayerActivations& dense = shape.costs.dense.activations;
+    const LayerActivations& moe = shape.costs.moe.activations;
+    // One count on every stage, not in uniform groups: the terms serve every count.
+    if (l.recompute_stage_layers.empty() &&
+        !(l.recompute == Recompute::full && l.recompute_layers > 1)) {
+      if (shape.activation_terms.empty() || shape.terms_recompute != l.recompute ||
+          shape.terms_modules != l.recompute_modules) {
+        shape.activation_terms.resize(n);
+        for (size_t i = 0; i < n; ++i)
+          shape.activation_terms[i] = stage_activation_terms(shape.classes[i].mix, dense, moe,
+                                                             l.recompute, l.recompute_modules);
+        shape.terms_recompute = l.recompute;
+        shape.terms_modules = l.recompute_modules;
+      }
+      for (size_t i = 0; i < n; ++i)
+        shape.activations[i] = stage_activations(shape.activation_terms[i], l.recompute_layers);
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        shape.activations[i] =
+            stage_activations(shape.classes[i].mix, dense, moe, l, shape.classes[i].first);
+    }
     shape.activations_recompute = l.recompute;
     shape.activations_layers = l.recompute_layers;
     shape.activations_modules = l.recompute_modules;

@@ -266,6 +266,11 @@ class CostModel {
     mutable RecomputeModules activations_modules = kDefaultRecomputeModules;
     mutable int64_t activations_layers = -1;
     mutable StageCounts activations_stage_layers;
+    // stage_activation_terms of each class for `terms_recompute` and `terms_modules` (empty: none
+    // yet): activations_of combines them for each count of layers recomputed in full.
+    mutable std::vector<StageActivationTerms> activation_terms;
+    mutable Recompute terms_recompute = Recompute::none;
+    mutable RecomputeModules terms_modules = kDefaultRecomputeModules;
     // uniform_recompute_group for `uniform_group_schedule` (0: not yet asked).
     mutable int64_t uniform_group = 0;
     mutable Schedule uniform_group_schedule = Schedule::one_f_one_b;
