@@ -691,6 +691,7 @@ struct SearchThread {
   CostModel::PipelineTiming timing;
   ThreadResult out;
   ItemChoices choices;
+  std::array<StageTotals, 4> peaks{};  // run_zero_stages' buffer
 };
 
 // What rank_fitting knows of one recompute mode's pipeline timings in one shape and schedule.
@@ -703,6 +704,13 @@ struct FloorState {
   int64_t beyond_from = -1;
 };
 constexpr double kFloorMargin = 1e-9;
+
+// Whether rank_fitting prunes a layout recomputing `rl` layers without timing it: a count beyond
+// one whose floor already lost (FloorState::beyond_from; only set when pruning by step time).
+// run_zero_stages asks it before the call: most layouts that fit end here.
+bool beyond_floor(const FloorState& floor, int64_t rl, const SearchOptions& options) {
+  return options.prune && floor.beyond_from >= 1 && rl > floor.beyond_from;
+}
 
 // Times a layout that fits and keeps it if it ranks. The pipeline part, in `t.timing`, is shared
 // by the ZeRO stages of one recompute choice. A layout whose step-time floor is above the
@@ -717,7 +725,7 @@ void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef sha
     return;
   }
   const int64_t rl = layout.recompute_layers;
-  if (options.prune && floor.beyond_from >= 1 && rl > floor.beyond_from) {
+  if (beyond_floor(floor, rl, options)) {
     ++t.out.pruned;
     return;
   }
@@ -792,7 +800,9 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
   const bool retries =
       allow_offload || (layout.recompute == Recompute::full && model.options().uniform_recompute &&
                         !options.fix.recompute_layers);
-  std::array<StageTotals, 4> peaks{};
+  // Filled for the stages `zeros` marks, the only ones read: the thread's buffer, which saves
+  // zeroing a fresh one per call.
+  std::array<StageTotals, 4>& peaks = t.peaks;
   // The launcher's answers for the ZeRO stages that fit as they are: asked at once, at the first
   // that fits, where two or more do (for one, `refuses` is the cheaper question).
   std::array<const char*, 4> refused{};
@@ -834,6 +844,10 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
                   : !launcher_runs(options, model, layout, out))
         continue;
       ++out.feasible;
+      if (beyond_floor(floor, rl, options)) {  // rank_fitting's first answer, without the call
+        ++out.pruned;
+        continue;
+      }
       rank_fitting(t, layout, shape, peak.total, order, options, floor);
     } else if (!retries) {
       ++out.rejected[static_cast<size_t>(dominant_term(peak))];
@@ -1049,7 +1063,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
     const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
     std::deque<SearchThread> per_thread;  // a deque: each `own` stays where `model` points
     for (int i = 0; i < threads; ++i) {
-      SearchThread& t = per_thread.emplace_back(SearchThread{&first, std::nullopt, {}, {}, {}});
+      SearchThread& t = per_thread.emplace_back(SearchThread{&first, std::nullopt, {}, {}, {}, {}});
       if (i > 0) t.model = &t.own.emplace(prototype);
     }
     std::atomic<size_t> next{0};
