@@ -835,11 +835,8 @@ int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const
   const LayerActivations& dense = shape.costs.dense.activations;
   const LayerActivations& moe = shape.costs.moe.activations;
   // Each class's terms and micro-batches in flight, the same for every group size.
-  struct ClassTerms {
-    UniformGroupTerms terms;
-    double in_flight = 0;
-  };
-  std::vector<ClassTerms> classes;
+  std::vector<UniformClassTerms>& classes = uniform_classes_;
+  classes.clear();
   for (const StageClass& k : shape.classes) {
     if (k.mix.layers() == 0) continue;
     classes.push_back({uniform_group_terms(k.mix, dense, moe),
@@ -847,7 +844,7 @@ int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const
   }
   auto largest = [&](int64_t group) {
     double worst = 0;
-    for (const ClassTerms& c : classes)
+    for (const UniformClassTerms& c : classes)
       worst = std::max(worst, uniform_group_activation_bytes(c.terms, group, c.in_flight));
     return worst;
   };
@@ -855,9 +852,19 @@ int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const
   double best_bytes = largest(1);
   int64_t most_layers = 0;
   for (const StageClass& k : shape.classes) most_layers = std::max(most_layers, k.mix.layers());
-  for (int64_t group = 2; group <= most_layers; ++group) {
+  for (int64_t group = 2; group <= most_layers;) {
     const double bytes = largest(group);
     if (bytes < best_bytes) best = group, best_bytes = bytes;
+    // On to the next size at which some class's group count ⌈L/N⌉ falls (⌈L/(k − 1)⌉ for count
+    // k): up to it every class keeps its count and rebuilds no fewer layers at once, so no size
+    // in between is strictly smaller than this one (the same products, addends no smaller: exact
+    // in floating point) and the scan keeps the same best.
+    int64_t next = most_layers + 1;
+    for (const UniformClassTerms& c : classes) {
+      const int64_t count = (c.terms.layers + group - 1) / group;
+      if (count > 1) next = std::min(next, (c.terms.layers + count - 2) / (count - 1));
+    }
+    group = std::max(group + 1, next);
   }
   return best;
 }

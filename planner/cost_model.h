@@ -276,6 +276,13 @@ class CostModel {
     mutable Schedule uniform_group_schedule = Schedule::one_f_one_b;
   };
   int64_t best_uniform_group(const Layout& l, const Shape& shape) const;
+  // best_uniform_group's terms of one class, and its micro-batches in flight; the buffer is
+  // reused from call to call.
+  struct UniformClassTerms {
+    UniformGroupTerms terms;
+    double in_flight = 0;
+  };
+  mutable std::vector<UniformClassTerms> uniform_classes_;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   // frame_sums of frames_of(l, shape), cached alike.
