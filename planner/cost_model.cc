@@ -771,7 +771,11 @@ StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
 }
 
 int64_t CostModel::uniform_recompute_group(const Layout& l) {
-  const Shape& shape = shape_of(l);
+  return uniform_recompute_group(l, shape_ref(l));
+}
+
+int64_t CostModel::uniform_recompute_group(const Layout& l, ShapeRef ref) const {
+  const Shape& shape = *ref.shape_;
   // The group depends on the shape and the schedule (micro-batches in flight) alone.
   if (shape.uniform_group > 0 && shape.uniform_group_schedule == l.schedule)
     return shape.uniform_group;

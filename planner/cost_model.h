@@ -156,6 +156,8 @@ class CostModel {
   // (recompute_layers, memory_model.cc) that least raises the largest stage's activations,
   // m·⌈L/N⌉ layer inputs plus N layers rebuilt at once; 1 when grouping saves nothing.
   int64_t uniform_recompute_group(const Layout& l);
+  // The same for l of the handle's shape (the search's retries, without looking the shape up).
+  int64_t uniform_recompute_group(const Layout& l, ShapeRef shape) const;
   // For a layout of the handle's shape recomputing by the block method (recompute none or
   // selective, no per-stage list, nothing offloaded): each pipeline stage's fewest layers
   // recomputed in full, in multiples of `step`, with which that stage fits the GPU under l's

@@ -581,9 +581,9 @@ bool zero_allowed(const CostOptions& o, const LayoutFix& fix, int zero, int64_t 
 // candidate that fits without it is never retried. Tried only where it can help: ZeRO ≥ 1
 // (offload_needs_zero), a host the cluster describes, and the peak stage fitting once its
 // optimizer states leave. Each try is an evaluated layout. On success `layout` carries the
-// device.
-bool offload_fit(CostModel& model, Layout& layout, const StageMemory& peak, int64_t& order,
-                 ThreadResult& out) {
+// device. `shape`: the layout's (CostModel::shape_ref), which the retries share.
+bool offload_fit(CostModel& model, Layout& layout, CostModel::ShapeRef shape,
+                 const StageMemory& peak, int64_t& order, ThreadResult& out) {
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
   const double slack = 1 + model.options().memory.allocator_slack_fraction;
   if (layout.zero < 1 || !model.cluster().host.known() ||
@@ -594,7 +594,7 @@ bool offload_fit(CostModel& model, Layout& layout, const StageMemory& peak, int6
     off.offload = device;
     ++out.evaluated;
     ++order;
-    const double bytes = model.peak_stage_memory(off).total_bytes();
+    const double bytes = model.peak_stage_memory(off, shape).total_bytes();
     if (!out.smallest || bytes < out.smallest->key) out.smallest = Ranked{bytes, order, off};
     if (bytes > hbm) return false;
     if (!model.host_fits(off)) continue;
@@ -606,16 +606,17 @@ bool offload_fit(CostModel& model, Layout& layout, const StageMemory& peak, int6
 
 // A full-recompute candidate too big for GPU memory, retried with the uniform method's groups
 // (CostModel::uniform_recompute_group): the same compute, fewer stored layer inputs. Taken when
-// it needs less memory (one evaluated layout); `layout` and `peak` then carry it.
-bool uniform_groups_help(CostModel& model, Layout& layout, StageMemory& peak, int64_t& order,
-                         ThreadResult& out) {
-  const int64_t group = model.uniform_recompute_group(layout);
+// it needs less memory (one evaluated layout); `layout` and `peak` then carry it. `shape`: the
+// layout's (CostModel::shape_ref), which the retry shares.
+bool uniform_groups_help(CostModel& model, Layout& layout, CostModel::ShapeRef shape,
+                         StageMemory& peak, int64_t& order, ThreadResult& out) {
+  const int64_t group = model.uniform_recompute_group(layout, shape);
   if (group <= 1) return false;
   Layout grouped = layout;
   grouped.recompute_layers = group;
   ++out.evaluated;
   ++order;
-  const StageMemory p = model.peak_stage_memory(grouped);
+  const StageMemory p = model.peak_stage_memory(grouped, shape);
   if (!out.smallest || p.total_bytes() < out.smallest->key)
     out.smallest = Ranked{p.total_bytes(), order, grouped};
   if (p.total_bytes() >= peak.total_bytes()) return false;
@@ -757,10 +758,10 @@ void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef sha
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
   double bytes = peak.total_bytes();
   if (bytes > hbm && layout.recompute == Recompute::full && model.options().uniform_recompute &&
-      !options.fix.recompute_layers && uniform_groups_help(model, layout, peak, order, out))
+      !options.fix.recompute_layers && uniform_groups_help(model, layout, shape, peak, order, out))
     bytes = peak.total_bytes();
-  if (bytes > hbm && allow_offload && offload_fit(model, layout, peak, order, out)) {
-    bytes = model.peak_stage_memory(layout).total_bytes();
+  if (bytes > hbm && allow_offload && offload_fit(model, layout, shape, peak, order, out)) {
+    bytes = model.peak_stage_memory(layout, shape).total_bytes();
   } else if (bytes > hbm) {
     ++out.rejected[static_cast<size_t>(dominant_term(peak))];
     return;
