@@ -219,8 +219,7 @@ static void reset_keeping_buffers(auto& shape) {
   shape.frame_sums = std::move(frame_sums);
   shape.activations = std::move(activations);
   shape.activation_terms = std::move(activation_terms);
-  shape.classes.clear();
-  shape.class_of_stage.clear();
+  shape.class_of_stage.clear();  // the classes keep their elements: build_shape overwrites them
   for (auto& f : shape.frames) f.clear();
   for (auto& f : shape.frame_sums) f.clear();
   shape.activations.clear();
@@ -261,7 +260,17 @@ void CostModel::build_shape(const Layout& l, Shape& shape) {
   ClassSplit own;
   if (per_stage) split_classes(l, true, own);
   const ClassSplit& split = per_stage ? own : classes_of(l);
-  shape.classes = split.classes;
+  // Each class's split fields, with no sync times ready: those are computed when first asked
+  // (sync_of, behind sync_ready), so the stale ones a reused element holds are never read, and
+  // copying them, most of a StageClass, is skipped.
+  shape.classes.resize(split.classes.size());
+  for (size_t i = 0; i < split.classes.size(); ++i) {
+    const StageClass& from = split.classes[i];
+    StageClass& k = shape.classes[i];
+    k.first = from.first, k.count = from.count, k.mix = from.mix, k.params = from.params;
+    k.sync_ready = {};
+    k.embedding_sync_s = 0, k.mirror_sync_s = 0;
+  }
   shape.class_of_stage = split.class_of_stage;
   for (StageClass& k : shape.classes) {
     const bool first = holds_first_chunk(l.pipeline(), k.first);

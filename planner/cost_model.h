@@ -222,6 +222,7 @@ class CostModel {
   // Stages with identical layers and parameters (one stage each when the layout recomputes a
   // count per stage); `first` is the lowest stage index, which holds the most micro-batches in
   // flight, so it carries the class's peak memory.
+  // build_shape sets every field but `sync` one by one (a new field is set there too).
   struct StageClass {
     int64_t first = 0, count = 0;
     StageLayerMix mix;
