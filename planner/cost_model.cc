@@ -211,17 +211,19 @@ static void reset_keeping_buffers(auto& shape) {
   auto frames = std::move(shape.frames);
   auto frame_sums = std::move(shape.frame_sums);
   auto activations = std::move(shape.activations);
+  auto activation_terms = std::move(shape.activation_terms);
   shape = {};
   shape.classes = std::move(classes);
   shape.class_of_stage = std::move(class_of_stage);
   shape.frames = std::move(frames);
   shape.frame_sums = std::move(frame_sums);
   shape.activations = std::move(activations);
-  shape.classes.clear();
-  shape.class_of_stage.clear();
+  shape.activation_terms = std::move(activation_terms);
+  shape.class_of_stage.clear();  // the classes keep their elements: build_shape overwrites them
   for (auto& f : shape.frames) f.clear();
   for (auto& f : shape.frame_sums) f.clear();
   shape.activations.clear();
+  shape.activation_terms.clear();
 }
 
 void CostModel::build_shape(const Layout& l, Shape& shape) {
@@ -258,7 +260,17 @@ void CostModel::build_shape(const Layout& l, Shape& shape) {
   ClassSplit own;
   if (per_stage) split_classes(l, true, own);
   const ClassSplit& split = per_stage ? own : classes_of(l);
-  shape.classes = split.classes;
+  // Each class's split fields, with no sync times ready: those are computed when first asked
+  // (sync_of, behind sync_ready), so the stale ones a reused element holds are never read, and
+  // copying them, most of a StageClass, is skipped.
+  shape.classes.resize(split.classes.size());
+  for (size_t i = 0; i < split.classes.size(); ++i) {
+    const StageClass& from = split.classes[i];
+    StageClass& k = shape.classes[i];
+    k.first = from.first, k.count = from.count, k.mix = from.mix, k.params = from.params;
+    k.sync_ready = {};
+    k.embedding_sync_s = 0, k.mirror_sync_s = 0;
+  }
   shape.class_of_stage = split.class_of_stage;
   for (StageClass& k : shape.classes) {
     const bool first = holds_first_chunk(l.pipeline(), k.first);
@@ -659,10 +671,29 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
       shape.activations_layers != l.recompute_layers ||
       shape.activations_modules != l.recompute_modules ||
       shape.activations_stage_layers != l.recompute_stage_layers) {
-    shape.activations.clear();
-    for (const StageClass& k : shape.classes)
-      shape.activations.push_back(stage_activations(k.mix, shape.costs.dense.activations,
-                                                    shape.costs.moe.activations, l, k.first));
+    const size_t n = shape.classes.size();
+    shape.activations.resize(n);
+    const LayerActivations& dense = shape.costs.dense.activations;
+    const LayerActivations& moe = shape.costs.moe.activations;
+    // One count on every stage, not in uniform groups: the terms serve every count.
+    if (l.recompute_stage_layers.empty() &&
+        !(l.recompute == Recompute::full && l.recompute_layers > 1)) {
+      if (shape.activation_terms.empty() || shape.terms_recompute != l.recompute ||
+          shape.terms_modules != l.recompute_modules) {
+        shape.activation_terms.resize(n);
+        for (size_t i = 0; i < n; ++i)
+          shape.activation_terms[i] = stage_activation_terms(shape.classes[i].mix, dense, moe,
+                                                             l.recompute, l.recompute_modules);
+        shape.terms_recompute = l.recompute;
+        shape.terms_modules = l.recompute_modules;
+      }
+      for (size_t i = 0; i < n; ++i)
+        shape.activations[i] = stage_activations(shape.activation_terms[i], l.recompute_layers);
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        shape.activations[i] =
+            stage_activations(shape.classes[i].mix, dense, moe, l, shape.classes[i].first);
+    }
     shape.activations_recompute = l.recompute;
     shape.activations_layers = l.recompute_layers;
     shape.activations_modules = l.recompute_modules;
@@ -749,7 +780,11 @@ StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
 }
 
 int64_t CostModel::uniform_recompute_group(const Layout& l) {
-  const Shape& shape = shape_of(l);
+  return uniform_recompute_group(l, shape_ref(l));
+}
+
+int64_t CostModel::uniform_recompute_group(const Layout& l, ShapeRef ref) const {
+  const Shape& shape = *ref.shape_;
   // The group depends on the shape and the schedule (micro-batches in flight) alone.
   if (shape.uniform_group > 0 && shape.uniform_group_schedule == l.schedule)
     return shape.uniform_group;
@@ -813,11 +848,8 @@ int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const
   const LayerActivations& dense = shape.costs.dense.activations;
   const LayerActivations& moe = shape.costs.moe.activations;
   // Each class's terms and micro-batches in flight, the same for every group size.
-  struct ClassTerms {
-    UniformGroupTerms terms;
-    double in_flight = 0;
-  };
-  std::vector<ClassTerms> classes;
+  std::vector<UniformClassTerms>& classes = uniform_classes_;
+  classes.clear();
   for (const StageClass& k : shape.classes) {
     if (k.mix.layers() == 0) continue;
     classes.push_back({uniform_group_terms(k.mix, dense, moe),
@@ -825,7 +857,7 @@ int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const
   }
   auto largest = [&](int64_t group) {
     double worst = 0;
-    for (const ClassTerms& c : classes)
+    for (const UniformClassTerms& c : classes)
       worst = std::max(worst, uniform_group_activation_bytes(c.terms, group, c.in_flight));
     return worst;
   };
@@ -833,9 +865,19 @@ int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const
   double best_bytes = largest(1);
   int64_t most_layers = 0;
   for (const StageClass& k : shape.classes) most_layers = std::max(most_layers, k.mix.layers());
-  for (int64_t group = 2; group <= most_layers; ++group) {
+  for (int64_t group = 2; group <= most_layers;) {
     const double bytes = largest(group);
     if (bytes < best_bytes) best = group, best_bytes = bytes;
+    // On to the next size at which some class's group count ⌈L/N⌉ falls (⌈L/(k − 1)⌉ for count
+    // k): up to it every class keeps its count and rebuilds no fewer layers at once, so no size
+    // in between is strictly smaller than this one (the same products, addends no smaller: exact
+    // in floating point) and the scan keeps the same best.
+    int64_t next = most_layers + 1;
+    for (const UniformClassTerms& c : classes) {
+      const int64_t count = (c.terms.layers + group - 1) / group;
+      if (count > 1) next = std::min(next, (c.terms.layers + count - 2) / (count - 1));
+    }
+    group = std::max(group + 1, next);
   }
   return best;
 }

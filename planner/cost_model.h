@@ -156,6 +156,8 @@ class CostModel {
   // (recompute_layers, memory_model.cc) that least raises the largest stage's activations,
   // m·⌈L/N⌉ layer inputs plus N layers rebuilt at once; 1 when grouping saves nothing.
   int64_t uniform_recompute_group(const Layout& l);
+  // The same for l of the handle's shape (the search's retries, without looking the shape up).
+  int64_t uniform_recompute_group(const Layout& l, ShapeRef shape) const;
   // For a layout of the handle's shape recomputing by the block method (recompute none or
   // selective, no per-stage list, nothing offloaded): each pipeline stage's fewest layers
   // recomputed in full, in multiples of `step`, with which that stage fits the GPU under l's
@@ -220,6 +222,7 @@ class CostModel {
   // Stages with identical layers and parameters (one stage each when the layout recomputes a
   // count per stage); `first` is the lowest stage index, which holds the most micro-batches in
   // flight, so it carries the class's peak memory.
+  // build_shape sets every field but `sync` one by one (a new field is set there too).
   struct StageClass {
     int64_t first = 0, count = 0;
     StageLayerMix mix;
@@ -266,11 +269,23 @@ class CostModel {
     mutable RecomputeModules activations_modules = kDefaultRecomputeModules;
     mutable int64_t activations_layers = -1;
     mutable StageCounts activations_stage_layers;
+    // stage_activation_terms of each class for `terms_recompute` and `terms_modules` (empty: none
+    // yet): activations_of combines them for each count of layers recomputed in full.
+    mutable std::vector<StageActivationTerms> activation_terms;
+    mutable Recompute terms_recompute = Recompute::none;
+    mutable RecomputeModules terms_modules = kDefaultRecomputeModules;
     // uniform_recompute_group for `uniform_group_schedule` (0: not yet asked).
     mutable int64_t uniform_group = 0;
     mutable Schedule uniform_group_schedule = Schedule::one_f_one_b;
   };
   int64_t best_uniform_group(const Layout& l, const Shape& shape) const;
+  // best_uniform_group's terms of one class, and its micro-batches in flight; the buffer is
+  // reused from call to call.
+  struct UniformClassTerms {
+    UniformGroupTerms terms;
+    double in_flight = 0;
+  };
+  mutable std::vector<UniformClassTerms> uniform_classes_;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   // frame_sums of frames_of(l, shape), cached alike.

@@ -581,9 +581,9 @@ bool zero_allowed(const CostOptions& o, const LayoutFix& fix, int zero, int64_t 
 // candidate that fits without it is never retried. Tried only where it can help: ZeRO ≥ 1
 // (offload_needs_zero), a host the cluster describes, and the peak stage fitting once its
 // optimizer states leave. Each try is an evaluated layout. On success `layout` carries the
-// device.
-bool offload_fit(CostModel& model, Layout& layout, const StageMemory& peak, int64_t& order,
-                 ThreadResult& out) {
+// device. `shape`: the layout's (CostModel::shape_ref), which the retries share.
+bool offload_fit(CostModel& model, Layout& layout, CostModel::ShapeRef shape,
+                 const StageMemory& peak, int64_t& order, ThreadResult& out) {
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
   const double slack = 1 + model.options().memory.allocator_slack_fraction;
   if (layout.zero < 1 || !model.cluster().host.known() ||
@@ -594,7 +594,7 @@ bool offload_fit(CostModel& model, Layout& layout, const StageMemory& peak, int6
     off.offload = device;
     ++out.evaluated;
     ++order;
-    const double bytes = model.peak_stage_memory(off).total_bytes();
+    const double bytes = model.peak_stage_memory(off, shape).total_bytes();
     if (!out.smallest || bytes < out.smallest->key) out.smallest = Ranked{bytes, order, off};
     if (bytes > hbm) return false;
     if (!model.host_fits(off)) continue;
@@ -606,16 +606,17 @@ bool offload_fit(CostModel& model, Layout& layout, const StageMemory& peak, int6
 
 // A full-recompute candidate too big for GPU memory, retried with the uniform method's groups
 // (CostModel::uniform_recompute_group): the same compute, fewer stored layer inputs. Taken when
-// it needs less memory (one evaluated layout); `layout` and `peak` then carry it.
-bool uniform_groups_help(CostModel& model, Layout& layout, StageMemory& peak, int64_t& order,
-                         ThreadResult& out) {
-  const int64_t group = model.uniform_recompute_group(layout);
+// it needs less memory (one evaluated layout); `layout` and `peak` then carry it. `shape`: the
+// layout's (CostModel::shape_ref), which the retry shares.
+bool uniform_groups_help(CostModel& model, Layout& layout, CostModel::ShapeRef shape,
+                         StageMemory& peak, int64_t& order, ThreadResult& out) {
+  const int64_t group = model.uniform_recompute_group(layout, shape);
   if (group <= 1) return false;
   Layout grouped = layout;
   grouped.recompute_layers = group;
   ++out.evaluated;
   ++order;
-  const StageMemory p = model.peak_stage_memory(grouped);
+  const StageMemory p = model.peak_stage_memory(grouped, shape);
   if (!out.smallest || p.total_bytes() < out.smallest->key)
     out.smallest = Ranked{p.total_bytes(), order, grouped};
   if (p.total_bytes() >= peak.total_bytes()) return false;
@@ -691,6 +692,7 @@ struct SearchThread {
   CostModel::PipelineTiming timing;
   ThreadResult out;
   ItemChoices choices;
+  std::array<StageTotals, 4> peaks{};  // run_zero_stages' buffer
 };
 
 // What rank_fitting knows of one recompute mode's pipeline timings in one shape and schedule.
@@ -703,6 +705,13 @@ struct FloorState {
   int64_t beyond_from = -1;
 };
 constexpr double kFloorMargin = 1e-9;
+
+// Whether rank_fitting prunes a layout recomputing `rl` layers without timing it: a count beyond
+// one whose floor already lost (FloorState::beyond_from; only set when pruning by step time).
+// run_zero_stages asks it before the call: most layouts that fit end here.
+bool beyond_floor(const FloorState& floor, int64_t rl, const SearchOptions& options) {
+  return options.prune && floor.beyond_from >= 1 && rl > floor.beyond_from;
+}
 
 // Times a layout that fits and keeps it if it ranks. The pipeline part, in `t.timing`, is shared
 // by the ZeRO stages of one recompute choice. A layout whose step-time floor is above the
@@ -717,7 +726,7 @@ void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef sha
     return;
   }
   const int64_t rl = layout.recompute_layers;
-  if (options.prune && floor.beyond_from >= 1 && rl > floor.beyond_from) {
+  if (beyond_floor(floor, rl, options)) {
     ++t.out.pruned;
     return;
   }
@@ -749,10 +758,10 @@ void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef sha
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
   double bytes = peak.total_bytes();
   if (bytes > hbm && layout.recompute == Recompute::full && model.options().uniform_recompute &&
-      !options.fix.recompute_layers && uniform_groups_help(model, layout, peak, order, out))
+      !options.fix.recompute_layers && uniform_groups_help(model, layout, shape, peak, order, out))
     bytes = peak.total_bytes();
-  if (bytes > hbm && allow_offload && offload_fit(model, layout, peak, order, out)) {
-    bytes = model.peak_stage_memory(layout).total_bytes();
+  if (bytes > hbm && allow_offload && offload_fit(model, layout, shape, peak, order, out)) {
+    bytes = model.peak_stage_memory(layout, shape).total_bytes();
   } else if (bytes > hbm) {
     ++out.rejected[static_cast<size_t>(dominant_term(peak))];
     return;
@@ -792,7 +801,9 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
   const bool retries =
       allow_offload || (layout.recompute == Recompute::full && model.options().uniform_recompute &&
                         !options.fix.recompute_layers);
-  std::array<StageTotals, 4> peaks{};
+  // Filled for the stages `zeros` marks, the only ones read: the thread's buffer, which saves
+  // zeroing a fresh one per call.
+  std::array<StageTotals, 4>& peaks = t.peaks;
   // The launcher's answers for the ZeRO stages that fit as they are: asked at once, at the first
   // that fits, where two or more do (for one, `refuses` is the cheaper question).
   std::array<const char*, 4> refused{};
@@ -834,6 +845,10 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
                   : !launcher_runs(options, model, layout, out))
         continue;
       ++out.feasible;
+      if (beyond_floor(floor, rl, options)) {  // rank_fitting's first answer, without the call
+        ++out.pruned;
+        continue;
+      }
       rank_fitting(t, layout, shape, peak.total, order, options, floor);
     } else if (!retries) {
       ++out.rejected[static_cast<size_t>(dominant_term(peak))];
@@ -1049,7 +1064,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
     const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
     std::deque<SearchThread> per_thread;  // a deque: each `own` stays where `model` points
     for (int i = 0; i < threads; ++i) {
-      SearchThread& t = per_thread.emplace_back(SearchThread{&first, std::nullopt, {}, {}, {}});
+      SearchThread& t = per_thread.emplace_back(SearchThread{&first, std::nullopt, {}, {}, {}, {}});
       if (i > 0) t.model = &t.own.emplace(prototype);
     }
     std::atomic<size_t> next{0};

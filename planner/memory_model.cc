@@ -92,6 +92,33 @@ StageActivations stage_activations(const StageLayerMix& mix, const LayerActivati
   return s;
 }
 
+StageActivationTerms stage_activation_terms(const StageLayerMix& mix, const LayerActivations& dense,
+                                            const LayerActivations& moe, Recompute recompute,
+                                            RecomputeModules modules) {
+  StageActivationTerms t;
+  t.recompute = recompute;
+  t.dense_layers = mix.dense_layers, t.moe_layers = mix.moe_layers;
+  t.dense_full = dense.stored(Recompute::full);
+  t.dense_policy = dense.stored(recompute, modules);
+  t.moe_full = moe.stored(Recompute::full);
+  t.moe_policy = moe.stored(recompute, modules);
+  t.dense_whole = dense.no_recompute();
+  t.moe_whole = moe.no_recompute();
+  if (recompute == Recompute::selective) {
+    t.dense_largest = dense.largest_module(modules);
+    t.moe_largest = moe.largest_module(modules);
+  }
+  // stage_activations' first_layer under each policy the first layer may follow.
+  auto first = [&](Recompute policy) {
+    return mix.dense_layers > 0 ? dense.stored(policy, modules)
+           : mix.moe_layers > 0 ? moe.stored(policy, modules)
+                                : 0;
+  };
+  t.first_full = first(Recompute::full);
+  t.first_policy = first(recompute);
+  return t;
+}
+
 UniformGroupTerms uniform_group_terms(const StageLayerMix& mix, const LayerActivations& dense,
                                       const LayerActivations& moe) {
   UniformGroupTerms t;

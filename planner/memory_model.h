@@ -103,6 +103,44 @@ struct StageActivations {
 StageActivations stage_activations(const StageLayerMix& mix, const LayerActivations& dense,
                                    const LayerActivations& moe, const Layout& l, int64_t stage);
 
+// stage_activations' inputs for one stage under one recompute mode and module set, which do not
+// change with the count of layers recomputed in full: the search asks for every count of a shape
+// (CostModel::activations_of), so it takes these once and combines them per count.
+struct StageActivationTerms {
+  Recompute recompute = Recompute::none;
+  int64_t dense_layers = 0, moe_layers = 0;
+  double dense_full = 0, dense_policy = 0;    // one dense layer's stored bytes: full, the mode's
+  double moe_full = 0, moe_policy = 0;        // one MoE layer's
+  double dense_whole = 0, moe_whole = 0;      // no_recompute(): a fully recomputed layer rebuilt
+  double dense_largest = 0, moe_largest = 0;  // largest_module (selective only)
+  double first_full = 0, first_policy = 0;    // the first layer's, recomputed in full or not
+};
+StageActivationTerms stage_activation_terms(const StageLayerMix& mix, const LayerActivations& dense,
+                                            const LayerActivations& moe, Recompute recompute,
+                                            RecomputeModules modules);
+// stage_activations(mix, dense, moe, l, stage), bit for bit (the same terms in the same order),
+// for a layout with the terms' recompute and modules that recomputes `layers` layers in full on
+// every stage (no per-stage counts). REQUIRES: not full recompute in groups (full, layers > 1).
+inline StageActivations stage_activations(const StageActivationTerms& t, int64_t layers) {
+  const int64_t all = t.dense_layers + t.moe_layers;
+  const int64_t full = t.recompute == Recompute::full ? all : std::min(layers, all);
+  const int64_t full_dense = std::min(full, t.dense_layers), full_moe = full - full_dense;
+  StageActivations s;
+  s.per_micro_batch = static_cast<double>(full_dense) * t.dense_full +
+                      static_cast<double>(t.dense_layers - full_dense) * t.dense_policy +
+                      static_cast<double>(full_moe) * t.moe_full +
+                      static_cast<double>(t.moe_layers - full_moe) * t.moe_policy;
+  if (full_dense > 0) s.recompute_buffer = t.dense_whole;
+  if (full_moe > 0) s.recompute_buffer = std::max(s.recompute_buffer, t.moe_whole);
+  if (t.recompute == Recompute::selective) {
+    if (t.dense_layers > full_dense)
+      s.recompute_buffer = std::max(s.recompute_buffer, t.dense_largest);
+    if (t.moe_layers > full_moe) s.recompute_buffer = std::max(s.recompute_buffer, t.moe_largest);
+  }
+  s.first_layer = full > 0 ? t.first_full : t.first_policy;
+  return s;
+}
+
 // Full recompute in groups of N layers (the uniform method, Layout::recompute_layers with
 // recompute=full) needs three terms of a stage that do not depend on N: its layers, its first
 // layer's input (each group keeps one) and its widest layer's full activations (rebuilt per layer

@@ -378,3 +378,41 @@ TEST_CASE("the search's memory totals equal the built stage's sums bit for bit, 
     }
   }
 }
+
+TEST_CASE("stage activations from their terms equal stage_activations bit for bit") {
+  // Llama 4 Maverick alternates dense and MoE layers; DeepSeek-V3 leads with dense ones.
+  for (const char* name : {"llama4-maverick", "deepseek-v3", "mixtral-8x7b"}) {
+    CAPTURE(name);
+    const ModelSpec m = testing::shipped_model(name);
+    Layout l = parse_layout("tp=2,pp=4,dp=8,ep=8,mbs=1", "test").value();
+    const ActivationShape shape = activation_shape(l, 4096);
+    const LayerActivations dense = layer_activations(m, 0, shape);
+    const LayerActivations moe = layer_activations(m, m.first_moe_layer(), shape);
+    const std::vector<StageLayerMix> mix = stage_layer_mix(m, l);
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+      for (RecomputeModules modules :
+           {kDefaultRecomputeModules,
+            static_cast<RecomputeModules>(bit(RecomputeModule::mlp) | bit(RecomputeModule::moe))}) {
+        l.recompute = r, l.recompute_modules = modules;
+        for (size_t stage = 0; stage < mix.size(); ++stage) {
+          const StageActivationTerms terms =
+              stage_activation_terms(mix[stage], dense, moe, r, modules);
+          // Full recompute counts above 1 are uniform groups, which the terms do not serve.
+          const int64_t most = r == Recompute::full ? 1 : mix[stage].layers() + 2;
+          for (int64_t layers = 0; layers <= most; ++layers) {
+            CAPTURE(static_cast<int>(r));
+            CAPTURE(stage);
+            CAPTURE(layers);
+            l.recompute_layers = layers;
+            const StageActivations a =
+                stage_activations(mix[stage], dense, moe, l, static_cast<int64_t>(stage));
+            const StageActivations b = stage_activations(terms, layers);
+            CHECK(a.per_micro_batch == b.per_micro_batch);
+            CHECK(a.recompute_buffer == b.recompute_buffer);
+            CHECK(a.first_layer == b.first_layer);
+          }
+        }
+      }
+    }
+  }
+}
