@@ -66,30 +66,9 @@ StageActivations stage_activations(const StageLayerMix& mix, const LayerActivati
                                    const LayerActivations& moe, const Layout& l, int64_t stage) {
   if (l.recompute == Recompute::full && l.recompute_layers > 1)
     return uniform_groups(mix, dense, moe, l.recompute_layers);
-  const FullRecompute f = full_recompute(l, mix, stage);
-  const int64_t full = f.dense + f.moe, full_dense = f.dense, full_moe = f.moe;
-  StageActivations s;
-  s.per_micro_batch =
-      static_cast<double>(full_dense) * dense.stored(Recompute::full) +
-      static_cast<double>(mix.dense_layers - full_dense) *
-          dense.stored(l.recompute, l.recompute_modules) +
-      static_cast<double>(full_moe) * moe.stored(Recompute::full) +
-      static_cast<double>(mix.moe_layers - full_moe) * moe.stored(l.recompute, l.recompute_modules);
-  // While a recomputed layer is differentiated its activations exist again: all of them for a
-  // fully recomputed layer, the largest recomputed module's for a selectively recomputed one.
-  if (full_dense > 0) s.recompute_buffer = dense.no_recompute();
-  if (full_moe > 0) s.recompute_buffer = std::max(s.recompute_buffer, moe.no_recompute());
-  if (l.recompute == Recompute::selective) {
-    if (mix.dense_layers > full_dense)
-      s.recompute_buffer = std::max(s.recompute_buffer, dense.largest_module(l.recompute_modules));
-    if (mix.moe_layers > full_moe)
-      s.recompute_buffer = std::max(s.recompute_buffer, moe.largest_module(l.recompute_modules));
-  }
-  const Recompute first_policy = full > 0 ? Recompute::full : l.recompute;
-  s.first_layer = mix.dense_layers > 0 ? dense.stored(first_policy, l.recompute_modules)
-                  : mix.moe_layers > 0 ? moe.stored(first_policy, l.recompute_modules)
-                                       : 0;
-  return s;
+  return stage_activations(
+      stage_activation_terms(mix, dense, moe, l.recompute, l.recompute_modules),
+      l.recompute_layers_on(stage));
 }
 
 StageActivationTerms stage_activation_terms(const StageLayerMix& mix, const LayerActivations& dense,

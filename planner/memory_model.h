@@ -118,9 +118,9 @@ struct StageActivationTerms {
 StageActivationTerms stage_activation_terms(const StageLayerMix& mix, const LayerActivations& dense,
                                             const LayerActivations& moe, Recompute recompute,
                                             RecomputeModules modules);
-// stage_activations(mix, dense, moe, l, stage), bit for bit (the same terms in the same order),
-// for a layout with the terms' recompute and modules that recomputes `layers` layers in full on
-// every stage (no per-stage counts). REQUIRES: not full recompute in groups (full, layers > 1).
+// A stage's activations from its terms when it recomputes `layers` layers in full (the block
+// method; the form stage_activations above takes for a stage of a layout). REQUIRES: not full
+// recompute in groups (full, layers > 1).
 inline StageActivations stage_activations(const StageActivationTerms& t, int64_t layers) {
   const int64_t all = t.dense_layers + t.moe_layers;
   const int64_t full = t.recompute == Recompute::full ? all : std::min(layers, all);
@@ -132,6 +132,8 @@ inline StageActivations stage_activations(const StageActivationTerms& t, int64_t
                       static_cast<double>(t.moe_layers - full_moe) * t.moe_policy;
   if (full_dense > 0) s.recompute_buffer = t.dense_whole;
   if (full_moe > 0) s.recompute_buffer = std::max(s.recompute_buffer, t.moe_whole);
+  // While a recomputed layer is differentiated its activations exist again: all of them for a
+  // fully recomputed layer, the largest recomputed module's for a selectively recomputed one.
   if (t.recompute == Recompute::selective) {
     if (t.dense_layers > full_dense)
       s.recompute_buffer = std::max(s.recompute_buffer, t.dense_largest);

@@ -82,19 +82,6 @@ int64_t aiconfigurator_max_batch(Engine engine, const Workload& w) {
   return batch < 512 ? 512 : 2 * batch;
 }
 
-// The KV-cache format AIConfigurator's generator launches a row with where the CSV does not
-// state it: its sdk prices FP8 and FP8-block GEMMs with an FP8 KV cache on FP8-capable GPUs
-// (sdk/task.py _get_quant_mode at b642c1e, 2025-10-29: kvcache_quant_mode "fp8" on sm >= 89;
-// at 095f58a sdk/models/helpers.py: an fp8, fp8_block or nvfp4 checkpoint's KV cache is FP8),
-// and the generator passes that mode to the engine (backends/trtllm.py _apply_kv_cache_mode at
-// b642c1e: kv_cache_dtype fp8; module_bridge.py at 095f58a: kv_cache_dtype, rendered as
-// TensorRT-LLM's kv_cache_config.dtype, vLLM's --kv-cache-dtype fp8 and SGLang's fp8_e4m3,
-// backend_config_mapping.yaml). Every GPU of the CSV's rows meshplan replays is a Hopper.
-KvFormat aiconfigurator_kv(WeightFormat weights, const std::string& stated) {
-  if (stated.rfind("fp8", 0) == 0 || weights == WeightFormat::fp8) return KvFormat::fp8;
-  return KvFormat::bf16;
-}
-
 std::string text(const YAML::Node& row, const char* key) {
   const YAML::Node n = row[key];
   return n && n.IsScalar() ? n.as<std::string>() : "";
@@ -158,8 +145,6 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
   r.options.weights = weights.rfind("fp8", 0) == 0 ? WeightFormat::fp8 : WeightFormat::bf16;
   r.options.kv = kv.rfind("fp8", 0) == 0 ? KvFormat::fp8 : KvFormat::bf16;
   r.options.engine = engine_of(text(row, "backend"));
-  if (r.group == "aiconfigurator" || r.group.rfind("aic ", 0) == 0)
-    r.options.kv = aiconfigurator_kv(r.options.weights, kv);
   r.layout.tp = static_cast<int64_t>(number(row, "tp"));
   r.layout.pp = std::max<int64_t>(1, static_cast<int64_t>(number(row, "pp")));
   r.layout.ep = std::max<int64_t>(1, static_cast<int64_t>(number(row, "ep")));
@@ -182,6 +167,15 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
       r.workload.first_wave_measured = true;
     }
     r.layout.max_batch = aiconfigurator_max_batch(r.options.engine, r.workload);
+    // The KV cache (never stated in the CSV) as AIConfigurator's generator launched it: its sdk
+    // prices FP8 and FP8-block GEMMs with an FP8 cache on FP8-capable GPUs (sdk/task.py
+    // _get_quant_mode at b642c1e, 2025-10-29: kvcache_quant_mode "fp8" on sm >= 89; at 095f58a
+    // sdk/models/helpers.py: an fp8, fp8_block or nvfp4 checkpoint's cache is FP8) and passes
+    // that mode to the engine (backends/trtllm.py _apply_kv_cache_mode at b642c1e; at 095f58a
+    // module_bridge.py, rendered by backend_config_mapping.yaml as TensorRT-LLM's
+    // kv_cache_config.dtype, vLLM's --kv-cache-dtype fp8 and SGLang's fp8_e4m3). Every GPU of
+    // the rows meshplan replays is a Hopper.
+    if (r.options.weights == WeightFormat::fp8) r.options.kv = KvFormat::fp8;
     aiconfigurator_sglang_launch(text(row, "measured_on"), r.workload, r.options);
   }
   if (r.group == "trtllm-offline") {
