@@ -111,6 +111,23 @@ TEST_CASE("the trace of one operation is pinned byte for byte") {
 }
 
 TEST_CASE(
+    "times are written in whole nanoseconds as microseconds, trailing zeros dropped, and each "
+    "event ends where the next on its stream begins") {
+  OperationGraph g;
+  const StreamId s = g.add_stream("compute", 0);
+  g.add_op(s, 1.2345678e-3, OpTags{OpKind::forward, 0, 0, 0});  // 1,234,567.8 ns
+  g.add_op(s, 0.12e-6, OpTags{OpKind::forward, 0, 0, 1});       // 120 ns
+  g.add_op(s, 0.005e-6, OpTags{OpKind::forward, 0, 0, 2});      // 5 ns
+  Result<Timeline> t = simulate(g);
+  REQUIRE(t.ok());
+  const std::string trace = chrome_trace_json(g, *t);
+  CHECK(trace.find(R"("ts":0.0,"dur":1234.568,)") != std::string::npos);
+  CHECK(trace.find(R"("ts":1234.568,"dur":0.12,)") != std::string::npos);
+  CHECK(trace.find(R"("ts":1234.688,"dur":0.005,)") != std::string::npos);
+  CHECK(nlohmann::ordered_json::parse(trace).dump() == trace);
+}
+
+TEST_CASE(
     "the streamed trace is nlohmann::json's own compact dump of the document, byte for byte") {
   for (auto [schedule, vpp] : {std::pair{Schedule::interleaved, 2}, {Schedule::zb_h1, 1}}) {
     const PipelineSimulation sim = simulated(schedule, vpp);
