@@ -186,6 +186,7 @@ class DisaggregatedScheduler {
         if (left > budget && !p.chunks.empty()) break;  // whole prompts, or one chunked alone
         const int64_t c = std::min(left, budget);
         batch.chunks.push_back({c, at(r).prefilled});
+        if (at(r).scheduled_s < 0) at(r).scheduled_s = t;
         if (c == left) ++batch.sampled;
         p.chunks.push_back({r, c});
         budget -= c;

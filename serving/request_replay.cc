@@ -191,6 +191,7 @@ class Scheduler {
       if (decoded_ && decoding(r)) ++at(r).generated;
     for (const auto& [r, c] : chunks_) {
       ReplayRequest& q = at(r);
+      if (q.scheduled_s < 0) q.scheduled_s = start_s;
       q.prefilled += c;
       if (q.prefilled < q.prompt) continue;
       if (q.generated == 0) q.first_token_s = t;  // else a preempted sequence's prompt again
@@ -291,7 +292,7 @@ int64_t warmup_requests(const Workload& w, int64_t count) {
 ReplayResult summarize_replay(const std::vector<ReplayRequest>& requests, const Workload& w) {
   std::vector<RequestTimes> times;
   for (const ReplayRequest& q : requests)
-    times.push_back({q.arrival_s, q.first_token_s, q.finish_s});
+    times.push_back({q.arrival_s, q.first_token_s, q.finish_s, q.scheduled_s});
   return summarize_requests(std::move(times), w.osl,
                             warmup_requests(w, static_cast<int64_t>(requests.size())));
 }
@@ -300,12 +301,13 @@ ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t osl,
                                 int64_t measured_from) {
   ReplayResult out;
   out.measured_from = measured_from;
-  std::vector<double> ttft, tpot;
+  std::vector<double> ttft, tpot, queue;
   double first = INFINITY, last = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const RequestTimes& q = requests[i];
     if (static_cast<int64_t>(i) >= measured_from) {
       ttft.push_back(q.first_token_s - q.arrival_s);
+      queue.push_back(q.scheduled_s - q.arrival_s);
       if (osl > 1) tpot.push_back((q.finish_s - q.first_token_s) / static_cast<double>(osl - 1));
     }
     first = std::min(first, q.arrival_s);
@@ -317,6 +319,7 @@ ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t osl,
                                                : 0;
   out.ttft_s = latency_stats(std::move(ttft));
   out.tpot_s = latency_stats(std::move(tpot));
+  out.queue_s = latency_stats(std::move(queue));
   out.requests = std::move(requests);
   return out;
 }

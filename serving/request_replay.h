@@ -97,8 +97,10 @@ struct ReplayStep {
   int64_t decodes = 0, prefill_tokens = 0, chunks = 0;
 };
 
+// `scheduled_s`: the start of the first step that computes part of its prompt (the end of its
+// wait in the queue: for admission, for the step under way, for the prompts ahead of it).
 struct RequestTimes {
-  double arrival_s = 0, first_token_s = 0, finish_s = 0;
+  double arrival_s = 0, first_token_s = 0, finish_s = 0, scheduled_s = 0;
 };
 
 struct LatencyStats {
@@ -114,6 +116,9 @@ struct ReplayResult {
   double mean_batch = 0;    // sequences per step, averaged over steps
   int64_t preemptions = 0;  // sequences preempted to free cache (on-demand allocation only)
   LatencyStats ttft_s, tpot_s;
+  // The part of TTFT spent queued: arrival to the start of the first step computing the prompt
+  // (RequestTimes::scheduled_s); the rest of TTFT is that step and any later ones of the prompt.
+  LatencyStats queue_s;
   std::vector<ReplayStep> recorded;  // with limits.record_steps: the first steps, in order
   // Disaggregated replays: the share of each pool's worker time spent in steps over the replay's
   // duration (rate matching: the busier pool bounds the throughput). 0 otherwise.
@@ -125,6 +130,7 @@ using StepTimeFn = std::function<double(const StepBatch&)>;
 // One request's progress through a replay.
 struct ReplayRequest {
   double arrival_s = 0, first_token_s = 0, finish_s = 0;
+  double scheduled_s = -1;  // RequestTimes::scheduled_s; −1 until a step takes its prompt
   int64_t prefilled = 0, generated = 0;  // prompt tokens computed, answer tokens produced
   // Tokens to prefill: isl, or isl + generated when readmitted after a preemption.
   int64_t prompt = 0;

@@ -132,6 +132,15 @@ std::string memory_line(const std::string& what, const ServingProblem& p, const 
       memory_fraction(p.options));
 }
 
+// Where a request's TTFT goes: queued (for admission, for the step under way, for the prompts
+// ahead) or in the steps from the first computing its prompt to its first token.
+std::string ttft_line(const ReplayResult& r) {
+  return fmt::format(
+      "TTFT: mean {:.3f} s = {:.3f} s queued (p50 {:.3f}, p99 {:.3f}) + {:.3f} s from the first "
+      "step computing the prompt to the first token\n",
+      r.ttft_s.mean, r.queue_s.mean, r.queue_s.p50, r.queue_s.p99, r.ttft_s.mean - r.queue_s.mean);
+}
+
 std::string details(const ServingProblem& p, const ServingEstimate& e) {
   const ServingMemory& m = e.memory;
   std::string out;
@@ -169,6 +178,7 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
                         e.replay.preemptions)
           : std::string(),
       e.goodput_tokens_per_s);
+  out += ttft_line(e.replay);
   const ServingOptions o = evaluated_options(p.options, e);
   if (!disagg) return out + "engine flags:\n" + engine_lines(p.model.name, e.layout, o);
   out +=
@@ -280,6 +290,7 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["output_tokens_per_s_per_gpu"] = e.output_tokens_per_s_per_gpu;
   j["tokens_per_s_per_user"] = e.tokens_per_s_per_user;
   j["ttft_s"] = stats_json(e.replay.ttft_s);
+  j["ttft_queue_s"] = stats_json(e.replay.queue_s);
   j["tpot_s"] = stats_json(e.replay.tpot_s);
   j["goodput_tokens_per_s"] = e.goodput_tokens_per_s;
   j["slo_attainment"] = e.slo_attainment;

@@ -49,6 +49,8 @@ TEST_CASE(
   CHECK(r.requests[1].first_token_s == doctest::Approx(2.5));
   CHECK(r.requests[1].finish_s == doctest::Approx(2.7));
   CHECK(r.ttft_s.mean == doctest::Approx(2.0));
+  CHECK(r.requests[1].scheduled_s == doctest::Approx(1.0));  // queued behind the first prompt
+  CHECK(r.queue_s.mean == doctest::Approx(0.5));
   CHECK(r.tpot_s.mean == doctest::Approx(0.1));
   CHECK(r.steps == 4);
   CHECK(r.mean_batch == doctest::Approx(1.0));

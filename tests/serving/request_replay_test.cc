@@ -252,6 +252,19 @@ TEST_CASE("replay: a cache allocated as sequences grow preempts the sequence adm
   CHECK(whole.requests[1].finish_s == 8.0);
 }
 
+TEST_CASE("replay: TTFT splits into the time queued and the steps from the prompt's first") {
+  // One sequence at a time, one-token prompts, two-token answers, 1 s steps: request k starts
+  // its prompt at 2k s, when the one before it finishes, and has its first token a step later.
+  ReplayLimits limits = roomy(1);
+  const ReplayResult r = replay_requests(offline(1, 2, 3), limits, constant_step);
+  CHECK(r.requests[0].scheduled_s == 0.0);
+  CHECK(r.requests[1].scheduled_s == 2.0);
+  CHECK(r.requests[2].scheduled_s == 4.0);
+  CHECK(r.queue_s.mean == 2.0);
+  CHECK(r.queue_s.p99 == 4.0);
+  CHECK(r.ttft_s.mean == 3.0);
+}
+
 TEST_CASE("replay: max batch caps the sequences in a step") {
   Workload w;
   w.isl = 1;
@@ -281,6 +294,7 @@ TEST_CASE("replay: Poisson arrivals with deterministic service reproduce M/D/1 w
     const double wait = rho * d / (2 * (1 - rho));
     INFO("rho = " << rho);
     CHECK(r.ttft_s.mean == doctest::Approx(wait + d).epsilon(0.03));
+    CHECK(r.queue_s.mean == doctest::Approx(wait).epsilon(0.03));
   }
 }
 
