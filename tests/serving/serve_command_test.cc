@@ -26,6 +26,8 @@ TEST_CASE("serve: a fixed layout's JSON carries layout, throughput, latencies an
   for (const char* k : {"mean", "p50", "p90", "p99"}) {
     CHECK(b["ttft_s"][k].get<double>() > 0);
     CHECK(b["tpot_s"][k].get<double>() > 0);
+    CHECK(b["ttft_queue_s"][k].get<double>() >= 0);
+    CHECK(b["ttft_queue_s"][k].get<double>() <= b["ttft_s"][k].get<double>());
   }
   CHECK(b["max_concurrency"].get<int64_t>() > 8);
   CHECK(b["kv_cache_tokens"].get<int64_t>() % 16 == 0);  // vLLM blocks of 16
