@@ -22,7 +22,7 @@ using namespace meshplan::serving;
 
 struct ServeOptions {
   InputOptions in;
-  int64_t isl = 0, osl = 0, requests = 0;
+  int64_t isl = 0, osl = 0, requests = 0, prefix_tokens = 0;
   bool offline = false;
   double concurrency = 0, request_rate = 0;
   uint64_t seed = 1;
@@ -65,6 +65,7 @@ Workload workload(const ServeOptions& o) {
   Workload w;
   w.isl = o.isl;
   w.osl = o.osl;
+  w.prefix_tokens = o.prefix_tokens;
   w.requests = o.requests;
   w.seed = o.seed;
   w.first_wave_measured = o.first_wave;
@@ -109,6 +110,8 @@ int run_serve(const ServeOptions& o) {
     return print_errors(errors);
   ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}};
   if (report.searched) {
+    if (std::vector<Diagnostic> errors = check_prefix(p, nullptr); !errors.empty())
+      return print_errors(errors);
     if (std::vector<Diagnostic> errors = check_search_size(p); !errors.empty())
       return print_errors(errors);
     report.result = search_serving(p);
@@ -116,6 +119,7 @@ int run_serve(const ServeOptions& o) {
     Result<ServingLayout> layout = parse_serving_layout(o.in.layout_text);
     if (!layout) return print_errors(layout.errors());
     std::vector<Diagnostic> errors = check_serving_layout(p, layout.value());
+    if (errors.empty()) errors = check_prefix(p, &layout.value());
     if (!errors.empty()) return print_errors(errors);
     for (const ServingProblem& variant : problem_variants(p)) {
       std::optional<ServingEstimate> e = evaluate_serving(variant, layout.value());
@@ -170,6 +174,10 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
   sub->add_option("--osl", o->osl, "output (answer) tokens per request")
       ->required()
       ->check(integer_range(1, kMaxSeqLen));
+  sub->add_option("--prefix-tokens", o->prefix_tokens,
+                  "tokens every prompt begins with (a shared system prompt), below --isl: the "
+                  "engine's prefix cache holds them once and each request computes the rest")
+      ->check(integer_range(0, kMaxSeqLen));
   CLI::Option* offline =
       sub->add_flag("--offline", o->offline, "all requests at once (the default load)");
   CLI::Option* concurrency =

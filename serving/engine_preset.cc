@@ -60,6 +60,9 @@ namespace {
 // rem_total_tokens, Scheduler.update_running_batch; request_replay.h AnswerReserve). With the
 // radix cache on (its default, and AIConfigurator's launches) requests with ignore_eos take this
 // path too.
+// Prefix caching (a shared prompt prefix, kv_cache.h PrefixReuse): vLLM caches whole blocks only
+// (a block's hash covers its tokens), SGLang pages of one token; TensorRT-LLM's
+// enable_partial_reuse (default True) also reuses the tokens of a partly matched block.
 // Admission: TensorRT-LLM's capacity scheduler defaults to GUARANTEED_NO_EVICT
 // (CapacitySchedulerPolicy, tensorrt_llm/llmapi/llm_args.py), which admits a request only when
 // its whole isl + osl fits; vLLM V1 allocates blocks for the tokens each step schedules
@@ -81,6 +84,7 @@ constexpr EnginePreset kEngines[] = {
      true,
      0,
      false,
+     false,
      "vLLM engine arguments (--gpu-memory-utilization 0.9, --block-size 16)"},
     {Engine::sglang,
      "sglang",
@@ -96,6 +100,7 @@ constexpr EnginePreset kEngines[] = {
      false,
      16384,
      true,
+     false,
      "SGLang server arguments (--mem-fraction-static, --page-size 1)"},
     {Engine::trtllm,
      "trtllm",
@@ -111,6 +116,7 @@ constexpr EnginePreset kEngines[] = {
      true,
      0,
      false,
+     true,
      "TensorRT-LLM KvCacheConfig (free_gpu_memory_fraction 0.9, tokens_per_block 32)"},
 };
 

@@ -50,6 +50,8 @@ struct EnginePreset {
   // Admits a request only while its answer fits beside the running sequences' answers left
   // (SGLang's PrefillAdder, ReplayLimits::reserves_answers).
   bool reserves_answers;
+  // Its prefix cache reuses a partly matched block's tokens too (kv_cache.h PrefixReuse).
+  bool reuses_partial_blocks;
   const char* source;
 };
 

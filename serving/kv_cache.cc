@@ -28,6 +28,13 @@ int64_t block_rounded_tokens(int64_t tokens, int64_t block_tokens) {
   return (tokens + block_tokens - 1) / block_tokens * block_tokens;
 }
 
+PrefixReuse prefix_reuse(int64_t prefix_tokens, int64_t block_tokens, bool partial_block_reuse) {
+  PrefixReuse r;
+  r.shared_tokens = prefix_tokens / block_tokens * block_tokens;
+  r.reused_tokens = partial_block_reuse ? prefix_tokens : r.shared_tokens;
+  return r;
+}
+
 RequestCache request_cache(const ModelSpec& model, int64_t block_tokens, bool drops_window) {
   RequestCache c;
   c.block_tokens = block_tokens;

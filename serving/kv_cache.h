@@ -40,6 +40,21 @@ struct RequestCache {
   double local_share = 0;     // layers that keep at most window_tokens, of all
   int64_t tokens(int64_t n) const;
 };
+// A prompt prefix every request shares (a system prompt) under the engine's prefix cache, warm:
+// vLLM V1 (automatic prefix caching, on by default; docs.vllm.ai design/prefix_caching: blocks
+// hashed by their tokens and the prefix before them, only full blocks cached), SGLang (the radix
+// cache, on unless --disable-radix-cache; pages of one token), TensorRT-LLM (KvCacheConfig
+// enable_block_reuse = True, enable_partial_reuse = True, copy_on_partial_reuse = True: a
+// partly matched block is copied into the request's own and its tokens not recomputed). The
+// prefix's whole blocks are held once per cache; each request computes its prompt past the
+// reused tokens, attending to the prefix.
+struct PrefixReuse {
+  int64_t reused_tokens = 0;  // prompt tokens a request reads from the cache, not computes
+  int64_t shared_tokens = 0;  // cache tokens one copy of the prefix holds (its whole blocks)
+};
+// REQUIRES: prefix_tokens ≥ 0, block_tokens ≥ 1.
+PrefixReuse prefix_reuse(int64_t prefix_tokens, int64_t block_tokens, bool partial_block_reuse);
+
 // REQUIRES: block ≥ 1.
 RequestCache request_cache(const ModelSpec& model, int64_t block_tokens, bool drops_window);
 int64_t request_cache_tokens(const ModelSpec& model, int64_t tokens, int64_t block_tokens,

@@ -70,6 +70,7 @@ class Scheduler {
     for (size_t i = 0; i < req_.size(); ++i) {
       req_[i].arrival_s = arrivals[i];
       req_[i].prompt = w.isl;
+      req_[i].prefilled = limits.prefix_reused_tokens;
     }
     issued_ = std::min(count_, in_flight_);
     for (int64_t i = 0; i < issued_; ++i) waiting_.push_back(i);
@@ -255,10 +256,10 @@ void OnDemandWorker::grow(const ReplayLimits& limits, int64_t isl) {
     const int64_t r = running[i];
     ReplayRequest& q = requests[static_cast<size_t>(r)];
     if (q.prefilled < q.prompt) continue;  // prompt still to compute: its cache taken at admission
-    const int64_t need = limits.cache_tokens(isl + q.generated) - q.held;
-    while (free_kv < need && running.back() != r) preempt_last(isl);
+    const int64_t need = limits.held_tokens(isl + q.generated) - q.held;
+    while (free_kv < need && running.back() != r) preempt_last(limits, isl);
     if (free_kv < need) {
-      preempt_last(isl);
+      preempt_last(limits, isl);
       return;
     }
     free_kv -= need;
@@ -266,14 +267,14 @@ void OnDemandWorker::grow(const ReplayLimits& limits, int64_t isl) {
   }
 }
 
-void OnDemandWorker::preempt_last(int64_t isl) {
+void OnDemandWorker::preempt_last(const ReplayLimits& limits, int64_t isl) {
   const int64_t r = running.back();
   running.pop_back();
   ReplayRequest& q = requests[static_cast<size_t>(r)];
   free_kv += q.held;
   q.held = 0;
   q.prompt = isl + q.generated;
-  q.prefilled = 0;
+  q.prefilled = limits.prefix_reused_tokens;
   ++preemptions;
   waiting.push_front(r);
 }

@@ -70,10 +70,20 @@ struct ReplayLimits {
   // sequence of n tokens holds (kv_cache.h RequestCache). Empty: whole isl + osl
   // reserved at admission (tokens_per_request).
   std::function<int64_t(int64_t)> cache_tokens;
+  // A prompt prefix every request shares (kv_cache.h PrefixReuse), its cache warm: each request
+  // computes its prompt from `prefix_reused_tokens` on and holds its tokens less the prefix's
+  // whole blocks (`prefix_shared_tokens`, held once: left out of kv_tokens by the caller, as is
+  // tokens_per_request). Preempted, a sequence keeps the prefix.
+  int64_t prefix_reused_tokens = 0;
+  int64_t prefix_shared_tokens = 0;
+  // The cache a request of `sequence` tokens holds on demand, the shared prefix aside.
+  int64_t held_tokens(int64_t sequence) const {
+    return cache_tokens(sequence) - prefix_shared_tokens;
+  }
   // The cache a request takes when admitted with `prompt` tokens to hold: the prompt's on
   // demand, else its whole isl + osl.
   int64_t admission_tokens(int64_t prompt) const {
-    return cache_tokens ? cache_tokens(prompt) : tokens_per_request;
+    return cache_tokens ? held_tokens(prompt) : tokens_per_request;
   }
 };
 
@@ -152,8 +162,8 @@ struct OnDemandWorker {
   // limits.cache_tokens.
   void grow(const ReplayLimits& limits, int64_t isl);
   // The last admitted sequence frees its cache and waits again, to recompute its prompt and
-  // answer so far (isl + generated) when readmitted.
-  void preempt_last(int64_t isl);
+  // answer so far (isl + generated, past the reused prefix) when readmitted.
+  void preempt_last(const ReplayLimits& limits, int64_t isl);
 };
 
 // Requests a replay has in flight at once: a closed loop's concurrency (at least 1), else all

@@ -85,7 +85,7 @@ double kv_budget_bytes(const EnginePreset& engine, double fraction, double capac
 
 ServingMemory serving_memory(const ModelSpec& model, const GpuSpec& gpu,
                              const ServingLayout& layout, const ServingOptions& options,
-                             int64_t isl, int64_t osl) {
+                             int64_t isl, int64_t osl, int64_t prefix_tokens) {
   const EnginePreset& engine = engine_preset(options.engine);
   ServingMemory m;
   m.capacity_bytes = static_cast<double>(gpu.hbm_bytes);
@@ -100,9 +100,12 @@ ServingMemory serving_memory(const ModelSpec& model, const GpuSpec& gpu,
   const int64_t raw = static_cast<int64_t>(std::floor(m.kv_budget_bytes / m.kv_bytes_per_token));
   // Under attention-DP each of the tp ranks caches its own sequences.
   m.kv_tokens = raw / m.block_tokens * m.block_tokens * layout.data_ranks();
-  m.tokens_per_request =
-      request_cache_tokens(model, isl + osl, m.block_tokens, engine.drops_sliding_window_kv);
-  m.max_concurrency = m.kv_tokens / std::max<int64_t>(1, m.tokens_per_request);
+  m.prefix = prefix_reuse(prefix_tokens, m.block_tokens, engine.reuses_partial_blocks);
+  m.prefix_resident_tokens = m.prefix.shared_tokens * layout.data_ranks();
+  m.tokens_per_request = request_cache_tokens(model, isl + osl - m.prefix.shared_tokens,
+                                              m.block_tokens, engine.drops_sliding_window_kv);
+  m.max_concurrency = std::max<int64_t>(0, m.kv_tokens - m.prefix_resident_tokens) /
+                      std::max<int64_t>(1, m.tokens_per_request);
   return m;
 }
 

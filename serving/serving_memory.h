@@ -23,6 +23,7 @@
 #include "core/cluster_spec.h"
 #include "core/model_spec.h"
 #include "serving/engine_preset.h"
+#include "serving/kv_cache.h"
 #include "serving/serving_options.h"
 
 namespace meshplan::serving {
@@ -39,8 +40,12 @@ struct ServingMemory {
   int64_t block_tokens = 1;
   int64_t kv_tokens = 0;  // tokens one replica caches (whole blocks, all its ranks)
   // isl + osl rounded up to blocks, in tokens of every layer (request_cache_tokens: less where
-  // the engine frees a sliding window's older K/V)
+  // the engine frees a sliding window's older K/V), less a shared prefix's whole blocks
   int64_t tokens_per_request = 0;
+  // A prompt prefix every request shares (Workload::prefix_tokens): what each request reuses and
+  // what one copy holds; the replica holds one copy per cache (each attention-DP rank its own).
+  PrefixReuse prefix;
+  int64_t prefix_resident_tokens = 0;
   int64_t max_concurrency = 0;  // requests of the workload whose KV fits in one replica
   bool fits() const { return max_concurrency > 0; }
 };
@@ -57,9 +62,10 @@ double kv_budget_bytes(const EnginePreset& engine, double fraction, double capac
 double memory_fraction(const ServingOptions& options);
 
 // Everything above for one replica of `layout` (max_batch resolved) and requests of
-// isl + osl tokens.
+// isl + osl tokens, the first `prefix_tokens` of every prompt shared.
+// REQUIRES: 0 ≤ prefix_tokens < isl; no prefix where the engine frees a sliding window's K/V.
 ServingMemory serving_memory(const ModelSpec& model, const GpuSpec& gpu,
                              const ServingLayout& layout, const ServingOptions& options,
-                             int64_t isl, int64_t osl);
+                             int64_t isl, int64_t osl, int64_t prefix_tokens = 0);
 
 }  // namespace meshplan::serving

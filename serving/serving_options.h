@@ -60,6 +60,9 @@ enum class LoadKind {
 
 struct Workload {
   int64_t isl = 0, osl = 0;  // input (prompt) and output (answer) tokens per request
+  // Tokens every prompt begins with (a shared system prompt), cached once by the engine's
+  // prefix cache (kv_cache.h PrefixReuse); < isl.
+  int64_t prefix_tokens = 0;
   LoadKind load = LoadKind::offline;
   double concurrency = 0;         // requests in flight, all replicas (closed loop)
   double request_rate_per_s = 0;  // requests per second, all replicas (open loop)

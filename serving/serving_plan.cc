@@ -118,6 +118,29 @@ std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
   return out;
 }
 
+std::vector<Diagnostic> check_prefix(const ServingProblem& p, const ServingLayout* layout) {
+  const int64_t prefix = p.workload.prefix_tokens;
+  if (prefix == 0) return {};
+  auto refuse = [&](const std::string& rule) {
+    return std::vector<Diagnostic>{
+        Diagnostic{{"--prefix-tokens", 0, 0, ""}, "prefix-tokens", std::to_string(prefix), rule}};
+  };
+  if (prefix >= p.workload.isl)
+    return refuse("must be less than --isl (" + std::to_string(p.workload.isl) +
+                  "): every request computes at least one prompt token of its own");
+  if (p.options.search_disaggregated || (layout && layout->disaggregated()))
+    return refuse(
+        "a shared prefix is modelled on aggregated replicas only; drop --disaggregated (or the "
+        "layout's prefill pool) or --prefix-tokens");
+  const EnginePreset& engine = engine_preset(p.options.engine);
+  if (engine.drops_sliding_window_kv && p.model.window &&
+      p.model.window->kind == WindowKind::sliding)
+    return refuse(std::string("is not modelled on sliding-window layers, which ") + engine.name +
+                  "'s hybrid cache frees behind the window; use --engine sglang or trtllm, or "
+                  "drop --prefix-tokens");
+  return {};
+}
+
 std::vector<WeightFormat> weight_formats(const ServingProblem& p) {
   if (!p.options.weights_auto) return {p.options.weights};
   std::vector<WeightFormat> out{WeightFormat::bf16};
@@ -170,8 +193,8 @@ ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout) {
   const bool explicit_batch = layout.max_batch > 0;
   const int64_t asked = explicit_batch ? layout.max_batch : engine.max_batch;
   layout.max_batch = asked;
-  ServingMemory m =
-      serving_memory(p.model, p.cluster.gpu, layout, p.options, p.workload.isl, p.workload.osl);
+  ServingMemory m = serving_memory(p.model, p.cluster.gpu, layout, p.options, p.workload.isl,
+                                   p.workload.osl, p.workload.prefix_tokens);
   // The default batch is what the cache holds whole (a --max-num-seqs that never preempts); an
   // engine that allocates as sequences grow runs a batch asked for as asked, preempting.
   if (!explicit_batch || engine.reserves_whole_request)
@@ -190,7 +213,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options, engine.host);
   ReplayLimits limits{layout.max_batch,
                       step_tokens(p.options),
-                      e.memory.kv_tokens,
+                      e.memory.kv_tokens - e.memory.prefix_resident_tokens,
                       e.memory.tokens_per_request,
                       p.record_steps,
                       engine.chunked_prefill,
@@ -198,7 +221,9 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
                       prefill_tokens(p.options),
                       engine.reserves_answers,
                       p.model.window,
-                      {}};
+                      {},
+                      e.memory.prefix.reused_tokens,
+                      e.memory.prefix.shared_tokens};
   if (!engine.reserves_whole_request)
     limits.cache_tokens = [cache = request_cache(p.model, e.memory.block_tokens,
                                                  engine.drops_sliding_window_kv)](int64_t tokens) {
@@ -227,7 +252,8 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.decode_batch.sampled = mean_batch;
   e.decode_step = steps.time(e.decode_batch);
   StepBatch prefill;
-  prefill.chunks.push_back({p.workload.isl, 0});
+  const int64_t reused = e.memory.prefix.reused_tokens;
+  prefill.chunks.push_back({p.workload.isl - reused, reused});
   prefill.sampled = 1;
   e.prefill_step = prefill_steps ? prefill_steps->time(prefill) : steps.time(prefill);
 

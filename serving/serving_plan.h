@@ -58,6 +58,10 @@ constexpr double kMaxReplayTokens = 1e8;
 std::vector<Diagnostic> check_workload(const Workload& w);
 // SGLang's own options (--enable-mixed-chunk, --max-prefill-tokens) asked of another engine.
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o);
+// A shared prompt prefix (--prefix-tokens) the model cannot take: not below --isl, with
+// disaggregated prefill (`layout`, or the search's --disaggregated), or on sliding-window
+// layers the engine frees (vLLM's hybrid cache, whose prefix reuse there is not modelled).
+std::vector<Diagnostic> check_prefix(const ServingProblem& p, const ServingLayout* layout);
 
 // Memory of `layout` with max_batch resolved (0 → the engine default, capped by what fits).
 ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout);

@@ -62,8 +62,12 @@ std::string header(const ServeReport& r) {
                   p.cluster.gpu.name, to_string(p.options.engine),
                   p.options.weights_auto ? "bf16 or fp8 (searched)" : to_string(p.options.weights),
                   to_string(p.options.kv));
-  out += fmt::format("workload: {} prompt + {} answer tokens, {}; SLO: {}\n", p.workload.isl,
-                     p.workload.osl, load_text(p.workload), slo_text(p.options.slo));
+  const std::string shared =
+      p.workload.prefix_tokens > 0
+          ? fmt::format(" (the first {} shared by every request)", p.workload.prefix_tokens)
+          : "";
+  out += fmt::format("workload: {} prompt{} + {} answer tokens, {}; SLO: {}\n", p.workload.isl,
+                     shared, p.workload.osl, load_text(p.workload), slo_text(p.options.slo));
   if (r.searched)
     out += fmt::format("searched {} serving layouts ({} more do not fit)\n", r.result.evaluated,
                        r.result.skipped);
@@ -148,7 +152,8 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
   const bool disagg = e.layout.disaggregated();
   out += memory_line(disagg ? "memory per decode GPU" : "memory per GPU", p, m);
   if (disagg) out += memory_line("memory per prefill GPU", p, *e.prefill_memory);
-  const int64_t whole = block_rounded_tokens(p.workload.isl + p.workload.osl, m.block_tokens);
+  const int64_t whole = block_rounded_tokens(
+      p.workload.isl + p.workload.osl - m.prefix.shared_tokens, m.block_tokens);
   out += fmt::format(
       "KV cache: {:.1f} KiB per token per GPU, {} tokens per replica in blocks of {} → {} "
       "requests of {} tokens at once (max batch {}{})\n",
@@ -159,9 +164,18 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
                         "sliding-window layers no longer read",
                         whole)
           : "");
+  if (p.workload.prefix_tokens > 0)
+    out += fmt::format(
+        "prefix cache: the {}-token shared prefix held once ({} tokens per replica); each request "
+        "reads {} of its prompt tokens from it and computes {}\n",
+        p.workload.prefix_tokens, m.prefix_resident_tokens, m.prefix.reused_tokens,
+        p.workload.isl - m.prefix.reused_tokens);
   out += fmt::format("decode step at batch {}: {}\n", e.decode_batch.decodes,
                      step_line(e.decode_step));
-  out += fmt::format("prefill of one {}-token prompt{}: {}\n", p.workload.isl,
+  out += fmt::format("prefill of one {}-token prompt{}{}: {}\n", p.workload.isl,
+                     m.prefix.reused_tokens > 0
+                         ? fmt::format(" past its {} cached tokens", m.prefix.reused_tokens)
+                         : "",
                      disagg ? " on a prefill worker" : "", step_line(e.prefill_step));
   if (disagg)
     out += fmt::format(
@@ -297,6 +311,8 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["meets_slo"] = e.meets_slo;
   j["max_concurrency"] = m.max_concurrency;
   j["kv_cache_tokens"] = m.kv_tokens;
+  j["prefix_reused_tokens"] = m.prefix.reused_tokens;
+  j["prefix_shared_tokens"] = m.prefix_resident_tokens;
   j["memory"] = memory_json(m);
   if (e.layout.disaggregated())
     j["disaggregated"] = {{"prefill_tp", e.layout.prefill_tp},
@@ -329,6 +345,7 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
   j["weights"] = p.options.weights_auto ? "auto" : to_string(p.options.weights);
   j["kv"] = to_string(p.options.kv);
   j["workload"] = {{"isl", p.workload.isl},
+                   {"prefix_tokens", p.workload.prefix_tokens},
                    {"osl", p.workload.osl},
                    {"load", load_text(p.workload)},
                    {"concurrency", p.workload.concurrency},

@@ -64,3 +64,18 @@ TEST_CASE("vLLM frees a sliding window's older K/V, SGLang and TensorRT-LLM keep
   CHECK_FALSE(engine_preset(Engine::sglang).drops_sliding_window_kv);
   CHECK_FALSE(engine_preset(Engine::trtllm).drops_sliding_window_kv);
 }
+
+TEST_CASE(
+    "kv cache: a shared prefix is held in whole blocks, vLLM reuses those, TensorRT-LLM partial "
+    "reuse every prefix token") {
+  const PrefixReuse vllm = prefix_reuse(1000, 16, false);
+  CHECK(vllm.shared_tokens == 992);  // 62 whole blocks of 16
+  CHECK(vllm.reused_tokens == 992);
+  const PrefixReuse trtllm = prefix_reuse(1000, 32, true);
+  CHECK(trtllm.shared_tokens == 992);  // 31 whole blocks of 32; the 8 tokens left are copied
+  CHECK(trtllm.reused_tokens == 1000);
+  const PrefixReuse sglang = prefix_reuse(1000, 1, false);
+  CHECK(sglang.shared_tokens == 1000);
+  CHECK(sglang.reused_tokens == 1000);
+  CHECK(prefix_reuse(15, 16, false).reused_tokens == 0);  // no whole block: nothing cached
+}

@@ -252,6 +252,44 @@ TEST_CASE("replay: a cache allocated as sequences grow preempts the sequence adm
   CHECK(whole.requests[1].finish_s == 8.0);
 }
 
+TEST_CASE(
+    "replay: with a shared prefix cached each prompt computes past it and holds only its own "
+    "tokens") {
+  // Two offline 10-token prompts, 6 of them a cached prefix (one-token blocks, allocated as
+  // sequences grow), 2-token answers, a 10-token cache beside the prefix: each request holds
+  // 10 − 6 = 4 at admission and 5 after its first token, so both run at once; each computes 4
+  // prompt tokens after the 6 cached.
+  Workload w;
+  w.isl = 10;
+  w.osl = 2;
+  w.requests = 2;
+  ReplayLimits limits;
+  limits.max_batch = 2;
+  limits.kv_tokens = 10;
+  limits.cache_tokens = [](int64_t tokens) { return tokens; };
+  limits.prefix_reused_tokens = 6;
+  limits.prefix_shared_tokens = 6;
+  std::vector<PrefillChunk> chunks;
+  const ReplayResult r = replay_requests(w, limits, [&](const StepBatch& b) {
+    chunks.insert(chunks.end(), b.chunks.begin(), b.chunks.end());
+    return 1.0;
+  });
+  REQUIRE(chunks.size() == 2);
+  for (const PrefillChunk& c : chunks) {
+    CHECK(c.tokens == 4);
+    CHECK(c.context_before == 6);
+  }
+  CHECK(r.preemptions == 0);
+  CHECK(r.requests[1].first_token_s == 1.0);
+  CHECK(r.requests[1].finish_s == 2.0);
+  // Without the prefix each request holds its whole 10 + 1 of a 16-token cache (the 10 above
+  // and the 6 the prefix took): the second prompt waits for the first to finish.
+  limits.prefix_reused_tokens = limits.prefix_shared_tokens = 0;
+  limits.kv_tokens = 16;
+  const ReplayResult alone = replay_requests(w, limits, constant_step);
+  CHECK(alone.requests[1].first_token_s == 3.0);
+}
+
 TEST_CASE("replay: TTFT splits into the time queued and the steps from the prompt's first") {
   // One sequence at a time, one-token prompts, two-token answers, 1 s steps: request k starts
   // its prompt at 2k s, when the one before it finishes, and has its first token a step later.

@@ -193,3 +193,19 @@ TEST_CASE("serve: a model whose weights leave no KV room on the layout is an inp
   CHECK(r.rc == 2);
   CHECK(r.err.find("leaves no KV-cache room") != std::string::npos);
 }
+
+TEST_CASE("serve: a shared prompt prefix is reported in JSON and raises throughput") {
+  const auto plain = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --format json");
+  const auto shared =
+      run_meshplan(kBase + " --layout tp=1 --concurrency 8 --prefix-tokens 400 --format json");
+  REQUIRE(plain.rc == 0);
+  REQUIRE(shared.rc == 0);
+  const nlohmann::json p = nlohmann::json::parse(plain.out), s = nlohmann::json::parse(shared.out);
+  CHECK(s["workload"]["prefix_tokens"] == 400);
+  CHECK(s["best"]["prefix_reused_tokens"] == 400);  // 25 whole blocks of 16
+  CHECK(s["best"]["prefix_shared_tokens"] == 400);
+  CHECK(p["best"]["prefix_reused_tokens"] == 0);
+  CHECK(s["best"]["ttft_s"]["mean"].get<double>() < p["best"]["ttft_s"]["mean"].get<double>());
+  CHECK(s["best"]["output_tokens_per_s"].get<double>() >
+        p["best"]["output_tokens_per_s"].get<double>());
+}

@@ -75,6 +75,25 @@ TEST_CASE("serving memory: KV tokens are whole blocks and max concurrency whole 
                                                       mem.activation_bytes - mem.reserved_bytes)));
 }
 
+TEST_CASE(
+    "serving memory: a shared prefix is held once per replica and each request holds the rest") {
+  const ModelSpec m = shipped_model("llama3-70b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  ServingLayout l;
+  l.tp = 4;
+  l.max_batch = 256;
+  ServingOptions o;
+  o.engine = Engine::trtllm;
+  o.weights = WeightFormat::fp8;
+  o.kv = KvFormat::fp8;
+  const ServingMemory mem = serving_memory(m, c.gpu, l, o, 2000, 500, 1000);
+  CHECK(mem.prefix.shared_tokens == 992);    // 31 blocks of 32
+  CHECK(mem.prefix.reused_tokens == 1000);   // partial reuse
+  CHECK(mem.prefix_resident_tokens == 992);  // one cache per replica
+  CHECK(mem.tokens_per_request == 1536);     // 2500 - 992 = 1508, rounded up to 48 blocks
+  CHECK(mem.max_concurrency == (mem.kv_tokens - 992) / 1536);
+}
+
 TEST_CASE("serving memory: a model too big for the GPU leaves no KV and no concurrency") {
   const ModelSpec m = shipped_model("llama3-405b");
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
