@@ -122,7 +122,9 @@ class Scheduler {
            free_kv_ >= limits_.admission_tokens(at(waiting_.front()).prompt)) {
       const int64_t r = waiting_.front();
       if (limits_.reserves_answers) {
-        const double need = static_cast<double>(at(r).prompt + answer_left(r));
+        // The prompt tokens it computes (a cached prefix aside) and its answer.
+        const double need =
+            static_cast<double>(at(r).prompt - limits_.prefix_reused_tokens + answer_left(r));
         if (need >= room) break;
         room -= need;
       }

@@ -58,11 +58,11 @@ struct ReplayLimits {
   // (SGLang's PrefillAdder and --max-prefill-tokens); 0: only max_step_tokens bounds them.
   int64_t max_prefill_tokens = 0;
   // SGLang's admission reserve (PrefillAdder): a waiting request is admitted only while its
-  // prompt plus its answer (clipped at 4096) stays under the free cache less each running
-  // sequence's answer left (clipped) × a ratio, which starts at 0.7, falls by (0.7 − 0.098) / 600
-  // each decode step to 0.098, returns to 0.7 when the replica idles, and after a preemption is
-  // re-estimated as (tokens decoded + 20 × sequences) / (answer tokens + 1) over those left
-  // running. Off: a request is admitted when its prompt's cache fits.
+  // prompt (past a cached prefix) plus its answer (clipped at 4096) stays under the free cache less
+  // each running sequence's answer left (clipped) × a ratio, which starts at 0.7, falls by (0.7 −
+  // 0.098) / 600 each decode step to 0.098, returns to 0.7 when the replica idles, and after a
+  // preemption is re-estimated as (tokens decoded + 20 × sequences) / (answer tokens + 1) over
+  // those left running. Off: a request is admitted when its prompt's cache fits.
   bool reserves_answers = false;
   // The model's local attention (ModelSpec::window), for what a decode reads on those layers.
   std::optional<AttentionWindow> window;
