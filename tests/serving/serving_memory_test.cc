@@ -53,9 +53,10 @@ TEST_CASE("serving memory: each engine's budget rule") {
   CHECK(kv_budget_bytes(engine_preset(Engine::vllm), 0.9, cap, 95, act, reserved) == 0);
 }
 
-TEST_CASE("serving memory: KV tokens are whole blocks and max concurrency whole requests") {
-  const ModelSpec m = shipped_model("llama3-70b");
-  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+namespace {
+
+// Llama 3 70B in FP8 (weights and KV) on 4 H100s under TensorRT-LLM, max batch 256.
+ServingMemory llama70b_fp8_tp4_trtllm(int64_t isl, int64_t osl, int64_t prefix_tokens) {
   ServingLayout l;
   l.tp = 4;
   l.max_batch = 256;
@@ -63,7 +64,14 @@ TEST_CASE("serving memory: KV tokens are whole blocks and max concurrency whole 
   o.engine = Engine::trtllm;
   o.weights = WeightFormat::fp8;
   o.kv = KvFormat::fp8;
-  const ServingMemory mem = serving_memory(m, c.gpu, l, o, 2000, 500);
+  return serving_memory(shipped_model("llama3-70b"), shipped_cluster("dgx-h100-1n").gpu, l, o, isl,
+                        osl, prefix_tokens);
+}
+
+}  // namespace
+
+TEST_CASE("serving memory: KV tokens are whole blocks and max concurrency whole requests") {
+  const ServingMemory mem = llama70b_fp8_tp4_trtllm(2000, 500, 0);
   CHECK(mem.kv_bytes_per_token == 2 * 2 * 128 * 80);
   CHECK(mem.block_tokens == 32);
   CHECK(mem.kv_tokens % 32 == 0);
@@ -77,16 +85,7 @@ TEST_CASE("serving memory: KV tokens are whole blocks and max concurrency whole 
 
 TEST_CASE(
     "serving memory: a shared prefix is held once per replica and each request holds the rest") {
-  const ModelSpec m = shipped_model("llama3-70b");
-  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
-  ServingLayout l;
-  l.tp = 4;
-  l.max_batch = 256;
-  ServingOptions o;
-  o.engine = Engine::trtllm;
-  o.weights = WeightFormat::fp8;
-  o.kv = KvFormat::fp8;
-  const ServingMemory mem = serving_memory(m, c.gpu, l, o, 2000, 500, 1000);
+  const ServingMemory mem = llama70b_fp8_tp4_trtllm(2000, 500, 1000);
   CHECK(mem.prefix.shared_tokens == 992);    // 31 blocks of 32
   CHECK(mem.prefix.reused_tokens == 1000);   // partial reuse
   CHECK(mem.prefix_resident_tokens == 992);  // one cache per replica
