@@ -157,6 +157,20 @@ TracedRun whole_process_trace(const std::string& root) {
   return out;
 }
 
+// Whether two searches of one case found the same: ranked layouts and step times, and the
+// counts (`pruned` too with `with_pruned`: not where one of them timed every layout).
+bool same_search(const SearchResult& a, const SearchResult& b, bool with_pruned) {
+  if (a.evaluated != b.evaluated || a.feasible != b.feasible || a.rejected != b.rejected ||
+      a.launcher_refused != b.launcher_refused || a.ranked.size() != b.ranked.size() ||
+      (with_pruned && a.pruned != b.pruned))
+    return false;
+  for (size_t i = 0; i < a.ranked.size(); ++i)
+    if (to_string(a.ranked[i].layout) != to_string(b.ranked[i].layout) ||
+        a.ranked[i].step_time_s != b.ranked[i].step_time_s)
+      return false;
+  return true;
+}
+
 int run_bench(const BenchOptions& o) {
   const int threads = thread_count(o.threads);
   const int64_t own_rss = own_peak_rss_bytes();
@@ -186,22 +200,31 @@ int run_bench(const BenchOptions& o) {
          fmt::format("{:.1f} M", per_thread / 1e6), seconds(many.wall_s),
          fmt::format("{:.2f}×", one.wall_s / many.wall_s),
          one.ranked.empty() ? "-" : fmt::format("{:.1f}%", 100 * one.ranked.front().mfu)});
-    if (pruning.empty()) {  // the first case, timed again without branch and bound
-      s.threads = 1;
+    if (pruning.empty()) {  // the first case, timed again without lost tails, then without
+      s.threads = 1;        // branch and bound
+      s.count_lost_tails = false;
+      const SearchResult each = search_layouts(*loaded->model, loaded->inputs.gpus, s);
       s.prune = false;
       const SearchResult all = search_layouts(*loaded->model, loaded->inputs.gpus, s);
       pruning = fmt::format(
+          "lost tails counted at once on {}, one thread: {} against {} placing each layout "
+          "({:.1f}× faster; {:.1f} M against {:.1f} M layouts/s, {})\n"
           "branch and bound on {}, one thread: {} against {} timing every layout that fits "
-          "({:.1f}× faster, {} of {} timed, same results)\n\n",
-          c.name, seconds(one.wall_s), seconds(all.wall_s), all.wall_s / one.wall_s,
-          with_commas(one.feasible - one.pruned), with_commas(all.feasible));
+          "({:.1f}× faster, {} of {} timed, {})\n\n",
+          c.name, seconds(one.wall_s), seconds(each.wall_s), each.wall_s / one.wall_s,
+          per_thread / 1e6, static_cast<double>(each.evaluated) / each.wall_s / 1e6,
+          same_search(one, each, true) ? "same counts and results" : "DIFFERENT results", c.name,
+          seconds(one.wall_s), seconds(all.wall_s), all.wall_s / one.wall_s,
+          with_commas(one.feasible - one.pruned), with_commas(all.feasible),
+          same_search(one, all, false) ? "same results" : "DIFFERENT results");
     }
   }
   std::cout << fmt::format(
                    "layout search in process, as `plan` runs it (Megatron-LM's rules): 1 thread, "
                    "then {} threads (same results; `fit`: layouts that fit and Megatron-LM runs; "
                    "`timed`: of those, timed in full, the rest pruned exactly by a step-time "
-                   "floor)\n",
+                   "floor; layouts/s counts every layout evaluated, those of lost tails counted "
+                   "at once included)\n",
                    threads)
             << text_table({"case", "evaluated", "fit", "timed", "wall 1T", "layouts/s/thread",
                            fmt::format("wall {}T", threads), "speed-up", "best MFU"},
