@@ -762,6 +762,17 @@ void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::ar
   }
 }
 
+// Whether two classes' terms give the same per-micro-batch bytes and recompute buffer at every
+// count (stage_activations reads only these; the first layer's bytes are not compared).
+static bool same_activation_terms(const StageActivationTerms& a, const StageActivationTerms& b) {
+  return a.recompute == b.recompute && a.dense_layers == b.dense_layers &&
+         a.moe_layers == b.moe_layers && a.dense_full == b.dense_full &&
+         a.dense_policy == b.dense_policy && a.moe_full == b.moe_full &&
+         a.moe_policy == b.moe_policy && a.dense_whole == b.dense_whole &&
+         a.moe_whole == b.moe_whole && a.dense_largest == b.dense_largest &&
+         a.moe_largest == b.moe_largest;
+}
+
 int64_t CostModel::activations_settle(const Layout& l, ShapeRef ref, int64_t from_layers,
                                       int64_t to_layers, int64_t step) const {
   const int64_t never = to_layers + 1;
@@ -778,7 +789,11 @@ int64_t CostModel::activations_settle(const Layout& l, ShapeRef ref, int64_t fro
   // Scanned down from the last count: the first growth met bounds the run that settles.
   const int64_t last = from_layers + (to_layers - from_layers) / step * step;
   int64_t settled = from_layers;
+  const StageActivationTerms* previous = nullptr;
   for (const StageActivationTerms& terms : shape.activation_terms) {
+    // A class with the previous one's terms has its activations, scanned already.
+    if (previous && same_activation_terms(terms, *previous)) continue;
+    previous = &terms;
     StageActivations later = stage_activations(terms, last);
     for (int64_t rl = last - step; rl >= settled; rl -= step) {
       const StageActivations a = stage_activations(terms, rl);
