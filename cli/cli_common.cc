@@ -103,7 +103,8 @@ SearchOptions::LauncherCheck launcher_check(const CostOptions& cost, const Input
           [launcher](const ModelSpec& model, const TrainingSpec& training, Layout& layout,
                      const std::array<bool, 4>& zeros, std::array<const char*, 4>& out) {
             launcher_refuses_by_zero(launcher, model, training, layout, zeros, out);
-          }};
+          },
+          /*counts_alike=*/true};
 }
 
 void add_tokens_option(CLI::App* sub, double& tokens) {

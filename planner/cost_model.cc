@@ -762,6 +762,65 @@ void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::ar
   }
 }
 
+// Whether two classes' terms give the same per-micro-batch bytes and recompute buffer at every
+// count (stage_activations reads only these; the first layer's bytes are not compared).
+static bool same_activation_terms(const StageActivationTerms& a, const StageActivationTerms& b) {
+  return a.recompute == b.recompute && a.dense_layers == b.dense_layers &&
+         a.moe_layers == b.moe_layers && a.dense_full == b.dense_full &&
+         a.dense_policy == b.dense_policy && a.moe_full == b.moe_full &&
+         a.moe_policy == b.moe_policy && a.dense_whole == b.dense_whole &&
+         a.moe_whole == b.moe_whole && a.dense_largest == b.dense_largest &&
+         a.moe_largest == b.moe_largest;
+}
+
+int64_t CostModel::activations_settle(const Layout& l, ShapeRef ref, int64_t from_layers,
+                                      int64_t to_layers, int64_t step) const {
+  const int64_t never = to_layers + 1;
+  if (l.recompute == Recompute::full || !l.recompute_stage_layers.empty() || step < 1 ||
+      !(options_.memory.allocator_slack_fraction >= 0))
+    return never;
+  const Shape& shape = *ref.shape_;
+  Layout probe = l;
+  probe.recompute_layers = from_layers;
+  activations_of(probe, shape);  // takes the terms of l's recompute mode and modules
+  if (shape.activation_terms.size() != shape.classes.size() ||
+      shape.terms_recompute != l.recompute || shape.terms_modules != l.recompute_modules)
+    return never;
+  // Scanned down from the last count: the first growth met bounds the run that settles.
+  const int64_t last = from_layers + (to_layers - from_layers) / step * step;
+  int64_t settled = from_layers;
+  const StageActivationTerms* previous = nullptr;
+  for (const StageActivationTerms& terms : shape.activation_terms) {
+    // A class with the previous one's terms has its activations, scanned already.
+    if (previous && same_activation_terms(terms, *previous)) continue;
+    previous = &terms;
+    StageActivations later = stage_activations(terms, last);
+    for (int64_t rl = last - step; rl >= settled; rl -= step) {
+      const StageActivations a = stage_activations(terms, rl);
+      if (!(later.per_micro_batch <= a.per_micro_batch &&
+            later.recompute_buffer <= a.recompute_buffer)) {
+        settled = rl + step;
+        break;
+      }
+      later = a;
+    }
+  }
+  return settled;
+}
+
+bool CostModel::states_dominate_every_class(const Layout& l, ShapeRef ref, int zero) const {
+  const Shape& shape = *ref.shape_;
+  const std::vector<StageActivations>& activations = activations_of(l, shape);
+  std::array<bool, 4> marked{};
+  marked[static_cast<size_t>(zero)] = true;
+  const std::vector<FrameSums>& sums = sums_by_zero(l, shape, marked)[static_cast<size_t>(zero)];
+  for (size_t i = 0; i < activations.size(); ++i) {
+    const StageTotals t = stage_totals(sums[i], activations[i], options_.memory);
+    if (!(t.states >= t.activations && t.states >= t.other)) return false;
+  }
+  return true;
+}
+
 // Only the peak class is built in full; a layout offloading anything takes the general path.
 StageMemory CostModel::peak_stage_memory(const Layout& l, ShapeRef ref) const {
   const Shape& shape = *ref.shape_;

@@ -131,6 +131,21 @@ class CostModel {
   // zero ignored), into `out`. REQUIRES: !l.offloads().
   void peak_totals_by_zero(const Layout& l, ShapeRef shape, const std::array<bool, 4>& zeros,
                            std::array<StageTotals, 4>& out) const;
+  // For l of the handle's shape recomputing by the block method (recompute none or selective,
+  // one count on every stage): the least of the counts from_layers, from_layers + step, ... up
+  // to to_layers from which on no stage class's activations (per micro-batch, recompute buffer)
+  // grow. From there no ZeRO stage's peak total (peak_totals_by_zero) grows either: every sum
+  // behind it is non-decreasing in them and rounding to nearest is monotone, so the search may
+  // count those layouts without placing each (layout_search.cc: count_lost_tail). Above
+  // to_layers where l is not of that kind or the allocator slack is negative.
+  int64_t activations_settle(const Layout& l, ShapeRef shape, int64_t from_layers,
+                             int64_t to_layers, int64_t step) const;
+  // Whether under ZeRO stage `zero` every stage class of l (of the handle's shape) holds at least
+  // as many bytes of model states as of activations and of other bytes: the dominant term of a
+  // layout that does not fit is then the states whichever class peaks, and stays so at larger
+  // recompute counts over which the activations settle (neither of the others grows with them).
+  // REQUIRES: !l.offloads().
+  bool states_dominate_every_class(const Layout& l, ShapeRef shape, int zero) const;
 
   // A step's timing before its two ZeRO-dependent terms (exposed data-parallel sync and the
   // optimizer step, both 0 in `breakdown`): per-class stage timings and the pipeline, which

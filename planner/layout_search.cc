@@ -453,8 +453,9 @@ constexpr const char* kRejectNames[] = {
 // with the items.
 struct ThreadResult {
   int64_t evaluated = 0, feasible = 0;
-  int64_t pruned = 0;        // fit, but never timed: their step-time floor beat no kept layout
-  std::vector<Ranked> best;  // at most top_k
+  int64_t pruned = 0;           // fit, but never timed: their step-time floor beat no kept layout
+  int64_t counted_at_once = 0;  // of `evaluated`: in lost tails (count_lost_tail)
+  std::vector<Ranked> best;     // at most top_k
   std::array<int64_t, static_cast<size_t>(Reject::count)> rejected{};
   Tally launcher_refused;          // fit, but the launcher refuses them: by the field it refuses
   std::optional<Ranked> smallest;  // key = peak bytes
@@ -859,6 +860,126 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
   }
 }
 
+// Whether run_item may count a recompute choice's lost tail at once (count_lost_tail): the
+// per-layout path of those counts would place each on memory alone (no retry, nothing offloaded)
+// and prune every one that fits (beyond_floor), and the launcher, if any, answers alike for them.
+bool tail_countable(const Layout& layout, int64_t step, const SearchOptions& options,
+                    bool allow_offload) {
+  return options.count_lost_tails && options.prune && options.objective != Objective::memory &&
+         options.top_k >= 1 && !options.fix.recompute_layers && !allow_offload &&
+         layout.recompute != Recompute::full && !layout.offloads() &&
+         (!options.launcher.refuses || (options.launcher.counts_alike && step % layout.vpp == 0));
+}
+
+// Of the counts from, from + step, ... (`n` of them) of one recompute choice, over which the
+// activations settle (CostModel::activations_settle): the index of the first at which ZeRO stage
+// `zero` fits, found by bisection (the peak total does not grow), given that the last fits and
+// the first does not.
+int64_t first_fitting(const CostModel& model, Layout layout, CostModel::ShapeRef shape, int zero,
+                      int64_t from, int64_t step, int64_t n, std::array<StageTotals, 4>& peaks) {
+  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+  std::array<bool, 4> marked{};
+  marked[static_cast<size_t>(zero)] = true;
+  int64_t lo = 1, hi = n - 1;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    layout.recompute_layers = from + mid * step;
+    model.peak_totals_by_zero(layout, shape, marked, peaks);
+    if (peaks[static_cast<size_t>(zero)].total <= hbm)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+// Counts the layouts of recompute counts from, from + step, ... up to `to` of one recompute
+// choice (`layout`, its ZeRO stage aside), all beyond a count whose step-time floor lost
+// (FloorState::beyond_from), as run_zero_stages would one by one: the same evaluated, feasible,
+// pruned, rejected and launcher counts and the same `order`, without placing each. Exact because
+// - no stage class's activations grow over the counts (CostModel::activations_settle), so neither
+//   does any ZeRO stage's peak total: each stage fits from one count on (found by bisection),
+//   and the counts before it do not fit. Those are counted under the model states at once where
+//   the states dominate every stage class at the first count (CostModel::
+//   states_dominate_every_class: so they do at every later one), else placed one by one;
+// - the least total of each ZeRO stage is at the last count, placed first: when none is below
+//   ThreadResult::smallest, no layout of the tail replaces it (its test is a strict <);
+// - every layout of the tail that fits is pruned (beyond_floor), and the launcher answers alike
+//   for all counts (tail_countable), so it is asked once, at the first.
+// False, having counted nothing, where the smallest layout could change: run_item goes on layout
+// by layout. REQUIRES: tail_countable, and activations_settle(..., from, to, step) <= from.
+bool count_lost_tail(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
+                     const std::array<bool, 4>& zeros, int64_t from, int64_t to, int64_t step,
+                     int64_t& order, const SearchOptions& options) {
+  CostModel& model = *t.model;
+  ThreadResult& out = t.out;
+  std::array<StageTotals, 4>& peaks = t.peaks;
+  const int64_t n = (to - from) / step + 1;  // counts in the tail
+  layout.recompute_layers = from + (n - 1) * step;
+  model.peak_totals_by_zero(layout, shape, zeros, peaks);
+  int64_t stages = 0;
+  for (size_t z = 0; z < zeros.size(); ++z) {
+    if (!zeros[z]) continue;
+    ++stages;
+    if (!out.smallest || peaks[z].total < out.smallest->key) return false;
+  }
+  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+  std::array<int64_t, 4> fits_from{};  // by ZeRO stage: the first count's index that fits (n: none)
+  for (size_t z = 0; z < zeros.size(); ++z)
+    if (zeros[z]) fits_from[z] = peaks[z].total > hbm ? n : -1;
+  // Most stages that fit at the last count fit at the first already: asked together first.
+  std::array<bool, 4> open{};
+  for (size_t z = 0; z < zeros.size(); ++z) open[z] = zeros[z] && fits_from[z] < 0;
+  layout.recompute_layers = from;
+  if (std::find(open.begin(), open.end(), true) != open.end())
+    model.peak_totals_by_zero(layout, shape, open, peaks);
+  for (size_t z = 0; z < zeros.size(); ++z) {
+    if (!open[z]) continue;
+    fits_from[z] = peaks[z].total <= hbm ? 0
+                                         : first_fitting(model, layout, shape, static_cast<int>(z),
+                                                         from, step, n, peaks);
+  }
+  std::array<bool, 4> placed{};  // ZeRO stages whose counts that do not fit are placed one by one
+  layout.recompute_layers = from;
+  for (size_t z = 0; z < zeros.size(); ++z) {
+    if (!zeros[z] || fits_from[z] == 0) continue;
+    if (model.states_dominate_every_class(layout, shape, static_cast<int>(z)))
+      out.rejected[static_cast<size_t>(Reject::model_states)] += fits_from[z];
+    else
+      placed[z] = true;
+  }
+  for (int64_t i = 0; std::find(placed.begin(), placed.end(), true) != placed.end(); ++i) {
+    layout.recompute_layers = from + i * step;
+    model.peak_totals_by_zero(layout, shape, placed, peaks);
+    for (size_t z = 0; z < placed.size(); ++z) {
+      if (!placed[z]) continue;
+      ++out.rejected[static_cast<size_t>(dominant_term(peaks[z]))];
+      placed[z] = i + 1 < fits_from[z];
+    }
+  }
+  layout.recompute_layers = from;
+  for (size_t z = 0; z < zeros.size(); ++z) {
+    if (!zeros[z] || fits_from[z] == n) continue;
+    const int64_t fitting = n - fits_from[z];
+    const char* refused = nullptr;
+    if (options.launcher.refuses) {
+      layout.zero = static_cast<int>(z);
+      refused = options.launcher.refuses(model.model(), model.training(), layout);
+    }
+    if (refused) {
+      out.launcher_refused[refused] += fitting;
+    } else {
+      out.feasible += fitting;
+      out.pruned += fitting;
+    }
+  }
+  const int64_t layouts = n * stages;
+  out.evaluated += layouts;
+  out.counted_at_once += layouts;
+  order += layouts;
+  return true;
+}
+
 // The block method with a count per pipeline stage (Layout::recompute_stage_layers, issue 12):
 // for each ZeRO stage `zeros` marks, every stage recomputes the fewest layers (multiples of
 // `step`) with which it fits (CostModel::least_recompute_by_stage), and the layout is ranked.
@@ -925,6 +1046,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
       for (const auto& [rc, max_layers, step] : choices) {
         FloorState floor;
         std::array<bool, 4> fits{}, fit_without{};  // fit_without: at recompute_layers 0
+        int64_t settled = -1;  // activations_settle of the lost tail (−1: not asked yet)
         for (int64_t rl = 0; rl <= max_layers; rl += step) {
           if (!allowed(options.fix.recompute_layers, rl)) continue;
           Layout layout = item.base;
@@ -942,6 +1064,14 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
           floor.timed_layers = -1;
           run_zero_stages(t, layout, *known, zeros, order, options, allow_offload, floor, fits);
           if (rl == 0) fit_without = fits;
+          if (floor.beyond_from < 1 || rl + step > max_layers ||
+              !tail_countable(layout, step, options, allow_offload))
+            continue;
+          if (settled < 0)
+            settled = model.activations_settle(layout, *known, rl + step, max_layers, step);
+          if (settled <= rl + step && count_lost_tail(t, layout, *known, zeros, rl + step,
+                                                      max_layers, step, order, options))
+            break;
         }
         if (stage_recompute && rc == Recompute::none && max_layers > 0 && item.base.pp > 1 &&
             !options.fix.recompute_layers &&
@@ -1107,6 +1237,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
     result.evaluated += r.evaluated;
     result.feasible += r.feasible;
     result.pruned += r.pruned;
+    result.counted_at_once += r.counted_at_once;
     for (size_t i = 0; i < r.rejected.size(); ++i)
       if (r.rejected[i] > 0) result.rejected[kRejectNames[i]] += r.rejected[i];
     r.launcher_refused.for_each([&](const char* field, int64_t n) {

@@ -49,6 +49,11 @@ struct SearchOptions {
   // still enter the top_k (exact: the same results either way). Off, every layout that fits is
   // timed: the reference the tests and `meshplan bench` compare against.
   bool prune = true;
+  // With prune: once a recompute count's step-time floor lost (every larger count of that
+  // recompute mode, shape and schedule then cannot rank), the larger counts are counted at once
+  // where their outcome is known without placing each: the same counts and results. Off, each is
+  // generated and placed one by one: the reference the tests and `meshplan bench` compare against.
+  bool count_lost_tails = true;
   // A search that would evaluate more layouts than this does not run (SearchResult::refused).
   int64_t max_layouts = kMaxSearchLayouts;
   // The launcher the plan is for (`plan --framework X`, issue 14): a layout that fits but that
@@ -66,6 +71,10 @@ struct SearchOptions {
     std::function<void(const ModelSpec&, const TrainingSpec&, Layout&, const std::array<bool, 4>&,
                        std::array<const char*, 4>&)>
         refuses_by_zero;
+    // Whether `refuses` answers alike for any two recompute_layers ≥ 2 that are multiples of the
+    // layout's vpp, the rest of the layout equal (launcher_refuses' rules read the count only as
+    // > 0, > 1 and % vpp): the search then asks once for a run of such counts. Unset: per count.
+    bool counts_alike = false;
   };
   LauncherCheck launcher;
   // Called from worker threads with (work items done, total); must be thread-safe.
@@ -84,6 +93,10 @@ struct SearchResult {
   // varies with the thread count and timing (each thread prunes against its own best), so only
   // `meshplan bench` prints it; the results do not vary.
   int64_t pruned = 0;
+  // Of `evaluated`, layouts of lost recompute tails counted at once, never placed one by one
+  // (SearchOptions::count_lost_tails). Like `pruned` it varies with the thread count; only
+  // `meshplan bench` prints it.
+  int64_t counted_at_once = 0;
   double wall_s = 0;
   std::vector<Estimate> ranked;             // best first, at most top_k, with detail
   std::map<std::string, int64_t> rejected;  // reason → count (memory by dominant term, rules)

@@ -125,6 +125,38 @@ TEST_CASE("launcher_refuses_by_zero gives launcher_refuses' answer at every ZeRO
   CHECK(checked > 1000);
 }
 
+// SearchOptions::LauncherCheck::counts_alike, which `plan` declares for these rules: the search
+// asks once for a run of recompute counts ≥ 2 that are multiples of vpp (layout_search.cc:
+// count_lost_tail), so the answer must not tell any two of them apart.
+TEST_CASE("launcher_refuses answers alike for recompute counts of 2 and more in multiples of vpp") {
+  int checked = 0;
+  for (const char* name : {"llama3-8b", "mixtral-8x7b", "deepseek-v3", "gpt3-175b"}) {
+    const ModelSpec m = model(name);
+    for (const std::string& text : layout_grid(m.moe.has_value())) {
+      Result<Layout> parsed = parse_layout(text);
+      if (!parsed) continue;
+      Layout l = parsed.value();
+      if (!check_layout(l, m, 64, m.training).empty()) continue;  // the rules divide by dp
+      for (const std::string& launcher_name : launcher_names()) {
+        const Launcher launcher = *parse_launcher(launcher_name);
+        CAPTURE(name);
+        CAPTURE(text);
+        CAPTURE(launcher_name);
+        l.recompute_layers = 2 * l.vpp;
+        const char* first = launcher_refuses(launcher, m, m.training, l);
+        for (int64_t times : {3, 4, 7, 16}) {
+          l.recompute_layers = times * l.vpp;
+          const char* field = launcher_refuses(launcher, m, m.training, l);
+          REQUIRE((field == nullptr) == (first == nullptr));
+          if (field) CHECK(std::string(field) == first);
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked > 1000);
+}
+
 TEST_CASE("launcher_refuses names model and training fields too") {
   ModelSpec bloom = model("gpt3-175b");
   bloom.position_embedding = PositionEmbedding::alibi;  // as BLOOM
