@@ -259,8 +259,4 @@ std::optional<Planning> load_planning(const InputOptions& in, const CostOptions&
   return Planning{std::move(inputs.value()), std::move(model)};
 }
 
-Diagnostic flag_error(const std::string& flag, const std::string& value, const std::string& rule) {
-  return Diagnostic{{flag, 0, 0, ""}, flag.substr(2), value, rule};
-}
-
 }  // namespace meshplan::cli

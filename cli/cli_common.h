@@ -94,8 +94,5 @@ int write_report_files(const std::vector<ReportFile>& files, const std::string& 
 
 // Prints diagnostics to stderr; returns kExitBadInput.
 int print_errors(const std::vector<Diagnostic>& errors);
-// A command-line flag's bad value: no file position, the field named after the flag
-// ("--out" → "out").
-Diagnostic flag_error(const std::string& flag, const std::string& value, const std::string& rule);
 
 }  // namespace meshplan::cli

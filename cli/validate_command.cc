@@ -146,8 +146,8 @@ int run_validate(const ValidateOptions& o) {
   if (!bounds) return print_errors(bounds.errors());
   if (!o.serving_path.empty()) return run_serving_validate(o, bounds.value());
   if (o.runs_paths.empty())
-    return print_errors({Diagnostic{
-        {"--runs", 0, 0, ""}, "runs", "", "give --runs FILE (training runs) or --serving FILE"}});
+    return print_errors(
+        {flag_error("--runs", "", "give --runs FILE (training runs) or --serving FILE")});
   std::vector<PublishedRun> runs;
   std::vector<Diagnostic> errors;
   for (const std::string& path : o.runs_paths) {

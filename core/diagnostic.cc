@@ -27,6 +27,10 @@ std::string format_diagnostic(const Diagnostic& d) {
   return out;
 }
 
+Diagnostic flag_error(const std::string& flag, const std::string& value, const std::string& rule) {
+  return Diagnostic{{flag, 0, 0, ""}, flag.substr(2), value, rule};
+}
+
 std::string format_diagnostics(const std::vector<Diagnostic>& ds) {
   std::string out;
   for (const auto& d : ds) {

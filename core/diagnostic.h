@@ -23,6 +23,10 @@ struct Diagnostic {
   std::string rule;   // what must hold, e.g. "must be a positive integer"
 };
 
+// A command-line flag's bad value: no file position, the field named after the flag
+// ("--out" → "out"). REQUIRES: flag starts with "--".
+Diagnostic flag_error(const std::string& flag, const std::string& value, const std::string& rule);
+
 // Renders one diagnostic, ninja-style:
 //   models/x.yaml:3:9: error: field 'hidden' = '-5': must be a positive integer
 //     hidden: -5

@@ -940,7 +940,6 @@ bool count_lost_tail(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
                                                          from, step, n, peaks);
   }
   std::array<bool, 4> placed{};  // ZeRO stages whose counts that do not fit are placed one by one
-  layout.recompute_layers = from;
   for (size_t z = 0; z < zeros.size(); ++z) {
     if (!zeros[z] || fits_from[z] == 0) continue;
     if (model.states_dominate_every_class(layout, shape, static_cast<int>(z)))

@@ -96,12 +96,10 @@ std::vector<Diagnostic> check_workload(const Workload& w) {
   const double tokens = static_cast<double>(replay_request_count(w)) *
                         (static_cast<double>(w.isl) + static_cast<double>(w.osl));
   if (tokens <= kMaxReplayTokens) return {};
-  return {Diagnostic{{"--requests", 0, 0, ""},
-                     "requests",
-                     std::to_string(replay_request_count(w)),
+  return {flag_error("--requests", std::to_string(replay_request_count(w)),
                      "requests × (isl + osl) = " + std::to_string(static_cast<int64_t>(tokens)) +
                          " tokens exceeds the 100000000 one replay handles; ask for fewer "
-                         "requests (a closed loop replays 10 × the concurrency)"}};
+                         "requests (a closed loop replays 10 × the concurrency)")};
 }
 
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
@@ -110,7 +108,7 @@ std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
   const std::string rule = std::string("an SGLang server argument; --engine is ") +
                            to_string(o.engine) + " (use --engine sglang)";
   auto refuse = [&](const std::string& flag, const std::string& value) {
-    out.push_back(Diagnostic{{"--" + flag, 0, 0, ""}, flag, value, rule});
+    out.push_back(flag_error("--" + flag, value, rule));
   };
   if (o.mixed_chunk) refuse("enable-mixed-chunk", "true");
   if (o.mixed_chunk_searched) refuse("search-mixed-chunk", "true");
@@ -122,8 +120,7 @@ std::vector<Diagnostic> check_prefix(const ServingProblem& p, const ServingLayou
   const int64_t prefix = p.workload.prefix_tokens;
   if (prefix == 0) return {};
   auto refuse = [&](const std::string& rule) {
-    return std::vector<Diagnostic>{
-        Diagnostic{{"--prefix-tokens", 0, 0, ""}, "prefix-tokens", std::to_string(prefix), rule}};
+    return std::vector<Diagnostic>{flag_error("--prefix-tokens", std::to_string(prefix), rule)};
   };
   if (prefix >= p.workload.isl)
     return refuse("must be less than --isl (" + std::to_string(p.workload.isl) +
