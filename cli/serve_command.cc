@@ -11,6 +11,8 @@
 #include "core/model_limits.h"
 #include "reports/serving_report.h"
 #include "serving/replay_trace.h"
+#include "serving/request_lengths.h"
+#include "serving/request_replay.h"
 #include "serving/serving_layout_parse.h"
 #include "serving/serving_render.h"
 #include "serving/serving_search.h"
@@ -23,6 +25,7 @@ using namespace meshplan::serving;
 struct ServeOptions {
   InputOptions in;
   int64_t isl = 0, osl = 0, requests = 0, prefix_tokens = 0;
+  double isl_stdev = 0, osl_stdev = 0;
   bool offline = false;
   double concurrency = 0, request_rate = 0;
   uint64_t seed = 1;
@@ -65,6 +68,8 @@ Workload workload(const ServeOptions& o) {
   Workload w;
   w.isl = o.isl;
   w.osl = o.osl;
+  w.isl_stdev = o.isl_stdev;
+  w.osl_stdev = o.osl_stdev;
   w.prefix_tokens = o.prefix_tokens;
   w.requests = o.requests;
   w.seed = o.seed;
@@ -77,6 +82,18 @@ Workload workload(const ServeOptions& o) {
     w.request_rate_per_s = o.request_rate;
   }
   return w;
+}
+
+// Why a --layout evaluates to nothing: the cache holds no request (under a length spread, not
+// the longest one the replay draws).
+std::string no_room_rule(const Workload& w) {
+  if (w.isl_stdev <= 0 && w.osl_stdev <= 0)
+    return "leaves no KV-cache room for one request: weights and workspace exceed the engine's "
+           "memory budget";
+  const int64_t longest = longest_sequence(request_lengths(w, replay_request_count(w)));
+  return "leaves no KV-cache room for the longest request the replay draws (isl + osl = " +
+         std::to_string(longest) +
+         " tokens): the cache left beside the weights and workspace is smaller";
 }
 
 // Replays the best layout again, recording its steps, and writes them as a Perfetto trace.
@@ -127,9 +144,7 @@ int run_serve(const ServeOptions& o) {
       ++report.result.evaluated;
     }
     if (report.result.ranked.empty())
-      return print_errors({flag_error("--layout", o.in.layout_text,
-                                      "leaves no KV-cache room for one request: weights and "
-                                      "workspace exceed the engine's memory budget")});
+      return print_errors({flag_error("--layout", o.in.layout_text, no_room_rule(p.workload))});
     rank_estimates(report.result);
   }
   if (!o.trace_path.empty() && !report.result.ranked.empty()) {
@@ -174,6 +189,15 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
   sub->add_option("--osl", o->osl, "output (answer) tokens per request")
       ->required()
       ->check(integer_range(1, kMaxSeqLen));
+  sub->add_option(
+         "--isl-stdev", o->isl_stdev,
+         "spread of the prompt lengths around --isl: each request's drawn as TensorRT-LLM's "
+         "prepare_dataset.py token-norm-dist draws it, max(1, ceil(normal(isl, stdev))) "
+         "(default 0: every prompt --isl tokens)")
+      ->check(finite_number(0, static_cast<double>(kMaxSeqLen)));
+  sub->add_option("--osl-stdev", o->osl_stdev,
+                  "spread of the answer lengths around --osl, drawn likewise (default 0)")
+      ->check(finite_number(0, static_cast<double>(kMaxSeqLen)));
   sub->add_option("--prefix-tokens", o->prefix_tokens,
                   "tokens every prompt begins with (a shared system prompt), below --isl: the "
                   "engine's prefix cache holds them once and each request computes the rest")

@@ -35,11 +35,9 @@ class DisaggregatedScheduler {
         limits_(limits),
         count_(replay_request_count(w)),
         closed_(w.load == LoadKind::concurrency),
-        req_(static_cast<size_t>(count_)),
+        req_(initial_requests(w, count_)),
         prefill_(static_cast<size_t>(limits.prefill_workers)),
         decode_(static_cast<size_t>(limits.decode_workers)) {
-    const std::vector<double> arrivals = initial_arrivals(w, count_);
-    for (size_t i = 0; i < req_.size(); ++i) req_[i].arrival_s = arrivals[i];
     first_pending_ = closed_ ? std::min(count_, requests_in_flight(w, count_)) : 0;
     for (int64_t i = 0; i < first_pending_; ++i) queue_.push_back(i);
     for (DecodeWorker& d : decode_) d.free_kv = limits.decode.kv_tokens;
@@ -99,11 +97,11 @@ class DisaggregatedScheduler {
       p.busy = false;
       for (const auto& [r, c] : p.chunks) {
         at(r).prefilled += c;
-        if (at(r).prefilled < w_.isl) {
+        if (at(r).prefilled < at(r).isl) {
           queue_.push_front(r);  // a long prompt's next chunk runs before the prompts behind it
           continue;
         }
-        transfers_.push_back({r, p.busy_until + limits_.kv_transfer_s});
+        transfers_.push_back({r, p.busy_until + limits_.transfer_s(at(r).isl)});
       }
       p.chunks.clear();
     }
@@ -117,7 +115,7 @@ class DisaggregatedScheduler {
       for (int64_t r : d.running) {
         ReplayRequest& q = at(r);
         q.prefilled = q.prompt;  // a recomputed sequence's prompt is rebuilt with its next token
-        if (++q.generated < w_.osl) {
+        if (++q.generated < q.osl) {
           still.push_back(r);
           continue;
         }
@@ -142,8 +140,8 @@ class DisaggregatedScheduler {
   void arrive_at_decode(int64_t r, double ready_s) {
     at(r).first_token_s = ready_s;
     at(r).generated = 1;
-    at(r).prompt = at(r).prefilled = w_.isl;  // its cache arrived whole
-    if (w_.osl <= 1) {
+    at(r).prompt = at(r).prefilled = at(r).isl;  // its cache arrived whole
+    if (at(r).osl <= 1) {
       finish(r, ready_s);
       return;
     }
@@ -153,7 +151,7 @@ class DisaggregatedScheduler {
   void admit_decodes() {
     while (!decode_wait_.empty()) {
       const int64_t r = decode_wait_.front();
-      const int64_t tokens = limits_.decode.admission_tokens(at(r).prompt);
+      const int64_t tokens = limits_.decode.admission_tokens(at(r).prompt, at(r).isl + at(r).osl);
       DecodeWorker* best = nullptr;
       for (DecodeWorker& d : decode_) {
         if (d.sequences() >= limits_.decode.max_batch || d.free_kv < tokens) continue;
@@ -171,8 +169,7 @@ class DisaggregatedScheduler {
   // again at the head of the queue and, readmitted, recomputes its prompt and answer so far there
   // (vLLM's recompute preemption, run by the decode instance's own scheduler).
   void grow(DecodeWorker& d) {
-    OnDemandWorker{req_, d.running, d.free_kv, decode_wait_, preemptions_}.grow(limits_.decode,
-                                                                                w_.isl);
+    OnDemandWorker{req_, d.running, d.free_kv, decode_wait_, preemptions_}.grow(limits_.decode);
   }
 
   void start_prefills(double t, const StepTimeFn& step_s) {
@@ -182,7 +179,7 @@ class DisaggregatedScheduler {
       int64_t budget = limits_.prefill_step_tokens;
       while (!queue_.empty() && at(queue_.front()).arrival_s <= t && budget > 0) {
         const int64_t r = queue_.front();
-        const int64_t left = w_.isl - at(r).prefilled;
+        const int64_t left = at(r).isl - at(r).prefilled;
         if (left > budget && !p.chunks.empty()) break;  // whole prompts, or one chunked alone
         const int64_t c = std::min(left, budget);
         batch.chunks.push_back({c, at(r).prefilled});
@@ -212,7 +209,7 @@ class DisaggregatedScheduler {
         if (q.prefilled < q.prompt)
           batch.chunks.push_back({q.prompt - q.prefilled, q.prefilled});
         else
-          batch.add_decode(limits_.decode.window, w_.isl + q.generated);
+          batch.add_decode(limits_.decode.window, q.isl + q.generated);
       }
       batch.sampled = static_cast<int64_t>(d.running.size());
       ++steps_;
@@ -246,7 +243,6 @@ ReplayResult replay_disaggregated(const Workload& w, const DisaggregatedLimits& 
                                   const StepTimeFn& decode_step_s) {
   assert(limits.prefill_workers >= 1 && limits.decode_workers >= 1);
   assert(limits.prefill_step_tokens >= 1 && limits.decode.max_batch >= 1);
-  assert(limits.decode.kv_tokens >= limits.decode.tokens_per_request);
   DisaggregatedScheduler s(w, limits);
   double t = 0;
   while (!s.done()) {

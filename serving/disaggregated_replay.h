@@ -5,7 +5,7 @@
 // Prefill workers run prompts only: an idle worker takes waiting prompts first come, first
 // served, whole, while the step's token budget holds them (a prompt longer than the budget runs
 // alone in budget-sized chunks over consecutive steps). When a prompt's last chunk ends, its KV
-// cache moves to the decode pool (kv_transfer_s later), and the decode worker streams the answer:
+// cache moves to the decode pool (transfer_s later), and the decode worker streams the answer:
 // the first token reaches the client when the transfer ends, as in SGLang's and Dynamo's designs,
 // where the decode worker returns every token. Decode workers run decode-only continuous
 // batching: a transferred request joins the worker with the fewest sequences that has room
@@ -35,12 +35,17 @@ struct DisaggregatedLimits {
   int64_t prefill_step_tokens = 8192;  // prompt tokens one prefill step carries
   int64_t decode_workers = 1;
   ReplayLimits decode;  // one decode worker: max_batch, kv_tokens, tokens_per_request, cache_tokens
-  double kv_transfer_s = 0;  // one request's KV cache, prefill worker to decode worker
+  // One request's KV cache, prefill worker to decode worker: a fixed latency and a time per
+  // prompt token.
+  double kv_transfer_latency_s = 0, kv_transfer_s_per_token = 0;
+  double transfer_s(int64_t isl) const {
+    return kv_transfer_latency_s + kv_transfer_s_per_token * static_cast<double>(isl);
+  }
 };
 
 // REQUIRES: workers ≥ 1, prefill_step_tokens ≥ 1, decode.max_batch ≥ 1 and decode.kv_tokens ≥
-// decode.tokens_per_request. `steps` and `mean_batch` of the result count decode steps;
-// prefill_pool_busy and decode_pool_busy say how well the pools' rates match.
+// what the longest request takes (request_replay.h). `steps` and `mean_batch` of the result count
+// decode steps; prefill_pool_busy and decode_pool_busy say how well the pools' rates match.
 ReplayResult replay_disaggregated(const Workload& w, const DisaggregatedLimits& limits,
                                   const StepTimeFn& prefill_step_s,
                                   const StepTimeFn& decode_step_s);

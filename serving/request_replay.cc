@@ -42,6 +42,18 @@ std::vector<double> initial_arrivals(const Workload& w, int64_t count) {
   return out;
 }
 
+std::vector<ReplayRequest> initial_requests(const Workload& w, int64_t count) {
+  const std::vector<double> arrivals = initial_arrivals(w, count);
+  const std::vector<RequestLength> lengths = request_lengths(w, count);
+  std::vector<ReplayRequest> out(static_cast<size_t>(count));
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].arrival_s = arrivals[i];
+    out[i].isl = out[i].prompt = lengths[i].isl;
+    out[i].osl = lengths[i].osl;
+  }
+  return out;
+}
+
 LatencyStats latency_stats(std::vector<double> values) {
   LatencyStats s;
   if (values.empty()) return s;
@@ -64,14 +76,9 @@ class Scheduler {
         count_(replay_request_count(w)),
         closed_(w.load == LoadKind::concurrency),
         in_flight_(requests_in_flight(w, count_)),
-        req_(static_cast<size_t>(count_)),
+        req_(initial_requests(w, count_)),
         free_kv_(limits.kv_tokens) {
-    const std::vector<double> arrivals = initial_arrivals(w, count_);
-    for (size_t i = 0; i < req_.size(); ++i) {
-      req_[i].arrival_s = arrivals[i];
-      req_[i].prompt = w.isl;
-      req_[i].prefilled = limits.prefix_reused_tokens;
-    }
+    for (ReplayRequest& q : req_) q.prefilled = limits.prefix_reused_tokens;
     issued_ = std::min(count_, in_flight_);
     for (int64_t i = 0; i < issued_; ++i) waiting_.push_back(i);
   }
@@ -82,7 +89,7 @@ class Scheduler {
 
   void grow() {
     const int64_t before = preemptions_;
-    OnDemandWorker{req_, running_, free_kv_, waiting_, preemptions_}.grow(limits_, w_.isl);
+    OnDemandWorker{req_, running_, free_kv_, waiting_, preemptions_}.grow(limits_);
     if (limits_.reserves_answers && preemptions_ > before) reestimate_ratio();
   }
 
@@ -91,7 +98,7 @@ class Scheduler {
     double decoded = 0, answers = 0;
     for (int64_t r : running_) {
       decoded += static_cast<double>(at(r).generated);
-      answers += static_cast<double>(w_.osl);
+      answers += static_cast<double>(at(r).osl);
     }
     const double n = static_cast<double>(running_.size());
     ratio_ = std::min(1.0, (decoded + AnswerReserve::kRetractSteps * n) / (answers + 1));
@@ -99,7 +106,7 @@ class Scheduler {
 
   // Answer tokens a sequence has yet to produce, clipped as SGLang's estimate clips them.
   int64_t answer_left(int64_t r) const {
-    return std::min(std::max<int64_t>(w_.osl - at(r).generated, 0), AnswerReserve::kClipTokens);
+    return std::min(std::max<int64_t>(at(r).osl - at(r).generated, 0), AnswerReserve::kClipTokens);
   }
 
   // The cache SGLang's PrefillAdder counts free for new requests: free less the running
@@ -119,7 +126,7 @@ class Scheduler {
     double room = limits_.reserves_answers ? reserve_room() : 0;
     while (!waiting_.empty() && at(waiting_.front()).arrival_s <= t &&
            static_cast<int64_t>(running_.size()) < limits_.max_batch &&
-           free_kv_ >= limits_.admission_tokens(at(waiting_.front()).prompt)) {
+           free_kv_ >= admission_tokens(waiting_.front())) {
       const int64_t r = waiting_.front();
       if (limits_.reserves_answers) {
         // The prompt tokens it computes (a cached prefix aside) and its answer.
@@ -130,7 +137,7 @@ class Scheduler {
       }
       running_.push_back(r);
       waiting_.pop_front();
-      at(r).held = limits_.admission_tokens(at(r).prompt);
+      at(r).held = admission_tokens(r);
       free_kv_ -= at(r).held;
     }
   }
@@ -145,7 +152,7 @@ class Scheduler {
                                                   [&](int64_t r) { return decoding(r); });
     for (int64_t r : running_)
       if (decoded_ && decoding(r)) {
-        batch.add_decode(limits_.window, w_.isl + at(r).generated);
+        batch.add_decode(limits_.window, at(r).isl + at(r).generated);
         --budget;
       }
     int64_t prompt_room = limits_.max_prefill_tokens > 0
@@ -202,7 +209,7 @@ class Scheduler {
     }
     std::vector<int64_t> still;
     for (int64_t r : running_) {
-      if (at(r).generated < w_.osl) {
+      if (at(r).generated < at(r).osl) {
         still.push_back(r);
         continue;
       }
@@ -223,6 +230,9 @@ class Scheduler {
  private:
   ReplayRequest& at(int64_t i) { return req_[static_cast<size_t>(i)]; }
   const ReplayRequest& at(int64_t i) const { return req_[static_cast<size_t>(i)]; }
+  int64_t admission_tokens(int64_t r) const {
+    return limits_.admission_tokens(at(r).prompt, at(r).isl + at(r).osl);
+  }
 
   Workload w_;
   ReplayLimits limits_;
@@ -252,16 +262,16 @@ ReplayResult Scheduler::result() const {
 
 }  // namespace
 
-void OnDemandWorker::grow(const ReplayLimits& limits, int64_t isl) {
+void OnDemandWorker::grow(const ReplayLimits& limits) {
   if (!limits.cache_tokens) return;
   for (size_t i = 0; i < running.size(); ++i) {
     const int64_t r = running[i];
     ReplayRequest& q = requests[static_cast<size_t>(r)];
     if (q.prefilled < q.prompt) continue;  // prompt still to compute: its cache taken at admission
-    const int64_t need = limits.held_tokens(isl + q.generated) - q.held;
-    while (free_kv < need && running.back() != r) preempt_last(limits, isl);
+    const int64_t need = limits.held_tokens(q.isl + q.generated) - q.held;
+    while (free_kv < need && running.back() != r) preempt_last(limits);
     if (free_kv < need) {
-      preempt_last(limits, isl);
+      preempt_last(limits);
       return;
     }
     free_kv -= need;
@@ -269,13 +279,13 @@ void OnDemandWorker::grow(const ReplayLimits& limits, int64_t isl) {
   }
 }
 
-void OnDemandWorker::preempt_last(const ReplayLimits& limits, int64_t isl) {
+void OnDemandWorker::preempt_last(const ReplayLimits& limits) {
   const int64_t r = running.back();
   running.pop_back();
   ReplayRequest& q = requests[static_cast<size_t>(r)];
   free_kv += q.held;
   q.held = 0;
-  q.prompt = isl + q.generated;
+  q.prompt = q.isl + q.generated;
   q.prefilled = limits.prefix_reused_tokens;
   ++preemptions;
   waiting.push_front(r);
@@ -295,31 +305,29 @@ int64_t warmup_requests(const Workload& w, int64_t count) {
 ReplayResult summarize_replay(const std::vector<ReplayRequest>& requests, const Workload& w) {
   std::vector<RequestTimes> times;
   for (const ReplayRequest& q : requests)
-    times.push_back({q.arrival_s, q.first_token_s, q.finish_s, q.scheduled_s});
-  return summarize_requests(std::move(times), w.osl,
+    times.push_back({q.arrival_s, q.first_token_s, q.finish_s, q.scheduled_s, q.osl});
+  return summarize_requests(std::move(times),
                             warmup_requests(w, static_cast<int64_t>(requests.size())));
 }
 
-ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t osl,
-                                int64_t measured_from) {
+ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t measured_from) {
   ReplayResult out;
   out.measured_from = measured_from;
   std::vector<double> ttft, tpot, queue;
-  double first = INFINITY, last = 0;
+  double first = INFINITY, last = 0, output_tokens = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const RequestTimes& q = requests[i];
     if (static_cast<int64_t>(i) >= measured_from) {
       ttft.push_back(q.first_token_s - q.arrival_s);
       queue.push_back(q.scheduled_s - q.arrival_s);
-      if (osl > 1) tpot.push_back((q.finish_s - q.first_token_s) / static_cast<double>(osl - 1));
+      if (q.output_tokens > 1) tpot.push_back(q.tpot_s());
     }
+    output_tokens += static_cast<double>(q.output_tokens);
     first = std::min(first, q.arrival_s);
     last = std::max(last, q.finish_s);
   }
   out.duration_s = last - first;
-  out.output_tokens_per_s = out.duration_s > 0 ? static_cast<double>(requests.size()) *
-                                                     static_cast<double>(osl) / out.duration_s
-                                               : 0;
+  out.output_tokens_per_s = out.duration_s > 0 ? output_tokens / out.duration_s : 0;
   out.ttft_s = latency_stats(std::move(ttft));
   out.tpot_s = latency_stats(std::move(tpot));
   out.queue_s = latency_stats(std::move(queue));
@@ -329,7 +337,7 @@ ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t osl,
 
 ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
                              const StepTimeFn& step_time_s) {
-  assert(limits.max_batch >= 1 && limits.kv_tokens >= limits.tokens_per_request);
+  assert(limits.max_batch >= 1);
   Scheduler s(w, limits);
   double t = 0;
   while (!s.done()) {

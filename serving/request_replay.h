@@ -30,6 +30,7 @@
 #include <optional>
 #include <vector>
 
+#include "serving/request_lengths.h"
 #include "serving/serving_options.h"
 #include "serving/step_time.h"
 
@@ -76,14 +77,19 @@ struct ReplayLimits {
   // tokens_per_request). Preempted, a sequence keeps the prefix.
   int64_t prefix_reused_tokens = 0;
   int64_t prefix_shared_tokens = 0;
+  // Requests of different lengths (request_lengths.h): the cache a request of isl + osl tokens
+  // reserves at admission, less the shared prefix's blocks. Empty: tokens_per_request, every
+  // request the same.
+  std::function<int64_t(int64_t)> reserve_tokens;
   // The cache a request of `sequence` tokens holds on demand, the shared prefix aside.
   int64_t held_tokens(int64_t sequence) const {
     return cache_tokens(sequence) - prefix_shared_tokens;
   }
-  // The cache a request takes when admitted with `prompt` tokens to hold: the prompt's on
-  // demand, else its whole isl + osl.
-  int64_t admission_tokens(int64_t prompt) const {
-    return cache_tokens ? held_tokens(prompt) : tokens_per_request;
+  // The cache a request of `sequence` = isl + osl tokens takes when admitted with `prompt`
+  // tokens to hold: the prompt's on demand, else its whole isl + osl.
+  int64_t admission_tokens(int64_t prompt, int64_t sequence) const {
+    if (cache_tokens) return held_tokens(prompt);
+    return reserve_tokens ? reserve_tokens(sequence) : tokens_per_request;
   }
 };
 
@@ -109,8 +115,15 @@ struct ReplayStep {
 
 // `scheduled_s`: the start of the first step that computes part of its prompt (the end of its
 // wait in the queue: for admission, for the step under way, for the prompts ahead of it).
+// `output_tokens`: its answer's length (osl, or its own under a length spread).
 struct RequestTimes {
   double arrival_s = 0, first_token_s = 0, finish_s = 0, scheduled_s = 0;
+  int64_t output_tokens = 0;
+  // Time per output token after the first (0 for a one-token answer).
+  double tpot_s() const {
+    return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1)
+                             : 0;
+  }
 };
 
 struct LatencyStats {
@@ -139,6 +152,7 @@ using StepTimeFn = std::function<double(const StepBatch&)>;
 
 // One request's progress through a replay.
 struct ReplayRequest {
+  int64_t isl = 0, osl = 0;  // its prompt and answer lengths
   double arrival_s = 0, first_token_s = 0, finish_s = 0;
   double scheduled_s = -1;  // RequestTimes::scheduled_s; −1 until a step takes its prompt
   int64_t prefilled = 0, generated = 0;  // prompt tokens computed, answer tokens produced
@@ -160,10 +174,10 @@ struct OnDemandWorker {
   // token it adds this step; when the cache is full the sequence admitted last is preempted,
   // until the one asking fits or is itself preempted (vLLM V1's scheduler). Nothing without
   // limits.cache_tokens.
-  void grow(const ReplayLimits& limits, int64_t isl);
+  void grow(const ReplayLimits& limits);
   // The last admitted sequence frees its cache and waits again, to recompute its prompt and
   // answer so far (isl + generated, past the reused prefix) when readmitted.
-  void preempt_last(const ReplayLimits& limits, int64_t isl);
+  void preempt_last(const ReplayLimits& limits);
 };
 
 // Requests a replay has in flight at once: a closed loop's concurrency (at least 1), else all
@@ -175,8 +189,7 @@ int64_t requests_in_flight(const Workload& w, int64_t count);
 int64_t warmup_requests(const Workload& w, int64_t count);
 // Throughput and latency statistics of replayed requests (arrival order), latencies over the
 // requests from `measured_from` on; steps, mean_batch and recorded are left to the caller.
-ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t osl,
-                                int64_t measured_from);
+ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t measured_from);
 // summarize_requests over a replay's requests of workload `w`, its warm-up left out.
 ReplayResult summarize_replay(const std::vector<ReplayRequest>& requests, const Workload& w);
 // Requests replayed for `w` (its own count, else the defaults above).
@@ -184,9 +197,13 @@ int64_t replay_request_count(const Workload& w);
 // Arrival times: all 0 (offline), the first `concurrency` at 0 (closed loop; the rest are set
 // by the replay), or Poisson. REQUIRES: the count ≥ 1.
 std::vector<double> initial_arrivals(const Workload& w, int64_t count);
+// The `count` requests of a replay of `w`: their arrivals (initial_arrivals) and lengths
+// (request_lengths), the prompt each computes set to its isl.
+std::vector<ReplayRequest> initial_requests(const Workload& w, int64_t count);
 
 // Replays the workload (per replica: concurrency and rate already divided by the replicas).
-// REQUIRES: limits.max_batch ≥ 1, limits.kv_tokens ≥ limits.tokens_per_request, isl, osl ≥ 1.
+// REQUIRES: limits.max_batch ≥ 1, limits.kv_tokens ≥ what the longest request takes (whole, or
+// on demand at its last token), isl, osl ≥ 1.
 ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
                              const StepTimeFn& step_time_s);
 

@@ -60,8 +60,11 @@ enum class LoadKind {
 
 struct Workload {
   int64_t isl = 0, osl = 0;  // input (prompt) and output (answer) tokens per request
+  // Spread of each request's lengths around isl and osl (0: every request exactly isl and osl;
+  // else drawn as request_lengths.h says).
+  double isl_stdev = 0, osl_stdev = 0;
   // Tokens every prompt begins with (a shared system prompt), cached once by the engine's
-  // prefix cache (kv_cache.h PrefixReuse); < isl.
+  // prefix cache (kv_cache.h PrefixReuse); below every request's prompt.
   int64_t prefix_tokens = 0;
   LoadKind load = LoadKind::offline;
   double concurrency = 0;         // requests in flight, all replicas (closed loop)

@@ -9,6 +9,7 @@
 #include "serving/disaggregated_replay.h"
 #include "serving/engine_preset.h"
 #include "serving/kv_cache.h"
+#include "serving/request_lengths.h"
 
 namespace meshplan::serving {
 namespace {
@@ -19,25 +20,36 @@ Diagnostic layout_error(const std::string& field, int64_t value, const std::stri
   return Diagnostic{{"--layout", 0, 0, ""}, field, std::to_string(value), rule};
 }
 
-bool request_meets(const RequestTimes& r, const Slo& slo, int64_t osl) {
+bool request_meets(const RequestTimes& r, const Slo& slo) {
   if (slo.ttft_s > 0 && r.first_token_s - r.arrival_s > slo.ttft_s) return false;
-  if (slo.tpot_s > 0 && osl > 1 &&
-      (r.finish_s - r.first_token_s) / static_cast<double>(osl - 1) > slo.tpot_s)
-    return false;
+  if (slo.tpot_s > 0 && r.output_tokens > 1 && r.tpot_s() > slo.tpot_s) return false;
   return true;
+}
+
+// The cache the longest request of `w`'s replay takes (whole, or on demand at its last token).
+int64_t longest_request_cache(const Workload& w, const ReplayLimits& limits) {
+  const int64_t longest = longest_sequence(request_lengths(w, replay_request_count(w)));
+  if (limits.cache_tokens) return limits.held_tokens(longest);
+  return limits.reserve_tokens ? limits.reserve_tokens(longest) : limits.tokens_per_request;
 }
 
 }  // namespace
 
-double kv_transfer_s(const ServingProblem& p, const ServingLayout& layout,
-                     const ServingMemory& decode_memory) {
+KvTransferCost kv_transfer_cost(const ServingProblem& p, const ServingLayout& layout,
+                                const ServingMemory& decode_memory) {
   const std::vector<NetworkLevel>& levels = p.cluster.network;
-  if (levels.empty()) return 0;
+  if (levels.empty()) return {};
   // Within one node the KV moves over NVLink; otherwise over the outermost fabric.
   const NetworkLevel& link =
       layout.gpus() <= p.cluster.gpus_per_node ? levels.front() : levels.back();
-  const double bytes = static_cast<double>(p.workload.isl) * decode_memory.kv_bytes_per_token;
-  return link.latency_s + bytes / link.effective_bandwidth_bytes_per_s();
+  return {link.latency_s,
+          decode_memory.kv_bytes_per_token / link.effective_bandwidth_bytes_per_s()};
+}
+
+double kv_transfer_s(const ServingProblem& p, const ServingLayout& layout,
+                     const ServingMemory& decode_memory) {
+  const KvTransferCost c = kv_transfer_cost(p, layout, decode_memory);
+  return c.latency_s + c.s_per_token * static_cast<double>(p.workload.isl);
 }
 
 std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const ServingLayout& l) {
@@ -93,8 +105,9 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
 }
 
 std::vector<Diagnostic> check_workload(const Workload& w) {
-  const double tokens = static_cast<double>(replay_request_count(w)) *
-                        (static_cast<double>(w.isl) + static_cast<double>(w.osl));
+  double tokens = 0;
+  for (const RequestLength& r : request_lengths(w, replay_request_count(w)))
+    tokens += static_cast<double>(r.isl) + static_cast<double>(r.osl);
   if (tokens <= kMaxReplayTokens) return {};
   return {flag_error("--requests", std::to_string(replay_request_count(w)),
                      "requests × (isl + osl) = " + std::to_string(static_cast<int64_t>(tokens)) +
@@ -122,6 +135,9 @@ std::vector<Diagnostic> check_prefix(const ServingProblem& p, const ServingLayou
   auto refuse = [&](const std::string& rule) {
     return std::vector<Diagnostic>{flag_error("--prefix-tokens", std::to_string(prefix), rule)};
   };
+  if (p.workload.isl_stdev > 0)
+    return refuse(
+        "is modelled with fixed prompt lengths only; drop --isl-stdev or --prefix-tokens");
   if (prefix >= p.workload.isl)
     return refuse("must be less than --isl (" + std::to_string(p.workload.isl) +
                   "): every request computes at least one prompt token of its own");
@@ -220,11 +236,15 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
                       p.model.window,
                       {},
                       e.memory.prefix.reused_tokens,
-                      e.memory.prefix.shared_tokens};
+                      e.memory.prefix.shared_tokens,
+                      {}};
+  const RequestCache cache =
+      request_cache(p.model, e.memory.block_tokens, engine.drops_sliding_window_kv);
   if (!engine.reserves_whole_request)
-    limits.cache_tokens = [cache = request_cache(p.model, e.memory.block_tokens,
-                                                 engine.drops_sliding_window_kv)](int64_t tokens) {
-      return cache.tokens(tokens);
+    limits.cache_tokens = [cache](int64_t tokens) { return cache.tokens(tokens); };
+  else if (p.workload.isl_stdev > 0 || p.workload.osl_stdev > 0)
+    limits.reserve_tokens = [cache, shared = e.memory.prefix.shared_tokens](int64_t sequence) {
+      return cache.tokens(sequence - shared);
     };
   const StepTimeFn decode_s = [&](const StepBatch& b) { return steps.time(b).total_s(); };
   std::optional<StepTimeModel> prefill_steps;
@@ -233,14 +253,18 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
     e.prefill_memory = resolved_memory(p, worker);
     if (!e.prefill_memory->fits()) return std::nullopt;
     prefill_steps.emplace(p.model, p.cluster, p.profile, worker, p.options, engine.host);
+    if (longest_request_cache(p.workload, limits) > limits.kv_tokens) return std::nullopt;
     e.kv_transfer_s = kv_transfer_s(p, layout, e.memory);
+    const KvTransferCost transfer = kv_transfer_cost(p, layout, e.memory);
     DisaggregatedLimits d{layout.prefill_replicas, step_tokens(p.options), layout.replicas, limits,
-                          e.kv_transfer_s};
+                          transfer.latency_s,      transfer.s_per_token};
     e.replay = replay_disaggregated(
         p.workload, d, [&](const StepBatch& b) { return prefill_steps->time(b).total_s(); },
         decode_s);
   } else {
-    e.replay = replay_requests(replica_workload(p.workload, layout.replicas), limits, decode_s);
+    const Workload replica = replica_workload(p.workload, layout.replicas);
+    if (longest_request_cache(replica, limits) > limits.kv_tokens) return std::nullopt;
+    e.replay = replay_requests(replica, limits, decode_s);
   }
 
   const int64_t mean_batch = std::max<int64_t>(1, std::llround(e.replay.mean_batch));
@@ -262,7 +286,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   int64_t good = 0;
   const auto measured = e.replay.requests.begin() + e.replay.measured_from;
   for (auto r = measured; r != e.replay.requests.end(); ++r)
-    if (request_meets(*r, p.options.slo, p.workload.osl)) ++good;
+    if (request_meets(*r, p.options.slo)) ++good;
   const double n = static_cast<double>(e.replay.requests.end() - measured);
   e.slo_attainment = static_cast<double>(good) / n;
   e.meets_slo = e.slo_attainment >= kSloQuantile;

@@ -58,7 +58,8 @@ constexpr double kMaxReplayTokens = 1e8;
 std::vector<Diagnostic> check_workload(const Workload& w);
 // SGLang's own options (--enable-mixed-chunk, --max-prefill-tokens) asked of another engine.
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o);
-// A shared prompt prefix (--prefix-tokens) the model cannot take: not below --isl, with
+// A shared prompt prefix (--prefix-tokens) the model cannot take: with a prompt-length spread
+// (--isl-stdev), not below --isl, with
 // disaggregated prefill (`layout`, or the search's --disaggregated), or on sliding-window
 // layers the engine frees (vLLM's hybrid cache, whose prefix reuse there is not modelled).
 std::vector<Diagnostic> check_prefix(const ServingProblem& p, const ServingLayout* layout);
@@ -66,7 +67,8 @@ std::vector<Diagnostic> check_prefix(const ServingProblem& p, const ServingLayou
 // Memory of `layout` with max_batch resolved (0 → the engine default, capped by what fits).
 ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout);
 
-// Evaluates a checked layout; nullopt when its weights leave no room for one request.
+// Evaluates a checked layout; nullopt when its weights leave no room for one request (under a
+// length spread, the longest the replay draws).
 std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, ServingLayout layout);
 
 // The weight formats to evaluate: options.weights, or with weights_auto BF16 and (when the GPU
@@ -86,6 +88,12 @@ ServingProblem as_evaluated(const ServingProblem& p, const ServingEstimate& e);
 // bytes per token and GPU, every rank sending its shard at once, over NVLink when the plan fits
 // one node and the outermost network level otherwise (its latency plus bytes / bandwidth).
 // NIXL/UCX or NCCL transfer overheads and overlap with the prefill's later layers are not priced.
+struct KvTransferCost {
+  double latency_s = 0, s_per_token = 0;
+};
+KvTransferCost kv_transfer_cost(const ServingProblem& p, const ServingLayout& layout,
+                                const ServingMemory& decode_memory);
+// The transfer of a request of the workload's isl.
 double kv_transfer_s(const ServingProblem& p, const ServingLayout& layout,
                      const ServingMemory& decode_memory);
 

@@ -55,6 +55,11 @@ std::string step_line(const StepBreakdown& b) {
       b.overhead_s * ms);
 }
 
+// " (normal, sd 100)" after a length drawn per request (request_lengths.h); "" when fixed.
+std::string spread_text(double stdev) {
+  return stdev > 0 ? fmt::format(" (normal, sd {:g})", stdev) : "";
+}
+
 std::string header(const ServeReport& r) {
   const ServingProblem& p = *r.problem;
   std::string out =
@@ -66,8 +71,10 @@ std::string header(const ServeReport& r) {
       p.workload.prefix_tokens > 0
           ? fmt::format(" (the first {} shared by every request)", p.workload.prefix_tokens)
           : "";
-  out += fmt::format("workload: {} prompt{} + {} answer tokens, {}; SLO: {}\n", p.workload.isl,
-                     shared, p.workload.osl, load_text(p.workload), slo_text(p.options.slo));
+  out += fmt::format("workload: {}{} prompt{} + {}{} answer tokens, {}; SLO: {}\n", p.workload.isl,
+                     spread_text(p.workload.isl_stdev), shared, p.workload.osl,
+                     spread_text(p.workload.osl_stdev), load_text(p.workload),
+                     slo_text(p.options.slo));
   if (r.searched)
     out += fmt::format("searched {} serving layouts ({} more do not fit)\n", r.result.evaluated,
                        r.result.skipped);
@@ -345,8 +352,10 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
   j["weights"] = p.options.weights_auto ? "auto" : to_string(p.options.weights);
   j["kv"] = to_string(p.options.kv);
   j["workload"] = {{"isl", p.workload.isl},
+                   {"isl_stdev", p.workload.isl_stdev},
                    {"prefix_tokens", p.workload.prefix_tokens},
                    {"osl", p.workload.osl},
+                   {"osl_stdev", p.workload.osl_stdev},
                    {"load", load_text(p.workload)},
                    {"concurrency", p.workload.concurrency},
                    {"request_rate_per_s", p.workload.request_rate_per_s}};

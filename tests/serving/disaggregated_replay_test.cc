@@ -19,7 +19,7 @@ DisaggregatedLimits one_each(double transfer_s) {
   l.decode.max_step_tokens = 8192;
   l.decode.kv_tokens = 1'000'000;
   l.decode.tokens_per_request = 103;
-  l.kv_transfer_s = transfer_s;
+  l.kv_transfer_latency_s = transfer_s;
   return l;
 }
 
@@ -35,6 +35,16 @@ Workload offline(int64_t requests, int64_t isl, int64_t osl) {
 }
 
 }  // namespace
+
+TEST_CASE("disaggregated: a request's KV transfer takes the latency plus its prompt's tokens") {
+  // A 50-token prompt: prefill [0, 1], transfer 0.5 + 50 × 0.01 = 1.0 s, first token at 2.0.
+  DisaggregatedLimits l = one_each(0.5);
+  l.kv_transfer_s_per_token = 0.01;
+  CHECK(l.transfer_s(50) == doctest::Approx(1.0));
+  const ReplayResult r = replay_disaggregated(offline(1, 50, 1), l, prefill_1s, decode_100ms);
+  REQUIRE(r.requests.size() == 1);
+  CHECK(r.requests[0].first_token_s == doctest::Approx(2.0));
+}
 
 TEST_CASE(
     "disaggregated: prompts run whole one step each, the first token lands after the transfer") {

@@ -215,6 +215,55 @@ TEST_CASE("replay: the KV cache admits only the requests whose whole isl + osl f
   CHECK(widest == 2);
 }
 
+// The first three requests of seed 1 with prompts 100 ± 20 and answers 10 ± 5 tokens
+// (request_lengths_test pins them): 114 + 11, 133 + 6 and 98 + 17 tokens.
+Workload three_drawn() {
+  Workload w = offline(100, 10, 3);
+  w.isl_stdev = 20;
+  w.osl_stdev = 5;
+  return w;
+}
+
+TEST_CASE("replay: each request prefills its own prompt and stops after its own answer") {
+  // One at a time, one-second steps: a prompt step gives the first token, osl - 1 decode steps
+  // the rest. Request 0: first token 1, done 11; request 1: 12, 17; request 2: 18, 34.
+  std::vector<int64_t> tokens;
+  const ReplayResult r = replay_requests(three_drawn(), roomy(1), logging_step(tokens));
+  REQUIRE(r.requests.size() == 3);
+  CHECK(r.requests[0].first_token_s == 1.0);
+  CHECK(r.requests[0].finish_s == 11.0);
+  CHECK(r.requests[1].first_token_s == 12.0);
+  CHECK(r.requests[1].finish_s == 17.0);
+  CHECK(r.requests[2].first_token_s == 18.0);
+  CHECK(r.requests[2].finish_s == 34.0);
+  CHECK(r.requests[2].output_tokens == 17);
+  CHECK(tokens[0] == 114);
+  CHECK(tokens[11] == 133);
+  CHECK(tokens[17] == 98);
+  CHECK(r.ttft_s.mean == doctest::Approx(31.0 / 3));
+  CHECK(r.tpot_s.mean == doctest::Approx(1.0));
+  CHECK(r.output_tokens_per_s == doctest::Approx(34.0 / 34));
+}
+
+TEST_CASE("replay: under a length spread a request reserves its own isl + osl") {
+  // Cache 125 + 139 = 264 tokens: requests 0 and 1 start together (first tokens at 1);
+  // request 2 (115 tokens) waits until request 1 finishes at 6 and frees 139, prefills beside
+  // request 0's decode in [6, 7] and finishes 16 steps later, at 23.
+  ReplayLimits limits = roomy(8);
+  limits.kv_tokens = 264;
+  limits.reserve_tokens = [](int64_t sequence) { return sequence; };
+  const ReplayResult r = replay_requests(three_drawn(), limits, constant_step);
+  REQUIRE(r.requests.size() == 3);
+  CHECK(r.requests[0].first_token_s == 1.0);
+  CHECK(r.requests[1].first_token_s == 1.0);
+  CHECK(r.requests[1].finish_s == 6.0);
+  CHECK(r.requests[2].scheduled_s == 6.0);
+  CHECK(r.requests[2].first_token_s == 7.0);
+  CHECK(r.requests[2].finish_s == 23.0);
+  CHECK(r.requests[0].finish_s == 11.0);
+  CHECK(r.ttft_s.mean == doctest::Approx(3.0));
+}
+
 TEST_CASE("replay: a cache allocated as sequences grow preempts the sequence admitted last") {
   // Two offline requests of 2 + 4 tokens, one step a second, a 9-token cache, one-token blocks.
   // Both prompts fit (2 + 2), and each decode takes one more token: after three steps they hold
