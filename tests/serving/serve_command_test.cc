@@ -209,3 +209,25 @@ TEST_CASE("serve: a shared prompt prefix is reported in JSON and raises throughp
   CHECK(s["best"]["output_tokens_per_s"].get<double>() >
         p["best"]["output_tokens_per_s"].get<double>());
 }
+
+TEST_CASE("serve: drawn lengths reach the JSON and the replay, the same seed the same bytes") {
+  const std::string drawn = kBase + " --layout tp=1 --isl-stdev 128 --osl-stdev 32 --format json";
+  const auto a = run_meshplan(drawn), again = run_meshplan(drawn);
+  const auto fixed = run_meshplan(kBase + " --layout tp=1 --format json");
+  const auto other_seed = run_meshplan(drawn + " --seed 7");
+  REQUIRE(a.rc == 0);
+  REQUIRE(fixed.rc == 0);
+  CHECK(a.out == again.out);
+  const nlohmann::json j = nlohmann::json::parse(a.out), f = nlohmann::json::parse(fixed.out);
+  CHECK(j["workload"]["isl_stdev"] == 128.0);
+  CHECK(j["workload"]["osl_stdev"] == 32.0);
+  CHECK(f["workload"]["isl_stdev"] == 0.0);
+  CHECK(j["best"]["ttft_s"]["p99"] != f["best"]["ttft_s"]["p99"]);
+  CHECK(nlohmann::json::parse(other_seed.out)["best"]["ttft_s"] != j["best"]["ttft_s"]);
+  // Disaggregated pools take drawn lengths too.
+  const auto d = run_meshplan("serve --model " + repo_path("models/llama3-8b.yaml") +
+                              " --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
+                              " --gpus 4 --isl 512 --osl 128 --isl-stdev 100 --requests 100 " +
+                              "--layout tp=2,prefill_tp=1,prefill_replicas=2 --format json");
+  CHECK(d.rc == 0);
+}
