@@ -13,6 +13,7 @@
 #include "serving/replay_trace.h"
 #include "serving/request_lengths.h"
 #include "serving/request_replay.h"
+#include "serving/request_trace.h"
 #include "serving/serving_layout_parse.h"
 #include "serving/serving_render.h"
 #include "serving/serving_search.h"
@@ -26,6 +27,7 @@ struct ServeOptions {
   InputOptions in;
   int64_t isl = 0, osl = 0, requests = 0, prefix_tokens = 0;
   double isl_stdev = 0, osl_stdev = 0;
+  std::string requests_file;
   bool offline = false;
   double concurrency = 0, request_rate = 0;
   uint64_t seed = 1;
@@ -62,6 +64,22 @@ ServingOptions serving_options(const ServeOptions& o) {
   s.mixed_chunk_searched = o.mixed_chunk_searched;
   s.max_prefill_tokens = o.max_prefill_tokens;
   return s;
+}
+
+// The trace's mean lengths (rounded, at least 1) stand for isl and osl where one number is
+// needed (memory, tables); its arrivals are the load unless a load flag replaces them.
+void use_trace(Workload& w, const RequestTrace& trace, const std::string& file, bool load_given) {
+  double isl = 0, osl = 0;
+  for (const TracedRequest& r : trace.requests) {
+    isl += static_cast<double>(r.isl);
+    osl += static_cast<double>(r.osl);
+  }
+  const double n = static_cast<double>(trace.requests.size());
+  w.isl = std::max<int64_t>(1, std::llround(isl / n));
+  w.osl = std::max<int64_t>(1, std::llround(osl / n));
+  w.trace = std::make_shared<const std::vector<TracedRequest>>(trace.requests);
+  w.trace_file = file;
+  if (trace.timed && !load_given) w.load = LoadKind::trace;
 }
 
 Workload workload(const ServeOptions& o) {
@@ -121,6 +139,18 @@ int run_serve(const ServeOptions& o) {
   std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/false);
   if (!in) return kExitBadInput;
   ServingProblem p{in->model, in->cluster, in->profile, in->gpus, workload(o), serving_options(o)};
+  if (!o.requests_file.empty()) {
+    const Result<RequestTrace> trace = read_request_trace(o.requests_file);
+    if (!trace) return print_errors(trace.errors());
+    use_trace(p.workload, trace.value(), o.requests_file,
+              o.offline || o.concurrency > 0 || o.request_rate > 0);
+  } else {
+    for (const auto& [flag, value] : {std::pair{"--isl", o.isl}, std::pair{"--osl", o.osl}})
+      if (value == 0)
+        return print_errors({flag_error(flag, "",
+                                        "is required for 'meshplan serve' unless "
+                                        "--requests-file gives each request's lengths")});
+  }
   if (std::vector<Diagnostic> errors = check_workload(p.workload); !errors.empty())
     return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_engine_options(p.options); !errors.empty())
@@ -183,21 +213,30 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
   add_profile_dir_option(sub, o->in);
   sub->add_option("--layout", o->in.layout_text,
                   "tp=…,pp=…,ep=…,replicas=…,max_batch=… (default: search)");
-  sub->add_option("--isl", o->isl, "input (prompt) tokens per request")
-      ->required()
-      ->check(integer_range(1, kMaxSeqLen));
-  sub->add_option("--osl", o->osl, "output (answer) tokens per request")
-      ->required()
-      ->check(integer_range(1, kMaxSeqLen));
+  CLI::Option* requests_file = sub->add_option(
+      "--requests-file", o->requests_file,
+      "a request trace, CSV: columns isl (or ContextTokens), osl (or GeneratedTokens) and "
+      "optionally arrival_s (or an Azure TIMESTAMP); its arrivals are the load unless --offline, "
+      "--concurrency or --request-rate is given");
+  sub->add_option("--isl", o->isl,
+                  "input (prompt) tokens per request (required without --requests-file)")
+      ->check(integer_range(1, kMaxSeqLen))
+      ->excludes(requests_file);
+  sub->add_option("--osl", o->osl,
+                  "output (answer) tokens per request (required without --requests-file)")
+      ->check(integer_range(1, kMaxSeqLen))
+      ->excludes(requests_file);
   sub->add_option(
          "--isl-stdev", o->isl_stdev,
          "spread of the prompt lengths around --isl: each request's drawn as TensorRT-LLM's "
          "prepare_dataset.py token-norm-dist draws it, max(1, ceil(normal(isl, stdev))) "
          "(default 0: every prompt --isl tokens)")
-      ->check(finite_number(0, static_cast<double>(kMaxSeqLen)));
+      ->check(finite_number(0, static_cast<double>(kMaxSeqLen)))
+      ->excludes(requests_file);
   sub->add_option("--osl-stdev", o->osl_stdev,
                   "spread of the answer lengths around --osl, drawn likewise (default 0)")
-      ->check(finite_number(0, static_cast<double>(kMaxSeqLen)));
+      ->check(finite_number(0, static_cast<double>(kMaxSeqLen)))
+      ->excludes(requests_file);
   sub->add_option("--prefix-tokens", o->prefix_tokens,
                   "tokens every prompt begins with (a shared system prompt), below --isl: the "
                   "engine's prefix cache holds them once and each request computes the rest")

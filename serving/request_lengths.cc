@@ -32,6 +32,11 @@ int64_t draw_length(int64_t mean, double stdev, std::mt19937_64& rng) {
 std::vector<RequestLength> request_lengths(const Workload& w, int64_t count) {
   std::vector<RequestLength> out(static_cast<size_t>(std::max<int64_t>(0, count)),
                                  RequestLength{w.isl, w.osl});
+  if (w.trace) {
+    for (size_t i = 0; i < out.size() && i < w.trace->size(); ++i)
+      out[i] = {(*w.trace)[i].isl, (*w.trace)[i].osl};
+    return out;
+  }
   if (w.isl_stdev <= 0 && w.osl_stdev <= 0) return out;
   std::mt19937_64 rng(w.seed ^ kLengthStream);
   for (RequestLength& r : out) {

@@ -1,5 +1,6 @@
 // Prompt and answer lengths of the requests a replay serves.
 //
+// From a trace (Workload::trace): its requests' lengths, in file order.
 // Fixed (the default): every request has the workload's isl and osl. With a spread
 // (Workload::isl_stdev / osl_stdev > 0) each length is drawn as TensorRT-LLM's
 // benchmarks/cpp/prepare_dataset.py token-norm-dist draws it (utils.get_norm_dist_lengths):
@@ -22,7 +23,8 @@ struct RequestLength {
   int64_t sequence() const { return isl + osl; }
 };
 
-// The lengths of the first `count` requests of `w`, in arrival order. REQUIRES: count ≥ 0.
+// The lengths of the first `count` requests of `w`, in arrival order. REQUIRES: count ≥ 0 (at
+// most the trace's size with a trace).
 std::vector<RequestLength> request_lengths(const Workload& w, int64_t count);
 
 // The longest isl + osl and the longest prompt among `lengths` (0 when empty).

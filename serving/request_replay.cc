@@ -23,6 +23,10 @@ double percentile(const std::vector<double>& sorted, double q) {
 }  // namespace
 
 int64_t replay_request_count(const Workload& w) {
+  if (w.trace) {
+    const auto size = static_cast<int64_t>(w.trace->size());
+    return w.requests > 0 ? std::min(w.requests, size) : size;
+  }
   if (w.requests > 0) return w.requests;
   if (w.load == LoadKind::concurrency)
     return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(10 * w.concurrency)), 100,
@@ -32,6 +36,10 @@ int64_t replay_request_count(const Workload& w) {
 
 std::vector<double> initial_arrivals(const Workload& w, int64_t count) {
   std::vector<double> out(static_cast<size_t>(count), 0.0);
+  if (w.load == LoadKind::trace) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = (*w.trace)[i].arrival_s;
+    return out;
+  }
   if (w.load != LoadKind::request_rate) return out;
   std::mt19937_64 rng(w.seed);
   double t = 0;

@@ -192,10 +192,11 @@ int64_t warmup_requests(const Workload& w, int64_t count);
 ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t measured_from);
 // summarize_requests over a replay's requests of workload `w`, its warm-up left out.
 ReplayResult summarize_replay(const std::vector<ReplayRequest>& requests, const Workload& w);
-// Requests replayed for `w` (its own count, else the defaults above).
+// Requests replayed for `w`: a trace's (at most `requests` of them), else its own count, else the
+// defaults above.
 int64_t replay_request_count(const Workload& w);
 // Arrival times: all 0 (offline), the first `concurrency` at 0 (closed loop; the rest are set
-// by the replay), or Poisson. REQUIRES: the count ≥ 1.
+// by the replay), Poisson, or a trace's. REQUIRES: the count ≥ 1 (at most the trace's size).
 std::vector<double> initial_arrivals(const Workload& w, int64_t count);
 // The `count` requests of a replay of `w`: their arrivals (initial_arrivals) and lengths
 // (request_lengths), the prompt each computes set to its isl.

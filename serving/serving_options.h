@@ -3,7 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "serving/request_trace.h"
 
 namespace meshplan::serving {
 
@@ -53,9 +57,10 @@ std::string short_text(const ServingLayout& l);
 std::string layout_text(const ServingLayout& l);
 
 enum class LoadKind {
-  offline,      // every request waiting at time 0 (trtllm-bench throughput, vLLM offline)
-  concurrency,  // closed loop: a new request arrives whenever one finishes
-  request_rate  // open loop: Poisson arrivals at a mean rate
+  offline,       // every request waiting at time 0 (trtllm-bench throughput, vLLM offline)
+  concurrency,   // closed loop: a new request arrives whenever one finishes
+  request_rate,  // open loop: Poisson arrivals at a mean rate
+  trace          // open loop: the arrival times of a request trace (Workload::trace)
 };
 
 struct Workload {
@@ -63,6 +68,12 @@ struct Workload {
   // Spread of each request's lengths around isl and osl (0: every request exactly isl and osl;
   // else drawn as request_lengths.h says).
   double isl_stdev = 0, osl_stdev = 0;
+  // Requests read from a trace (request_trace.h, --requests-file): each request's lengths, and
+  // under LoadKind::trace its arrival; isl and osl are then the trace's means (memory, tables).
+  std::shared_ptr<const std::vector<TracedRequest>> trace;
+  std::string trace_file;  // where `trace` came from, for reports
+  // Requests differ in length (a spread or a trace).
+  bool lengths_vary() const { return isl_stdev > 0 || osl_stdev > 0 || trace != nullptr; }
   // Tokens every prompt begins with (a shared system prompt), cached once by the engine's
   // prefix cache (kv_cache.h PrefixReuse); below every request's prompt.
   int64_t prefix_tokens = 0;

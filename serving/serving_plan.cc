@@ -135,9 +135,10 @@ std::vector<Diagnostic> check_prefix(const ServingProblem& p, const ServingLayou
   auto refuse = [&](const std::string& rule) {
     return std::vector<Diagnostic>{flag_error("--prefix-tokens", std::to_string(prefix), rule)};
   };
-  if (p.workload.isl_stdev > 0)
+  if (p.workload.isl_stdev > 0 || p.workload.trace)
     return refuse(
-        "is modelled with fixed prompt lengths only; drop --isl-stdev or --prefix-tokens");
+        "is modelled with fixed prompt lengths only; drop --isl-stdev or --requests-file, or "
+        "--prefix-tokens");
   if (prefix >= p.workload.isl)
     return refuse("must be less than --isl (" + std::to_string(p.workload.isl) +
                   "): every request computes at least one prompt token of its own");
@@ -194,10 +195,19 @@ ServingProblem as_evaluated(const ServingProblem& p, const ServingEstimate& e) {
 
 Workload replica_workload(const Workload& w, int64_t replicas) {
   Workload r = w;
+  if (w.trace && replicas > 1) {
+    // Round robin: replica 0 serves requests 0, replicas, 2 × replicas, … of those replayed.
+    auto share = std::make_shared<std::vector<TracedRequest>>();
+    const int64_t count = replay_request_count(w);
+    for (int64_t i = 0; i < count; i += replicas)
+      share->push_back((*w.trace)[static_cast<size_t>(i)]);
+    r.trace = std::move(share);
+    r.requests = 0;
+  }
   const double n = static_cast<double>(replicas);
   r.concurrency = w.concurrency / n;
   r.request_rate_per_s = w.request_rate_per_s / n;
-  if (w.requests > 0) r.requests = std::max<int64_t>(1, w.requests / replicas);
+  if (w.requests > 0 && !w.trace) r.requests = std::max<int64_t>(1, w.requests / replicas);
   return r;
 }
 
@@ -242,7 +252,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
       request_cache(p.model, e.memory.block_tokens, engine.drops_sliding_window_kv);
   if (!engine.reserves_whole_request)
     limits.cache_tokens = [cache](int64_t tokens) { return cache.tokens(tokens); };
-  else if (p.workload.isl_stdev > 0 || p.workload.osl_stdev > 0)
+  else if (p.workload.lengths_vary())
     limits.reserve_tokens = [cache, shared = e.memory.prefix.shared_tokens](int64_t sequence) {
       return cache.tokens(sequence - shared);
     };

@@ -97,7 +97,7 @@ KvTransferCost kv_transfer_cost(const ServingProblem& p, const ServingLayout& la
 double kv_transfer_s(const ServingProblem& p, const ServingLayout& layout,
                      const ServingMemory& decode_memory);
 
-// The share of the workload one replica of `replicas` sees.
+// The share of the workload one replica of `replicas` sees (a trace's requests round robin).
 Workload replica_workload(const Workload& w, int64_t replicas);
 
 }  // namespace meshplan::serving

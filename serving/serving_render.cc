@@ -21,6 +21,8 @@ std::string load_text(const Workload& w) {
       return fmt::format("concurrency {:g}", w.concurrency);
     case LoadKind::request_rate:
       return fmt::format("Poisson {:g} requests/s (seed {})", w.request_rate_per_s, w.seed);
+    case LoadKind::trace:
+      return "arrivals as traced";
   }
   return "";
 }
@@ -71,10 +73,16 @@ std::string header(const ServeReport& r) {
       p.workload.prefix_tokens > 0
           ? fmt::format(" (the first {} shared by every request)", p.workload.prefix_tokens)
           : "";
-  out += fmt::format("workload: {}{} prompt{} + {}{} answer tokens, {}; SLO: {}\n", p.workload.isl,
-                     spread_text(p.workload.isl_stdev), shared, p.workload.osl,
-                     spread_text(p.workload.osl_stdev), load_text(p.workload),
-                     slo_text(p.options.slo));
+  if (p.workload.trace)
+    out += fmt::format(
+        "workload: {} requests of the trace {} (mean {} prompt + {} answer tokens), {}; SLO: {}\n",
+        replay_request_count(p.workload), p.workload.trace_file, p.workload.isl, p.workload.osl,
+        load_text(p.workload), slo_text(p.options.slo));
+  else
+    out += fmt::format("workload: {}{} prompt{} + {}{} answer tokens, {}; SLO: {}\n",
+                       p.workload.isl, spread_text(p.workload.isl_stdev), shared, p.workload.osl,
+                       spread_text(p.workload.osl_stdev), load_text(p.workload),
+                       slo_text(p.options.slo));
   if (r.searched)
     out += fmt::format("searched {} serving layouts ({} more do not fit)\n", r.result.evaluated,
                        r.result.skipped);
@@ -356,6 +364,7 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
                    {"prefix_tokens", p.workload.prefix_tokens},
                    {"osl", p.workload.osl},
                    {"osl_stdev", p.workload.osl_stdev},
+                   {"requests_file", p.workload.trace_file},
                    {"load", load_text(p.workload)},
                    {"concurrency", p.workload.concurrency},
                    {"request_rate_per_s", p.workload.request_rate_per_s}};
