@@ -258,7 +258,8 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                 "closed loop: count the first wave (every request arriving at once on an idle "
                 "engine) in TTFT/TPOT, as AIPerf measures after draining its warm-up")
       ->needs(concurrency);
-  sub->add_option("--seed", o->seed, "seed of the Poisson arrivals");
+  sub->add_option("--seed", o->seed,
+                  "seed of the Poisson arrivals and of drawn lengths (--isl-stdev, --osl-stdev)");
   sub->add_option("--weights", o->weights,
                   "weight format (auto: search bf16 and, on GPUs with FP8 tensor cores, fp8)")
       ->check(CLI::IsMember({"bf16", "fp8", "int4", "auto"}));

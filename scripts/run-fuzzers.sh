@@ -22,12 +22,13 @@ declare -A seeds=(
   [regress]="tests/regress/*.yaml"
   [validation_runs]="tests/data/published_runs*.yaml"
   [serving_layout]="fuzz/corpus/serving_layout/*"
+  [request_trace]="tests/data/traces/*.csv"
 )
 
 status=0
 summary=""
 for target in model_yaml cluster_yaml profile_yaml hf_config layout nccl_tests regress validation_runs \
-  serving_layout; do
+  serving_layout request_trace; do
   corpus="$build/fuzz-corpus/$target"
   artifacts="$build/fuzz-artifacts"
   mkdir -p "$corpus" "$artifacts"
