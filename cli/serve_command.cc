@@ -1,5 +1,7 @@
 // meshplan serve: a serving plan (layout, KV cache, TTFT/TPOT, goodput) for one layout, or the
 // best layouts from a search when --layout is absent.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -28,6 +30,7 @@ struct ServeOptions {
   int64_t isl = 0, osl = 0, requests = 0, prefix_tokens = 0;
   double isl_stdev = 0, osl_stdev = 0;
   std::string requests_file;
+  double trace_speedup = 1;
   bool offline = false;
   double concurrency = 0, request_rate = 0;
   uint64_t seed = 1;
@@ -68,7 +71,8 @@ ServingOptions serving_options(const ServeOptions& o) {
 
 // The trace's mean lengths (rounded, at least 1) stand for isl and osl where one number is
 // needed (memory, tables); its arrivals are the load unless a load flag replaces them.
-void use_trace(Workload& w, const RequestTrace& trace, const std::string& file, bool load_given) {
+void use_trace(Workload& w, const RequestTrace& trace, const std::string& file, bool load_given,
+               double speedup) {
   double isl = 0, osl = 0;
   for (const TracedRequest& r : trace.requests) {
     isl += static_cast<double>(r.isl);
@@ -77,8 +81,11 @@ void use_trace(Workload& w, const RequestTrace& trace, const std::string& file, 
   const double n = static_cast<double>(trace.requests.size());
   w.isl = std::max<int64_t>(1, std::llround(isl / n));
   w.osl = std::max<int64_t>(1, std::llround(osl / n));
-  w.trace = std::make_shared<const std::vector<TracedRequest>>(trace.requests);
+  auto requests = std::make_shared<std::vector<TracedRequest>>(trace.requests);
+  for (TracedRequest& r : *requests) r.arrival_s /= speedup;
+  w.trace = std::move(requests);
   w.trace_file = file;
+  w.trace_speedup = speedup;
   if (trace.timed && !load_given) w.load = LoadKind::trace;
 }
 
@@ -142,8 +149,15 @@ int run_serve(const ServeOptions& o) {
   if (!o.requests_file.empty()) {
     const Result<RequestTrace> trace = read_request_trace(o.requests_file);
     if (!trace) return print_errors(trace.errors());
-    use_trace(p.workload, trace.value(), o.requests_file,
-              o.offline || o.concurrency > 0 || o.request_rate > 0);
+    const bool load_given = o.offline || o.concurrency > 0 || o.request_rate > 0;
+    if (o.trace_speedup != 1 && (load_given || !trace.value().timed))
+      return print_errors({flag_error(
+          "--trace-speedup", fmt::format("{:g}", o.trace_speedup),
+          load_given ? "scales the trace's arrival times, which --offline, --concurrency or "
+                       "--request-rate replaces; drop one"
+                     : "scales the trace's arrival times, and " + o.requests_file +
+                           " has none (no arrival_s or TIMESTAMP column)")});
+    use_trace(p.workload, trace.value(), o.requests_file, load_given, o.trace_speedup);
   } else {
     for (const auto& [flag, value] : {std::pair{"--isl", o.isl}, std::pair{"--osl", o.osl}})
       if (value == 0)
@@ -218,6 +232,10 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
       "a request trace, CSV: columns isl (or ContextTokens), osl (or GeneratedTokens) and "
       "optionally arrival_s (or an Azure TIMESTAMP); its arrivals are the load unless --offline, "
       "--concurrency or --request-rate is given");
+  sub->add_option("--trace-speedup", o->trace_speedup,
+                  "replay the trace's arrivals this many times faster (2: twice its request rate)")
+      ->check(finite_number(1e-6, 1e6))
+      ->needs(requests_file);
   sub->add_option("--isl", o->isl,
                   "input (prompt) tokens per request (required without --requests-file)")
       ->check(integer_range(1, kMaxSeqLen))

@@ -71,7 +71,8 @@ struct Workload {
   // Requests read from a trace (request_trace.h, --requests-file): each request's lengths, and
   // under LoadKind::trace its arrival; isl and osl are then the trace's means (memory, tables).
   std::shared_ptr<const std::vector<TracedRequest>> trace;
-  std::string trace_file;  // where `trace` came from, for reports
+  std::string trace_file;    // where `trace` came from, for reports
+  double trace_speedup = 1;  // its arrival times were divided by this (--trace-speedup)
   // Requests differ in length (a spread or a trace).
   bool lengths_vary() const { return isl_stdev > 0 || osl_stdev > 0 || trace != nullptr; }
   // Tokens every prompt begins with (a shared system prompt), cached once by the engine's

@@ -22,7 +22,9 @@ std::string load_text(const Workload& w) {
     case LoadKind::request_rate:
       return fmt::format("Poisson {:g} requests/s (seed {})", w.request_rate_per_s, w.seed);
     case LoadKind::trace:
-      return "arrivals as traced";
+      return w.trace_speedup == 1
+                 ? "arrivals as traced"
+                 : fmt::format("arrivals as traced, {:g}× faster", w.trace_speedup);
   }
   return "";
 }
@@ -365,6 +367,7 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
                    {"osl", p.workload.osl},
                    {"osl_stdev", p.workload.osl_stdev},
                    {"requests_file", p.workload.trace_file},
+                   {"trace_speedup", p.workload.trace_speedup},
                    {"load", load_text(p.workload)},
                    {"concurrency", p.workload.concurrency},
                    {"request_rate_per_s", p.workload.request_rate_per_s}};

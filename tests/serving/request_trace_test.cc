@@ -3,7 +3,9 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "core/diagnostic.h"
 #include "serving/request_replay.h"
@@ -155,4 +157,29 @@ TEST_CASE("trace: serve replays the shipped Azure sample and reports its means")
   CHECK(r.out.find("\"isl\": 802") != std::string::npos);  // 80,197 prompt tokens / 100
   CHECK(r.out.find("\"osl\": 171") != std::string::npos);  // 17,052 answer tokens / 100
   CHECK(r.out.find("\"load\": \"arrivals as traced\"") != std::string::npos);
+}
+
+TEST_CASE("trace: --trace-speedup divides the arrival times") {
+  using meshplan::testing::repo_path;
+  // Two requests 4 s apart, one at a time on an idle replica: 2× faster they arrive 2 s apart.
+  const std::string file = "/tmp/meshplan-trace-speedup.csv";
+  {
+    std::ofstream out(file);
+    out << "isl,osl,arrival_s\n100,2,10\n100,2,14\n";
+  }
+  const std::string base = "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
+                           repo_path("topologies/dgx-h100-1n.yaml") +
+                           " --gpus 1 --layout tp=1 --format json --requests-file " + file;
+  const auto as_traced = meshplan::testing::run_meshplan(base);
+  const auto faster = meshplan::testing::run_meshplan(base + " --trace-speedup 2");
+  REQUIRE(as_traced.rc == 0);
+  REQUIRE(faster.rc == 0);
+  const nlohmann::json a = nlohmann::json::parse(as_traced.out),
+                       f = nlohmann::json::parse(faster.out);
+  CHECK(f["workload"]["load"] == "arrivals as traced, 2× faster");
+  CHECK(f["workload"]["trace_speedup"] == 2.0);
+  // Throughput counts 4 answer tokens over first arrival to last finish: 4 s + the second
+  // request's service as traced, 2 s + the same service 2× faster (the engine is unchanged).
+  const double service_s = 4.0 / a["best"]["output_tokens_per_s"].get<double>() - 4.0;  // as traced
+  CHECK(4.0 / f["best"]["output_tokens_per_s"].get<double>() == doctest::Approx(2.0 + service_s));
 }
