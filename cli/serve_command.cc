@@ -31,6 +31,7 @@ struct ServeOptions {
   double isl_stdev = 0, osl_stdev = 0;
   std::string requests_file;
   double trace_speedup = 1;
+  bool chunked_context = false;
   bool offline = false;
   double concurrency = 0, request_rate = 0;
   uint64_t seed = 1;
@@ -66,6 +67,7 @@ ServingOptions serving_options(const ServeOptions& o) {
   s.mixed_chunk = o.mixed_chunk;
   s.mixed_chunk_searched = o.mixed_chunk_searched;
   s.max_prefill_tokens = o.max_prefill_tokens;
+  s.chunked_context = o.chunked_context;
   return s;
 }
 
@@ -293,6 +295,10 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                   "--mem-fraction-static, TRT-LLM free_gpu_memory_fraction; default: the "
                   "engine's)")
       ->check(finite_number(0.01, 1));
+  sub->add_flag(
+      "--enable-chunked-context", o->chunked_context,
+      "TensorRT-LLM: split prompts across steps beside the decodes (enable_chunked_prefill; "
+      "its default runs each prompt whole)");
   sub->add_flag("--enable-mixed-chunk", o->mixed_chunk,
                 "SGLang: run the decodes inside prefill steps (its default runs a prefill batch "
                 "alone, the decodes waiting)");

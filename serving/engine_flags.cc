@@ -62,6 +62,19 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
 // --ep_size, --max_batch_size, --max_num_tokens, --kv_cache_free_gpu_memory_fraction; one
 // server per replica. FP8 weights and KV come from the (ModelOpt-quantized) checkpoint;
 // attention-DP is the LLM API option enable_attention_dp (--extra_llm_api_options YAML).
+namespace {
+
+// The LLM API options the plan needs beyond the flags, as --extra_llm_api_options YAML keys.
+std::string extra_llm_api_options(const ServingLayout& l, const ServingOptions& o) {
+  std::string keys;
+  if (l.attention_dp) keys += "enable_attention_dp: true";
+  if (o.chunked_context)
+    keys += std::string(keys.empty() ? "" : ", ") + "enable_chunked_prefill: true";
+  return keys.empty() ? "" : " --extra_llm_api_options extra.yaml (" + keys + ")";
+}
+
+}  // namespace
+
 std::string trtllm_command(const std::string& model, const ServingLayout& l,
                            const ServingOptions& o) {
   const EnginePreset& e = engine_preset(Engine::trtllm);
@@ -69,8 +82,7 @@ std::string trtllm_command(const std::string& model, const ServingLayout& l,
       "trtllm-serve {} --tp_size {} --pp_size {} --ep_size {} --max_batch_size {} "
       "--max_num_tokens {} --kv_cache_free_gpu_memory_fraction {:.2f}{}   # x{} servers",
       model, l.tp, l.pp, l.ep, l.max_batch, e.max_step_tokens, fraction_for(Engine::trtllm, o),
-      l.attention_dp ? " --extra_llm_api_options adp.yaml (enable_attention_dp: true)" : "",
-      l.replicas);
+      extra_llm_api_options(l, o), l.replicas);
 }
 
 }  // namespace meshplan::serving

@@ -115,6 +115,10 @@ struct ServingOptions {
   // SGLang: search with and without --enable-mixed-chunk (`mixed_chunk` is then the setting of
   // the problem being evaluated).
   bool mixed_chunk_searched = false;
+  // TensorRT-LLM: split prompts across steps beside the decodes (the C++ executor's
+  // enable_chunked_context, the LLM API's enable_chunked_prefill; off by default there,
+  // engine_preset.cc).
+  bool chunked_context = false;
   // Search the weight format too: BF16, and FP8 where the GPU has FP8 tensor cores
   // (`weights` is then the format of the problem being evaluated).
   bool weights_auto = false;

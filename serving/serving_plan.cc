@@ -116,16 +116,24 @@ std::vector<Diagnostic> check_workload(const Workload& w) {
 }
 
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
-  if (o.engine == Engine::sglang) return {};
   std::vector<Diagnostic> out;
-  const std::string rule = std::string("an SGLang server argument; --engine is ") +
-                           to_string(o.engine) + " (use --engine sglang)";
-  auto refuse = [&](const std::string& flag, const std::string& value) {
-    out.push_back(flag_error("--" + flag, value, rule));
+  // An option of `owner` asked of another engine.
+  auto refuse = [&](Engine owner, const char* what, const std::string& flag,
+                    const std::string& value) {
+    out.push_back(flag_error("--" + flag, value,
+                             std::string("an ") + what + "; --engine is " + to_string(o.engine) +
+                                 " (use --engine " + to_string(owner) + ")"));
   };
-  if (o.mixed_chunk) refuse("enable-mixed-chunk", "true");
-  if (o.mixed_chunk_searched) refuse("search-mixed-chunk", "true");
-  if (o.max_prefill_tokens > 0) refuse("max-prefill-tokens", std::to_string(o.max_prefill_tokens));
+  if (o.engine != Engine::sglang) {
+    const char* what = "SGLang server argument";
+    if (o.mixed_chunk) refuse(Engine::sglang, what, "enable-mixed-chunk", "true");
+    if (o.mixed_chunk_searched) refuse(Engine::sglang, what, "search-mixed-chunk", "true");
+    if (o.max_prefill_tokens > 0)
+      refuse(Engine::sglang, what, "max-prefill-tokens", std::to_string(o.max_prefill_tokens));
+  }
+  if (o.engine != Engine::trtllm && o.chunked_context)
+    refuse(Engine::trtllm, "option of TensorRT-LLM's (the others chunk prompts by default)",
+           "enable-chunked-context", "true");
   return out;
 }
 
@@ -239,7 +247,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
                       e.memory.kv_tokens - e.memory.prefix_resident_tokens,
                       e.memory.tokens_per_request,
                       p.record_steps,
-                      engine.chunked_prefill,
+                      engine.chunked_prefill || p.options.chunked_context,
                       engine.mixes_prefill_and_decode || p.options.mixed_chunk,
                       prefill_tokens(p.options),
                       engine.reserves_answers,

@@ -56,7 +56,8 @@ constexpr double kMaxReplayTokens = 1e8;
 
 // Problems with the workload: the replay's size beyond kMaxReplayTokens (named by flag).
 std::vector<Diagnostic> check_workload(const Workload& w);
-// SGLang's own options (--enable-mixed-chunk, --max-prefill-tokens) asked of another engine.
+// An engine's own options asked of another: SGLang's --enable-mixed-chunk, --search-mixed-chunk,
+// --max-prefill-tokens; TensorRT-LLM's --enable-chunked-context.
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o);
 // A shared prompt prefix (--prefix-tokens) the model cannot take: with a prompt-length spread
 // (--isl-stdev), not below --isl, with

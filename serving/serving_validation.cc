@@ -327,6 +327,14 @@ Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const s
           trtllm_bench_limits(kv_requests, run.workload.isl, run.workload.osl, layout.pp);
       layout.max_batch = b.max_batch;
       p.options.max_step_tokens = b.max_num_tokens;
+      // Chunked context: the page runs its GH200 rows of the same table with gptManagerBenchmark
+      // --enable_chunked_context --scheduler_policy guaranteed_no_evict, to compare with
+      // trtllm-bench's, whose executor settings default to chunking (ExecutorSettingsConfig
+      // chunking = True, tensorrt_llm/bench/dataclasses/configuration.py, read at 000a01de; the
+      // --enable_chunked_context flag that later turned it off by default is not in the
+      // workflow the page gives). Without it a 2,048-token prompt never fits beside a decode
+      // in a 2,048-token step budget, and the 2048/2048 rows would stall.
+      p.options.chunked_context = true;
     }
     const std::vector<Diagnostic> bad = check_serving_layout(p, layout);
     std::optional<ServingEstimate> e;
