@@ -232,8 +232,9 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
   CLI::Option* requests_file = sub->add_option(
       "--requests-file", o->requests_file,
       "a request trace, CSV: columns isl (or ContextTokens), osl (or GeneratedTokens) and "
-      "optionally arrival_s (or an Azure TIMESTAMP); its arrivals are the load unless --offline, "
-      "--concurrency or --request-rate is given");
+      "optionally arrival_s (or an Azure TIMESTAMP); or JSON Lines in the Mooncake form "
+      "(input_length, output_length, timestamp in ms); its arrivals are the load unless "
+      "--offline, --concurrency or --request-rate is given");
   sub->add_option("--trace-speedup", o->trace_speedup,
                   "replay the trace's arrivals this many times faster (2: twice its request rate)")
       ->check(finite_number(1e-6, 1e6))

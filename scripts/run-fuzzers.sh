@@ -22,7 +22,7 @@ declare -A seeds=(
   [regress]="tests/regress/*.yaml"
   [validation_runs]="tests/data/published_runs*.yaml"
   [serving_layout]="fuzz/corpus/serving_layout/*"
-  [request_trace]="tests/data/traces/*.csv"
+  [request_trace]="tests/data/traces/*.csv fuzz/corpus/request_trace/*"
 )
 
 status=0

@@ -8,6 +8,8 @@
 #include <optional>
 #include <sstream>
 
+#include "core/json_input.h"
+#include "core/json_location.h"
 #include "core/model_limits.h"
 #include "core/yaml_node.h"
 #include "serving/request_replay.h"
@@ -188,6 +190,125 @@ class TraceParser {
   RequestTrace trace_;
 };
 
+// A Mooncake-style JSON Lines trace (the header's second form).
+class JsonLinesParser {
+ public:
+  explicit JsonLinesParser(const std::string& file) : file_(file) {}
+
+  RequestTrace parse(const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    int number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (blank(line)) continue;
+      if (static_cast<int64_t>(trace_.requests.size()) >= kMaxRequests)
+        fail_line(
+            number, line, "", "",
+            fmt::format("is past the {} requests one replay takes; cut the trace", kMaxRequests));
+      read_row(parsed(line, number), line, number);
+    }
+    if (trace_.requests.empty())
+      throw InputError{{Diagnostic{{file_, 0, 0, ""}, "", "", "has no requests"}}};
+    return trace_;
+  }
+
+ private:
+  [[noreturn]] void fail_line(int number, const std::string& line, const std::string& field,
+                              const std::string& value, const std::string& rule) const {
+    throw InputError{{Diagnostic{{file_, number, 1, line}, field, value, rule}}};
+  }
+  [[noreturn]] void fail_key(int number, const std::string& line, const std::string& key,
+                             const std::string& value, const std::string& rule) const {
+    SourceLocation at = location_of_json_key(file_, line, key);
+    at.line = number;
+    at.source_line = line;
+    if (at.column == 0) at.column = 1;
+    throw InputError{{Diagnostic{at, key, value, rule}}};
+  }
+
+  // The line as JSON, its errors placed on the file's line.
+  nlohmann::json parsed(const std::string& line, int number) const {
+    nlohmann::json j;
+    try {
+      j = parse_json_input(line, file_);
+    } catch (InputError& e) {
+      // The line was parsed alone: its positions, also those a rule names, are on line 1.
+      const std::string alone = file_ + ":1:", here = fmt::format("{}:{}:", file_, number);
+      for (Diagnostic& d : e.diagnostics) {
+        d.where.line = number;
+        d.where.source_line = line;
+        for (size_t at = d.rule.find(alone); at != std::string::npos;
+             at = d.rule.find(alone, at + here.size()))
+          d.rule.replace(at, alone.size(), here);
+      }
+      throw;
+    }
+    if (!j.is_object())
+      fail_line(number, line, "", "", "must be one JSON object per line (a request)");
+    return j;
+  }
+
+  int64_t tokens(const nlohmann::json& j, const char* key, const std::string& line,
+                 int number) const {
+    if (!j.contains(key)) fail_line(number, line, key, "", "is required but missing");
+    const nlohmann::json& v = j.at(key);
+    const bool in_range =
+        v.is_number_integer() &&
+        !(v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxSeqLen)) &&
+        v.get<int64_t>() >= 1 && v.get<int64_t>() <= kMaxSeqLen;
+    if (!in_range)
+      fail_key(number, line, key, json_value_text(v),
+               fmt::format("must be an integer from 1 to {} tokens", kMaxSeqLen));
+    return v.get<int64_t>();
+  }
+
+  void read_row(const nlohmann::json& j, const std::string& line, int number) {
+    for (const auto& [key, value] : j.items())
+      if (key != "timestamp" && key != "input_length" && key != "output_length" &&
+          key != "hash_ids")
+        fail_key(number, line, key, json_value_text(value),
+                 "is not a trace field; the fields are input_length, output_length and "
+                 "optionally timestamp (milliseconds) and hash_ids (read, not priced)");
+    if (j.contains("hash_ids") && !j.at("hash_ids").is_array())
+      fail_key(number, line, "hash_ids", json_value_text(j.at("hash_ids")),
+               "must be a list of block hashes");
+    TracedRequest r;
+    r.isl = tokens(j, "input_length", line, number);
+    r.osl = tokens(j, "output_length", line, number);
+    const bool timed = j.contains("timestamp");
+    if (trace_.requests.empty()) trace_.timed = timed;
+    if (timed != trace_.timed)
+      fail_line(number, line, "timestamp", "",
+                trace_.timed ? "is missing where the lines above give one: all lines or none"
+                             : "is given where the lines above give none: all lines or none");
+    if (timed) r.arrival_s = arrival_s(j.at("timestamp"), line, number);
+    trace_.requests.push_back(r);
+  }
+
+  // Seconds from the first request's timestamp (milliseconds).
+  double arrival_s(const nlohmann::json& t, const std::string& line, int number) {
+    constexpr double kMaxMilliseconds = 1e12;  // about 31 years
+    if (!t.is_number() || !std::isfinite(t.get<double>()) || t.get<double>() < 0 ||
+        t.get<double>() > kMaxMilliseconds)
+      fail_key(number, line, "timestamp", json_value_text(t),
+               "must be a number of milliseconds from 0 to 1000000000000");
+    const double ms = t.get<double>();
+    if (!trace_.requests.empty() && ms < last_ms_)
+      fail_key(number, line, "timestamp", json_value_text(t),
+               "must not be before the timestamp on the line above: requests come in time "
+               "order");
+    if (trace_.requests.empty()) first_ms_ = ms;
+    last_ms_ = ms;
+    return (ms - first_ms_) * 1e-3;
+  }
+
+  std::string file_;
+  RequestTrace trace_;
+  double first_ms_ = 0, last_ms_ = 0;
+};
+
 // Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
 int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
   y -= m <= 2;
@@ -237,11 +358,17 @@ bool parse_trace_timestamp(const std::string& s, int64_t& nanoseconds) {
 }
 
 Result<RequestTrace> parse_request_trace(const std::string& text, const std::string& file) {
-  return capture_input_errors([&] { return TraceParser(file).parse(text); });
+  return capture_input_errors([&] {
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    return first != std::string::npos && text[first] == '{' ? JsonLinesParser(file).parse(text)
+                                                            : TraceParser(file).parse(text);
+  });
 }
 
 Result<RequestTrace> read_request_trace(const std::string& path) {
-  return capture_input_errors([&] { return TraceParser(path).parse(read_text_file(path)); });
+  Result<std::string> text = capture_input_errors([&] { return read_text_file(path); });
+  if (!text) return text.errors();
+  return parse_request_trace(text.value(), path);
 }
 
 }  // namespace meshplan::serving

@@ -1,7 +1,8 @@
 // A request trace: the prompt and answer lengths of real requests, and when each arrived, read
-// from a CSV file for `meshplan serve --requests-file`.
+// for `meshplan serve --requests-file` from CSV or, when the first non-blank character is '{',
+// from JSON Lines.
 //
-// The first non-blank line names the columns, comma-separated, in any order:
+// CSV: the first non-blank line names the columns, comma-separated, in any order:
 //   prompt tokens   `isl`, or `ContextTokens` (the Azure LLM inference traces, Patel et al.,
 //                   "Splitwise", ISCA 2024: github.com/Azure/AzurePublicDataset)
 //   answer tokens   `osl`, or `GeneratedTokens` (Azure)
@@ -13,6 +14,11 @@
 // at 0). A header naming an unknown or repeated column, a row with another field count, a value
 // out of range or malformed, no rows, or more than kMaxRequests rows: a diagnostic naming the
 // file, line, column, field, value and rule.
+// JSON Lines, the Mooncake trace form (kvcache-ai/Mooncake FAST25-release; AIPerf's
+// mooncake_trace): one object per line with input_length and output_length (tokens), and
+// optionally timestamp (milliseconds, on every line or none) and hash_ids (the prompt's KV block
+// hashes: read and checked to be a list, not priced: prefix reuse between traced requests is not
+// modelled). Any other key, a key given twice, malformed JSON: one diagnostic as above.
 #pragma once
 
 #include <cstdint>

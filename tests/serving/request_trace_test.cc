@@ -113,6 +113,48 @@ TEST_CASE("trace: a bad file gets one diagnostic naming line, column, field, val
   CHECK(error("isl,osl\n\n").find("t.csv:1:1: error: has no requests") == 0);
 }
 
+TEST_CASE("trace: Mooncake JSON Lines, timestamps in milliseconds and hash_ids read") {
+  const RequestTrace t = parsed(
+      "{\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, "
+      "\"hash_ids\": [46, 47]}\n"
+      "\n"
+      "{\"timestamp\": 30535, \"input_length\": 672, \"output_length\": 26, \"hash_ids\": []}\n");
+  REQUIRE(t.requests.size() == 2);
+  CHECK(t.timed);
+  CHECK(t.requests[0].arrival_s == 0.0);
+  CHECK(t.requests[1].arrival_s == doctest::Approx(3.053));
+  CHECK(t.requests[0].isl == 6955);
+  CHECK(t.requests[1].osl == 26);
+  const RequestTrace untimed = parsed("{\"input_length\": 5, \"output_length\": 7}\n");
+  CHECK(!untimed.timed);
+}
+
+TEST_CASE("trace: a bad JSON Lines trace gets one diagnostic on its own line") {
+  CHECK(error("{\"input_length\": 5, \"output_length\": 7}\n{\"input_length\": 5, "
+              "\"output_length\": 7, \"prompt\": \"hi\"}\n")
+            .find("t.csv:2:41: error: field 'prompt' = '\"hi\"': is not a trace field") == 0);
+  CHECK(error("{\"input_length\": 5}\n")
+            .find("t.csv:1:1: error: field 'output_length': is required but missing") == 0);
+  CHECK(error("{\"input_length\": 5, \"output_length\": 0}\n")
+            .find("field 'output_length' = '0': must be an integer from 1") != std::string::npos);
+  CHECK(error("{\"timestamp\": 5, \"input_length\": 5, \"output_length\": 1}\n"
+              "{\"input_length\": 5, \"output_length\": 1}\n")
+            .find("t.csv:2:1: error: field 'timestamp': is missing where the lines above give "
+                  "one") == 0);
+  CHECK(error("{\"timestamp\": 5, \"input_length\": 5, \"output_length\": 1}\n"
+              "{\"timestamp\": 4, \"input_length\": 5, \"output_length\": 1}\n")
+            .find("field 'timestamp' = '4': must not be before") != std::string::npos);
+  CHECK(error("{\"input_length\": 5, \"output_length\": 1, \"hash_ids\": 3}\n")
+            .find("field 'hash_ids' = '3': must be a list of block hashes") != std::string::npos);
+  CHECK(error("{\"input_length\": 5, \"output_length\": 1}\n"
+              "{\"input_length\": 5, \"input_length\": 6, \"output_length\": 1}\n")
+            .find("t.csv:2:21: error: field 'input_length': is given twice; the first is at "
+                  "t.csv:2:2") == 0);
+  CHECK(error("{\"input_length\": 5,\n").find("t.csv:1:") == 0);
+  CHECK(error("{\"input_length\": 5, \"output_length\": 1}\n[1]\n")
+            .find("t.csv:2:1: error: must be one JSON object per line") == 0);
+}
+
 TEST_CASE("trace: a replay takes the trace's arrivals and lengths") {
   // One-second steps, one at a time: request 0 (arrives 0) prompt step [0, 1], one more token
   // at 2; request 1 arrives at 5 (the replica idles from 2), prompt [5, 6], done at 6 (osl 1).
