@@ -13,7 +13,6 @@
 #include "core/model_limits.h"
 #include "reports/serving_report.h"
 #include "serving/replay_trace.h"
-#include "serving/request_lengths.h"
 #include "serving/request_replay.h"
 #include "serving/request_trace.h"
 #include "serving/serving_layout_parse.h"
@@ -117,7 +116,7 @@ std::string no_room_rule(const Workload& w) {
   if (w.isl_stdev <= 0 && w.osl_stdev <= 0)
     return "leaves no KV-cache room for one request: weights and workspace exceed the engine's "
            "memory budget";
-  const int64_t longest = longest_sequence(request_lengths(w, replay_request_count(w)));
+  const int64_t longest = longest_replayed_sequence(w);
   return "leaves no KV-cache room for the longest request the replay draws (isl + osl = " +
          std::to_string(longest) +
          " tokens): the cache left beside the weights and workspace is smaller";

@@ -57,23 +57,40 @@ std::vector<Field> split_fields(const std::string& line) {
 
 bool blank(const std::string& line) { return line.find_first_not_of(" \t") == std::string::npos; }
 
+// Calls `visit(line, number)` for every non-blank line of `text`, numbered from 1, a trailing CR
+// dropped.
+template <class Visit>
+void for_each_line(const std::string& text, Visit&& visit) {
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!blank(line)) visit(line, number);
+  }
+}
+
+// The rules both forms state: a request's token counts, and how many requests a trace may hold.
+std::string tokens_rule() {
+  return fmt::format("must be an integer from 1 to {} tokens", kMaxSeqLen);
+}
+bool full(const RequestTrace& t) { return static_cast<int64_t>(t.requests.size()) >= kMaxRequests; }
+std::string full_rule() {
+  return fmt::format("is past the {} requests one replay takes; cut the trace", kMaxRequests);
+}
+
 class TraceParser {
  public:
   TraceParser(const std::string& file) : file_(file) {}
 
   RequestTrace parse(const std::string& text) {
-    std::istringstream in(text);
-    std::string line;
-    int number = 0;
-    while (std::getline(in, line)) {
-      ++number;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (blank(line)) continue;
+    for_each_line(text, [&](const std::string& line, int number) {
       if (columns_.empty())
         read_header(line, number);
       else
         read_row(line, number);
-    }
+    });
     if (columns_.empty()) fail(0, 0, "", "", "", "is empty: the first line must name the columns");
     if (trace_.requests.empty())
       fail(header_line_, 1, header_text_, "", "",
@@ -118,8 +135,7 @@ class TraceParser {
     const char* end = f.text.data() + f.text.size();
     const auto [ptr, ec] = std::from_chars(f.text.data(), end, v);
     if (ec != std::errc() || ptr != end || v < 1 || v > kMaxSeqLen)
-      fail(number, f.column, line, name, f.text,
-           fmt::format("must be an integer from 1 to {} tokens", kMaxSeqLen));
+      fail(number, f.column, line, name, f.text, tokens_rule());
     return v;
   }
 
@@ -148,9 +164,7 @@ class TraceParser {
       fail(number, 1, line, "", "",
            fmt::format("has {} field{}; the column line ({}) names {}", fields.size(),
                        fields.size() == 1 ? "" : "s", header_line_, columns_.size()));
-    if (static_cast<int64_t>(trace_.requests.size()) >= kMaxRequests)
-      fail(number, 1, line, "", "",
-           fmt::format("is past the {} requests one replay takes; cut the trace", kMaxRequests));
+    if (full(trace_)) fail(number, 1, line, "", "", full_rule());
     TracedRequest r;
     std::optional<int64_t> ns;
     const Field* time_field = nullptr;
@@ -196,19 +210,10 @@ class JsonLinesParser {
   explicit JsonLinesParser(const std::string& file) : file_(file) {}
 
   RequestTrace parse(const std::string& text) {
-    std::istringstream in(text);
-    std::string line;
-    int number = 0;
-    while (std::getline(in, line)) {
-      ++number;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (blank(line)) continue;
-      if (static_cast<int64_t>(trace_.requests.size()) >= kMaxRequests)
-        fail_line(
-            number, line, "", "",
-            fmt::format("is past the {} requests one replay takes; cut the trace", kMaxRequests));
+    for_each_line(text, [&](const std::string& line, int number) {
+      if (full(trace_)) fail_line(number, line, "", "", full_rule());
       read_row(parsed(line, number), line, number);
-    }
+    });
     if (trace_.requests.empty())
       throw InputError{{Diagnostic{{file_, 0, 0, ""}, "", "", "has no requests"}}};
     return trace_;
@@ -258,9 +263,7 @@ class JsonLinesParser {
         v.is_number_integer() &&
         !(v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxSeqLen)) &&
         v.get<int64_t>() >= 1 && v.get<int64_t>() <= kMaxSeqLen;
-    if (!in_range)
-      fail_key(number, line, key, json_value_text(v),
-               fmt::format("must be an integer from 1 to {} tokens", kMaxSeqLen));
+    if (!in_range) fail_key(number, line, key, json_value_text(v), tokens_rule());
     return v.get<int64_t>();
   }
 

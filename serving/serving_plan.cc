@@ -28,9 +28,8 @@ bool request_meets(const RequestTimes& r, const Slo& slo) {
 
 // The cache the longest request of `w`'s replay takes (whole, or on demand at its last token).
 int64_t longest_request_cache(const Workload& w, const ReplayLimits& limits) {
-  const int64_t longest = longest_sequence(request_lengths(w, replay_request_count(w)));
-  if (limits.cache_tokens) return limits.held_tokens(longest);
-  return limits.reserve_tokens ? limits.reserve_tokens(longest) : limits.tokens_per_request;
+  const int64_t longest = longest_replayed_sequence(w);
+  return limits.admission_tokens(longest, longest);
 }
 
 }  // namespace
