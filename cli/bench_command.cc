@@ -26,9 +26,10 @@ struct SearchCase {
   const char* name;
   const char* model;
   const char* cluster;
-  int64_t gpus;          // 0: all
-  int64_t global_batch;  // 0: the model's
-  int64_t seq_len;       // 0: the model's
+  int64_t gpus;                   // 0: all
+  int64_t global_batch;           // 0: the model's
+  int64_t seq_len;                // 0: the model's
+  const char* profile = nullptr;  // nullptr: the cluster's
 };
 
 // The cases named by the cost-model and speed issues.
@@ -44,6 +45,10 @@ const SearchCase kCases[] = {
      4096, 0, 0},
     {"deepseek-v3 / 2,048 H100", "models/deepseek-v3.yaml", "topologies/dgx-h100-2048n.yaml", 2048,
      0, 0},
+    // A calibrated profile: thousands of measured GEMM shapes, which every GEMM time
+    // interpolates between (GemmModel::kernel_time_s; the search remembers them: GemmMemo).
+    {"deepseek-v3 / 2,048 H100 (measured)", "models/deepseek-v3.yaml",
+     "topologies/dgx-h100-2048n.yaml", 2048, 0, 0, "profiles/h100-measured.yaml"},
 };
 
 struct BenchOptions {
@@ -67,6 +72,7 @@ std::vector<std::string> plan_args(const SearchCase& c, const std::string& root,
   if (c.global_batch > 0)
     args.insert(args.end(), {"--global-batch", std::to_string(c.global_batch)});
   if (c.seq_len > 0) args.insert(args.end(), {"--seq-len", std::to_string(c.seq_len)});
+  if (c.profile) args.insert(args.end(), {"--profile", root + "/" + c.profile});
   return args;
 }
 
@@ -107,7 +113,8 @@ std::optional<LoadedCase> load_case(const SearchCase& c, const std::string& root
     exit_code = kExitBadInput;
     return std::nullopt;
   }
-  Result<CalibrationProfile> profile = resolve_profile(inputs->cluster, "", ProfileSearchPath{});
+  Result<CalibrationProfile> profile = resolve_profile(
+      inputs->cluster, c.profile ? root + "/" + c.profile : "", ProfileSearchPath{});
   if (!profile) {
     exit_code = print_errors(profile.errors());
     return std::nullopt;

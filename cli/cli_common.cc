@@ -165,7 +165,8 @@ namespace {
 
 // On stderr, so that output stays the same: what a --profile merged over the cluster's profile
 // took from each file, and why a profile is suspect for this cluster.
-void print_profile_notes(const InputOptions& in, const Inputs& inputs) {
+void print_profile_notes(const InputOptions& in, const Inputs& inputs,
+                         const std::optional<CalibrationProfile>& profile_override) {
   if (!in.profile_path.empty())
     for (const std::string& source : inputs.profile.provenance.sources)
       if (source.rfind("merged: ", 0) == 0)
@@ -173,13 +174,10 @@ void print_profile_notes(const InputOptions& in, const Inputs& inputs) {
   std::vector<std::string> warnings = profile_warnings(inputs.profile, inputs.cluster);
   // Merged over the cluster's profile, an imported file's fits on levels the cluster lacks
   // leave the merged profile's other levels in use: ask the file alone.
-  if (!in.profile_path.empty()) {
-    const Result<CalibrationProfile> own = load_profile(in.profile_path);
-    if (own && !inputs.cluster.profile.empty())
-      if (std::optional<std::string> w =
-              unused_levels_warning(*own, inputs.cluster, "those fits are not used"))
-        if (std::find(warnings.begin(), warnings.end(), *w) == warnings.end())
-          warnings.push_back(*w);
+  if (profile_override) {
+    if (std::optional<std::string> w =
+            unused_levels_warning(*profile_override, inputs.cluster, "those fits are not used"))
+      if (std::find(warnings.begin(), warnings.end(), *w) == warnings.end()) warnings.push_back(*w);
   }
   for (const std::string& warning : warnings)
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
@@ -208,7 +206,7 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   }
   Inputs out{scenario->model, scenario->cluster, scenario->training,
              Layout{},        scenario->gpus,    scenario->profile};
-  print_profile_notes(in, out);
+  print_profile_notes(in, out, scenario->profile_override);
   if (!with_layout) return out;
   Result<Layout> layout = parse_layout(in.layout_text);
   if (!layout) {

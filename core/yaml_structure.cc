@@ -4,8 +4,10 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "core/yaml_node.h"
 
@@ -71,6 +73,59 @@ class DocumentStarts : public YAML::EventHandler {
   void OnMapEnd() override {}
 };
 
+// Whether a line at column 0 can only be a key of a block mapping at the root ("name: x",
+// "name:", the name of letters, digits and "_-./") or an item of a block sequence under one
+// ("- x"): anything else there (a flow collection, a bare scalar, a tab, a quoted or complex
+// key, a marker) may end yaml-cpp's first document early, as its JSON Lines and plain-text
+// readings do.
+bool plain_root_line(std::string_view line) {
+  if (line.starts_with("- ") || line == "-" || line == "-\r") return true;
+  size_t colon = 0;
+  while (colon < line.size() &&
+         (std::isalnum(static_cast<unsigned char>(line[colon])) ||
+          std::string_view("_-./").find(line[colon]) != std::string_view::npos))
+    ++colon;
+  return colon > 0 && colon < line.size() && line[colon] == ':' &&
+         (colon + 1 == line.size() || line[colon + 1] == ' ' || line[colon + 1] == '\r');
+}
+
+// Whether `text` may hold a second document by yaml-cpp's reading. It cannot where the first
+// line of content is at column 0, every line at column 0 (comments and blank lines aside) is
+// plain_root_line, save one "---" or directives before the first of them, and no character is a
+// control character (yaml-cpp ends a document at a NUL:
+// tests/data/hostile/yaml_cpp_loadall_loops.yaml). Then yaml_document_errors need not parse the
+// text again (a calibrated profile is half a megabyte).
+bool may_hold_two_documents(const std::string& text) {
+  const bool controls = std::any_of(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\n' && c != '\r' && c != '\t') || u == 0x7F;
+  });
+  if (controls) return true;
+  bool opened = false;  // a "---" opened the document
+  bool keyed = false;   // the root's first key was seen
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + at, end - at);
+    at = end + 1;
+    const size_t first = line.find_first_not_of(" \r");
+    if (first == std::string_view::npos || line[first] == '#') continue;  // blank or comment
+    if (first > 0) {  // indented: inside a root key's value, or a root that is not at column 0
+      if (!keyed) return true;
+      continue;
+    }
+    if (!keyed && !opened && line[0] == '%') continue;  // a directive
+    if (!keyed && !opened && (line == "---" || line == "---\r")) {
+      opened = true;
+      continue;
+    }
+    if (!plain_root_line(line) || (!keyed && line[0] == '-')) return true;
+    keyed = true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<Diagnostic> yaml_key_errors(const YAML::Node& root, const SourceText& source) {
@@ -96,6 +151,7 @@ std::vector<Diagnostic> yaml_key_errors(const YAML::Node& root, const SourceText
 }
 
 std::vector<Diagnostic> yaml_document_errors(const std::string& text, const SourceText& source) {
+  if (!may_hold_two_documents(text)) return {};
   std::istringstream in(text);
   YAML::Parser parser(in);
   DocumentStarts starts;

@@ -54,6 +54,8 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
       collectives_(profile_, cluster_, calibration_, o.collective_algorithm, o.collective_rails) {
   context_.model = &model_;
   context_.gemm = &gemm_;
+  context_.gemm_memo = &gemm_memo_;
+  context_.kinds = std::array<KindLayers, 2>{kind_layers(m, false), kind_layers(m, true)};
   context_.collectives = &collectives_;
   context_.options = &options_;
   context_.hbm_bytes_per_s = calibration_.hbm_bytes_per_s.value;

@@ -349,6 +349,7 @@ class CostModel {
   CostOptions options_;
   ResolvedCalibration calibration_;  // the profile's scalars for this GPU and precision
   GemmModel gemm_;
+  GemmMemo gemm_memo_{gemm_};  // the layer costs' GEMM times, asked again and again
   AttentionModel attention_;
   CollectiveModel collectives_;
   LayerCostContext context_;

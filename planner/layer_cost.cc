@@ -18,13 +18,17 @@ struct GemmTimes {
   // row tiles they run over those of `m` rows each (routed_row_tile_factor), which the forward
   // and input-gradient GEMMs pay (m is their output rows); the weight gradient reduces over the
   // rows, so its tiles do not depend on them.
-  void add(const GemmModel& g, double m, double n, double k, double count = 1,
+  void add(const LayerCostContext& ctx, double m, double n, double k, double count = 1,
            double row_tiles = 1) {
     if (count <= 0) return;
     m = std::max(m, 1.0);
-    forward += row_tiles * g.time_s(m, n, k, count);
-    input_grad += row_tiles * g.time_s(m, k, n, count);
-    weight_grad += g.time_s(k, n, m, count);
+    auto time_s = [&](double rows, double cols, double inner) {
+      return ctx.gemm_memo ? ctx.gemm_memo->time_s(rows, cols, inner, count)
+                           : ctx.gemm->time_s(rows, cols, inner, count);
+    };
+    forward += row_tiles * time_s(m, n, k);
+    input_grad += row_tiles * time_s(m, k, n);
+    weight_grad += time_s(k, n, m);
   }
 };
 
@@ -41,7 +45,7 @@ void add_linear(GemmTimes& g, const LayerCostContext& ctx, const LinearMap& map,
                 double tokens, const ExpertGemms& experts = {}) {
   const bool routed = map.role == LinearRole::expert;
   const RankGemm r = rank_gemm(map, routed ? experts.tp : tp, tokens, experts.rows, experts.local);
-  g.add(*ctx.gemm, r.rows, r.out, r.in, r.count, routed ? experts.row_tiles : 1.0);
+  g.add(ctx, r.rows, r.out, r.in, r.count, routed ? experts.row_tiles : 1.0);
 }
 
 // Tokens each rank dispatches to the experts: its sequence-parallel share under SP (Megatron-
@@ -89,7 +93,7 @@ AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& 
   const double s_kv = static_cast<double>(ctx.seq_len);
   AttentionTimes t;
   if (m.attention == AttentionKind::flash) {
-    const KindLayers k = kind_layers(m, moe_layer);
+    const KindLayers k = ctx.kinds ? (*ctx.kinds)[moe_layer ? 1 : 0] : kind_layers(m, moe_layer);
     const AttentionTimes g = flash_attention_times(ctx, key, tokens, k.global);
     if (k.local_share == 0) return g;
     const AttentionTimes l = flash_attention_times(ctx, key, tokens, k.local);
@@ -101,8 +105,8 @@ AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& 
   const double q_len = static_cast<double>(ctx.seq_len * key.cp_a2a / key.cp);
   const double batch = heads / static_cast<double>(key.cp_a2a) * static_cast<double>(key.mbs);
   GemmTimes g;
-  g.add(*ctx.gemm, q_len, s_kv, qk, batch);
-  g.add(*ctx.gemm, q_len, v, s_kv, batch);
+  g.add(ctx, q_len, s_kv, qk, batch);
+  g.add(ctx, q_len, v, s_kv, batch);
   const double scores = batch * q_len * s_kv;
   const double bytes = scores * (4 + (m.dropout ? 5 : 0));
   t.forward = g.forward + bytes / ctx.hbm_bytes_per_s;

@@ -5,12 +5,15 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
+#include "core/attention_span.h"
 #include "core/layout.h"
 #include "core/model_spec.h"
 #include "planner/activation_memory.h"
 #include "planner/attention_model.h"
 #include "planner/collective_model.h"
+#include "planner/gemm_memo.h"
 #include "planner/gemm_model.h"
 #include "planner/planner_options.h"
 
@@ -56,10 +59,14 @@ struct LayerCost {
 struct LayerCostContext {
   const ModelSpec* model = nullptr;
   const GemmModel* gemm = nullptr;
+  GemmMemo* gemm_memo = nullptr;  // gemm's answers remembered (nullptr: asked each time)
   const CollectiveModel* collectives = nullptr;
   const CostOptions* options = nullptr;
   const AttentionModel* attention = nullptr;
   bool fp8 = false;  // FP8 GEMMs: linear-layer inputs are stored in FP8
+  // kind_layers(*model, false) and (…, true), found once (each walks the model's layers); unset:
+  // found per question.
+  std::optional<std::array<KindLayers, 2>> kinds;
   double hbm_bytes_per_s = 0;
   int64_t seq_len = 0;
 };

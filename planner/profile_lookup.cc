@@ -74,10 +74,12 @@ std::string gpu_family(const std::string& catalog_name) {
 }  // namespace
 
 Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path,
-                                           const ProfileSearchPath& search) {
+                                           const ProfileSearchPath& search,
+                                           std::optional<CalibrationProfile>* override_alone) {
   if (override_path.empty()) return cluster_profile(c, search);
   Result<CalibrationProfile> top = load_profile(override_path);
   if (!top || c.profile.empty()) return top;
+  if (override_alone) *override_alone = top.value();
   Result<CalibrationProfile> base = cluster_profile(c, search);
   if (!base) return base.errors();
   const std::string name = top->name;

@@ -26,9 +26,11 @@ struct ProfileSearchPath {
 // (--profile) is merged over it section by section (core/profile_merge.h: an imported two-GPU
 // NCCL log replaces only that collective's fit, a one-node GEMM calibration only the GEMMs), its
 // provenance saying which sections came from which file; with no cluster profile it is taken
-// alone.
-Result<CalibrationProfile> resolve_profile(const ClusterSpec& c, const std::string& override_path,
-                                           const ProfileSearchPath& search);
+// alone. Where it is merged, `override_alone` (if given) receives the override file as read,
+// so that no caller reads it twice (a calibrated profile holds thousands of samples).
+Result<CalibrationProfile> resolve_profile(
+    const ClusterSpec& c, const std::string& override_path, const ProfileSearchPath& search,
+    std::optional<CalibrationProfile>* override_alone = nullptr);
 
 // What makes a profile suspect for a cluster, one sentence each: an interrupted calibration
 // (complete: false, with what is missing), measured on another GPU

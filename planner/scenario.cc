@@ -13,7 +13,7 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
   if (!model) errors.insert(errors.end(), model.errors().begin(), model.errors().end());
   if (!cluster) errors.insert(errors.end(), cluster.errors().begin(), cluster.errors().end());
   if (!errors.empty()) return errors;
-  Scenario out{model.value(), cluster.value(), model->training, cluster->gpus(), {}};
+  Scenario out{model.value(), cluster.value(), model->training, cluster->gpus(), {}, {}};
   if (request.seq_len > 0) out.training.seq_len = request.seq_len;
   if (request.global_batch > 0) out.training.global_batch = request.global_batch;
   if (!request.precision.empty())
@@ -24,8 +24,8 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
   }
   if (request.gpus > 0) out.gpus = request.gpus;
   if (request.with_profile) {
-    Result<CalibrationProfile> profile =
-        resolve_profile(out.cluster, request.profile_path, request.profile_search);
+    Result<CalibrationProfile> profile = resolve_profile(
+        out.cluster, request.profile_path, request.profile_search, &out.profile_override);
     if (!profile) return profile.errors();
     out.profile = profile.value();
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/cluster_spec.h"
@@ -40,6 +41,8 @@ struct Scenario {
   TrainingSpec training;       // the model's training section with the overrides applied
   int64_t gpus = 0;            // GPUs the layout must fill
   CalibrationProfile profile;  // empty unless the request asked for it
+  // The request's profile_path file alone, where it was merged over the cluster's profile.
+  std::optional<CalibrationProfile> profile_override;
 };
 
 // Loads the model and the cluster (every error of both), applies the overrides, checks the

@@ -231,6 +231,25 @@ TEST_CASE("an empty second YAML document is refused at its '---' line") {
         "  ^\n");
 }
 
+TEST_CASE("one document opened by '---' after comments and a directive is one document") {
+  CHECK(model_errors("# a model\n%YAML 1.2\n---\n" + kGoodModel) == "ok");
+}
+
+TEST_CASE("a second YAML document after a '...' end marker is refused") {
+  CHECK(model_errors(kGoodModel + "...\nname: other\n")
+            .rfind("m.yaml:9:1: error: a second YAML document starts here", 0) == 0);
+}
+
+TEST_CASE("flow mappings on successive lines are two YAML documents, as yaml-cpp reads them") {
+  CHECK(model_errors("{name: m, layers: 4}\n{hidden: 256}\n")
+            .rfind("m.yaml:2:1: error: a second YAML document starts here", 0) == 0);
+}
+
+TEST_CASE("a root mapping indented, then a key at column 0, is a second YAML document") {
+  CHECK(model_errors("  name: m\n  layers: 4\nhidden: 256\n")
+            .rfind("m.yaml:3:1: error: a second YAML document starts here", 0) == 0);
+}
+
 TEST_CASE("a list or mapping used as a YAML key is refused at its position") {
   CHECK(model_errors(kGoodModel + "[a]: b\n") ==
         "m.yaml:8:1: error: keys must be plain names, not lists or mappings\n"

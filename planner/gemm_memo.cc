@@ -1,0 +1,49 @@
+#include "planner/gemm_memo.h"
+
+#include <bit>
+
+namespace meshplan {
+namespace {
+
+size_t hash_of(double m, double n, double k, double batch) {
+  constexpr uint64_t kPrime = 0x9E3779B97F4A7C15ull;
+  uint64_t h = std::bit_cast<uint64_t>(m);
+  for (double x : {n, k, batch}) h = (h ^ (h >> 29) ^ std::bit_cast<uint64_t>(x)) * kPrime;
+  return static_cast<size_t>(h ^ (h >> 32));
+}
+
+}  // namespace
+
+double GemmMemo::time_s(double m, double n, double k, double batch) {
+  if (!(m > 0)) return model_->time_s(m, n, k, batch);  // outside time_s' contract: not kept
+  if (2 * (used_ + 1) > slots_.size()) grow();
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash_of(m, n, k, batch) & mask;; i = (i + 1) & mask) {
+    Slot& s = slots_[i];
+    if (s.m == 0) {
+      s = Slot{m, n, k, batch, model_->time_s(m, n, k, batch)};
+      ++used_;
+      return s.seconds;
+    }
+    if (s.m == m && s.n == n && s.k == k && s.batch == batch) return s.seconds;
+  }
+}
+
+void GemmMemo::grow() {
+  if (used_ >= kMaxShapes) {  // full: start again (every answer is recomputed alike)
+    slots_.assign(slots_.size(), Slot{});
+    used_ = 0;
+    return;
+  }
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 1024 : 2 * old.size(), Slot{});
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.m == 0) continue;
+    size_t i = hash_of(s.m, s.n, s.k, s.batch) & mask;
+    while (slots_[i].m != 0) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+}  // namespace meshplan
