@@ -113,13 +113,14 @@ Workload workload(const ServeOptions& o) {
 // Why a --layout evaluates to nothing: the cache holds no request (under a length spread, not
 // the longest one the replay draws).
 std::string no_room_rule(const Workload& w) {
-  if (w.isl_stdev <= 0 && w.osl_stdev <= 0)
+  if (!w.lengths_vary())
     return "leaves no KV-cache room for one request: weights and workspace exceed the engine's "
            "memory budget";
   const int64_t longest = longest_replayed_sequence(w);
-  return "leaves no KV-cache room for the longest request the replay draws (isl + osl = " +
-         std::to_string(longest) +
-         " tokens): the cache left beside the weights and workspace is smaller";
+  return fmt::format(
+      "leaves no KV-cache room for the longest request {} (isl + osl = {} tokens): the cache "
+      "left beside the weights and workspace is smaller",
+      w.trace ? "of the trace" : "the replay draws", longest);
 }
 
 // Replays the best layout again, recording its steps, and writes them as a Perfetto trace.
