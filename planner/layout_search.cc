@@ -376,10 +376,12 @@ std::array<int64_t, 9> without_cp_variant_and_order(const Layout& l) {
 
 // Within one shape's items (`group`, in index order): marks in `dropped` (indexed from item
 // `from`) each that another beats or ties in every per-layer term (the earlier one kept on a tie).
-void drop_dominated_in_group(CostModel& model, const std::vector<WorkItem>& items,
-                             const std::vector<size_t>& group,
-                             std::vector<CostModel::LayerPair>& costs, std::vector<bool>& dropped,
-                             size_t from, Tally& skipped) {
+// Returns how many it marked.
+int64_t drop_dominated_in_group(CostModel& model, const std::vector<WorkItem>& items,
+                                const std::vector<size_t>& group,
+                                std::vector<CostModel::LayerPair>& costs,
+                                std::vector<char>& dropped, size_t from) {
+  int64_t marked = 0;
   costs.clear();
   for (size_t i : group) costs.push_back(model.layer_costs(items[i].base));
   for (size_t a = 0; a < group.size(); ++a) {
@@ -391,12 +393,13 @@ void drop_dominated_in_group(CostModel& model, const std::vector<WorkItem>& item
       const bool tied =
           beaten && no_slower(mine.dense, other.dense) && no_slower(mine.moe, other.moe);
       if (beaten && (!tied || group[b] < group[a])) {
-        dropped[group[a] - from] = true;
-        ++skipped["cp_kind no faster than another"];
+        dropped[group[a] - from] = 1;
+        ++marked;
         break;
       }
     }
   }
+  return marked;
 }
 
 // The end of the run of items from `start` that share without_cp_variant_and_order.
@@ -407,22 +410,19 @@ size_t run_end(const std::vector<WorkItem>& items, size_t start) {
   return end;
 }
 
-// Drops the work items from items[from] on whose CP variant (Layout::cp_kind) another variant of
-// the same shape beats or ties in every per-layer term (the earlier one kept on a tie): the kinds
-// leave memory unchanged and step time grows with each term, so the dropped layouts never rank
-// above the kept ones. Counted in `skipped` under "cp_kind no faster than another". Shapes are
-// taken run by run in enumeration order (the layer costs' cache holds one run's few keys), each
-// split by its rank order. `from` must start a run (the enumeration calls it shape by shape, and
-// a run never spans two tp·cp·pp·dp shapes).
-void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, size_t from,
-                             Tally& skipped) {
-  std::vector<bool> dropped(items.size() - from, false);
+// Marks in `dropped` (indexed from item `from`) the items of the runs starting at `runs` whose
+// CP variant another variant of the same shape beats or ties in every per-layer term
+// (drop_dominated_in_group), each run's shapes split by their rank order. Returns how many it
+// marked.
+int64_t mark_dominated_cp_kinds(CostModel& model, const std::vector<WorkItem>& items,
+                                const std::vector<size_t>& runs, std::vector<char>& dropped,
+                                size_t from) {
+  int64_t marked = 0;
   std::vector<size_t> group;                // one shape's items, by index
   std::vector<bool> grouped;                // of the run's items: taken into a group
   std::vector<CostModel::LayerPair> costs;  // the group's, in the same order
-  for (size_t start = from, end = from; start < items.size(); start = end) {
-    end = run_end(items, start);
-    if (items[start].base.cp == 1) continue;
+  for (size_t start : runs) {
+    const size_t end = run_end(items, start);
     grouped.assign(end - start, false);
     for (size_t first = start; first < end; ++first) {
       if (grouped[first - start]) continue;
@@ -432,9 +432,58 @@ void drop_dominated_cp_kinds(CostModel& model, std::vector<WorkItem>& items, siz
         grouped[i - start] = true;
         group.push_back(i);
       }
-      drop_dominated_in_group(model, items, group, costs, dropped, from, skipped);
+      marked += drop_dominated_in_group(model, items, group, costs, dropped, from);
     }
   }
+  return marked;
+}
+
+// Which of `parts` search threads checks a run of CP variants: one chosen by the fields its layer
+// compute depends on (CostModel::compute_of's key), so that each compute is priced by one cost
+// model only, whichever batch of items the run comes in.
+size_t dominance_part(const Layout& l, size_t parts) {
+  uint64_t h = 0;
+  for (int64_t v : {l.tp, l.expert_tp(), l.cp, l.ep, l.mbs, l.sp ? int64_t{1} : int64_t{0}})
+    h = (h ^ static_cast<uint64_t>(v)) * 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>((h ^ (h >> 31)) % parts);
+}
+
+// Drops the work items from items[from] on whose CP variant (Layout::cp_kind) another variant of
+// the same shape beats or ties in every per-layer term (the earlier one kept on a tie): the kinds
+// leave memory unchanged and step time grows with each term, so the dropped layouts never rank
+// above the kept ones. Counted in `skipped` under "cp_kind no faster than another". `from` must
+// start a run (a run never spans two tp·cp·pp·dp shapes). The runs with CP (cp > 1) are shared
+// among `models` (one per search thread, the first on this thread) by dominance_part and marked
+// side by side: which model prices a layer does not change its cost, so the same items are
+// dropped whatever the thread count.
+void drop_dominated_cp_kinds(const std::vector<CostModel*>& models, std::vector<WorkItem>& items,
+                             size_t from, Tally& skipped) {
+  std::vector<char> dropped(items.size() - from, 0);
+  std::vector<std::vector<size_t>> runs(models.size());  // run starts by part
+  size_t with_cp = 0;
+  for (size_t start = from; start < items.size(); start = run_end(items, start)) {
+    if (items[start].base.cp == 1) continue;
+    runs[dominance_part(items[start].base, models.size())].push_back(start);
+    ++with_cp;
+  }
+  // Few runs are not worth a thread each: the first model takes them all.
+  constexpr size_t kRunsPerThread = 16;
+  if (with_cp < kRunsPerThread * models.size()) {
+    for (size_t p = 1; p < runs.size(); ++p)
+      runs[0].insert(runs[0].end(), runs[p].begin(), runs[p].end());
+    runs.resize(1);
+    std::sort(runs[0].begin(), runs[0].end());  // enumeration order, as the caches like it
+  }
+  std::vector<int64_t> marked(runs.size(), 0);
+  std::vector<std::thread> pool;
+  for (size_t p = 1; p < runs.size(); ++p)
+    pool.emplace_back(
+        [&, p] { marked[p] = mark_dominated_cp_kinds(*models[p], items, runs[p], dropped, from); });
+  marked[0] = mark_dominated_cp_kinds(*models[0], items, runs[0], dropped, from);
+  for (std::thread& t : pool) t.join();
+  int64_t total = 0;
+  for (int64_t m : marked) total += m;
+  if (total > 0) skipped["cp_kind no faster than another"] += total;
   size_t kept = from;
   for (size_t i = from; i < items.size(); ++i)
     if (!dropped[i - from]) items[kept++] = items[i];
@@ -688,8 +737,7 @@ class ItemChoices {
 
 // A search thread: its own cost model (the caches are per instance), timing buffers and results.
 struct SearchThread {
-  CostModel* model;  // the search's first model for thread 0 (its caches warm), else `own`
-  std::optional<CostModel> own;
+  CostModel* model;  // the search's model of this thread (search_layouts' `models`)
   CostModel::PipelineTiming timing;
   ThreadResult out;
   ItemChoices choices;
@@ -1164,13 +1212,26 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   Enumerator enumerator(prototype.model(), prototype.training(), gpus, prototype.cluster(), options,
                         prototype.options());
   Tally rejected, skipped;
-  // The dominance check's model serves the first search thread: the layer costs it computed
-  // are not computed (nor held) twice.
+  // One cost model per search thread (the caches are per instance), made first: the CP-dominance
+  // check runs on them side by side, and each then serves its search thread, so the layer costs
+  // the check computed are not computed (nor held) twice.
   CostModel first(prototype);
+  std::deque<CostModel> helpers;  // a deque: each stays where `models` points
+  std::vector<CostModel*> models{&first};
+  for (int i = 1; i < options.threads; ++i) models.push_back(&helpers.emplace_back(prototype));
+  // The check takes the items of several tp·cp·pp·dp shapes at once (a few thousand: enough to
+  // share among the threads, few enough to hold before dropping).
+  constexpr size_t kDominanceBatch = 4096;
+  size_t unchecked = 0;  // the first item the check has not seen
+  auto check = [&](std::vector<WorkItem>& all) {
+    drop_dominated_cp_kinds(models, all, unchecked, skipped);
+    unchecked = all.size();
+  };
   std::vector<WorkItem> items =
-      enumerator.work_items(rejected, skipped, [&](std::vector<WorkItem>& all, size_t from) {
-        drop_dominated_cp_kinds(first, all, from, skipped);
+      enumerator.work_items(rejected, skipped, [&](std::vector<WorkItem>& all, size_t) {
+        if (all.size() - unchecked >= kDominanceBatch) check(all);
       });
+  check(items);
   rejected.add_to(result.rejected);
   skipped.add_to(result.skipped);
   const LayoutCount count =
@@ -1191,24 +1252,33 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   const bool stage_recompute = launcher_takes_stage_recompute(first, options);
   auto run_all = [&](bool allow_offload) {
     const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
-    std::deque<SearchThread> per_thread;  // a deque: each `own` stays where `model` points
-    for (int i = 0; i < threads; ++i) {
-      SearchThread& t = per_thread.emplace_back(SearchThread{&first, std::nullopt, {}, {}, {}, {}});
-      if (i > 0) t.model = &t.own.emplace(prototype);
-    }
-    std::atomic<size_t> next{0};
+    std::deque<SearchThread> per_thread;
+    for (int i = 0; i < threads; ++i)
+      per_thread.emplace_back(SearchThread{models[static_cast<size_t>(i)], {}, {}, {}, {}});
+    // Each thread runs first the items whose layer compute its model priced in the CP-dominance
+    // check (dominance_part), in enumeration order, then helps with the others' (the caches are
+    // per model: a compute priced on one thread is not priced again on another unless it helps).
+    std::vector<std::vector<size_t>> queues(per_thread.size());
+    for (size_t i = 0; i < items.size(); ++i)
+      queues[dominance_part(items[i].base, queues.size())].push_back(i);
+    std::vector<std::atomic<size_t>> next(queues.size());
     std::atomic<int64_t> done{0};
-    auto worker = [&](SearchThread& t) {
-      for (size_t i = next++; i < items.size(); i = next++) {
-        run_item(t, items[i], base_order[i], options, allow_offload, stage_recompute);
-        int64_t d = ++done;
-        if (options.progress) options.progress(d, static_cast<int64_t>(items.size()));
+    auto worker = [&](SearchThread& t, size_t own) {
+      for (size_t k = 0; k < queues.size(); ++k) {
+        const std::vector<size_t>& queue = queues[(own + k) % queues.size()];
+        std::atomic<size_t>& cursor = next[(own + k) % queues.size()];
+        for (size_t at = cursor++; at < queue.size(); at = cursor++) {
+          const size_t i = queue[at];
+          run_item(t, items[i], base_order[i], options, allow_offload, stage_recompute);
+          int64_t d = ++done;
+          if (options.progress) options.progress(d, static_cast<int64_t>(items.size()));
+        }
       }
     };
     std::vector<std::thread> pool;
     for (size_t t = 1; t < per_thread.size(); ++t)
-      pool.emplace_back(worker, std::ref(per_thread[t]));
-    worker(per_thread[0]);
+      pool.emplace_back(worker, std::ref(per_thread[t]), t);
+    worker(per_thread[0], 0);
     for (auto& t : pool) t.join();
     std::vector<ThreadResult> out;
     for (SearchThread& t : per_thread) out.push_back(std::move(t.out));
@@ -1259,7 +1329,7 @@ int64_t count_search_layouts(const CostModel& model, int64_t gpus, const SearchO
   std::vector<WorkItem> items =
       Enumerator(model.model(), model.training(), gpus, model.cluster(), options, model.options())
           .work_items(rejected, skipped, [&](std::vector<WorkItem>& all, size_t from) {
-            drop_dominated_cp_kinds(costs, all, from, skipped);
+            drop_dominated_cp_kinds({&costs}, all, from, skipped);
           });
   return count_items(model, items, options.fix, /*count_selective=*/false).layouts;
 }
