@@ -65,6 +65,30 @@ TEST_CASE("search results are identical for 1 and 2 threads") {
   }
 }
 
+TEST_CASE("the threads share the CP-dominance check and drop the same variants as one thread") {
+  // Mixtral on 64 GPUs at 32k tokens: thousands of CP variant runs, enough for every thread to
+  // take a part of each batch (drop_dominated_cp_kinds).
+  ModelSpec m = shipped_model("mixtral-8x7b");
+  TrainingSpec t{32768, 64, Precision::bf16};
+  ClusterSpec c = two_level_cluster(8);
+  SearchResult one = run(m, c, t, 1, "", 50);
+  const int64_t dropped = one.skipped["cp_kind no faster than another"];
+  CHECK(dropped > 1000);
+  for (int threads : {2, 3}) {
+    CAPTURE(threads);
+    SearchResult many = run(m, c, t, threads, "", 50);
+    CHECK(many.skipped == one.skipped);
+    CHECK(many.evaluated == one.evaluated);
+    CHECK(many.feasible == one.feasible);
+    CHECK(many.rejected == one.rejected);
+    REQUIRE(many.ranked.size() == one.ranked.size());
+    for (size_t i = 0; i < one.ranked.size(); ++i) {
+      CHECK(to_string(many.ranked[i].layout) == to_string(one.ranked[i].layout));
+      CHECK(many.ranked[i].step_time_s == one.ranked[i].step_time_s);
+    }
+  }
+}
+
 TEST_CASE("results are ranked by step time, fastest first") {
   ModelSpec m = shipped_model("llama3-8b");
   SearchResult r = run(m, two_level_cluster(2), {8192, 64, Precision::bf16}, 2);
