@@ -188,6 +188,12 @@ int run_bench(const BenchOptions& o) {
       best_run({"memory", "--model", o.root + "/models/llama3-8b.yaml", "--cluster",
                 o.root + "/topologies/dgx-h100-1n.yaml", "--layout", "tp=8"},
                5);
+  // The same with a calibrated profile (thousands of GEMM samples to read).
+  const std::optional<ProcessRun> measured =
+      best_run({"memory", "--model", o.root + "/models/llama3-8b.yaml", "--cluster",
+                o.root + "/topologies/dgx-h100-1n.yaml", "--layout", "tp=8", "--profile",
+                o.root + "/profiles/h100-measured.yaml"},
+               5);
   const std::vector<std::vector<std::string>> process_rows = whole_process_rows(o.root);
   const TracedRun traced = whole_process_trace(o.root);
   std::vector<std::vector<std::string>> search_rows, tail_rows;
@@ -270,9 +276,11 @@ int run_bench(const BenchOptions& o) {
                           process_rows)
             << "\n";
   std::cout << fmt::format(
-      "start-up (best of 5): meshplan --version {} ({}), meshplan memory llama3-8b {} ({})\n\n",
+      "start-up (best of 5): meshplan --version {} ({}), meshplan memory llama3-8b {} ({}); with "
+      "--profile profiles/h100-measured.yaml {} ({})\n\n",
       wall_or_dash(version), version ? mib(version->peak_rss_bytes) : "-", wall_or_dash(memory),
-      memory ? mib(memory->peak_rss_bytes) : "-");
+      memory ? mib(memory->peak_rss_bytes) : "-", wall_or_dash(measured),
+      measured ? mib(measured->peak_rss_bytes) : "-");
   sim::SimBenchResult b = sim::run_simulator_benchmark(5);
   std::cout << fmt::format(
       "simulator: llama3-405b-like step, pp=16 v=8 m=128, 126 layers over 128 chunks (uneven), one "

@@ -250,6 +250,13 @@ TEST_CASE("a root mapping indented, then a key at column 0, is a second YAML doc
             .rfind("m.yaml:3:1: error: a second YAML document starts here", 0) == 0);
 }
 
+TEST_CASE(
+    "a carriage return alone before a comment opens a document of its own, as yaml-cpp reads it") {
+  // Found by fuzz/model_yaml_fuzz against the shortcut that skips the second parse.
+  CHECK(model_errors("\r# note\n# more\n" + kGoodModel)
+            .rfind("m.yaml:3:1: error: a second YAML document starts here", 0) == 0);
+}
+
 TEST_CASE("a list or mapping used as a YAML key is refused at its position") {
   CHECK(model_errors(kGoodModel + "[a]: b\n") ==
         "m.yaml:8:1: error: keys must be plain names, not lists or mappings\n"
