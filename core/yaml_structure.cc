@@ -89,13 +89,11 @@ bool plain_root_line(std::string_view line) {
          (colon + 1 == line.size() || line[colon + 1] == ' ' || line[colon + 1] == '\r');
 }
 
-// Whether `text` may hold a second document by yaml-cpp's reading. It cannot where the first
-// line of content is at column 0, every line at column 0 (comments and blank lines aside) is
-// plain_root_line, save one "---" or directives before the first of them, and no character is a
-// control character but a tab or a line end (yaml-cpp ends a document at a NUL:
-// tests/data/hostile/yaml_cpp_loadall_loops.yaml; and a carriage return not before a line feed
-// ends a line where this scan sees none). Then yaml_document_errors need not parse the text
-// again (a calibrated profile is half a megabyte).
+}  // namespace
+
+// No second document where the first line of content is at column 0, every line at column 0
+// (comments and blank lines aside) is plain_root_line, save one "---" or directives before the
+// first of them, and no character is a control character but a tab or a line end.
 bool may_hold_two_documents(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const auto u = static_cast<unsigned char>(text[i]);
@@ -126,8 +124,6 @@ bool may_hold_two_documents(const std::string& text) {
   }
   return false;
 }
-
-}  // namespace
 
 std::vector<Diagnostic> yaml_key_errors(const YAML::Node& root, const SourceText& source) {
   std::vector<Diagnostic> errors;

@@ -18,7 +18,15 @@ struct SourceText;
 // collection is visited once, so the work is bounded by the text's size.
 std::vector<Diagnostic> yaml_key_errors(const YAML::Node& root, const SourceText& source);
 
-// An error at the start of the second document when `source`'s text holds more than one. Reads
+// Whether `text` may hold a second document by yaml-cpp's reading, answered from its lines
+// without parsing it: false only where it cannot (a root mapping whose keys all start lines at
+// column 0 with plain names, no control character but tabs and line ends: yaml-cpp ends a
+// document at a NUL, tests/data/hostile/yaml_cpp_loadall_loops.yaml, and breaks lines at a lone
+// carriage return). fuzz/yaml_documents_fuzz.cc holds it to yaml-cpp's own answer.
+bool may_hold_two_documents(const std::string& text);
+
+// An error at the start of the second document when `source`'s text holds more than one
+// (parsed again only where may_hold_two_documents: a calibrated profile is half a megabyte). Reads
 // at most two documents' events (YAML::LoadAll loops forever on some malformed input).
 // REQUIRES: the first document parses (YAML::Load accepted the text).
 std::vector<Diagnostic> yaml_document_errors(const std::string& text, const SourceText& source);

@@ -23,12 +23,13 @@ declare -A seeds=(
   [validation_runs]="tests/data/published_runs*.yaml"
   [serving_layout]="fuzz/corpus/serving_layout/*"
   [request_trace]="tests/data/traces/*.csv fuzz/corpus/request_trace/*"
+  [yaml_documents]="models/*.yaml topologies/*.yaml profiles/*-published.yaml tests/data/hostile/* fuzz/corpus/yaml_documents/*"
 )
 
 status=0
 summary=""
 for target in model_yaml cluster_yaml profile_yaml hf_config layout nccl_tests regress validation_runs \
-  serving_layout request_trace; do
+  serving_layout request_trace yaml_documents; do
   corpus="$build/fuzz-corpus/$target"
   artifacts="$build/fuzz-artifacts"
   mkdir -p "$corpus" "$artifacts"
