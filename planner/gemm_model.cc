@@ -83,7 +83,11 @@ double expected_row_tiles(double mean) {
   // Exact: the pmf from its mode outward by p(c+1) = p(c)·mean/(c+1), each count's
   // ceil(c/T) weighted by its probability (no exp or log per term).
   const double mode = std::floor(mean);
-  const double at_mode = std::exp(-mean + mode * std::log(mean) - std::lgamma(mode + 1));
+  // lgamma_r (POSIX): std::lgamma also writes the global signgam, a data race between search
+  // threads pricing layers side by side.
+  int sign = 0;
+  const double log_mode_factorial = ::lgamma_r(mode + 1, &sign);
+  const double at_mode = std::exp(-mean + mode * std::log(mean) - log_mode_factorial);
   double tiles = at_mode * std::ceil(mode / kTileRows);
   double p = at_mode;
   for (double c = mode + 1; c <= hi; ++c) {
