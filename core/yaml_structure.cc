@@ -1,7 +1,6 @@
 #include "core/yaml_structure.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cctype>
@@ -54,24 +53,6 @@ void check_map(const Pending& map, const SourceText& source, std::vector<Pending
     todo.push_back({it->second, path});
   }
 }
-
-// Records where each document starts; ignores everything else.
-class DocumentStarts : public YAML::EventHandler {
- public:
-  std::vector<YAML::Mark> marks;
-  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
 
 // Whether a line at column 0 can only be a key of a block mapping at the root ("name: x",
 // "name:", the name of letters, digits and "_-./") or an item of a block sequence under one
@@ -151,7 +132,7 @@ std::vector<Diagnostic> yaml_document_errors(const std::string& text, const Sour
   if (!may_hold_two_documents(text)) return {};
   std::istringstream in(text);
   YAML::Parser parser(in);
-  DocumentStarts starts;
+  YamlDocumentStarts starts;
   if (!parser.HandleNextDocument(starts) || !parser.HandleNextDocument(starts)) return {};
   SourceLocation second = at_mark(starts.marks.back(), source);
   if (second.source_line.empty()) {  // an empty document has no content: take its "---" line

@@ -3,6 +3,7 @@
 // duplicates, and lookups would silently take the first).
 #pragma once
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <string>
@@ -13,6 +14,25 @@
 namespace meshplan {
 
 struct SourceText;
+
+// yaml-cpp parser events that record where each document starts and ignore everything else
+// (yaml_document_errors; fuzz/yaml_documents_fuzz.cc).
+class YamlDocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
 
 // Every duplicate or non-scalar key under `root`, in document order. Each shared (aliased)
 // collection is visited once, so the work is bounded by the text's size.

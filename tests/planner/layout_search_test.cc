@@ -34,6 +34,19 @@ ClusterSpec one_gpu_cluster() {
   return c;
 }
 
+// The same counts and the same ranking, layout by layout and step time by step time.
+void check_same_search(const SearchResult& a, const SearchResult& b) {
+  CHECK(a.evaluated == b.evaluated);
+  CHECK(a.feasible == b.feasible);
+  CHECK(a.rejected == b.rejected);
+  CHECK(a.skipped == b.skipped);
+  REQUIRE(a.ranked.size() == b.ranked.size());
+  for (size_t i = 0; i < a.ranked.size(); ++i) {
+    CHECK(to_string(a.ranked[i].layout) == to_string(b.ranked[i].layout));
+    CHECK(a.ranked[i].step_time_s == b.ranked[i].step_time_s);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("every layout the search ranks passes check_layout") {
@@ -54,15 +67,7 @@ TEST_CASE("search results are identical for 1 and 2 threads") {
   ModelSpec m = shipped_model("llama3-8b");
   TrainingSpec t{8192, 128, Precision::bf16};
   ClusterSpec c = two_level_cluster(4);
-  SearchResult a = run(m, c, t, 1), b = run(m, c, t, 2);
-  CHECK(a.evaluated == b.evaluated);
-  CHECK(a.feasible == b.feasible);
-  CHECK(a.rejected == b.rejected);
-  REQUIRE(a.ranked.size() == b.ranked.size());
-  for (size_t i = 0; i < a.ranked.size(); ++i) {
-    CHECK(to_string(a.ranked[i].layout) == to_string(b.ranked[i].layout));
-    CHECK(a.ranked[i].step_time_s == b.ranked[i].step_time_s);
-  }
+  check_same_search(run(m, c, t, 1), run(m, c, t, 2));
 }
 
 TEST_CASE("the threads share the CP-dominance check and drop the same variants as one thread") {
@@ -76,16 +81,7 @@ TEST_CASE("the threads share the CP-dominance check and drop the same variants a
   CHECK(dropped > 1000);
   for (int threads : {2, 3}) {
     CAPTURE(threads);
-    SearchResult many = run(m, c, t, threads, "", 50);
-    CHECK(many.skipped == one.skipped);
-    CHECK(many.evaluated == one.evaluated);
-    CHECK(many.feasible == one.feasible);
-    CHECK(many.rejected == one.rejected);
-    REQUIRE(many.ranked.size() == one.ranked.size());
-    for (size_t i = 0; i < one.ranked.size(); ++i) {
-      CHECK(to_string(many.ranked[i].layout) == to_string(one.ranked[i].layout));
-      CHECK(many.ranked[i].step_time_s == one.ranked[i].step_time_s);
-    }
+    check_same_search(one, run(m, c, t, threads, "", 50));
   }
 }
 
