@@ -184,16 +184,17 @@ int run_bench(const BenchOptions& o) {
   const int threads = thread_count(o.threads);
   const int64_t own_rss = own_peak_rss_bytes();
   const std::optional<ProcessRun> version = best_run({"--version"}, 5);
-  const std::optional<ProcessRun> memory =
-      best_run({"memory", "--model", o.root + "/models/llama3-8b.yaml", "--cluster",
-                o.root + "/topologies/dgx-h100-1n.yaml", "--layout", "tp=8"},
-               5);
+  std::vector<std::string> memory_args = {"memory",
+                                          "--model",
+                                          o.root + "/models/llama3-8b.yaml",
+                                          "--cluster",
+                                          o.root + "/topologies/dgx-h100-1n.yaml",
+                                          "--layout",
+                                          "tp=8"};
+  const std::optional<ProcessRun> memory = best_run(memory_args, 5);
   // The same with a calibrated profile (thousands of GEMM samples to read).
-  const std::optional<ProcessRun> measured =
-      best_run({"memory", "--model", o.root + "/models/llama3-8b.yaml", "--cluster",
-                o.root + "/topologies/dgx-h100-1n.yaml", "--layout", "tp=8", "--profile",
-                o.root + "/profiles/h100-measured.yaml"},
-               5);
+  memory_args.insert(memory_args.end(), {"--profile", o.root + "/profiles/h100-measured.yaml"});
+  const std::optional<ProcessRun> measured = best_run(memory_args, 5);
   const std::vector<std::vector<std::string>> process_rows = whole_process_rows(o.root);
   const TracedRun traced = whole_process_trace(o.root);
   std::vector<std::vector<std::string>> search_rows, tail_rows;
