@@ -18,18 +18,31 @@ from output import emit
 from cuda_timing import elapsed_ms, event_pair
 
 
-def sustained(m, n, k, seconds):
+def product(m, n, k, dtype):
+    """The GEMM to run back to back: bf16 `a @ b`, or fp8 (e4m3 operands, unit scales, bf16 out)
+    through torch._scaled_mm as TensorRT-LLM's and TransformerEngine's FP8 linears run it."""
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t()
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    if dtype == "bf16":
+        bt = b.t()
+        return lambda: a @ bt
+    a8 = a.to(torch.float8_e4m3fn)
+    b8 = b.to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm wants its second operand
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    return lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+
+def sustained(m, n, k, seconds, dtype):
+    run = product(m, n, k, dtype)
     flops = 2.0 * m * n * k
     start, stop = event_pair()
-    one = elapsed_ms(lambda: a @ b, start, stop)
-    one = min(one, elapsed_ms(lambda: a @ b, start, stop))
+    one = elapsed_ms(run, start, stop)
+    one = min(one, elapsed_ms(run, start, stop))
     per_window = max(1, int(50.0 / one))
 
     def window():
         for _ in range(per_window):
-            a @ b
+            run()
 
     rates, spent = [], 0.0
     while spent < seconds * 1e3:
@@ -39,21 +52,22 @@ def sustained(m, n, k, seconds):
     burst_n = max(1, int(len(rates) * 0.2 / seconds))
     burst = statistics.median(rates[:burst_n])
     last = statistics.median(rates[-max(1, len(rates) // 4):])
-    return {"m": m, "n": n, "k": k, "burst_tflops": burst, "last_quarter_tflops": last,
+    return {"m": m, "n": n, "k": k, "dtype": dtype, "burst_tflops": burst, "last_quarter_tflops": last,
             "ratio": last / burst, "windows": [round(r) for r in rates]}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--dtype", choices=["bf16", "fp8"], default="bf16")
     ap.add_argument("--out", default="-")
     a = ap.parse_args()
     shapes = [(8192, 8192, 8192), (2048, 18992, 4096), (16384, 18992, 4096)]
     result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": []}
     for m, n, k in shapes:
-        r = sustained(m, n, k, a.seconds)
+        r = sustained(m, n, k, a.seconds, a.dtype)
         result["rows"].append(r)
-        print(f"{m}x{n}x{k}: burst {r['burst_tflops']:.1f}, last quarter "
+        print(f"{a.dtype} {m}x{n}x{k}: burst {r['burst_tflops']:.1f}, last quarter "
               f"{r['last_quarter_tflops']:.1f} TFLOP/s, ratio {r['ratio']:.3f}",
               file=sys.stderr, flush=True)
     emit(json.dumps(result, indent=1) + "\n", a.out)
