@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
@@ -40,6 +41,7 @@ struct ServeOptions {
   bool load_curve = false, disaggregated = false, first_wave = false, mixed_chunk = false,
        mixed_chunk_searched = false;
   int64_t max_prefill_tokens = 0;
+  std::optional<double> front_end_s;
   std::string trace_path;
   std::string out_dir;  // --out: serve.md and its charts
 };
@@ -67,6 +69,7 @@ ServingOptions serving_options(const ServeOptions& o) {
   s.mixed_chunk_searched = o.mixed_chunk_searched;
   s.max_prefill_tokens = o.max_prefill_tokens;
   s.chunked_context = o.chunked_context;
+  s.front_end_s = o.front_end_s;
   return s;
 }
 
@@ -296,6 +299,11 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                   "--mem-fraction-static, TRT-LLM free_gpu_memory_fraction; default: the "
                   "engine's)")
       ->check(finite_number(0.01, 1));
+  sub->add_option("--front-end-latency", o->front_end_s,
+                  "seconds of each request's TTFT spent in the serving front end, outside the "
+                  "engine (tokenizer, routing, detokenizer, streaming; default: the engine's, "
+                  "trtllm 0.008, vllm and sglang 0: not priced)")
+      ->check(finite_number(0, 1000));
   sub->add_flag(
       "--enable-chunked-context", o->chunked_context,
       "TensorRT-LLM: split prompts across steps beside the decodes (enable_chunked_prefill; "

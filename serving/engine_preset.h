@@ -52,6 +52,10 @@ struct EnginePreset {
   bool reserves_answers;
   // Its prefix cache reuses a partly matched block's tokens too (kv_cache.h PrefixReuse).
   bool reuses_partial_blocks;
+  // Time each request spends in the serving front end, outside the engine, before its first
+  // token reaches the client (tokenizer, request routing, detokenizer, streaming): added to TTFT
+  // (request_replay.h add_front_end). 0: not priced.
+  double front_end_s;
   const char* source;
 };
 
@@ -61,5 +65,7 @@ int64_t step_tokens(const ServingOptions& options);
 // Prompt tokens one step takes in whole prompts past its first: options.max_prefill_tokens,
 // else the engine's default (0: no cap but step_tokens).
 int64_t prefill_tokens(const ServingOptions& options);
+// The front end's share of TTFT: options.front_end_s, else the engine's default.
+double front_end_s(const ServingOptions& options);
 
 }  // namespace meshplan::serving

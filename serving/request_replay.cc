@@ -347,6 +347,13 @@ ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t meas
   return out;
 }
 
+void add_front_end(ReplayResult& r, double front_end_s) {
+  r.front_end_s += front_end_s;
+  for (RequestTimes& q : r.requests) q.arrival_s -= front_end_s;
+  if (static_cast<int64_t>(r.requests.size()) <= r.measured_from) return;  // no TTFT measured
+  for (double* v : {&r.ttft_s.mean, &r.ttft_s.p50, &r.ttft_s.p90, &r.ttft_s.p99}) *v += front_end_s;
+}
+
 ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
                              const StepTimeFn& step_time_s) {
   assert(limits.max_batch >= 1);

@@ -146,6 +146,9 @@ struct ReplayResult {
   // Disaggregated replays: the share of each pool's worker time spent in steps over the replay's
   // duration (rate matching: the busier pool bounds the throughput). 0 otherwise.
   double prefill_pool_busy = 0, decode_pool_busy = 0;
+  // The part of every request's TTFT spent in the serving front end, outside the engine
+  // (add_front_end); ttft_s includes it, queue_s does not.
+  double front_end_s = 0;
 };
 
 using StepTimeFn = std::function<double(const StepBatch&)>;
@@ -209,6 +212,15 @@ std::vector<ReplayRequest> initial_requests(const Workload& w, int64_t count);
 // on demand at its last token), isl, osl ≥ 1.
 ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
                              const StepTimeFn& step_time_s);
+
+// The serving front end (engine_preset.h front_end_s) as the client sees it: every request's
+// TTFT grows by `front_end_s` (its arrival_s moves that much earlier: the client sent it before
+// the engine saw it) and the TTFT statistics with it (each quantile moves by the same constant);
+// queue time, TPOT, throughput and the steps stay as replayed. The engine-side replay does not
+// hold the front end: in a closed loop the next request reaches the engine as the last finishes,
+// the front end's time overlapping the engine's (milliseconds against requests of seconds).
+// REQUIRES: front_end_s ≥ 0.
+void add_front_end(ReplayResult& r, double front_end_s);
 
 // Nearest-rank percentiles and the mean of `values` (all zero when empty).
 LatencyStats latency_stats(std::vector<double> values);

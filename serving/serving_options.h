@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,9 @@ struct ServingOptions {
   bool weights_auto = false;
   // The search also tries disaggregated prefill/decode splits of the GPUs (--disaggregated).
   bool search_disaggregated = false;
+  // Seconds of each request's TTFT spent in the serving front end, outside the engine
+  // (--front-end-latency); unset: the engine's default (engine_preset.h front_end_s).
+  std::optional<double> front_end_s;
 };
 
 }  // namespace meshplan::serving

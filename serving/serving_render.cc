@@ -153,13 +153,17 @@ std::string memory_line(const std::string& what, const ServingProblem& p, const 
       memory_fraction(p.options));
 }
 
-// Where a request's TTFT goes: queued (for admission, for the step under way, for the prompts
-// ahead) or in the steps from the first computing its prompt to its first token.
+// Where a request's TTFT goes: the serving front end (where priced), queued (for admission, for
+// the step under way, for the prompts ahead) or in the steps from the first computing its prompt
+// to its first token.
 std::string ttft_line(const ReplayResult& r) {
+  const std::string front_end =
+      r.front_end_s > 0 ? fmt::format("{:.3f} s front end + ", r.front_end_s) : "";
   return fmt::format(
-      "TTFT: mean {:.3f} s = {:.3f} s queued (p50 {:.3f}, p99 {:.3f}) + {:.3f} s from the first "
+      "TTFT: mean {:.3f} s = {}{:.3f} s queued (p50 {:.3f}, p99 {:.3f}) + {:.3f} s from the first "
       "step computing the prompt to the first token\n",
-      r.ttft_s.mean, r.queue_s.mean, r.queue_s.p50, r.queue_s.p99, r.ttft_s.mean - r.queue_s.mean);
+      r.ttft_s.mean, front_end, r.queue_s.mean, r.queue_s.p50, r.queue_s.p99,
+      r.ttft_s.mean - r.front_end_s - r.queue_s.mean);
 }
 
 std::string details(const ServingProblem& p, const ServingEstimate& e) {
@@ -322,6 +326,7 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["tokens_per_s_per_user"] = e.tokens_per_s_per_user;
   j["ttft_s"] = stats_json(e.replay.ttft_s);
   j["ttft_queue_s"] = stats_json(e.replay.queue_s);
+  j["ttft_front_end_s"] = e.replay.front_end_s;
   j["tpot_s"] = stats_json(e.replay.tpot_s);
   j["goodput_tokens_per_s"] = e.goodput_tokens_per_s;
   j["slo_attainment"] = e.slo_attainment;

@@ -352,6 +352,31 @@ TEST_CASE("replay: TTFT splits into the time queued and the steps from the promp
   CHECK(r.ttft_s.mean == 3.0);
 }
 
+TEST_CASE("replay: the front end adds to every TTFT and leaves queue, TPOT and throughput") {
+  // As above (TTFT 1, 3, 5 s; queued 0, 2, 4 s), then 8 ms of front end per request.
+  ReplayResult r = replay_requests(offline(1, 2, 3), roomy(1), constant_step);
+  const ReplayResult engine_only = r;
+  add_front_end(r, 0.008);
+  CHECK(r.front_end_s == 0.008);
+  CHECK(r.ttft_s.mean == doctest::Approx(3.008));
+  CHECK(r.ttft_s.p50 == doctest::Approx(3.008));
+  CHECK(r.ttft_s.p99 == doctest::Approx(5.008));
+  CHECK(r.requests[2].arrival_s == -0.008);  // the client sent it before the engine saw it
+  CHECK(r.requests[2].first_token_s - r.requests[2].arrival_s == doctest::Approx(5.008));
+  CHECK(r.queue_s.mean == engine_only.queue_s.mean);
+  CHECK(r.tpot_s.mean == engine_only.tpot_s.mean);
+  CHECK(r.output_tokens_per_s == engine_only.output_tokens_per_s);
+  CHECK(r.duration_s == engine_only.duration_s);
+}
+
+TEST_CASE("replay: a front end leaves the TTFT of a replay with no measured request at zero") {
+  ReplayResult r;  // nothing replayed: every statistic 0
+  add_front_end(r, 0.008);
+  CHECK(r.ttft_s.mean == 0.0);
+  CHECK(r.ttft_s.p99 == 0.0);
+  CHECK(r.front_end_s == 0.008);
+}
+
 TEST_CASE("replay: max batch caps the sequences in a step") {
   Workload w;
   w.isl = 1;

@@ -231,3 +231,35 @@ TEST_CASE("serve: drawn lengths reach the JSON and the replay, the same seed the
                               "--layout tp=2,prefill_tp=1,prefill_replicas=2 --format json");
   CHECK(d.rc == 0);
 }
+
+TEST_CASE(
+    "serve: TensorRT-LLM's front end adds 8 ms to every TTFT statistic and nothing else, vLLM's "
+    "is not priced, and --front-end-latency sets it") {
+  const std::string trt = kBase + " --layout tp=1 --concurrency 8 --engine trtllm --format json";
+  const auto preset = run_meshplan(trt), none = run_meshplan(trt + " --front-end-latency 0"),
+             vllm = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --format json"),
+             vllm_set = run_meshplan(kBase +
+                                     " --layout tp=1 --concurrency 8 --format json "
+                                     "--front-end-latency 0.05");
+  REQUIRE(preset.rc == 0);
+  REQUIRE(none.rc == 0);
+  REQUIRE(vllm.rc == 0);
+  REQUIRE(vllm_set.rc == 0);
+  const nlohmann::json p = nlohmann::json::parse(preset.out)["best"],
+                       n = nlohmann::json::parse(none.out)["best"],
+                       v = nlohmann::json::parse(vllm.out)["best"],
+                       s = nlohmann::json::parse(vllm_set.out)["best"];
+  CHECK(p["ttft_front_end_s"] == 0.008);
+  CHECK(n["ttft_front_end_s"] == 0.0);
+  CHECK(v["ttft_front_end_s"] == 0.0);
+  CHECK(s["ttft_front_end_s"] == 0.05);
+  for (const char* k : {"mean", "p50", "p90", "p99"}) {
+    CHECK(p["ttft_s"][k].get<double>() ==
+          doctest::Approx(n["ttft_s"][k].get<double>() + 0.008).epsilon(1e-12));
+    CHECK(s["ttft_s"][k].get<double>() ==
+          doctest::Approx(v["ttft_s"][k].get<double>() + 0.05).epsilon(1e-12));
+    CHECK(p["ttft_queue_s"][k] == n["ttft_queue_s"][k]);
+    CHECK(p["tpot_s"][k] == n["tpot_s"][k]);
+  }
+  CHECK(p["output_tokens_per_s"] == n["output_tokens_per_s"]);
+}
