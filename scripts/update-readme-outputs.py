@@ -10,8 +10,10 @@ The validation table (between `| run | framework` and the line after `| all |`) 
 `meshplan validate --runs tests/data/published_runs.yaml --runs tests/data/published_runs_modern.yaml
 --format md`.
 
-Usage: scripts/update-readme-outputs.py [--check]   (--check: exit 1 if README.md would change)
+Usage: scripts/update-readme-outputs.py [--check]   (--check: print what would change and exit 1
+if README.md would change)
 """
+import difflib
 import pathlib
 import re
 import shlex
@@ -84,6 +86,10 @@ def main():
         i += 1
     new = regenerate_validation("\n".join(out))
     if "--check" in sys.argv:
+        if new != text:  # say which lines moved: a silent exit 1 reads as clean behind a pipe
+            diff = difflib.unified_diff(text.split("\n"), new.split("\n"), "README.md",
+                                        "README.md (regenerated)", n=0, lineterm="")
+            print("\n".join(diff), file=sys.stderr)
         sys.exit(0 if new == text else 1)
     readme.write_text(new)
 
