@@ -47,6 +47,7 @@ class DisaggregatedScheduler {
 
   // Everything that happens at `t`, in the header's order.
   void run_events(double t, const StepTimeFn& prefill_step_s, const StepTimeFn& decode_step_s) {
+    now_ = t;
     finish_prefills(t);
     finish_decodes(t);
     if (!closed_)
@@ -70,6 +71,9 @@ class DisaggregatedScheduler {
       if (d.busy) next = std::min(next, d.busy_until);
     if (!transfers_.empty()) next = std::min(next, transfers_.front().ready_s);
     if (!closed_ && first_pending_ < count_) next = std::min(next, at(first_pending_).arrival_s);
+    // A closed loop's successor still on its way through the front end (ReplayLimits::front_end_s).
+    if (!queue_.empty() && at(queue_.front()).arrival_s > now_)
+      next = std::min(next, at(queue_.front()).arrival_s);
     return next;
   }
 
@@ -131,7 +135,7 @@ class DisaggregatedScheduler {
     at(r).finish_s = t;
     ++finished_;
     if (closed_ && first_pending_ < count_) {
-      at(first_pending_).arrival_s = t;
+      at(first_pending_).arrival_s = t + limits_.decode.front_end_s;
       queue_.push_back(first_pending_++);
     }
   }
@@ -234,6 +238,7 @@ class DisaggregatedScheduler {
   int64_t first_pending_ = 0;        // next request not yet issued
   int64_t finished_ = 0, steps_ = 0, preemptions_ = 0;
   double batch_sum_ = 0, prefill_busy_s_ = 0, decode_busy_s_ = 0;
+  double now_ = 0;  // the time run_events ran last
 };
 
 }  // namespace

@@ -18,9 +18,9 @@
 // recomputes its prompt and answer so far on its decode worker (vLLM's recompute preemption,
 // run by the decode instance's scheduler). Prefill workers' KV capacity is not limited (prompts
 // leave as their transfer starts). Load as in request_replay.h: offline, closed loop (a finish
-// issues the next request), Poisson. Deterministic: events at one time run in a fixed order
-// (prefill completions, decode completions, arrivals, transfers, admissions, prefill starts, decode
-// starts; workers by index).
+// issues the next request, which reaches the prefill pool decode.front_end_s later), Poisson.
+// Deterministic: events at one time run in a fixed order (prefill completions, decode completions,
+// arrivals, transfers, admissions, prefill starts, decode starts; workers by index).
 #pragma once
 
 #include <cstdint>

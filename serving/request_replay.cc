@@ -230,7 +230,7 @@ class Scheduler {
       free_kv_ += at(r).held;
       at(r).held = 0;
       if (closed_ && issued_ < count_) {
-        at(issued_).arrival_s = t;
+        at(issued_).arrival_s = t + limits_.front_end_s;
         waiting_.push_back(issued_++);
       }
     }

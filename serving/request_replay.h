@@ -18,10 +18,10 @@
 // decode requests likewise): its cache is freed, it goes back to the head of the queue, and on
 // readmission it prefills its prompt and the tokens it had generated again.
 // Load: offline (every request at time 0), closed loop (`concurrency` requests in flight; each
-// finish releases the next; the first wave, which arrives at once, is warm-up and left out of
-// the latency statistics when at least as many requests follow it), open loop (Poisson arrivals
-// from a fixed seed: exponential gaps −ln(1 − u)/rate with u from std::mt19937_64, identical on
-// every platform).
+// finish releases the next, which reaches the engine ReplayLimits::front_end_s later; the first
+// wave, which arrives at once, is warm-up and left out of the latency statistics when at least as
+// many requests follow it), open loop (Poisson arrivals from a fixed seed: exponential gaps −ln(1 −
+// u)/rate with u from std::mt19937_64, identical on every platform).
 #pragma once
 
 #include <cstdint>
@@ -77,6 +77,10 @@ struct ReplayLimits {
   // tokens_per_request). Preempted, a sequence keeps the prefix.
   int64_t prefix_reused_tokens = 0;
   int64_t prefix_shared_tokens = 0;
+  // The serving front end's time per request (engine_preset.h front_end_s): in a closed loop a
+  // finished request's successor reaches the engine this long after it finished (the answer's
+  // way back to the client and the next request's way in). add_front_end adds it to TTFT.
+  double front_end_s = 0;
   // Requests of different lengths (request_lengths.h): the cache a request of isl + osl tokens
   // reserves at admission, less the shared prefix's blocks. Empty: tokens_per_request, every
   // request the same.
@@ -216,10 +220,9 @@ ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
 // The serving front end (engine_preset.h front_end_s) as the client sees it: every request's
 // TTFT grows by `front_end_s` (its arrival_s moves that much earlier: the client sent it before
 // the engine saw it) and the TTFT statistics with it (each quantile moves by the same constant);
-// queue time, TPOT, throughput and the steps stay as replayed. The engine-side replay does not
-// hold the front end: in a closed loop the next request reaches the engine as the last finishes,
-// the front end's time overlapping the engine's (milliseconds against requests of seconds).
-// REQUIRES: front_end_s ≥ 0.
+// queue time, TPOT, throughput and the steps stay as replayed. In a closed loop the replay itself
+// holds the front end too (ReplayLimits::front_end_s: each successor reaches the engine that long
+// after the request it follows finished). REQUIRES: front_end_s ≥ 0.
 void add_front_end(ReplayResult& r, double front_end_s);
 
 // Nearest-rank percentiles and the mean of `values` (all zero when empty).

@@ -255,6 +255,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
                       e.memory.prefix.reused_tokens,
                       e.memory.prefix.shared_tokens,
                       {}};
+  limits.front_end_s = front_end_s(p.options);
   const RequestCache cache =
       request_cache(p.model, e.memory.block_tokens, engine.drops_sliding_window_kv);
   if (!engine.reserves_whole_request)
@@ -283,7 +284,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
     if (longest_request_cache(replica, limits) > limits.kv_tokens) return std::nullopt;
     e.replay = replay_requests(replica, limits, decode_s);
   }
-  add_front_end(e.replay, front_end_s(p.options));
+  add_front_end(e.replay, limits.front_end_s);
 
   const int64_t mean_batch = std::max<int64_t>(1, std::llround(e.replay.mean_batch));
   for (int64_t i = 0; i < mean_batch; ++i)

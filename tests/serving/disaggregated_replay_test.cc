@@ -135,6 +135,22 @@ TEST_CASE("disaggregated: a closed loop issues the next request when one finishe
   CHECK(r.requests[2].finish_s == doctest::Approx(4.8));
 }
 
+TEST_CASE(
+    "disaggregated: a closed loop's next request reaches the prefill pool the front end's time "
+    "after one finishes") {
+  Workload w = offline(3, 10, 2);
+  w.load = LoadKind::concurrency;
+  w.concurrency = 1;
+  DisaggregatedLimits l = one_each(0.5);
+  l.decode.front_end_s = 0.2;
+  const ReplayResult r = replay_disaggregated(w, l, prefill_1s, decode_100ms);
+  // As above, each request 1.6 s in the engine, then 0.2 s through the front end: 1.8 s apart.
+  CHECK(r.requests[1].arrival_s == doctest::Approx(1.8));
+  CHECK(r.requests[1].scheduled_s == doctest::Approx(1.8));
+  CHECK(r.requests[2].arrival_s == doctest::Approx(3.6));
+  CHECK(r.requests[2].finish_s == doctest::Approx(5.2));
+}
+
 TEST_CASE("disaggregated: decode admission waits for KV room, first come first served") {
   DisaggregatedLimits l = one_each(0.0);
   l.prefill_step_tokens = 1000;

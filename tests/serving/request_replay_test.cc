@@ -369,6 +369,32 @@ TEST_CASE("replay: the front end adds to every TTFT and leaves queue, TPOT and t
   CHECK(r.duration_s == engine_only.duration_s);
 }
 
+TEST_CASE(
+    "replay: in a closed loop each successor reaches the engine the front end's time after the "
+    "request it follows finished") {
+  // As the closed loop of 4 above (prompt step, two decode steps, 1 s each: the first wave
+  // finishes at 3 s), with 0.5 s of front end: the successors arrive at 3.5 s, not 3 s, and the
+  // engine idles between.
+  Workload w;
+  w.isl = 1;
+  w.osl = 3;
+  w.load = LoadKind::concurrency;
+  w.concurrency = 4;
+  w.requests = 8;
+  ReplayLimits limits = roomy(8);
+  limits.front_end_s = 0.5;
+  ReplayResult r = replay_requests(w, limits, constant_step);
+  CHECK(r.steps == 6);
+  CHECK(r.requests[4].arrival_s == 3.5);
+  CHECK(r.requests[4].first_token_s == 4.5);
+  CHECK(r.requests[7].finish_s == 6.5);
+  CHECK(r.duration_s == 6.5);
+  CHECK(r.ttft_s.mean == 1.0);  // the engine's part
+  add_front_end(r, limits.front_end_s);
+  CHECK(r.ttft_s.mean == 1.5);
+  CHECK(r.requests[4].first_token_s - r.requests[4].arrival_s == 1.5);
+}
+
 TEST_CASE("replay: a front end leaves the TTFT of a replay with no measured request at zero") {
   ReplayResult r;  // nothing replayed: every statistic 0
   add_front_end(r, 0.008);
