@@ -28,6 +28,14 @@ Workload offline(int64_t isl, int64_t osl, int64_t requests) {
   return w;
 }
 
+// `concurrency` requests in flight, each finish releasing the next.
+Workload closed_loop(int64_t isl, int64_t osl, double concurrency, int64_t requests) {
+  Workload w = offline(isl, osl, requests);
+  w.load = LoadKind::concurrency;
+  w.concurrency = concurrency;
+  return w;
+}
+
 // One-second steps, each step's tokens appended to `tokens`.
 StepTimeFn logging_step(std::vector<int64_t>& tokens) {
   return [&tokens](const StepBatch& b) {
@@ -39,12 +47,7 @@ StepTimeFn logging_step(std::vector<int64_t>& tokens) {
 }  // namespace
 
 TEST_CASE("replay: closed loop of 4, one prompt step then two decode steps per request") {
-  Workload w;
-  w.isl = 1;
-  w.osl = 3;
-  w.load = LoadKind::concurrency;
-  w.concurrency = 4;
-  w.requests = 8;
+  const Workload w = closed_loop(1, 3, 4, 8);
   const ReplayResult r = replay_requests(w, roomy(8), constant_step);
   CHECK(r.steps == 6);
   CHECK(r.ttft_s.mean == 1.0);
@@ -62,12 +65,7 @@ TEST_CASE(
   // in step 1 (TTFT 1); B does not fit beside it and prefills in step 2 beside A's decode (TTFT
   // 2); A finishes at 2 and C arrives, prefilled in step 3 beside B's decode (TTFT 1); D likewise
   // (TTFT 1).
-  Workload w;
-  w.isl = 4;
-  w.osl = 2;
-  w.load = LoadKind::concurrency;
-  w.concurrency = 2;
-  w.requests = 4;
+  Workload w = closed_loop(4, 2, 2, 4);
   ReplayLimits limits = roomy(2);
   limits.max_step_tokens = 6;
   limits.chunked_prefill = false;
@@ -375,12 +373,7 @@ TEST_CASE(
   // As the closed loop of 4 above (prompt step, two decode steps, 1 s each: the first wave
   // finishes at 3 s), with 0.5 s of front end: the successors arrive at 3.5 s, not 3 s, and the
   // engine idles between.
-  Workload w;
-  w.isl = 1;
-  w.osl = 3;
-  w.load = LoadKind::concurrency;
-  w.concurrency = 4;
-  w.requests = 8;
+  const Workload w = closed_loop(1, 3, 4, 8);
   ReplayLimits limits = roomy(8);
   limits.front_end_s = 0.5;
   ReplayResult r = replay_requests(w, limits, constant_step);
