@@ -18,9 +18,7 @@ MESHPLAN=${MESHPLAN:-build/meshplan}
 OUT=${OUT:-calibration-out}
 NAME=${NAME:-measured}
 mkdir -p "$OUT"
-python_env=(env "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}")  # PyTorch brings its own cuDNN
 . "$here/env-probe.sh" > "$OUT/env.txt" 2>&1
-stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 # run_for SECONDS COMMAND...: COMMAND under that limit; 0 skips it (timeout itself reads 0 as none).
 run_for() {
   local limit=$1

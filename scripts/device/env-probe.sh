@@ -2,6 +2,11 @@
 # Prints what a calibration's provenance needs (device, driver, clocks, power limit, library
 # versions) and exports LD_LIBRARY_PATH so a meshplan built elsewhere finds CUDA's libraries.
 # Source it on the GPU machine: `. scripts/device/env-probe.sh`. Reads only; changes no setting.
+# Also defines what the device scripts share: `python_env`, a prefix that runs a command with the
+# library path as it was before this export (PyTorch brings its own CUDA libraries), and `stamp`,
+# a timestamped progress line.
+python_env=(env "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}")
+stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 cuda_lib_dirs() {
   for lib in libcudart.so.13 libcublasLt.so.13 libnccl.so.2; do
     p=$(ldconfig -p 2>/dev/null | awk -v l="$lib" '$1==l {print $NF; exit}')

@@ -12,9 +12,7 @@ here=$(dirname "$0")
 MESHPLAN=${MESHPLAN:-build/meshplan}
 OUT=${OUT:-calibration-out}
 mkdir -p "$OUT"
-python_env=(env "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}")  # PyTorch brings its own cuBLAS
 . "$here/env-probe.sh" > "$OUT/env.txt" 2>&1
-stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 stamp "calibrate: grid GEMMs in bf16 and fp8, 30 s sustained in each"
 timeout 150 "$MESHPLAN" calibrate --backend cuda --gemm --dtypes bf16,fp8 \
   --sustained-seconds 30 --out "$OUT/sustained-gemm.yaml" 2>&1 | tail -3

@@ -3,9 +3,9 @@
 
 meshplan's measured profiles relate one sustained run (8192^3 bf16, back to back for 30 s) to
 the sweep's sample of that shape and apply the same ratio to every shape. This runs several
-shapes back to back for `--seconds` each, on random normal operands, and prints per shape the
-burst rate (first 0.2 s), the rate over the last quarter, and their ratio. Windows of about
-50 ms are timed with CUDA events.
+shapes back to back for `--seconds` each, on random normal operands, in bf16 or (`--dtype fp8`)
+e4m3 through torch._scaled_mm, and prints per shape the burst rate (first 0.2 s), the rate over
+the last quarter, and their ratio. Windows of about 50 ms are timed with CUDA events.
 """
 import argparse
 import json

@@ -34,6 +34,14 @@ Workload offline(int64_t requests, int64_t isl, int64_t osl) {
   return w;
 }
 
+// `requests` of `isl` + `osl` tokens in a closed loop, one in flight.
+Workload one_in_flight(int64_t requests, int64_t isl, int64_t osl) {
+  Workload w = offline(requests, isl, osl);
+  w.load = LoadKind::concurrency;
+  w.concurrency = 1;
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("disaggregated: a request's KV transfer takes the latency plus its prompt's tokens") {
@@ -125,9 +133,7 @@ TEST_CASE("disaggregated: a prompt longer than the step budget runs alone in chu
 }
 
 TEST_CASE("disaggregated: a closed loop issues the next request when one finishes") {
-  Workload w = offline(3, 10, 2);
-  w.load = LoadKind::concurrency;
-  w.concurrency = 1;
+  const Workload w = one_in_flight(3, 10, 2);
   const ReplayResult r = replay_disaggregated(w, one_each(0.5), prefill_1s, decode_100ms);
   // Each request: prefill 1 s, transfer 0.5 s, one decode step 0.1 s: 1.6 s apart.
   CHECK(r.requests[1].arrival_s == doctest::Approx(1.6));
@@ -138,9 +144,7 @@ TEST_CASE("disaggregated: a closed loop issues the next request when one finishe
 TEST_CASE(
     "disaggregated: a closed loop's next request reaches the prefill pool the front end's time "
     "after one finishes") {
-  Workload w = offline(3, 10, 2);
-  w.load = LoadKind::concurrency;
-  w.concurrency = 1;
+  const Workload w = one_in_flight(3, 10, 2);
   DisaggregatedLimits l = one_each(0.5);
   l.decode.front_end_s = 0.2;
   const ReplayResult r = replay_disaggregated(w, l, prefill_1s, decode_100ms);
