@@ -209,9 +209,15 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   if (batch.sampled > 0) {
     const double rows = static_cast<double>(batch.sampled) / pp;
     stage.gemm_s += linear_s(lm_head_, rows);
-    // Sampling: the FP32 logits written by the head and read back by softmax/top-k.
-    const double logits = rows * data_share_ * lm_head_.rank_out(layout_.dense_tp()) * kLogitBytes;
-    stage.other_s += memory_kernel_s(2 * logits);
+    // The head's columns are split dense_tp ways and every rank samples from the whole
+    // vocabulary: the logits are all-gathered in the head's BF16 output, then each rank writes
+    // and reads back the FP32 logits of every row for softmax/top-k.
+    const double vocab_rows = rows * data_share_ * lm_head_.rank_out(1);
+    if (layout_.dense_tp() > 1)
+      stage.communication_s +=
+          collectives_.time_s(Collective::all_gather, GroupShape::of(layout_.dense_tp(), 1),
+                              vocab_rows * kActivationBytes);
+    stage.other_s += memory_kernel_s(2 * vocab_rows * kLogitBytes);
   }
   StepBreakdown round = pipeline_round(stage, tokens);
   round.overhead_s =

@@ -27,9 +27,15 @@
 //   .use_all2all_kernels = dp_size > 1 and use_ep, otherwise the MoE layer's reduce_results
 //   all-reduce; TensorRT-LLM: tensorrt_llm/_torch/modules/fused_moe/fused_moe_wide_ep.py
 //   select_alltoall_method_type returns NotEnabled without mapping.enable_attention_dp).
-// Then the LM head for the sequences that sample a token, their FP32 logits written and read
-// back by sampling (vLLM's sampler and TensorRT-LLM's both sample from FP32 logits), and the
-// engine's host overhead (engine_preset.h HostOverhead: per step and per sequence carried).
+// Then the LM head for the sequences that sample a token. Under TP its output columns are split
+// and the engines all-gather them, so that every rank samples over the whole vocabulary (vLLM V1:
+// LogitsProcessor._gather_logits all-gathers where Platform.use_all_gather, which is true under
+// VLLM_USE_V1, vllm/platforms/interface.py; SGLang: LogitsProcessor's
+// tensor_model_parallel_all_gather; TensorRT-LLM: the lm_head ColumnLinear with
+// gather_output=True): BF16 logits of every sampled row through an all-gather over the TP
+// group, then their FP32 copy written and read back by sampling on each rank (vLLM's sampler and
+// TensorRT-LLM's both sample from FP32 logits). Last, the engine's host overhead
+// (engine_preset.h HostOverhead: per step and per sequence carried).
 // Attention-DP (serving_options.h): attention, dense layers, LM head and small kernels run on
 // each rank's 1/tp share of the tokens with whole weights; routed experts see every token
 // (split tp/ep ways over ep ranks), fed by an all-to-all over the EP group.

@@ -4,7 +4,8 @@
 // step captured in one CUDA graph, its layers compiled by torch.compile as vLLM V1 compiles
 // them), priced by serving/step_time.h with the profile measured on that GPU and no engine
 // host overhead (the replayed graph has no scheduler). A TP rank is measured without its
-// all-reduces, so the prediction's communication is left out too. Mean |error| per profile
+// all-reduces and samples its own share of the vocabulary, so the prediction's communication and
+// the rest of the vocabulary's sampling are left out too. Mean |error| per profile
 // (21 steps each), before → after the serving roofline took the best CTA tile for skinny GEMMs
 // (planner/gemm_model.h best_tile_wave_efficiency): h100-published 9.3% → 4.1% (max 40% → 11%),
 // h200-published 12.7% → 6.7% (max 51% → 19%), h100-measured 10.4% → 7.8%, h200-measured 12.0%
@@ -60,8 +61,16 @@ double predicted_ms(const nlohmann::json& step, const ClusterSpec& cluster,
   ServingOptions options;
   if (step.value("weights", "bf16") == "fp8") options.weights = WeightFormat::fp8;
   const StepTimeModel m(model.value(), cluster, profile, layout, options, HostOverhead{});
-  const StepBreakdown t = m.time(batch_of(step));
-  return 1e3 * (t.total_s() - t.communication_s);
+  const StepBatch batch = batch_of(step);
+  const StepBreakdown t = m.time(batch);
+  // The measured rank samples its own vocab / tp columns of the logits (the script gathers
+  // none), where an engine samples the whole vocabulary on every rank: the rest of the FP32
+  // logits' write and read is left out with the communication.
+  const double tp = static_cast<double>(layout.tp);
+  const double unsampled_logit_bytes = 2 * static_cast<double>(batch.sampled) *
+                                       static_cast<double>(model.value().vocab) * (1 - 1 / tp) * 4;
+  return 1e3 * (t.total_s() - t.communication_s -
+                unsampled_logit_bytes / read_bandwidth(profile, cluster.gpu));
 }
 
 struct MeasuredGpu {

@@ -29,6 +29,14 @@ StepBatch one_decode(double context) {
   return b;
 }
 
+// The same decode with no row sampling a token (no LM head, no logits gathered): the layers'
+// communication alone.
+StepBatch one_unsampled_decode() {
+  StepBatch b = one_decode(0);
+  b.sampled = 0;
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -101,12 +109,39 @@ TEST_CASE("step time: tp adds two all-reduces per layer, the host overhead is ad
   p.peer_all_reduce = {};  // NCCL's all-reduce alone
   ServingLayout l;
   l.tp = 8;
-  const StepBreakdown t =
-      StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{1e-3, 0}).time(one_decode(0));
+  const StepBreakdown t = StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{1e-3, 0})
+                              .time(one_unsampled_decode());
   const CollectiveModel coll(p, c);
   const double one = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 8192 * 2);
   CHECK(t.communication_s == doctest::Approx(2 * 80 * one));
   CHECK(t.overhead_s == 1e-3);
+}
+
+TEST_CASE(
+    "step time: under tp the sampled rows' logits are all-gathered and every rank samples the "
+    "whole vocabulary") {
+  const ModelSpec m = shipped_model("llama3-70b");  // vocabulary 128,256
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  CalibrationProfile p = profile_of(c);
+  p.peer_all_reduce = {};
+  StepBatch sampled = one_unsampled_decode(), unsampled = one_unsampled_decode();
+  sampled.decodes = unsampled.decodes = 64;
+  sampled.sampled = 64;
+  const CollectiveModel coll(p, c);
+  const double hbm = read_bandwidth(p, c.gpu);
+  for (int64_t tp : {1, 8}) {
+    CAPTURE(tp);
+    ServingLayout l;
+    l.tp = tp;
+    const StepTimeModel model(m, c, p, l, ServingOptions{}, HostOverhead{});
+    const StepBreakdown with = model.time(sampled), without = model.time(unsampled);
+    // 64 rows × 128,256 BF16 logits through one all-gather over the 8 ranks (none at tp 1).
+    const double gather =
+        tp == 1 ? 0 : coll.time_s(Collective::all_gather, GroupShape::of(8, 1), 64 * 128'256 * 2);
+    CHECK(with.communication_s - without.communication_s == doctest::Approx(gather));
+    // Their FP32 copy written and read back, whole on every rank: one kernel (3.4 µs fixed cost).
+    CHECK(with.other_s - without.other_s == doctest::Approx(3.4e-6 + 2 * 64 * 128'256 * 4.0 / hbm));
+  }
 }
 
 TEST_CASE("step time: a decode's all-reduce in one node takes the engine's peer kernel") {
@@ -117,7 +152,7 @@ TEST_CASE("step time: a decode's all-reduce in one node takes the engine's peer 
   ServingLayout l;
   l.tp = 8;
   const StepBreakdown t =
-      StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{}).time(one_decode(0));
+      StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{}).time(one_unsampled_decode());
   // One token's 16 KiB: one-shot 6.7 µs + 7 · 16384 B / 402 GB/s, against NCCL's 25 µs fit.
   const double peer = 6.7e-6 + 7 * 16384 / 402e9;
   const CollectiveModel coll(p, c);
@@ -126,7 +161,6 @@ TEST_CASE("step time: a decode's all-reduce in one node takes the engine's peer 
   // A 1024-token prefill's 16 MiB is above the kernel's 8 MiB: NCCL's all-reduce.
   StepBatch prefill;
   prefill.chunks.push_back({1024, 0});
-  prefill.sampled = 1;
   const StepBreakdown p16 =
       StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{}).time(prefill);
   const double nccl = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 1024 * 8192 * 2);
@@ -190,7 +224,7 @@ TEST_CASE(
   p.peer_all_reduce = {};  // NCCL's all-reduce alone
   const CollectiveModel coll(p, c);
   const double all_reduce = coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 4096 * 2);
-  StepBatch b = one_decode(0);
+  const StepBatch b = one_unsampled_decode();
   for (int64_t ep : {1, 2, 8}) {
     ServingLayout l;
     l.tp = 8;
