@@ -1,5 +1,7 @@
 #include "serving/serving_search.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "serving/engine_preset.h"
@@ -109,10 +111,11 @@ std::vector<Diagnostic> check_search_size(const ServingProblem& p) {
   return {Diagnostic{{"--requests", 0, 0, ""},
                      "requests",
                      std::to_string(replay_request_count(p.workload)),
-                     "the search would replay " + std::to_string(static_cast<int64_t>(candidates)) +
-                         " layouts × " + std::to_string(static_cast<int64_t>(requests)) +
-                         " requests × (isl + osl), beyond the 1000000000 tokens it handles; "
-                         "give --layout, fewer --gpus or fewer requests"}};
+                     fmt::format("the search would replay {} layouts × {} requests × (isl + osl), "
+                                 "beyond the {:.0f} tokens it handles; give --layout, fewer "
+                                 "--gpus or fewer requests",
+                                 static_cast<int64_t>(candidates), static_cast<int64_t>(requests),
+                                 kMaxSearchTokens)}};
 }
 
 std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& e) {

@@ -178,10 +178,10 @@ TEST_CASE("serve: a replay beyond 10^8 tokens is refused before it starts") {
         "replays 10 × the concurrency)\n");
 }
 
-TEST_CASE("serve: a search beyond 10^9 replayed tokens is refused before it starts") {
+TEST_CASE("serve: a search beyond 10^10 replayed tokens is refused before it starts") {
   const auto r = run_meshplan("serve --model " + repo_path("models/llama3-8b.yaml") +
                               " --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
-                              " --isl 10 --osl 10000 --requests 9000");
+                              " --isl 10 --osl 10000 --requests 9000 --disaggregated");
   CHECK(r.rc == 2);
   CHECK(r.err.find("--requests: error: field 'requests' = '9000': the search would replay") == 0);
 }

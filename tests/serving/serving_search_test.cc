@@ -2,6 +2,7 @@
 #include "serving/serving_search.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "planner/profile_lookup.h"
 #include "tests/test_inputs.h"
@@ -72,6 +73,27 @@ TEST_CASE("serving search: --disaggregated adds prefill/decode splits of the GPU
   // tp1 pp1 decode: prefill tp1 x1/x2/x3 with decode x1..x3 that fit, tp2 x1 with x1/x2, tp4
   // leaves none; the other decode layouts fewer.
   CHECK(split > 0);
+}
+
+TEST_CASE(
+    "serving search: a search past 10 billion replayed tokens is refused, naming --requests") {
+  ServingProblem p = llama8b_problem();  // 2 GPUs: 20 candidates under vLLM
+  REQUIRE(serving_candidates(p).size() == 20);
+  // 20 layouts × 200,000 requests × 320 tokens = 1.28e9: within.
+  p.workload.requests = 200'000;
+  CHECK(check_search_size(p).empty());
+  // 8 GPUs (more layouts) of 2,500-token requests: past 1e10.
+  p.gpus = 8;
+  p.workload.isl = 2000;
+  p.workload.osl = 500;
+  const std::vector<Diagnostic> too_big = check_search_size(p);
+  REQUIRE(too_big.size() == 1);
+  CHECK(too_big[0].field == "requests");
+  CHECK(too_big[0].value == "200000");
+  CHECK(too_big[0].rule == fmt::format("the search would replay {} layouts × 200000 requests × "
+                                       "(isl + osl), beyond the 10000000000 tokens it handles; "
+                                       "give --layout, fewer --gpus or fewer requests",
+                                       serving_candidates(p).size()));
 }
 
 TEST_CASE("serving: a disaggregated layout counts both pools' GPUs and moves each prompt's KV") {
