@@ -232,6 +232,43 @@ ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout) {
   return m;
 }
 
+namespace {
+
+// Requests per second over `replay`'s arrivals (first to last) and over the replay (first
+// arrival to last finish), times `copies` (the replicas that replay the same share).
+double arrival_rate(const ReplayResult& replay, double copies) {
+  const size_t n = replay.requests.size();
+  if (n < 2) return 0;
+  const double span = replay.requests.back().arrival_s - replay.requests.front().arrival_s;
+  return span > 0 ? copies * static_cast<double>(n - 1) / span : 0;
+}
+
+double served_rate(const ReplayResult& replay, double copies) {
+  return replay.duration_s > 0
+             ? copies * static_cast<double>(replay.requests.size()) / replay.duration_s
+             : 0;
+}
+
+// Under an open loop, whether `e`'s layout keeps up with the offered load: where the replay
+// served under kOverloadCheckShare of the offered rate, the same requests replayed offline give
+// the layout's saturation rate, and an offered rate above it is an overload.
+void check_overload(const ServingProblem& p, ServingEstimate& e) {
+  if (p.workload.load != LoadKind::request_rate && p.workload.load != LoadKind::trace) return;
+  const double copies = e.layout.disaggregated() ? 1.0 : static_cast<double>(e.layout.replicas);
+  e.offered_requests_per_s = arrival_rate(e.replay, copies);
+  e.served_requests_per_s = served_rate(e.replay, copies);
+  if (e.served_requests_per_s >= kOverloadCheckShare * e.offered_requests_per_s) return;
+  ServingProblem offline = p;
+  offline.workload.load = LoadKind::offline;
+  offline.record_steps = false;
+  const std::optional<ServingEstimate> saturated = evaluate_serving(offline, e.layout);
+  if (!saturated) return;
+  e.saturation_requests_per_s = served_rate(saturated->replay, copies);
+  e.overloaded = e.offered_requests_per_s > e.saturation_requests_per_s;
+}
+
+}  // namespace
+
 std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, ServingLayout layout) {
   ServingEstimate e;
   e.memory = resolved_memory(p, layout);
@@ -308,8 +345,9 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
     if (request_meets(*r, p.options.slo)) ++good;
   const double n = static_cast<double>(e.replay.requests.end() - measured);
   e.slo_attainment = static_cast<double>(good) / n;
-  e.meets_slo = e.slo_attainment >= kSloQuantile;
   e.goodput_tokens_per_s = e.output_tokens_per_s * e.slo_attainment;
+  check_overload(p, e);
+  e.meets_slo = e.slo_attainment >= kSloQuantile && !e.overloaded;
   return e;
 }
 

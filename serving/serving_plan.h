@@ -43,8 +43,24 @@ struct ServingEstimate {
   double tokens_per_s_per_user = 0;  // 1 / mean TPOT
   double goodput_tokens_per_s = 0;   // output tokens of requests meeting the SLO, all replicas
   double slo_attainment = 1;         // share of requests meeting the SLO
-  bool meets_slo = true;             // at least 99% of requests meet it
+  // At least 99% of requests meet the SLO, and under an open loop the layout keeps up with the
+  // offered load (not `overloaded`).
+  bool meets_slo = true;
+  // Open loops (a request rate, a trace's arrivals): the requests/s the replay was offered and
+  // served (requests over the first arrival to the last finish), all replicas.
+  double offered_requests_per_s = 0, served_requests_per_s = 0;
+  // The most requests/s the layout sustains, all replicas: the same requests replayed offline
+  // (all at once: its saturation throughput). Asked only where the replay served under
+  // kOverloadCheckShare of the offered rate (0: not asked); a stable queue serves about all
+  // of it, less what the drain after the last arrival costs a short replay.
+  double saturation_requests_per_s = 0;
+  // The offered rate exceeds saturation_requests_per_s: the queue grows without bound (its
+  // latencies grow with the replay's length), so the layout does not meet the load.
+  bool overloaded = false;
 };
+
+// Served / offered requests/s under which an open-loop replay is checked for overload.
+constexpr double kOverloadCheckShare = 0.9;
 
 // Problems with `layout` on `p` (each a diagnostic naming the --layout field, value and rule):
 // sizes ≥ 1, tp within one node, ep dividing tp and the expert count (MoE only), GPUs.

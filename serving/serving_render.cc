@@ -109,7 +109,17 @@ Row row_of(const ServingProblem& p, size_t rank, const ServingEstimate& e) {
            fmt::format("{:.1f}", e.tokens_per_s_per_user),
            fmt::format("{:.3f}/{:.3f}", e.replay.ttft_s.mean, e.replay.ttft_s.p99),
            fmt::format("{:.2f}/{:.2f}", e.replay.tpot_s.mean * ms, e.replay.tpot_s.p99 * ms),
-           fmt::format("{:.0f}%", 100 * e.slo_attainment), e.meets_slo ? "yes" : "no"}};
+           fmt::format("{:.0f}%", 100 * e.slo_attainment),
+           e.overloaded ? "overloaded" : (e.meets_slo ? "yes" : "no")}};
+}
+
+// Under the table, where a row shown is overloaded: what the word means.
+std::string overload_note(const ServeReport& r, size_t shown) {
+  for (size_t i = 0; i < shown; ++i)
+    if (r.result.ranked[i].overloaded)
+      return "overloaded: sustains fewer requests/s than offered (the same requests replayed "
+             "offline), so its queue grows without bound and its latencies with --requests\n";
+  return "";
 }
 
 const char* kColumns[10] = {"#",
@@ -170,6 +180,11 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
   const ServingMemory& m = e.memory;
   std::string out;
   out += fmt::format("best: --layout {}\n", layout_text(e.layout));
+  if (e.overloaded)
+    out += fmt::format(
+        "overloaded: it sustains {:.2f} requests/s (the requests replayed offline) of the {:.2f} "
+        "offered; give more --gpus or a lower load\n",
+        e.saturation_requests_per_s, e.offered_requests_per_s);
   const bool disagg = e.layout.disaggregated();
   out += memory_line(disagg ? "memory per decode GPU" : "memory per GPU", p, m);
   if (disagg) out += memory_line("memory per prefill GPU", p, *e.prefill_memory);
@@ -279,6 +294,7 @@ std::string serve_table(const ServeReport& r) {
   for (size_t w : width) total += w + 2;
   out += std::string(total - 2, '-') + "\n";
   for (const Row& row : rows) out += line(row.cells);
+  out += overload_note(r, shown);
   out += "\n" + details(*r.problem, r.result.ranked.front());
   if (r.searched) out += pareto_text(*r.problem, r.result);
   return out + load_text(r.load);
@@ -298,6 +314,8 @@ std::string serve_markdown(const ServeReport& r) {
     for (const std::string& c : row.cells) out += " " + c + " |";
     out += "\n";
   }
+  const std::string note = overload_note(r, shown);
+  if (!note.empty()) out += "\n" + note;
   out += "\n```\n" + details(*r.problem, r.result.ranked.front());
   if (r.searched) out += pareto_text(*r.problem, r.result);
   return out + load_text(r.load) + "```\n";
@@ -331,6 +349,10 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["goodput_tokens_per_s"] = e.goodput_tokens_per_s;
   j["slo_attainment"] = e.slo_attainment;
   j["meets_slo"] = e.meets_slo;
+  j["offered_requests_per_s"] = e.offered_requests_per_s;
+  j["served_requests_per_s"] = e.served_requests_per_s;
+  j["saturation_requests_per_s"] = e.saturation_requests_per_s;
+  j["overloaded"] = e.overloaded;
   j["max_concurrency"] = m.max_concurrency;
   j["kv_cache_tokens"] = m.kv_tokens;
   j["prefix_reused_tokens"] = m.prefix.reused_tokens;

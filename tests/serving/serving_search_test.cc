@@ -96,6 +96,67 @@ TEST_CASE(
                                        serving_candidates(p).size()));
 }
 
+TEST_CASE(
+    "serving: an open loop offered more requests/s than the layout sustains offline is "
+    "overloaded and does not meet the load, whatever the SLO") {
+  ServingProblem p = llama8b_problem();  // no SLO
+  p.gpus = 1;
+  p.workload.isl = 2000;
+  p.workload.osl = 500;
+  p.workload.load = LoadKind::request_rate;
+  p.workload.requests = 200;
+  ServingLayout l;  // tp1 x1
+  p.workload.request_rate_per_s = 50;
+  const std::optional<ServingEstimate> over = evaluate_serving(p, l);
+  REQUIRE(over.has_value());
+  // The same 200 requests all at once: the saturation rate.
+  ServingProblem offline = p;
+  offline.workload.load = LoadKind::offline;
+  const std::optional<ServingEstimate> saturated = evaluate_serving(offline, l);
+  REQUIRE(saturated.has_value());
+  const double sustained = 200 / saturated->replay.duration_s;
+  CHECK(over->saturation_requests_per_s == doctest::Approx(sustained));
+  CHECK(over->offered_requests_per_s ==
+        doctest::Approx(199 / (over->replay.requests.back().arrival_s -
+                               over->replay.requests.front().arrival_s)));
+  CHECK(over->offered_requests_per_s > sustained);
+  CHECK(over->overloaded);
+  CHECK(over->slo_attainment == 1);  // no SLO to miss: the load alone is not met
+  CHECK_FALSE(over->meets_slo);
+  // A tenth of a request per second: served about as offered, not checked.
+  p.workload.request_rate_per_s = 0.1;
+  const std::optional<ServingEstimate> under = evaluate_serving(p, l);
+  REQUIRE(under.has_value());
+  CHECK(under->served_requests_per_s >= kOverloadCheckShare * under->offered_requests_per_s);
+  CHECK(under->saturation_requests_per_s == 0);
+  CHECK_FALSE(under->overloaded);
+  CHECK(under->meets_slo);
+  // A closed loop is never checked: it offers what it serves.
+  p.workload.load = LoadKind::concurrency;
+  const std::optional<ServingEstimate> closed = evaluate_serving(p, l);
+  REQUIRE(closed.has_value());
+  CHECK(closed->offered_requests_per_s == 0);
+  CHECK_FALSE(closed->overloaded);
+}
+
+TEST_CASE("serving search: without an SLO a layout that keeps up ranks above an overloaded one") {
+  ServingProblem p = llama8b_problem();  // 2 GPUs, no SLO
+  p.workload.isl = 2000;
+  p.workload.osl = 500;
+  p.workload.load = LoadKind::request_rate;
+  p.workload.request_rate_per_s = 8;
+  p.workload.requests = 200;
+  const ServingSearchResult r = search_serving(p);
+  REQUIRE(!r.ranked.empty());
+  bool seen_overloaded = false;
+  for (const ServingEstimate& e : r.ranked) {
+    if (e.overloaded) seen_overloaded = true;
+    CHECK_FALSE((seen_overloaded && !e.overloaded));  // every overloaded one after the rest
+  }
+  CHECK(seen_overloaded);
+  CHECK_FALSE(r.ranked.front().overloaded);
+}
+
 TEST_CASE("serving: a disaggregated layout counts both pools' GPUs and moves each prompt's KV") {
   ServingProblem p = llama8b_problem();
   p.gpus = 4;
