@@ -76,8 +76,13 @@ svg::LineChart serving_pareto_chart(const ServeReport& r) {
   svg::LineSeries meets{
       slo ? "meets the SLO" : "layouts evaluated", slo ? svg::kGreen : svg::kGrey, {}, false, true};
   svg::LineSeries misses{"misses the SLO", svg::kGrey, {}, false, true};
+  // Overloaded layouts are left out where any keeps up, as on the front (pareto_front).
+  const auto overloaded = std::count_if(r.result.ranked.begin(), r.result.ranked.end(),
+                                        [](const ServingEstimate& e) { return e.overloaded; });
+  const bool drop = static_cast<size_t>(overloaded) < r.result.ranked.size();
   for (const ServingEstimate& e : r.result.ranked)
-    (!slo || e.meets_slo ? meets : misses).points.push_back(pareto_point(e));
+    if (!(drop && e.overloaded))
+      (!slo || e.meets_slo ? meets : misses).points.push_back(pareto_point(e));
   svg::LineSeries front{"Pareto front", svg::kBlue, {}, false};
   for (size_t i : r.result.pareto) front.points.push_back(pareto_point(r.result.ranked[i]));
   c.series.push_back(meets);
@@ -86,9 +91,11 @@ svg::LineChart serving_pareto_chart(const ServeReport& r) {
   if (!r.result.ranked.empty())
     c.series.push_back(
         {"plan (best)", svg::kVermillion, {pareto_point(r.result.ranked.front())}, false, true});
+  const size_t left_out = drop ? static_cast<size_t>(overloaded) : 0;
   c.caption =
-      fmt::format("{} layouts; on the front no other layout is faster both per GPU and per user",
-                  r.result.ranked.size());
+      fmt::format("{} layouts{}; on the front no other layout is faster both per GPU and per user",
+                  r.result.ranked.size() - left_out,
+                  left_out > 0 ? fmt::format(" ({} overloaded left out)", left_out) : "");
   return c;
 }
 

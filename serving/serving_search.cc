@@ -119,11 +119,18 @@ std::vector<Diagnostic> check_search_size(const ServingProblem& p) {
 }
 
 std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& e) {
+  // Overloaded layouts offer no trade-off (their latency grows without bound): they take part
+  // only when every layout is overloaded.
+  const bool some_keep_up =
+      std::any_of(e.begin(), e.end(), [](const ServingEstimate& x) { return !x.overloaded; });
+  auto counted = [&](size_t i) { return !some_keep_up || !e[i].overloaded; };
   std::vector<size_t> front;
   for (size_t i = 0; i < e.size(); ++i) {
+    if (!counted(i)) continue;
     bool dominated = false;
     for (size_t j = 0; j < e.size() && !dominated; ++j)
-      dominated = j != i && e[j].output_tokens_per_s_per_gpu >= e[i].output_tokens_per_s_per_gpu &&
+      dominated = j != i && counted(j) &&
+                  e[j].output_tokens_per_s_per_gpu >= e[i].output_tokens_per_s_per_gpu &&
                   e[j].tokens_per_s_per_user >= e[i].tokens_per_s_per_user &&
                   (e[j].output_tokens_per_s_per_gpu > e[i].output_tokens_per_s_per_gpu ||
                    e[j].tokens_per_s_per_user > e[i].tokens_per_s_per_user || j < i);

@@ -205,6 +205,14 @@ TEST_CASE("serving search: the Pareto front keeps what nothing beats on both axe
   CHECK(pareto_front(e) == std::vector<size_t>{0, 1, 3});
 }
 
+TEST_CASE("serving search: overloaded layouts stay off the Pareto front unless all are") {
+  std::vector<ServingEstimate> e = {with(100, 10), with(50, 50), with(10, 100)};
+  e[0].overloaded = true;  // the most per GPU, at a latency that grows without bound
+  CHECK(pareto_front(e) == std::vector<size_t>{1, 2});
+  e[1].overloaded = e[2].overloaded = true;
+  CHECK(pareto_front(e) == std::vector<size_t>{0, 1, 2});
+}
+
 TEST_CASE("serving: an asked batch beyond the cache runs as asked where the engine preempts") {
   // Llama 3 70B in FP8 on one H200 leaves about 50 GiB for an FP8 cache: fewer than 64 requests
   // of 4,096 + 4,096 tokens at once. vLLM allocates as sequences grow: max_batch 64 stands, and
