@@ -24,32 +24,39 @@ bool has_slo(const ServeReport& r) {
   return r.problem->options.slo.ttft_s > 0 || r.problem->options.slo.tpot_s > 0;
 }
 
-// The load curve's closed-loop points (the offline one, concurrency 0, is the saturation).
-std::vector<const LoadPoint*> closed_loop(const ServeReport& r) {
+// The load curve's points under load, closed-loop concurrencies or open-loop rates (the offline
+// one is the saturation).
+std::vector<const LoadPoint*> loaded(const ServeReport& r) {
   std::vector<const LoadPoint*> out;
   for (const LoadPoint& l : r.load)
-    if (l.concurrency > 0) out.push_back(&l);
+    if (!l.offline()) out.push_back(&l);
   return out;
+}
+
+bool open_loop(const ServeReport& r) {
+  return std::any_of(r.load.begin(), r.load.end(),
+                     [](const LoadPoint& l) { return l.request_rate_per_s > 0; });
 }
 
 const LoadPoint* offline_point(const ServeReport& r) {
   for (const LoadPoint& l : r.load)
-    if (l.concurrency <= 0) return &l;
+    if (l.offline()) return &l;
   return nullptr;
 }
 
-// A log-x frame over the load curve's concurrencies.
+// A log-x frame over the load curve's concurrencies (or request rates).
 svg::LineChart load_frame(const ServeReport& r, std::string title, std::string y_label) {
   svg::LineChart c;
   c.title = std::move(title);
-  c.x_label = "concurrency (requests in flight, all replicas)";
+  c.x_label = open_loop(r) ? "request rate (Poisson requests/s, all replicas)"
+                           : "concurrency (requests in flight, all replicas)";
   c.y_label = std::move(y_label);
   c.log_x = true;
   // A tick per point, but none within 1.5× of the one before (the last point, the most the
   // layout admits, often sits just past a power of two): the last point's replaces it.
-  for (const LoadPoint* l : closed_loop(r)) {
-    if (!c.x_ticks.empty() && l->concurrency < kTickRatio * c.x_ticks.back()) c.x_ticks.pop_back();
-    c.x_ticks.push_back(l->concurrency);
+  for (const LoadPoint* l : loaded(r)) {
+    if (!c.x_ticks.empty() && l->load() < kTickRatio * c.x_ticks.back()) c.x_ticks.pop_back();
+    c.x_ticks.push_back(l->load());
   }
   return c;
 }
@@ -105,10 +112,10 @@ svg::LineChart serving_latency_chart(const ServeReport& r, LatencyKind kind) {
   svg::LineChart c =
       load_frame(r, chart_title(ttft ? "TTFT" : "TPOT"), ttft ? "TTFT (s)" : "TPOT (ms)");
   svg::LineSeries p50{"p50", svg::kBlue, {}, false}, p99{"p99", svg::kVermillion, {}, false};
-  for (const LoadPoint* l : closed_loop(r)) {
+  for (const LoadPoint* l : loaded(r)) {
     const serving::LatencyStats& s = ttft ? l->ttft_s : l->tpot_s;
-    p50.points.push_back({l->concurrency, s.p50 * unit});
-    p99.points.push_back({l->concurrency, s.p99 * unit});
+    p50.points.push_back({l->load(), s.p50 * unit});
+    p99.points.push_back({l->load(), s.p99 * unit});
   }
   const serving::Slo& slo = r.problem->options.slo;
   const double bound = ttft ? slo.ttft_s : slo.tpot_s;
@@ -122,9 +129,8 @@ svg::LineChart serving_latency_chart(const ServeReport& r, LatencyKind kind) {
 
 svg::LineChart serving_throughput_chart(const ServeReport& r) {
   svg::LineChart c = load_frame(r, chart_title("Throughput"), "output tokens/s (all GPUs)");
-  svg::LineSeries closed{"closed loop", svg::kBlue, {}, false};
-  for (const LoadPoint* l : closed_loop(r))
-    closed.points.push_back({l->concurrency, l->output_tokens_per_s});
+  svg::LineSeries closed{open_loop(r) ? "Poisson arrivals" : "closed loop", svg::kBlue, {}, false};
+  for (const LoadPoint* l : loaded(r)) closed.points.push_back({l->load(), l->output_tokens_per_s});
   if (const LoadPoint* offline = offline_point(r))
     c.series.push_back(level(c, "offline (saturation)", offline->output_tokens_per_s));
   c.series.push_back(closed);
@@ -144,7 +150,7 @@ std::vector<Chart> charts_of(const ServeReport& r) {
   std::vector<Chart> charts;
   if (r.searched && r.result.ranked.size() > 1)
     charts.push_back({"pareto.svg", "Pareto front", svg::line_chart(serving_pareto_chart(r))});
-  if (!closed_loop(r).empty()) {
+  if (!loaded(r).empty()) {
     charts.push_back({"ttft.svg", "TTFT against load",
                       svg::line_chart(serving_latency_chart(r, LatencyKind::ttft))});
     charts.push_back({"tpot.svg", "TPOT against load",

@@ -4,18 +4,56 @@
 
 namespace meshplan::serving {
 
+namespace {
+
+// The layout replayed at one load: `concurrency` in flight (closed loop), Poisson arrivals at
+// `rate` requests/s (open loop), or, with neither, every request at once.
+std::optional<LoadPoint> point_at(ServingProblem at, const ServingLayout& layout,
+                                  double concurrency, double rate) {
+  at.workload.load = concurrency > 0 ? LoadKind::concurrency
+                     : rate > 0      ? LoadKind::request_rate
+                                     : LoadKind::offline;
+  at.workload.concurrency = concurrency;
+  at.workload.request_rate_per_s = rate;
+  const std::optional<ServingEstimate> r = evaluate_serving(at, layout);
+  if (!r) return std::nullopt;
+  return LoadPoint{concurrency, rate, r->output_tokens_per_s, r->replay.ttft_s, r->replay.tpot_s};
+}
+
+// Requests/s of an offline replay, all replicas (a disaggregated one covers every pool).
+double saturation_rate(const ServingProblem& at, const ServingEstimate& e) {
+  ServingProblem offline = at;
+  offline.workload.load = LoadKind::offline;
+  const std::optional<ServingEstimate> r = evaluate_serving(offline, e.layout);
+  if (!r || r->replay.duration_s <= 0) return 0;
+  const double copies = e.layout.disaggregated() ? 1.0 : static_cast<double>(e.layout.replicas);
+  return copies * static_cast<double>(r->replay.requests.size()) / r->replay.duration_s;
+}
+
+std::vector<LoadPoint> rate_curve(const ServingProblem& at, const ServingEstimate& e) {
+  std::vector<double> rates;
+  const double saturation = saturation_rate(at, e);
+  for (double share : kRateShares)
+    if (share * saturation > 0) rates.push_back(share * saturation);
+  rates.push_back(at.workload.request_rate_per_s);
+  std::sort(rates.begin(), rates.end());
+  std::vector<LoadPoint> out;
+  for (double rate : rates)
+    if (std::optional<LoadPoint> l = point_at(at, e.layout, 0, rate)) out.push_back(*l);
+  if (std::optional<LoadPoint> l = point_at(at, e.layout, 0, 0)) out.push_back(*l);
+  return out;
+}
+
+}  // namespace
+
 std::vector<LoadPoint> load_curve(const ServingProblem& p, const ServingEstimate& e) {
+  const ServingProblem at = as_evaluated(p, e);
+  if (p.workload.load == LoadKind::request_rate) return rate_curve(at, e);
   std::vector<LoadPoint> out;
   const int64_t replicas = e.layout.replicas;
   const int64_t per_replica_cap = std::min(e.layout.max_batch, e.memory.max_concurrency);
-  ServingProblem at = as_evaluated(p, e);
   auto point = [&](double concurrency) {
-    at.workload.load = concurrency > 0 ? LoadKind::concurrency : LoadKind::offline;
-    at.workload.concurrency = concurrency;
-    at.workload.request_rate_per_s = 0;
-    const std::optional<ServingEstimate> r = evaluate_serving(at, e.layout);
-    if (!r) return;
-    out.push_back({concurrency, r->output_tokens_per_s, r->replay.ttft_s, r->replay.tpot_s});
+    if (std::optional<LoadPoint> l = point_at(at, e.layout, concurrency, 0)) out.push_back(*l);
   };
   for (int64_t c = 1; c < per_replica_cap; c *= 2) point(static_cast<double>(c * replicas));
   point(static_cast<double>(per_replica_cap * replicas));

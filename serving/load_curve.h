@@ -1,7 +1,9 @@
 // TTFT, TPOT and throughput of one layout against load: closed-loop concurrency doubling from 1
 // per replica up to the requests its KV cache and max batch admit, then offline (unbounded
 // load). The saturation point is the offline throughput; the curve shows what latency each
-// load below it costs.
+// load below it costs. Under a request rate (an open loop) the load is the rate instead:
+// Poisson arrivals at kRateShares of the saturation rate (the offline replay's requests/s) and
+// at the workload's own rate, ascending, then offline.
 #pragma once
 
 #include <vector>
@@ -11,13 +13,21 @@
 namespace meshplan::serving {
 
 struct LoadPoint {
-  double concurrency = 0;  // all replicas; 0: offline
+  double concurrency = 0;         // closed-loop point: requests in flight, all replicas
+  double request_rate_per_s = 0;  // open-loop point: Poisson requests/s, all replicas
   double output_tokens_per_s = 0;
   LatencyStats ttft_s, tpot_s;
+  // Neither concurrency nor rate: the offline point (every request at once), the saturation.
+  bool offline() const { return concurrency <= 0 && request_rate_per_s <= 0; }
+  // The load on the curve's axis: the concurrency, or the rate of an open-loop point.
+  double load() const { return concurrency > 0 ? concurrency : request_rate_per_s; }
 };
 
+// Shares of the saturation rate an open-loop curve replays.
+constexpr double kRateShares[] = {0.125, 0.25, 0.5, 0.75, 0.9};
+
 // REQUIRES: `e` evaluated on `p` (its layout fits). Requests per point: the workload's, else
-// the replay defaults (10 × concurrency, 1000 offline).
+// the replay defaults (10 × concurrency, 1000 offline and under a rate).
 std::vector<LoadPoint> load_curve(const ServingProblem& p, const ServingEstimate& e);
 
 }  // namespace meshplan::serving

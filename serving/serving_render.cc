@@ -241,16 +241,23 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
 
 std::string load_text(const std::vector<LoadPoint>& load) {
   if (load.empty()) return "";
-  std::string out = "best layout against load (closed loop; last row offline = saturation):\n";
-  out += fmt::format("  {:>11}  {:>8}  {:>16}  {:>16}\n", "concurrency", "tok/s", "TTFT p50/p99 s",
-                     "TPOT p50/p99 ms");
+  const bool rates = std::any_of(load.begin(), load.end(),
+                                 [](const LoadPoint& l) { return l.request_rate_per_s > 0; });
+  std::string out = rates ? "best layout against load (Poisson arrivals up to the saturation "
+                            "rate; last row offline = saturation):\n"
+                          : "best layout against load (closed loop; last row offline = "
+                            "saturation):\n";
+  out += fmt::format("  {:>11}  {:>8}  {:>16}  {:>16}\n", rates ? "requests/s" : "concurrency",
+                     "tok/s", "TTFT p50/p99 s", "TPOT p50/p99 ms");
   for (const LoadPoint& l : load) {
     const std::string ttft = fmt::format("{:.3f}/{:.3f}", l.ttft_s.p50, l.ttft_s.p99);
     const std::string tpot = fmt::format("{:.2f}/{:.2f}", l.tpot_s.p50 * kMillisecondsPerSecond,
                                          l.tpot_s.p99 * kMillisecondsPerSecond);
-    out += fmt::format("  {:>11}  {:>8.0f}  {:>16}  {:>16}\n",
-                       l.concurrency > 0 ? fmt::format("{:g}", l.concurrency) : "offline",
-                       l.output_tokens_per_s, ttft, tpot);
+    const std::string at = l.offline()         ? "offline"
+                           : l.concurrency > 0 ? fmt::format("{:g}", l.concurrency)
+                                               : fmt::format("{:.2f}", l.request_rate_per_s);
+    out +=
+        fmt::format("  {:>11}  {:>8.0f}  {:>16}  {:>16}\n", at, l.output_tokens_per_s, ttft, tpot);
   }
   return out;
 }
@@ -408,6 +415,7 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
     nlohmann::ordered_json load = nlohmann::ordered_json::array();
     for (const LoadPoint& l : r.load)
       load.push_back({{"concurrency", l.concurrency},
+                      {"request_rate_per_s", l.request_rate_per_s},
                       {"output_tokens_per_s", l.output_tokens_per_s},
                       {"ttft_s", stats_json(l.ttft_s)},
                       {"tpot_s", stats_json(l.tpot_s)}});

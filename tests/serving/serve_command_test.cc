@@ -62,6 +62,22 @@ TEST_CASE("serve: a disaggregated layout's JSON names both pools, the KV transfe
   CHECK(t.err.find("traces cover one aggregated replica's steps only") != std::string::npos);
 }
 
+TEST_CASE("serve: --load-curve under a request rate replays rates up to the saturation") {
+  const auto r = run_meshplan(kBase + " --layout tp=1 --request-rate 2 --load-curve --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json curve = nlohmann::json::parse(r.out)["load_curve"];
+  REQUIRE(curve.size() == 7);  // the asked rate, five shares of the saturation, offline
+  for (size_t i = 0; i + 1 < curve.size(); ++i) {
+    CHECK(curve[i]["concurrency"] == 0);
+    CHECK(curve[i]["request_rate_per_s"].get<double>() > 0);
+  }
+  CHECK(curve.back()["request_rate_per_s"] == 0);
+  const auto t = run_meshplan(kBase + " --layout tp=1 --request-rate 2 --load-curve");
+  REQUIRE(t.rc == 0);
+  CHECK(t.out.find("best layout against load (Poisson arrivals up to the saturation rate; last row "
+                   "offline = saturation):") != std::string::npos);
+}
+
 TEST_CASE("serve: --load-curve replays the layout at doubling concurrency, then offline") {
   const auto r = run_meshplan(kBase + " --layout tp=1,max_batch=8 --load-curve --format json");
   REQUIRE(r.rc == 0);
