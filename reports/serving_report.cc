@@ -52,10 +52,15 @@ svg::LineChart load_frame(const ServeReport& r, std::string title, std::string y
                            : "concurrency (requests in flight, all replicas)";
   c.y_label = std::move(y_label);
   c.log_x = true;
-  // A tick per point, but none within 1.5× of the one before (the last point, the most the
-  // layout admits, often sits just past a power of two): the last point's replaces it.
-  for (const LoadPoint* l : loaded(r)) {
-    if (!c.x_ticks.empty() && l->load() < kTickRatio * c.x_ticks.back()) c.x_ticks.pop_back();
+  // A tick per point, but none within 1.5× of the one before: such a point gets none, unless it
+  // is the last (the most a closed loop admits often sits just past a power of two; the highest
+  // rate), whose tick replaces the one before.
+  const std::vector<const LoadPoint*> points = loaded(r);
+  for (const LoadPoint* l : points) {
+    if (!c.x_ticks.empty() && l->load() < kTickRatio * c.x_ticks.back()) {
+      if (l != points.back()) continue;
+      c.x_ticks.pop_back();
+    }
     c.x_ticks.push_back(l->load());
   }
   return c;
