@@ -4,21 +4,16 @@
 
 #include <doctest/doctest.h>
 
-#include "planner/profile_lookup.h"
-#include "tests/test_inputs.h"
+#include "tests/serving/serving_test_problem.h"
 
 using namespace meshplan;
 using namespace meshplan::serving;
 
 namespace {
 
-// Llama 3.1 8B on one H100, 1,000/200-token requests at 4 requests/s, 200 of them.
+// Llama 3.1 8B on two H100s, 1,000/200-token requests at 4 requests/s, 200 of them.
 ServingProblem open_loop_problem() {
-  ServingProblem p;
-  p.model = meshplan::testing::shipped_model("llama3-8b");
-  p.cluster = meshplan::testing::shipped_cluster("dgx-h100-1n");
-  p.profile = resolve_profile(p.cluster, "", ProfileSearchPath{}).value();
-  p.gpus = 2;
+  ServingProblem p = meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 2);
   p.workload.isl = 1000;
   p.workload.osl = 200;
   p.workload.load = LoadKind::request_rate;

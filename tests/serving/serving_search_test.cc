@@ -4,8 +4,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "planner/profile_lookup.h"
-#include "tests/test_inputs.h"
+#include "tests/serving/serving_test_problem.h"
 
 using namespace meshplan;
 using namespace meshplan::serving;
@@ -13,11 +12,7 @@ using namespace meshplan::serving;
 namespace {
 
 ServingProblem llama8b_problem() {
-  ServingProblem p;
-  p.model = meshplan::testing::shipped_model("llama3-8b");
-  p.cluster = meshplan::testing::shipped_cluster("dgx-h100-1n");
-  p.profile = resolve_profile(p.cluster, "", ProfileSearchPath{}).value();
-  p.gpus = 2;
+  ServingProblem p = meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 2);
   p.workload.isl = 256;
   p.workload.osl = 64;
   p.workload.load = LoadKind::concurrency;
@@ -217,11 +212,7 @@ TEST_CASE("serving: an asked batch beyond the cache runs as asked where the engi
   // Llama 3 70B in FP8 on one H200 leaves about 50 GiB for an FP8 cache: fewer than 64 requests
   // of 4,096 + 4,096 tokens at once. vLLM allocates as sequences grow: max_batch 64 stands, and
   // the replay preempts. TensorRT-LLM reserves whole requests: its batch is what the cache holds.
-  ServingProblem p;
-  p.model = meshplan::testing::shipped_model("llama3-70b");
-  p.cluster = meshplan::testing::shipped_cluster("dgx-h200-64n");
-  p.profile = resolve_profile(p.cluster, "", ProfileSearchPath{}).value();
-  p.gpus = 1;
+  ServingProblem p = meshplan::testing::shipped_serving_problem("llama3-70b", "dgx-h200-64n", 1);
   p.options.weights = WeightFormat::fp8;
   p.options.kv = KvFormat::fp8;
   p.workload.isl = 4096;

@@ -1,0 +1,26 @@
+// A serving problem on shipped specs for the serving tests: the model and cluster by name, the
+// cluster's own profile, `gpus` of its GPUs; each test sets the workload and options it asks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "planner/profile_lookup.h"
+#include "serving/serving_plan.h"
+#include "tests/test_inputs.h"
+
+namespace meshplan::testing {
+
+inline serving::ServingProblem shipped_serving_problem(const std::string& model,
+                                                       const std::string& cluster, int64_t gpus) {
+  serving::ServingProblem p;
+  p.model = shipped_model(model);
+  p.cluster = shipped_cluster(cluster);
+  Result<CalibrationProfile> profile = resolve_profile(p.cluster, "", ProfileSearchPath{});
+  REQUIRE(profile.ok());
+  p.profile = profile.value();
+  p.gpus = gpus;
+  return p;
+}
+
+}  // namespace meshplan::testing
