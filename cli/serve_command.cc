@@ -322,7 +322,8 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                 "the search also splits the GPUs into a prefill pool and a decode pool (KV cache "
                 "moved between them), every prefill worker count and TP with every decode layout");
   sub->add_flag("--load-curve", o->load_curve,
-                "also replay the best layout at concurrency 1, 2, 4, … up to what it admits, and "
+                "also replay the best layout at concurrency 1, 2, 4, … up to what it admits (under "
+                "--request-rate: at 12.5-90% of its saturation rate and the rate asked), and "
                 "offline (its saturation throughput)");
   sub->add_option("--trace", o->trace_path,
                   "write the best layout's replay (engine steps of replica 0, first 100,000) as "
