@@ -27,7 +27,7 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
     Result<CalibrationProfile> profile = resolve_profile(
         out.cluster, request.profile_path, request.profile_search, &out.profile_override);
     if (!profile) return profile.errors();
-    out.profile = profile.value();
+    out.profile = std::move(profile).value();
   }
   return out;
 }
