@@ -255,7 +255,10 @@ double served_rate(const ReplayResult& replay, double copies) {
 void check_overload(const ServingProblem& p, ServingEstimate& e) {
   if (p.workload.load != LoadKind::request_rate && p.workload.load != LoadKind::trace) return;
   const double copies = e.layout.disaggregated() ? 1.0 : static_cast<double>(e.layout.replicas);
-  e.offered_requests_per_s = arrival_rate(e.replay, copies);
+  // The rate asked, or a trace's over its arrivals.
+  e.offered_requests_per_s = p.workload.load == LoadKind::request_rate
+                                 ? p.workload.request_rate_per_s
+                                 : arrival_rate(e.replay, copies);
   e.served_requests_per_s = served_rate(e.replay, copies);
   if (e.served_requests_per_s >= kOverloadCheckShare * e.offered_requests_per_s) return;
   ServingProblem offline = p;

@@ -46,8 +46,9 @@ struct ServingEstimate {
   // At least 99% of requests meet the SLO, and under an open loop the layout keeps up with the
   // offered load (not `overloaded`).
   bool meets_slo = true;
-  // Open loops (a request rate, a trace's arrivals): the requests/s the replay was offered and
-  // served (requests over the first arrival to the last finish), all replicas.
+  // Open loops (a request rate, a trace's arrivals): the requests/s offered (the rate asked, or
+  // a trace's over its first to last arrival) and served (requests over the first arrival to
+  // the last finish), all replicas.
   double offered_requests_per_s = 0, served_requests_per_s = 0;
   // The most requests/s the layout sustains, all replicas: the same requests replayed offline
   // (all at once: its saturation throughput). Asked only where the replay served under

@@ -111,9 +111,7 @@ TEST_CASE(
   REQUIRE(saturated.has_value());
   const double sustained = 200 / saturated->replay.duration_s;
   CHECK(over->saturation_requests_per_s == doctest::Approx(sustained));
-  CHECK(over->offered_requests_per_s ==
-        doctest::Approx(199 / (over->replay.requests.back().arrival_s -
-                               over->replay.requests.front().arrival_s)));
+  CHECK(over->offered_requests_per_s == 50);  // the rate asked
   CHECK(over->offered_requests_per_s > sustained);
   CHECK(over->overloaded);
   CHECK(over->slo_attainment == 1);  // no SLO to miss: the load alone is not met
@@ -126,6 +124,17 @@ TEST_CASE(
   CHECK(under->saturation_requests_per_s == 0);
   CHECK_FALSE(under->overloaded);
   CHECK(under->meets_slo);
+  // A trace's arrivals, 50 per second: offered over its first to last arrival.
+  auto trace = std::make_shared<std::vector<TracedRequest>>();
+  for (int i = 0; i < 200; ++i) trace->push_back({0.02 * i, 2000, 500});
+  ServingProblem traced = p;
+  traced.workload.load = LoadKind::trace;
+  traced.workload.trace = trace;
+  traced.workload.requests = 0;
+  const std::optional<ServingEstimate> from_trace = evaluate_serving(traced, l);
+  REQUIRE(from_trace.has_value());
+  CHECK(from_trace->offered_requests_per_s == doctest::Approx(50));
+  CHECK(from_trace->overloaded);
   // A closed loop is never checked: it offers what it serves.
   p.workload.load = LoadKind::concurrency;
   const std::optional<ServingEstimate> closed = evaluate_serving(p, l);
