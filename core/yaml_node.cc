@@ -82,6 +82,20 @@ SourceLocation YamlNode::location() const {
   return {source_->file, m.line + 1, m.column + 1, source_->line(m.line + 1)};
 }
 
+SourceLocation YamlNode::block_location(size_t content_line, size_t content_column) const {
+  const YAML::Mark m = node_.Mark();
+  if (m.line < 0 || !node_.IsScalar()) return location();
+  const std::string indicator_line = source_->line(m.line + 1);
+  const auto at = static_cast<size_t>(m.column);
+  if (at >= indicator_line.size() || (indicator_line[at] != '|' && indicator_line[at] != '>'))
+    return location();
+  const int line = m.line + 2 + static_cast<int>(content_line);
+  const std::string text = source_->line(line);
+  const size_t indent =
+      text.find_first_not_of(' ') == std::string::npos ? text.size() : text.find_first_not_of(' ');
+  return {source_->file, line, static_cast<int>(indent + content_column) + 1, text};
+}
+
 Diagnostic YamlNode::diagnostic(const std::string& rule) const {
   std::string value = node_.IsScalar() ? node_.Scalar() : "";
   return Diagnostic{location(), path_, value, rule};

@@ -68,6 +68,11 @@ class YamlNode {
   std::string get_choice(const std::string& key, const std::string& fallback,
                          const std::vector<std::string>& choices) const;
 
+  // Where line `content_line` (0: the first) of this scalar's text sits, at `content_column`
+  // of that line, when the scalar is a literal or folded block (`key: |`, whose text starts on
+  // the line below, its indentation stripped); any other scalar: location().
+  SourceLocation block_location(size_t content_line, size_t content_column) const;
+
   // Throws InputError at this node's position.
   [[noreturn]] void fail(const std::string& rule) const;
   Diagnostic diagnostic(const std::string& rule) const;

@@ -102,8 +102,9 @@ TEST_CASE("keys carry human units: tflops, GBps and microseconds") {
   c.busbw_bytes_per_s = 3.6e11;
   p.collectives.push_back(c);
   std::string text = render_profile_yaml(p);
-  CHECK(text.find("{m: 4096, n: 4096, k: 4096, tflops: 792, p95_time_us: 2000}") !=
-        std::string::npos);
+  // Every sample ok: one table, a heuristic rate not measured left empty.
+  CHECK(text.find("    samples_table: |\n      m,n,k,tflops,heuristic_tflops,p95_time_us\n"
+                  "      4096,4096,4096,792,,2000\n") != std::string::npos);
   CHECK(text.find("hbm_GBps: 3350\n") != std::string::npos);
   CHECK(text.find("latency_us: 6\n") != std::string::npos);
   CHECK(text.find("busbw_GBps: 360\n") != std::string::npos);
@@ -157,6 +158,66 @@ std::string profile_errors(const std::string& text) {
 
 const std::string kFit =
     "collectives:\n  - {collective: all_reduce, group_size: 8, latency_us: 1, busbw_GBps: ";
+
+TEST_CASE("a GEMM samples_table reads as the same samples as the list, rates exactly") {
+  const std::string list =
+      "gemm:\n  bf16:\n    max_efficiency: 0.8\n    samples:\n"
+      "      - {m: 2048, n: 1536, k: 7168, tflops: 710.6838973697001, heuristic_tflops: 662.25, "
+      "p95_time_us: 63.616}\n"
+      "      - {m: 16, n: 32, k: 64, tflops: 1.5}\n";
+  const std::string table =
+      "gemm:\n  bf16:\n    max_efficiency: 0.8\n    samples_table: |\n"
+      "      m,n,k,tflops,heuristic_tflops,p95_time_us\n"
+      "      2048,1536,7168,710.6838973697001,662.25,63.616\n"
+      "\n"
+      "      16,32,64,1.5,,\n";
+  auto a = parse_profile_yaml("provenance: {how: measured}\n" + list, "list/p.yaml");
+  auto b = parse_profile_yaml("provenance: {how: measured}\n" + table, "table/p.yaml");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  const std::vector<GemmSample>& x = a->gemm.at("bf16").samples;
+  const std::vector<GemmSample>& y = b->gemm.at("bf16").samples;
+  REQUIRE(y.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(x[i].m == y[i].m);
+    CHECK(x[i].n == y[i].n);
+    CHECK(x[i].k == y[i].k);
+    CHECK(x[i].flops_per_s == y[i].flops_per_s);  // bit for bit: the same decimal conversion
+    CHECK(x[i].heuristic_flops_per_s == y[i].heuristic_flops_per_s);
+    CHECK(x[i].p95_time_s == y[i].p95_time_s);
+  }
+  CHECK(y[0].flops_per_s == 710.6838973697001e12);
+  CHECK(y[1].heuristic_flops_per_s == 0);  // empty: not measured
+  // Rendered back, the table is what the list becomes.
+  CHECK(render_profile_yaml(*a) == render_profile_yaml(*b));
+}
+
+TEST_CASE("a GEMM samples_table's errors point at the row and field") {
+  const std::string head =
+      "gemm:\n  bf16:\n    max_efficiency: 0.8\n    samples_table: |\n"
+      "      m,n,k,tflops,heuristic_tflops,p95_time_us\n";
+  CHECK(profile_errors(head + "      2048,1536,7168,abc,,\n") ==
+        "p.yaml:7:22: error: field 'gemm.bf16.samples_table[0].tflops' = 'abc': must be a number "
+        "greater than 0 (leave the field out when not measured)\n"
+        "        2048,1536,7168,abc,,\n"
+        "                       ^\n");
+  CHECK(profile_errors(head + "      1,2,3,4,,\n      1,2,3\n") ==
+        "p.yaml:8:7: error: field 'gemm.bf16.samples_table[1]' = '1,2,3': must have 6 "
+        "comma-separated fields (m,n,k,tflops,heuristic_tflops,p95_time_us), not 3\n"
+        "        1,2,3\n"
+        "        ^\n");
+  CHECK(
+      profile_errors(head + "      0,2,3,4,,\n")
+          .find("p.yaml:7:7: error: field 'gemm.bf16.samples_table[0].m' = '0': must be an integer "
+                "between 1 and 1099511627776") == 0);
+  CHECK(profile_errors("gemm:\n  bf16:\n    max_efficiency: 0.8\n    samples_table: |\n"
+                       "      m,n,k,tflops\n      1,2,3,4\n")
+            .find("p.yaml:6:7: error: field 'gemm.bf16.samples_table' = 'm,n,k,tflops': must "
+                  "start with the header line m,n,k,tflops,heuristic_tflops,p95_time_us") == 0);
+  CHECK(profile_errors("gemm:\n  bf16:\n    max_efficiency: 0.8\n    samples: []\n" +
+                       head.substr(head.find("    samples_table")) + "      1,2,3,4,,\n")
+            .find("give samples or samples_table, not both") != std::string::npos);
+}
 
 TEST_CASE("a collective fit's busbw_GBps of 0 is an error, not a missing value") {
   CHECK(profile_errors(kFit + "0}\n") ==
