@@ -20,19 +20,9 @@ std::optional<LoadPoint> point_at(ServingProblem at, const ServingLayout& layout
   return LoadPoint{concurrency, rate, r->output_tokens_per_s, r->replay.ttft_s, r->replay.tpot_s};
 }
 
-// Requests/s of an offline replay, all replicas (a disaggregated one covers every pool).
-double saturation_rate(const ServingProblem& at, const ServingEstimate& e) {
-  ServingProblem offline = at;
-  offline.workload.load = LoadKind::offline;
-  const std::optional<ServingEstimate> r = evaluate_serving(offline, e.layout);
-  if (!r || r->replay.duration_s <= 0) return 0;
-  const double copies = e.layout.disaggregated() ? 1.0 : static_cast<double>(e.layout.replicas);
-  return copies * static_cast<double>(r->replay.requests.size()) / r->replay.duration_s;
-}
-
 std::vector<LoadPoint> rate_curve(const ServingProblem& at, const ServingEstimate& e) {
   std::vector<double> rates;
-  const double saturation = saturation_rate(at, e);
+  const double saturation = saturation_requests_per_s(at, e.layout);
   for (double share : kRateShares)
     if (share * saturation > 0) rates.push_back(share * saturation);
   rates.push_back(at.workload.request_rate_per_s);

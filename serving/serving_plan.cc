@@ -234,8 +234,8 @@ ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout) {
 
 namespace {
 
-// Requests per second over `replay`'s arrivals (first to last) and over the replay (first
-// arrival to last finish), times `copies` (the replicas that replay the same share).
+// Requests per second over `replay`'s arrivals (first to last), times `copies` (the replicas
+// that replay the same share).
 double arrival_rate(const ReplayResult& replay, double copies) {
   const size_t n = replay.requests.size();
   if (n < 2) return 0;
@@ -243,6 +243,7 @@ double arrival_rate(const ReplayResult& replay, double copies) {
   return span > 0 ? copies * static_cast<double>(n - 1) / span : 0;
 }
 
+// Requests per second over the replay (first arrival to last finish), times `copies`.
 double served_rate(const ReplayResult& replay, double copies) {
   return replay.duration_s > 0
              ? copies * static_cast<double>(replay.requests.size()) / replay.duration_s
@@ -261,16 +262,22 @@ void check_overload(const ServingProblem& p, ServingEstimate& e) {
                                  : arrival_rate(e.replay, copies);
   e.served_requests_per_s = served_rate(e.replay, copies);
   if (e.served_requests_per_s >= kOverloadCheckShare * e.offered_requests_per_s) return;
-  ServingProblem offline = p;
-  offline.workload.load = LoadKind::offline;
-  offline.record_steps = false;
-  const std::optional<ServingEstimate> saturated = evaluate_serving(offline, e.layout);
-  if (!saturated) return;
-  e.saturation_requests_per_s = served_rate(saturated->replay, copies);
-  e.overloaded = e.offered_requests_per_s > e.saturation_requests_per_s;
+  e.saturation_requests_per_s = saturation_requests_per_s(p, e.layout);
+  e.overloaded =
+      e.saturation_requests_per_s > 0 && e.offered_requests_per_s > e.saturation_requests_per_s;
 }
 
 }  // namespace
+
+double saturation_requests_per_s(const ServingProblem& p, const ServingLayout& layout) {
+  ServingProblem offline = p;
+  offline.workload.load = LoadKind::offline;
+  offline.record_steps = false;
+  const std::optional<ServingEstimate> saturated = evaluate_serving(offline, layout);
+  if (!saturated) return 0;
+  return served_rate(saturated->replay,
+                     layout.disaggregated() ? 1.0 : static_cast<double>(layout.replicas));
+}
 
 std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, ServingLayout layout) {
   ServingEstimate e;

@@ -85,6 +85,10 @@ std::vector<Diagnostic> check_prefix(const ServingProblem& p, const ServingLayou
 // Memory of `layout` with max_batch resolved (0 → the engine default, capped by what fits).
 ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout);
 
+// The most requests/s `layout` sustains on `p`'s requests: the same requests replayed offline
+// (all at once), over all replicas; 0 when the layout does not fit.
+double saturation_requests_per_s(const ServingProblem& p, const ServingLayout& layout);
+
 // Evaluates a checked layout; nullopt when its weights leave no room for one request (under a
 // length spread, the longest the replay draws).
 std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, ServingLayout layout);
