@@ -46,8 +46,9 @@ std::vector<Diagnostic> yaml_key_errors(const YAML::Node& root, const SourceText
 bool may_hold_two_documents(const std::string& text);
 
 // An error at the start of the second document when `source`'s text holds more than one
-// (parsed again only where may_hold_two_documents: a calibrated profile is half a megabyte). Reads
-// at most two documents' events (YAML::LoadAll loops forever on some malformed input).
+// (parsed again only where may_hold_two_documents: a calibrated profile is hundreds of
+// kilobytes). Reads at most two documents' events (YAML::LoadAll loops forever on some
+// malformed input).
 // REQUIRES: the first document parses (YAML::Load accepted the text).
 std::vector<Diagnostic> yaml_document_errors(const std::string& text, const SourceText& source);
 
