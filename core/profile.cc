@@ -58,7 +58,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -396,11 +395,8 @@ GemmSample read_gemm_table_row(const YamlNode& table, const std::string& text, s
   int64_t* const sizes[] = {&s.m, &s.n, &s.k};
   for (size_t i = 0; i < 3; ++i) {
     const auto& [value, column] = fields[i];
-    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), *sizes[i]);
-    if (ec != std::errc() || ptr != value.data() + value.size() || *sizes[i] < 1 ||
-        *sizes[i] > (int64_t{1} << 40))
-      fail_at(column, kNames[i], value,
-              fmt::format("must be an integer between 1 and {}", int64_t{1} << 40));
+    if (auto rule = int_from_text(value, 1, int64_t{1} << 40, *sizes[i]))
+      fail_at(column, kNames[i], value, *rule);
   }
   double* const rates[] = {&s.flops_per_s, &s.heuristic_flops_per_s, &s.p95_time_s};
   const int shifts[] = {kTera, kTera, kMicro};

@@ -189,13 +189,18 @@ std::string YamlNode::as_string() const {
   return s;
 }
 
+std::optional<std::string> int_from_text(const std::string& s, int64_t min, int64_t max,
+                                         int64_t& value) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  const bool whole = ec == std::errc() && ptr == s.data() + s.size();
+  if (!whole || value < min || value > max)
+    return fmt::format("must be an integer between {} and {}", min, max);
+  return std::nullopt;
+}
+
 int64_t YamlNode::as_int(int64_t min, int64_t max) const {
-  std::string s = scalar_text();
   int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  bool whole = ec == std::errc() && ptr == s.data() + s.size();
-  if (!whole) fail(fmt::format("must be an integer between {} and {}", min, max));
-  if (v < min || v > max) fail(fmt::format("must be an integer between {} and {}", min, max));
+  if (auto rule = int_from_text(scalar_text(), min, max, v)) fail(*rule);
   return v;
 }
 

@@ -24,6 +24,11 @@ struct SourceText {
   std::string line(int one_based) const;
 };
 
+// The integer `s` spells, into `value`, when it lies in [min, max]; else the rule it breaks
+// (YamlNode::as_int's, for fields read from text inside a scalar).
+std::optional<std::string> int_from_text(const std::string& s, int64_t min, int64_t max,
+                                         int64_t& value);
+
 class YamlNode {
  public:
   YamlNode(YAML::Node node, std::shared_ptr<const SourceText> source, std::string path);

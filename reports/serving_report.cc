@@ -33,11 +33,6 @@ std::vector<const LoadPoint*> loaded(const ServeReport& r) {
   return out;
 }
 
-bool open_loop(const ServeReport& r) {
-  return std::any_of(r.load.begin(), r.load.end(),
-                     [](const LoadPoint& l) { return l.request_rate_per_s > 0; });
-}
-
 const LoadPoint* offline_point(const ServeReport& r) {
   for (const LoadPoint& l : r.load)
     if (l.offline()) return &l;
@@ -48,8 +43,8 @@ const LoadPoint* offline_point(const ServeReport& r) {
 svg::LineChart load_frame(const ServeReport& r, std::string title, std::string y_label) {
   svg::LineChart c;
   c.title = std::move(title);
-  c.x_label = open_loop(r) ? "request rate (Poisson requests/s, all replicas)"
-                           : "concurrency (requests in flight, all replicas)";
+  c.x_label = serving::is_rate_curve(r.load) ? "request rate (Poisson requests/s, all replicas)"
+                                             : "concurrency (requests in flight, all replicas)";
   c.y_label = std::move(y_label);
   c.log_x = true;
   // A tick per point, but none within 1.5× of the one before: such a point gets none, unless it
@@ -89,12 +84,14 @@ svg::LineChart serving_pareto_chart(const ServeReport& r) {
       slo ? "meets the SLO" : "layouts evaluated", slo ? svg::kGreen : svg::kGrey, {}, false, true};
   svg::LineSeries misses{"misses the SLO", svg::kGrey, {}, false, true};
   // Overloaded layouts are left out where any keeps up, as on the front (pareto_front).
-  const auto overloaded = std::count_if(r.result.ranked.begin(), r.result.ranked.end(),
-                                        [](const ServingEstimate& e) { return e.overloaded; });
-  const bool drop = static_cast<size_t>(overloaded) < r.result.ranked.size();
-  for (const ServingEstimate& e : r.result.ranked)
-    if (!(drop && e.overloaded))
+  const bool drop = serving::any_keeps_up(r.result.ranked);
+  size_t left_out = 0;
+  for (const ServingEstimate& e : r.result.ranked) {
+    if (drop && e.overloaded)
+      ++left_out;
+    else
       (!slo || e.meets_slo ? meets : misses).points.push_back(pareto_point(e));
+  }
   svg::LineSeries front{"Pareto front", svg::kBlue, {}, false};
   for (size_t i : r.result.pareto) front.points.push_back(pareto_point(r.result.ranked[i]));
   c.series.push_back(meets);
@@ -103,7 +100,6 @@ svg::LineChart serving_pareto_chart(const ServeReport& r) {
   if (!r.result.ranked.empty())
     c.series.push_back(
         {"plan (best)", svg::kVermillion, {pareto_point(r.result.ranked.front())}, false, true});
-  const size_t left_out = drop ? static_cast<size_t>(overloaded) : 0;
   c.caption =
       fmt::format("{} layouts{}; on the front no other layout is faster both per GPU and per user",
                   r.result.ranked.size() - left_out,
@@ -134,7 +130,8 @@ svg::LineChart serving_latency_chart(const ServeReport& r, LatencyKind kind) {
 
 svg::LineChart serving_throughput_chart(const ServeReport& r) {
   svg::LineChart c = load_frame(r, chart_title("Throughput"), "output tokens/s (all GPUs)");
-  svg::LineSeries closed{open_loop(r) ? "Poisson arrivals" : "closed loop", svg::kBlue, {}, false};
+  svg::LineSeries closed{
+      serving::is_rate_curve(r.load) ? "Poisson arrivals" : "closed loop", svg::kBlue, {}, false};
   for (const LoadPoint* l : loaded(r)) closed.points.push_back({l->load(), l->output_tokens_per_s});
   if (const LoadPoint* offline = offline_point(r))
     c.series.push_back(level(c, "offline (saturation)", offline->output_tokens_per_s));

@@ -20,16 +20,24 @@ std::optional<LoadPoint> point_at(ServingProblem at, const ServingLayout& layout
   return LoadPoint{concurrency, rate, r->output_tokens_per_s, r->replay.ttft_s, r->replay.tpot_s};
 }
 
+// `e` is the plan's own replay at the asked rate: that point is taken from it, as is the
+// saturation rate where its overload check asked for it already.
 std::vector<LoadPoint> rate_curve(const ServingProblem& at, const ServingEstimate& e) {
+  const double asked = at.workload.request_rate_per_s;
+  const double saturation = e.saturation_requests_per_s > 0
+                                ? e.saturation_requests_per_s
+                                : saturation_requests_per_s(at, e.layout);
   std::vector<double> rates;
-  const double saturation = saturation_requests_per_s(at, e.layout);
   for (double share : kRateShares)
     if (share * saturation > 0) rates.push_back(share * saturation);
-  rates.push_back(at.workload.request_rate_per_s);
+  rates.push_back(asked);
   std::sort(rates.begin(), rates.end());
   std::vector<LoadPoint> out;
   for (double rate : rates)
-    if (std::optional<LoadPoint> l = point_at(at, e.layout, 0, rate)) out.push_back(*l);
+    if (rate == asked)
+      out.push_back({0, rate, e.output_tokens_per_s, e.replay.ttft_s, e.replay.tpot_s});
+    else if (std::optional<LoadPoint> l = point_at(at, e.layout, 0, rate))
+      out.push_back(*l);
   if (std::optional<LoadPoint> l = point_at(at, e.layout, 0, 0)) out.push_back(*l);
   return out;
 }

@@ -23,6 +23,13 @@ struct LoadPoint {
   double load() const { return concurrency > 0 ? concurrency : request_rate_per_s; }
 };
 
+// Whether `load` is an open-loop curve (its points are request rates, not concurrencies).
+inline bool is_rate_curve(const std::vector<LoadPoint>& load) {
+  for (const LoadPoint& l : load)
+    if (l.request_rate_per_s > 0) return true;
+  return false;
+}
+
 // Shares of the saturation rate an open-loop curve replays.
 constexpr double kRateShares[] = {0.125, 0.25, 0.5, 0.75, 0.9};
 

@@ -234,6 +234,12 @@ ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout) {
 
 namespace {
 
+// Copies of `layout`'s replay that serve the load: an aggregated replay is one replica's share,
+// a disaggregated one covers every pool.
+double replay_copies(const ServingLayout& layout) {
+  return layout.disaggregated() ? 1.0 : static_cast<double>(layout.replicas);
+}
+
 // Requests per second over `replay`'s arrivals (first to last), times `copies` (the replicas
 // that replay the same share).
 double arrival_rate(const ReplayResult& replay, double copies) {
@@ -255,7 +261,7 @@ double served_rate(const ReplayResult& replay, double copies) {
 // the layout's saturation rate, and an offered rate above it is an overload.
 void check_overload(const ServingProblem& p, ServingEstimate& e) {
   if (p.workload.load != LoadKind::request_rate && p.workload.load != LoadKind::trace) return;
-  const double copies = e.layout.disaggregated() ? 1.0 : static_cast<double>(e.layout.replicas);
+  const double copies = replay_copies(e.layout);
   // The rate asked, or a trace's over its arrivals.
   e.offered_requests_per_s = p.workload.load == LoadKind::request_rate
                                  ? p.workload.request_rate_per_s
@@ -275,8 +281,7 @@ double saturation_requests_per_s(const ServingProblem& p, const ServingLayout& l
   offline.record_steps = false;
   const std::optional<ServingEstimate> saturated = evaluate_serving(offline, layout);
   if (!saturated) return 0;
-  return served_rate(saturated->replay,
-                     layout.disaggregated() ? 1.0 : static_cast<double>(layout.replicas));
+  return served_rate(saturated->replay, replay_copies(layout));
 }
 
 std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, ServingLayout layout) {
@@ -344,9 +349,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   prefill.sampled = 1;
   e.prefill_step = prefill_steps ? prefill_steps->time(prefill) : steps.time(prefill);
 
-  // The aggregated replay is one replica's share of the load; the disaggregated one is all pools.
-  const double replicas = layout.disaggregated() ? 1.0 : static_cast<double>(layout.replicas);
-  e.output_tokens_per_s = e.replay.output_tokens_per_s * replicas;
+  e.output_tokens_per_s = e.replay.output_tokens_per_s * replay_copies(layout);
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(layout.gpus());
   e.tokens_per_s_per_user = e.replay.tpot_s.mean > 0 ? 1 / e.replay.tpot_s.mean : 0;
   int64_t good = 0;

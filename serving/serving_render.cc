@@ -241,8 +241,7 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
 
 std::string load_text(const std::vector<LoadPoint>& load) {
   if (load.empty()) return "";
-  const bool rates = std::any_of(load.begin(), load.end(),
-                                 [](const LoadPoint& l) { return l.request_rate_per_s > 0; });
+  const bool rates = is_rate_curve(load);
   std::string out = rates ? "best layout against load (Poisson arrivals up to the saturation "
                             "rate; last row offline = saturation):\n"
                           : "best layout against load (closed loop; last row offline = "

@@ -118,11 +118,14 @@ std::vector<Diagnostic> check_search_size(const ServingProblem& p) {
                                  kMaxSearchTokens)}};
 }
 
+bool any_keeps_up(const std::vector<ServingEstimate>& e) {
+  return std::any_of(e.begin(), e.end(), [](const ServingEstimate& x) { return !x.overloaded; });
+}
+
 std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& e) {
   // Overloaded layouts offer no trade-off (their latency grows without bound): they take part
   // only when every layout is overloaded.
-  const bool some_keep_up =
-      std::any_of(e.begin(), e.end(), [](const ServingEstimate& x) { return !x.overloaded; });
+  const bool some_keep_up = any_keeps_up(e);
   auto counted = [&](size_t i) { return !some_keep_up || !e[i].overloaded; };
   std::vector<size_t> front;
   for (size_t i = 0; i < e.size(); ++i) {

@@ -45,6 +45,8 @@ ServingSearchResult search_serving(const ServingProblem& p);
 void search_format(const ServingProblem& p, ServingSearchResult& r);
 // Sorts `r.ranked` best first (SLO met, then tokens/s per GPU) and sets its Pareto front.
 void rank_estimates(ServingSearchResult& r);
+// Whether any estimate keeps up with its load (is not overloaded).
+bool any_keeps_up(const std::vector<ServingEstimate>& estimates);
 // Indices of the estimates no other beats on both tokens/s per GPU and tokens/s per user,
 // leaving out the overloaded ones unless every estimate is.
 std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& estimates);
