@@ -257,8 +257,9 @@ double served_rate(const ReplayResult& replay, double copies) {
 }
 
 // Under an open loop, whether `e`'s layout keeps up with the offered load: where the replay
-// served under kOverloadCheckShare of the offered rate, the same requests replayed offline give
-// the layout's saturation rate, and an offered rate above it is an overload.
+// served less than kOverloadCheckShare of the offered rate (any shortfall), the same requests
+// replayed offline give the layout's saturation rate, and an offered rate above it is an
+// overload.
 void check_overload(const ServingProblem& p, ServingEstimate& e) {
   if (p.workload.load != LoadKind::request_rate && p.workload.load != LoadKind::trace) return;
   const double copies = replay_copies(e.layout);

@@ -7,7 +7,10 @@
 // the layers); ep 1 and, for MoE models, every power of two dividing tp and the expert count;
 // replicas = the GPUs / (tp·pp) (every GPU used; tp·pp must divide the GPU count) and, unless
 // offline, also 1, 2, 4, … replicas below that (the load is the same whatever the GPUs, so
-// fewer GPUs may serve it: ranking by tokens/s per GPU then says how many); for MLA
+// fewer GPUs may serve it: ranking by tokens/s per GPU then says how many), then for each
+// layout the counts between the most of those that fall short of the load and the fewest that
+// meet it, bisected (refine_replicas in serving_search.cc: the fewest replicas that meet it,
+// log2 of the gap more replays, in a fixed order); for MLA
 // models with tp > 1 each of these with and without attention-DP; max batch the engine default
 // (capped by what the KV cache holds whole) and 256, 64 and 16 below it; engines that allocate
 // the cache as sequences grow (vLLM, SGLang: EnginePreset::reserves_whole_request false) also
@@ -31,9 +34,10 @@ struct ServingSearchResult {
   std::vector<size_t> pareto;           // indices into ranked, by tokens/s per user ascending
 };
 
-// Tokens a whole search may replay (each candidate replays the workload): about 10-30 s on one
-// core (2026-11-28: llama3-70b on 64 H100s at 20 requests/s with --disaggregated, 2,866
-// candidates × 1,000 requests × 2,500 tokens = 7.2e9, 7.4 s; the aggregated 262, 2.0 s).
+// Tokens a whole search may replay (each candidate replays the workload; the bisected replica
+// counts and the overload checks add to it): about 10-30 s on one core (2026-11-28: llama3-70b
+// on 64 H100s at 20 requests/s with --disaggregated, 2,866 candidates × 1,000 requests × 2,500
+// tokens = 7.2e9, 14.8 s with 1,303 of them replayed; the aggregated search 322, 4.4 s).
 constexpr double kMaxSearchTokens = 1e10;
 
 // REQUIRES: p.gpus ≥ 1.

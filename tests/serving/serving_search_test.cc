@@ -116,12 +116,21 @@ TEST_CASE(
   CHECK(over->overloaded);
   CHECK(over->slo_attainment == 1);  // no SLO to miss: the load alone is not met
   CHECK_FALSE(over->meets_slo);
-  // A tenth of a request per second: served about as offered, not checked.
+  // Offered 5% more than it sustains: overloaded, however near the offered rate the replay's
+  // served rate comes (it is checked at any shortfall).
+  p.workload.request_rate_per_s = 1.05 * sustained;
+  const std::optional<ServingEstimate> barely = evaluate_serving(p, l);
+  REQUIRE(barely.has_value());
+  CHECK(barely->saturation_requests_per_s == doctest::Approx(sustained));
+  CHECK(barely->overloaded);
+  CHECK_FALSE(barely->meets_slo);
+  // A tenth of a request per second: far under what it sustains. The saturation rate is asked
+  // exactly where the replay served less than offered.
   p.workload.request_rate_per_s = 0.1;
   const std::optional<ServingEstimate> under = evaluate_serving(p, l);
   REQUIRE(under.has_value());
-  CHECK(under->served_requests_per_s >= kOverloadCheckShare * under->offered_requests_per_s);
-  CHECK(under->saturation_requests_per_s == 0);
+  CHECK((under->served_requests_per_s < kOverloadCheckShare * under->offered_requests_per_s) ==
+        (under->saturation_requests_per_s > 0));
   CHECK_FALSE(under->overloaded);
   CHECK(under->meets_slo);
   // A trace's arrivals, 50 per second: offered over its first to last arrival.
@@ -159,6 +168,35 @@ TEST_CASE("serving search: without an SLO a layout that keeps up ranks above an 
   }
   CHECK(seen_overloaded);
   CHECK_FALSE(r.ranked.front().overloaded);
+}
+
+TEST_CASE(
+    "serving search: under a request rate the fewest replicas that keep up are found between "
+    "the powers of two") {
+  // llama3-8b at 14 requests/s of 2,000 + 500 tokens on up to 8 H100s: one tp1 replica per GPU
+  // sustains about 5 requests/s, so 2 are overloaded and 4 keep up; the bisection between them
+  // finds 3, which serve the load with the most tokens/s per GPU.
+  ServingProblem p = meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 8);
+  p.workload.isl = 2000;
+  p.workload.osl = 500;
+  p.workload.load = LoadKind::request_rate;
+  p.workload.request_rate_per_s = 14;
+  p.workload.requests = 200;
+  const ServingSearchResult r = search_serving(p);
+  REQUIRE(!r.ranked.empty());
+  const ServingEstimate& best = r.ranked.front();
+  CHECK(short_text(best.layout) == "tp1 pp1 ep1 x3 b174");
+  CHECK(best.meets_slo);
+  ServingLayout fewer = best.layout;
+  fewer.replicas = 2;
+  const std::optional<ServingEstimate> two = evaluate_serving(p, fewer);
+  REQUIRE(two.has_value());
+  CHECK(two->overloaded);
+  // The bisection replayed 3 beside the powers of two, and 2 was one of those.
+  bool saw_two = false;
+  for (const ServingEstimate& e : r.ranked)
+    saw_two = saw_two || short_text(e.layout) == "tp1 pp1 ep1 x2 b174";
+  CHECK(saw_two);
 }
 
 TEST_CASE("serving: a disaggregated layout counts both pools' GPUs and moves each prompt's KV") {
