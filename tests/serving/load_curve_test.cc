@@ -13,13 +13,8 @@ namespace {
 
 // Llama 3.1 8B on two H100s, 1,000/200-token requests at 4 requests/s, 200 of them.
 ServingProblem open_loop_problem() {
-  ServingProblem p = meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 2);
-  p.workload.isl = 1000;
-  p.workload.osl = 200;
-  p.workload.load = LoadKind::request_rate;
-  p.workload.request_rate_per_s = 4;
-  p.workload.requests = 200;
-  return p;
+  return meshplan::testing::poisson_workload(
+      meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 2), 1000, 200, 4, 200);
 }
 
 }  // namespace

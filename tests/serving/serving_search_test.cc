@@ -94,14 +94,9 @@ TEST_CASE(
 TEST_CASE(
     "serving: an open loop offered more requests/s than the layout sustains offline is "
     "overloaded and does not meet the load, whatever the SLO") {
-  ServingProblem p = llama8b_problem();  // no SLO
-  p.gpus = 1;
-  p.workload.isl = 2000;
-  p.workload.osl = 500;
-  p.workload.load = LoadKind::request_rate;
-  p.workload.requests = 200;
+  ServingProblem p = meshplan::testing::poisson_workload(llama8b_problem(), 2000, 500, 50, 200);
+  p.gpus = 1;       // no SLO
   ServingLayout l;  // tp1 x1
-  p.workload.request_rate_per_s = 50;
   const std::optional<ServingEstimate> over = evaluate_serving(p, l);
   REQUIRE(over.has_value());
   // The same 200 requests all at once: the saturation rate.
@@ -153,12 +148,9 @@ TEST_CASE(
 }
 
 TEST_CASE("serving search: without an SLO a layout that keeps up ranks above an overloaded one") {
-  ServingProblem p = llama8b_problem();  // 2 GPUs, no SLO
-  p.workload.isl = 2000;
-  p.workload.osl = 500;
-  p.workload.load = LoadKind::request_rate;
-  p.workload.request_rate_per_s = 8;
-  p.workload.requests = 200;
+  // 2 GPUs, no SLO
+  const ServingProblem p =
+      meshplan::testing::poisson_workload(llama8b_problem(), 2000, 500, 8, 200);
   const ServingSearchResult r = search_serving(p);
   REQUIRE(!r.ranked.empty());
   bool seen_overloaded = false;
@@ -176,12 +168,9 @@ TEST_CASE(
   // llama3-8b at 14 requests/s of 2,000 + 500 tokens on up to 8 H100s: one tp1 replica per GPU
   // sustains about 5 requests/s, so 2 are overloaded and 4 keep up; the bisection between them
   // finds 3, which serve the load with the most tokens/s per GPU.
-  ServingProblem p = meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 8);
-  p.workload.isl = 2000;
-  p.workload.osl = 500;
-  p.workload.load = LoadKind::request_rate;
-  p.workload.request_rate_per_s = 14;
-  p.workload.requests = 200;
+  const ServingProblem p = meshplan::testing::poisson_workload(
+      meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 8), 2000, 500, 14,
+      200);
   const ServingSearchResult r = search_serving(p);
   REQUIRE(!r.ranked.empty());
   const ServingEstimate& best = r.ranked.front();

@@ -23,4 +23,15 @@ inline serving::ServingProblem shipped_serving_problem(const std::string& model,
   return p;
 }
 
+// `p` under Poisson arrivals at `rate_per_s`: `requests` requests of isl + osl tokens each.
+inline serving::ServingProblem poisson_workload(serving::ServingProblem p, int64_t isl, int64_t osl,
+                                                double rate_per_s, int64_t requests) {
+  p.workload.isl = isl;
+  p.workload.osl = osl;
+  p.workload.load = serving::LoadKind::request_rate;
+  p.workload.request_rate_per_s = rate_per_s;
+  p.workload.requests = requests;
+  return p;
+}
+
 }  // namespace meshplan::testing
