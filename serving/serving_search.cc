@@ -183,16 +183,24 @@ struct Probe {
   int64_t ranked = -1;
 };
 
-// Whether two aggregated layouts differ in their replica count at most.
-bool same_but_replicas(const ServingLayout& a, const ServingLayout& b) {
-  return !a.disaggregated() && !b.disaggregated() && a.tp == b.tp && a.pp == b.pp && a.ep == b.ep &&
-         a.attention_dp == b.attention_dp && a.max_batch == b.max_batch;
+// A count of a layout the search bisects: its replicas (aggregated or a disaggregated layout's
+// decode replicas) or a disaggregated layout's prefill workers.
+using CountField = int64_t ServingLayout::*;
+
+// Whether `a` and `b` are the same layout but for the count `f` (any value of it).
+bool same_but(const ServingLayout& a, const ServingLayout& b, CountField f) {
+  ServingLayout x = a, y = b;
+  x.*f = 0;
+  y.*f = 0;
+  return x.tp == y.tp && x.pp == y.pp && x.ep == y.ep && x.replicas == y.replicas &&
+         x.max_batch == y.max_batch && x.attention_dp == y.attention_dp &&
+         x.prefill_tp == y.prefill_tp && x.prefill_replicas == y.prefill_replicas;
 }
 
 // The probe of `l` (as asked), or nullptr.
 const Probe* find_probe(const std::vector<Probe>& probes, const ServingLayout& l) {
   for (const Probe& q : probes)
-    if (same_but_replicas(q.asked, l) && q.asked.replicas == l.replicas) return &q;
+    if (same_but(q.asked, l, &ServingLayout::replicas) && q.asked.replicas == l.replicas) return &q;
   return nullptr;
 }
 
@@ -210,36 +218,48 @@ std::optional<Probe> probe(const ServingProblem& p, const ServingLayout& l, int6
   return q;
 }
 
-// Under a load that does not grow with the GPUs the candidates hold 1, 2, 4, … replicas of each
-// layout; between the most of them that fall short of the load (SLO missed or overloaded) and
-// the fewest that meet it, the replica count is bisected: more replicas share a fixed load
-// among more engines, so the fewest that meet it (the most tokens/s per GPU of that layout) is
-// found with log2 of the gap more replays. A layout llama3-70b at 20 requests/s (2,000 + 500
-// tokens, TTFT ≤ 1 s, TPOT ≤ 33 ms) meets on 14 tp2 replicas where the powers of two said 16.
-void refine_replicas(const ServingProblem& p, std::vector<Probe>& probes, ServingSearchResult& r) {
-  const size_t first_group_end = probes.size();
-  for (size_t g = 0; g < first_group_end; ++g) {
+// For each layout the probes hold, bisects its count `f` between the most that falls short of
+// the load (SLO missed or overloaded) and the fewest that meets it: more replicas (or prefill
+// workers) share a fixed load among more engines, so the fewest that meet it (the most tokens/s
+// per GPU of that layout) is found with log2 of the gap more replays.
+void bisect_count(const ServingProblem& p, CountField f, std::vector<Probe>& probes,
+                  ServingSearchResult& r) {
+  const size_t known = probes.size();
+  for (size_t g = 0; g < known; ++g) {
     const ServingLayout key = probes[g].asked;
-    if (key.disaggregated() || find_probe(probes, key) != &probes[g]) continue;  // seen
-    int64_t fail = 0, pass = 0;  // most replicas short of the load, fewest meeting it
+    if (f == &ServingLayout::prefill_replicas && !key.disaggregated()) continue;
+    bool seen = false;  // an earlier probe of the same layout led this one's bisection
+    for (size_t i = 0; i < g && !seen; ++i) seen = same_but(probes[i].asked, key, f);
+    if (seen) continue;
+    int64_t fail = 0, pass = 0;  // the most short of the load, the fewest meeting it
     for (const Probe& q : probes)
-      if (same_but_replicas(q.asked, key) && q.meets && (pass == 0 || q.asked.replicas < pass))
-        pass = q.asked.replicas;
+      if (same_but(q.asked, key, f) && q.meets && (pass == 0 || q.asked.*f < pass))
+        pass = q.asked.*f;
     for (const Probe& q : probes)
-      if (same_but_replicas(q.asked, key) && !q.meets && q.asked.replicas < pass)
-        fail = std::max(fail, q.asked.replicas);
+      if (same_but(q.asked, key, f) && !q.meets && q.asked.*f < pass)
+        fail = std::max(fail, q.asked.*f);
     while (fail > 0 && pass - fail > 1) {
       ServingLayout l = key;
-      l.replicas = fail + (pass - fail) / 2;
+      l.*f = fail + (pass - fail) / 2;
       ServingLayout uncapped = l;
       uncapped.max_batch = 0;
       const Probe* plain = l.max_batch > 0 ? find_probe(probes, uncapped) : nullptr;
       std::optional<Probe> q = probe(p, l, plain ? plain->ranked : -1, r);
       if (!q) break;
-      (q->meets ? pass : fail) = l.replicas;
+      (q->meets ? pass : fail) = l.*f;
       probes.push_back(*q);
     }
   }
+}
+
+// Under a load that does not grow with the GPUs the candidates hold 1, 2, 4, … replicas of each
+// layout (and of a disaggregated layout's prefill workers); the counts between are bisected,
+// the replicas first, then the prefill workers beside each decode replica count found. A layout
+// llama3-70b at 20 requests/s (2,000 + 500 tokens, TTFT ≤ 1 s, TPOT ≤ 33 ms) meets on 6 tp4
+// replicas where the powers of two said 8.
+void refine_counts(const ServingProblem& p, std::vector<Probe>& probes, ServingSearchResult& r) {
+  bisect_count(p, &ServingLayout::replicas, probes, r);
+  bisect_count(p, &ServingLayout::prefill_replicas, probes, r);
 }
 
 }  // namespace
@@ -277,7 +297,7 @@ void search_format(const ServingProblem& p, ServingSearchResult& r) {
     if (l.max_batch == 0) uncapped = q->ranked;
     probes.push_back(*q);
   }
-  if (p.workload.load != LoadKind::offline) refine_replicas(p, probes, r);
+  if (p.workload.load != LoadKind::offline) refine_counts(p, probes, r);
 }
 
 }  // namespace meshplan::serving

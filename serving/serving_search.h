@@ -9,8 +9,9 @@
 // offline, also 1, 2, 4, … replicas below that (the load is the same whatever the GPUs, so
 // fewer GPUs may serve it: ranking by tokens/s per GPU then says how many), then for each
 // layout the counts between the most of those that fall short of the load and the fewest that
-// meet it, bisected (refine_replicas in serving_search.cc: the fewest replicas that meet it,
-// log2 of the gap more replays, in a fixed order); for MLA
+// meet it, bisected (refine_counts in serving_search.cc: the fewest replicas that meet it, log2
+// of the gap more replays, in a fixed order; a disaggregated layout's decode replicas, then its
+// prefill workers); for MLA
 // models with tp > 1 each of these with and without attention-DP; max batch the engine default
 // (capped by what the KV cache holds whole) and 256, 64 and 16 below it; engines that allocate
 // the cache as sequences grow (vLLM, SGLang: EnginePreset::reserves_whole_request false) also
@@ -37,7 +38,7 @@ struct ServingSearchResult {
 // Tokens a whole search may replay (each candidate replays the workload; the bisected replica
 // counts and the overload checks add to it): about 10-30 s on one core (2026-11-28: llama3-70b
 // on 64 H100s at 20 requests/s with --disaggregated, 2,866 candidates × 1,000 requests × 2,500
-// tokens = 7.2e9, 14.8 s with 1,303 of them replayed; the aggregated search 322, 4.4 s).
+// tokens = 7.2e9, 15.5 s with 1,392 of them replayed; the aggregated search 322, 4.4 s).
 constexpr double kMaxSearchTokens = 1e10;
 
 // REQUIRES: p.gpus ≥ 1.

@@ -188,6 +188,31 @@ TEST_CASE(
   CHECK(saw_two);
 }
 
+TEST_CASE("serving search: a disaggregated layout's decode replicas are bisected as well") {
+  // The same load with --disaggregated and TTFT ≤ 0.5 s, TPOT ≤ 20 ms: tp1 decode replicas
+  // behind one tp2 prefill worker fall short at 2 and meet at 4, and 3 meet.
+  ServingProblem p = meshplan::testing::poisson_workload(
+      meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 8), 2000, 500, 14,
+      200);
+  p.options.search_disaggregated = true;
+  p.options.slo = Slo{0.5, 0.02};
+  const ServingSearchResult r = search_serving(p);
+  auto find = [&](const std::string& text) -> const ServingEstimate* {
+    for (const ServingEstimate& e : r.ranked)
+      if (short_text(e.layout) == text) return &e;
+    return nullptr;
+  };
+  const ServingEstimate* two = find("tp1 pp1 ep1 x2 b174 | prefill tp2 x1");
+  const ServingEstimate* three = find("tp1 pp1 ep1 x3 b174 | prefill tp2 x1");
+  const ServingEstimate* four = find("tp1 pp1 ep1 x4 b174 | prefill tp2 x1");
+  REQUIRE(two != nullptr);
+  REQUIRE(three != nullptr);
+  REQUIRE(four != nullptr);
+  CHECK_FALSE(two->meets_slo);
+  CHECK(three->meets_slo);
+  CHECK(four->meets_slo);
+}
+
 TEST_CASE("serving: a disaggregated layout counts both pools' GPUs and moves each prompt's KV") {
   ServingProblem p = llama8b_problem();
   p.gpus = 4;
