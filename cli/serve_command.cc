@@ -11,6 +11,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/option_checks.h"
+#include "cli/thread_count.h"
 #include "core/model_limits.h"
 #include "reports/serving_report.h"
 #include "serving/replay_trace.h"
@@ -38,6 +39,7 @@ struct ServeOptions {
   std::string weights = "bf16", kv = "bf16", engine = "vllm";
   double slo_ttft_s = 0, slo_tpot_s = 0, memory_fraction = 0;
   int top = 10;
+  int threads = 0;  // 0: hardware concurrency
   bool load_curve = false, disaggregated = false, first_wave = false, mixed_chunk = false,
        mixed_chunk_searched = false;
   int64_t max_prefill_tokens = 0;
@@ -151,6 +153,7 @@ int run_serve(const ServeOptions& o) {
   std::optional<Inputs> in = load_inputs(o.in, /*with_layout=*/false);
   if (!in) return kExitBadInput;
   ServingProblem p{in->model, in->cluster, in->profile, in->gpus, workload(o), serving_options(o)};
+  p.threads = thread_count(o.threads);
   if (!o.requests_file.empty()) {
     const Result<RequestTrace> trace = read_request_trace(o.requests_file);
     if (!trace) return print_errors(trace.errors());
@@ -329,6 +332,9 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                   "write the best layout's replay (engine steps of replica 0, first 100,000) as "
                   "Chrome/Perfetto trace JSON");
   sub->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 10000));
+  add_threads_option(sub, o->threads,
+                     "threads the search replays layouts on (default: all cores); output is the "
+                     "same for any count");
   add_format_option(sub, o->in.format, {"table", "json", "md"});
   sub->add_option("--out", o->out_dir,
                   "write serve.md and its SVG charts (Pareto front; TTFT, TPOT "

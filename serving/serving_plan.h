@@ -25,6 +25,8 @@ struct ServingProblem {
   Workload workload;
   ServingOptions options;
   bool record_steps = false;  // keep the replay's steps (ReplayResult::recorded) for a trace
+  // Threads a search replays its layouts on (serving_search.h); the results never depend on it.
+  int threads = 1;
 };
 
 struct ServingEstimate {

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
+#include <thread>
+#include <utility>
 
 #include "serving/engine_preset.h"
 #include "serving/request_replay.h"
@@ -175,13 +178,112 @@ int64_t binding_batch(const ServingProblem& p, const ServingLayout& l, int64_t m
 namespace {
 
 // One layout the search replayed: the layout as asked (its max batch before the cache resolves
-// it), whether it met the load (ServingEstimate::meets_slo) and where its estimate is in
-// r.ranked (-1: dropped as a repeat of the uncapped layout's replay).
+// it), whether it met the load (ServingEstimate::meets_slo) and where its estimate is among
+// those kept (-1: dropped as a repeat of the uncapped layout's replay).
 struct Probe {
   ServingLayout asked;
   bool meets = false;
   int64_t ranked = -1;
 };
+
+// What one unit of the search's work replayed: the estimates it keeps, in order, and a probe
+// for each layout (its `ranked` indexing `estimates` until merged).
+struct Replays {
+  std::vector<ServingEstimate> estimates;
+  std::vector<Probe> probes;
+  int64_t evaluated = 0, skipped = 0;
+};
+
+// Replays `l` into `out`, keeping its estimate unless it is capped and replays exactly as
+// `uncapped` (the same layout without a cap, or nullptr). Returns the probe, or nullptr when `l`
+// does not fit.
+const Probe* probe(const ServingProblem& p, const ServingLayout& l, const ServingEstimate* uncapped,
+                   Replays& out) {
+  std::optional<ServingEstimate> e = evaluate_serving(p, l);
+  ++out.evaluated;
+  if (!e) return nullptr;
+  Probe q{l, e->meets_slo, -1};
+  if (!uncapped || !same_replay(*e, *uncapped)) {
+    q.ranked = static_cast<int64_t>(out.estimates.size());
+    out.estimates.push_back(std::move(*e));
+  }
+  out.probes.push_back(q);
+  return &out.probes.back();
+}
+
+// Runs work(0) … work(n − 1) on `threads` threads (the calling one among them), each index once.
+template <class Work>
+void run_parallel(size_t n, int threads, const Work& work) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) work(i);
+  };
+  const size_t helpers = std::min<size_t>(n, static_cast<size_t>(std::max(1, threads))) - 1;
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < helpers && n > 0; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+}
+
+// Appends each unit's replays to `r` and its probes to `probes`, in the units' order.
+void merge(std::vector<Replays>& units, std::vector<Probe>& probes, ServingSearchResult& r) {
+  for (Replays& u : units) {
+    const auto base = static_cast<int64_t>(r.ranked.size());
+    for (ServingEstimate& e : u.estimates) r.ranked.push_back(std::move(e));
+    for (Probe q : u.probes) {
+      if (q.ranked >= 0) q.ranked += base;
+      probes.push_back(q);
+    }
+    r.evaluated += u.evaluated;
+    r.skipped += u.skipped;
+  }
+}
+
+// The candidates of one layout: the engine default first, then its batch caps (the order
+// serving_candidates gives them in), as [begin, end) of the candidates.
+std::vector<std::pair<size_t, size_t>> layout_runs(const std::vector<ServingLayout>& candidates) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].max_batch == 0 || runs.empty())
+      runs.emplace_back(i, i + 1);
+    else
+      runs.back().second = i + 1;
+  return runs;
+}
+
+// Replays one layout's candidates: the engine default, then each cap that binds at a batch not
+// yet replayed (a cap at or above what the cache holds whole runs as the default where the
+// engine reserves whole requests; where it preempts it runs as asked), dropping a capped replay
+// that repeats the default's.
+Replays replay_layout(const ServingProblem& p, const ServingLayout* first,
+                      const ServingLayout* last) {
+  Replays out;
+  const bool preempts = !engine_preset(p.options.engine).reserves_whole_request;
+  ServingLayout by_default = *first;
+  by_default.max_batch = 0;
+  const ServingMemory m = resolved_memory(p, by_default);
+  if (!m.fits()) {
+    ++out.skipped;
+    return out;
+  }
+  int64_t uncapped = -1;       // index in out.estimates of the default's replay, or -1
+  std::vector<int64_t> tried;  // binding batches replayed
+  for (const ServingLayout* l = first; l != last; ++l) {
+    if (l->max_batch > 0) {
+      if (!preempts && l->max_batch >= by_default.max_batch) continue;
+      const int64_t batch = binding_batch(p, *l, l->max_batch);
+      if (batch == binding_batch(p, *l, by_default.max_batch) ||
+          std::find(tried.begin(), tried.end(), batch) != tried.end())
+        continue;
+      tried.push_back(batch);
+    }
+    const ServingEstimate* plain =
+        l->max_batch > 0 && uncapped >= 0 ? &out.estimates[static_cast<size_t>(uncapped)] : nullptr;
+    const Probe* q = probe(p, *l, plain, out);
+    if (q && l->max_batch == 0) uncapped = q->ranked;
+  }
+  return out;
+}
 
 // A count of a layout the search bisects: its replicas (aggregated or a disaggregated layout's
 // decode replicas) or a disaggregated layout's prefill workers.
@@ -197,106 +299,84 @@ bool same_but(const ServingLayout& a, const ServingLayout& b, CountField f) {
          x.prefill_tp == y.prefill_tp && x.prefill_replicas == y.prefill_replicas;
 }
 
-// The probe of `l` (as asked), or nullptr.
-const Probe* find_probe(const std::vector<Probe>& probes, const ServingLayout& l) {
+// The kept estimate of `l` (as asked) among `probes`, or nullptr.
+const ServingEstimate* kept_estimate(const std::vector<Probe>& probes, const ServingLayout& l,
+                                     const ServingSearchResult& r) {
   for (const Probe& q : probes)
-    if (same_but(q.asked, l, &ServingLayout::replicas) && q.asked.replicas == l.replicas) return &q;
+    if (same_but(q.asked, l, &ServingLayout::replicas) && q.asked.replicas == l.replicas)
+      return q.ranked >= 0 ? &r.ranked[static_cast<size_t>(q.ranked)] : nullptr;
   return nullptr;
 }
 
-// Replays `l` and keeps its estimate unless it is capped and replays exactly as the same layout
-// uncapped (`uncapped`, an index into r.ranked, or -1): the probe says how it went.
-std::optional<Probe> probe(const ServingProblem& p, const ServingLayout& l, int64_t uncapped,
-                           ServingSearchResult& r) {
-  std::optional<ServingEstimate> e = evaluate_serving(p, l);
-  ++r.evaluated;
-  if (!e) return std::nullopt;
-  Probe q{l, e->meets_slo, -1};
-  if (uncapped >= 0 && same_replay(*e, r.ranked[static_cast<size_t>(uncapped)])) return q;
-  q.ranked = static_cast<int64_t>(r.ranked.size());
-  r.ranked.push_back(std::move(*e));
-  return q;
-}
-
-// For each layout the probes hold, bisects its count `f` between the most that falls short of
+// Bisects the count `f` of the layout `key` between the most of `probes` that falls short of
 // the load (SLO missed or overloaded) and the fewest that meets it: more replicas (or prefill
 // workers) share a fixed load among more engines, so the fewest that meet it (the most tokens/s
-// per GPU of that layout) is found with log2 of the gap more replays.
-void bisect_count(const ServingProblem& p, CountField f, std::vector<Probe>& probes,
-                  ServingSearchResult& r) {
-  const size_t known = probes.size();
-  for (size_t g = 0; g < known; ++g) {
-    const ServingLayout key = probes[g].asked;
-    if (f == &ServingLayout::prefill_replicas && !key.disaggregated()) continue;
-    bool seen = false;  // an earlier probe of the same layout led this one's bisection
-    for (size_t i = 0; i < g && !seen; ++i) seen = same_but(probes[i].asked, key, f);
-    if (seen) continue;
-    int64_t fail = 0, pass = 0;  // the most short of the load, the fewest meeting it
-    for (const Probe& q : probes)
-      if (same_but(q.asked, key, f) && q.meets && (pass == 0 || q.asked.*f < pass))
-        pass = q.asked.*f;
-    for (const Probe& q : probes)
-      if (same_but(q.asked, key, f) && !q.meets && q.asked.*f < pass)
-        fail = std::max(fail, q.asked.*f);
-    while (fail > 0 && pass - fail > 1) {
-      ServingLayout l = key;
-      l.*f = fail + (pass - fail) / 2;
-      ServingLayout uncapped = l;
-      uncapped.max_batch = 0;
-      const Probe* plain = l.max_batch > 0 ? find_probe(probes, uncapped) : nullptr;
-      std::optional<Probe> q = probe(p, l, plain ? plain->ranked : -1, r);
-      if (!q) break;
-      (q->meets ? pass : fail) = l.*f;
-      probes.push_back(*q);
-    }
+// per GPU of that layout) is found with log2 of the gap more replays. A capped layout replaying
+// as its uncapped one at the same count (among `probes`) is not kept, as in the search.
+Replays bisect(const ServingProblem& p, const ServingLayout& key, CountField f,
+               const std::vector<Probe>& probes, const ServingSearchResult& r) {
+  Replays out;
+  int64_t fail = 0, pass = 0;  // the most short of the load, the fewest meeting it
+  for (const Probe& q : probes)
+    if (same_but(q.asked, key, f) && q.meets && (pass == 0 || q.asked.*f < pass)) pass = q.asked.*f;
+  for (const Probe& q : probes)
+    if (same_but(q.asked, key, f) && !q.meets && q.asked.*f < pass)
+      fail = std::max(fail, q.asked.*f);
+  while (fail > 0 && pass - fail > 1) {
+    ServingLayout l = key;
+    l.*f = fail + (pass - fail) / 2;
+    ServingLayout uncapped = l;
+    uncapped.max_batch = 0;
+    const Probe* q =
+        probe(p, l, l.max_batch > 0 ? kept_estimate(probes, uncapped, r) : nullptr, out);
+    if (!q) break;
+    (q->meets ? pass : fail) = l.*f;
   }
+  return out;
+}
+
+// Bisects the count `f` of every layout among `probes` whose max batch is the engine default
+// (`capped` false) or a cap (true), each layout on its own, `threads` at a time; the new
+// replays join `r` and `probes` in the layouts' order.
+void bisect_all(const ServingProblem& p, CountField f, bool capped, std::vector<Probe>& probes,
+                ServingSearchResult& r) {
+  std::vector<ServingLayout> keys;
+  for (const Probe& q : probes) {
+    if ((q.asked.max_batch > 0) != capped) continue;
+    if (f == &ServingLayout::prefill_replicas && !q.asked.disaggregated()) continue;
+    if (std::none_of(keys.begin(), keys.end(),
+                     [&](const ServingLayout& k) { return same_but(k, q.asked, f); }))
+      keys.push_back(q.asked);
+  }
+  std::vector<Replays> units(keys.size());
+  run_parallel(keys.size(), p.threads,
+               [&](size_t i) { units[i] = bisect(p, keys[i], f, probes, r); });
+  merge(units, probes, r);
 }
 
 // Under a load that does not grow with the GPUs the candidates hold 1, 2, 4, … replicas of each
 // layout (and of a disaggregated layout's prefill workers); the counts between are bisected,
-// the replicas first, then the prefill workers beside each decode replica count found. A layout
-// llama3-70b at 20 requests/s (2,000 + 500 tokens, TTFT ≤ 1 s, TPOT ≤ 33 ms) meets on 6 tp4
-// replicas where the powers of two said 8.
+// the replicas first (the engine-default batches, then the caps, which compare with them),
+// then the prefill workers beside each decode replica count found. llama3-70b at 20
+// requests/s (2,000 + 500 tokens, TTFT ≤ 1 s, TPOT ≤ 33 ms) meets on 6 tp4 replicas where the
+// powers of two said 8.
 void refine_counts(const ServingProblem& p, std::vector<Probe>& probes, ServingSearchResult& r) {
-  bisect_count(p, &ServingLayout::replicas, probes, r);
-  bisect_count(p, &ServingLayout::prefill_replicas, probes, r);
+  bisect_all(p, &ServingLayout::replicas, false, probes, r);
+  bisect_all(p, &ServingLayout::replicas, true, probes, r);
+  bisect_all(p, &ServingLayout::prefill_replicas, false, probes, r);
 }
 
 }  // namespace
 
 void search_format(const ServingProblem& p, ServingSearchResult& r) {
-  const bool preempts = !engine_preset(p.options.engine).reserves_whole_request;
-  int64_t uncapped = -1;       // index in r.ranked of the current layout without a cap, or -1
-  std::vector<int64_t> tried;  // binding batches replayed for the current layout
+  const std::vector<ServingLayout> candidates = serving_candidates(p);
+  const std::vector<std::pair<size_t, size_t>> runs = layout_runs(candidates);
+  std::vector<Replays> units(runs.size());
+  run_parallel(runs.size(), p.threads, [&](size_t i) {
+    units[i] = replay_layout(p, &candidates[runs[i].first], &candidates[runs[i].second]);
+  });
   std::vector<Probe> probes;
-  for (const ServingLayout& l : serving_candidates(p)) {
-    if (l.max_batch == 0) {
-      uncapped = -1;
-      tried.clear();
-    }
-    ServingLayout by_default = l;
-    by_default.max_batch = 0;
-    const ServingMemory m = resolved_memory(p, by_default);
-    if (!m.fits()) {
-      if (l.max_batch == 0) ++r.skipped;
-      continue;
-    }
-    // A cap at or above what the cache holds whole runs as the default where the engine
-    // reserves whole requests; where it preempts it runs as asked. Either way a cap that binds
-    // at a batch already replayed for this layout repeats that replay.
-    if (l.max_batch > 0) {
-      if (!preempts && l.max_batch >= by_default.max_batch) continue;
-      const int64_t batch = binding_batch(p, l, l.max_batch);
-      if (batch == binding_batch(p, l, by_default.max_batch) ||
-          std::find(tried.begin(), tried.end(), batch) != tried.end())
-        continue;
-      tried.push_back(batch);
-    }
-    std::optional<Probe> q = probe(p, l, l.max_batch > 0 ? uncapped : -1, r);
-    if (!q) continue;
-    if (l.max_batch == 0) uncapped = q->ranked;
-    probes.push_back(*q);
-  }
+  merge(units, probes, r);
   if (p.workload.load != LoadKind::offline) refine_counts(p, probes, r);
 }
 

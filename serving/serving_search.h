@@ -18,7 +18,9 @@
 // run the engine default uncapped, and caps above the cache's, preempting when it is full. A cap
 // that replays as another of its layout (never binding, or binding at the same batch) is
 // dropped. Layouts whose weights leave no KV room are skipped.
-// Enumeration order is fixed, ties keep it: the output is the same on every run.
+// Enumeration order is fixed, ties keep it: the output is the same on every run. Each layout's
+// candidates (and each layout's bisection) replay on one of ServingProblem::threads threads and
+// merge in that order, so the output is the same for any thread count.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +38,10 @@ struct ServingSearchResult {
 };
 
 // Tokens a whole search may replay (each candidate replays the workload; the bisected replica
-// counts and the overload checks add to it): about 10-30 s on one core (2026-11-28: llama3-70b
-// on 64 H100s at 20 requests/s with --disaggregated, 2,866 candidates × 1,000 requests × 2,500
-// tokens = 7.2e9, 15.5 s with 1,392 of them replayed; the aggregated search 322, 4.4 s).
+// counts and the overload checks add to it): about 10-30 s on one core, divided among the
+// search's threads (2026-11-28: llama3-70b on 64 H100s at 20 requests/s with --disaggregated,
+// 2,866 candidates × 1,000 requests × 2,500 tokens = 7.2e9, 15.6 s on one thread and 7.9 s on
+// two with 1,392 of them replayed; the aggregated search 322, 4.4 s on one thread).
 constexpr double kMaxSearchTokens = 1e10;
 
 // REQUIRES: p.gpus ≥ 1.

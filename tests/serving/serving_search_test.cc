@@ -21,6 +21,28 @@ ServingProblem llama8b_problem() {
   return p;
 }
 
+// llama3-8b on up to 8 H100s, 200 Poisson requests of 2,000 + 500 tokens at 14 per second.
+ServingProblem rate14_problem() {
+  return meshplan::testing::poisson_workload(
+      meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 8), 2000, 500, 14,
+      200);
+}
+
+// The same with --disaggregated and TTFT ≤ 0.5 s, TPOT ≤ 20 ms.
+ServingProblem rate14_disaggregated_problem() {
+  ServingProblem p = rate14_problem();
+  p.options.search_disaggregated = true;
+  p.options.slo = Slo{0.5, 0.02};
+  return p;
+}
+
+// The estimate of the layout written `text` (short_text) among `r`'s, or nullptr.
+const ServingEstimate* find_layout(const ServingSearchResult& r, const std::string& text) {
+  for (const ServingEstimate& e : r.ranked)
+    if (short_text(e.layout) == text) return &e;
+  return nullptr;
+}
+
 ServingEstimate with(double per_gpu, double per_user) {
   ServingEstimate e;
   e.output_tokens_per_s_per_gpu = per_gpu;
@@ -168,9 +190,7 @@ TEST_CASE(
   // llama3-8b at 14 requests/s of 2,000 + 500 tokens on up to 8 H100s: one tp1 replica per GPU
   // sustains about 5 requests/s, so 2 are overloaded and 4 keep up; the bisection between them
   // finds 3, which serve the load with the most tokens/s per GPU.
-  const ServingProblem p = meshplan::testing::poisson_workload(
-      meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 8), 2000, 500, 14,
-      200);
+  const ServingProblem p = rate14_problem();
   const ServingSearchResult r = search_serving(p);
   REQUIRE(!r.ranked.empty());
   const ServingEstimate& best = r.ranked.front();
@@ -182,35 +202,40 @@ TEST_CASE(
   REQUIRE(two.has_value());
   CHECK(two->overloaded);
   // The bisection replayed 3 beside the powers of two, and 2 was one of those.
-  bool saw_two = false;
-  for (const ServingEstimate& e : r.ranked)
-    saw_two = saw_two || short_text(e.layout) == "tp1 pp1 ep1 x2 b174";
-  CHECK(saw_two);
+  CHECK(find_layout(r, "tp1 pp1 ep1 x2 b174") != nullptr);
 }
 
 TEST_CASE("serving search: a disaggregated layout's decode replicas are bisected as well") {
   // The same load with --disaggregated and TTFT ≤ 0.5 s, TPOT ≤ 20 ms: tp1 decode replicas
   // behind one tp2 prefill worker fall short at 2 and meet at 4, and 3 meet.
-  ServingProblem p = meshplan::testing::poisson_workload(
-      meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 8), 2000, 500, 14,
-      200);
-  p.options.search_disaggregated = true;
-  p.options.slo = Slo{0.5, 0.02};
-  const ServingSearchResult r = search_serving(p);
-  auto find = [&](const std::string& text) -> const ServingEstimate* {
-    for (const ServingEstimate& e : r.ranked)
-      if (short_text(e.layout) == text) return &e;
-    return nullptr;
-  };
-  const ServingEstimate* two = find("tp1 pp1 ep1 x2 b174 | prefill tp2 x1");
-  const ServingEstimate* three = find("tp1 pp1 ep1 x3 b174 | prefill tp2 x1");
-  const ServingEstimate* four = find("tp1 pp1 ep1 x4 b174 | prefill tp2 x1");
+  const ServingSearchResult r = search_serving(rate14_disaggregated_problem());
+  const ServingEstimate* two = find_layout(r, "tp1 pp1 ep1 x2 b174 | prefill tp2 x1");
+  const ServingEstimate* three = find_layout(r, "tp1 pp1 ep1 x3 b174 | prefill tp2 x1");
+  const ServingEstimate* four = find_layout(r, "tp1 pp1 ep1 x4 b174 | prefill tp2 x1");
   REQUIRE(two != nullptr);
   REQUIRE(three != nullptr);
   REQUIRE(four != nullptr);
   CHECK_FALSE(two->meets_slo);
   CHECK(three->meets_slo);
   CHECK(four->meets_slo);
+}
+
+TEST_CASE("serving search: the same layouts in the same order on 1, 2 or 3 threads") {
+  auto listing = [&](int threads) {
+    ServingProblem q = rate14_disaggregated_problem();
+    q.threads = threads;
+    const ServingSearchResult r = search_serving(q);
+    std::string text = fmt::format("{} evaluated, {} skipped\n", r.evaluated, r.skipped);
+    for (const ServingEstimate& e : r.ranked)
+      text += fmt::format("{} {} {}\n", short_text(e.layout), e.output_tokens_per_s,
+                          e.replay.ttft_s.p99);
+    for (size_t i : r.pareto) text += fmt::format("front {}\n", i);
+    return text;
+  };
+  const std::string one = listing(1);
+  CHECK(one.size() > 1000);  // some hundred layouts
+  CHECK(listing(2) == one);
+  CHECK(listing(3) == one);
 }
 
 TEST_CASE("serving: a disaggregated layout counts both pools' GPUs and moves each prompt's KV") {
