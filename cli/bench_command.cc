@@ -137,6 +137,45 @@ std::vector<std::vector<std::string>> whole_process_rows(const std::string& root
   return rows;
 }
 
+// Issue 17's question on a whole cluster as a user asks it: `meshplan serve` for llama3-70b in
+// FP8 on 64 H100s at 20 requests/s of 2,000 + 500 tokens within TTFT 1 s and TPOT 33.3 ms
+// (a search with its replica counts bisected and every layout checked for overload).
+std::vector<std::string> serve_args(const std::string& root, int threads) {
+  return {"serve",
+          "--model",
+          root + "/models/llama3-70b.yaml",
+          "--cluster",
+          root + "/topologies/dgx-h100-64n.yaml",
+          "--gpus",
+          "64",
+          "--isl",
+          "2000",
+          "--osl",
+          "500",
+          "--weights",
+          "fp8",
+          "--request-rate",
+          "20",
+          "--slo-ttft",
+          "1",
+          "--slo-tpot",
+          "0.0333",
+          "--threads",
+          std::to_string(threads)};
+}
+
+// That search as a whole process on one thread and on `threads`, one run each (seconds each).
+std::string serving_search_line(const std::string& root, int threads) {
+  const std::optional<ProcessRun> one = best_run(serve_args(root, 1), 1);
+  const std::optional<ProcessRun> many = best_run(serve_args(root, threads), 1);
+  return fmt::format(
+      "serving search, whole process: meshplan serve llama3-70b, 64 H100, FP8, 20 requests/s of "
+      "2,000 + 500 tokens, TTFT ≤ 1 s, TPOT ≤ 33.3 ms: 1 thread {} ({}), {} threads {} ({}){}\n\n",
+      wall_or_dash(one), one ? mib(one->peak_rss_bytes) : "-", threads, wall_or_dash(many),
+      many ? mib(many->peak_rss_bytes) : "-",
+      one && many ? fmt::format(", {:.2f}×", one->wall_s / many->wall_s) : "");
+}
+
 // The issue-13 trace case as a user runs it: Llama 3 405B's pp16/vpp7 step as a whole
 // `simulate --trace` process, best of 3; the trace's size and events read back from its file.
 constexpr const char* kTraceLayout =
@@ -197,6 +236,7 @@ int run_bench(const BenchOptions& o) {
   const std::optional<ProcessRun> measured = best_run(memory_args, 5);
   const std::vector<std::vector<std::string>> process_rows = whole_process_rows(o.root);
   const TracedRun traced = whole_process_trace(o.root);
+  const std::string serving = serving_search_line(o.root, threads);
   std::vector<std::vector<std::string>> search_rows, tail_rows;
   std::string pruning;
   for (const SearchCase& c : kCases) {
@@ -282,6 +322,7 @@ int run_bench(const BenchOptions& o) {
       wall_or_dash(version), version ? mib(version->peak_rss_bytes) : "-", wall_or_dash(memory),
       memory ? mib(memory->peak_rss_bytes) : "-", wall_or_dash(measured),
       measured ? mib(measured->peak_rss_bytes) : "-");
+  std::cout << serving;
   sim::SimBenchResult b = sim::run_simulator_benchmark(5);
   std::cout << fmt::format(
       "simulator: llama3-405b-like step, pp=16 v=8 m=128, 126 layers over 128 chunks (uneven), one "
