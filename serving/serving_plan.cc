@@ -307,6 +307,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
                       {},
                       e.memory.prefix.reused_tokens,
                       e.memory.prefix.shared_tokens,
+                      {},
                       {}};
   limits.front_end_s = front_end_s(p.options);
   const RequestCache cache =

@@ -186,15 +186,26 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
   return (batch.chunks.empty() ? 0 : kernel_s(prefill_s * data_share_)) + decode_s;
 }
 
+const StepTimeModel::LayerCosts& StepTimeModel::layer_costs(double tokens) const {
+  if (layer_memo_.empty()) layer_memo_.resize(kLayerMemoSlots);
+  const auto slot = static_cast<size_t>(static_cast<uint64_t>(tokens) % kLayerMemoSlots);
+  LayerCosts& c = layer_memo_[slot];
+  if (c.tokens == tokens) return c;
+  c = LayerCosts{tokens, {}, {}};
+  if (stage_dense_layers_ > 0) add_layer(dense_layer_, false, tokens, c.dense);
+  if (stage_moe_layers_ > 0) add_layer(moe_layer_, true, tokens, c.moe);
+  return c;
+}
+
 StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   StepBreakdown stage;
   const double pp = static_cast<double>(layout_.pp);
   const double tokens = static_cast<double>(batch.tokens()) / pp;
   if (tokens <= 0) return stage;
   // One layer of each kind, then scaled by the stage's layer counts.
-  StepBreakdown dense, moe;
-  if (stage_dense_layers_ > 0) add_layer(dense_layer_, false, tokens, dense);
-  if (stage_moe_layers_ > 0) add_layer(moe_layer_, true, tokens, moe);
+  const LayerCosts& layers_at = layer_costs(tokens);
+  const StepBreakdown& dense = layers_at.dense;
+  const StepBreakdown& moe = layers_at.moe;
   auto scale_add = [&](const StepBreakdown& one, double count) {
     stage.gemm_s += one.gemm_s * count;
     stage.other_s += one.other_s * count;

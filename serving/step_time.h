@@ -104,9 +104,20 @@ class StepTimeModel {
                 const CalibrationProfile& profile, const ServingLayout& layout,
                 const ServingOptions& options, const HostOverhead& host);
 
+  // Not for two threads at once: it keeps the layer costs of the token counts it was asked.
   StepBreakdown time(const StepBatch& batch) const;
 
  private:
+  // One dense and one MoE layer (add_layer) at a token count.
+  struct LayerCosts {
+    double tokens = -1;
+    StepBreakdown dense, moe;
+  };
+  // The layers' costs at `tokens`: a replay asks the same counts step after step, so the last
+  // ones asked are kept, one slot per count modulo kLayerMemoSlots (the same numbers as
+  // computing them again).
+  const LayerCosts& layer_costs(double tokens) const;
+  static constexpr size_t kLayerMemoSlots = 1024;
   // One layer at `tokens` tokens (already divided by pp), adding into `out`.
   void add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
                  StepBreakdown& out) const;
@@ -136,6 +147,7 @@ class StepTimeModel {
   AttentionModel attention_;
   CollectiveModel collectives_;
   PeerAllReduceFit peer_;
+  mutable std::vector<LayerCosts> layer_memo_;
 };
 
 }  // namespace meshplan::serving

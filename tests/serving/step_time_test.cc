@@ -295,3 +295,27 @@ TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-b
   const CollectiveModel coll(p, c);
   CHECK(t2.communication_s == doctest::Approx(2 * coll.p2p_time_s(1, 0.5 * 4096 * 2)));
 }
+
+TEST_CASE("step time: a token count asked again after others in its memo slot costs the same") {
+  // The layer costs are kept per token count modulo 1,024 slots: 64 decodes, then 64 + 1,024
+  // (the same slot), then 64 again must give the first answer exactly, and a fresh model the
+  // same as a used one.
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  auto decodes = [](int64_t n) {
+    StepBatch b = one_decode(1000);
+    b.decodes = n;
+    b.sampled = n;
+    b.decode_context_tokens = 1000.0 * static_cast<double>(n);
+    return b;
+  };
+  const StepTimeModel used(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
+  const double first = used.time(decodes(64)).total_s();
+  const double other = used.time(decodes(64 + 1024)).total_s();
+  CHECK(other > first);
+  CHECK(used.time(decodes(64)).total_s() == first);
+  CHECK(used.time(decodes(64 + 1024)).total_s() == other);
+  const StepTimeModel fresh(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
+  CHECK(fresh.time(decodes(64 + 1024)).total_s() == other);
+}
