@@ -249,11 +249,15 @@ double arrival_rate(const ReplayResult& replay, double copies) {
   return span > 0 ? copies * static_cast<double>(n - 1) / span : 0;
 }
 
-// Requests per second over the replay (first arrival to last finish), times `copies`.
+// `replay`'s requests per second (first arrival to last finish), times `copies`.
+double served_rate(const OfflineReplay& replay, double copies) {
+  return replay.duration_s > 0 ? copies * static_cast<double>(replay.requests) / replay.duration_s
+                               : 0;
+}
+
 double served_rate(const ReplayResult& replay, double copies) {
-  return replay.duration_s > 0
-             ? copies * static_cast<double>(replay.requests.size()) / replay.duration_s
-             : 0;
+  return served_rate(OfflineReplay{static_cast<int64_t>(replay.requests.size()), replay.duration_s},
+                     copies);
 }
 
 // Under an open loop, whether `e`'s layout keeps up with the offered load: where the replay
@@ -277,12 +281,25 @@ void check_overload(const ServingProblem& p, ServingEstimate& e) {
 }  // namespace
 
 double saturation_requests_per_s(const ServingProblem& p, const ServingLayout& layout) {
+  const double copies = replay_copies(layout);
+  // One replica's replay is the same for every replica count where each replays the same
+  // requests: not a disaggregated layout (one replay covers its pools) nor a trace's share.
+  SaturationMemo* const memo =
+      layout.disaggregated() || p.workload.trace ? nullptr : p.saturation_memo.get();
+  const int64_t requests =
+      memo ? replay_request_count(replica_workload(p.workload, layout.replicas)) : 0;
+  if (memo)
+    if (const std::optional<OfflineReplay> kept = memo->find(layout, requests))
+      return served_rate(*kept, copies);
   ServingProblem offline = p;
   offline.workload.load = LoadKind::offline;
   offline.record_steps = false;
   const std::optional<ServingEstimate> saturated = evaluate_serving(offline, layout);
   if (!saturated) return 0;
-  return served_rate(saturated->replay, replay_copies(layout));
+  const OfflineReplay replay{static_cast<int64_t>(saturated->replay.requests.size()),
+                             saturated->replay.duration_s};
+  if (memo) memo->keep(layout, requests, replay);
+  return served_rate(replay, copies);
 }
 
 std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, ServingLayout layout) {

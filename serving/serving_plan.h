@@ -2,6 +2,7 @@
 // throughput, with the SLO verdict. Pure function of its inputs.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "core/profile.h"
 #include "core/result.h"
 #include "serving/request_replay.h"
+#include "serving/saturation_memo.h"
 #include "serving/serving_memory.h"
 #include "serving/serving_options.h"
 #include "serving/step_time.h"
@@ -27,6 +29,8 @@ struct ServingProblem {
   bool record_steps = false;  // keep the replay's steps (ReplayResult::recorded) for a trace
   // Threads a search replays its layouts on (serving_search.h); the results never depend on it.
   int threads = 1;
+  // One replica's offline replays kept across a search's layouts (none: each asked afresh).
+  std::shared_ptr<SaturationMemo> saturation_memo = nullptr;
 };
 
 struct ServingEstimate {

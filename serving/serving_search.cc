@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -368,7 +369,9 @@ void refine_counts(const ServingProblem& p, std::vector<Probe>& probes, ServingS
 
 }  // namespace
 
-void search_format(const ServingProblem& p, ServingSearchResult& r) {
+void search_format(const ServingProblem& asked, ServingSearchResult& r) {
+  ServingProblem p = asked;  // with its own memo: the replays it keeps are this format's
+  p.saturation_memo = std::make_shared<SaturationMemo>();
   const std::vector<ServingLayout> candidates = serving_candidates(p);
   const std::vector<std::pair<size_t, size_t>> runs = layout_runs(candidates);
   std::vector<Replays> units(runs.size());
