@@ -40,8 +40,8 @@ struct ServingSearchResult {
 // Tokens a whole search may replay (each candidate replays the workload; the bisected replica
 // counts and the overload checks add to it): about 10-30 s on one core, divided among the
 // search's threads (2026-11-28: llama3-70b on 64 H100s at 20 requests/s with --disaggregated,
-// 2,866 candidates × 1,000 requests × 2,500 tokens = 7.2e9, 12.1 s on one thread and 6.1 s on
-// two with 1,392 of them replayed; the aggregated search 322, 3.6 s on one thread).
+// 2,866 candidates × 1,000 requests × 2,500 tokens = 7.2e9, 10.6 s on one thread and 5.6 s on
+// two with 1,392 of them replayed; the aggregated search 322, 2.3 s on one thread).
 constexpr double kMaxSearchTokens = 1e10;
 
 // REQUIRES: p.gpus ≥ 1.
