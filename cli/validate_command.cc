@@ -113,7 +113,7 @@ int run_serving_validate(const ValidateOptions& o, const std::vector<Bound>& bou
   Result<ProfileSwaps> swaps = ProfileSwaps::parse(o.profile_swaps);
   if (!swaps) return print_errors(swaps.errors());
   Result<serving::ServingValidation> v =
-      serving::validate_serving(runs.value(), o.root, swaps.value());
+      serving::validate_serving(runs.value(), o.root, swaps.value(), thread_count(o.threads));
   if (!v) return print_errors(v.errors());
   for (const Bound& b : bounds) {
     const bool found = std::any_of(v->summaries.begin(), v->summaries.end(),
@@ -188,7 +188,8 @@ CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
                   "published serving runs YAML (tests/data/serving_runs.yaml): predicted vs "
                   "measured throughput, TTFT and TPOT of `meshplan serve`");
   sub->add_option("--root", o->root, "directory holding topologies/ and profiles/");
-  add_threads_option(sub, o->threads, "search threads (default: all cores)");
+  add_threads_option(sub, o->threads,
+                     "search threads, or serving runs replayed at once (default: all cores)");
   sub->add_option("--max-error", o->bounds,
                   "NAME=FRACTION: exit 1 when that summary's mean |error| exceeds it (repeatable)");
   sub->add_option("--max-run-error", o->max_run_error,

@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <utility>
 
+#include "core/parallel_for.h"
 #include "serving/engine_preset.h"
 #include "serving/request_replay.h"
 
@@ -212,20 +211,6 @@ const Probe* probe(const ServingProblem& p, const ServingLayout& l, const Servin
   return &out.probes.back();
 }
 
-// Runs work(0) … work(n − 1) on `threads` threads (the calling one among them), each index once.
-template <class Work>
-void run_parallel(size_t n, int threads, const Work& work) {
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) work(i);
-  };
-  const size_t helpers = std::min<size_t>(n, static_cast<size_t>(std::max(1, threads))) - 1;
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < helpers && n > 0; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-}
-
 // Appends each unit's replays to `r` and its probes to `probes`, in the units' order.
 void merge(std::vector<Replays>& units, std::vector<Probe>& probes, ServingSearchResult& r) {
   for (Replays& u : units) {
@@ -350,7 +335,7 @@ void bisect_all(const ServingProblem& p, CountField f, bool capped, std::vector<
       keys.push_back(q.asked);
   }
   std::vector<Replays> units(keys.size());
-  run_parallel(keys.size(), p.threads,
+  parallel_for(keys.size(), p.threads,
                [&](size_t i) { units[i] = bisect(p, keys[i], f, probes, r); });
   merge(units, probes, r);
 }
@@ -375,7 +360,7 @@ void search_format(const ServingProblem& asked, ServingSearchResult& r) {
   const std::vector<ServingLayout> candidates = serving_candidates(p);
   const std::vector<std::pair<size_t, size_t>> runs = layout_runs(candidates);
   std::vector<Replays> units(runs.size());
-  run_parallel(runs.size(), p.threads, [&](size_t i) {
+  parallel_for(runs.size(), p.threads, [&](size_t i) {
     units[i] = replay_layout(p, &candidates[runs[i].first], &candidates[runs[i].second]);
   });
   std::vector<Probe> probes;

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
 
+#include "core/parallel_for.h"
 #include "planner/profile_lookup.h"
 #include "serving/engine_preset.h"
 #include "serving/request_replay.h"
@@ -295,62 +297,100 @@ Result<std::vector<ServingRun>> load_serving_runs(const std::string& path) {
   return runs;
 }
 
+namespace {
+
+// A run's model, cluster (its profile swapped where asked) and profile, loaded once for all the
+// runs naming the same files.
+struct RunSpecs {
+  ModelSpec model;
+  ClusterSpec cluster;
+  CalibrationProfile profile;
+};
+
+using SpecsKey = std::pair<std::string, std::string>;  // model file, cluster file
+
+Result<RunSpecs> load_run_specs(const ServingRun& run, const std::string& root,
+                                ProfileSwaps& profile_swaps) {
+  Result<ModelSpec> model = load_model(root + "/" + run.model_file);
+  if (!model) return model.errors();
+  Result<ClusterSpec> cluster = load_cluster(root + "/" + run.cluster_file);
+  if (!cluster) return cluster.errors();
+  profile_swaps.apply(cluster.value());
+  Result<CalibrationProfile> profile = resolve_profile(cluster.value(), "", ProfileSearchPath{});
+  if (!profile) return profile.errors();
+  return RunSpecs{model.value(), cluster.value(), profile.value()};
+}
+
+// Replays one run on its specs: the predicted throughput, TTFT and TPOT, or why not.
+ServingRunResult replay_run(const ServingRun& run, const RunSpecs& specs) {
+  ServingProblem p{specs.model, specs.cluster, specs.profile, run.gpus, run.workload, run.options};
+  ServingRunResult r;
+  r.run = &run;
+  ServingLayout layout = run.layout;
+  if (run.group == "trtllm-offline") {
+    // trtllm-bench's build limits (serving_validation.h): its KV estimate per GPU, (HBM −
+    // weights) × fraction. Read at NVIDIA/TensorRT-LLM 04cba882 (finetune_setting is the same
+    // in the older copies of tuning.py we found; the v0.17 tag itself was not read).
+    layout.max_batch = engine_preset(p.options.engine).max_batch;
+    const ServingMemory m = serving_memory(p.model, p.cluster.gpu, layout, p.options,
+                                           run.workload.isl, run.workload.osl);
+    const double kv_requests =
+        (m.capacity_bytes - m.weight_bytes) * kPerfOverviewKvFraction /
+        (m.kv_bytes_per_token * static_cast<double>(run.workload.isl + run.workload.osl));
+    const BenchLimits b =
+        trtllm_bench_limits(kv_requests, run.workload.isl, run.workload.osl, layout.pp);
+    layout.max_batch = b.max_batch;
+    p.options.max_step_tokens = b.max_num_tokens;
+    // Chunked context: the page runs its GH200 rows of the same table with gptManagerBenchmark
+    // --enable_chunked_context --scheduler_policy guaranteed_no_evict, to compare with
+    // trtllm-bench's, whose executor settings default to chunking (ExecutorSettingsConfig
+    // chunking = True, tensorrt_llm/bench/dataclasses/configuration.py, read at 000a01de; the
+    // --enable_chunked_context flag that later turned it off by default is not in the
+    // workflow the page gives). Without it a 2,048-token prompt never fits beside a decode
+    // in a 2,048-token step budget, and the 2048/2048 rows would stall.
+    p.options.chunked_context = true;
+  }
+  const std::vector<Diagnostic> bad = check_serving_layout(p, layout);
+  if (!bad.empty()) {
+    r.error = bad.front().field + ": " + bad.front().rule;
+    return r;
+  }
+  const std::optional<ServingEstimate> e = evaluate_serving(p, layout);
+  if (!e) {
+    r.error = "predicted not to fit";
+    return r;
+  }
+  r.predicted[0] = e->output_tokens_per_s;
+  r.predicted[1] = e->replay.ttft_s.mean;
+  r.predicted[2] = e->replay.tpot_s.mean;
+  return r;
+}
+
+}  // namespace
+
 Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root,
-                                           ProfileSwaps profile_swaps) {
+                                           ProfileSwaps profile_swaps, int threads) {
   ServingValidation v;
   v.runs = std::move(runs);
+  // The files first, in the runs' order (their errors too), each once; then the replays.
+  std::map<SpecsKey, RunSpecs> specs;
+  std::vector<const ServingRun*> replayed;
   for (const ServingRun& run : v.runs) {
     if (!run.skip_reason.empty()) continue;
-    Result<ModelSpec> model = load_model(root + "/" + run.model_file);
-    if (!model) return model.errors();
-    Result<ClusterSpec> cluster = load_cluster(root + "/" + run.cluster_file);
-    if (!cluster) return cluster.errors();
-    profile_swaps.apply(cluster.value());
-    Result<CalibrationProfile> profile = resolve_profile(cluster.value(), "", ProfileSearchPath{});
-    if (!profile) return profile.errors();
-    ServingProblem p{model.value(), cluster.value(), profile.value(),
-                     run.gpus,      run.workload,    run.options};
-    ServingRunResult r;
-    r.run = &run;
-    ServingLayout layout = run.layout;
-    if (run.group == "trtllm-offline") {
-      // trtllm-bench's build limits (serving_validation.h): its KV estimate per GPU, (HBM −
-      // weights) × fraction. Read at NVIDIA/TensorRT-LLM 04cba882 (finetune_setting is the same
-      // in the older copies of tuning.py we found; the v0.17 tag itself was not read).
-      layout.max_batch = engine_preset(p.options.engine).max_batch;
-      const ServingMemory m = serving_memory(p.model, p.cluster.gpu, layout, p.options,
-                                             run.workload.isl, run.workload.osl);
-      const double kv_requests =
-          (m.capacity_bytes - m.weight_bytes) * kPerfOverviewKvFraction /
-          (m.kv_bytes_per_token * static_cast<double>(run.workload.isl + run.workload.osl));
-      const BenchLimits b =
-          trtllm_bench_limits(kv_requests, run.workload.isl, run.workload.osl, layout.pp);
-      layout.max_batch = b.max_batch;
-      p.options.max_step_tokens = b.max_num_tokens;
-      // Chunked context: the page runs its GH200 rows of the same table with gptManagerBenchmark
-      // --enable_chunked_context --scheduler_policy guaranteed_no_evict, to compare with
-      // trtllm-bench's, whose executor settings default to chunking (ExecutorSettingsConfig
-      // chunking = True, tensorrt_llm/bench/dataclasses/configuration.py, read at 000a01de; the
-      // --enable_chunked_context flag that later turned it off by default is not in the
-      // workflow the page gives). Without it a 2,048-token prompt never fits beside a decode
-      // in a 2,048-token step budget, and the 2048/2048 rows would stall.
-      p.options.chunked_context = true;
+    const SpecsKey key{run.model_file, run.cluster_file};
+    if (specs.find(key) == specs.end()) {
+      Result<RunSpecs> loaded = load_run_specs(run, root, profile_swaps);
+      if (!loaded) return loaded.errors();
+      specs.emplace(key, std::move(loaded.value()));
     }
-    const std::vector<Diagnostic> bad = check_serving_layout(p, layout);
-    std::optional<ServingEstimate> e;
-    if (bad.empty()) e = evaluate_serving(p, layout);
-    if (!bad.empty())
-      r.error = bad.front().field + ": " + bad.front().rule;
-    else if (!e)
-      r.error = "predicted not to fit";
-    else {
-      r.predicted[0] = e->output_tokens_per_s;
-      r.predicted[1] = e->replay.ttft_s.mean;
-      r.predicted[2] = e->replay.tpot_s.mean;
-    }
-    v.results.push_back(r);
+    replayed.push_back(&run);
   }
   if (auto unused = profile_swaps.unused()) return *unused;
+  v.results.resize(replayed.size());
+  parallel_for(replayed.size(), threads, [&](size_t i) {
+    const ServingRun& run = *replayed[i];
+    v.results[i] = replay_run(run, specs.at(SpecsKey{run.model_file, run.cluster_file}));
+  });
   summarize(v);
   return v;
 }

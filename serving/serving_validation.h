@@ -70,11 +70,12 @@ struct ServingValidation {
 };
 
 Result<std::vector<ServingRun>> load_serving_runs(const std::string& path);
-// Replays every run not skipped; `root` holds models/ and topologies/.
+// Replays every run not skipped, on `threads` threads (the results in the runs' order whatever
+// the count); `root` holds models/ and topologies/, each file read once.
 // `profile_swaps` (planner/profile_swaps.h): rows whose cluster names profile NAME are priced
 // with profile OTHER (h200-published → h200-measured); a swap no row uses is an error.
 Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root,
-                                           ProfileSwaps profile_swaps = {});
+                                           ProfileSwaps profile_swaps = {}, int threads = 1);
 
 std::string serving_validation_table(const ServingValidation& v);
 // Rows (id, group, layout, predicted and measured per metric, error) and summaries.

@@ -108,6 +108,24 @@ TEST_CASE("serving validation: summaries per metric, then per group and metric")
   for (const ServingErrorSummary& s : v->summaries) CHECK(s.mean_abs <= s.max_abs);
 }
 
+TEST_CASE("serving validation: the same results in the same order on 1 or 3 threads") {
+  Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
+  REQUIRE(runs.ok());
+  Result<ServingValidation> one = validate_serving(runs.value(), MESHPLAN_SOURCE_DIR, {}, 1);
+  Result<ServingValidation> three = validate_serving(runs.value(), MESHPLAN_SOURCE_DIR, {}, 3);
+  REQUIRE(one.ok());
+  REQUIRE(three.ok());
+  REQUIRE(one->results.size() == three->results.size());
+  REQUIRE(one->results.size() > 30);
+  for (size_t i = 0; i < one->results.size(); ++i) {
+    CAPTURE(one->results[i].run->id);
+    CHECK(three->results[i].run->id == one->results[i].run->id);
+    for (int m = 0; m < 3; ++m)
+      CHECK(three->results[i].predicted[m] == one->results[i].predicted[m]);
+  }
+  CHECK(serving_validation_table(three.value()) == serving_validation_table(one.value()));
+}
+
 TEST_CASE("serving validation: a file without rows names the field") {
   const std::string path = std::string(MESHPLAN_TEST_DATA) + "/published_runs.yaml";
   Result<std::vector<ServingRun>> runs = load_serving_runs(path);
