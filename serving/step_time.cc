@@ -62,7 +62,8 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       gemm_(profile, cluster.gpu, gemm_precision(options.weights), calibration_),
       attention_(profile, cluster.gpu, kServingAttentionKernels, calibration_),
       collectives_(profile, cluster, calibration_),
-      peer_(profile.peer_all_reduce) {
+      peer_(profile.peer_all_reduce),
+      layer_memo_(kLayerMemoSlots) {
   const double per_stage = static_cast<double>(stage_layers(model, layout.pp));
   const double moe_share =
       static_cast<double>(model.moe_layers()) / static_cast<double>(model.layers);
@@ -187,7 +188,6 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
 }
 
 const StepTimeModel::LayerCosts& StepTimeModel::layer_costs(double tokens) const {
-  if (layer_memo_.empty()) layer_memo_.resize(kLayerMemoSlots);
   const auto slot = static_cast<size_t>(static_cast<uint64_t>(tokens) % kLayerMemoSlots);
   LayerCosts& c = layer_memo_[slot];
   if (c.tokens == tokens) return c;
