@@ -115,19 +115,19 @@ class DisaggregatedScheduler {
     for (DecodeWorker& d : decode_) {
       if (!d.busy || d.busy_until > t) continue;
       d.busy = false;
-      std::vector<int64_t> still;
-      for (int64_t r : d.running) {
+      size_t kept = 0;  // d.running keeps the unfinished in order, in place
+      for (const int64_t r : d.running) {
         ReplayRequest& q = at(r);
         q.prefilled = q.prompt;  // a recomputed sequence's prompt is rebuilt with its next token
         if (++q.generated < q.osl) {
-          still.push_back(r);
+          d.running[kept++] = r;
           continue;
         }
         finish(r, d.busy_until);
         d.free_kv += q.held;
         q.held = 0;
       }
-      d.running.swap(still);
+      d.running.resize(kept);
     }
   }
 
@@ -165,6 +165,7 @@ class DisaggregatedScheduler {
       best->joining.push_back(r);
       best->free_kv -= tokens;
       at(r).held = tokens;
+      at(r).held_until = limits_.decode.cache_tokens ? limits_.decode.held_until(at(r).prompt) : 0;
       decode_wait_.pop_front();
     }
   }

@@ -150,6 +150,7 @@ class Scheduler {
       running_.push_back(r);
       waiting_.pop_front();
       at(r).held = admission_tokens(r);
+      at(r).held_until = limits_.cache_tokens ? limits_.held_until(at(r).prompt) : 0;
       free_kv_ -= at(r).held;
     }
   }
@@ -219,10 +220,10 @@ class Scheduler {
       if (q.generated == 0) q.first_token_s = t;  // else a preempted sequence's prompt again
       ++q.generated;
     }
-    std::vector<int64_t> still;
-    for (int64_t r : running_) {
+    size_t kept = 0;  // running_ keeps the unfinished in order, in place
+    for (const int64_t r : running_) {
       if (at(r).generated < at(r).osl) {
-        still.push_back(r);
+        running_[kept++] = r;
         continue;
       }
       at(r).finish_s = t;
@@ -234,7 +235,7 @@ class Scheduler {
         waiting_.push_back(issued_++);
       }
     }
-    running_.swap(still);
+    running_.resize(kept);
   }
 
   ReplayResult result() const;
@@ -280,7 +281,9 @@ void OnDemandWorker::grow(const ReplayLimits& limits) {
     const int64_t r = running[i];
     ReplayRequest& q = requests[static_cast<size_t>(r)];
     if (q.prefilled < q.prompt) continue;  // prompt still to compute: its cache taken at admission
-    const int64_t need = limits.held_tokens(q.isl + q.generated) - q.held;
+    const int64_t sequence = q.isl + q.generated;
+    if (sequence <= q.held_until) continue;  // within the pages it holds
+    const int64_t need = limits.held_tokens(sequence) - q.held;
     while (free_kv < need && running.back() != r) preempt_last(limits);
     if (free_kv < need) {
       preempt_last(limits);
@@ -288,6 +291,7 @@ void OnDemandWorker::grow(const ReplayLimits& limits) {
     }
     free_kv -= need;
     q.held += need;
+    q.held_until = limits.held_until(sequence);
   }
 }
 
@@ -296,7 +300,7 @@ void OnDemandWorker::preempt_last(const ReplayLimits& limits) {
   running.pop_back();
   ReplayRequest& q = requests[static_cast<size_t>(r)];
   free_kv += q.held;
-  q.held = 0;
+  q.held = q.held_until = 0;
   q.prompt = q.isl + q.generated;
   q.prefilled = limits.prefix_reused_tokens;
   ++preemptions;

@@ -71,6 +71,10 @@ struct ReplayLimits {
   // sequence of n tokens holds (kv_cache.h RequestCache). Empty: whole isl + osl
   // reserved at admission (tokens_per_request).
   std::function<int64_t(int64_t)> cache_tokens;
+  // cache_tokens(n) is the same for every n that rounds up to one multiple of this (its page
+  // size): a sequence asks for more cache only where it crosses into a new page. 0: not known,
+  // asked for every token.
+  int64_t cache_block_tokens = 0;
   // A prompt prefix every request shares (kv_cache.h PrefixReuse), its cache warm: each request
   // computes its prompt from `prefix_reused_tokens` on and holds its tokens less the prefix's
   // whole blocks (`prefix_shared_tokens`, held once: left out of kv_tokens by the caller, as is
@@ -88,6 +92,11 @@ struct ReplayLimits {
   // The cache a request of `sequence` tokens holds on demand, the shared prefix aside.
   int64_t held_tokens(int64_t sequence) const {
     return cache_tokens(sequence) - prefix_shared_tokens;
+  }
+  // The longest sequence the cache held for `sequence` also covers (ReplayRequest::held_until).
+  int64_t held_until(int64_t sequence) const {
+    if (cache_block_tokens <= 0) return 0;
+    return (sequence + cache_block_tokens - 1) / cache_block_tokens * cache_block_tokens;
   }
   // The cache a request of `sequence` = isl + osl tokens takes when admitted with `prompt`
   // tokens to hold: the prompt's on demand, else its whole isl + osl.
@@ -166,6 +175,9 @@ struct ReplayRequest {
   // Tokens to prefill: isl, or isl + generated when readmitted after a preemption.
   int64_t prompt = 0;
   int64_t held = 0;  // cache tokens held while running
+  // On demand: sequences up to this length need no more cache than `held` (ReplayLimits::
+  // held_until of the length it was taken for; 0: ask).
+  int64_t held_until = 0;
 };
 
 // One worker's cache under the on-demand rule (ReplayLimits::cache_tokens; the header comment),

@@ -311,27 +311,26 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.mixed_chunk = p.options.mixed_chunk;
   const EnginePreset& engine = engine_preset(p.options.engine);
   const StepTimeModel steps(p.model, p.cluster, p.profile, layout, p.options, engine.host);
-  ReplayLimits limits{layout.max_batch,
-                      step_tokens(p.options),
-                      e.memory.kv_tokens - e.memory.prefix_resident_tokens,
-                      e.memory.tokens_per_request,
-                      p.record_steps,
-                      engine.chunked_prefill || p.options.chunked_context,
-                      engine.mixes_prefill_and_decode || p.options.mixed_chunk,
-                      prefill_tokens(p.options),
-                      engine.reserves_answers,
-                      p.model.window,
-                      {},
-                      e.memory.prefix.reused_tokens,
-                      e.memory.prefix.shared_tokens,
-                      {},
-                      {}};
+  ReplayLimits limits;
+  limits.max_batch = layout.max_batch;
+  limits.max_step_tokens = step_tokens(p.options);
+  limits.kv_tokens = e.memory.kv_tokens - e.memory.prefix_resident_tokens;
+  limits.tokens_per_request = e.memory.tokens_per_request;
+  limits.record_steps = p.record_steps;
+  limits.chunked_prefill = engine.chunked_prefill || p.options.chunked_context;
+  limits.mixed_steps = engine.mixes_prefill_and_decode || p.options.mixed_chunk;
+  limits.max_prefill_tokens = prefill_tokens(p.options);
+  limits.reserves_answers = engine.reserves_answers;
+  limits.window = p.model.window;
+  limits.prefix_reused_tokens = e.memory.prefix.reused_tokens;
+  limits.prefix_shared_tokens = e.memory.prefix.shared_tokens;
   limits.front_end_s = front_end_s(p.options);
   const RequestCache cache =
       request_cache(p.model, e.memory.block_tokens, engine.drops_sliding_window_kv);
-  if (!engine.reserves_whole_request)
+  if (!engine.reserves_whole_request) {
     limits.cache_tokens = [cache](int64_t tokens) { return cache.tokens(tokens); };
-  else if (p.workload.lengths_vary())
+    limits.cache_block_tokens = cache.block_tokens;  // RequestCache::tokens rounds to its pages
+  } else if (p.workload.lengths_vary())
     limits.reserve_tokens = [cache, shared = e.memory.prefix.shared_tokens](int64_t sequence) {
       return cache.tokens(sequence - shared);
     };

@@ -299,6 +299,49 @@ TEST_CASE("replay: a cache allocated as sequences grow preempts the sequence adm
   CHECK(whole.requests[1].finish_s == 8.0);
 }
 
+TEST_CASE("replay: a sequence asks for more cache only where it crosses into a new page") {
+  // Pages of 4 tokens: a sequence of 5-8 tokens holds 8, one of 9-12 holds 12.
+  ReplayLimits limits;
+  limits.cache_tokens = [](int64_t tokens) { return (tokens + 3) / 4 * 4; };
+  limits.cache_block_tokens = 4;
+  CHECK(limits.held_until(5) == 8);
+  CHECK(limits.held_until(8) == 8);
+  CHECK(limits.held_until(9) == 12);
+  limits.cache_block_tokens = 0;
+  CHECK(limits.held_until(9) == 0);  // page size unknown: asked for every token
+}
+
+TEST_CASE("replay: skipping the tokens within a held page preempts and times as asking each") {
+  // Twelve offline requests of 5 + 9 tokens in 4-token pages, a 100-token cache: they grow
+  // past it and preempt one another. Knowing the page size must change nothing but the asking.
+  Workload w;
+  w.isl = 5;
+  w.osl = 9;
+  w.requests = 12;
+  ReplayLimits limits;
+  limits.max_batch = 12;
+  limits.kv_tokens = 100;
+  int64_t asked = 0;
+  limits.cache_tokens = [&asked](int64_t tokens) {
+    ++asked;
+    return (tokens + 3) / 4 * 4;
+  };
+  const ReplayResult every = replay_requests(w, limits, constant_step);
+  const int64_t asked_every = asked;
+  asked = 0;
+  limits.cache_block_tokens = 4;
+  const ReplayResult paged = replay_requests(w, limits, constant_step);
+  CHECK(every.preemptions > 0);
+  CHECK(paged.preemptions == every.preemptions);
+  CHECK(paged.steps == every.steps);
+  REQUIRE(paged.requests.size() == every.requests.size());
+  for (size_t i = 0; i < every.requests.size(); ++i) {
+    CHECK(paged.requests[i].first_token_s == every.requests[i].first_token_s);
+    CHECK(paged.requests[i].finish_s == every.requests[i].finish_s);
+  }
+  CHECK(asked < asked_every / 2);
+}
+
 TEST_CASE(
     "replay: with a shared prefix cached each prompt computes past it and holds only its own "
     "tokens") {
