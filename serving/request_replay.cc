@@ -200,12 +200,9 @@ class Scheduler {
   // The step formed last ended at `t`: tokens generated, prompts advanced, finished requests
   // released (a closed loop issues a new one for each).
   void finish_step(double start_s, double t) {
-    if (limits_.record_steps && steps_ < kMaxRecordedSteps) {
-      int64_t prefill = 0;
-      for (const auto& chunk : chunks_) prefill += chunk.second;
-      recorded_.push_back(
-          {start_s, t - start_s, last_decodes_, prefill, static_cast<int64_t>(chunks_.size())});
-    }
+    int64_t prefill = 0;
+    for (const auto& chunk : chunks_) prefill += chunk.second;
+    record_step(start_s, t, last_decodes_, prefill, static_cast<int64_t>(chunks_.size()));
     ++steps_;
     batch_sum_ += static_cast<double>(running_.size());
     if (limits_.reserves_answers && decoded_ && last_decodes_ > 0)
@@ -238,9 +235,112 @@ class Scheduler {
     running_.resize(kept);
   }
 
+  // The steps from `t` on that only decode, run without visiting every sequence each step;
+  // returns the time after them. Such a step (every running sequence past its prompt, none
+  // finishing, nothing to admit, no cache to preempt for) is one the general path would run
+  // alike: its batch is the running sequences' decodes, whose summed context grows by their
+  // count each step, and a sequence takes cache only where it crosses into a new page. Nothing
+  // is admitted while no request is due, or while the batch is full or the request at the head
+  // of the queue waits for cache, which decode steps only fill. Left to the general path: SGLang's
+  // answer reserve (its ratio moves every step), local attention (a decode's reads are not its
+  // context) and a cache whose page size is not known.
+  double run_decodes(double t, const StepTimeFn& step_time_s) {
+    const int64_t steps = decode_only_steps(t);
+    if (steps < 1) return t;
+    const double stop_s = arrival_stop(t);
+    const int64_t n = static_cast<int64_t>(running_.size());
+    int64_t context = 0;
+    for (const int64_t r : running_) context += at(r).isl + at(r).generated;
+    bucket_pages();
+    int64_t ran = 0;
+    while (ran < steps && t < stop_s && take_pages(ran + 1)) {
+      StepBatch batch;
+      batch.decodes = batch.sampled = n;
+      batch.decode_context_tokens = batch.decode_local_tokens =
+          static_cast<double>(context + ran * n);
+      const double start_s = t;
+      t += step_time_s(batch);
+      record_step(start_s, t, n, 0, 0);
+      ++steps_;
+      batch_sum_ += static_cast<double>(n);
+      ++ran;
+    }
+    for (const int64_t r : running_) at(r).generated += ran;
+    return t;
+  }
+
   ReplayResult result() const;
 
  private:
+  // Steps run_decodes may run from `t` before the first of the running sequences finishes
+  // (0: the general path runs the next step).
+  int64_t decode_only_steps(double t) const {
+    if (running_.empty() || limits_.reserves_answers || limits_.window ||
+        (limits_.cache_tokens && limits_.cache_block_tokens < 1))
+      return 0;
+    int64_t first_finish = std::numeric_limits<int64_t>::max();
+    for (const int64_t r : running_) {
+      if (!decoding(r)) return 0;
+      first_finish = std::min(first_finish, at(r).osl - at(r).generated);
+    }
+    const bool admits_now = static_cast<int64_t>(running_.size()) < limits_.max_batch &&
+                            !waiting_.empty() && at(waiting_.front()).arrival_s <= t &&
+                            free_kv_ >= admission_tokens(waiting_.front());
+    return admits_now ? 0 : first_finish - 1;  // the finishing step is the general path's
+  }
+
+  // The first step start at which a request could be admitted during decode-only steps:
+  // never while the batch is full or the arrived head of the queue waits for cache (arrivals
+  // behind it queue when the general path next runs, in the same order); else the next arrival.
+  double arrival_stop(double t) const {
+    if (static_cast<int64_t>(running_.size()) >= limits_.max_batch) return INFINITY;
+    if (!waiting_.empty() && at(waiting_.front()).arrival_s <= t) return INFINITY;
+    return next_arrival();
+  }
+
+  // On demand, the running sequences by the first decode-only step (1..page) at which each
+  // crosses into a new page: pages_[k] those crossing at steps k + 1, k + 1 + page, ….
+  void bucket_pages() {
+    if (!limits_.cache_tokens) return;
+    const int64_t page = limits_.cache_block_tokens;
+    pages_.resize(static_cast<size_t>(page));
+    for (std::vector<int64_t>& b : pages_) b.clear();
+    for (const int64_t r : running_) {
+      // Step j asks for the cache of isl + generated + j − 1 tokens (generated as of now).
+      const int64_t first = at(r).held_until - (at(r).isl + at(r).generated) + 2;
+      assert(first >= 1 && first <= page);
+      pages_[static_cast<size_t>(first - 1)].push_back(r);
+    }
+  }
+
+  // The cache the sequences crossing into a new page at decode-only step `j` take, if it has
+  // room for all of them (then no sequence is preempted, whatever their order); false, taking
+  // nothing, if not.
+  bool take_pages(int64_t j) {
+    if (!limits_.cache_tokens) return true;
+    const std::vector<int64_t>& crossing =
+        pages_[static_cast<size_t>((j - 1) % limits_.cache_block_tokens)];
+    held_.clear();
+    int64_t need = 0;
+    for (const int64_t r : crossing) {
+      held_.push_back(limits_.held_tokens(at(r).isl + at(r).generated + j - 1));
+      need += held_.back() - at(r).held;
+    }
+    if (need > free_kv_) return false;
+    free_kv_ -= need;
+    for (size_t i = 0; i < crossing.size(); ++i) {
+      ReplayRequest& q = at(crossing[i]);
+      q.held = held_[i];
+      q.held_until = limits_.held_until(q.isl + q.generated + j - 1);
+    }
+    return true;
+  }
+
+  void record_step(double start_s, double end_s, int64_t decodes, int64_t prefill, int64_t chunks) {
+    if (limits_.record_steps && steps_ < kMaxRecordedSteps)
+      recorded_.push_back({start_s, end_s - start_s, decodes, prefill, chunks});
+  }
+
   ReplayRequest& at(int64_t i) { return req_[static_cast<size_t>(i)]; }
   const ReplayRequest& at(int64_t i) const { return req_[static_cast<size_t>(i)]; }
   int64_t admission_tokens(int64_t r) const {
@@ -256,6 +356,8 @@ class Scheduler {
   std::deque<int64_t> waiting_;
   std::vector<int64_t> running_;
   std::vector<std::pair<int64_t, int64_t>> chunks_;  // request, prompt tokens this step
+  std::vector<std::vector<int64_t>> pages_;          // run_decodes: bucket_pages
+  std::vector<int64_t> held_;                        // take_pages: the crossing's new holds
   int64_t issued_ = 0, finished_ = 0, free_kv_ = 0, steps_ = 0, last_decodes_ = 0;
   int64_t preemptions_ = 0;
   bool decoded_ = true;                       // the step formed last carries the decodes
@@ -376,6 +478,7 @@ ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
     const double start_s = t;
     t += step_time_s(batch);
     s.finish_step(start_s, t);
+    t = s.run_decodes(t, step_time_s);
   }
   return s.result();
 }
