@@ -241,9 +241,10 @@ class Scheduler {
   // alike: its batch is the running sequences' decodes, whose summed context grows by their
   // count each step, and a sequence takes cache only where it crosses into a new page. Nothing
   // is admitted while no request is due, or while the batch is full or the request at the head
-  // of the queue waits for cache, which decode steps only fill. Left to the general path: SGLang's
-  // answer reserve (its ratio moves every step), local attention (a decode's reads are not its
-  // context) and a cache whose page size is not known.
+  // of the queue waits for cache, which decode steps only fill (under SGLang's answer reserve
+  // the room grows as answers shorten: only while none is due or the batch is full). Left to the
+  // general path: local attention (a decode's reads are not its context) and a cache whose page
+  // size is not known.
   double run_decodes(double t, const StepTimeFn& step_time_s) {
     const int64_t steps = decode_only_steps(t);
     if (steps < 1) return t;
@@ -261,6 +262,8 @@ class Scheduler {
       const double start_s = t;
       t += step_time_s(batch);
       record_step(start_s, t, n, 0, 0);
+      if (limits_.reserves_answers)
+        ratio_ = std::max(AnswerReserve::kMinRatio, ratio_ - AnswerReserve::kDecayPerStep);
       ++steps_;
       batch_sum_ += static_cast<double>(n);
       ++ran;
@@ -275,7 +278,7 @@ class Scheduler {
   // Steps run_decodes may run from `t` before the first of the running sequences finishes
   // (0: the general path runs the next step).
   int64_t decode_only_steps(double t) const {
-    if (running_.empty() || limits_.reserves_answers || limits_.window ||
+    if (running_.empty() || limits_.window ||
         (limits_.cache_tokens && limits_.cache_block_tokens < 1))
       return 0;
     int64_t first_finish = std::numeric_limits<int64_t>::max();
@@ -291,15 +294,19 @@ class Scheduler {
 
   // The first step start at which a request could be admitted during decode-only steps:
   // never while the batch is full or the arrived head of the queue waits for cache (arrivals
-  // behind it queue when the general path next runs, in the same order); else the next arrival.
+  // behind it queue when the general path next runs, in the same order), but at once if it
+  // waits for SGLang's answer reserve; else the next arrival.
   double arrival_stop(double t) const {
     if (static_cast<int64_t>(running_.size()) >= limits_.max_batch) return INFINITY;
-    if (!waiting_.empty() && at(waiting_.front()).arrival_s <= t) return INFINITY;
+    if (!waiting_.empty() && at(waiting_.front()).arrival_s <= t)
+      return limits_.reserves_answers ? t : INFINITY;
     return next_arrival();
   }
 
-  // On demand, the running sequences by the first decode-only step (1..page) at which each
-  // crosses into a new page: pages_[k] those crossing at steps k + 1, k + 1 + page, ….
+  // On demand, the running sequences by the first decode-only step at which each crosses into a
+  // new page: pages_[k] those crossing at steps k + 1, k + 1 + page, …. That step is 1 to page,
+  // or page + 1 for a sequence whose cache was taken for a step that then ran no decode (SGLang's
+  // prompt-only steps): it is asked at step 1 too, for the page it holds, and takes nothing.
   void bucket_pages() {
     if (!limits_.cache_tokens) return;
     const int64_t page = limits_.cache_block_tokens;
@@ -308,8 +315,8 @@ class Scheduler {
     for (const int64_t r : running_) {
       // Step j asks for the cache of isl + generated + j − 1 tokens (generated as of now).
       const int64_t first = at(r).held_until - (at(r).isl + at(r).generated) + 2;
-      assert(first >= 1 && first <= page);
-      pages_[static_cast<size_t>(first - 1)].push_back(r);
+      assert(first >= 1 && first <= page + 1);
+      pages_[static_cast<size_t>((first - 1) % page)].push_back(r);
     }
   }
 

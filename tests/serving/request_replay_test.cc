@@ -365,6 +365,29 @@ TEST_CASE("replay: decode-only steps stop where the sequences' new pages no long
   CHECK(r.requests[1].finish_s == 9.0);
 }
 
+TEST_CASE("replay: decode-only steps after a prompt-only step take no cache twice") {
+  // SGLang's scheduler (no mixed steps), one-token pages: A (0 s, 2 + 6) prefills alone and
+  // decodes once; B (1.5 s, 2 + 4) is admitted at 2 s, and its prompt runs alone while A's
+  // decode waits, A having taken the cache of its next token already: the decode-only steps
+  // from 3 s ask A's page again and take nothing. A holds one token per token throughout.
+  Workload w;
+  w.trace = std::make_shared<const std::vector<TracedRequest>>(
+      std::vector<TracedRequest>{{0.0, 2, 6}, {1.5, 2, 4}});
+  w.load = LoadKind::trace;
+  ReplayLimits limits = roomy(2);
+  limits.mixed_steps = false;
+  limits.cache_tokens = [](int64_t tokens) { return tokens; };
+  limits.cache_block_tokens = 1;
+  std::vector<StepSeen> seen;
+  const ReplayResult r = replay_requests(w, limits, seeing_step(seen));
+  CHECK(seen == std::vector<StepSeen>{
+                    {0, 0, 2}, {1, 3, 0}, {0, 0, 2}, {2, 7, 0}, {2, 9, 0}, {2, 11, 0}, {1, 7, 0}});
+  CHECK(r.preemptions == 0);
+  CHECK(r.requests[0].finish_s == 7.0);
+  CHECK(r.requests[1].first_token_s == 3.0);
+  CHECK(r.requests[1].finish_s == 6.0);
+}
+
 TEST_CASE("replay: a sequence asks for more cache only where it crosses into a new page") {
   // Pages of 4 tokens: a sequence of 5-8 tokens holds 8, one of 9-12 holds 12.
   ReplayLimits limits;
