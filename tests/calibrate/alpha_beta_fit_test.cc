@@ -3,7 +3,9 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <random>
+#include <string>
 
 namespace meshplan::calibrate {
 namespace {
@@ -143,6 +145,31 @@ TEST_CASE("refit fills the fit fields with the collective's bus factor") {
   CHECK(c.latency_s == doctest::Approx(10e-6).epsilon(1e-3));
   CHECK(c.busbw_bytes_per_s == doctest::Approx(300e9).epsilon(1e-3));
   CHECK(c.half_peak_bytes == doctest::Approx(4e6).epsilon(2e-3));  // 10e-6·300e9/0.75
+}
+
+TEST_CASE("a shipped profile's collective with samples holds meshplan's fit of them") {
+  // A published sweep (a100-published: the 8xA100 all-reduce of ml-engineering) is carried as
+  // samples beside its fit, and the fit is what `calibrate` would write for them.
+  int with_samples = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(MESHPLAN_SOURCE_DIR) + "/profiles")) {
+    if (entry.path().extension() != ".yaml") continue;
+    Result<CalibrationProfile> profile = load_profile(entry.path().string());
+    REQUIRE(profile.ok());
+    for (const CollectiveFit& shipped : profile.value().collectives) {
+      if (shipped.samples.empty()) continue;
+      ++with_samples;
+      CollectiveFit c = shipped;
+      REQUIRE(refit(c).ok());
+      INFO(entry.path().filename().string(), " ", shipped.collective, " x", shipped.group_size);
+      CHECK(shipped.latency_s * 1e6 == doctest::Approx(c.latency_s * 1e6).epsilon(1e-3));
+      CHECK(shipped.busbw_bytes_per_s / 1e9 ==
+            doctest::Approx(c.busbw_bytes_per_s / 1e9).epsilon(1e-3));
+      CHECK(shipped.half_peak_bytes / 1e6 ==
+            doctest::Approx(c.half_peak_bytes / 1e6).epsilon(1e-3));
+    }
+  }
+  CHECK(with_samples >= 1);
 }
 
 }  // namespace
