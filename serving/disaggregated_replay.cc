@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <vector>
 
 namespace meshplan::serving {
@@ -15,12 +16,44 @@ struct PrefillWorker {
   std::vector<std::pair<int64_t, int64_t>> chunks;  // request, prompt tokens this step
 };
 
+// A sequence's finishing step on a decode worker: its `steps` count once the step giving its
+// last token ends; `order` its place in admission order (ties finish in it).
+struct DueFinish {
+  int64_t step = 0, order = 0, request = 0;
+  bool operator>(const DueFinish& o) const {
+    return step != o.step ? step > o.step : order > o.order;
+  }
+};
+
+// A sequence filed to cross into a new page at `step` (valid while it still runs there, as
+// admitted `order`, and has not been filed again).
+struct PageCrossing {
+  int64_t request = 0, order = 0, step = 0;
+};
+
+// One decode worker. Every step adds a token to each of its sequences, so their answers are
+// kept lazily: a running sequence's `generated` is exact at the step it was last synced
+// (DisaggregatedScheduler::synced_) and grows by one per step since, and what a step needs is
+// kept in sums and queues updated where something happens: the decodes' summed context, the
+// sequences finishing at each step, the sequences crossing into a new cache page at each step.
 struct DecodeWorker {
   double busy_until = 0;
   bool busy = false;
-  std::vector<int64_t> running, joining;
+  std::vector<int64_t> running;  // in admission order; finished ones stay until compacted
+  std::vector<int64_t> joining;
   int64_t free_kv = 0;
-  int64_t sequences() const { return static_cast<int64_t>(running.size() + joining.size()); }
+  int64_t steps = 0;     // steps ended
+  int64_t live = 0;      // running, not finished
+  int64_t finished = 0;  // finished, still in `running`
+  int64_t decodes = 0;   // running past their prompt
+  // Σ (isl + generated − synced step) over the decodes: their summed context at step s is
+  // context_base + decodes × s.
+  int64_t context_base = 0;
+  std::vector<int64_t> recomputing;  // joined with a prompt to recompute (one step), in order
+  std::vector<DueFinish> finishes;   // min-heap
+  // The running sequences by the step they next cross into a page, mod the page size.
+  std::vector<std::vector<PageCrossing>> pages;
+  int64_t sequences() const { return live + static_cast<int64_t>(joining.size()); }
 };
 
 struct Transfer {
@@ -40,7 +73,15 @@ class DisaggregatedScheduler {
         decode_(static_cast<size_t>(limits.decode_workers)) {
     first_pending_ = closed_ ? std::min(count_, requests_in_flight(w, count_)) : 0;
     for (int64_t i = 0; i < first_pending_; ++i) queue_.push_back(i);
-    for (DecodeWorker& d : decode_) d.free_kv = limits.decode.kv_tokens;
+    for (DecodeWorker& d : decode_) {
+      d.free_kv = limits.decode.kv_tokens;
+      d.pages.resize(static_cast<size_t>(std::max<int64_t>(1, limits.decode.cache_block_tokens)));
+    }
+    const auto n = static_cast<size_t>(count_);
+    worker_of_.assign(n, -1);
+    synced_.assign(n, 0);
+    cross_at_.assign(n, 0);
+    order_.assign(n, 0);
   }
 
   bool done() const { return finished_ == count_; }
@@ -111,23 +152,34 @@ class DisaggregatedScheduler {
     }
   }
 
+  // A step ended: every sequence has one more token (kept lazily); a recomputed prompt is
+  // rebuilt with its next token; the sequences whose answer is whole finish, in admission order.
   void finish_decodes(double t) {
     for (DecodeWorker& d : decode_) {
       if (!d.busy || d.busy_until > t) continue;
       d.busy = false;
-      size_t kept = 0;  // d.running keeps the unfinished in order, in place
-      for (const int64_t r : d.running) {
-        ReplayRequest& q = at(r);
-        q.prefilled = q.prompt;  // a recomputed sequence's prompt is rebuilt with its next token
-        if (++q.generated < q.osl) {
-          d.running[kept++] = r;
-          continue;
-        }
-        finish(r, d.busy_until);
-        d.free_kv += q.held;
-        q.held = 0;
+      ++d.steps;
+      for (const int64_t r : d.recomputing) {
+        at(r).prefilled = at(r).prompt;
+        add_decode(d, r);
       }
-      d.running.resize(kept);
+      d.recomputing.clear();
+      while (!d.finishes.empty() && d.finishes.front().step <= d.steps) {
+        std::pop_heap(d.finishes.begin(), d.finishes.end(), std::greater<>{});
+        const DueFinish f = d.finishes.back();
+        d.finishes.pop_back();
+        if (!runs_on(d, f.request) || order_[idx(f.request)] != f.order) continue;  // preempted
+        const int64_t r = f.request;
+        sync(d, r);
+        remove_decode(d, r);
+        worker_of_[idx(r)] = -1;
+        --d.live;
+        ++d.finished;
+        finish(r, d.busy_until);
+        d.free_kv += at(r).held;
+        at(r).held = 0;
+      }
+      if (d.finished > d.live) compact(d);
     }
   }
 
@@ -173,8 +225,157 @@ class DisaggregatedScheduler {
   // On demand (request_replay.h OnDemandWorker), a preempted sequence waits for a decode worker
   // again at the head of the queue and, readmitted, recomputes its prompt and answer so far there
   // (vLLM's recompute preemption, run by the decode instance's own scheduler).
+  // Before a step every decoding sequence takes the cache of the token it adds. Those crossing
+  // into a new page take theirs at once when the free cache holds them all (then none is
+  // preempted, whatever their order); else, and where the page size is not known, every
+  // sequence is synced and asks in admission order, the last admitted preempted as needed.
   void grow(DecodeWorker& d) {
+    if (!limits_.decode.cache_tokens) return;
+    if (limits_.decode.cache_block_tokens > 0 && take_pages(d)) return;
+    sync_all(d);
+    compact(d);
+    const int64_t before = preemptions_;
     OnDemandWorker{req_, d.running, d.free_kv, decode_wait_, preemptions_}.grow(limits_.decode);
+    if (preemptions_ > before) {
+      for (const int64_t r : decode_wait_)
+        if (runs_on(d, r)) worker_of_[idx(r)] = -1;  // preempted: out of this worker
+      rebuild(d);
+    } else if (limits_.decode.cache_block_tokens > 0) {
+      rebuild(d);  // new pages taken: their next crossings
+    }
+  }
+
+  size_t idx(int64_t r) const { return static_cast<size_t>(r); }
+  int64_t index_of(const DecodeWorker& d) const { return &d - decode_.data(); }
+  bool runs_on(const DecodeWorker& d, int64_t r) const { return worker_of_[idx(r)] == index_of(d); }
+
+  // `r`'s answer tokens as of now on `d` (generated grows by one per step since synced).
+  int64_t generated(const DecodeWorker& d, int64_t r) const {
+    return at(r).generated + d.steps - synced_[idx(r)];
+  }
+  void sync(const DecodeWorker& d, int64_t r) {
+    at(r).generated = generated(d, r);
+    synced_[idx(r)] = d.steps;
+  }
+  void sync_all(const DecodeWorker& d) {
+    for (const int64_t r : d.running)
+      if (runs_on(d, r)) sync(d, r);
+  }
+
+  // The step at which `r` (decoding from its next step at the latest) asks for a new page: its
+  // sequence isl + generated passes what its held pages cover.
+  int64_t next_crossing(const DecodeWorker& d, int64_t r) const {
+    const int64_t sequence_now = at(r).isl + generated(d, r);
+    return d.steps + std::max<int64_t>(at(r).held_until - sequence_now + 1, 0);
+  }
+  void file_page(DecodeWorker& d, int64_t r) {
+    if (!limits_.decode.cache_tokens || limits_.decode.cache_block_tokens < 1) return;
+    cross_at_[idx(r)] = next_crossing(d, r);
+    d.pages[idx(cross_at_[idx(r)] % limits_.decode.cache_block_tokens)].push_back(
+        {r, order_[idx(r)], cross_at_[idx(r)]});
+  }
+  bool filed_as(const DecodeWorker& d, const PageCrossing& c) const {
+    return runs_on(d, c.request) && order_[idx(c.request)] == c.order &&
+           cross_at_[idx(c.request)] == c.step;
+  }
+
+  // The sequences crossing into a new page at this step take it if the free cache holds them
+  // all; false (nothing taken) if not.
+  bool take_pages(DecodeWorker& d) {
+    std::vector<PageCrossing>& filed = d.pages[idx(d.steps % limits_.decode.cache_block_tokens)];
+    crossing_.clear();
+    held_.clear();
+    int64_t need = 0;
+    for (const PageCrossing& c : filed) {
+      if (c.step != d.steps || !filed_as(d, c)) continue;  // later, gone, or filed again
+      crossing_.push_back(c.request);
+      held_.push_back(limits_.decode.held_tokens(at(c.request).isl + generated(d, c.request)));
+      need += held_.back() - at(c.request).held;
+    }
+    if (need > d.free_kv) return false;
+    // Keep those filed for a later step of this bucket; the crossing ones are filed again below.
+    std::erase_if(filed,
+                  [&](const PageCrossing& c) { return c.step <= d.steps || !filed_as(d, c); });
+    d.free_kv -= need;
+    for (size_t i = 0; i < crossing_.size(); ++i) {
+      const int64_t r = crossing_[i];
+      at(r).held = held_[i];
+      at(r).held_until = limits_.decode.held_until(at(r).isl + generated(d, r));
+      file_page(d, r);
+    }
+    return true;
+  }
+
+  void add_decode(DecodeWorker& d, int64_t r) {
+    ++d.decodes;
+    d.context_base += at(r).isl + at(r).generated - synced_[idx(r)];
+  }
+  void remove_decode(DecodeWorker& d, int64_t r) {
+    --d.decodes;
+    d.context_base -= at(r).isl + at(r).generated - synced_[idx(r)];
+  }
+
+  // A sequence joins `d` at its next step: a decode, or a prompt to recompute first.
+  void join(DecodeWorker& d, int64_t r) {
+    worker_of_[idx(r)] = index_of(d);
+    synced_[idx(r)] = d.steps;
+    order_[idx(r)] = next_order_++;
+    d.running.push_back(r);
+    ++d.live;
+    if (at(r).prefilled < at(r).prompt)
+      d.recomputing.push_back(r);
+    else
+      add_decode(d, r);
+    d.finishes.push_back({d.steps + at(r).osl - at(r).generated, order_[idx(r)], r});
+    std::push_heap(d.finishes.begin(), d.finishes.end(), std::greater<>{});
+    file_page(d, r);
+  }
+
+  // Drops the finished from `running`, in order.
+  void compact(DecodeWorker& d) {
+    size_t kept = 0;
+    for (const int64_t r : d.running)
+      if (runs_on(d, r)) d.running[kept++] = r;
+    d.running.resize(kept);
+    d.finished = 0;
+  }
+
+  // Everything kept for `d`'s running sequences (all synced), anew.
+  void rebuild(DecodeWorker& d) {
+    compact(d);
+    d.live = static_cast<int64_t>(d.running.size());
+    d.decodes = d.context_base = 0;
+    d.recomputing.clear();
+    d.finishes.clear();
+    for (std::vector<PageCrossing>& b : d.pages) b.clear();
+    for (const int64_t r : d.running) {
+      if (at(r).prefilled < at(r).prompt)
+        d.recomputing.push_back(r);
+      else
+        add_decode(d, r);
+      d.finishes.push_back({d.steps + at(r).osl - at(r).generated, order_[idx(r)], r});
+      file_page(d, r);
+    }
+    std::make_heap(d.finishes.begin(), d.finishes.end(), std::greater<>{});
+  }
+
+  // The step's batch: the recomputed prompts (whole, in order) and the decodes, whose context
+  // is kept summed (under local attention each is asked).
+  StepBatch decode_batch(const DecodeWorker& d) const {
+    StepBatch batch;
+    for (const int64_t r : d.recomputing)
+      batch.chunks.push_back({at(r).prompt - at(r).prefilled, at(r).prefilled});
+    if (limits_.decode.window) {
+      for (const int64_t r : d.running)
+        if (runs_on(d, r) && at(r).prefilled >= at(r).prompt)
+          batch.add_decode(limits_.decode.window, at(r).isl + generated(d, r));
+    } else {
+      batch.decodes = d.decodes;
+      batch.decode_context_tokens = batch.decode_local_tokens =
+          static_cast<double>(d.context_base + d.decodes * d.steps);
+    }
+    batch.sampled = d.live;
+    return batch;
   }
 
   void start_prefills(double t, const StepTimeFn& step_s) {
@@ -204,19 +405,11 @@ class DisaggregatedScheduler {
   void start_decodes(double t, const StepTimeFn& step_s) {
     for (DecodeWorker& d : decode_) {
       if (d.busy) continue;
-      d.running.insert(d.running.end(), d.joining.begin(), d.joining.end());
+      for (const int64_t r : d.joining) join(d, r);
       d.joining.clear();
       grow(d);
-      if (d.running.empty()) continue;
-      StepBatch batch;
-      for (int64_t r : d.running) {
-        const ReplayRequest& q = at(r);
-        if (q.prefilled < q.prompt)
-          batch.chunks.push_back({q.prompt - q.prefilled, q.prefilled});
-        else
-          batch.add_decode(limits_.decode.window, q.isl + q.generated);
-      }
-      batch.sampled = static_cast<int64_t>(d.running.size());
+      if (d.live == 0) continue;
+      const StepBatch batch = decode_batch(d);
       ++steps_;
       batch_sum_ += static_cast<double>(batch.decodes);
       const double dt = step_s(batch);
@@ -236,7 +429,12 @@ class DisaggregatedScheduler {
   std::deque<int64_t> queue_;        // prompts waiting for a prefill worker
   std::deque<Transfer> transfers_;   // in flight to the decode pool, by ready time
   std::deque<int64_t> decode_wait_;  // transferred, waiting for decode room
-  int64_t first_pending_ = 0;        // next request not yet issued
+  // Per request, on the decode side: its worker (−1: none), the worker step its `generated` is
+  // exact at, the step it next crosses into a page, its place in admission order.
+  std::vector<int64_t> worker_of_, synced_, cross_at_, order_;
+  int64_t next_order_ = 0;
+  std::vector<int64_t> crossing_, held_;  // take_pages: the crossing sequences, their new holds
+  int64_t first_pending_ = 0;             // next request not yet issued
   int64_t finished_ = 0, steps_ = 0, preemptions_ = 0;
   double batch_sum_ = 0, prefill_busy_s_ = 0, decode_busy_s_ = 0;
   double now_ = 0;  // the time run_events ran last

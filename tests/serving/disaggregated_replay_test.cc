@@ -199,6 +199,76 @@ TEST_CASE(
   CHECK(steps == expected);
 }
 
+TEST_CASE(
+    "disaggregated: knowing the page size, a decode worker takes pages and preempts as asking "
+    "every token") {
+  // The case above, the cache's page size known (one-token pages) or not: the same steps, and
+  // the decodes' summed context is each sequence's isl + answer so far (5, 6, 7 for the first;
+  // 6, 7 for the second after its recomputed 5).
+  for (const int64_t page : {0, 1}) {
+    CAPTURE(page);
+    DisaggregatedLimits l = one_each(0.0);
+    l.prefill_step_tokens = 8;
+    l.decode.kv_tokens = 9;
+    l.decode.tokens_per_request = 8;
+    l.decode.cache_tokens = [](int64_t tokens) { return tokens; };
+    l.decode.cache_block_tokens = page;
+    std::vector<std::pair<int64_t, double>> steps;  // (decodes, their summed context)
+    const ReplayResult r =
+        replay_disaggregated(offline(2, 4, 4), l, prefill_1s, [&](const StepBatch& b) {
+          steps.push_back({b.decodes, b.decode_context_tokens});
+          return 0.1;
+        });
+    CHECK(r.preemptions == 1);
+    CHECK(r.requests[0].finish_s == doctest::Approx(1.3));
+    CHECK(r.requests[1].finish_s == doctest::Approx(1.6));
+    const std::vector<std::pair<int64_t, double>> expected = {{1, 5}, {1, 6}, {1, 7},
+                                                              {0, 0}, {1, 6}, {1, 7}};
+    CHECK(steps == expected);
+  }
+}
+
+TEST_CASE("disaggregated: sequences crossing into new pages together take them in one step") {
+  // Three 3-token prompts with 5-token answers in 2-token pages on one decode worker: each holds
+  // 4 when admitted and crosses into a new page at its second and fourth decode steps (sequences
+  // 5 and 7: 6, then 8 tokens). A 24-token cache holds all three throughout: four steps of 3
+  // decodes, all done at 1.4. A 14-token cache has 2 free for the 6 the second step asks: the
+  // first takes 2, the third (admitted last) is preempted for the second; at the fourth step the
+  // second preempts itself. Knowing the page size or asking every token, the same replay.
+  for (const int64_t kv : {14, 24}) {
+    CAPTURE(kv);
+    std::vector<std::vector<int64_t>> decodes(2);
+    std::vector<ReplayResult> results;
+    for (const int64_t page : {0, 2}) {
+      DisaggregatedLimits l = one_each(0.0);
+      l.prefill_step_tokens = 9;
+      l.decode.kv_tokens = kv;
+      l.decode.cache_tokens = [](int64_t tokens) { return (tokens + 1) / 2 * 2; };
+      l.decode.cache_block_tokens = page;
+      std::vector<int64_t>& seen = decodes[page / 2];
+      results.push_back(
+          replay_disaggregated(offline(3, 3, 5), l, prefill_1s, [&](const StepBatch& b) {
+            seen.push_back(b.decodes);
+            return 0.1;
+          }));
+    }
+    CHECK(decodes[0] == decodes[1]);
+    CHECK(results[0].preemptions == results[1].preemptions);
+    for (size_t i = 0; i < 3; ++i)
+      CHECK(results[0].requests[i].finish_s == results[1].requests[i].finish_s);
+    if (kv == 24) {
+      CHECK(results[1].preemptions == 0);
+      CHECK(decodes[1] == std::vector<int64_t>{3, 3, 3, 3});
+      for (const RequestTimes& q : results[1].requests) CHECK(q.finish_s == doctest::Approx(1.4));
+    } else {
+      CHECK(results[1].preemptions == 2);
+      REQUIRE(decodes[1].size() >= 2);
+      CHECK(decodes[1][0] == 3);
+      CHECK(decodes[1][1] == 2);
+    }
+  }
+}
+
 TEST_CASE("disaggregated: without on-demand allocation a decode worker admits whole requests") {
   // The same case reserving isl + osl = 8 tokens a request: one request at a time, no
   // preemption; the second waits for the first's cache and starts at 1.3.
