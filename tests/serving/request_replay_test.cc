@@ -45,6 +45,14 @@ StepTimeFn logging_step(std::vector<int64_t>& tokens) {
   };
 }
 
+// Requests arriving at the trace's times, with its lengths.
+Workload traced(std::vector<TracedRequest> requests) {
+  Workload w;
+  w.trace = std::make_shared<const std::vector<TracedRequest>>(std::move(requests));
+  w.load = LoadKind::trace;
+  return w;
+}
+
 // What each step carried: decodes, their summed context, prompt tokens.
 struct StepSeen {
   int64_t decodes = 0;
@@ -322,10 +330,7 @@ TEST_CASE("replay: decode-only steps stop at the step an arrival could be admitt
   // A (arrives at 0, 2 + 6 tokens) prefills in [0, 1) and decodes alone with 3, 4, 5 tokens of
   // context in the steps from 1, 2 and 3 s; B (3.5 s, 2 + 2) is admitted at the step from 4 s,
   // which prefills it beside A's decode; both end in the step from 5 s.
-  Workload w;
-  w.trace = std::make_shared<const std::vector<TracedRequest>>(
-      std::vector<TracedRequest>{{0.0, 2, 6}, {3.5, 2, 2}});
-  w.load = LoadKind::trace;
+  const Workload w = traced({{0.0, 2, 6}, {3.5, 2, 2}});
   std::vector<StepSeen> seen;
   const ReplayResult r = replay_requests(w, roomy(2), seeing_step(seen));
   CHECK(seen ==
@@ -370,10 +375,7 @@ TEST_CASE("replay: decode-only steps after a prompt-only step take no cache twic
   // decodes once; B (1.5 s, 2 + 4) is admitted at 2 s, and its prompt runs alone while A's
   // decode waits, A having taken the cache of its next token already: the decode-only steps
   // from 3 s ask A's page again and take nothing. A holds one token per token throughout.
-  Workload w;
-  w.trace = std::make_shared<const std::vector<TracedRequest>>(
-      std::vector<TracedRequest>{{0.0, 2, 6}, {1.5, 2, 4}});
-  w.load = LoadKind::trace;
+  const Workload w = traced({{0.0, 2, 6}, {1.5, 2, 4}});
   ReplayLimits limits = roomy(2);
   limits.mixed_steps = false;
   limits.cache_tokens = [](int64_t tokens) { return tokens; };
@@ -403,12 +405,8 @@ TEST_CASE("replay: a sequence asks for more cache only where it crosses into a n
 TEST_CASE("replay: skipping the tokens within a held page preempts and times as asking each") {
   // Twelve offline requests of 5 + 9 tokens in 4-token pages, a 100-token cache: they grow
   // past it and preempt one another. Knowing the page size must change nothing but the asking.
-  Workload w;
-  w.isl = 5;
-  w.osl = 9;
-  w.requests = 12;
-  ReplayLimits limits;
-  limits.max_batch = 12;
+  const Workload w = offline(5, 9, 12);
+  ReplayLimits limits = roomy(12);
   limits.kv_tokens = 100;
   int64_t asked = 0;
   limits.cache_tokens = [&asked](int64_t tokens) {
