@@ -241,10 +241,10 @@ class Scheduler {
   // alike: its batch is the running sequences' decodes, whose summed context grows by their
   // count each step, and a sequence takes cache only where it crosses into a new page. Nothing
   // is admitted while no request is due, or while the batch is full or the request at the head
-  // of the queue waits for cache, which decode steps only fill (under SGLang's answer reserve
-  // the room grows as answers shorten: only while none is due or the batch is full). Left to the
-  // general path: local attention (a decode's reads are not its context) and a cache whose page
-  // size is not known.
+  // of the queue waits for cache, which decode steps only fill (a head the cache would admit
+  // leaves the step to the general path, even where SGLang's answer reserve, whose room grows as
+  // answers shorten, holds it back). Left to the general path: local attention (a decode's reads
+  // are not its context) and a cache whose page size is not known.
   double run_decodes(double t, const StepTimeFn& step_time_s) {
     const int64_t steps = decode_only_steps(t);
     if (steps < 1) return t;
@@ -294,12 +294,11 @@ class Scheduler {
 
   // The first step start at which a request could be admitted during decode-only steps:
   // never while the batch is full or the arrived head of the queue waits for cache (arrivals
-  // behind it queue when the general path next runs, in the same order), but at once if it
-  // waits for SGLang's answer reserve; else the next arrival.
+  // behind it queue when the general path next runs, in the same order; decode_only_steps runs
+  // none when the cache would admit it, whatever SGLang's reserve says); else the next arrival.
   double arrival_stop(double t) const {
     if (static_cast<int64_t>(running_.size()) >= limits_.max_batch) return INFINITY;
-    if (!waiting_.empty() && at(waiting_.front()).arrival_s <= t)
-      return limits_.reserves_answers ? t : INFINITY;
+    if (!waiting_.empty() && at(waiting_.front()).arrival_s <= t) return INFINITY;
     return next_arrival();
   }
 

@@ -1,0 +1,167 @@
+// The replays' shortcuts against their general paths on random small workloads: a sequence
+// asking for cache only at page crossings, the runs of decode-only steps summed at once, and the
+// disaggregated decode workers' lazily kept answers must replay exactly as asking every token of
+// every sequence at every step (ReplayLimits::cache_block_tokens 0, which the shortcuts leave to
+// the general path). Fixed seeds: the same cases every run.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "serving/disaggregated_replay.h"
+#include "serving/request_replay.h"
+
+using namespace meshplan::serving;
+
+namespace {
+
+// A step's time from what it carries, so any difference in a batch shows in the times.
+double step_s(const StepBatch& b) {
+  double prompt = 0;
+  for (const PrefillChunk& c : b.chunks) prompt += static_cast<double>(c.tokens);
+  return 0.01 + 1e-3 * static_cast<double>(b.decodes) + 1e-5 * b.decode_context_tokens +
+         2e-3 * prompt + 5e-4 * static_cast<double>(b.chunks.size() + b.sampled);
+}
+
+int64_t draw(std::mt19937_64& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+bool coin(std::mt19937_64& rng) { return draw(rng, 0, 1) == 1; }
+
+// A random small workload: lengths fixed or spread, offline, closed or open loop.
+Workload random_workload(std::mt19937_64& rng) {
+  Workload w;
+  w.isl = draw(rng, 1, 40);
+  w.osl = draw(rng, 1, 40);
+  if (coin(rng)) {
+    w.isl_stdev = static_cast<double>(draw(rng, 1, 15));
+    w.osl_stdev = static_cast<double>(draw(rng, 1, 15));
+  }
+  w.requests = draw(rng, 5, 60);
+  w.seed = static_cast<uint64_t>(draw(rng, 1, 1000));
+  switch (draw(rng, 0, 2)) {
+    case 0:
+      break;
+    case 1:
+      w.load = LoadKind::concurrency;
+      w.concurrency = static_cast<double>(draw(rng, 1, 20));
+      w.first_wave_measured = coin(rng);
+      break;
+    default:
+      w.load = LoadKind::request_rate;
+      w.request_rate_per_s = static_cast<double>(draw(rng, 1, 40));
+  }
+  return w;
+}
+
+// The largest isl + osl the workload's requests have (the cache must hold one whole).
+int64_t longest(const Workload& w) { return longest_sequence(request_lengths(w, w.requests)); }
+
+int64_t paged(int64_t tokens, int64_t page) { return (tokens + page - 1) / page * page; }
+
+// One replica's limits, allocating the cache on demand in pages of `page` tokens, from tight
+// (preempting often) to roomy.
+ReplayLimits random_limits(std::mt19937_64& rng, const Workload& w, int64_t page) {
+  ReplayLimits l;
+  l.max_batch = draw(rng, 1, 16);
+  l.max_step_tokens = draw(rng, 8, 64);
+  l.chunked_prefill = coin(rng);
+  l.mixed_steps = coin(rng);
+  if (coin(rng)) l.max_prefill_tokens = draw(rng, 1, 64);
+  l.reserves_answers = coin(rng);
+  l.kv_tokens = paged(longest(w) + 1, page) * draw(rng, 1, 6);
+  l.tokens_per_request = paged(w.isl + w.osl, page);
+  l.cache_tokens = [page](int64_t tokens) { return paged(tokens, page); };
+  if (coin(rng)) l.front_end_s = 0.05;
+  l.record_steps = true;
+  return l;
+}
+
+void check_same(const ReplayResult& a, const ReplayResult& b) {
+  CHECK(a.steps == b.steps);
+  CHECK(a.preemptions == b.preemptions);
+  CHECK(a.mean_batch == b.mean_batch);
+  REQUIRE(a.requests.size() == b.requests.size());
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    CAPTURE(i);
+    CHECK(a.requests[i].arrival_s == b.requests[i].arrival_s);
+    CHECK(a.requests[i].scheduled_s == b.requests[i].scheduled_s);
+    CHECK(a.requests[i].first_token_s == b.requests[i].first_token_s);
+    CHECK(a.requests[i].finish_s == b.requests[i].finish_s);
+  }
+  REQUIRE(a.recorded.size() == b.recorded.size());
+  for (size_t i = 0; i < a.recorded.size(); ++i) {
+    CAPTURE(i);
+    CHECK(a.recorded[i].start_s == b.recorded[i].start_s);
+    CHECK(a.recorded[i].decodes == b.recorded[i].decodes);
+    CHECK(a.recorded[i].prefill_tokens == b.recorded[i].prefill_tokens);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("replay paths: knowing the page size replays random workloads as asking every token") {
+  std::mt19937_64 rng(20261128);
+  int64_t preempting = 0, shortcut_steps = 0;
+  for (int c = 0; c < 300; ++c) {
+    CAPTURE(c);
+    const Workload w = random_workload(rng);
+    const int64_t page = int64_t{1} << draw(rng, 0, 3);
+    ReplayLimits l = random_limits(rng, w, page);
+    const ReplayResult every = replay_requests(w, l, step_s);
+    l.cache_block_tokens = page;
+    const ReplayResult paged_result = replay_requests(w, l, step_s);
+    check_same(every, paged_result);
+    preempting += every.preemptions > 0;
+    shortcut_steps += every.steps;
+  }
+  CHECK(preempting >= 30);  // the cases reach the preempting paths, not only roomy ones
+  CHECK(shortcut_steps > 3000);
+}
+
+TEST_CASE("replay paths: a whole-request reservation replays a roomy cache as on demand does") {
+  // With a cache no request ever waits for, reserving each request's whole isl + osl at
+  // admission (TensorRT-LLM, through the decode-only runs) and allocating on demand while asking
+  // every token (the general path) schedule alike.
+  std::mt19937_64 rng(7);
+  for (int c = 0; c < 200; ++c) {
+    CAPTURE(c);
+    const Workload w = random_workload(rng);
+    ReplayLimits l = random_limits(rng, w, 1);
+    l.reserves_answers = false;
+    l.kv_tokens = 1'000'000;
+    l.tokens_per_request = longest(w);
+    const ReplayResult on_demand = replay_requests(w, l, step_s);
+    l.cache_tokens = nullptr;
+    const ReplayResult whole = replay_requests(w, l, step_s);
+    check_same(on_demand, whole);
+  }
+}
+
+TEST_CASE(
+    "replay paths: disaggregated decode workers replay random workloads as asking every token") {
+  std::mt19937_64 rng(42);
+  int64_t preempting = 0;
+  for (int c = 0; c < 200; ++c) {
+    CAPTURE(c);
+    const Workload w = random_workload(rng);
+    const int64_t page = int64_t{1} << draw(rng, 0, 3);
+    DisaggregatedLimits d;
+    d.prefill_workers = draw(rng, 1, 3);
+    d.prefill_step_tokens = draw(rng, 8, 64);
+    d.decode_workers = draw(rng, 1, 3);
+    d.decode = random_limits(rng, w, page);
+    d.decode.record_steps = false;
+    d.kv_transfer_latency_s = coin(rng) ? 0.0 : 0.003;
+    d.kv_transfer_s_per_token = 1e-5;
+    const ReplayResult every = replay_disaggregated(w, d, step_s, step_s);
+    d.decode.cache_block_tokens = page;
+    const ReplayResult paged_result = replay_disaggregated(w, d, step_s, step_s);
+    check_same(every, paged_result);
+    preempting += every.preemptions > 0;
+  }
+  CHECK(preempting >= 20);
+}
