@@ -14,6 +14,8 @@
 #include "serving/request_replay.h"
 
 using namespace meshplan::serving;
+using meshplan::AttentionWindow;
+using meshplan::WindowKind;
 
 namespace {
 
@@ -22,7 +24,8 @@ double step_s(const StepBatch& b) {
   double prompt = 0;
   for (const PrefillChunk& c : b.chunks) prompt += static_cast<double>(c.tokens);
   return 0.01 + 1e-3 * static_cast<double>(b.decodes) + 1e-5 * b.decode_context_tokens +
-         2e-3 * prompt + 5e-4 * static_cast<double>(b.chunks.size() + b.sampled);
+         3e-6 * b.decode_local_tokens + 2e-3 * prompt +
+         5e-4 * static_cast<double>(b.chunks.size() + b.sampled);
 }
 
 int64_t draw(std::mt19937_64& rng, int64_t lo, int64_t hi) {
@@ -76,6 +79,9 @@ ReplayLimits random_limits(std::mt19937_64& rng, const Workload& w, int64_t page
   l.tokens_per_request = paged(w.isl + w.osl, page);
   l.cache_tokens = [page](int64_t tokens) { return paged(tokens, page); };
   if (coin(rng)) l.front_end_s = 0.05;
+  if (draw(rng, 0, 2) == 0)  // local attention: a sliding window or chunks, short enough to fill
+    l.window =
+        AttentionWindow{draw(rng, 1, 24), coin(rng) ? WindowKind::sliding : WindowKind::chunked, 0};
   l.record_steps = true;
   return l;
 }
@@ -98,6 +104,7 @@ void check_same(const ReplayResult& a, const ReplayResult& b) {
     CHECK(a.recorded[i].start_s == b.recorded[i].start_s);
     CHECK(a.recorded[i].decodes == b.recorded[i].decodes);
     CHECK(a.recorded[i].prefill_tokens == b.recorded[i].prefill_tokens);
+    CHECK(a.recorded[i].duration_s == b.recorded[i].duration_s);
   }
 }
 
