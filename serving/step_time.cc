@@ -63,7 +63,8 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       attention_(profile, cluster.gpu, kServingAttentionKernels, calibration_),
       collectives_(profile, cluster, calibration_),
       peer_(profile.peer_all_reduce),
-      layer_memo_(kLayerMemoSlots) {
+      layer_memo_(kLayerMemoSlots),
+      head_memo_(kLayerMemoSlots) {
   const double per_stage = static_cast<double>(stage_layers(model, layout.pp));
   const double moe_share =
       static_cast<double>(model.moe_layers()) / static_cast<double>(model.layers);
@@ -191,9 +192,30 @@ const StepTimeModel::LayerCosts& StepTimeModel::layer_costs(double tokens) const
   const auto slot = static_cast<size_t>(static_cast<uint64_t>(tokens) % kLayerMemoSlots);
   LayerCosts& c = layer_memo_[slot];
   if (c.tokens == tokens) return c;
-  c = LayerCosts{tokens, {}, {}};
+  c = LayerCosts{tokens, {}, {}, 0};
   if (stage_dense_layers_ > 0) add_layer(dense_layer_, false, tokens, c.dense);
   if (stage_moe_layers_ > 0) add_layer(moe_layer_, true, tokens, c.moe);
+  if (layout_.pp > 1) {
+    const double hop_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
+    c.hop_s = collectives_.p2p_time_s(layout_.tp, hop_bytes);
+  }
+  return c;
+}
+
+const StepTimeModel::HeadCosts& StepTimeModel::head_costs(double rows) const {
+  const auto slot = static_cast<size_t>(static_cast<uint64_t>(rows) % kLayerMemoSlots);
+  HeadCosts& c = head_memo_[slot];
+  if (c.rows == rows) return c;
+  c = HeadCosts{rows, linear_s(lm_head_, rows), 0, 0};
+  // The head's columns are split dense_tp ways and every rank samples from the whole
+  // vocabulary: the logits are all-gathered in the head's BF16 output, then each rank writes
+  // and reads back the FP32 logits of every row for softmax/top-k.
+  const double vocab_rows = rows * data_share_ * lm_head_.rank_out(1);
+  if (layout_.dense_tp() > 1)
+    c.communication_s =
+        collectives_.time_s(Collective::all_gather, GroupShape::of(layout_.dense_tp(), 1),
+                            vocab_rows * kActivationBytes);
+  c.other_s = memory_kernel_s(2 * vocab_rows * kLogitBytes);
   return c;
 }
 
@@ -218,36 +240,26 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
 
   // LM head rows: the sequences sampling a token, on the last stage.
   if (batch.sampled > 0) {
-    const double rows = static_cast<double>(batch.sampled) / pp;
-    stage.gemm_s += linear_s(lm_head_, rows);
-    // The head's columns are split dense_tp ways and every rank samples from the whole
-    // vocabulary: the logits are all-gathered in the head's BF16 output, then each rank writes
-    // and reads back the FP32 logits of every row for softmax/top-k.
-    const double vocab_rows = rows * data_share_ * lm_head_.rank_out(1);
-    if (layout_.dense_tp() > 1)
-      stage.communication_s +=
-          collectives_.time_s(Collective::all_gather, GroupShape::of(layout_.dense_tp(), 1),
-                              vocab_rows * kActivationBytes);
-    stage.other_s += memory_kernel_s(2 * vocab_rows * kLogitBytes);
+    const HeadCosts& head = head_costs(static_cast<double>(batch.sampled) / pp);
+    stage.gemm_s += head.gemm_s;
+    if (layout_.dense_tp() > 1) stage.communication_s += head.communication_s;
+    stage.other_s += head.other_s;
   }
-  StepBreakdown round = pipeline_round(stage, tokens);
+  StepBreakdown round = pipeline_round(stage, layers_at.hop_s);
   round.overhead_s =
       host_.step_s(static_cast<double>(batch.decodes) + static_cast<double>(batch.chunks.size()));
   return round;
 }
 
-StepBreakdown StepTimeModel::pipeline_round(const StepBreakdown& stage, double tokens) const {
+StepBreakdown StepTimeModel::pipeline_round(const StepBreakdown& stage, double hop_s) const {
   const double pp = static_cast<double>(layout_.pp);
   StepBreakdown round;
   round.gemm_s = stage.gemm_s * pp;
   round.other_s = stage.other_s * pp;
   round.communication_s = stage.communication_s * pp;
   round.attention_s = stage.attention_s * pp;
-  if (layout_.pp > 1) {
-    const double hop_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
-    // pp − 1 activation hops, and the sampled tokens back to the first stage.
-    round.communication_s += pp * collectives_.p2p_time_s(layout_.tp, hop_bytes);
-  }
+  // pp − 1 activation hops, and the sampled tokens back to the first stage.
+  if (layout_.pp > 1) round.communication_s += pp * hop_s;
   return round;
 }
 

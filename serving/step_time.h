@@ -112,11 +112,19 @@ class StepTimeModel {
   struct LayerCosts {
     double tokens = -1;
     StepBreakdown dense, moe;
+    double hop_s = 0;  // one pipeline hop of the tokens' activations (pp > 1)
+  };
+  // The LM head's rows at a count of sampling sequences (per stage): its GEMM, the logits'
+  // all-gather and their FP32 write and read, kept like the layers' costs.
+  struct HeadCosts {
+    double rows = -1;
+    double gemm_s = 0, communication_s = 0, other_s = 0;
   };
   // The layers' costs at `tokens`: a replay asks the same counts step after step, so the last
   // ones asked are kept, one slot per count modulo kLayerMemoSlots (the same numbers as
   // computing them again).
   const LayerCosts& layer_costs(double tokens) const;
+  const HeadCosts& head_costs(double rows) const;
   static constexpr size_t kLayerMemoSlots = 1024;
   // One layer at `tokens` tokens (already divided by pp), adding into `out`.
   void add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
@@ -124,8 +132,9 @@ class StepTimeModel {
   double linear_s(const LinearMap& m, double tokens) const;
   // Attention of one layer for the whole batch: prefill chunks, then the decodes' cache reads.
   double attention_layer_s(const StepBatch& batch) const;
-  // A round of pp micro-batches from one stage's time at 1/pp of the batch (`tokens` each).
-  StepBreakdown pipeline_round(const StepBreakdown& stage, double tokens) const;
+  // A round of pp micro-batches from one stage's time at 1/pp of the batch, each hop taking
+  // `hop_s` (LayerCosts::hop_s).
+  StepBreakdown pipeline_round(const StepBreakdown& stage, double hop_s) const;
   double memory_kernel_s(double bytes) const;
   // An all-reduce over `ranks` consecutive GPUs: NCCL's, or the engine's peer kernel where the
   // group is inside the NVLink domain, the profile has its fit and it is faster.
@@ -148,6 +157,7 @@ class StepTimeModel {
   CollectiveModel collectives_;
   PeerAllReduceFit peer_;
   mutable std::vector<LayerCosts> layer_memo_;
+  mutable std::vector<HeadCosts> head_memo_;
 };
 
 }  // namespace meshplan::serving

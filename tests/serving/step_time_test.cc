@@ -296,6 +296,37 @@ TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-b
   CHECK(t2.communication_s == doctest::Approx(2 * coll.p2p_time_s(1, 0.5 * 4096 * 2)));
 }
 
+TEST_CASE("step time: the LM head's and the pipeline hop's kept costs answer as computed anew") {
+  // tp 2, pp 2: the head's rows (the sampling sequences) are kept apart from the layers' token
+  // count, the hops with the layers. A step of 64 decodes and a 100-token prompt chunk samples
+  // 64 rows over 164 tokens; asked after others sharing their slots, and of a fresh model, it
+  // costs the same.
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  ServingLayout l;
+  l.tp = 2;
+  l.pp = 2;
+  auto step = [](int64_t decodes, int64_t chunk) {
+    StepBatch b = one_decode(1000);
+    b.decodes = decodes;
+    b.decode_context_tokens = 1000.0 * static_cast<double>(decodes);
+    b.chunks = {{chunk, 0}};
+    b.sampled = decodes;
+    return b;
+  };
+  const StepTimeModel used(m, c, p, l, ServingOptions{}, HostOverhead{});
+  auto anew = [&](const StepBatch& b) {
+    return StepTimeModel(m, c, p, l, ServingOptions{}, HostOverhead{}).time(b).total_s();
+  };
+  const StepBreakdown first = used.time(step(64, 100));
+  CHECK(first.communication_s > 0);
+  // The head's slot (rows 32 and 1,056 per stage), then the layers' (82 and 1,106 tokens).
+  for (const StepBatch& b : {step(64 + 2048, 100), step(64, 100 + 2048), step(64, 100)})
+    CHECK(used.time(b).total_s() == anew(b));
+  CHECK(used.time(step(64 + 2048, 100)).total_s() > first.total_s());
+}
+
 TEST_CASE("step time: a token count asked again after others in its memo slot costs the same") {
   // The layer costs are kept per token count modulo 1,024 slots: 64 decodes, then 64 + 1,024
   // (the same slot), then 64 again must give the first answer exactly, and a fresh model the
