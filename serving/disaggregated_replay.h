@@ -19,6 +19,9 @@
 // run by the decode instance's scheduler). Prefill workers' KV capacity is not limited (prompts
 // leave as their transfer starts). Load as in request_replay.h: offline, closed loop (a finish
 // issues the next request, which reaches the prefill pool decode.front_end_s later), Poisson.
+// A decode worker keeps its sequences' answers lazily (one more token each per step) and what a
+// step needs in sums and queues, the same step for step as visiting every sequence
+// (tests/serving/replay_paths_test.cc).
 // Deterministic: events at one time run in a fixed order (prefill completions, decode completions,
 // arrivals, transfers, admissions, prefill starts, decode starts; workers by index).
 #pragma once
