@@ -164,16 +164,30 @@ std::vector<std::string> serve_args(const std::string& root, int threads) {
           std::to_string(threads)};
 }
 
-// That search as a whole process on one thread and on `threads`, one run each (seconds each).
+// The same search also splitting the GPUs into prefill and decode pools (--disaggregated).
+std::vector<std::string> disaggregated_args(const std::string& root, int threads) {
+  std::vector<std::string> args = serve_args(root, threads);
+  args.push_back("--disaggregated");
+  return args;
+}
+
+// A search as a whole process on one thread and on `threads`, one run each (seconds each).
+std::string serving_runs(const std::vector<std::string>& one_thread,
+                         const std::vector<std::string>& all_threads, int threads) {
+  const std::optional<ProcessRun> one = best_run(one_thread, 1);
+  const std::optional<ProcessRun> many = best_run(all_threads, 1);
+  return fmt::format("1 thread {} ({}), {} threads {} ({}){}", wall_or_dash(one),
+                     one ? mib(one->peak_rss_bytes) : "-", threads, wall_or_dash(many),
+                     many ? mib(many->peak_rss_bytes) : "-",
+                     one && many ? fmt::format(", {:.2f}×", one->wall_s / many->wall_s) : "");
+}
+
 std::string serving_search_line(const std::string& root, int threads) {
-  const std::optional<ProcessRun> one = best_run(serve_args(root, 1), 1);
-  const std::optional<ProcessRun> many = best_run(serve_args(root, threads), 1);
   return fmt::format(
       "serving search, whole process: meshplan serve llama3-70b, 64 H100, FP8, 20 requests/s of "
-      "2,000 + 500 tokens, TTFT ≤ 1 s, TPOT ≤ 33.3 ms: 1 thread {} ({}), {} threads {} ({}){}\n\n",
-      wall_or_dash(one), one ? mib(one->peak_rss_bytes) : "-", threads, wall_or_dash(many),
-      many ? mib(many->peak_rss_bytes) : "-",
-      one && many ? fmt::format(", {:.2f}×", one->wall_s / many->wall_s) : "");
+      "2,000 + 500 tokens, TTFT ≤ 1 s, TPOT ≤ 33.3 ms: {}; with --disaggregated: {}\n\n",
+      serving_runs(serve_args(root, 1), serve_args(root, threads), threads),
+      serving_runs(disaggregated_args(root, 1), disaggregated_args(root, threads), threads));
 }
 
 // The issue-13 trace case as a user runs it: Llama 3 405B's pp16/vpp7 step as a whole
