@@ -43,7 +43,6 @@ struct DecodeWorker {
   std::vector<int64_t> joining;
   int64_t free_kv = 0;
   int64_t steps = 0;     // steps ended
-  int64_t live = 0;      // running, not finished
   int64_t finished = 0;  // finished, still in `running`
   int64_t decodes = 0;   // running past their prompt
   // Σ (isl + generated − synced step) over the decodes: their summed context at step s is
@@ -53,7 +52,8 @@ struct DecodeWorker {
   std::vector<DueFinish> finishes;   // min-heap
   // The running sequences by the step they next cross into a page, mod the page size.
   std::vector<std::vector<PageCrossing>> pages;
-  int64_t sequences() const { return live + static_cast<int64_t>(joining.size()); }
+  int64_t live() const { return static_cast<int64_t>(running.size()) - finished; }
+  int64_t sequences() const { return live() + static_cast<int64_t>(joining.size()); }
 };
 
 struct Transfer {
@@ -173,13 +173,12 @@ class DisaggregatedScheduler {
         sync(d, r);
         remove_decode(d, r);
         worker_of_[idx(r)] = -1;
-        --d.live;
         ++d.finished;
         finish(r, d.busy_until);
         d.free_kv += at(r).held;
         at(r).held = 0;
       }
-      if (d.finished > d.live) compact(d);
+      if (d.finished > d.live()) compact(d);
     }
   }
 
@@ -217,7 +216,7 @@ class DisaggregatedScheduler {
       best->joining.push_back(r);
       best->free_kv -= tokens;
       at(r).held = tokens;
-      at(r).held_until = limits_.decode.cache_tokens ? limits_.decode.held_until(at(r).prompt) : 0;
+      at(r).held_until = limits_.decode.held_until(at(r).prompt);
       decode_wait_.pop_front();
     }
   }
@@ -321,13 +320,18 @@ class DisaggregatedScheduler {
     synced_[idx(r)] = d.steps;
     order_[idx(r)] = next_order_++;
     d.running.push_back(r);
-    ++d.live;
+    track(d, r);
+    std::push_heap(d.finishes.begin(), d.finishes.end(), std::greater<>{});
+  }
+
+  // What `d` keeps of a running sequence (synced): its decode or its prompt to recompute, its
+  // finishing step (pushed on `finishes`, the heap left to the caller) and its next page.
+  void track(DecodeWorker& d, int64_t r) {
     if (at(r).prefilled < at(r).prompt)
       d.recomputing.push_back(r);
     else
       add_decode(d, r);
     d.finishes.push_back({d.steps + at(r).osl - at(r).generated, order_[idx(r)], r});
-    std::push_heap(d.finishes.begin(), d.finishes.end(), std::greater<>{});
     file_page(d, r);
   }
 
@@ -343,19 +347,11 @@ class DisaggregatedScheduler {
   // Everything kept for `d`'s running sequences (all synced), anew.
   void rebuild(DecodeWorker& d) {
     compact(d);
-    d.live = static_cast<int64_t>(d.running.size());
     d.decodes = d.context_base = 0;
     d.recomputing.clear();
     d.finishes.clear();
     for (std::vector<PageCrossing>& b : d.pages) b.clear();
-    for (const int64_t r : d.running) {
-      if (at(r).prefilled < at(r).prompt)
-        d.recomputing.push_back(r);
-      else
-        add_decode(d, r);
-      d.finishes.push_back({d.steps + at(r).osl - at(r).generated, order_[idx(r)], r});
-      file_page(d, r);
-    }
+    for (const int64_t r : d.running) track(d, r);
     std::make_heap(d.finishes.begin(), d.finishes.end(), std::greater<>{});
   }
 
@@ -374,7 +370,7 @@ class DisaggregatedScheduler {
       batch.decode_context_tokens = batch.decode_local_tokens =
           static_cast<double>(d.context_base + d.decodes * d.steps);
     }
-    batch.sampled = d.live;
+    batch.sampled = d.live();
     return batch;
   }
 
@@ -408,7 +404,7 @@ class DisaggregatedScheduler {
       for (const int64_t r : d.joining) join(d, r);
       d.joining.clear();
       grow(d);
-      if (d.live == 0) continue;
+      if (d.live() == 0) continue;
       const StepBatch batch = decode_batch(d);
       ++steps_;
       batch_sum_ += static_cast<double>(batch.decodes);

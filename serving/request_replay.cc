@@ -206,7 +206,7 @@ class Scheduler {
       running_.push_back(r);
       waiting_.pop_front();
       at(r).held = admission_tokens(r);
-      at(r).held_until = limits_.cache_tokens ? limits_.held_until(at(r).prompt) : 0;
+      at(r).held_until = limits_.held_until(at(r).prompt);
       free_kv_ -= at(r).held;
     }
   }
@@ -308,10 +308,12 @@ class Scheduler {
     const double stop_s = arrival_stop(t);
     const int64_t n = static_cast<int64_t>(running_.size());
     int64_t context = 0;
-    for (const int64_t r : running_) context += at(r).isl + at(r).generated;
-    bucket_pages();
     LocalKeys local(limits_.window, steps);
-    for (const int64_t r : running_) local.add(at(r).isl + at(r).generated);
+    for (const int64_t r : running_) {
+      context += at(r).isl + at(r).generated;
+      local.add(at(r).isl + at(r).generated);
+    }
+    bucket_pages();
     int64_t ran = 0;
     while (ran < steps && t < stop_s && take_pages(ran + 1)) {
       StepBatch batch;

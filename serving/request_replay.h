@@ -34,6 +34,7 @@
 #include <optional>
 #include <vector>
 
+#include "serving/kv_cache.h"
 #include "serving/request_lengths.h"
 #include "serving/serving_options.h"
 #include "serving/step_time.h"
@@ -97,10 +98,11 @@ struct ReplayLimits {
   int64_t held_tokens(int64_t sequence) const {
     return cache_tokens(sequence) - prefix_shared_tokens;
   }
-  // The longest sequence the cache held for `sequence` also covers (ReplayRequest::held_until).
+  // The longest sequence the cache held for `sequence` also covers (ReplayRequest::held_until);
+  // 0 where the cache is not allocated on demand or its page size is not known.
   int64_t held_until(int64_t sequence) const {
-    if (cache_block_tokens <= 0) return 0;
-    return (sequence + cache_block_tokens - 1) / cache_block_tokens * cache_block_tokens;
+    if (!cache_tokens || cache_block_tokens <= 0) return 0;
+    return block_rounded_tokens(sequence, cache_block_tokens);
   }
   // The cache a request of `sequence` = isl + osl tokens takes when admitted with `prompt`
   // tokens to hold: the prompt's on demand, else its whole isl + osl.

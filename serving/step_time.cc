@@ -188,25 +188,42 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
   return (batch.chunks.empty() ? 0 : kernel_s(prefill_s * data_share_)) + decode_s;
 }
 
+namespace {
+
+// The slot of `memo` kept for `key` (one per key modulo its size), computed anew by
+// `compute(slot)` unless it holds that key already.
+template <class Costs, class Compute>
+const Costs& kept(std::vector<Costs>& memo, double key, const Compute& compute) {
+  Costs& c = memo[static_cast<size_t>(static_cast<uint64_t>(key) % memo.size())];
+  if (c.key != key) {
+    c = Costs{};
+    c.key = key;
+    compute(c);
+  }
+  return c;
+}
+
+}  // namespace
+
 const StepTimeModel::LayerCosts& StepTimeModel::layer_costs(double tokens) const {
-  const auto slot = static_cast<size_t>(static_cast<uint64_t>(tokens) % kLayerMemoSlots);
-  LayerCosts& c = layer_memo_[slot];
-  if (c.tokens == tokens) return c;
-  c = LayerCosts{tokens, {}, {}, 0};
+  return kept(layer_memo_, tokens, [&](LayerCosts& c) { fill_layer_costs(tokens, c); });
+}
+
+const StepTimeModel::HeadCosts& StepTimeModel::head_costs(double rows) const {
+  return kept(head_memo_, rows, [&](HeadCosts& c) { fill_head_costs(rows, c); });
+}
+
+void StepTimeModel::fill_layer_costs(double tokens, LayerCosts& c) const {
   if (stage_dense_layers_ > 0) add_layer(dense_layer_, false, tokens, c.dense);
   if (stage_moe_layers_ > 0) add_layer(moe_layer_, true, tokens, c.moe);
   if (layout_.pp > 1) {
     const double hop_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
     c.hop_s = collectives_.p2p_time_s(layout_.tp, hop_bytes);
   }
-  return c;
 }
 
-const StepTimeModel::HeadCosts& StepTimeModel::head_costs(double rows) const {
-  const auto slot = static_cast<size_t>(static_cast<uint64_t>(rows) % kLayerMemoSlots);
-  HeadCosts& c = head_memo_[slot];
-  if (c.rows == rows) return c;
-  c = HeadCosts{rows, linear_s(lm_head_, rows), 0, 0};
+void StepTimeModel::fill_head_costs(double rows, HeadCosts& c) const {
+  c.gemm_s = linear_s(lm_head_, rows);
   // The head's columns are split dense_tp ways and every rank samples from the whole
   // vocabulary: the logits are all-gathered in the head's BF16 output, then each rank writes
   // and reads back the FP32 logits of every row for softmax/top-k.
@@ -216,7 +233,6 @@ const StepTimeModel::HeadCosts& StepTimeModel::head_costs(double rows) const {
         collectives_.time_s(Collective::all_gather, GroupShape::of(layout_.dense_tp(), 1),
                             vocab_rows * kActivationBytes);
   c.other_s = memory_kernel_s(2 * vocab_rows * kLogitBytes);
-  return c;
 }
 
 StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
@@ -242,7 +258,7 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   if (batch.sampled > 0) {
     const HeadCosts& head = head_costs(static_cast<double>(batch.sampled) / pp);
     stage.gemm_s += head.gemm_s;
-    if (layout_.dense_tp() > 1) stage.communication_s += head.communication_s;
+    stage.communication_s += head.communication_s;  // 0 on one rank
     stage.other_s += head.other_s;
   }
   StepBreakdown round = pipeline_round(stage, layers_at.hop_s);

@@ -110,14 +110,14 @@ class StepTimeModel {
  private:
   // One dense and one MoE layer (add_layer) at a token count.
   struct LayerCosts {
-    double tokens = -1;
+    double key = -1;  // the tokens
     StepBreakdown dense, moe;
     double hop_s = 0;  // one pipeline hop of the tokens' activations (pp > 1)
   };
   // The LM head's rows at a count of sampling sequences (per stage): its GEMM, the logits'
   // all-gather and their FP32 write and read, kept like the layers' costs.
   struct HeadCosts {
-    double rows = -1;
+    double key = -1;  // the rows
     double gemm_s = 0, communication_s = 0, other_s = 0;
   };
   // The layers' costs at `tokens`: a replay asks the same counts step after step, so the last
@@ -125,6 +125,8 @@ class StepTimeModel {
   // computing them again).
   const LayerCosts& layer_costs(double tokens) const;
   const HeadCosts& head_costs(double rows) const;
+  void fill_layer_costs(double tokens, LayerCosts& c) const;
+  void fill_head_costs(double rows, HeadCosts& c) const;
   static constexpr size_t kLayerMemoSlots = 1024;
   // One layer at `tokens` tokens (already divided by pp), adding into `out`.
   void add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
