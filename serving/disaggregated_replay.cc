@@ -5,6 +5,8 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <queue>
+#include <utility>
 #include <vector>
 
 namespace meshplan::serving {
@@ -56,6 +58,10 @@ struct DecodeWorker {
   int64_t sequences() const { return live() + static_cast<int64_t>(joining.size()); }
 };
 
+// Busy workers by the time their step ends, then index: the first to end on top.
+using StepEnds = std::priority_queue<std::pair<double, int64_t>,
+                                     std::vector<std::pair<double, int64_t>>, std::greater<>>;
+
 struct Transfer {
   int64_t request = 0;
   double ready_s = 0;
@@ -73,6 +79,7 @@ class DisaggregatedScheduler {
         decode_(static_cast<size_t>(limits.decode_workers)) {
     first_pending_ = closed_ ? std::min(count_, requests_in_flight(w, count_)) : 0;
     for (int64_t i = 0; i < first_pending_; ++i) queue_.push_back(i);
+    for (int64_t i = 0; i < limits.prefill_workers; ++i) idle_prefill_.push(i);
     for (DecodeWorker& d : decode_) {
       d.free_kv = limits.decode.kv_tokens;
       d.pages.resize(static_cast<size_t>(std::max<int64_t>(1, limits.decode.cache_block_tokens)));
@@ -89,8 +96,8 @@ class DisaggregatedScheduler {
   // Everything that happens at `t`, in the header's order.
   void run_events(double t, const StepTimeFn& prefill_step_s, const StepTimeFn& decode_step_s) {
     now_ = t;
-    finish_prefills(t);
-    finish_decodes(t);
+    finish_prefills(due(prefill_ends_, t));
+    finish_decodes(due(decode_ends_, t));
     if (!closed_)
       while (first_pending_ < count_ && at(first_pending_).arrival_s <= t)
         queue_.push_back(first_pending_++);
@@ -106,10 +113,8 @@ class DisaggregatedScheduler {
   // The next time anything happens after the events at `t` ran.
   double next_event() const {
     double next = INFINITY;
-    for (const PrefillWorker& p : prefill_)
-      if (p.busy) next = std::min(next, p.busy_until);
-    for (const DecodeWorker& d : decode_)
-      if (d.busy) next = std::min(next, d.busy_until);
+    if (!prefill_ends_.empty()) next = std::min(next, prefill_ends_.top().first);
+    if (!decode_ends_.empty()) next = std::min(next, decode_ends_.top().first);
     if (!transfers_.empty()) next = std::min(next, transfers_.front().ready_s);
     if (!closed_ && first_pending_ < count_) next = std::min(next, at(first_pending_).arrival_s);
     // A closed loop's successor still on its way through the front end (ReplayLimits::front_end_s).
@@ -136,10 +141,23 @@ class DisaggregatedScheduler {
   ReplayRequest& at(int64_t i) { return req_[static_cast<size_t>(i)]; }
   const ReplayRequest& at(int64_t i) const { return req_[static_cast<size_t>(i)]; }
 
-  void finish_prefills(double t) {
-    for (PrefillWorker& p : prefill_) {
-      if (!p.busy || p.busy_until > t) continue;
+  // The workers of `ends` whose step ends by `t`, taken out of it, in index order (the order the
+  // steps' ends take effect in).
+  const std::vector<int64_t>& due(StepEnds& ends, double t) {
+    due_.clear();
+    while (!ends.empty() && ends.top().first <= t) {
+      due_.push_back(ends.top().second);
+      ends.pop();
+    }
+    std::sort(due_.begin(), due_.end());
+    return due_;
+  }
+
+  void finish_prefills(const std::vector<int64_t>& ended) {
+    for (const int64_t i : ended) {
+      PrefillWorker& p = prefill_[idx(i)];
       p.busy = false;
+      idle_prefill_.push(i);
       for (const auto& [r, c] : p.chunks) {
         at(r).prefilled += c;
         if (at(r).prefilled < at(r).isl) {
@@ -154,10 +172,12 @@ class DisaggregatedScheduler {
 
   // A step ended: every sequence has one more token (kept lazily); a recomputed prompt is
   // rebuilt with its next token; the sequences whose answer is whole finish, in admission order.
-  void finish_decodes(double t) {
-    for (DecodeWorker& d : decode_) {
-      if (!d.busy || d.busy_until > t) continue;
+  void finish_decodes(const std::vector<int64_t>& ended) {
+    to_start_ = ended;  // each may start its next step (start_decodes)
+    for (const int64_t i : ended) {
+      DecodeWorker& d = decode_[idx(i)];
       d.busy = false;
+      room_changed_ = true;
       ++d.steps;
       for (const int64_t r : d.recomputing) {
         at(r).prefilled = at(r).prompt;
@@ -203,16 +223,26 @@ class DisaggregatedScheduler {
     decode_wait_.push_back(r);
   }
 
+  // Admits the waiting sequences in order, each to the worker with room holding the fewest
+  // (the first of them). A head that found no room is asked again only once room may have come
+  // (a step ended: sequences finished or were preempted) or the head changed.
   void admit_decodes() {
     while (!decode_wait_.empty()) {
       const int64_t r = decode_wait_.front();
+      if (r == blocked_head_ && !room_changed_) return;
+      room_changed_ = false;
       const int64_t tokens = limits_.decode.admission_tokens(at(r).prompt, at(r).isl + at(r).osl);
       DecodeWorker* best = nullptr;
       for (DecodeWorker& d : decode_) {
         if (d.sequences() >= limits_.decode.max_batch || d.free_kv < tokens) continue;
         if (best == nullptr || d.sequences() < best->sequences()) best = &d;
       }
-      if (best == nullptr) return;
+      if (best == nullptr) {
+        blocked_head_ = r;
+        return;
+      }
+      blocked_head_ = -1;
+      if (!best->busy) to_start_.push_back(index_of(*best));
       best->joining.push_back(r);
       best->free_kv -= tokens;
       at(r).held = tokens;
@@ -236,6 +266,7 @@ class DisaggregatedScheduler {
     const int64_t before = preemptions_;
     OnDemandWorker{req_, d.running, d.free_kv, decode_wait_, preemptions_}.grow(limits_.decode);
     if (preemptions_ > before) {
+      room_changed_ = true;  // the preempted wait at the head of decode_wait_
       for (const int64_t r : decode_wait_)
         if (runs_on(d, r)) worker_of_[idx(r)] = -1;  // preempted: out of this worker
       rebuild(d);
@@ -374,9 +405,12 @@ class DisaggregatedScheduler {
     return batch;
   }
 
+  // The idle prefill workers take prompts in index order while any has arrived.
   void start_prefills(double t, const StepTimeFn& step_s) {
-    for (PrefillWorker& p : prefill_) {
-      if (p.busy || queue_.empty() || at(queue_.front()).arrival_s > t) continue;
+    while (!idle_prefill_.empty() && !queue_.empty() && at(queue_.front()).arrival_s <= t) {
+      const int64_t i = idle_prefill_.top();
+      idle_prefill_.pop();
+      PrefillWorker& p = prefill_[idx(i)];
       StepBatch batch;
       int64_t budget = limits_.prefill_step_tokens;
       while (!queue_.empty() && at(queue_.front()).arrival_s <= t && budget > 0) {
@@ -395,11 +429,17 @@ class DisaggregatedScheduler {
       prefill_busy_s_ += dt;
       p.busy = true;
       p.busy_until = t + dt;
+      prefill_ends_.emplace(p.busy_until, i);
     }
   }
 
+  // The decode workers that may start a step at `t` (those whose step ended, those given a
+  // sequence while idle; any other idle worker holds none), in index order.
   void start_decodes(double t, const StepTimeFn& step_s) {
-    for (DecodeWorker& d : decode_) {
+    std::sort(to_start_.begin(), to_start_.end());
+    to_start_.erase(std::unique(to_start_.begin(), to_start_.end()), to_start_.end());
+    for (const int64_t i : to_start_) {
+      DecodeWorker& d = decode_[idx(i)];
       if (d.busy) continue;
       for (const int64_t r : d.joining) join(d, r);
       d.joining.clear();
@@ -412,7 +452,9 @@ class DisaggregatedScheduler {
       decode_busy_s_ += dt;
       d.busy = true;
       d.busy_until = t + dt;
+      decode_ends_.emplace(d.busy_until, i);
     }
+    to_start_.clear();
   }
 
   Workload w_;
@@ -425,6 +467,14 @@ class DisaggregatedScheduler {
   std::deque<int64_t> queue_;        // prompts waiting for a prefill worker
   std::deque<Transfer> transfers_;   // in flight to the decode pool, by ready time
   std::deque<int64_t> decode_wait_;  // transferred, waiting for decode room
+  // The busy workers by the time their step ends (then index), and the idle prefill workers: an
+  // event visits only the workers it concerns.
+  StepEnds prefill_ends_, decode_ends_;
+  std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> idle_prefill_;
+  std::vector<int64_t> due_;       // the workers whose step ends at this event (due)
+  std::vector<int64_t> to_start_;  // decode workers start_decodes visits at this event
+  int64_t blocked_head_ = -1;      // the head of decode_wait_ that found no room, or −1
+  bool room_changed_ = false;      // a decode step ended (or preempted) since it did
   // Per request, on the decode side: its worker (−1: none), the worker step its `generated` is
   // exact at, the step it next crosses into a page, its place in admission order.
   std::vector<int64_t> worker_of_, synced_, cross_at_, order_;
