@@ -54,6 +54,10 @@ struct DecodeWorker {
   std::vector<DueFinish> finishes;   // min-heap
   // The running sequences by the step they next cross into a page, mod the page size.
   std::vector<std::vector<PageCrossing>> pages;
+  // The steps of the run under way (DisaggregatedScheduler::start_decodes), from `run_start_s`:
+  // their times in order; the run ends at busy_until, the sum of them from run_start_s.
+  double run_start_s = 0;
+  std::vector<double> run_steps_s;
   int64_t live() const { return static_cast<int64_t>(running.size()) - finished; }
   int64_t sequences() const { return live() + static_cast<int64_t>(joining.size()); }
 };
@@ -110,7 +114,8 @@ class DisaggregatedScheduler {
     start_decodes(t, decode_step_s);
   }
 
-  // The next time anything happens after the events at `t` ran.
+  // The next time anything happens after the events at `t` ran (stale entries are dropped
+  // before: start_decodes).
   double next_event() const {
     double next = INFINITY;
     if (!prefill_ends_.empty()) next = std::min(next, prefill_ends_.top().first);
@@ -143,6 +148,7 @@ class DisaggregatedScheduler {
 
   // The workers of `ends` whose step ends by `t`, taken out of it, in index order (the order the
   // steps' ends take effect in).
+  // A decode worker's entry whose run was cut short (cut_run) stays behind, stale: skipped.
   const std::vector<int64_t>& due(StepEnds& ends, double t) {
     due_.clear();
     while (!ends.empty() && ends.top().first <= t) {
@@ -150,7 +156,15 @@ class DisaggregatedScheduler {
       ends.pop();
     }
     std::sort(due_.begin(), due_.end());
+    due_.erase(std::unique(due_.begin(), due_.end()), due_.end());
     return due_;
+  }
+  bool stale(const std::pair<double, int64_t>& end) const {
+    const DecodeWorker& d = decode_[idx(end.second)];
+    return !d.busy || d.busy_until != end.first;
+  }
+  void drop_stale() {
+    while (!decode_ends_.empty() && stale(decode_ends_.top())) decode_ends_.pop();
   }
 
   void finish_prefills(const std::vector<int64_t>& ended) {
@@ -173,12 +187,13 @@ class DisaggregatedScheduler {
   // A step ended: every sequence has one more token (kept lazily); a recomputed prompt is
   // rebuilt with its next token; the sequences whose answer is whole finish, in admission order.
   void finish_decodes(const std::vector<int64_t>& ended) {
-    to_start_ = ended;  // each may start its next step (start_decodes)
+    to_start_.clear();
     for (const int64_t i : ended) {
       DecodeWorker& d = decode_[idx(i)];
-      d.busy = false;
+      if (!d.busy || d.busy_until > now_) continue;  // stale: its run was cut (cut_run)
+      to_start_.push_back(i);                        // it may start its next step (start_decodes)
+      end_run(d, d.run_steps_s.size());
       room_changed_ = true;
-      ++d.steps;
       for (const int64_t r : d.recomputing) {
         at(r).prefilled = at(r).prompt;
         add_decode(d, r);
@@ -242,6 +257,7 @@ class DisaggregatedScheduler {
         return;
       }
       blocked_head_ = -1;
+      if (best->busy) cut_run(*best, false);
       if (!best->busy) to_start_.push_back(index_of(*best));
       best->joining.push_back(r);
       best->free_kv -= tokens;
@@ -445,16 +461,88 @@ class DisaggregatedScheduler {
       d.joining.clear();
       grow(d);
       if (d.live() == 0) continue;
-      const StepBatch batch = decode_batch(d);
-      ++steps_;
-      batch_sum_ += static_cast<double>(batch.decodes);
-      const double dt = step_s(batch);
-      decode_busy_s_ += dt;
-      d.busy = true;
-      d.busy_until = t + dt;
+      start_run(d, t, step_s);
       decode_ends_.emplace(d.busy_until, i);
     }
     to_start_.clear();
+    // A preemption here left sequences waiting that the next event asks again for room (as it
+    // would at any worker's step end): every run ends at its step under way.
+    if (!decode_wait_.empty() && (decode_wait_.front() != blocked_head_ || room_changed_))
+      for (DecodeWorker& d : decode_)
+        if (d.busy) cut_run(d, true);
+    drop_stale();
+  }
+
+  // Steps `d` may run from its next one as a run: while nothing but its own steps concerns it.
+  // The next step always; past it, none where a step is not plain decodes (a prompt to
+  // recompute, keys asked one by one under local attention, the cache grown token by token) and
+  // only up to the step at which the first of its sequences finishes or the next crosses into a
+  // new page (its own step, taking that page). A sequence given to it meanwhile cuts the run
+  // short (cut_run).
+  int64_t run_steps(const DecodeWorker& d) const {
+    if (!d.recomputing.empty() || limits_.decode.window) return 1;
+    const bool on_demand = static_cast<bool>(limits_.decode.cache_tokens);
+    if (on_demand && limits_.decode.cache_block_tokens < 1) return 1;
+    int64_t last = d.finishes.empty() ? d.steps + 1 : d.finishes.front().step;
+    if (on_demand) {
+      // The first step a sequence crosses at: each does within a page of steps, so a run looks
+      // that far at most.
+      const int64_t page = limits_.decode.cache_block_tokens;
+      last = std::min(last, d.steps + page + 1);
+      for (int64_t step = d.steps + 1; step < last; ++step)
+        for (const PageCrossing& c : d.pages[idx(step % page)])
+          if (c.step == step && filed_as(d, c)) {
+            last = step;
+            break;
+          }
+    }
+    return std::max<int64_t>(1, last - d.steps);
+  }
+
+  // Runs `d`'s steps from `t` (run_steps of them): each step's batch is the decodes at their
+  // context then; its end is the run's last step's.
+  void start_run(DecodeWorker& d, double t, const StepTimeFn& step_s) {
+    const int64_t n = run_steps(d);
+    d.run_start_s = t;
+    d.run_steps_s.clear();
+    StepBatch batch = decode_batch(d);
+    for (int64_t j = 0; j < n; ++j) {
+      if (j > 0) batch.decode_context_tokens = batch.decode_local_tokens += batch.decodes;
+      const double dt = step_s(batch);
+      d.run_steps_s.push_back(dt);
+      t += dt;
+    }
+    d.busy = true;
+    d.busy_until = t;
+  }
+
+  // `d`'s run ends after its first `n` steps (n ≥ 1): counted as the steps it ran.
+  void end_run(DecodeWorker& d, size_t n) {
+    d.busy = false;
+    d.steps += static_cast<int64_t>(n);
+    steps_ += static_cast<int64_t>(n);
+    batch_sum_ += static_cast<double>(n) * static_cast<double>(d.decodes);
+    for (size_t j = 0; j < n; ++j) decode_busy_s_ += d.run_steps_s[j];
+    d.run_steps_s.clear();
+  }
+
+  // `d`'s run ends with its step under way at now_: where a sequence joined it (it joins at
+  // that step's end; at once where a step of the run ends now, as that step's end would have
+  // run first at this event), or where the next event must come at its next step end
+  // (`after_now`: a step ending now has already started the next, as a step's end would).
+  void cut_run(DecodeWorker& d, bool after_now) {
+    double end = d.run_start_s;
+    size_t n = 0;
+    while (n < d.run_steps_s.size() && (end < now_ || (after_now && end == now_)))
+      end += d.run_steps_s[n++];
+    if (n == d.run_steps_s.size()) return;  // in its last step
+    if (end == now_) {
+      end_run(d, n);
+      return;
+    }
+    d.run_steps_s.resize(n);
+    d.busy_until = end;
+    decode_ends_.emplace(end, index_of(d));
   }
 
   Workload w_;

@@ -21,7 +21,13 @@
 // issues the next request, which reaches the prefill pool decode.front_end_s later), Poisson.
 // A decode worker keeps its sequences' answers lazily (one more token each per step) and what a
 // step needs in sums and queues, the same step for step as visiting every sequence
-// (tests/serving/replay_paths_test.cc).
+// (tests/serving/replay_paths_test.cc). It runs its steps as runs, one event each: from a step
+// on, while its steps are plain decodes that nothing else can touch, up to the step at which its
+// first sequence finishes or the next crosses into a new page; a sequence given to it meanwhile
+// cuts the run at the step under way, and a preemption that leaves sequences waiting cuts every
+// run there (the next event asks for room again at the first step end, as step by step). So
+// decode_step_s is also asked for steps a cut drops: it must be a function of the batch alone.
+// An event visits only the workers it concerns (busy ones kept by the end of their step).
 // Deterministic: events at one time run in a fixed order (prefill completions, decode completions,
 // arrivals, transfers, admissions, prefill starts, decode starts; workers by index).
 #pragma once

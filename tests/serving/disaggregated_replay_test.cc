@@ -83,8 +83,9 @@ TEST_CASE("disaggregated: a request that arrives during a decode step joins at t
   // [1, 2]. No transfer time. 6-token answers need 5 decode steps of 0.4 s: the first two decode
   // together from 1.0 (steps at 1.0, 1.4, 1.8, 2.2, 2.6, done at 3.0); the third reaches the
   // decode pool at 2.0, during the step at 1.8, and joins the one at 2.2: batches 2, 2, 2, 3, 3,
-  // then alone at 3.0, 3.4 and 3.8, done at 4.2.
-  std::vector<int64_t> decode_batches;
+  // then alone at 3.0, 3.4 and 3.8, done at 4.2. (The decode worker runs its steps as runs, so
+  // the step function is also asked for the steps after 2.2 that the third's joining cut off:
+  // the steps run are counted in the result.)
   DisaggregatedLimits l = one_each(0.0);
   l.prefill_step_tokens = 100;
   const ReplayResult r = replay_disaggregated(
@@ -94,11 +95,11 @@ TEST_CASE("disaggregated: a request that arrives during a decode step joins at t
         return 1.0;
       },
       [&](const StepBatch& b) {
-        decode_batches.push_back(b.decodes);
         CHECK(b.sampled == b.decodes);
         return 0.4;
       });
-  CHECK(decode_batches == std::vector<int64_t>{2, 2, 2, 3, 3, 1, 1, 1});
+  CHECK(r.steps == 8);
+  CHECK(r.mean_batch == doctest::Approx((2 + 2 + 2 + 3 + 3 + 1 + 1 + 1) / 8.0));
   CHECK(r.requests[1].finish_s == doctest::Approx(3.0));
   CHECK(r.requests[2].first_token_s == doctest::Approx(2.0));
   CHECK(r.requests[2].finish_s == doctest::Approx(4.2));
@@ -252,7 +253,10 @@ TEST_CASE("disaggregated: sequences crossing into new pages together take them i
             return 0.1;
           }));
     }
-    CHECK(decodes[0] == decodes[1]);
+    // (The step function is also asked for the steps of runs a preemption cut short: the steps
+    // run are the results'.)
+    CHECK(results[0].steps == results[1].steps);
+    CHECK(results[0].mean_batch == results[1].mean_batch);
     CHECK(results[0].preemptions == results[1].preemptions);
     for (size_t i = 0; i < 3; ++i)
       CHECK(results[0].requests[i].finish_s == results[1].requests[i].finish_s);
@@ -282,4 +286,22 @@ TEST_CASE("disaggregated: without on-demand allocation a decode worker admits wh
   CHECK(r.requests[0].finish_s == doctest::Approx(1.3));
   CHECK(r.requests[1].finish_s == doctest::Approx(1.6));
   CHECK(r.steps == 6);
+}
+
+TEST_CASE(
+    "disaggregated: a request reaching a decode worker as its step ends joins the next step") {
+  // Two 50-token prompts, 50 tokens a prefill step: the first prefills in [0, 1], the second in
+  // [1, 2]. The first decodes alone from 1.0 in 0.5 s steps (its run: 1.0, 1.5, 2.0, …); the
+  // second reaches the decode worker at 2.0, as a step ends, and joins the step starting then:
+  // steps at 1.0 and 1.5 the first alone, 2.0, 2.5 and 3.0 together (the first done at 3.5),
+  // 3.5 and 4.0 the second alone (done at 4.5).
+  DisaggregatedLimits l = one_each(0.0);
+  l.prefill_step_tokens = 50;
+  const ReplayResult r =
+      replay_disaggregated(offline(2, 50, 6), l, prefill_1s, [](const StepBatch&) { return 0.5; });
+  CHECK(r.requests[1].first_token_s == 2.0);
+  CHECK(r.requests[0].finish_s == 3.5);
+  CHECK(r.requests[1].finish_s == 4.5);
+  CHECK(r.steps == 7);
+  CHECK(r.mean_batch == doctest::Approx(10.0 / 7));
 }

@@ -172,3 +172,35 @@ TEST_CASE(
   }
   CHECK(preempting >= 20);
 }
+
+TEST_CASE(
+    "replay paths: disaggregated decode workers reserving whole requests replay a roomy cache as "
+    "on demand does") {
+  // A whole-request reservation runs each worker's steps as runs (until its first sequence
+  // finishes, cut where a sequence joins it); on demand with the page size not known asks every
+  // step. With a cache no sequence waits for, the two schedule alike.
+  std::mt19937_64 rng(2026);
+  int64_t runs = 0;
+  for (int c = 0; c < 200; ++c) {
+    CAPTURE(c);
+    const Workload w = random_workload(rng);
+    DisaggregatedLimits d;
+    d.prefill_workers = draw(rng, 1, 4);
+    d.prefill_step_tokens = draw(rng, 8, 64);
+    d.decode_workers = draw(rng, 1, 6);
+    d.decode = random_limits(rng, w, 1);
+    d.decode.record_steps = false;
+    d.decode.reserves_answers = false;
+    d.decode.kv_tokens = 1'000'000;
+    d.decode.tokens_per_request = longest(w);
+    d.decode.cache_block_tokens = 0;
+    d.kv_transfer_latency_s = coin(rng) ? 0.0 : 0.003;
+    d.kv_transfer_s_per_token = 1e-5;
+    const ReplayResult on_demand = replay_disaggregated(w, d, step_s, step_s);
+    d.decode.cache_tokens = nullptr;
+    const ReplayResult whole = replay_disaggregated(w, d, step_s, step_s);
+    check_same(on_demand, whole);
+    runs += on_demand.steps;
+  }
+  CHECK(runs > 3000);
+}
