@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -105,21 +106,26 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
   return out;
 }
 
+double search_steps(const ServingProblem& p) {
+  double fitting = 0;
+  for (const ServingProblem& v : problem_variants(p))
+    for (ServingLayout l : serving_candidates(v)) fitting += resolved_memory(v, l).fits() ? 1 : 0;
+  const double prompt_steps =
+      std::ceil(static_cast<double>(p.workload.isl) / static_cast<double>(step_tokens(p.options)));
+  return fitting * static_cast<double>(replay_request_count(p.workload)) *
+         (static_cast<double>(p.workload.osl) + prompt_steps);
+}
+
 std::vector<Diagnostic> check_search_size(const ServingProblem& p) {
-  const double candidates =
-      static_cast<double>(serving_candidates(p).size() * problem_variants(p).size());
-  const double requests = static_cast<double>(replay_request_count(p.workload));
-  const double tokens =
-      candidates * requests * (static_cast<double>(p.workload.isl + p.workload.osl));
-  if (tokens <= kMaxSearchTokens) return {};
+  const double steps = search_steps(p);
+  if (steps <= kMaxSearchSteps) return {};
   return {Diagnostic{{"--requests", 0, 0, ""},
                      "requests",
                      std::to_string(replay_request_count(p.workload)),
-                     fmt::format("the search would replay {} layouts × {} requests × (isl + osl), "
-                                 "beyond the {:.0f} tokens it handles; give --layout, fewer "
-                                 "--gpus or fewer requests",
-                                 static_cast<int64_t>(candidates), static_cast<int64_t>(requests),
-                                 kMaxSearchTokens)}};
+                     fmt::format("the search would replay up to {:.3g} engine steps (layouts "
+                                 "that fit × requests × their steps), beyond the {:.0f} it "
+                                 "handles; give --layout, fewer --gpus or fewer requests",
+                                 steps, kMaxSearchSteps)}};
 }
 
 bool any_keeps_up(const std::vector<ServingEstimate>& e) {

@@ -37,16 +37,22 @@ struct ServingSearchResult {
   std::vector<size_t> pareto;           // indices into ranked, by tokens/s per user ascending
 };
 
-// Tokens a whole search may replay (each candidate replays the workload; the bisected replica
-// counts and the overload checks add to it): about 10-30 s on one core, divided among the
-// search's threads (2026-11-28: llama3-70b on 64 H100s at 20 requests/s with --disaggregated,
-// 2,866 candidates × 1,000 requests × 2,500 tokens = 7.2e9, 10.6 s on one thread and 5.6 s on
-// two with 1,392 of them replayed; the aggregated search 322, 2.3 s on one thread).
-constexpr double kMaxSearchTokens = 1e10;
+// Engine steps a whole search may replay (search_steps): about 15-30 s on two threads at the
+// slowest rates measured, 3-12 ns a step (2026-11-28, two threads, 2,000 + 500 tokens, FP8,
+// 1,000 requests unless named: llama3-70b on 64 H100s at 20 requests/s with --disaggregated,
+// 6.3e8 steps in 1.8 s; on 512 at 10 requests/s 1.8e9 in 9.0 s, aggregated 2.6e8 in 0.8 s;
+// llama3-8b on 512, disaggregated, 2.0e9 in 17.6 s; deepseek-v3 on 16,384, aggregated, 1.0e9
+// in 4.8 s; llama3-70b on 16,384, disaggregated, 200 requests, 9.8e8 in 12.0 s).
+constexpr double kMaxSearchSteps = 3e9;
 
 // REQUIRES: p.gpus ≥ 1.
 std::vector<ServingLayout> serving_candidates(const ServingProblem& p);
-// A diagnostic when candidates × requests × (isl + osl) exceeds kMaxSearchTokens.
+// At most the engine steps the search's replays take: the candidates whose weights fit (each
+// weight format's) × the requests × each request's steps alone (its answer a step a token, its
+// prompt in steps of the engine's step tokens). Replays batch requests into fewer steps; the
+// bisected counts and overload checks add some.
+double search_steps(const ServingProblem& p);
+// A diagnostic when search_steps exceeds kMaxSearchSteps.
 std::vector<Diagnostic> check_search_size(const ServingProblem& p);
 ServingSearchResult search_serving(const ServingProblem& p);
 // The candidates of one weight format (p.options.weights), appended to `r` unsorted.

@@ -92,25 +92,37 @@ TEST_CASE("serving search: --disaggregated adds prefill/decode splits of the GPU
   CHECK(split > 0);
 }
 
-TEST_CASE(
-    "serving search: a search past 10 billion replayed tokens is refused, naming --requests") {
-  ServingProblem p = llama8b_problem();  // 2 GPUs: 20 candidates under vLLM
+TEST_CASE("serving search: a search past 3 billion engine steps is refused, naming --requests") {
+  ServingProblem p = llama8b_problem();  // 2 GPUs: 20 candidates under vLLM, all fitting
   REQUIRE(serving_candidates(p).size() == 20);
-  // 20 layouts × 200,000 requests × 320 tokens = 1.28e9: within.
+  // 20 layouts × 200,000 requests × (64 answer steps + 1 prompt step) = 2.6e8: within.
   p.workload.requests = 200'000;
+  CHECK(search_steps(p) == 20.0 * 200'000 * 65);
   CHECK(check_search_size(p).empty());
-  // 8 GPUs (more layouts) of 2,500-token requests: past 1e10.
+  // 8 GPUs (more layouts) of 2,000 + 500 tokens: 501 steps a request, past 3e9.
   p.gpus = 8;
   p.workload.isl = 2000;
   p.workload.osl = 500;
+  const double layouts = static_cast<double>(serving_candidates(p).size());
+  CHECK(search_steps(p) == layouts * 200'000 * 501);
   const std::vector<Diagnostic> too_big = check_search_size(p);
   REQUIRE(too_big.size() == 1);
   CHECK(too_big[0].field == "requests");
   CHECK(too_big[0].value == "200000");
-  CHECK(too_big[0].rule == fmt::format("the search would replay {} layouts × 200000 requests × "
-                                       "(isl + osl), beyond the 10000000000 tokens it handles; "
-                                       "give --layout, fewer --gpus or fewer requests",
-                                       serving_candidates(p).size()));
+  CHECK(too_big[0].rule == fmt::format("the search would replay up to {:.3g} engine steps "
+                                       "(layouts that fit × requests × their steps), beyond the "
+                                       "3000000000 it handles; give --layout, fewer --gpus or "
+                                       "fewer requests",
+                                       layouts * 200'000 * 501));
+}
+
+TEST_CASE("serving search: layouts whose weights do not fit count no steps") {
+  // llama3-405b in BF16 (810 GB) fits on none of 2 H100s' layouts.
+  ServingProblem p = meshplan::testing::shipped_serving_problem("llama3-405b", "dgx-h100-1n", 2);
+  p.workload.isl = 2000;
+  p.workload.osl = 500;
+  REQUIRE(!serving_candidates(p).empty());
+  CHECK(search_steps(p) == 0);
 }
 
 TEST_CASE(
