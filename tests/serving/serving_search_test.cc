@@ -99,21 +99,22 @@ TEST_CASE("serving search: a search past 3 billion engine steps is refused, nami
   p.workload.requests = 200'000;
   CHECK(search_steps(p) == 20.0 * 200'000 * 65);
   CHECK(check_search_size(p).empty());
-  // 8 GPUs (more layouts) of 2,000 + 500 tokens: 501 steps a request, past 3e9.
+  // 8 GPUs (more layouts) of 2,000 + 2,000 tokens: 2,001 steps a request, past 1e10.
   p.gpus = 8;
   p.workload.isl = 2000;
-  p.workload.osl = 500;
+  p.workload.osl = 2000;
   const double layouts = static_cast<double>(serving_candidates(p).size());
-  CHECK(search_steps(p) == layouts * 200'000 * 501);
+  REQUIRE(layouts * 200'000 * 2001 > 1e10);
+  CHECK(search_steps(p) == layouts * 200'000 * 2001);
   const std::vector<Diagnostic> too_big = check_search_size(p);
   REQUIRE(too_big.size() == 1);
   CHECK(too_big[0].field == "requests");
   CHECK(too_big[0].value == "200000");
   CHECK(too_big[0].rule == fmt::format("the search would replay up to {:.3g} engine steps "
                                        "(layouts that fit × requests × their steps), beyond the "
-                                       "3000000000 it handles; give --layout, fewer --gpus or "
+                                       "10000000000 it handles; give --layout, fewer --gpus or "
                                        "fewer requests",
-                                       layouts * 200'000 * 501));
+                                       layouts * 200'000 * 2001));
 }
 
 TEST_CASE("serving search: layouts whose weights do not fit count no steps") {
