@@ -285,3 +285,18 @@ TEST_CASE(
     CHECK(errors[i] >= 0.08);
   }
 }
+
+// Whole Llama 3 70B decode steps (all 80 layers, 70 GB of FP8 weights) on one H200
+// (steps-h200-fp8-70b.json, scripts/device/measure-70b-whole-steps.sh, 2026-11-28), batches of
+// 1-128 at 512-4,096 cached tokens: the layout of the perf-overview file's Llama 3.1 70B rows on
+// one H200. With the measured profile within 4.2% each (mean 1.9%), as the 8-layer cuts; with
+// the published one 12-19% slow. The measured profile's +16..+26% on those rows' throughput
+// (tpo-024, tpo-032) is therefore not the GPU's time.
+TEST_CASE(
+    "whole Llama 3 70B FP8 decode steps on one H200 are priced within 4.5% each with the "
+    "measured profile and 12-19% slow with the published one") {
+  check_errors(step_errors({"steps-h200-fp8-70b.json", "dgx-h200-64n", "h200-measured.yaml"}),
+               0.045, 0.02, 5);
+  for (double e : step_errors({"steps-h200-fp8-70b.json", "dgx-h200-64n", "h200-published.yaml"}))
+    CHECK((e >= 0.12 && e <= 0.19));
+}
