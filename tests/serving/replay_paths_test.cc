@@ -108,6 +108,21 @@ void check_same(const ReplayResult& a, const ReplayResult& b) {
   }
 }
 
+// Random disaggregated pools: 1 to `prefill_most` prefill workers, 1 to `decode_most` decode
+// workers with random_limits, a transfer with or without a fixed latency.
+DisaggregatedLimits random_pools(std::mt19937_64& rng, const Workload& w, int64_t page,
+                                 int64_t prefill_most, int64_t decode_most) {
+  DisaggregatedLimits d;
+  d.prefill_workers = draw(rng, 1, prefill_most);
+  d.prefill_step_tokens = draw(rng, 8, 64);
+  d.decode_workers = draw(rng, 1, decode_most);
+  d.decode = random_limits(rng, w, page);
+  d.decode.record_steps = false;
+  d.kv_transfer_latency_s = coin(rng) ? 0.0 : 0.003;
+  d.kv_transfer_s_per_token = 1e-5;
+  return d;
+}
+
 }  // namespace
 
 TEST_CASE("replay paths: knowing the page size replays random workloads as asking every token") {
@@ -156,14 +171,7 @@ TEST_CASE(
     CAPTURE(c);
     const Workload w = random_workload(rng);
     const int64_t page = int64_t{1} << draw(rng, 0, 3);
-    DisaggregatedLimits d;
-    d.prefill_workers = draw(rng, 1, 3);
-    d.prefill_step_tokens = draw(rng, 8, 64);
-    d.decode_workers = draw(rng, 1, 3);
-    d.decode = random_limits(rng, w, page);
-    d.decode.record_steps = false;
-    d.kv_transfer_latency_s = coin(rng) ? 0.0 : 0.003;
-    d.kv_transfer_s_per_token = 1e-5;
+    DisaggregatedLimits d = random_pools(rng, w, page, 3, 3);
     const ReplayResult every = replay_disaggregated(w, d, step_s, step_s);
     d.decode.cache_block_tokens = page;
     const ReplayResult paged_result = replay_disaggregated(w, d, step_s, step_s);
@@ -184,18 +192,11 @@ TEST_CASE(
   for (int c = 0; c < 200; ++c) {
     CAPTURE(c);
     const Workload w = random_workload(rng);
-    DisaggregatedLimits d;
-    d.prefill_workers = draw(rng, 1, 4);
-    d.prefill_step_tokens = draw(rng, 8, 64);
-    d.decode_workers = draw(rng, 1, 6);
-    d.decode = random_limits(rng, w, 1);
-    d.decode.record_steps = false;
+    DisaggregatedLimits d = random_pools(rng, w, 1, 4, 6);
     d.decode.reserves_answers = false;
     d.decode.kv_tokens = 1'000'000;
     d.decode.tokens_per_request = longest(w);
     d.decode.cache_block_tokens = 0;
-    d.kv_transfer_latency_s = coin(rng) ? 0.0 : 0.003;
-    d.kv_transfer_s_per_token = 1e-5;
     const ReplayResult on_demand = replay_disaggregated(w, d, step_s, step_s);
     d.decode.cache_tokens = nullptr;
     const ReplayResult whole = replay_disaggregated(w, d, step_s, step_s);
