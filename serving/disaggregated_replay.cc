@@ -73,14 +73,16 @@ struct Transfer {
 
 class DisaggregatedScheduler {
  public:
-  DisaggregatedScheduler(const Workload& w, const DisaggregatedLimits& limits)
+  DisaggregatedScheduler(const Workload& w, const DisaggregatedLimits& limits,
+                         const DecodePriceFn& decode_price)
       : w_(w),
         limits_(limits),
         count_(replay_request_count(w)),
         closed_(w.load == LoadKind::concurrency),
         req_(initial_requests(w, count_)),
         prefill_(static_cast<size_t>(limits.prefill_workers)),
-        decode_(static_cast<size_t>(limits.decode_workers)) {
+        decode_(static_cast<size_t>(limits.decode_workers)),
+        decode_price_(decode_price) {
     first_pending_ = closed_ ? std::min(count_, requests_in_flight(w, count_)) : 0;
     for (int64_t i = 0; i < first_pending_; ++i) queue_.push_back(i);
     for (int64_t i = 0; i < limits.prefill_workers; ++i) idle_prefill_.push(i);
@@ -506,11 +508,23 @@ class DisaggregatedScheduler {
     d.run_start_s = t;
     d.run_steps_s.clear();
     StepBatch batch = decode_batch(d);
-    for (int64_t j = 0; j < n; ++j) {
-      if (j > 0) batch.decode_context_tokens = batch.decode_local_tokens += batch.decodes;
-      const double dt = step_s(batch);
-      d.run_steps_s.push_back(dt);
-      t += dt;
+    if (n > 1 && decode_price_ && batch.chunks.empty()) {
+      // Only the context changes from step to step: the fixed terms priced once.
+      const DecodeStepPrice price = decode_price_(batch.decodes, batch.sampled);
+      double context = batch.decode_context_tokens;
+      for (int64_t j = 0; j < n; ++j) {
+        if (j > 0) context += static_cast<double>(batch.decodes);
+        const double dt = price.step_s(context, context);
+        d.run_steps_s.push_back(dt);
+        t += dt;
+      }
+    } else {
+      for (int64_t j = 0; j < n; ++j) {
+        if (j > 0) batch.decode_context_tokens = batch.decode_local_tokens += batch.decodes;
+        const double dt = step_s(batch);
+        d.run_steps_s.push_back(dt);
+        t += dt;
+      }
     }
     d.busy = true;
     d.busy_until = t;
@@ -571,17 +585,18 @@ class DisaggregatedScheduler {
   int64_t first_pending_ = 0;             // next request not yet issued
   int64_t finished_ = 0, steps_ = 0, preemptions_ = 0;
   double batch_sum_ = 0, prefill_busy_s_ = 0, decode_busy_s_ = 0;
-  double now_ = 0;  // the time run_events ran last
+  double now_ = 0;                     // the time run_events ran last
+  const DecodePriceFn& decode_price_;  // prices a run's steps where given
 };
 
 }  // namespace
 
 ReplayResult replay_disaggregated(const Workload& w, const DisaggregatedLimits& limits,
-                                  const StepTimeFn& prefill_step_s,
-                                  const StepTimeFn& decode_step_s) {
+                                  const StepTimeFn& prefill_step_s, const StepTimeFn& decode_step_s,
+                                  const DecodePriceFn& decode_price) {
   assert(limits.prefill_workers >= 1 && limits.decode_workers >= 1);
   assert(limits.prefill_step_tokens >= 1 && limits.decode.max_batch >= 1);
-  DisaggregatedScheduler s(w, limits);
+  DisaggregatedScheduler s(w, limits, decode_price);
   double t = 0;
   while (!s.done()) {
     s.run_events(t, prefill_step_s, decode_step_s);

@@ -55,8 +55,10 @@ struct DisaggregatedLimits {
 // REQUIRES: workers ≥ 1, prefill_step_tokens ≥ 1, decode.max_batch ≥ 1 and decode.kv_tokens ≥
 // what the longest request takes (request_replay.h). `steps` and `mean_batch` of the result count
 // decode steps; prefill_pool_busy and decode_pool_busy say how well the pools' rates match.
+// `decode_price`, where given, prices the decode workers' runs of plain decodes as in
+// replay_requests (bit for bit what decode_step_s answers for them).
 ReplayResult replay_disaggregated(const Workload& w, const DisaggregatedLimits& limits,
-                                  const StepTimeFn& prefill_step_s,
-                                  const StepTimeFn& decode_step_s);
+                                  const StepTimeFn& prefill_step_s, const StepTimeFn& decode_step_s,
+                                  const DecodePriceFn& decode_price = {});
 
 }  // namespace meshplan::serving

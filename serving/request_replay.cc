@@ -302,7 +302,7 @@ class Scheduler {
   // answers shorten, holds it back). Under local attention a decode reads its window's keys
   // (core/attention_span.h local_keys), summed the same way (LocalKeys). Left to the general
   // path: a cache whose page size is not known.
-  double run_decodes(double t, const StepTimeFn& step_time_s) {
+  double run_decodes(double t, const StepTimeFn& step_time_s, const DecodePriceFn& decode_price) {
     const int64_t steps = decode_only_steps(t);
     if (steps < 1) return t;
     const double stop_s = arrival_stop(t);
@@ -314,15 +314,23 @@ class Scheduler {
       local.add(at(r).isl + at(r).generated);
     }
     bucket_pages();
+    std::optional<DecodeStepPrice> price;  // the run's fixed terms, priced at its first step
     int64_t ran = 0;
     while (ran < steps && t < stop_s && take_pages(ran + 1)) {
-      StepBatch batch;
-      batch.decodes = batch.sampled = n;
-      batch.decode_context_tokens = static_cast<double>(context + ran * n);
-      batch.decode_local_tokens =
-          limits_.window ? static_cast<double>(local.at(ran + 1)) : batch.decode_context_tokens;
+      const double context_tokens = static_cast<double>(context + ran * n);
+      const double local_tokens =
+          limits_.window ? static_cast<double>(local.at(ran + 1)) : context_tokens;
       const double start_s = t;
-      t += step_time_s(batch);
+      if (decode_price && !price) price = decode_price(n, n);
+      if (price) {
+        t += price->step_s(context_tokens, local_tokens);
+      } else {
+        StepBatch batch;
+        batch.decodes = batch.sampled = n;
+        batch.decode_context_tokens = context_tokens;
+        batch.decode_local_tokens = local_tokens;
+        t += step_time_s(batch);
+      }
       record_step(start_s, t, n, 0, 0);
       if (limits_.reserves_answers)
         ratio_ = std::max(AnswerReserve::kMinRatio, ratio_ - AnswerReserve::kDecayPerStep);
@@ -527,7 +535,7 @@ void add_front_end(ReplayResult& r, double front_end_s) {
 }
 
 ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
-                             const StepTimeFn& step_time_s) {
+                             const StepTimeFn& step_time_s, const DecodePriceFn& decode_price) {
   assert(limits.max_batch >= 1);
   Scheduler s(w, limits);
   double t = 0;
@@ -544,7 +552,7 @@ ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
     const double start_s = t;
     t += step_time_s(batch);
     s.finish_step(start_s, t);
-    t = s.run_decodes(t, step_time_s);
+    t = s.run_decodes(t, step_time_s, decode_price);
   }
   return s.result();
 }

@@ -34,6 +34,7 @@
 #include <optional>
 #include <vector>
 
+#include "serving/decode_step_price.h"
 #include "serving/kv_cache.h"
 #include "serving/request_lengths.h"
 #include "serving/serving_options.h"
@@ -232,8 +233,10 @@ std::vector<ReplayRequest> initial_requests(const Workload& w, int64_t count);
 // Replays the workload (per replica: concurrency and rate already divided by the replicas).
 // REQUIRES: limits.max_batch ≥ 1, limits.kv_tokens ≥ what the longest request takes (whole, or
 // on demand at its last token), isl, osl ≥ 1.
+// `decode_price`, where given, prices the steps that only decode (decode_step_price.h); it
+// must answer what step_time_s answers for them (StepTimeModel::decode_price does, bit for bit).
 ReplayResult replay_requests(const Workload& w, const ReplayLimits& limits,
-                             const StepTimeFn& step_time_s);
+                             const StepTimeFn& step_time_s, const DecodePriceFn& decode_price = {});
 
 // The serving front end (engine_preset.h front_end_s) as the client sees it: every request's
 // TTFT grows by `front_end_s` (its arrival_s moves that much earlier: the client sent it before

@@ -335,6 +335,9 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
       return cache.tokens(sequence - shared);
     };
   const StepTimeFn decode_s = [&](const StepBatch& b) { return steps.time(b).total_s(); };
+  const DecodePriceFn decode_price = [&](int64_t decodes, int64_t sampled) {
+    return steps.decode_price(decodes, sampled);
+  };
   std::optional<StepTimeModel> prefill_steps;
   if (layout.disaggregated()) {
     ServingLayout worker = layout.prefill_worker();
@@ -348,11 +351,11 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
                           transfer.latency_s,      transfer.s_per_token};
     e.replay = replay_disaggregated(
         p.workload, d, [&](const StepBatch& b) { return prefill_steps->time(b).total_s(); },
-        decode_s);
+        decode_s, decode_price);
   } else {
     const Workload replica = replica_workload(p.workload, layout.replicas);
     if (longest_request_cache(replica, limits) > limits.kv_tokens) return std::nullopt;
-    e.replay = replay_requests(replica, limits, decode_s);
+    e.replay = replay_requests(replica, limits, decode_s, decode_price);
   }
   add_front_end(e.replay, limits.front_end_s);
 

@@ -70,14 +70,23 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       static_cast<double>(model.moe_layers()) / static_cast<double>(model.layers);
   stage_moe_layers_ = per_stage * moe_share;
   stage_dense_layers_ = per_stage - stage_moe_layers_;
-  attention_decode_flops_per_s_ = calibration_.attention_efficiency.value *
-                                  cluster.gpu.peak_bf16_flops_per_s *
-                                  calibration_.sustained_compute_ratio.value;
   weight_bytes_ = bytes_per_weight(options.weights);
   kv_bytes_per_token_layer_ =
       kv_elements_per_token_layer(model, layout.dense_tp()) * bytes_per_kv_element(options.kv);
   data_share_ = 1 / static_cast<double>(layout.data_ranks());
   local_share_ = local_layer_share(model);
+  DecodeAttention& a = decode_attention_;
+  a.local_share = local_share_;
+  a.windowed = model.window.has_value();
+  a.kv_bytes_per_token_layer = kv_bytes_per_token_layer_;
+  a.heads_local =
+      std::max(1.0, static_cast<double>(model.heads) / static_cast<double>(layout.dense_tp()));
+  a.qk_plus_v_dim = qk_plus_v_dim(model);
+  a.data_share = data_share_;
+  a.hbm_bytes_per_s = calibration_.hbm_bytes_per_s.value;
+  a.flops_per_s = calibration_.attention_efficiency.value * cluster.gpu.peak_bf16_flops_per_s *
+                  calibration_.sustained_compute_ratio.value;
+  a.kernel_latency_s = kKernelLatencyS;
 }
 
 double StepTimeModel::memory_kernel_s(double bytes) const {
@@ -152,18 +161,15 @@ void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, d
 }
 
 double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
-  const double heads_local =
-      std::max(1.0, static_cast<double>(model_.heads) / static_cast<double>(layout_.dense_tp()));
+  const DecodeAttention& a = decode_attention_;
   // A layer's mean over the model's global and local layers (ModelSpec::window): a local layer
   // reads and attends over its window's keys only.
   const double local = local_share_, global = 1 - local;
-  const double decode_keys =
-      global * batch.decode_context_tokens +
-      local * (model_.window ? batch.decode_local_tokens : batch.decode_context_tokens);
+  const double decode_keys = a.keys(batch.decode_context_tokens, batch.decode_local_tokens);
   double prefill_s = 0, cache_bytes = decode_keys * kv_bytes_per_token_layer_;
   for (const PrefillChunk& c : batch.chunks) {
     const double t = static_cast<double>(c.tokens), p = static_cast<double>(c.context_before);
-    const double per_key = 2 * heads_local * qk_plus_v_dim(model_);
+    const double per_key = 2 * a.heads_local * a.qk_plus_v_dim;
     const int64_t span = c.context_before + c.tokens;
     prefill_s +=
         global * attention_.time(per_key * t * (p + t / 2), model_.head_dim, span, true).forward_s;
@@ -179,12 +185,8 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
   }
   // Decodes read every cached token once (at the read bandwidth); under attention-DP each rank
   // attends over its own share of the sequences.
-  const double decode_flops = 2 * decode_keys * heads_local * qk_plus_v_dim(model_);
-  const double read_s = cache_bytes * data_share_ / calibration_.hbm_bytes_per_s.value;
   const double decode_s =
-      batch.decodes > 0 || batch.decode_context_tokens > 0
-          ? kernel_s(std::max(read_s, decode_flops * data_share_ / attention_decode_flops_per_s_))
-          : read_s;
+      a.layer_s(decode_keys, cache_bytes, batch.decodes > 0 || batch.decode_context_tokens > 0);
   return (batch.chunks.empty() ? 0 : kernel_s(prefill_s * data_share_)) + decode_s;
 }
 
@@ -265,6 +267,22 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   round.overhead_s =
       host_.step_s(static_cast<double>(batch.decodes) + static_cast<double>(batch.chunks.size()));
   return round;
+}
+
+DecodeStepPrice StepTimeModel::decode_price(int64_t decodes, int64_t sampled) const {
+  StepBatch batch;
+  batch.decodes = decodes;
+  batch.sampled = sampled;
+  const StepBreakdown fixed = time(batch);  // attention's term is the step's own
+  DecodeStepPrice price;
+  price.gemm_s = fixed.gemm_s;
+  price.communication_s = fixed.communication_s;
+  price.other_s = fixed.other_s;
+  price.overhead_s = fixed.overhead_s;
+  price.attention = decode_attention_;
+  price.stage_layers = stage_dense_layers_ + stage_moe_layers_;
+  price.pp = static_cast<double>(layout_.pp);
+  return price;
 }
 
 StepBreakdown StepTimeModel::pipeline_round(const StepBreakdown& stage, double hop_s) const {

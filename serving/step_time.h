@@ -55,6 +55,7 @@
 #include "core/profile.h"
 #include "planner/attention_model.h"
 #include "planner/collective_model.h"
+#include "serving/decode_step_price.h"
 #include "serving/engine_preset.h"
 #include "serving/gemm_roofline.h"
 #include "serving/serving_options.h"
@@ -106,6 +107,10 @@ class StepTimeModel {
 
   // Not for two threads at once: it keeps the layer costs of the token counts it was asked.
   StepBreakdown time(const StepBatch& batch) const;
+  // Decode-only steps of `decodes` sequences, `sampled` of them sampling: their fixed terms
+  // computed once, attention per step (decode_step_price.h); bit for bit time(batch).total_s().
+  // REQUIRES: decodes ≥ 1.
+  DecodeStepPrice decode_price(int64_t decodes, int64_t sampled) const;
 
  private:
   // One dense and one MoE layer (add_layer) at a token count.
@@ -148,7 +153,7 @@ class StepTimeModel {
   std::vector<LinearMap> dense_layer_, moe_layer_;
   LinearMap lm_head_;
   double stage_dense_layers_ = 0, stage_moe_layers_ = 0;
-  double attention_decode_flops_per_s_ = 0;
+  DecodeAttention decode_attention_;
   double weight_bytes_ = 2, kv_bytes_per_token_layer_ = 0;
   HostOverhead host_;
   double data_share_ = 1;            // a rank's share of the sequences (1 / tp under attention-DP)

@@ -10,12 +10,17 @@
 #include <random>
 #include <vector>
 
+#include "planner/profile_lookup.h"
 #include "serving/disaggregated_replay.h"
 #include "serving/request_replay.h"
+#include "serving/step_time.h"
+#include "tests/test_inputs.h"
 
 using namespace meshplan::serving;
 using meshplan::AttentionWindow;
 using meshplan::WindowKind;
+using meshplan::testing::shipped_cluster;
+using meshplan::testing::shipped_model;
 
 namespace {
 
@@ -123,6 +128,27 @@ DisaggregatedLimits random_pools(std::mt19937_64& rng, const Workload& w, int64_
   return d;
 }
 
+// Step models of three kinds on one DGX H100 (decode_price's fixed terms differ in each): dense
+// llama3-8b at tp 2 / pp 2 with TensorRT-LLM's host costs, llama4-scout at tp 8 / ep 8 (MoE,
+// local attention), deepseek-v3 under attention-DP (MLA).
+std::vector<StepTimeModel> step_models() {
+  const meshplan::ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const meshplan::Result<meshplan::CalibrationProfile> p =
+      meshplan::resolve_profile(c, "", meshplan::ProfileSearchPath{});
+  REQUIRE(p.ok());
+  ServingLayout dense, moe, mla;
+  dense.tp = dense.pp = 2;
+  moe.tp = moe.ep = 8;
+  mla = moe;
+  mla.attention_dp = true;
+  const HostOverhead host = engine_preset(Engine::trtllm).host;
+  std::vector<StepTimeModel> models;
+  models.emplace_back(shipped_model("llama3-8b"), c, p.value(), dense, ServingOptions{}, host);
+  models.emplace_back(shipped_model("llama4-scout"), c, p.value(), moe, ServingOptions{}, host);
+  models.emplace_back(shipped_model("deepseek-v3"), c, p.value(), mla, ServingOptions{}, host);
+  return models;
+}
+
 }  // namespace
 
 TEST_CASE("replay paths: knowing the page size replays random workloads as asking every token") {
@@ -204,4 +230,34 @@ TEST_CASE(
     runs += on_demand.steps;
   }
   CHECK(runs > 3000);
+}
+
+TEST_CASE("replay paths: decode-only runs priced from their fixed terms replay as step by step") {
+  // The serving search prices the steps of a decode-only run from StepTimeModel::decode_price;
+  // a replay doing so must be exactly the replay asking the model each step, aggregated (on
+  // demand in known pages, or whole requests) and disaggregated.
+  const std::vector<StepTimeModel> models = step_models();
+  std::mt19937_64 rng(1128);
+  int64_t steps = 0;
+  for (int c = 0; c < 150; ++c) {
+    CAPTURE(c);
+    const StepTimeModel& model = models[static_cast<size_t>(c) % models.size()];
+    const StepTimeFn each = [&](const StepBatch& b) { return model.time(b).total_s(); };
+    const DecodePriceFn price = [&](int64_t decodes, int64_t sampled) {
+      return model.decode_price(decodes, sampled);
+    };
+    const Workload w = random_workload(rng);
+    const int64_t page = int64_t{1} << draw(rng, 0, 3);
+    ReplayLimits l = random_limits(rng, w, page);
+    l.cache_block_tokens = page;
+    if (coin(rng)) l.cache_tokens = nullptr;  // whole requests reserved at admission
+    const ReplayResult asked = replay_requests(w, l, each);
+    check_same(asked, replay_requests(w, l, each, price));
+    DisaggregatedLimits d = random_pools(rng, w, page, 3, 3);
+    d.decode.cache_block_tokens = page;
+    const ReplayResult split = replay_disaggregated(w, d, each, each);
+    check_same(split, replay_disaggregated(w, d, each, each, price));
+    steps += asked.steps + split.steps;
+  }
+  CHECK(steps > 3000);
 }

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "planner/gemm_model.h"
 #include "planner/profile_lookup.h"
 #include "tests/test_inputs.h"
@@ -349,4 +351,51 @@ TEST_CASE("step time: a token count asked again after others in its memo slot co
   CHECK(used.time(decodes(64 + 1024)).total_s() == other);
   const StepTimeModel fresh(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
   CHECK(fresh.time(decodes(64 + 1024)).total_s() == other);
+}
+
+TEST_CASE(
+    "step time: a decode-only step priced from its fixed terms is the step model's, bit for bit") {
+  // decode_price computes a run's GEMM, communication, small-kernel, LM-head, hop and host terms
+  // once and attention per step; each step must cost exactly what time() answers for the batch:
+  // dense with tp 2 / pp 2 and TensorRT-LLM's host costs, MoE with local attention (Llama 4
+  // Scout's chunks: local keys fewer than the context), MLA under attention-DP.
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  struct Case {
+    const char* model;
+    ServingLayout layout;
+  };
+  ServingLayout dense;
+  dense.tp = 2;
+  dense.pp = 2;
+  ServingLayout moe;
+  moe.tp = 8;
+  moe.ep = 8;
+  ServingLayout mla = moe;
+  mla.attention_dp = true;
+  ServingOptions fp8;
+  fp8.weights = WeightFormat::fp8;
+  fp8.kv = KvFormat::fp8;
+  for (const Case& k :
+       {Case{"llama3-8b", dense}, Case{"llama4-scout", moe}, Case{"deepseek-v3", mla}}) {
+    CAPTURE(k.model);
+    const StepTimeModel model(shipped_model(k.model), c, p, k.layout, fp8,
+                              engine_preset(Engine::trtllm).host);
+    for (const int64_t decodes : {1, 7, 64, 300}) {
+      for (const int64_t sampled : {decodes, decodes - 1}) {
+        const DecodeStepPrice price = model.decode_price(decodes, sampled);
+        for (const double context : {0.0, 1.0, 12'345.0, 3.3e6}) {
+          CAPTURE(decodes);
+          CAPTURE(sampled);
+          CAPTURE(context);
+          StepBatch b;
+          b.decodes = decodes;
+          b.sampled = sampled;
+          b.decode_context_tokens = context;
+          b.decode_local_tokens = std::floor(context / 3);
+          CHECK(price.step_s(context, b.decode_local_tokens) == model.time(b).total_s());
+        }
+      }
+    }
+  }
 }
