@@ -5,9 +5,12 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <queue>
 #include <utility>
 #include <vector>
+
+#include "serving/local_keys.h"
 
 namespace meshplan::serving {
 namespace {
@@ -477,12 +480,12 @@ class DisaggregatedScheduler {
 
   // Steps `d` may run from its next one as a run: while nothing but its own steps concerns it.
   // The next step always; past it, none where a step is not plain decodes (a prompt to
-  // recompute, keys asked one by one under local attention, the cache grown token by token) and
+  // recompute, the cache grown token by token) and
   // only up to the step at which the first of its sequences finishes or the next crosses into a
   // new page (its own step, taking that page). A sequence given to it meanwhile cuts the run
   // short (cut_run).
   int64_t run_steps(const DecodeWorker& d) const {
-    if (!d.recomputing.empty() || limits_.decode.window) return 1;
+    if (!d.recomputing.empty()) return 1;
     const bool on_demand = static_cast<bool>(limits_.decode.cache_tokens);
     if (on_demand && limits_.decode.cache_block_tokens < 1) return 1;
     int64_t last = d.finishes.empty() ? d.steps + 1 : d.finishes.front().step;
@@ -508,23 +511,29 @@ class DisaggregatedScheduler {
     d.run_start_s = t;
     d.run_steps_s.clear();
     StepBatch batch = decode_batch(d);
-    if (n > 1 && decode_price_ && batch.chunks.empty()) {
-      // Only the context changes from step to step: the fixed terms priced once.
-      const DecodeStepPrice price = decode_price_(batch.decodes, batch.sampled);
-      double context = batch.decode_context_tokens;
-      for (int64_t j = 0; j < n; ++j) {
-        if (j > 0) context += static_cast<double>(batch.decodes);
-        const double dt = price.step_s(context, context);
-        d.run_steps_s.push_back(dt);
-        t += dt;
+    // Under local attention the keys a step reads are summed without visiting each sequence.
+    std::optional<LocalKeys> local;
+    if (n > 1 && limits_.decode.window) {
+      local.emplace(limits_.decode.window, n);
+      for (const int64_t r : d.running)
+        if (runs_on(d, r) && at(r).prefilled >= at(r).prompt)
+          local->add(at(r).isl + generated(d, r));
+    }
+    // Only the context changes from step to step: the fixed terms priced once.
+    std::optional<DecodeStepPrice> price;
+    if (n > 1 && decode_price_ && batch.chunks.empty())
+      price = decode_price_(batch.decodes, batch.sampled);
+    for (int64_t j = 0; j < n; ++j) {
+      if (j > 0) {
+        batch.decode_context_tokens += static_cast<double>(batch.decodes);
+        batch.decode_local_tokens =
+            local ? static_cast<double>(local->at(j + 1)) : batch.decode_context_tokens;
       }
-    } else {
-      for (int64_t j = 0; j < n; ++j) {
-        if (j > 0) batch.decode_context_tokens = batch.decode_local_tokens += batch.decodes;
-        const double dt = step_s(batch);
-        d.run_steps_s.push_back(dt);
-        t += dt;
-      }
+      const double dt = price
+                            ? price->step_s(batch.decode_context_tokens, batch.decode_local_tokens)
+                            : step_s(batch);
+      d.run_steps_s.push_back(dt);
+      t += dt;
     }
     d.busy = true;
     d.busy_until = t;
