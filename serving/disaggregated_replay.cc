@@ -408,20 +408,14 @@ class DisaggregatedScheduler {
   }
 
   // The step's batch: the recomputed prompts (whole, in order) and the decodes, whose context
-  // is kept summed (under local attention each is asked).
+  // is kept summed (under local attention start_run sums the keys a local layer reads).
   StepBatch decode_batch(const DecodeWorker& d) const {
     StepBatch batch;
     for (const int64_t r : d.recomputing)
       batch.chunks.push_back({at(r).prompt - at(r).prefilled, at(r).prefilled});
-    if (limits_.decode.window) {
-      for (const int64_t r : d.running)
-        if (runs_on(d, r) && at(r).prefilled >= at(r).prompt)
-          batch.add_decode(limits_.decode.window, at(r).isl + generated(d, r));
-    } else {
-      batch.decodes = d.decodes;
-      batch.decode_context_tokens = batch.decode_local_tokens =
-          static_cast<double>(d.context_base + d.decodes * d.steps);
-    }
+    batch.decodes = d.decodes;
+    batch.decode_context_tokens = batch.decode_local_tokens =
+        static_cast<double>(d.context_base + d.decodes * d.steps);
     batch.sampled = d.live();
     return batch;
   }
@@ -511,13 +505,14 @@ class DisaggregatedScheduler {
     d.run_start_s = t;
     d.run_steps_s.clear();
     StepBatch batch = decode_batch(d);
-    // Under local attention the keys a step reads are summed without visiting each sequence.
+    // Under local attention the keys each step reads, from one visit of the sequences per run.
     std::optional<LocalKeys> local;
-    if (n > 1 && limits_.decode.window) {
+    if (limits_.decode.window) {
       local.emplace(limits_.decode.window, n);
       for (const int64_t r : d.running)
         if (runs_on(d, r) && at(r).prefilled >= at(r).prompt)
           local->add(at(r).isl + generated(d, r));
+      batch.decode_local_tokens = static_cast<double>(local->at(1));
     }
     // Only the context changes from step to step: the fixed terms priced once.
     std::optional<DecodeStepPrice> price;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -28,21 +29,31 @@ class LocalKeys {
                                             : std::min(window_->tokens, steps_ + 1)),
                     0);
   }
-  // A sequence whose context is `context` at the run's first step.
+  // A sequence whose context is `context` at the run's first step (REQUIRES: context ≥ 1: it
+  // holds its prompt). local_keys's arithmetic with one division: asked of every sequence of
+  // every run.
   void add(int64_t context) {
+    assert(context >= 1);
     if (!window_) return;
     ++sequences_;
-    sum_ += static_cast<int64_t>(local_keys(*window_, context));
     const int64_t w = window_->tokens;
     if (window_->kind == WindowKind::sliding) {
+      sum_ += std::min(context, w);
       // It reads one key more at each step until its context reaches the window.
       const int64_t full_from = std::max<int64_t>(1, w - context + 1);  // first step at w keys
       if (full_from <= steps_) ++changes_[static_cast<size_t>(full_from)];
       return;
     }
     // Chunked: at the step after one whose context ends a chunk it reads 1 key, not chunk + 1.
-    const int64_t wraps_at = ((w - context % w) % w) + 1;  // first step whose context ends a chunk
-    if (wraps_at <= steps_) ++changes_[static_cast<size_t>(wraps_at % changes_.size())];
+    const int64_t in_chunk = context % w;  // keys past the last chunk boundary (0: at one)
+    sum_ += in_chunk == 0 ? w : in_chunk;
+    // The first step whose context ends a chunk: w − in_chunk steps on, or the first at a boundary.
+    const int64_t wraps_at = (in_chunk == 0 ? 0 : w - in_chunk) + 1;
+    if (wraps_at <= steps_) {
+      // Its slot modulo changes_.size() (min(w, steps + 1) ≥ wraps_at).
+      const auto slot = static_cast<size_t>(wraps_at);
+      ++changes_[slot == changes_.size() ? 0 : slot];
+    }
   }
   // The sum at step `j` (1-based), asked for j = 1, 2, … in turn.
   int64_t at(int64_t j) {
