@@ -25,8 +25,11 @@
 // on, while its steps are plain decodes that nothing else can touch, up to the step at which its
 // first sequence finishes or the next crosses into a new page; a sequence given to it meanwhile
 // cuts the run at the step under way, and a preemption that leaves sequences waiting cuts every
-// run there (the next event asks for room again at the first step end, as step by step). So
-// decode_step_s is also asked for steps a cut drops: it must be a function of the batch alone.
+// run there (the next event asks for room again at the first step end, as step by step). A run
+// sums its local-attention keys per step without visiting each sequence (local_keys.h) and, given
+// decode_price, prices its steps from fixed terms computed once (decode_step_price.h). So
+// decode_step_s (or the price) is also asked for steps a cut drops: it must be a function of the
+// batch alone.
 // An event visits only the workers it concerns (busy ones kept by the end of their step).
 // Deterministic: events at one time run in a fixed order (prefill completions, decode completions,
 // arrivals, transfers, admissions, prefill starts, decode starts; workers by index).

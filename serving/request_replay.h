@@ -20,7 +20,8 @@
 // The replay is step by step; where nothing but the decodes' lengths changes from one step to
 // the next it sums the run of steps without visiting each sequence, and a sequence asks for
 // cache only where it crosses into a new page (ReplayLimits::cache_block_tokens), the same step
-// for step as asking every token (tests/serving/replay_paths_test.cc).
+// for step as asking every token (tests/serving/replay_paths_test.cc); given a decode price
+// (decode_step_price.h), such a run's steps are priced from fixed terms computed once.
 // Load: offline (every request at time 0), closed loop (`concurrency` requests in flight; each
 // finish releases the next, which reaches the engine ReplayLimits::front_end_s later; the first
 // wave, which arrives at once, is warm-up and left out of the latency statistics when at least as
