@@ -474,10 +474,9 @@ class DisaggregatedScheduler {
 
   // Steps `d` may run from its next one as a run: while nothing but its own steps concerns it.
   // The next step always; past it, none where a step is not plain decodes (a prompt to
-  // recompute, the cache grown token by token) and
-  // only up to the step at which the first of its sequences finishes or the next crosses into a
-  // new page (its own step, taking that page). A sequence given to it meanwhile cuts the run
-  // short (cut_run).
+  // recompute, the cache grown token by token) and only up to the step at which the first of its
+  // sequences finishes or the next crosses into a new page (its own step, taking that page). A
+  // sequence given to it meanwhile cuts the run short (cut_run).
   int64_t run_steps(const DecodeWorker& d) const {
     if (!d.recomputing.empty()) return 1;
     const bool on_demand = static_cast<bool>(limits_.decode.cache_tokens);

@@ -71,14 +71,12 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
   stage_moe_layers_ = per_stage * moe_share;
   stage_dense_layers_ = per_stage - stage_moe_layers_;
   weight_bytes_ = bytes_per_weight(options.weights);
-  kv_bytes_per_token_layer_ =
-      kv_elements_per_token_layer(model, layout.dense_tp()) * bytes_per_kv_element(options.kv);
   data_share_ = 1 / static_cast<double>(layout.data_ranks());
-  local_share_ = local_layer_share(model);
   DecodeAttention& a = decode_attention_;
-  a.local_share = local_share_;
+  a.local_share = local_layer_share(model);
   a.windowed = model.window.has_value();
-  a.kv_bytes_per_token_layer = kv_bytes_per_token_layer_;
+  a.kv_bytes_per_token_layer =
+      kv_elements_per_token_layer(model, layout.dense_tp()) * bytes_per_kv_element(options.kv);
   a.heads_local =
       std::max(1.0, static_cast<double>(model.heads) / static_cast<double>(layout.dense_tp()));
   a.qk_plus_v_dim = qk_plus_v_dim(model);
@@ -164,23 +162,24 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
   const DecodeAttention& a = decode_attention_;
   // A layer's mean over the model's global and local layers (ModelSpec::window): a local layer
   // reads and attends over its window's keys only.
-  const double local = local_share_, global = 1 - local;
+  const double local = a.local_share, global = 1 - local;
+  const double kv_bytes_per_token_layer = a.kv_bytes_per_token_layer;
   const double decode_keys = a.keys(batch.decode_context_tokens, batch.decode_local_tokens);
-  double prefill_s = 0, cache_bytes = decode_keys * kv_bytes_per_token_layer_;
+  double prefill_s = 0, cache_bytes = decode_keys * kv_bytes_per_token_layer;
   for (const PrefillChunk& c : batch.chunks) {
     const double t = static_cast<double>(c.tokens), p = static_cast<double>(c.context_before);
     const double per_key = 2 * a.heads_local * a.qk_plus_v_dim;
     const int64_t span = c.context_before + c.tokens;
     prefill_s +=
         global * attention_.time(per_key * t * (p + t / 2), model_.head_dim, span, true).forward_s;
-    cache_bytes += global * p * kv_bytes_per_token_layer_;
+    cache_bytes += global * p * kv_bytes_per_token_layer;
     if (local > 0) {
       const AttentionWindow& w = *model_.window;
       const double keys = local_keys_sum(w, c.context_before, c.tokens);
       prefill_s +=
           local * attention_.time(per_key * keys, model_.head_dim, std::min(span, w.tokens), true)
                       .forward_s;
-      cache_bytes += local * local_keys(w, c.context_before) * kv_bytes_per_token_layer_;
+      cache_bytes += local * local_keys(w, c.context_before) * kv_bytes_per_token_layer;
     }
   }
   // Decodes read every cached token once (at the read bandwidth); under attention-DP each rank

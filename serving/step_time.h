@@ -153,11 +153,12 @@ class StepTimeModel {
   std::vector<LinearMap> dense_layer_, moe_layer_;
   LinearMap lm_head_;
   double stage_dense_layers_ = 0, stage_moe_layers_ = 0;
+  // Attention's terms: the local layers' share and K/V bytes per token (prefill chunks read
+  // them too) and what a decode reads; DecodeStepPrice carries a copy.
   DecodeAttention decode_attention_;
-  double weight_bytes_ = 2, kv_bytes_per_token_layer_ = 0;
+  double weight_bytes_ = 2;
   HostOverhead host_;
   double data_share_ = 1;            // a rank's share of the sequences (1 / tp under attention-DP)
-  double local_share_ = 0;           // layers attending locally (ModelSpec::window), of all
   ResolvedCalibration calibration_;  // the profile's scalars for the GPU and weight precision
   GemmRoofline gemm_;
   AttentionModel attention_;
