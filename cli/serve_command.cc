@@ -42,7 +42,7 @@ struct ServeOptions {
   int threads = 0;  // 0: hardware concurrency
   bool load_curve = false, disaggregated = false, first_wave = false, mixed_chunk = false,
        mixed_chunk_searched = false;
-  int64_t max_prefill_tokens = 0;
+  int64_t max_prefill_tokens = 0, max_step_tokens = 0;
   std::optional<double> front_end_s;
   std::string trace_path;
   std::string out_dir;  // --out: serve.md and its charts
@@ -70,6 +70,7 @@ ServingOptions serving_options(const ServeOptions& o) {
   s.mixed_chunk = o.mixed_chunk;
   s.mixed_chunk_searched = o.mixed_chunk_searched;
   s.max_prefill_tokens = o.max_prefill_tokens;
+  s.max_step_tokens = o.max_step_tokens;
   s.chunked_context = o.chunked_context;
   s.front_end_s = o.front_end_s;
   return s;
@@ -302,6 +303,12 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                   "--mem-fraction-static, TRT-LLM free_gpu_memory_fraction; default: the "
                   "engine's)")
       ->check(finite_number(0.01, 1));
+  sub->add_option(
+         "--max-step-tokens", o->max_step_tokens,
+         "tokens one engine step may carry, decodes and prompt chunks (vLLM "
+         "--max-num-batched-tokens, SGLang --chunked-prefill-size, TRT-LLM max_num_tokens; "
+         "default: the engine's, 8192); it also sizes the activation workspace")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000000}));
   sub->add_option("--front-end-latency", o->front_end_s,
                   "seconds of each request's TTFT spent in the serving front end, outside the "
                   "engine (tokenizer, routing, detokenizer, streaming; default: the engine's, "

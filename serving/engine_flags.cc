@@ -27,8 +27,8 @@ std::string vllm_command(const std::string& model, const ServingLayout& l,
       "{}{} --max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {:.2f} "
       "--block-size {}",
       model, l.dense_tp(), l.pp, l.replicas * l.data_ranks(),
-      l.ep > 1 || l.attention_dp ? " --enable-expert-parallel" : "", l.max_batch, e.max_step_tokens,
-      fraction_for(Engine::vllm, o), e.block_tokens);
+      l.ep > 1 || l.attention_dp ? " --enable-expert-parallel" : "", l.max_batch,
+      step_tokens_of(Engine::vllm, o), fraction_for(Engine::vllm, o), e.block_tokens);
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8";
   if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
   if (o.weights == WeightFormat::int4) s += " --quantization awq";
@@ -46,8 +46,8 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
       "python -m sglang.launch_server --model-path {} --tp-size {} --pp-size {} --dp-size {} "
       "--ep-size {} --max-running-requests {} --chunked-prefill-size {} --mem-fraction-static "
       "{:.2f} --page-size {}",
-      model, l.tp, l.pp, l.attention_dp ? l.tp : l.replicas, l.ep, l.max_batch, e.max_step_tokens,
-      fraction_for(Engine::sglang, o), e.block_tokens);
+      model, l.tp, l.pp, l.attention_dp ? l.tp : l.replicas, l.ep, l.max_batch,
+      step_tokens_of(Engine::sglang, o), fraction_for(Engine::sglang, o), e.block_tokens);
   if (l.attention_dp) s += " --enable-dp-attention";
   if (o.mixed_chunk) s += " --enable-mixed-chunk";
   if (o.max_prefill_tokens > 0) s += fmt::format(" --max-prefill-tokens {}", o.max_prefill_tokens);
@@ -77,12 +77,11 @@ std::string extra_llm_api_options(const ServingLayout& l, const ServingOptions& 
 
 std::string trtllm_command(const std::string& model, const ServingLayout& l,
                            const ServingOptions& o) {
-  const EnginePreset& e = engine_preset(Engine::trtllm);
   return fmt::format(
       "trtllm-serve {} --tp_size {} --pp_size {} --ep_size {} --max_batch_size {} "
       "--max_num_tokens {} --kv_cache_free_gpu_memory_fraction {:.2f}{}   # x{} servers",
-      model, l.tp, l.pp, l.ep, l.max_batch, e.max_step_tokens, fraction_for(Engine::trtllm, o),
-      extra_llm_api_options(l, o), l.replicas);
+      model, l.tp, l.pp, l.ep, l.max_batch, step_tokens_of(Engine::trtllm, o),
+      fraction_for(Engine::trtllm, o), extra_llm_api_options(l, o), l.replicas);
 }
 
 }  // namespace meshplan::serving

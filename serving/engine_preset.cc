@@ -1,5 +1,7 @@
 #include "serving/engine_preset.h"
 
+#include <algorithm>
+
 namespace meshplan::serving {
 namespace {
 
@@ -149,8 +151,21 @@ const EnginePreset& engine_preset(Engine e) {
 }
 
 int64_t step_tokens(const ServingOptions& options) {
-  return options.max_step_tokens > 0 ? options.max_step_tokens
-                                     : engine_preset(options.engine).max_step_tokens;
+  return step_tokens_of(options.engine, options);
+}
+
+int64_t step_tokens_of(Engine e, const ServingOptions& options) {
+  return options.max_step_tokens > 0 ? options.max_step_tokens : engine_preset(e).max_step_tokens;
+}
+
+// vLLM's SchedulerConfig._verify_args (vllm/config/scheduler.py) raises "max_num_batched_tokens
+// (…) must be greater than or equal to max_num_seqs (…)": every sequence a step carries takes
+// at least one of its tokens. SGLang and TensorRT-LLM start with either larger.
+bool batch_within_step_tokens(Engine e) { return e == Engine::vllm; }
+
+int64_t default_max_batch(const ServingOptions& options) {
+  const int64_t cap = engine_preset(options.engine).max_batch;
+  return batch_within_step_tokens(options.engine) ? std::min(cap, step_tokens(options)) : cap;
 }
 
 int64_t prefill_tokens(const ServingOptions& options) {

@@ -62,6 +62,14 @@ struct EnginePreset {
 const EnginePreset& engine_preset(Engine e);
 // Tokens one step may carry: options.max_step_tokens, else the engine's default.
 int64_t step_tokens(const ServingOptions& options);
+// Engine `e`'s step-token cap under `options` (its flag in a launch command): their
+// max_step_tokens when given, else `e`'s default.
+int64_t step_tokens_of(Engine e, const ServingOptions& options);
+// The engine's default cap on the sequences of one step, for vLLM at most the step's tokens
+// (batch_within_step_tokens).
+int64_t default_max_batch(const ServingOptions& options);
+// Whether the engine refuses a batch cap above the step's tokens (vLLM).
+bool batch_within_step_tokens(Engine e);
 // Prompt tokens one step takes in whole prompts past its first: options.max_prefill_tokens,
 // else the engine's default (0: no cap but step_tokens).
 int64_t prefill_tokens(const ServingOptions& options);

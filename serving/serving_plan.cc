@@ -77,6 +77,12 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
                                    std::to_string(p.model.moe->experts) + ")"));
   if (l.max_batch < 0)
     out.push_back(layout_error("max_batch", l.max_batch, "must be 0 (engine default) or more"));
+  else if (batch_within_step_tokens(p.options.engine) && l.max_batch > step_tokens(p.options))
+    out.push_back(layout_error(
+        "max_batch", l.max_batch,
+        fmt::format("must be at most the step's tokens ({}): {} refuses a --max-num-seqs above "
+                    "--max-num-batched-tokens",
+                    step_tokens(p.options), to_string(p.options.engine))));
   if (l.disaggregated()) {
     const ServingLayout w = l.prefill_worker();
     if (w.tp < 1 || w.tp > p.cluster.gpus_per_node)
@@ -221,7 +227,7 @@ Workload replica_workload(const Workload& w, int64_t replicas) {
 ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout) {
   const EnginePreset& engine = engine_preset(p.options.engine);
   const bool explicit_batch = layout.max_batch > 0;
-  const int64_t asked = explicit_batch ? layout.max_batch : engine.max_batch;
+  const int64_t asked = explicit_batch ? layout.max_batch : default_max_batch(p.options);
   layout.max_batch = asked;
   ServingMemory m = serving_memory(p.model, p.cluster.gpu, layout, p.options, p.workload.isl,
                                    p.workload.osl, p.workload.prefix_tokens);

@@ -25,6 +25,9 @@ std::vector<int64_t> batch_caps(const ServingProblem& p) {
   const EnginePreset& engine = engine_preset(p.options.engine);
   if (!engine.reserves_whole_request) caps.push_back(engine.max_batch);
   caps.insert(caps.end(), std::begin(kBatchCaps), std::end(kBatchCaps));
+  // An engine that refuses a cap above the step's tokens is not offered one.
+  if (batch_within_step_tokens(p.options.engine))
+    std::erase_if(caps, [&](int64_t cap) { return cap > step_tokens(p.options); });
   return caps;
 }
 

@@ -57,3 +57,12 @@ TEST_CASE("engine flags: SGLang's mixed chunk and prefill-token cap") {
         "--ep-size 1 --max-running-requests 256 --chunked-prefill-size 8192 "
         "--mem-fraction-static 0.88 --page-size 1 --enable-mixed-chunk --max-prefill-tokens 2524");
 }
+
+TEST_CASE("engine flags: a step-token cap is every engine's own flag") {
+  ServingOptions o;
+  o.max_step_tokens = 2560;
+  const ServingLayout l = layout(1, 1, 1, 1, false);
+  CHECK(vllm_command("m", l, o).find("--max-num-batched-tokens 2560 ") != std::string::npos);
+  CHECK(sglang_command("m", l, o).find("--chunked-prefill-size 2560 ") != std::string::npos);
+  CHECK(trtllm_command("m", l, o).find("--max_num_tokens 2560 ") != std::string::npos);
+}

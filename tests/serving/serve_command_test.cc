@@ -158,6 +158,26 @@ TEST_CASE("serve: --load-curve replays the best row's own weight format") {
   CHECK(found);
 }
 
+TEST_CASE("serve: --max-step-tokens caps vLLM's batch, sizes the workspace and reaches the flags") {
+  const auto plain = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --format json");
+  const auto capped =
+      run_meshplan(kBase + " --layout tp=1 --concurrency 8 --max-step-tokens 512 --format json");
+  REQUIRE(plain.rc == 0);
+  REQUIRE(capped.rc == 0);
+  const nlohmann::json p = nlohmann::json::parse(plain.out)["best"];
+  const nlohmann::json c = nlohmann::json::parse(capped.out)["best"];
+  CHECK(c["layout"]["max_batch"] == 512);
+  // A step of 512 tokens needs less activation workspace than one of 8,192: more cache.
+  CHECK(c["kv_cache_tokens"].get<int64_t>() > p["kv_cache_tokens"].get<int64_t>());
+  CHECK(c["engine_flags"]["vllm"].get<std::string>().find(
+            "--max-num-seqs 512 --max-num-batched-tokens 512 ") != std::string::npos);
+  const auto r = run_meshplan(kBase + " --layout tp=1,max_batch=1000 --max-step-tokens 512");
+  CHECK(r.rc == 2);
+  CHECK(r.err ==
+        "--layout: error: field 'max_batch' = '1000': must be at most the step's tokens (512): "
+        "vllm refuses a --max-num-seqs above --max-num-batched-tokens\n");
+}
+
 TEST_CASE("serve: the same inputs print the same bytes") {
   const std::string args = kBase + " --request-rate 4 --seed 3";
   CHECK(run_meshplan(args).out == run_meshplan(args).out);

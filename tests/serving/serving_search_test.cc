@@ -73,6 +73,34 @@ TEST_CASE("serving search: candidates keep tp within a node, five batch caps eac
   CHECK(c[1].max_batch == 256);
 }
 
+TEST_CASE("serving search: vLLM is offered no batch cap above --max-step-tokens") {
+  // vLLM refuses --max-num-seqs above --max-num-batched-tokens: with 100 tokens a step, of the
+  // caps 1024, 256, 64 and 16 only 64 and 16 stay, and the default batch is at most 100.
+  ServingProblem p = llama8b_problem();
+  p.options.max_step_tokens = 100;
+  const std::vector<ServingLayout> c = serving_candidates(p);
+  REQUIRE(c.size() == 12);  // 4 layouts × (default, 64, 16)
+  CHECK(c[1].max_batch == 64);
+  CHECK(c[2].max_batch == 16);
+  ServingLayout by_default = c[0];
+  REQUIRE(by_default.max_batch == 0);
+  const std::optional<ServingEstimate> e = evaluate_serving(p, by_default);
+  REQUIRE(e.has_value());
+  CHECK(e->layout.max_batch == 100);
+  // A layout asking for more is refused by name; SGLang takes it (its cap is the chunk size).
+  ServingLayout asked;
+  asked.max_batch = 101;
+  REQUIRE(check_serving_layout(p, asked).size() == 1);
+  CHECK(check_serving_layout(p, asked)[0].rule ==
+        "must be at most the step's tokens (100): vllm refuses a --max-num-seqs above "
+        "--max-num-batched-tokens");
+  asked.max_batch = 100;
+  CHECK(check_serving_layout(p, asked).empty());
+  p.options.engine = Engine::sglang;
+  asked.max_batch = 101;
+  CHECK(check_serving_layout(p, asked).empty());
+}
+
 TEST_CASE("serving search: --disaggregated adds prefill/decode splits of the GPUs") {
   ServingProblem p = llama8b_problem();
   p.gpus = 4;
