@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "core/layout_rules.h"
+#include "planner/work_item.h"
 #include "simulator/pipeline_schedule.h"
 
 namespace meshplan {
@@ -32,11 +33,6 @@ template <class T>
 bool allowed(const std::optional<T>& fixed, T value) {
   return !fixed || *fixed == value;
 }
-
-// The outer part of a layout, fixed per work item; the inner loops vary the rest.
-struct WorkItem {
-  Layout base;  // tp, cp, pp, dp, vpp, ep, mbs, sp, uneven set
-};
 
 struct Ranked {
   double key = 0;
@@ -236,7 +232,7 @@ class Enumerator {
                       !holds(act_offload_within_stage(layout, model_), "act_offload_within_stage",
                              skipped))
                     continue;
-                  items.push_back({layout});
+                  items.emplace_back(layout);
                 }
               }
             }
@@ -383,7 +379,7 @@ int64_t drop_dominated_in_group(CostModel& model, const std::vector<WorkItem>& i
                                 std::vector<char>& dropped, size_t from) {
   int64_t marked = 0;
   costs.clear();
-  for (size_t i : group) costs.push_back(model.layer_costs(items[i].base));
+  for (size_t i : group) costs.push_back(model.layer_costs(items[i].base()));
   for (size_t a = 0; a < group.size(); ++a) {
     const CostModel::LayerPair& mine = costs[a];
     for (size_t b = 0; b < group.size(); ++b) {
@@ -404,9 +400,9 @@ int64_t drop_dominated_in_group(CostModel& model, const std::vector<WorkItem>& i
 
 // The end of the run of items from `start` that share without_cp_variant_and_order.
 size_t run_end(const std::vector<WorkItem>& items, size_t start) {
-  const std::array<int64_t, 9> key = without_cp_variant_and_order(items[start].base);
+  const std::array<int64_t, 9> key = without_cp_variant_and_order(items[start].base());
   size_t end = start + 1;
-  while (end < items.size() && without_cp_variant_and_order(items[end].base) == key) ++end;
+  while (end < items.size() && without_cp_variant_and_order(items[end].base()) == key) ++end;
   return end;
 }
 
@@ -428,7 +424,7 @@ int64_t mark_dominated_cp_kinds(CostModel& model, const std::vector<WorkItem>& i
       if (grouped[first - start]) continue;
       group.clear();
       for (size_t i = first; i < end; ++i) {
-        if (grouped[i - start] || items[i].base.order != items[first].base.order) continue;
+        if (grouped[i - start] || items[i].base().order != items[first].base().order) continue;
         grouped[i - start] = true;
         group.push_back(i);
       }
@@ -462,8 +458,8 @@ void drop_dominated_cp_kinds(const std::vector<CostModel*>& models, std::vector<
   std::vector<std::vector<size_t>> runs(models.size());  // run starts by part
   size_t with_cp = 0;
   for (size_t start = from; start < items.size(); start = run_end(items, start)) {
-    if (items[start].base.cp == 1) continue;
-    runs[dominance_part(items[start].base, models.size())].push_back(start);
+    if (items[start].cp() == 1) continue;
+    runs[dominance_part(items[start].base(), models.size())].push_back(start);
     ++with_cp;
   }
   // Few runs are not worth a thread each: the first model takes them all.
@@ -487,7 +483,7 @@ void drop_dominated_cp_kinds(const std::vector<CostModel*>& models, std::vector<
   size_t kept = from;
   for (size_t i = from; i < items.size(); ++i)
     if (!dropped[i - from]) items[kept++] = items[i];
-  items.resize(kept);
+  items.erase(items.begin() + static_cast<std::ptrdiff_t>(kept), items.end());
 }
 
 // Why a generated layout was rejected before timing; counted by index in the hot loop and
@@ -1078,13 +1074,14 @@ static_assert(std::is_trivially_copyable_v<Layout>, "the search copies layouts f
 void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
               const SearchOptions& options, bool allow_offload, bool stage_recompute) {
   CostModel& model = *t.model;
+  const Layout base = item.base();
   model.forget_shapes();
-  const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
+  const int64_t stage_layers = (model.model().layers + item.pp() - 1) / item.pp();
   int64_t order = base_order;
   const std::vector<RecomputeChoice>& choices =
-      t.choices.recompute(model, options.fix, stage_layers, item.base.vpp);
-  const std::vector<Schedule>& schedules = t.choices.schedules(model, options.fix, item.base);
-  for (int64_t shard : shard_choices(model, item.base, options.fix)) {
+      t.choices.recompute(model, options.fix, stage_layers, item.vpp());
+  const std::vector<Schedule>& schedules = t.choices.schedules(model, options.fix, base);
+  for (int64_t shard : shard_choices(model, base, options.fix)) {
     std::array<bool, 4> zeros{};
     for (int zero = 0; zero <= 3; ++zero)
       zeros[static_cast<size_t>(zero)] = zero_allowed(model.options(), options.fix, zero, shard);
@@ -1096,14 +1093,14 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
         int64_t settled = -1;  // activations_settle of the lost tail (−1: not asked yet)
         for (int64_t rl = 0; rl <= max_layers; rl += step) {
           if (!allowed(options.fix.recompute_layers, rl)) continue;
-          Layout layout = item.base;
+          Layout layout = base;
           layout.schedule = schedule, layout.recompute = rc, layout.recompute_layers = rl;
           layout.recompute_modules =
               rc == Recompute::selective
                   ? options.fix.recompute_modules.value_or(kDefaultRecomputeModules)
                   : kDefaultRecomputeModules;
           layout.shard = shard;
-          layout.ep_overlap = ep_overlap_for(model, item.base, schedule, rc, rl, options.fix);
+          layout.ep_overlap = ep_overlap_for(model, base, schedule, rc, rl, options.fix);
           layout.offload = options.fix.offload.value_or(Offload::none);
           // Within one shard group and schedule the shape changes with ep_overlap alone.
           std::optional<CostModel::ShapeRef>& known = shapes[layout.ep_overlap ? 1 : 0];
@@ -1120,12 +1117,12 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
                                                       max_layers, step, order, options))
             break;
         }
-        if (stage_recompute && rc == Recompute::none && max_layers > 0 && item.base.pp > 1 &&
+        if (stage_recompute && rc == Recompute::none && max_layers > 0 && item.pp() > 1 &&
             !options.fix.recompute_layers &&
-            options.fix.offload.value_or(Offload::none) == Offload::none && !item.base.offloads()) {
-          Layout layout = item.base;
+            options.fix.offload.value_or(Offload::none) == Offload::none && !base.offloads()) {
+          Layout layout = base;
           layout.schedule = schedule, layout.recompute = rc, layout.shard = shard;
-          layout.ep_overlap = ep_overlap_for(model, item.base, schedule, rc, step, options.fix);
+          layout.ep_overlap = ep_overlap_for(model, base, schedule, rc, step, options.fix);
           run_stage_recompute(t, layout, zeros, fit_without, step, order, options);
         }
       }
@@ -1156,15 +1153,17 @@ LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& ite
                         const LayoutFix& fix, bool count_selective) {
   LayoutCount total;
   ItemChoices choices;
-  for (const WorkItem& item : items) {
-    const int64_t stage_layers = (model.model().layers + item.base.pp - 1) / item.base.pp;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const WorkItem& item = items[i];
+    const Layout base = item.base();
+    const int64_t stage_layers = (model.model().layers + item.pp() - 1) / item.pp();
     int64_t zeros = 0;  // summed over the shard groups
-    for (int64_t shard : shard_choices(model, item.base, fix))
+    for (int64_t shard : shard_choices(model, base, fix))
       for (int zero = 0; zero <= 3; ++zero)
         zeros += zero_allowed(model.options(), fix, zero, shard) ? 1 : 0;
-    const auto schedules = static_cast<int64_t>(choices.schedules(model, fix, item.base).size());
+    const auto schedules = static_cast<int64_t>(choices.schedules(model, fix, base).size());
     const std::array<int64_t, 2>& counts =
-        choices.recompute_counts(model, fix, stage_layers, item.base.vpp, count_selective);
+        choices.recompute_counts(model, fix, stage_layers, item.vpp(), count_selective);
     total.layouts += schedules * counts[0] * zeros;
     if (count_selective) total.with_selective += schedules * counts[1] * zeros;
   }
@@ -1248,7 +1247,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
   }
   std::vector<int64_t> base_order(items.size());
   for (size_t i = 1; i < items.size(); ++i)
-    base_order[i] = base_order[i - 1] + item_span(prototype, items[i - 1].base);
+    base_order[i] = base_order[i - 1] + item_span(prototype, items[i - 1].base());
   const bool stage_recompute = launcher_takes_stage_recompute(first, options);
   auto run_all = [&](bool allow_offload) {
     const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(items.size())));
@@ -1260,7 +1259,7 @@ SearchResult search_layouts(const CostModel& prototype, int64_t gpus,
     // per model: a compute priced on one thread is not priced again on another unless it helps).
     std::vector<std::vector<size_t>> queues(per_thread.size());
     for (size_t i = 0; i < items.size(); ++i)
-      queues[dominance_part(items[i].base, queues.size())].push_back(i);
+      queues[dominance_part(items[i].base(), queues.size())].push_back(i);
     std::vector<std::atomic<size_t>> next(queues.size());
     std::atomic<int64_t> done{0};
     auto worker = [&](SearchThread& t, size_t own) {
