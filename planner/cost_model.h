@@ -32,6 +32,7 @@
 #include "core/profile.h"
 #include "planner/attention_model.h"
 #include "planner/collective_model.h"
+#include "planner/flat_cache_map.h"
 #include "planner/flop_count.h"
 #include "planner/gemm_model.h"
 #include "planner/last_key_cache.h"
@@ -377,8 +378,8 @@ class CostModel {
   LastKeyCache<std::map<ComputeKey, ComputePair>> compute_cache_;
   using MixKey = std::tuple<int64_t, int64_t, PlacementKind>;
   LastKeyCache<std::map<MixKey, std::vector<StageLayerMix>>> mix_cache_;
-  LastKeyCache<std::unordered_map<LayerCostsKey, LayerPair, LayerCostsHash>> layer_costs_cache_{
-      kLayerCostsCached};
+  LastKeyCache<FlatCacheMap<LayerCostsKey, LayerPair, LayerCostsHash, kLayerCostsCached>>
+      layer_costs_cache_{kLayerCostsCached};
   std::map<ShapeKey, Shape> shape_cache_;
   // The nodes forget_shapes took out of shape_cache_, reused (with their buffers) by shape_of:
   // the search builds a few shapes per work item, hundreds of thousands in all.
