@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "tests/cli/run_meshplan.h"
 
@@ -13,6 +14,16 @@ namespace {
 const std::string kBase = "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
                           repo_path("topologies/dgx-h100-1n.yaml") +
                           " --gpus 1 --isl 512 --osl 128 --requests 200";
+
+// The JSON of tp=1 at concurrency 8, as is (first) and with `flags` added (second).
+std::pair<nlohmann::json, nlohmann::json> plain_and(const std::string& flags) {
+  const std::string layout = kBase + " --layout tp=1 --concurrency 8 --format json";
+  const auto plain = run_meshplan(layout);
+  const auto flagged = run_meshplan(layout + " " + flags);
+  REQUIRE(plain.rc == 0);
+  REQUIRE(flagged.rc == 0);
+  return {nlohmann::json::parse(plain.out), nlohmann::json::parse(flagged.out)};
+}
 
 }  // namespace
 
@@ -159,13 +170,9 @@ TEST_CASE("serve: --load-curve replays the best row's own weight format") {
 }
 
 TEST_CASE("serve: --max-step-tokens caps vLLM's batch, sizes the workspace and reaches the flags") {
-  const auto plain = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --format json");
-  const auto capped =
-      run_meshplan(kBase + " --layout tp=1 --concurrency 8 --max-step-tokens 512 --format json");
-  REQUIRE(plain.rc == 0);
-  REQUIRE(capped.rc == 0);
-  const nlohmann::json p = nlohmann::json::parse(plain.out)["best"];
-  const nlohmann::json c = nlohmann::json::parse(capped.out)["best"];
+  const auto [plain, capped] = plain_and("--max-step-tokens 512");
+  const nlohmann::json& p = plain["best"];
+  const nlohmann::json& c = capped["best"];
   CHECK(c["layout"]["max_batch"] == 512);
   // A step of 512 tokens needs less activation workspace than one of 8,192: more cache.
   CHECK(c["kv_cache_tokens"].get<int64_t>() > p["kv_cache_tokens"].get<int64_t>());
@@ -231,12 +238,7 @@ TEST_CASE("serve: a model whose weights leave no KV room on the layout is an inp
 }
 
 TEST_CASE("serve: a shared prompt prefix is reported in JSON and raises throughput") {
-  const auto plain = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --format json");
-  const auto shared =
-      run_meshplan(kBase + " --layout tp=1 --concurrency 8 --prefix-tokens 400 --format json");
-  REQUIRE(plain.rc == 0);
-  REQUIRE(shared.rc == 0);
-  const nlohmann::json p = nlohmann::json::parse(plain.out), s = nlohmann::json::parse(shared.out);
+  const auto [p, s] = plain_and("--prefix-tokens 400");
   CHECK(s["workload"]["prefix_tokens"] == 400);
   CHECK(s["best"]["prefix_reused_tokens"] == 400);  // 25 whole blocks of 16
   CHECK(s["best"]["prefix_shared_tokens"] == 400);
