@@ -4,6 +4,7 @@
 
 #include "core/units.h"
 #include "serving/engine_flags.h"
+#include "serving/engine_preset.h"
 #include "serving/kv_cache.h"
 #include "serving/serving_plan.h"
 
@@ -394,6 +395,8 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
   j["engine"] = to_string(p.options.engine);
   j["weights"] = p.options.weights_auto ? "auto" : to_string(p.options.weights);
   j["kv"] = to_string(p.options.kv);
+  // The tokens one engine step carries (--max-step-tokens, else the engine's default).
+  j["max_step_tokens"] = step_tokens(p.options);
   j["workload"] = {{"isl", p.workload.isl},
                    {"isl_stdev", p.workload.isl_stdev},
                    {"prefix_tokens", p.workload.prefix_tokens},

@@ -173,6 +173,8 @@ TEST_CASE("serve: --max-step-tokens caps vLLM's batch, sizes the workspace and r
   const auto [plain, capped] = plain_and("--max-step-tokens 512");
   const nlohmann::json& p = plain["best"];
   const nlohmann::json& c = capped["best"];
+  CHECK(plain["max_step_tokens"] == 8192);  // vLLM's default
+  CHECK(capped["max_step_tokens"] == 512);
   CHECK(c["layout"]["max_batch"] == 512);
   // A step of 512 tokens needs less activation workspace than one of 8,192: more cache.
   CHECK(c["kv_cache_tokens"].get<int64_t>() > p["kv_cache_tokens"].get<int64_t>());
