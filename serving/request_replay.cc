@@ -41,6 +41,10 @@ int64_t longest_replayed_sequence(const Workload& w) {
   return longest_sequence(request_lengths(w, replay_request_count(w)));
 }
 
+int64_t longest_replayed_prompt(const Workload& w) {
+  return longest_prompt(request_lengths(w, replay_request_count(w)));
+}
+
 std::vector<double> initial_arrivals(const Workload& w, int64_t count) {
   std::vector<double> out(static_cast<size_t>(count), 0.0);
   if (w.load == LoadKind::trace) {

@@ -224,6 +224,8 @@ ReplayResult summarize_replay(const std::vector<ReplayRequest>& requests, const 
 int64_t replay_request_count(const Workload& w);
 // The longest isl + osl among the requests a replay of `w` runs (request_lengths).
 int64_t longest_replayed_sequence(const Workload& w);
+// The longest prompt among them.
+int64_t longest_replayed_prompt(const Workload& w);
 // Arrival times: all 0 (offline), the first `concurrency` at 0 (closed loop; the rest are set
 // by the replay), Poisson, or a trace's. REQUIRES: the count ≥ 1 (at most the trace's size).
 std::vector<double> initial_arrivals(const Workload& w, int64_t count);

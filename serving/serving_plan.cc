@@ -142,6 +142,26 @@ std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
   return out;
 }
 
+// TensorRT-LLM's LLM API refuses such a request: "The sum of prompt length (…), query length (…)
+// should not exceed max_num_tokens (…)" (tensorrt_llm/llmapi/llm.py _check_arguments, PyTorch
+// backend with enable_chunked_prefill off).
+std::vector<Diagnostic> check_step_tokens(const ServingProblem& p) {
+  const ServingOptions& o = p.options;
+  if (o.engine != Engine::trtllm || o.chunked_context) return {};
+  const int64_t longest = longest_replayed_prompt(p.workload);
+  const int64_t budget = step_tokens(o);
+  if (longest <= budget) return {};
+  const std::string rule = fmt::format(
+      "a prompt of {} tokens exceeds the {} tokens of a step: TensorRT-LLM refuses a prompt "
+      "longer than max_num_tokens unless chunked prefill is on; give --enable-chunked-context or "
+      "--max-step-tokens {} or more",
+      longest, budget, longest);
+  if (o.max_step_tokens > 0)
+    return {flag_error("--max-step-tokens", std::to_string(o.max_step_tokens), rule)};
+  if (p.workload.trace) return {flag_error("--requests-file", p.workload.trace_file, rule)};
+  return {flag_error("--isl", std::to_string(p.workload.isl), rule)};
+}
+
 std::vector<Diagnostic> check_prefix(const ServingProblem& p, const ServingLayout* layout) {
   const int64_t prefix = p.workload.prefix_tokens;
   if (prefix == 0) return {};

@@ -86,6 +86,9 @@ std::vector<Diagnostic> check_workload(const Workload& w);
 // An engine's own options asked of another: SGLang's --enable-mixed-chunk, --search-mixed-chunk,
 // --max-prefill-tokens; TensorRT-LLM's --enable-chunked-context.
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o);
+// A prompt longer than a step's tokens where the engine refuses it: TensorRT-LLM without chunked
+// prefill (--enable-chunked-context) runs each prompt whole within max_num_tokens.
+std::vector<Diagnostic> check_step_tokens(const ServingProblem& p);
 // A shared prompt prefix (--prefix-tokens) the model cannot take: with a prompt-length spread
 // (--isl-stdev), not below --isl, with
 // disaggregated prefill (`layout`, or the search's --disaggregated), or on sliding-window
