@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -38,9 +37,11 @@ class FlatCacheMap {
       if (hashes_[i] == h && e.first == key) return &e;
     }
   }
-  // REQUIRES: `key` absent and size() < kCapacity (LastKeyCache clears the map first).
+  // REQUIRES: `key` absent. A full map empties itself first (LastKeyCache, given kCapacity as
+  // its limit, empties it before): its entries never move, so a reference to one holds until
+  // clear().
   std::pair<iterator, bool> emplace(const Key& key, Value value) {
-    assert(entries_.size() < kCapacity);
+    if (entries_.size() == kCapacity) clear();
     if (entries_.capacity() == 0) {
       entries_.reserve(kCapacity);
       slots_.assign(kSlots, 0);

@@ -42,6 +42,15 @@ TEST_CASE("a flat cache map finds what it holds, even when every key hashes alik
   for (int64_t k = 0; k < 8; ++k) CHECK(m.find(k) == m.end());
   m.emplace(3, 1.5);
   CHECK(m.find(3)->second == 1.5);
+  // Full, it empties itself before the next entry instead of moving its entries.
+  for (int64_t k = 10; k < 17; ++k) m.emplace(k, 0.0);
+  REQUIRE(m.size() == 8);
+  const double* first = &m.find(3)->second;
+  m.emplace(99, 9.0);
+  CHECK(m.size() == 1);
+  CHECK(m.find(3) == m.end());
+  CHECK(m.find(99)->second == 9.0);
+  CHECK(&m.find(99)->second == first);  // the same storage, reused
 }
 
 TEST_CASE("behind LastKeyCache a full flat map is emptied and refilled, its answers the same") {
