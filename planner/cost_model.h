@@ -378,8 +378,9 @@ class CostModel {
   LastKeyCache<std::map<ComputeKey, ComputePair>> compute_cache_;
   using MixKey = std::tuple<int64_t, int64_t, PlacementKind>;
   LastKeyCache<std::map<MixKey, std::vector<StageLayerMix>>> mix_cache_;
+  // Bounded by the map itself (FlatCacheMap empties itself when full).
   LastKeyCache<FlatCacheMap<LayerCostsKey, LayerPair, LayerCostsHash, kLayerCostsCached>>
-      layer_costs_cache_{kLayerCostsCached};
+      layer_costs_cache_;
   std::map<ShapeKey, Shape> shape_cache_;
   // The nodes forget_shapes took out of shape_cache_, reused (with their buffers) by shape_of:
   // the search builds a few shapes per work item, hundreds of thousands in all.

@@ -1,5 +1,5 @@
-// A hash map of at most kCapacity entries for LastKeyCache (planner/last_key_cache.h), which
-// empties it before it would grow past that: the entries sit in one array reserved once, found
+// A hash map of at most kCapacity entries for LastKeyCache (planner/last_key_cache.h), emptied
+// when an insertion would grow it past that: the entries sit in one array reserved once, found
 // by open addressing over a table of their hashes, so a lookup reads one small table and the
 // entry, and an insertion allocates nothing. The layer costs' std::unordered_map spent most of
 // its time in a bucket-index division, a node's first cache miss, and a node allocation per
@@ -37,9 +37,8 @@ class FlatCacheMap {
       if (hashes_[i] == h && e.first == key) return &e;
     }
   }
-  // REQUIRES: `key` absent. A full map empties itself first (LastKeyCache, given kCapacity as
-  // its limit, empties it before): its entries never move, so a reference to one holds until
-  // clear().
+  // REQUIRES: `key` absent. A full map empties itself first: its entries never move, so a
+  // reference to one holds until clear().
   std::pair<iterator, bool> emplace(const Key& key, Value value) {
     if (entries_.size() == kCapacity) clear();
     if (entries_.capacity() == 0) {

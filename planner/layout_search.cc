@@ -1153,8 +1153,7 @@ LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& ite
                         const LayoutFix& fix, bool count_selective) {
   LayoutCount total;
   ItemChoices choices;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const WorkItem& item = items[i];
+  for (const WorkItem& item : items) {
     const Layout base = item.base();
     const int64_t stage_layers = (model.model().layers + item.pp() - 1) / item.pp();
     int64_t zeros = 0;  // summed over the shard groups
