@@ -36,6 +36,14 @@ struct PageCrossing {
   int64_t request = 0, order = 0, step = 0;
 };
 
+// A page taken for a later step of a decode worker's run (`run_step` ≥ 1 of it): the sequence
+// crossing there, the cache it held before and the step it was filed to cross at (the step's).
+struct PageTake {
+  size_t run_step = 0;
+  int64_t request = 0, held = 0, held_until = 0, cross_at = 0;
+  int64_t tokens = 0;  // the cache taken
+};
+
 // One decode worker. Every step adds a token to each of its sequences, so their answers are
 // kept lazily: a running sequence's `generated` is exact at the step it was last synced
 // (DisaggregatedScheduler::synced_) and grows by one per step since, and what a step needs is
@@ -61,6 +69,11 @@ struct DecodeWorker {
   // their times in order; the run ends at busy_until, the sum of them from run_start_s.
   double run_start_s = 0;
   std::vector<double> run_steps_s;
+  // The pages its later steps take (each at its step's start, taken when the run starts), in
+  // step order, and when each of its steps starts: a cut gives back those of the steps it drops.
+  std::vector<PageTake> run_takes;
+  std::vector<double> run_starts_s;
+  double last_step_s = 0;  // its last step's time: how far ahead a run takes pages (run_steps)
   int64_t live() const { return static_cast<int64_t>(running.size()) - finished; }
   int64_t sequences() const { return live() + static_cast<int64_t>(joining.size()); }
 };
@@ -254,7 +267,7 @@ class DisaggregatedScheduler {
       const int64_t tokens = limits_.decode.admission_tokens(at(r).prompt, at(r).isl + at(r).osl);
       DecodeWorker* best = nullptr;
       for (DecodeWorker& d : decode_) {
-        if (d.sequences() >= limits_.decode.max_batch || d.free_kv < tokens) continue;
+        if (d.sequences() >= limits_.decode.max_batch || free_now(d) < tokens) continue;
         if (best == nullptr || d.sequences() < best->sequences()) best = &d;
       }
       if (best == nullptr) {
@@ -281,7 +294,7 @@ class DisaggregatedScheduler {
   // sequence is synced and asks in admission order, the last admitted preempted as needed.
   void grow(DecodeWorker& d) {
     if (!limits_.decode.cache_tokens) return;
-    if (limits_.decode.cache_block_tokens > 0 && take_pages(d)) return;
+    if (limits_.decode.cache_block_tokens > 0 && take_pages(d, d.steps, 0)) return;
     sync_all(d);
     compact(d);
     const int64_t before = preemptions_;
@@ -300,9 +313,11 @@ class DisaggregatedScheduler {
   int64_t index_of(const DecodeWorker& d) const { return &d - decode_.data(); }
   bool runs_on(const DecodeWorker& d, int64_t r) const { return worker_of_[idx(r)] == index_of(d); }
 
-  // `r`'s answer tokens as of now on `d` (generated grows by one per step since synced).
-  int64_t generated(const DecodeWorker& d, int64_t r) const {
-    return at(r).generated + d.steps - synced_[idx(r)];
+  // `r`'s answer tokens as of now on `d` (generated grows by one per step since synced), or as
+  // of its step `step`.
+  int64_t generated(const DecodeWorker& d, int64_t r) const { return generated_at(r, d.steps); }
+  int64_t generated_at(int64_t r, int64_t step) const {
+    return at(r).generated + step - synced_[idx(r)];
   }
   void sync(const DecodeWorker& d, int64_t r) {
     at(r).generated = generated(d, r);
@@ -313,15 +328,16 @@ class DisaggregatedScheduler {
       if (runs_on(d, r)) sync(d, r);
   }
 
-  // The step at which `r` (decoding from its next step at the latest) asks for a new page: its
-  // sequence isl + generated passes what its held pages cover.
-  int64_t next_crossing(const DecodeWorker& d, int64_t r) const {
-    const int64_t sequence_now = at(r).isl + generated(d, r);
-    return d.steps + std::max<int64_t>(at(r).held_until - sequence_now + 1, 0);
+  // The step at which `r` (decoding from its step after `step` at the latest) asks for a new
+  // page: its sequence isl + generated passes what its held pages cover.
+  int64_t next_crossing(int64_t r, int64_t step) const {
+    const int64_t sequence_then = at(r).isl + generated_at(r, step);
+    return step + std::max<int64_t>(at(r).held_until - sequence_then + 1, 0);
   }
-  void file_page(DecodeWorker& d, int64_t r) {
+  void file_page(DecodeWorker& d, int64_t r) { file_page_after(d, r, d.steps); }
+  void file_page_after(DecodeWorker& d, int64_t r, int64_t step) {
     if (!limits_.decode.cache_tokens || limits_.decode.cache_block_tokens < 1) return;
-    cross_at_[idx(r)] = next_crossing(d, r);
+    cross_at_[idx(r)] = next_crossing(r, step);
     d.pages[idx(cross_at_[idx(r)] % limits_.decode.cache_block_tokens)].push_back(
         {r, order_[idx(r)], cross_at_[idx(r)]});
   }
@@ -330,31 +346,66 @@ class DisaggregatedScheduler {
            cross_at_[idx(c.request)] == c.step;
   }
 
-  // The sequences crossing into a new page at this step take it if the free cache holds them
-  // all; false (nothing taken) if not.
-  bool take_pages(DecodeWorker& d) {
-    std::vector<PageCrossing>& filed = d.pages[idx(d.steps % limits_.decode.cache_block_tokens)];
+  // The sequences crossing into a new page at step `step` (the next, d.steps, or the step
+  // `run_step` ≥ 1 of the run about to start, before it starts) take it if the free cache holds
+  // them all; false (nothing taken) if not. A run's takes are kept (run_takes) for a cut to give
+  // back (give_back_pages).
+  bool take_pages(DecodeWorker& d, int64_t step, size_t run_step) {
+    std::vector<PageCrossing>& filed = d.pages[idx(step % limits_.decode.cache_block_tokens)];
     crossing_.clear();
     held_.clear();
     int64_t need = 0;
     for (const PageCrossing& c : filed) {
-      if (c.step != d.steps || !filed_as(d, c)) continue;  // later, gone, or filed again
+      if (c.step != step || !filed_as(d, c)) continue;  // later, gone, or filed again
       crossing_.push_back(c.request);
-      held_.push_back(limits_.decode.held_tokens(at(c.request).isl + generated(d, c.request)));
+      held_.push_back(
+          limits_.decode.held_tokens(at(c.request).isl + generated_at(c.request, step)));
       need += held_.back() - at(c.request).held;
     }
     if (need > d.free_kv) return false;
     // Keep those filed for a later step of this bucket; the crossing ones are filed again below.
-    std::erase_if(filed,
-                  [&](const PageCrossing& c) { return c.step <= d.steps || !filed_as(d, c); });
+    std::erase_if(filed, [&](const PageCrossing& c) { return c.step <= step || !filed_as(d, c); });
     d.free_kv -= need;
     for (size_t i = 0; i < crossing_.size(); ++i) {
       const int64_t r = crossing_[i];
+      if (run_step > 0)
+        d.run_takes.push_back(
+            {run_step, r, at(r).held, at(r).held_until, step, held_[i] - at(r).held});
       at(r).held = held_[i];
-      at(r).held_until = limits_.decode.held_until(at(r).isl + generated(d, r));
-      file_page(d, r);
+      at(r).held_until = limits_.decode.held_until(at(r).isl + generated_at(r, step));
+      file_page_after(d, r, step);
     }
     return true;
+  }
+
+  // Gives back the pages the run's steps from `run_step` on took (a cut drops those steps): each
+  // crossing sequence holds what it held before and is filed to cross there again.
+  void give_back_pages(DecodeWorker& d, size_t run_step) {
+    while (!d.run_takes.empty() && d.run_takes.back().run_step >= run_step) {
+      const PageTake& g = d.run_takes.back();
+      const int64_t r = g.request;
+      d.free_kv += g.tokens;
+      at(r).held = g.held;
+      at(r).held_until = g.held_until;
+      cross_at_[idx(r)] = g.cross_at;
+      d.pages[idx(g.cross_at % limits_.decode.cache_block_tokens)].push_back(
+          {r, order_[idx(r)], g.cross_at});
+      d.run_takes.pop_back();
+    }
+  }
+
+  // The free cache of `d` as of now_: the pages of its run's steps that start at now_ or later
+  // are not taken yet (a step that starts at now_ starts after this event's admissions).
+  int64_t free_now(const DecodeWorker& d) const {
+    if (d.run_takes.empty()) return d.free_kv;
+    const auto first_not_started =
+        std::lower_bound(d.run_starts_s.begin(), d.run_starts_s.end(), now_) -
+        d.run_starts_s.begin();
+    int64_t pending = 0;
+    for (auto g = d.run_takes.rbegin();
+         g != d.run_takes.rend() && g->run_step >= static_cast<size_t>(first_not_started); ++g)
+      pending += g->tokens;
+    return d.free_kv + pending;
   }
 
   void add_decode(DecodeWorker& d, int64_t r) {
@@ -475,34 +526,59 @@ class DisaggregatedScheduler {
   // Steps `d` may run from its next one as a run: while nothing but its own steps concerns it.
   // The next step always; past it, none where a step is not plain decodes (a prompt to
   // recompute, the cache grown token by token) and only up to the step at which the first of its
-  // sequences finishes or the next crosses into a new page (its own step, taking that page). A
-  // sequence given to it meanwhile cuts the run short (cut_run).
-  int64_t run_steps(const DecodeWorker& d) const {
+  // sequences finishes or, on demand, the first at which the free cache cannot hold the pages its
+  // sequences cross into (there its own step asks, preempting). The pages of the steps between
+  // are taken now, as each of those steps would take them at its start (nothing else takes or
+  // frees this worker's cache before then: a sequence given to it meanwhile cuts the run short,
+  // cut_run, and the steps that then do not run give theirs back).
+  // Where a sequence may join `d` before a step crosses (estimated from its last step's time),
+  // the run stops there instead, as pages taken for steps a cut drops are work spent twice.
+  int64_t run_steps(DecodeWorker& d, double t) {
     if (!d.recomputing.empty()) return 1;
     const bool on_demand = static_cast<bool>(limits_.decode.cache_tokens);
     if (on_demand && limits_.decode.cache_block_tokens < 1) return 1;
     int64_t last = d.finishes.empty() ? d.steps + 1 : d.finishes.front().step;
     if (on_demand) {
-      // The first step a sequence crosses at: each does within a page of steps, so a run looks
-      // that far at most.
       const int64_t page = limits_.decode.cache_block_tokens;
       last = std::min(last, d.steps + page + 1);
-      for (int64_t step = d.steps + 1; step < last; ++step)
-        for (const PageCrossing& c : d.pages[idx(step % page)])
-          if (c.step == step && filed_as(d, c)) {
-            last = step;
-            break;
-          }
+      const double join_s = earliest_join_s();
+      for (int64_t step = d.steps + 1; step < last; ++step) {
+        if (!crosses(d, step)) continue;
+        const double start_s = t + static_cast<double>(step - d.steps) * d.last_step_s;
+        if (start_s >= join_s || !take_pages(d, step, static_cast<size_t>(step - d.steps))) {
+          last = step;
+          break;
+        }
+      }
     }
     return std::max<int64_t>(1, last - d.steps);
+  }
+  bool crosses(const DecodeWorker& d, int64_t step) const {
+    for (const PageCrossing& c : d.pages[idx(step % limits_.decode.cache_block_tokens)])
+      if (c.step == step && filed_as(d, c)) return true;
+    return false;
+  }
+  // The earliest a sequence may be given to a decode worker after now_: now_ while any waits
+  // for room (any step's end may make it), else the next transfer's arrival, which comes no
+  // earlier than the next prompt step's end or, for a prompt still to come, its arrival.
+  double earliest_join_s() const {
+    if (!decode_wait_.empty()) return now_;
+    double t = INFINITY;
+    if (!transfers_.empty()) t = transfers_.front().ready_s;
+    if (!prefill_ends_.empty()) t = std::min(t, prefill_ends_.top().first);
+    if (!queue_.empty()) t = std::min(t, std::max(now_, at(queue_.front()).arrival_s));
+    if (!closed_ && first_pending_ < count_) t = std::min(t, at(first_pending_).arrival_s);
+    return t;
   }
 
   // Runs `d`'s steps from `t` (run_steps of them): each step's batch is the decodes at their
   // context then; its end is the run's last step's.
   void start_run(DecodeWorker& d, double t, const StepTimeFn& step_s) {
-    const int64_t n = run_steps(d);
+    d.run_takes.clear();
+    const int64_t n = run_steps(d, t);
     d.run_start_s = t;
     d.run_steps_s.clear();
+    d.run_starts_s.clear();
     StepBatch batch = decode_batch(d);
     // Under local attention the keys each step reads, from one visit of the sequences per run.
     std::optional<LocalKeys> local;
@@ -527,6 +603,7 @@ class DisaggregatedScheduler {
                             ? price->step_s(batch.decode_context_tokens, batch.decode_local_tokens)
                             : step_s(batch);
       d.run_steps_s.push_back(dt);
+      d.run_starts_s.push_back(t);
       t += dt;
     }
     d.busy = true;
@@ -540,7 +617,10 @@ class DisaggregatedScheduler {
     steps_ += static_cast<int64_t>(n);
     batch_sum_ += static_cast<double>(n) * static_cast<double>(d.decodes);
     for (size_t j = 0; j < n; ++j) decode_busy_s_ += d.run_steps_s[j];
+    if (n > 0) d.last_step_s = d.run_steps_s[n - 1];
     d.run_steps_s.clear();
+    d.run_starts_s.clear();
+    d.run_takes.clear();
   }
 
   // `d`'s run ends with its step under way at now_: where a sequence joined it (it joins at
@@ -553,11 +633,13 @@ class DisaggregatedScheduler {
     while (n < d.run_steps_s.size() && (end < now_ || (after_now && end == now_)))
       end += d.run_steps_s[n++];
     if (n == d.run_steps_s.size()) return;  // in its last step
+    give_back_pages(d, n);
     if (end == now_) {
       end_run(d, n);
       return;
     }
     d.run_steps_s.resize(n);
+    d.run_starts_s.resize(n);
     d.busy_until = end;
     decode_ends_.emplace(end, index_of(d));
   }

@@ -261,3 +261,68 @@ TEST_CASE("replay paths: decode-only runs priced from their fixed terms replay a
   }
   CHECK(steps > 3000);
 }
+
+TEST_CASE(
+    "replay paths: a disaggregated decode worker admits mid-run as if its later steps' pages were "
+    "still free") {
+  // A decode worker's run takes the pages its later steps cross into when it starts; a sequence
+  // reaching it during the run must see the cache as the step under way left it (the pages of
+  // the steps not yet started free) and cut the run, which gives those pages back. Long answers,
+  // small pages and arrivals spread over the answers make sequences join during runs; the
+  // replay must be the one asking every token.
+  std::mt19937_64 rng(20261201);
+  int64_t preempting = 0;
+  for (int c = 0; c < 400; ++c) {
+    CAPTURE(c);
+    Workload w;
+    w.isl = draw(rng, 4, 30);
+    w.osl = draw(rng, 20, 80);
+    if (coin(rng)) w.osl_stdev = static_cast<double>(draw(rng, 1, 20));
+    w.requests = draw(rng, 10, 50);
+    w.seed = static_cast<uint64_t>(draw(rng, 1, 1000));
+    w.load = LoadKind::request_rate;
+    w.request_rate_per_s = static_cast<double>(draw(rng, 2, 30));
+    const int64_t page = int64_t{1} << draw(rng, 1, 3);
+    DisaggregatedLimits d = random_pools(rng, w, page, 2, 2);
+    d.decode.max_batch = draw(rng, 4, 16);
+    d.decode.reserves_answers = false;
+    d.decode.kv_tokens = paged(longest(w) + 1, page) * draw(rng, 1, 3);
+    const ReplayResult every = replay_disaggregated(w, d, step_s, step_s);
+    d.decode.cache_block_tokens = page;
+    check_same(every, replay_disaggregated(w, d, step_s, step_s));
+    preempting += every.preemptions > 0;
+  }
+  CHECK(preempting >= 20);
+}
+
+TEST_CASE(
+    "replay paths: a sequence reaching a decode worker as a run's step starts sees that step's "
+    "page free") {
+  // Two 4-token prompts with 8-token answers prefill one after the other in 2 s steps ([0, 2],
+  // [2, 4]) and reach the one decode worker, 4-token pages, at 2.0 and 4.0, whose steps take
+  // 0.5 s. The first holds its prompt's page; its first step (2.0) takes a second page and its
+  // fifth (4.0) a third, which its run took when it started at 2.0. The second arrives as that
+  // step starts: the step starts after it is admitted, so the admission sees 4 more tokens free
+  // than the run holds, as asking every token does. Caches of 12 to 20 tokens: at 12 and 13 the
+  // second fits only with that page free.
+  for (int64_t kv = 12; kv <= 20; ++kv) {
+    CAPTURE(kv);
+    DisaggregatedLimits d;
+    d.prefill_step_tokens = 4;
+    d.decode.max_batch = 4;
+    d.decode.kv_tokens = kv;
+    d.decode.tokens_per_request = 12;
+    d.decode.cache_tokens = [](int64_t tokens) { return paged(tokens, 4); };
+    Workload w;
+    w.isl = 4;
+    w.osl = 8;
+    w.requests = 2;
+    const StepTimeFn prefill = [](const StepBatch&) { return 2.0; };
+    const StepTimeFn decode = [](const StepBatch&) { return 0.5; };
+    const ReplayResult every = replay_disaggregated(w, d, prefill, decode);
+    d.decode.cache_block_tokens = 4;
+    const ReplayResult paged_result = replay_disaggregated(w, d, prefill, decode);
+    check_same(every, paged_result);
+    if (kv < 14) CHECK(paged_result.preemptions > 0);  // admitted, then short of a page
+  }
+}
