@@ -171,14 +171,19 @@ std::vector<std::string> disaggregated_args(const std::string& root, int threads
   return args;
 }
 
+// "1 thread", "2 threads".
+std::string threads_word(int threads) {
+  return fmt::format("{} thread{}", threads, threads == 1 ? "" : "s");
+}
+
 // A search as a whole process on one thread and on `threads`, one run each (seconds each).
 std::string serving_runs(const std::vector<std::string>& one_thread,
                          const std::vector<std::string>& all_threads, int threads) {
   const std::optional<ProcessRun> one = best_run(one_thread, 1);
   const std::optional<ProcessRun> many = best_run(all_threads, 1);
-  return fmt::format("1 thread {} ({}), {} threads {} ({}){}", wall_or_dash(one),
-                     one ? mib(one->peak_rss_bytes) : "-", threads, wall_or_dash(many),
-                     many ? mib(many->peak_rss_bytes) : "-",
+  return fmt::format("1 thread {} ({}), {} {} ({}){}", wall_or_dash(one),
+                     one ? mib(one->peak_rss_bytes) : "-", threads_word(threads),
+                     wall_or_dash(many), many ? mib(many->peak_rss_bytes) : "-",
                      one && many ? fmt::format(", {:.2f}×", one->wall_s / many->wall_s) : "");
 }
 
@@ -305,11 +310,11 @@ int run_bench(const BenchOptions& o) {
   std::cout
       << fmt::format(
              "layout search in process, as `plan` runs it (Megatron-LM's rules): 1 thread, "
-             "then {} threads (same results; `fit`: layouts that fit and Megatron-LM runs; "
+             "then {} (same results; `fit`: layouts that fit and Megatron-LM runs; "
              "`timed`: of those, timed in full, the rest pruned exactly by a step-time "
              "floor; layouts/s counts every layout evaluated, those of lost tails counted "
              "at once included)\n",
-             threads)
+             threads_word(threads))
       << text_table({"case", "evaluated", "fit", "timed", "wall 1T", "layouts/s/thread",
                      fmt::format("wall {}T", threads), "speed-up", "best MFU"},
                     search_rows)
