@@ -123,6 +123,22 @@ std::string overload_note(const ServeReport& r, size_t shown) {
   return "";
 }
 
+// Offline (every request at once, the default load) a request's TTFT is mostly its wait for its
+// turn, growing with --requests: no layout meets a TTFT objective that way, and the search asked
+// for one meant a load.
+std::string offline_slo_note(const ServeReport& r) {
+  const ServingProblem& p = *r.problem;
+  if (p.workload.load != LoadKind::offline || p.options.slo.ttft_s <= 0) return "";
+  for (const ServingEstimate& e : r.result.ranked)
+    if (e.meets_slo) return "";
+  return fmt::format(
+      "offline, every request arrives at once: its TTFT is mostly its wait in the queue (mean "
+      "{:.3f} s on the first row), so no layout meets TTFT ≤ {:g} s; give the load to plan for: "
+      "--concurrency (requests in flight) or --request-rate, and --load-curve for the best "
+      "layout against load\n",
+      r.result.ranked.front().replay.ttft_s.mean, p.options.slo.ttft_s);
+}
+
 const char* kColumns[10] = {"#",
                             "layout",
                             "GPUs",
@@ -301,7 +317,7 @@ std::string serve_table(const ServeReport& r) {
   for (size_t w : width) total += w + 2;
   out += std::string(total - 2, '-') + "\n";
   for (const Row& row : rows) out += line(row.cells);
-  out += overload_note(r, shown);
+  out += overload_note(r, shown) + offline_slo_note(r);
   out += "\n" + details(*r.problem, r.result.ranked.front());
   if (r.searched) out += pareto_text(*r.problem, r.result);
   return out + load_text(r.load);
@@ -321,7 +337,7 @@ std::string serve_markdown(const ServeReport& r) {
     for (const std::string& c : row.cells) out += " " + c + " |";
     out += "\n";
   }
-  const std::string note = overload_note(r, shown);
+  const std::string note = overload_note(r, shown) + offline_slo_note(r);
   if (!note.empty()) out += "\n" + note;
   out += "\n```\n" + details(*r.problem, r.result.ranked.front());
   if (r.searched) out += pareto_text(*r.problem, r.result);

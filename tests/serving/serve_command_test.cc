@@ -305,3 +305,17 @@ TEST_CASE(
   }
   CHECK(p["output_tokens_per_s"] == n["output_tokens_per_s"]);
 }
+
+TEST_CASE("serve: offline with a TTFT objective says why no layout meets it and names the loads") {
+  // 200 requests at once on one GPU: the last waits for most of the others, far past 0.5 s.
+  const auto offline = run_meshplan(kBase + " --layout tp=1 --slo-ttft 0.5");
+  REQUIRE(offline.rc == 0);
+  CHECK(offline.out.find("offline, every request arrives at once: its TTFT is mostly its wait in "
+                         "the queue (mean ") != std::string::npos);
+  CHECK(offline.out.find("so no layout meets TTFT ≤ 0.5 s; give the load to plan for: "
+                         "--concurrency (requests in flight) or --request-rate") !=
+        std::string::npos);
+  const auto closed = run_meshplan(kBase + " --layout tp=1 --slo-ttft 0.5 --concurrency 4");
+  REQUIRE(closed.rc == 0);
+  CHECK(closed.out.find("offline, every request") == std::string::npos);
+}
