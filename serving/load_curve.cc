@@ -6,6 +6,11 @@ namespace meshplan::serving {
 
 namespace {
 
+LoadPoint point_of(double concurrency, double rate, const ServingEstimate& e) {
+  return {concurrency,      rate,       e.output_tokens_per_s, e.replay.ttft_s, e.replay.tpot_s,
+          e.slo_attainment, e.meets_slo};
+}
+
 // The layout replayed at one load: `concurrency` in flight (closed loop), Poisson arrivals at
 // `rate` requests/s (open loop), or, with neither, every request at once.
 std::optional<LoadPoint> point_at(ServingProblem at, const ServingLayout& layout,
@@ -17,7 +22,7 @@ std::optional<LoadPoint> point_at(ServingProblem at, const ServingLayout& layout
   at.workload.request_rate_per_s = rate;
   const std::optional<ServingEstimate> r = evaluate_serving(at, layout);
   if (!r) return std::nullopt;
-  return LoadPoint{concurrency, rate, r->output_tokens_per_s, r->replay.ttft_s, r->replay.tpot_s};
+  return point_of(concurrency, rate, *r);
 }
 
 // `e` is the plan's own replay at the asked rate: that point is taken from it, as is the
@@ -35,7 +40,7 @@ std::vector<LoadPoint> rate_curve(const ServingProblem& at, const ServingEstimat
   std::vector<LoadPoint> out;
   for (double rate : rates)
     if (rate == asked)
-      out.push_back({0, rate, e.output_tokens_per_s, e.replay.ttft_s, e.replay.tpot_s});
+      out.push_back(point_of(0, rate, e));
     else if (std::optional<LoadPoint> l = point_at(at, e.layout, 0, rate))
       out.push_back(*l);
   if (std::optional<LoadPoint> l = point_at(at, e.layout, 0, 0)) out.push_back(*l);

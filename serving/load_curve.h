@@ -17,6 +17,9 @@ struct LoadPoint {
   double request_rate_per_s = 0;  // open-loop point: Poisson requests/s, all replicas
   double output_tokens_per_s = 0;
   LatencyStats ttft_s, tpot_s;
+  // The share of requests within the SLO, and whether the point meets it (ServingEstimate's).
+  double slo_attainment = 1;
+  bool meets_slo = true;
   // Neither concurrency nor rate: the offline point (every request at once), the saturation.
   bool offline() const { return concurrency <= 0 && request_rate_per_s <= 0; }
   // The load on the curve's axis: the concurrency, or the rate of an open-loop point.

@@ -256,15 +256,44 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
          engine_lines(p.model.name, prefill_pool(e.layout), o);
 }
 
-std::string load_text(const std::vector<LoadPoint>& load) {
+// The highest load on the curve (ascending, the offline point last) whose replay meets the SLO.
+const LoadPoint* highest_within_slo(const std::vector<LoadPoint>& load) {
+  const LoadPoint* reach = nullptr;
+  for (const LoadPoint& l : load)
+    if (!l.offline() && l.meets_slo) reach = &l;
+  return reach;
+}
+
+// The curve's conclusion under an SLO: the most load it meets, per replica and per GPU.
+std::string slo_reach_text(const ServingEstimate& best, const std::vector<LoadPoint>& load) {
+  const LoadPoint* reach = highest_within_slo(load);
+  if (!reach) return "no load on the curve meets the SLO\n";
+  const auto replicas = static_cast<double>(best.layout.replicas);
+  const auto gpus = static_cast<double>(best.layout.gpus());
+  const std::string at =
+      reach->concurrency > 0
+          ? fmt::format("concurrency {:g} ({:g} per replica)", reach->concurrency,
+                        reach->concurrency / replicas)
+          : fmt::format("{:.2f} requests/s ({:.2f} per replica)", reach->request_rate_per_s,
+                        reach->request_rate_per_s / replicas);
+  return fmt::format(
+      "highest load on the curve within the SLO: {}, {:.0f} tok/s, {:.1f} tok/s/GPU\n", at,
+      reach->output_tokens_per_s, reach->output_tokens_per_s / gpus);
+}
+
+std::string load_text(const ServeReport& r) {
+  const std::vector<LoadPoint>& load = r.load;
   if (load.empty()) return "";
+  const Slo& slo = r.problem->options.slo;
+  const bool with_slo = slo.ttft_s > 0 || slo.tpot_s > 0;
   const bool rates = is_rate_curve(load);
   std::string out = rates ? "best layout against load (Poisson arrivals up to the saturation "
                             "rate; last row offline = saturation):\n"
                           : "best layout against load (closed loop; last row offline = "
                             "saturation):\n";
-  out += fmt::format("  {:>11}  {:>8}  {:>16}  {:>16}\n", rates ? "requests/s" : "concurrency",
-                     "tok/s", "TTFT p50/p99 s", "TPOT p50/p99 ms");
+  out += fmt::format("  {:>11}  {:>8}  {:>16}  {:>16}{}\n", rates ? "requests/s" : "concurrency",
+                     "tok/s", "TTFT p50/p99 s", "TPOT p50/p99 ms",
+                     with_slo ? fmt::format("  {:>6}", "in SLO") : "");
   for (const LoadPoint& l : load) {
     const std::string ttft = fmt::format("{:.3f}/{:.3f}", l.ttft_s.p50, l.ttft_s.p99);
     const std::string tpot = fmt::format("{:.2f}/{:.2f}", l.tpot_s.p50 * kMillisecondsPerSecond,
@@ -272,9 +301,12 @@ std::string load_text(const std::vector<LoadPoint>& load) {
     const std::string at = l.offline()         ? "offline"
                            : l.concurrency > 0 ? fmt::format("{:g}", l.concurrency)
                                                : fmt::format("{:.2f}", l.request_rate_per_s);
-    out +=
-        fmt::format("  {:>11}  {:>8.0f}  {:>16}  {:>16}\n", at, l.output_tokens_per_s, ttft, tpot);
+    const std::string in_slo =
+        with_slo ? fmt::format("  {:>6}", fmt::format("{:.0f}%", 100 * l.slo_attainment)) : "";
+    out += fmt::format("  {:>11}  {:>8.0f}  {:>16}  {:>16}{}\n", at, l.output_tokens_per_s, ttft,
+                       tpot, in_slo);
   }
+  if (with_slo) out += slo_reach_text(r.result.ranked.front(), load);
   return out;
 }
 
@@ -320,7 +352,7 @@ std::string serve_table(const ServeReport& r) {
   out += overload_note(r, shown) + offline_slo_note(r);
   out += "\n" + details(*r.problem, r.result.ranked.front());
   if (r.searched) out += pareto_text(*r.problem, r.result);
-  return out + load_text(r.load);
+  return out + load_text(r);
 }
 
 std::string serve_markdown(const ServeReport& r) {
@@ -341,7 +373,7 @@ std::string serve_markdown(const ServeReport& r) {
   if (!note.empty()) out += "\n" + note;
   out += "\n```\n" + details(*r.problem, r.result.ranked.front());
   if (r.searched) out += pareto_text(*r.problem, r.result);
-  return out + load_text(r.load) + "```\n";
+  return out + load_text(r) + "```\n";
 }
 
 nlohmann::ordered_json memory_json(const ServingMemory& m) {
@@ -436,7 +468,9 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
                       {"request_rate_per_s", l.request_rate_per_s},
                       {"output_tokens_per_s", l.output_tokens_per_s},
                       {"ttft_s", stats_json(l.ttft_s)},
-                      {"tpot_s", stats_json(l.tpot_s)}});
+                      {"tpot_s", stats_json(l.tpot_s)},
+                      {"slo_attainment", l.slo_attainment},
+                      {"meets_slo", l.meets_slo}});
     j["load_curve"] = load;
   }
   // A fixed layout has one row per variant (weight format, SGLang's mixed chunk) evaluated.

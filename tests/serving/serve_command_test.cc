@@ -319,3 +319,29 @@ TEST_CASE("serve: offline with a TTFT objective says why no layout meets it and 
   REQUIRE(closed.rc == 0);
   CHECK(closed.out.find("offline, every request") == std::string::npos);
 }
+
+TEST_CASE(
+    "serve: --load-curve under an SLO marks each load's share within it and the highest met") {
+  const auto r = run_meshplan(kBase +
+                              " --layout tp=1,replicas=1 --concurrency 8 --load-curve --slo-tpot "
+                              "0.012 --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json curve = nlohmann::json::parse(r.out)["load_curve"];
+  REQUIRE(curve.size() >= 3);
+  bool met = false, missed = false;
+  for (const nlohmann::json& point : curve) {
+    const double share = point["slo_attainment"].get<double>();
+    CHECK(point["meets_slo"].get<bool>() == (share >= 0.99));
+    met = met || point["meets_slo"].get<bool>();
+    missed = missed || !point["meets_slo"].get<bool>();
+  }
+  CHECK(met);  // one sequence decodes well within 12 ms a token; the full batch does not
+  CHECK(missed);
+  const auto t = run_meshplan(kBase +
+                              " --layout tp=1,replicas=1 --concurrency 8 --load-curve "
+                              "--slo-tpot 0.012");
+  REQUIRE(t.rc == 0);
+  CHECK(t.out.find("TPOT p50/p99 ms  in SLO\n") != std::string::npos);
+  CHECK(t.out.find("highest load on the curve within the SLO: concurrency ") != std::string::npos);
+  CHECK(t.out.find(" per replica), ") != std::string::npos);
+}
