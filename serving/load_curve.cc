@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "serving/request_replay.h"
+
 namespace meshplan::serving {
 
 namespace {
@@ -54,7 +56,12 @@ std::vector<LoadPoint> load_curve(const ServingProblem& p, const ServingEstimate
   if (p.workload.load == LoadKind::request_rate) return rate_curve(at, e);
   std::vector<LoadPoint> out;
   const int64_t replicas = e.layout.replicas;
-  const int64_t per_replica_cap = std::min(e.layout.max_batch, e.memory.max_concurrency);
+  int64_t per_replica_cap = std::min(e.layout.max_batch, e.memory.max_concurrency);
+  // A set number of requests (--requests, a trace's) in flight at once is the offline point
+  // already: the curve stops where every replica holds its share of them.
+  if (p.workload.requests > 0 || p.workload.trace)
+    per_replica_cap =
+        std::clamp<int64_t>(replay_request_count(p.workload) / replicas, 1, per_replica_cap);
   auto point = [&](double concurrency) {
     if (std::optional<LoadPoint> l = point_at(at, e.layout, concurrency, 0)) out.push_back(*l);
   };

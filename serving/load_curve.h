@@ -1,5 +1,6 @@
 // TTFT, TPOT and throughput of one layout against load: closed-loop concurrency doubling from 1
-// per replica up to the requests its KV cache and max batch admit, then offline (unbounded
+// per replica up to the requests its KV cache and max batch admit (and, where the workload sets
+// the number of requests, up to each replica's share of them), then offline (unbounded
 // load). The saturation point is the offline throughput; the curve shows what latency each
 // load below it costs. Under a request rate (an open loop) the load is the rate instead:
 // Poisson arrivals at kRateShares of the saturation rate (the offline replay's requests/s) and

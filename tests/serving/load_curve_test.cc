@@ -71,3 +71,22 @@ TEST_CASE("load curve: a closed loop doubles the concurrency per replica up to t
   }
   CHECK(curve[4].offline());
 }
+
+TEST_CASE(
+    "load curve: with a set number of requests the closed loop stops at each replica's share") {
+  // 200 requests on one replica that would admit more: 200 in flight is every request at once,
+  // the offline point, so the closed-loop points stop there (1, 2, …, 128, 200).
+  ServingProblem p = open_loop_problem();
+  p.workload.load = LoadKind::concurrency;
+  p.workload.concurrency = 8;
+  ServingLayout l;
+  l.max_batch = 1024;
+  const std::optional<ServingEstimate> e = evaluate_serving(p, l);
+  REQUIRE(e.has_value());
+  REQUIRE(e->memory.max_concurrency > 200);
+  const std::vector<LoadPoint> curve = load_curve(p, *e);
+  REQUIRE(curve.size() == 10);  // 1, 2, 4, …, 128, 200, offline
+  CHECK(curve[7].concurrency == 128);
+  CHECK(curve[8].concurrency == 200);
+  CHECK(curve[9].offline());
+}
