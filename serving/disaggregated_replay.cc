@@ -351,29 +351,47 @@ class DisaggregatedScheduler {
   // them all; false (nothing taken) if not. A run's takes are kept (run_takes) for a cut to give
   // back (give_back_pages).
   bool take_pages(DecodeWorker& d, int64_t step, size_t run_step) {
-    std::vector<PageCrossing>& filed = d.pages[idx(step % limits_.decode.cache_block_tokens)];
+    const int64_t page = limits_.decode.cache_block_tokens;
+    std::vector<PageCrossing>& filed = d.pages[idx(step % page)];
+    // One pass: the entries no longer filed (gone, or filed again) dropped, the crossing ones
+    // noted by their place.
     crossing_.clear();
     held_.clear();
     int64_t need = 0;
+    size_t kept = 0;
     for (const PageCrossing& c : filed) {
-      if (c.step != step || !filed_as(d, c)) continue;  // later, gone, or filed again
-      crossing_.push_back(c.request);
-      held_.push_back(
-          limits_.decode.held_tokens(at(c.request).isl + generated_at(c.request, step)));
-      need += held_.back() - at(c.request).held;
+      if (!filed_as(d, c)) continue;
+      filed[kept] = c;
+      if (c.step == step) {
+        crossing_.push_back(static_cast<int64_t>(kept));
+        held_.push_back(
+            limits_.decode.held_tokens(at(c.request).isl + generated_at(c.request, step)));
+        need += held_.back() - at(c.request).held;
+      }
+      ++kept;
     }
+    filed.resize(kept);
     if (need > d.free_kv) return false;
-    // Keep those filed for a later step of this bucket; the crossing ones are filed again below.
-    std::erase_if(filed, [&](const PageCrossing& c) { return c.step <= step || !filed_as(d, c); });
     d.free_kv -= need;
+    // Each crossing sequence is filed again at its next crossing: in place where that falls in
+    // this bucket (a page of steps on), else in its own bucket, the entry here left for good
+    // (dropped at this bucket's next visit).
     for (size_t i = 0; i < crossing_.size(); ++i) {
-      const int64_t r = crossing_[i];
+      PageCrossing& c = filed[idx(crossing_[i])];
+      const int64_t r = c.request;
       if (run_step > 0)
         d.run_takes.push_back(
             {run_step, r, at(r).held, at(r).held_until, step, held_[i] - at(r).held});
       at(r).held = held_[i];
       at(r).held_until = limits_.decode.held_until(at(r).isl + generated_at(r, step));
-      file_page_after(d, r, step);
+      const int64_t next = next_crossing(r, step);
+      cross_at_[idx(r)] = next;
+      if (next % page == step % page) {
+        c.step = next;
+      } else {
+        d.pages[idx(next % page)].push_back({r, c.order, next});
+        c.order = -1;  // never filed again, even where a cut gives this step's page back
+      }
     }
     return true;
   }
