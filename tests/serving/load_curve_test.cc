@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <utility>
+#include <vector>
+
 #include "tests/serving/serving_test_problem.h"
 
 using namespace meshplan;
@@ -15,6 +18,19 @@ namespace {
 ServingProblem open_loop_problem() {
   return meshplan::testing::poisson_workload(
       meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 2), 1000, 200, 4, 200);
+}
+
+// The closed-loop curve (concurrency 8 asked) of one replica capped at `max_batch`, with the
+// estimate it was drawn from.
+std::pair<ServingEstimate, std::vector<LoadPoint>> closed_loop_curve(int64_t max_batch) {
+  ServingProblem p = open_loop_problem();
+  p.workload.load = LoadKind::concurrency;
+  p.workload.concurrency = 8;
+  ServingLayout l;
+  l.max_batch = max_batch;
+  const std::optional<ServingEstimate> e = evaluate_serving(p, l);
+  REQUIRE(e.has_value());
+  return {*e, load_curve(p, *e)};
 }
 
 }  // namespace
@@ -54,14 +70,7 @@ TEST_CASE(
 }
 
 TEST_CASE("load curve: a closed loop doubles the concurrency per replica up to the cap") {
-  ServingProblem p = open_loop_problem();
-  p.workload.load = LoadKind::concurrency;
-  p.workload.concurrency = 8;
-  ServingLayout l;
-  l.max_batch = 8;
-  const std::optional<ServingEstimate> e = evaluate_serving(p, l);
-  REQUIRE(e.has_value());
-  const std::vector<LoadPoint> curve = load_curve(p, *e);
+  const auto [e, curve] = closed_loop_curve(8);
   REQUIRE(curve.size() == 5);  // 1, 2, 4, the cap 8, offline
   const double expected[] = {1, 2, 4, 8};
   for (size_t i = 0; i < 4; ++i) {
@@ -76,15 +85,8 @@ TEST_CASE(
     "load curve: with a set number of requests the closed loop stops at each replica's share") {
   // 200 requests on one replica that would admit more: 200 in flight is every request at once,
   // the offline point, so the closed-loop points stop there (1, 2, …, 128, 200).
-  ServingProblem p = open_loop_problem();
-  p.workload.load = LoadKind::concurrency;
-  p.workload.concurrency = 8;
-  ServingLayout l;
-  l.max_batch = 1024;
-  const std::optional<ServingEstimate> e = evaluate_serving(p, l);
-  REQUIRE(e.has_value());
-  REQUIRE(e->memory.max_concurrency > 200);
-  const std::vector<LoadPoint> curve = load_curve(p, *e);
+  const auto [e, curve] = closed_loop_curve(1024);
+  REQUIRE(e.memory.max_concurrency > 200);
   REQUIRE(curve.size() == 10);  // 1, 2, 4, …, 128, 200, offline
   CHECK(curve[7].concurrency == 128);
   CHECK(curve[8].concurrency == 200);
