@@ -37,6 +37,11 @@ namespace {
 // with chunked context): 0, 2.5, 5, 7.5, 10 µs give offline throughput 19.8%, 16.3%, 13.6%,
 // 12.8%, 12.9% (240 rows), online throughput 13.2%, 12.9%, 12.6%, 12.3%, 12.0% and online TPOT
 // 15.2%, 14.9%, 14.6%, 14.3%, 14.0% (59 rows); AIConfigurator's TensorRT-LLM TPOT 12.7-12.6%.
+// Rechecked 2026-12-01 on the model of that day, 0, 2.5, 5, 7.5, 10 µs: development-set
+// throughput 15.4%, 13.2%, 11.8%, 11.4%, 11.4% (offline 12.0%, 9.3%, 7.9%, 8.4%, 9.0%; online
+// 19.7%, 18.2%, 16.8%, 15.5%, 14.5%), online TPOT 17.1%, 16.4%, 16.1%, 15.9%, 16.1%, the
+// perf-overview file's throughput 16.7%, 13.9%, 11.9%, 11.3%, 11.4%: the offline rows (Llama 3.1
+// 8B at ~2,000 sequences a step) want less, the online ones more; 10 µs stays.
 // Chunked prefill: on by default in vLLM V1 and SGLang (--chunked-prefill-size 8192); off in
 // TensorRT-LLM (LLM API enable_chunked_prefill = False, tensorrt_llm/llmapi/llm_args.py; the
 // C++ executor's enable_chunked_context and the Triton backend's likewise default to false), so
