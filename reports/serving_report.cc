@@ -20,10 +20,6 @@ svg::Point pareto_point(const ServingEstimate& e) {
   return {e.tokens_per_s_per_user, e.output_tokens_per_s_per_gpu};
 }
 
-bool has_slo(const ServeReport& r) {
-  return r.problem->options.slo.ttft_s > 0 || r.problem->options.slo.tpot_s > 0;
-}
-
 // The load curve's points under load, closed-loop concurrencies or open-loop rates (the offline
 // one is the saturation).
 std::vector<const LoadPoint*> loaded(const ServeReport& r) {
@@ -79,7 +75,7 @@ svg::LineChart serving_pareto_chart(const ServeReport& r) {
   c.title = "Tokens/s per GPU against tokens/s per user";
   c.x_label = "tokens/s per user (1 / TPOT)";
   c.y_label = "output tokens/s per GPU";
-  const bool slo = has_slo(r);
+  const bool slo = r.problem->options.slo.any();
   svg::LineSeries meets{
       slo ? "meets the SLO" : "layouts evaluated", slo ? svg::kGreen : svg::kGrey, {}, false, true};
   svg::LineSeries misses{"misses the SLO", svg::kGrey, {}, false, true};

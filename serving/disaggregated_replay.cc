@@ -36,11 +36,12 @@ struct PageCrossing {
   int64_t request = 0, order = 0, step = 0;
 };
 
-// A page taken for a later step of a decode worker's run (`run_step` ≥ 1 of it): the sequence
-// crossing there, the cache it held before and the step it was filed to cross at (the step's).
+// A page taken for a later step of a decode worker's run (`run_step` ≥ 1 of it, the worker's
+// step steps + run_step, where the sequence was filed to cross): the sequence crossing there and
+// the cache it held before.
 struct PageTake {
   size_t run_step = 0;
-  int64_t request = 0, held = 0, held_until = 0, cross_at = 0;
+  int64_t request = 0, held = 0, held_until = 0;
   int64_t tokens = 0;  // the cache taken
 };
 
@@ -70,9 +71,8 @@ struct DecodeWorker {
   double run_start_s = 0;
   std::vector<double> run_steps_s;
   // The pages its later steps take (each at its step's start, taken when the run starts), in
-  // step order, and when each of its steps starts: a cut gives back those of the steps it drops.
+  // step order: a cut gives back those of the steps it drops.
   std::vector<PageTake> run_takes;
-  std::vector<double> run_starts_s;
   double last_step_s = 0;  // its last step's time: how far ahead a run takes pages (run_steps)
   int64_t live() const { return static_cast<int64_t>(running.size()) - finished; }
   int64_t sequences() const { return live() + static_cast<int64_t>(joining.size()); }
@@ -380,8 +380,7 @@ class DisaggregatedScheduler {
       PageCrossing& c = filed[idx(crossing_[i])];
       const int64_t r = c.request;
       if (run_step > 0)
-        d.run_takes.push_back(
-            {run_step, r, at(r).held, at(r).held_until, step, held_[i] - at(r).held});
+        d.run_takes.push_back({run_step, r, at(r).held, at(r).held_until, held_[i] - at(r).held});
       at(r).held = held_[i];
       at(r).held_until = limits_.decode.held_until(at(r).isl + generated_at(r, step));
       const int64_t next = next_crossing(r, step);
@@ -402,12 +401,12 @@ class DisaggregatedScheduler {
     while (!d.run_takes.empty() && d.run_takes.back().run_step >= run_step) {
       const PageTake& g = d.run_takes.back();
       const int64_t r = g.request;
+      const int64_t step = d.steps + static_cast<int64_t>(g.run_step);
       d.free_kv += g.tokens;
       at(r).held = g.held;
       at(r).held_until = g.held_until;
-      cross_at_[idx(r)] = g.cross_at;
-      d.pages[idx(g.cross_at % limits_.decode.cache_block_tokens)].push_back(
-          {r, order_[idx(r)], g.cross_at});
+      cross_at_[idx(r)] = step;
+      d.pages[idx(step % limits_.decode.cache_block_tokens)].push_back({r, order_[idx(r)], step});
       d.run_takes.pop_back();
     }
   }
@@ -416,14 +415,24 @@ class DisaggregatedScheduler {
   // are not taken yet (a step that starts at now_ starts after this event's admissions).
   int64_t free_now(const DecodeWorker& d) const {
     if (d.run_takes.empty()) return d.free_kv;
-    const auto first_not_started =
-        std::lower_bound(d.run_starts_s.begin(), d.run_starts_s.end(), now_) -
-        d.run_starts_s.begin();
+    const size_t started = started_steps(d, false).steps;
     int64_t pending = 0;
-    for (auto g = d.run_takes.rbegin();
-         g != d.run_takes.rend() && g->run_step >= static_cast<size_t>(first_not_started); ++g)
+    for (auto g = d.run_takes.rbegin(); g != d.run_takes.rend() && g->run_step >= started; ++g)
       pending += g->tokens;
     return d.free_kv + pending;
+  }
+
+  // The steps of `d`'s run started by now_ (a step starting at now_ counts with `counting_now`,
+  // as a step's end at now_ would have started it), and when the last of them ends.
+  struct Started {
+    size_t steps = 0;
+    double end_s = 0;
+  };
+  Started started_steps(const DecodeWorker& d, bool counting_now) const {
+    Started s{0, d.run_start_s};
+    while (s.steps < d.run_steps_s.size() && (s.end_s < now_ || (counting_now && s.end_s == now_)))
+      s.end_s += d.run_steps_s[s.steps++];
+    return s;
   }
 
   void add_decode(DecodeWorker& d, int64_t r) {
@@ -561,9 +570,11 @@ class DisaggregatedScheduler {
       last = std::min(last, d.steps + page + 1);
       const double join_s = earliest_join_s();
       for (int64_t step = d.steps + 1; step < last; ++step) {
-        if (!crosses(d, step)) continue;
         const double start_s = t + static_cast<double>(step - d.steps) * d.last_step_s;
-        if (start_s >= join_s || !take_pages(d, step, static_cast<size_t>(step - d.steps))) {
+        const bool stops = start_s < join_s
+                               ? !take_pages(d, step, static_cast<size_t>(step - d.steps))
+                               : crosses(d, step);
+        if (stops) {
           last = step;
           break;
         }
@@ -596,7 +607,6 @@ class DisaggregatedScheduler {
     const int64_t n = run_steps(d, t);
     d.run_start_s = t;
     d.run_steps_s.clear();
-    d.run_starts_s.clear();
     StepBatch batch = decode_batch(d);
     // Under local attention the keys each step reads, from one visit of the sequences per run.
     std::optional<LocalKeys> local;
@@ -621,7 +631,6 @@ class DisaggregatedScheduler {
                             ? price->step_s(batch.decode_context_tokens, batch.decode_local_tokens)
                             : step_s(batch);
       d.run_steps_s.push_back(dt);
-      d.run_starts_s.push_back(t);
       t += dt;
     }
     d.busy = true;
@@ -637,7 +646,6 @@ class DisaggregatedScheduler {
     for (size_t j = 0; j < n; ++j) decode_busy_s_ += d.run_steps_s[j];
     if (n > 0) d.last_step_s = d.run_steps_s[n - 1];
     d.run_steps_s.clear();
-    d.run_starts_s.clear();
     d.run_takes.clear();
   }
 
@@ -646,10 +654,7 @@ class DisaggregatedScheduler {
   // run first at this event), or where the next event must come at its next step end
   // (`after_now`: a step ending now has already started the next, as a step's end would).
   void cut_run(DecodeWorker& d, bool after_now) {
-    double end = d.run_start_s;
-    size_t n = 0;
-    while (n < d.run_steps_s.size() && (end < now_ || (after_now && end == now_)))
-      end += d.run_steps_s[n++];
+    const auto [n, end] = started_steps(d, after_now);
     if (n == d.run_steps_s.size()) return;  // in its last step
     give_back_pages(d, n);
     if (end == now_) {
@@ -657,7 +662,6 @@ class DisaggregatedScheduler {
       return;
     }
     d.run_steps_s.resize(n);
-    d.run_starts_s.resize(n);
     d.busy_until = end;
     decode_ends_.emplace(end, index_of(d));
   }

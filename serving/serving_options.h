@@ -95,6 +95,7 @@ struct Workload {
 // output token after the first.
 struct Slo {
   double ttft_s = 0, tpot_s = 0;
+  bool any() const { return ttft_s > 0 || tpot_s > 0; }
 };
 
 struct ServingOptions {

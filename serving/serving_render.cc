@@ -31,7 +31,7 @@ std::string load_text(const Workload& w) {
 }
 
 std::string slo_text(const Slo& s) {
-  if (s.ttft_s <= 0 && s.tpot_s <= 0) return "none";
+  if (!s.any()) return "none";
   std::string out;
   if (s.ttft_s > 0) out += fmt::format("TTFT ≤ {:g} s", s.ttft_s);
   if (s.tpot_s > 0) out += fmt::format("{}TPOT ≤ {:g} ms", out.empty() ? "" : ", ", s.tpot_s * 1e3);
@@ -284,8 +284,7 @@ std::string slo_reach_text(const ServingEstimate& best, const std::vector<LoadPo
 std::string load_text(const ServeReport& r) {
   const std::vector<LoadPoint>& load = r.load;
   if (load.empty()) return "";
-  const Slo& slo = r.problem->options.slo;
-  const bool with_slo = slo.ttft_s > 0 || slo.tpot_s > 0;
+  const bool with_slo = r.problem->options.slo.any();
   const bool rates = is_rate_curve(load);
   std::string out = rates ? "best layout against load (Poisson arrivals up to the saturation "
                             "rate; last row offline = saturation):\n"
