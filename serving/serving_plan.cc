@@ -26,6 +26,27 @@ bool request_meets(const RequestTimes& r, const Slo& slo) {
   return true;
 }
 
+// How far `r` is from `slo`: the larger of its TTFT and TPOT over their objectives (those set),
+// so that it meets every objective scaled by k exactly where k is at least this (0 without one).
+double slo_ratio(const RequestTimes& r, const Slo& slo) {
+  double ratio = 0;
+  if (slo.ttft_s > 0) ratio = std::max(ratio, (r.first_token_s - r.arrival_s) / slo.ttft_s);
+  if (slo.tpot_s > 0 && r.output_tokens > 1) ratio = std::max(ratio, r.tpot_s() / slo.tpot_s);
+  return ratio;
+}
+
+// The least factor by which every objective of `slo` would have to be scaled for `requests`
+// to meet it as meets_slo counts (a share of at least kSloQuantile): the ratio (slo_ratio) of
+// the m-th closest request, m the fewest of n that make that share. REQUIRES: not empty.
+double slo_scale(std::vector<double> ratios) {
+  const auto n = static_cast<double>(ratios.size());
+  size_t m = std::max<size_t>(1, static_cast<size_t>(std::floor(kSloQuantile * n)));
+  while (static_cast<double>(m) / n < kSloQuantile) ++m;
+  std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(m - 1),
+                   ratios.end());
+  return ratios[m - 1];
+}
+
 // The cache the longest request of `w`'s replay takes (whole, or on demand at its last token).
 int64_t longest_request_cache(const Workload& w, const ReplayLimits& limits) {
   const int64_t longest = longest_replayed_sequence(w);
@@ -400,11 +421,15 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(layout.gpus());
   e.tokens_per_s_per_user = e.replay.tpot_s.mean > 0 ? 1 / e.replay.tpot_s.mean : 0;
   int64_t good = 0;
+  std::vector<double> ratios;
   const auto measured = e.replay.requests.begin() + e.replay.measured_from;
-  for (auto r = measured; r != e.replay.requests.end(); ++r)
+  for (auto r = measured; r != e.replay.requests.end(); ++r) {
     if (request_meets(*r, p.options.slo)) ++good;
+    ratios.push_back(slo_ratio(*r, p.options.slo));
+  }
   const double n = static_cast<double>(e.replay.requests.end() - measured);
   e.slo_attainment = static_cast<double>(good) / n;
+  e.slo_scale = slo_scale(std::move(ratios));
   e.goodput_tokens_per_s = e.output_tokens_per_s * e.slo_attainment;
   check_overload(p, e);
   e.meets_slo = e.slo_attainment >= kSloQuantile && !e.overloaded;

@@ -49,6 +49,10 @@ struct ServingEstimate {
   double tokens_per_s_per_user = 0;  // 1 / mean TPOT
   double goodput_tokens_per_s = 0;   // output tokens of requests meeting the SLO, all replicas
   double slo_attainment = 1;         // share of requests meeting the SLO
+  // The least factor by which every objective of the SLO would have to be multiplied for the
+  // layout to meet it (≤ 1 where the share within it suffices; 0 without an SLO): how near one
+  // that misses it comes.
+  double slo_scale = 0;
   // At least 99% of requests meet the SLO, and under an open loop the layout keeps up with the
   // offered load (not `overloaded`).
   bool meets_slo = true;

@@ -139,6 +139,40 @@ std::string offline_slo_note(const ServeReport& r) {
       r.result.ranked.front().replay.ttft_s.mean, p.options.slo.ttft_s);
 }
 
+// What keeps `e` from the SLO: falling behind the load, or how much looser the objectives
+// would have to be, with those its p99 exceeds.
+std::string slo_misses(const Slo& slo, const ServingEstimate& e) {
+  if (e.overloaded) return "it falls behind the load";
+  std::string over;
+  if (slo.ttft_s > 0 && e.replay.ttft_s.p99 > slo.ttft_s)
+    over = fmt::format("TTFT p99 {:.3f} s > {:g} s", e.replay.ttft_s.p99, slo.ttft_s);
+  if (slo.tpot_s > 0 && e.replay.tpot_s.p99 > slo.tpot_s)
+    over += fmt::format("{}TPOT p99 {:.2f} ms > {:g} ms", over.empty() ? "" : ", ",
+                        e.replay.tpot_s.p99 * kMillisecondsPerSecond,
+                        slo.tpot_s * kMillisecondsPerSecond);
+  return fmt::format("it meets objectives {:.1f}% looser{}", 100 * (e.slo_scale - 1),
+                     over.empty() ? "" : ": " + over);
+}
+
+// Under a load, where a search finds no layout that meets the SLO: that it did not, and the
+// nearest (the ranking puts it first: rank_estimates), with what it misses.
+std::string unmet_slo_note(const ServeReport& r) {
+  const ServingProblem& p = *r.problem;
+  if (!r.searched || !p.options.slo.any() || p.workload.load == LoadKind::offline) return "";
+  for (const ServingEstimate& e : r.result.ranked)
+    if (e.meets_slo) return "";
+  const ServingEstimate& e = r.result.ranked.front();
+  return fmt::format(
+      "no layout on up to {} GPUs meets the SLO; the rows are ranked by how near they come: the "
+      "nearest, {} on {} GPU{}, serves {:.0f}% of requests within it ({}); give {} or a looser "
+      "objective\n",
+      p.gpus, label(p, e), e.layout.gpus(), e.layout.gpus() == 1 ? "" : "s", 100 * e.slo_attainment,
+      slo_misses(p.options.slo, e),
+      p.gpus < p.cluster.gpus()
+          ? fmt::format("more GPUs (--gpus, up to the cluster's {})", p.cluster.gpus())
+          : std::string("a larger cluster"));
+}
+
 const char* kColumns[10] = {"#",
                             "layout",
                             "GPUs",
@@ -348,7 +382,7 @@ std::string serve_table(const ServeReport& r) {
   for (size_t w : width) total += w + 2;
   out += std::string(total - 2, '-') + "\n";
   for (const Row& row : rows) out += line(row.cells);
-  out += overload_note(r, shown) + offline_slo_note(r);
+  out += overload_note(r, shown) + offline_slo_note(r) + unmet_slo_note(r);
   out += "\n" + details(*r.problem, r.result.ranked.front());
   if (r.searched) out += pareto_text(*r.problem, r.result);
   return out + load_text(r);
@@ -368,7 +402,7 @@ std::string serve_markdown(const ServeReport& r) {
     for (const std::string& c : row.cells) out += " " + c + " |";
     out += "\n";
   }
-  const std::string note = overload_note(r, shown) + offline_slo_note(r);
+  const std::string note = overload_note(r, shown) + offline_slo_note(r) + unmet_slo_note(r);
   if (!note.empty()) out += "\n" + note;
   out += "\n```\n" + details(*r.problem, r.result.ranked.front());
   if (r.searched) out += pareto_text(*r.problem, r.result);
@@ -402,6 +436,7 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["tpot_s"] = stats_json(e.replay.tpot_s);
   j["goodput_tokens_per_s"] = e.goodput_tokens_per_s;
   j["slo_attainment"] = e.slo_attainment;
+  j["slo_scale"] = e.slo_scale;
   j["meets_slo"] = e.meets_slo;
   j["offered_requests_per_s"] = e.offered_requests_per_s;
   j["served_requests_per_s"] = e.served_requests_per_s;

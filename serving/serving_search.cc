@@ -31,8 +31,16 @@ std::vector<int64_t> batch_caps(const ServingProblem& p) {
   return caps;
 }
 
+// Layouts that meet the SLO first, by tokens/s per GPU; then those that miss it, the nearest
+// first: keeping up with the load before falling behind it, then the least the SLO would have
+// to loosen for them (ServingEstimate::slo_scale: a layout 5% over the objective is a nearer
+// answer than one 20% over, whatever their tokens/s per GPU), then tokens/s per GPU.
 bool better(const ServingEstimate& a, const ServingEstimate& b) {
   if (a.meets_slo != b.meets_slo) return a.meets_slo;
+  if (!a.meets_slo) {
+    if (a.overloaded != b.overloaded) return b.overloaded;
+    if (a.slo_scale != b.slo_scale) return a.slo_scale < b.slo_scale;
+  }
   return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
 }
 

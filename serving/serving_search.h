@@ -1,7 +1,7 @@
 // Search over serving layouts: tp × pp × ep (× attention-DP for MLA models) × replicas × max
 // batch (× weight format with weights_auto) for the GPUs available, ranked by output tokens/s
-// per GPU among layouts meeting the SLO (then the others), with the Pareto front of tokens/s per
-// GPU against tokens/s per user.
+// per GPU among layouts meeting the SLO (then the others, nearest to it first), with the Pareto
+// front of tokens/s per GPU against tokens/s per user.
 //
 // Candidates: tp a power of two up to one node's GPUs; pp a power of two up to 8 (fewer than
 // the layers); ep 1 and, for MoE models, every power of two dividing tp and the expert count;
@@ -60,7 +60,9 @@ std::vector<Diagnostic> check_search_size(const ServingProblem& p);
 ServingSearchResult search_serving(const ServingProblem& p);
 // The candidates of one weight format (p.options.weights), appended to `r` unsorted.
 void search_format(const ServingProblem& p, ServingSearchResult& r);
-// Sorts `r.ranked` best first (SLO met, then tokens/s per GPU) and sets its Pareto front.
+// Sorts `r.ranked` best first (SLO met, by tokens/s per GPU; then the rest, those keeping up
+// with the load first, by the least the SLO would have to loosen for them, then tokens/s per
+// GPU) and sets its Pareto front.
 void rank_estimates(ServingSearchResult& r);
 // Whether any estimate keeps up with its load (is not overloaded).
 bool any_keeps_up(const std::vector<ServingEstimate>& estimates);

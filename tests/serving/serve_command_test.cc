@@ -1,5 +1,6 @@
 // `meshplan serve` end to end: JSON fields, determinism, and bad input (exit 2, one message).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -318,6 +319,42 @@ TEST_CASE("serve: offline with a TTFT objective says why no layout meets it and 
   const auto closed = run_meshplan(kBase + " --layout tp=1 --slo-ttft 0.5 --concurrency 4");
   REQUIRE(closed.rc == 0);
   CHECK(closed.out.find("offline, every request") == std::string::npos);
+}
+
+TEST_CASE("serve: a search where no layout meets the SLO names the nearest and what it misses") {
+  // llama3-8b decodes a token in some 6-9 ms at concurrency 8 on one or two GPUs: never 5 ms.
+  const std::string search = "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
+                             repo_path("topologies/dgx-h100-1n.yaml") +
+                             " --gpus 2 --isl 512 --osl 128 --requests 200 --concurrency 8";
+  const auto r = run_meshplan(search + " --slo-tpot 0.005 --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& best = j["best"];
+  CHECK_FALSE(best["meets_slo"].get<bool>());
+  const double p99_ms = 1e3 * best["tpot_s"]["p99"].get<double>();
+  REQUIRE(p99_ms > 5);
+  const auto t = run_meshplan(search + " --slo-tpot 0.005");
+  REQUIRE(t.rc == 0);
+  const nlohmann::json& l = best["layout"];
+  const std::string name =
+      fmt::format("tp{} pp{} ep{} x{} b{}", l["tp"].get<int>(), l["pp"].get<int>(),
+                  l["ep"].get<int>(), l["replicas"].get<int>(), l["max_batch"].get<int>());
+  const int64_t gpus = best["gpus"].get<int64_t>();
+  const double looser_percent = 100 * (best["slo_scale"].get<double>() - 1);
+  CHECK(looser_percent > 0);
+  CHECK(t.out.find(fmt::format(
+            "no layout on up to 2 GPUs meets the SLO; the rows are ranked by how near they "
+            "come: the nearest, {} on {} GPU{}, serves 0% of requests within it (it meets "
+            "objectives {:.1f}% looser: TPOT p99 {:.2f} ms > 5 ms); give more GPUs (--gpus, up "
+            "to the cluster's 8) or a looser objective\n",
+            name, gpus, gpus == 1 ? "" : "s", looser_percent, p99_ms)) != std::string::npos);
+  // Where a layout meets it, or for a fixed layout, no such line.
+  const auto met = run_meshplan(search + " --slo-tpot 0.05");
+  REQUIRE(met.rc == 0);
+  CHECK(met.out.find("no layout on up to") == std::string::npos);
+  const auto fixed = run_meshplan(search + " --layout tp=1 --slo-tpot 0.005");
+  REQUIRE(fixed.rc == 0);
+  CHECK(fixed.out.find("no layout on up to") == std::string::npos);
 }
 
 TEST_CASE(

@@ -308,16 +308,73 @@ TEST_CASE("serving: a disaggregated layout counts both pools' GPUs and moves eac
 }
 
 TEST_CASE("serving search: ranked by tokens/s per GPU, layouts meeting the SLO first") {
-  ServingProblem p = llama8b_problem();
-  p.options.slo.tpot_s = 1e-6;  // nobody meets it: ranking by throughput alone
-  const ServingSearchResult r = search_serving(p);
+  ServingProblem p = llama8b_problem();  // a closed loop: no layout falls behind the load
+  const ServingSearchResult r = search_serving(p);  // no SLO: every layout meets it
   REQUIRE(r.ranked.size() >= 3);
-  for (size_t i = 1; i < r.ranked.size(); ++i)
+  for (size_t i = 1; i < r.ranked.size(); ++i) {
+    CHECK(r.ranked[i].meets_slo);
     CHECK(r.ranked[i - 1].output_tokens_per_s_per_gpu >= r.ranked[i].output_tokens_per_s_per_gpu);
-  CHECK_FALSE(r.ranked.front().meets_slo);
+  }
+  // Nobody meets TPOT ≤ 1 µs: the nearest first, by the factor it would have to loosen by.
+  p.options.slo.tpot_s = 1e-6;
+  const ServingSearchResult missed = search_serving(p);
+  REQUIRE(missed.ranked.size() == r.ranked.size());
+  CHECK_FALSE(missed.ranked.front().meets_slo);
+  for (size_t i = 1; i < missed.ranked.size(); ++i)
+    CHECK(missed.ranked[i - 1].slo_scale <= missed.ranked[i].slo_scale);
   // The same inputs give the same ranking.
   const ServingSearchResult again = search_serving(p);
-  CHECK(again.ranked.front().output_tokens_per_s == r.ranked.front().output_tokens_per_s);
+  CHECK(again.ranked.front().output_tokens_per_s == missed.ranked.front().output_tokens_per_s);
+}
+
+TEST_CASE("serving: slo_scale is the least factor on the objectives with which the layout meets") {
+  // Poisson arrivals spread the requests' TTFT and TPOT; both objectives set, both binding.
+  ServingProblem p = rate14_problem();
+  ServingLayout l;
+  l.tp = 4;
+  l.pp = 2;
+  p.options.slo = Slo{0.05, 0.005};
+  const std::optional<ServingEstimate> e = evaluate_serving(p, l);
+  REQUIRE(e.has_value());
+  REQUIRE_FALSE(e->overloaded);
+  REQUIRE_FALSE(e->meets_slo);
+  const double k = e->slo_scale;
+  REQUIRE(k > 1);
+  // Scaled by k (a hair more, for the division's rounding) it meets; a hair less, it misses.
+  for (const auto& [factor, meets] : {std::pair{k * (1 + 1e-12), true}, {k * (1 - 1e-9), false}}) {
+    ServingProblem scaled = p;
+    scaled.options.slo = Slo{0.05 * factor, 0.005 * factor};
+    const std::optional<ServingEstimate> s = evaluate_serving(scaled, l);
+    REQUIRE(s.has_value());
+    CHECK(s->meets_slo == meets);
+    CHECK(s->output_tokens_per_s == e->output_tokens_per_s);  // the SLO changes no replay
+  }
+  // Without an SLO there is nothing to loosen.
+  p.options.slo = Slo{};
+  CHECK(evaluate_serving(p, l)->slo_scale == 0);
+}
+
+TEST_CASE(
+    "serving search: layouts missing the SLO follow, those keeping up first, then the nearest") {
+  // (tokens/s per GPU, meets the SLO, the factor the SLO would have to loosen by, overloaded)
+  auto estimate = [](double per_gpu, bool meets, double scale, bool overloaded) {
+    ServingEstimate e = with(per_gpu, 10);
+    e.meets_slo = meets;
+    e.slo_scale = scale;
+    e.overloaded = overloaded;
+    return e;
+  };
+  ServingSearchResult r;
+  r.ranked = {estimate(300, false, 1.60, false), estimate(100, true, 0.8, false),
+              estimate(500, false, 1.02, true),  estimate(200, false, 1.05, false),
+              estimate(250, false, 1.05, false), estimate(150, true, 0.99, false),
+              estimate(400, false, 1.01, true)};
+  rank_estimates(r);
+  std::vector<double> order;
+  for (const ServingEstimate& e : r.ranked) order.push_back(e.output_tokens_per_s_per_gpu);
+  // Met: by tokens/s per GPU. Missed, keeping up: 5% over (250, then 200) before 60% over,
+  // whatever their tokens/s per GPU. Falling behind the load last: 1% over before 2%.
+  CHECK(order == std::vector<double>{150, 100, 250, 200, 300, 400, 500});
 }
 
 TEST_CASE("serving search: the Pareto front keeps what nothing beats on both axes") {
