@@ -17,21 +17,32 @@ double fraction_for(Engine e, const ServingOptions& o) {
 // vLLM (docs.vllm.ai/en/latest/configuration/engine_args): --tensor-parallel-size,
 // --pipeline-parallel-size, --data-parallel-size, --enable-expert-parallel, --max-num-seqs,
 // --max-num-batched-tokens, --gpu-memory-utilization, --block-size, --kv-cache-dtype,
-// --quantization. Attention-DP is vLLM's data parallelism over the tp ranks with expert
-// parallelism across them (docs: "Data Parallel Deployment", DP attention + EP for MoE).
-std::string vllm_command(const std::string& model, const ServingLayout& l,
+// --quantization. Attention-DP is vLLM's data parallelism over the tp ranks (docs: "Data
+// Parallel Deployment", DP attention + EP for MoE). vLLM's MoE layers span every GPU of an
+// engine, its data-parallel ranks included (FusedMoEParallelConfig.make: the experts split
+// tp × dp ways under --enable-expert-parallel, else tensor-parallel over as many), so the
+// replicas of an MoE model are separate servers and ep is 1 or tp (engine_splits_experts);
+// a dense model's replicas are its data-parallel ranks.
+std::string vllm_command(const std::string& model, bool moe, const ServingLayout& l,
                          const ServingOptions& o) {
+  if (!engine_splits_experts(Engine::vllm, l.tp, l.ep))
+    return fmt::format(
+        "vllm: no command for ep {} in an engine of tp {}: its --enable-expert-parallel spreads "
+        "the experts over every GPU of the engine (ep 1 or {})",
+        l.ep, l.tp, l.tp);
   const EnginePreset& e = engine_preset(Engine::vllm);
+  const int64_t servers = moe ? l.replicas : 1;
   std::string s = fmt::format(
       "vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {} --data-parallel-size "
       "{}{} --max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {:.2f} "
       "--block-size {}",
-      model, l.dense_tp(), l.pp, l.replicas * l.data_ranks(),
-      l.ep > 1 || l.attention_dp ? " --enable-expert-parallel" : "", l.max_batch,
-      step_tokens_of(Engine::vllm, o), fraction_for(Engine::vllm, o), e.block_tokens);
+      model, l.dense_tp(), l.pp, l.replicas / servers * l.data_ranks(),
+      l.ep > 1 ? " --enable-expert-parallel" : "", l.max_batch, step_tokens_of(Engine::vllm, o),
+      fraction_for(Engine::vllm, o), e.block_tokens);
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8";
   if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
   if (o.weights == WeightFormat::int4) s += " --quantization awq";
+  if (servers > 1) s += fmt::format("   # x{} servers", servers);
   return s;
 }
 

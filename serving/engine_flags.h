@@ -10,8 +10,10 @@
 
 namespace meshplan::serving {
 
-// One line per engine, the model name as the model argument.
-std::string vllm_command(const std::string& model, const ServingLayout& l, const ServingOptions& o);
+// One line per engine, the model name as the model argument (`moe`: the model has experts).
+// Where an engine cannot run the layout, its line says why instead.
+std::string vllm_command(const std::string& model, bool moe, const ServingLayout& l,
+                         const ServingOptions& o);
 std::string sglang_command(const std::string& model, const ServingLayout& l,
                            const ServingOptions& o);
 std::string trtllm_command(const std::string& model, const ServingLayout& l,

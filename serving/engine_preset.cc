@@ -168,6 +168,10 @@ int64_t step_tokens_of(Engine e, const ServingOptions& options) {
 // at least one of its tokens. SGLang and TensorRT-LLM start with either larger.
 bool batch_within_step_tokens(Engine e) { return e == Engine::vllm; }
 
+bool engine_splits_experts(Engine e, int64_t tp, int64_t ep) {
+  return e != Engine::vllm || ep == 1 || ep == tp;
+}
+
 int64_t default_max_batch(const ServingOptions& options) {
   const int64_t cap = engine_preset(options.engine).max_batch;
   return batch_within_step_tokens(options.engine) ? std::min(cap, step_tokens(options)) : cap;

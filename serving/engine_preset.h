@@ -70,6 +70,12 @@ int64_t step_tokens_of(Engine e, const ServingOptions& options);
 int64_t default_max_batch(const ServingOptions& options);
 // Whether the engine refuses a batch cap above the step's tokens (vLLM).
 bool batch_within_step_tokens(Engine e);
+// Whether engine `e` runs `ep` expert groups in an engine of `tp` GPUs (REQUIRES: ep divides
+// tp). vLLM's --enable-expert-parallel spreads the experts over every GPU of the engine, its
+// tensor × data-parallel ranks (FusedMoEParallelConfig.make: ep_size = tp_size × dp_size, no
+// size of its own), so there ep is 1 or tp; SGLang (--ep-size) and TensorRT-LLM (--ep_size, the
+// experts' TP the rest) take any ep dividing tp.
+bool engine_splits_experts(Engine e, int64_t tp, int64_t ep);
 // Prompt tokens one step takes in whole prompts past its first: options.max_prefill_tokens,
 // else the engine's default (0: no cap but step_tokens).
 int64_t prefill_tokens(const ServingOptions& options);

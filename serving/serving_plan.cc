@@ -96,6 +96,12 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
                                "must divide tp (" + std::to_string(l.tp) +
                                    ") and the expert count (" +
                                    std::to_string(p.model.moe->experts) + ")"));
+  else if (!engine_splits_experts(p.options.engine, l.tp, l.ep))
+    out.push_back(layout_error(
+        "ep", l.ep,
+        fmt::format("must be 1 or tp ({}) under {}: its --enable-expert-parallel spreads the "
+                    "experts over every GPU of the engine",
+                    l.tp, to_string(p.options.engine))));
   if (l.max_batch < 0)
     out.push_back(layout_error("max_batch", l.max_batch, "must be 0 (engine default) or more"));
   else if (batch_within_step_tokens(p.options.engine) && l.max_batch > step_tokens(p.options))
@@ -115,6 +121,12 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
           layout_error("prefill_tp", l.prefill_tp,
                        "must be a multiple of min(ep, prefill_tp) = " + std::to_string(w.ep) +
                            ", which splits a prefill worker's experts"));
+    else if (!engine_splits_experts(p.options.engine, w.tp, w.ep))
+      out.push_back(layout_error(
+          "prefill_tp", l.prefill_tp,
+          fmt::format("must be at most ep ({}) under {}: its expert parallelism spreads the "
+                      "experts over every GPU of a prefill worker",
+                      l.ep, to_string(p.options.engine))));
   }
   // In doubles: three fields of up to 10^7 each overflow int64 (ServingLayout::gpus()).
   const double gpus =

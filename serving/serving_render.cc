@@ -192,17 +192,16 @@ ServingLayout prefill_pool(const ServingLayout& l) {
   return pool;
 }
 
-nlohmann::ordered_json engine_flags_json(const std::string& model, const ServingLayout& l,
+nlohmann::ordered_json engine_flags_json(const ModelSpec& model, const ServingLayout& l,
                                          const ServingOptions& o) {
-  return {{"vllm", vllm_command(model, l, o)},
-          {"sglang", sglang_command(model, l, o)},
-          {"trtllm", trtllm_command(model, l, o)}};
+  return {{"vllm", vllm_command(model.name, model.moe.has_value(), l, o)},
+          {"sglang", sglang_command(model.name, l, o)},
+          {"trtllm", trtllm_command(model.name, l, o)}};
 }
 
-std::string engine_lines(const std::string& model, const ServingLayout& l,
-                         const ServingOptions& o) {
-  return "  " + vllm_command(model, l, o) + "\n  " + sglang_command(model, l, o) + "\n  " +
-         trtllm_command(model, l, o) + "\n";
+std::string engine_lines(const ModelSpec& model, const ServingLayout& l, const ServingOptions& o) {
+  return "  " + vllm_command(model.name, model.moe.has_value(), l, o) + "\n  " +
+         sglang_command(model.name, l, o) + "\n  " + trtllm_command(model.name, l, o) + "\n";
 }
 
 std::string memory_line(const std::string& what, const ServingProblem& p, const ServingMemory& m) {
@@ -281,13 +280,12 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
       e.goodput_tokens_per_s);
   out += ttft_line(e.replay);
   const ServingOptions o = evaluated_options(p.options, e);
-  if (!disagg) return out + "engine flags:\n" + engine_lines(p.model.name, e.layout, o);
+  if (!disagg) return out + "engine flags:\n" + engine_lines(p.model, e.layout, o);
   out +=
       "engine flags, decode pool (joined to the prefill pool by the engine's prefill/decode "
       "disaggregation):\n" +
-      engine_lines(p.model.name, e.layout, o);
-  return out + "engine flags, prefill pool:\n" +
-         engine_lines(p.model.name, prefill_pool(e.layout), o);
+      engine_lines(p.model, e.layout, o);
+  return out + "engine flags, prefill pool:\n" + engine_lines(p.model, prefill_pool(e.layout), o);
 }
 
 // The highest load on the curve (ascending, the offline point last) whose replay meets the SLO.
@@ -462,9 +460,9 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
                  {"mean_batch", e.replay.mean_batch},
                  {"preemptions", e.replay.preemptions}};
   const ServingOptions o = evaluated_options(p.options, e);
-  j["engine_flags"] = engine_flags_json(p.model.name, e.layout, o);
+  j["engine_flags"] = engine_flags_json(p.model, e.layout, o);
   if (e.layout.disaggregated())
-    j["prefill_engine_flags"] = engine_flags_json(p.model.name, prefill_pool(e.layout), o);
+    j["prefill_engine_flags"] = engine_flags_json(p.model, prefill_pool(e.layout), o);
   return j;
 }
 

@@ -96,7 +96,9 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
       std::vector<int64_t> eps{1};
       if (p.model.moe)
         for (int64_t ep = 2; ep <= tp; ep *= 2)
-          if (tp % ep == 0 && p.model.moe->experts % ep == 0) eps.push_back(ep);
+          if (tp % ep == 0 && p.model.moe->experts % ep == 0 &&
+              engine_splits_experts(p.options.engine, tp, ep))
+            eps.push_back(ep);
       // Attention-DP for MLA models (their latent cache is otherwise replicated tp ways).
       const int adp_choices = p.model.mla && tp > 1 ? 2 : 1;
       if (p.options.search_disaggregated)

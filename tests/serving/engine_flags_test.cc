@@ -19,7 +19,7 @@ TEST_CASE("engine flags: vLLM, SGLang and TensorRT-LLM for tp 4 × pp 2 × 2 rep
   o.weights = WeightFormat::fp8;
   o.kv = KvFormat::fp8;
   const ServingLayout l = layout(4, 2, 1, 2, false);
-  CHECK(vllm_command("m", l, o) ==
+  CHECK(vllm_command("m", false, l, o) ==
         "vllm serve m --tensor-parallel-size 4 --pipeline-parallel-size 2 --data-parallel-size 2 "
         "--max-num-seqs 256 --max-num-batched-tokens 8192 --gpu-memory-utilization 0.90 "
         "--block-size 16 --kv-cache-dtype fp8 --quantization fp8");
@@ -36,7 +36,7 @@ TEST_CASE("engine flags: attention-DP and expert parallelism, and a memory fract
   ServingOptions o;
   o.memory_fraction = 0.95;
   const ServingLayout l = layout(8, 1, 8, 1, true);
-  CHECK(vllm_command("m", l, o) ==
+  CHECK(vllm_command("m", true, l, o) ==
         "vllm serve m --tensor-parallel-size 1 --pipeline-parallel-size 1 --data-parallel-size 8 "
         "--enable-expert-parallel --max-num-seqs 256 --max-num-batched-tokens 8192 "
         "--gpu-memory-utilization 0.95 --block-size 16");
@@ -62,7 +62,29 @@ TEST_CASE("engine flags: a step-token cap is every engine's own flag") {
   ServingOptions o;
   o.max_step_tokens = 2560;
   const ServingLayout l = layout(1, 1, 1, 1, false);
-  CHECK(vllm_command("m", l, o).find("--max-num-batched-tokens 2560 ") != std::string::npos);
+  CHECK(vllm_command("m", false, l, o).find("--max-num-batched-tokens 2560 ") != std::string::npos);
   CHECK(sglang_command("m", l, o).find("--chunked-prefill-size 2560 ") != std::string::npos);
   CHECK(trtllm_command("m", l, o).find("--max_num_tokens 2560 ") != std::string::npos);
+}
+
+TEST_CASE("engine flags: vLLM runs an MoE model's replicas as servers, its experts split 1 or tp") {
+  ServingOptions o;
+  // Expert-parallel over the 8 GPUs of each of two replicas: two servers (a data-parallel size
+  // of 2 would spread the experts over all 16).
+  CHECK(vllm_command("m", true, layout(8, 1, 8, 2, false), o) ==
+        "vllm serve m --tensor-parallel-size 8 --pipeline-parallel-size 1 --data-parallel-size 1 "
+        "--enable-expert-parallel --max-num-seqs 256 --max-num-batched-tokens 8192 "
+        "--gpu-memory-utilization 0.90 --block-size 16   # x2 servers");
+  // Attention-DP with the experts tensor-parallel over the 8 ranks (ep 1): no expert parallelism.
+  CHECK(vllm_command("m", true, layout(8, 1, 1, 1, true), o) ==
+        "vllm serve m --tensor-parallel-size 1 --pipeline-parallel-size 1 --data-parallel-size 8 "
+        "--max-num-seqs 256 --max-num-batched-tokens 8192 --gpu-memory-utilization 0.90 "
+        "--block-size 16");
+  // A dense model's replicas are one server's data-parallel ranks.
+  CHECK(vllm_command("m", false, layout(2, 1, 1, 4, false), o).find("--data-parallel-size 4 ") !=
+        std::string::npos);
+  // Four expert groups in eight GPUs: vLLM has no such split.
+  CHECK(vllm_command("m", true, layout(8, 1, 4, 1, false), o) ==
+        "vllm: no command for ep 4 in an engine of tp 8: its --enable-expert-parallel spreads the "
+        "experts over every GPU of the engine (ep 1 or 8)");
 }

@@ -73,6 +73,46 @@ TEST_CASE("serving search: candidates keep tp within a node, five batch caps eac
   CHECK(c[1].max_batch == 256);
 }
 
+TEST_CASE("serving search: vLLM splits experts 1 or tp ways, the other engines any divisor") {
+  // Mixtral (8 experts) on 8 GPUs offline, tp 8 pp 1: ep 1, 2, 4, 8 for TensorRT-LLM; vLLM's
+  // --enable-expert-parallel spreads the experts over every GPU of the engine: ep 1 or 8.
+  ServingProblem p = meshplan::testing::shipped_serving_problem("mixtral-8x7b", "dgx-h100-1n", 8);
+  p.workload.isl = 512;
+  p.workload.osl = 128;
+  p.workload.load = LoadKind::offline;
+  auto eps_at_tp8 = [&](Engine e) {
+    p.options.engine = e;
+    std::vector<int64_t> eps;
+    for (const ServingLayout& l : serving_candidates(p))
+      if (l.tp == 8 && l.pp == 1 && l.max_batch == 0) eps.push_back(l.ep);
+    return eps;
+  };
+  CHECK(eps_at_tp8(Engine::trtllm) == std::vector<int64_t>{1, 2, 4, 8});
+  CHECK(eps_at_tp8(Engine::sglang) == std::vector<int64_t>{1, 2, 4, 8});
+  CHECK(eps_at_tp8(Engine::vllm) == std::vector<int64_t>{1, 8});
+  // Asked for, vLLM's refusal names the field and the rule; a prefill worker wider than the
+  // decode engine's expert split likewise.
+  ServingLayout l{8, 1, 4, 1, 0, false};
+  p.options.engine = Engine::vllm;
+  std::vector<Diagnostic> d = check_serving_layout(p, l);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].field == "ep");
+  CHECK(d[0].rule ==
+        "must be 1 or tp (8) under vllm: its --enable-expert-parallel spreads the experts over "
+        "every GPU of the engine");
+  l = ServingLayout{2, 1, 2, 1, 0, false};
+  l.prefill_tp = 4;
+  l.prefill_replicas = 1;
+  d = check_serving_layout(p, l);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].field == "prefill_tp");
+  CHECK(d[0].rule ==
+        "must be at most ep (2) under vllm: its expert parallelism spreads the experts over every "
+        "GPU of a prefill worker");
+  p.options.engine = Engine::trtllm;
+  CHECK(check_serving_layout(p, l).empty());
+}
+
 TEST_CASE("serving search: vLLM is offered no batch cap above --max-step-tokens") {
   // vLLM refuses --max-num-seqs above --max-num-batched-tokens: with 100 tokens a step, of the
   // caps 1024, 256, 64 and 16 only 64 and 16 stay, and the default batch is at most 100.
