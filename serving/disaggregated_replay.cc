@@ -265,10 +265,16 @@ class DisaggregatedScheduler {
       if (r == blocked_head_ && !room_changed_) return;
       room_changed_ = false;
       const int64_t tokens = limits_.decode.admission_tokens(at(r).prompt, at(r).isl + at(r).osl);
+      // In index order, each worker asked only where it would hold fewer than the best so far;
+      // none holds fewer than none, so the first empty one with room ends the search.
       DecodeWorker* best = nullptr;
       for (DecodeWorker& d : decode_) {
-        if (d.sequences() >= limits_.decode.max_batch || free_now(d) < tokens) continue;
-        if (best == nullptr || d.sequences() < best->sequences()) best = &d;
+        const int64_t held = d.sequences();
+        if ((best != nullptr && held >= best->sequences()) || held >= limits_.decode.max_batch ||
+            free_now(d) < tokens)
+          continue;
+        best = &d;
+        if (held == 0) break;
       }
       if (best == nullptr) {
         blocked_head_ = r;
