@@ -74,6 +74,9 @@ struct DecodeWorker {
   // step order: a cut gives back those of the steps it drops.
   std::vector<PageTake> run_takes;
   double last_step_s = 0;  // its last step's time: how far ahead a run takes pages (run_steps)
+  // Its steps' times summed in step order, whatever the runs that ran them: the same bits for
+  // the same steps (the pool's busy time adds these in worker order).
+  double busy_s = 0;
   int64_t live() const { return static_cast<int64_t>(running.size()) - finished; }
   int64_t sequences() const { return live() + static_cast<int64_t>(joining.size()); }
 };
@@ -151,12 +154,11 @@ class DisaggregatedScheduler {
     out.steps = steps_;
     out.preemptions = preemptions_;
     out.mean_batch = steps_ > 0 ? batch_sum_ / static_cast<double>(steps_) : 0;
-    if (out.duration_s > 0) {
-      out.prefill_pool_busy =
-          prefill_busy_s_ / (static_cast<double>(prefill_.size()) * out.duration_s);
-      out.decode_pool_busy =
-          decode_busy_s_ / (static_cast<double>(decode_.size()) * out.duration_s);
-    }
+    out.prefill_busy_s = prefill_busy_s_;
+    for (const DecodeWorker& d : decode_) out.decode_busy_s += d.busy_s;
+    out.prefill_workers_used = prefill_used_;
+    out.decode_workers_used = decode_used_;
+    set_pool_busy(out, static_cast<int64_t>(prefill_.size()), static_cast<int64_t>(decode_.size()));
     return out;
   }
 
@@ -281,6 +283,7 @@ class DisaggregatedScheduler {
         return;
       }
       blocked_head_ = -1;
+      decode_used_ = std::max(decode_used_, index_of(*best) + 1);
       if (best->busy) cut_run(*best, false);
       if (!best->busy) to_start_.push_back(index_of(*best));
       best->joining.push_back(r);
@@ -509,6 +512,7 @@ class DisaggregatedScheduler {
     while (!idle_prefill_.empty() && !queue_.empty() && at(queue_.front()).arrival_s <= t) {
       const int64_t i = idle_prefill_.top();
       idle_prefill_.pop();
+      prefill_used_ = std::max(prefill_used_, i + 1);
       PrefillWorker& p = prefill_[idx(i)];
       StepBatch batch;
       int64_t budget = limits_.prefill_step_tokens;
@@ -649,7 +653,7 @@ class DisaggregatedScheduler {
     d.steps += static_cast<int64_t>(n);
     steps_ += static_cast<int64_t>(n);
     batch_sum_ += static_cast<double>(n) * static_cast<double>(d.decodes);
-    for (size_t j = 0; j < n; ++j) decode_busy_s_ += d.run_steps_s[j];
+    for (size_t j = 0; j < n; ++j) d.busy_s += d.run_steps_s[j];
     if (n > 0) d.last_step_s = d.run_steps_s[n - 1];
     d.run_steps_s.clear();
     d.run_takes.clear();
@@ -697,12 +701,19 @@ class DisaggregatedScheduler {
   std::vector<int64_t> crossing_, held_;  // take_pages: the crossing sequences, their new holds
   int64_t first_pending_ = 0;             // next request not yet issued
   int64_t finished_ = 0, steps_ = 0, preemptions_ = 0;
-  double batch_sum_ = 0, prefill_busy_s_ = 0, decode_busy_s_ = 0;
-  double now_ = 0;                     // the time run_events ran last
-  const DecodePriceFn& decode_price_;  // prices a run's steps where given
+  double batch_sum_ = 0, prefill_busy_s_ = 0;
+  int64_t prefill_used_ = 0, decode_used_ = 0;  // ReplayResult::prefill_workers_used, …
+  double now_ = 0;                              // the time run_events ran last
+  const DecodePriceFn& decode_price_;           // prices a run's steps where given
 };
 
 }  // namespace
+
+void set_pool_busy(ReplayResult& r, int64_t prefill_workers, int64_t decode_workers) {
+  if (r.duration_s <= 0) return;
+  r.prefill_pool_busy = r.prefill_busy_s / (static_cast<double>(prefill_workers) * r.duration_s);
+  r.decode_pool_busy = r.decode_busy_s / (static_cast<double>(decode_workers) * r.duration_s);
+}
 
 ReplayResult replay_disaggregated(const Workload& w, const DisaggregatedLimits& limits,
                                   const StepTimeFn& prefill_step_s, const StepTimeFn& decode_step_s,

@@ -60,6 +60,10 @@ struct DisaggregatedLimits {
 // decode steps; prefill_pool_busy and decode_pool_busy say how well the pools' rates match.
 // `decode_price`, where given, prices the decode workers' runs of plain decodes as in
 // replay_requests (bit for bit what decode_step_s answers for them).
+// `r`'s pool shares (prefill_pool_busy, decode_pool_busy) over pools of the given sizes: each
+// pool's busy seconds over its workers × the duration (left 0 for a zero duration).
+void set_pool_busy(ReplayResult& r, int64_t prefill_workers, int64_t decode_workers);
+
 ReplayResult replay_disaggregated(const Workload& w, const DisaggregatedLimits& limits,
                                   const StepTimeFn& prefill_step_s, const StepTimeFn& decode_step_s,
                                   const DecodePriceFn& decode_price = {});

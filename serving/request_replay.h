@@ -167,6 +167,11 @@ struct ReplayResult {
   // Disaggregated replays: the share of each pool's worker time spent in steps over the replay's
   // duration (rate matching: the busier pool bounds the throughput). 0 otherwise.
   double prefill_pool_busy = 0, decode_pool_busy = 0;
+  // Disaggregated replays: each pool's worker time in steps (the shares' numerators), and the
+  // workers it gave work: one more than the highest index given a prompt (prefill) or a
+  // sequence (decode). Workers above that index never took part (pool_replay_memo.h).
+  double prefill_busy_s = 0, decode_busy_s = 0;
+  int64_t prefill_workers_used = 0, decode_workers_used = 0;
   // The part of every request's TTFT spent in the serving front end, outside the engine
   // (add_front_end); ttft_s includes it, queue_s does not.
   double front_end_s = 0;

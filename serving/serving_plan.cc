@@ -408,9 +408,18 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
     const KvTransferCost transfer = kv_transfer_cost(p, layout, e.memory);
     DisaggregatedLimits d{layout.prefill_replicas, step_tokens(p.options), layout.replicas, limits,
                           transfer.latency_s,      transfer.s_per_token};
-    e.replay = replay_disaggregated(
-        p.workload, d, [&](const StepBatch& b) { return prefill_steps->time(b).total_s(); },
-        decode_s, decode_price);
+    PoolReplayMemo* const memo = p.record_steps ? nullptr : p.pool_replay_memo.get();
+    const PoolReplayMemo::Shape shape{layout, p.workload.load, transfer.latency_s,
+                                      transfer.s_per_token};
+    std::optional<ReplayResult> kept = memo ? memo->find(shape) : std::nullopt;
+    if (kept) {
+      e.replay = std::move(*kept);
+    } else {
+      e.replay = replay_disaggregated(
+          p.workload, d, [&](const StepBatch& b) { return prefill_steps->time(b).total_s(); },
+          decode_s, decode_price);
+      if (memo) memo->keep(shape, e.replay);
+    }
   } else {
     const Workload replica = replica_workload(p.workload, layout.replicas);
     if (longest_request_cache(replica, limits) > limits.kv_tokens) return std::nullopt;

@@ -11,6 +11,7 @@
 #include "core/model_spec.h"
 #include "core/profile.h"
 #include "core/result.h"
+#include "serving/pool_replay_memo.h"
 #include "serving/request_replay.h"
 #include "serving/saturation_memo.h"
 #include "serving/serving_memory.h"
@@ -31,6 +32,10 @@ struct ServingProblem {
   int threads = 1;
   // One replica's offline replays kept across a search's layouts (none: each asked afresh).
   std::shared_ptr<SaturationMemo> saturation_memo = nullptr;
+  // Disaggregated replays kept across a search's pool sizes (none: each replayed afresh), and
+  // whether a search keeps them (pool_replay_memo.h: the same output either way).
+  std::shared_ptr<PoolReplayMemo> pool_replay_memo = nullptr;
+  bool reuse_pool_replays = true;
 };
 
 struct ServingEstimate {

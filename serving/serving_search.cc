@@ -376,6 +376,7 @@ void refine_counts(const ServingProblem& p, std::vector<Probe>& probes, ServingS
 void search_format(const ServingProblem& asked, ServingSearchResult& r) {
   ServingProblem p = asked;  // with its own memo: the replays it keeps are this format's
   p.saturation_memo = std::make_shared<SaturationMemo>();
+  if (p.reuse_pool_replays) p.pool_replay_memo = std::make_shared<PoolReplayMemo>();
   const std::vector<ServingLayout> candidates = serving_candidates(p);
   const std::vector<std::pair<size_t, size_t>> runs = layout_runs(candidates);
   std::vector<Replays> units(runs.size());
@@ -385,6 +386,7 @@ void search_format(const ServingProblem& asked, ServingSearchResult& r) {
   std::vector<Probe> probes;
   merge(units, probes, r);
   if (p.workload.load != LoadKind::offline) refine_counts(p, probes, r);
+  if (p.pool_replay_memo) r.replays_reused += p.pool_replay_memo->hits();
 }
 
 }  // namespace meshplan::serving

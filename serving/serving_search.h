@@ -31,8 +31,11 @@
 namespace meshplan::serving {
 
 struct ServingSearchResult {
-  int64_t evaluated = 0;                // layouts replayed
-  int64_t skipped = 0;                  // layouts whose weights did not fit
+  int64_t evaluated = 0;  // layouts replayed
+  int64_t skipped = 0;    // layouts whose weights did not fit
+  // Disaggregated replays found kept instead of replayed (pool_replay_memo.h; overload checks'
+  // offline replays included).
+  int64_t replays_reused = 0;
   std::vector<ServingEstimate> ranked;  // best first
   std::vector<size_t> pareto;           // indices into ranked, by tokens/s per user ascending
 };

@@ -305,3 +305,38 @@ TEST_CASE(
   CHECK(r.steps == 7);
   CHECK(r.mean_batch == doctest::Approx(10.0 / 7));
 }
+
+TEST_CASE("disaggregated: the workers a replay gives work to, and the same replay with more") {
+  // One request in flight at a time (a closed loop of concurrency 1): prefill worker 0 and decode
+  // worker 0 take every request (the idle or emptiest of lowest index), whatever the pools' sizes.
+  DisaggregatedLimits l = one_each(0.5);
+  l.prefill_workers = 3;
+  l.decode_workers = 4;
+  const ReplayResult r =
+      replay_disaggregated(one_in_flight(5, 100, 4), l, prefill_1s, decode_100ms);
+  CHECK(r.prefill_workers_used == 1);
+  CHECK(r.decode_workers_used == 1);
+  // Five prompts of 1 s and answers of 3 steps, one after another: 5 s of prefill, 1.5 s of
+  // decode, shared by the pools' workers.
+  CHECK(r.prefill_busy_s == doctest::Approx(5.0));
+  CHECK(r.decode_busy_s == doctest::Approx(1.5));
+  CHECK(r.prefill_pool_busy == doctest::Approx(5.0 / (3 * r.duration_s)));
+  CHECK(r.decode_pool_busy == doctest::Approx(1.5 / (4 * r.duration_s)));
+  l.prefill_workers = 1;
+  l.decode_workers = 1;
+  const ReplayResult one =
+      replay_disaggregated(one_in_flight(5, 100, 4), l, prefill_1s, decode_100ms);
+  REQUIRE(one.requests.size() == r.requests.size());
+  for (size_t i = 0; i < r.requests.size(); ++i) {
+    CHECK(one.requests[i].first_token_s == r.requests[i].first_token_s);
+    CHECK(one.requests[i].finish_s == r.requests[i].finish_s);
+  }
+  CHECK(one.decode_busy_s == r.decode_busy_s);
+  // Offline, two 100-token prompts fill both of two prefill workers at once (150 tokens a step
+  // holds one), and their answers go to both decode workers (each the emptiest in turn).
+  l.prefill_workers = 2;
+  l.decode_workers = 2;
+  const ReplayResult both = replay_disaggregated(offline(2, 100, 4), l, prefill_1s, decode_100ms);
+  CHECK(both.prefill_workers_used == 2);
+  CHECK(both.decode_workers_used == 2);
+}

@@ -113,6 +113,34 @@ TEST_CASE("serving search: vLLM splits experts 1 or tp ways, the other engines a
   CHECK(check_serving_layout(p, l).empty());
 }
 
+TEST_CASE("serving search: disaggregated pools that outgrow the load replay once, the same") {
+  // llama3-8b at 2 requests/s of 2,000 + 500 tokens on up to 8 H100s: a few sequences in flight,
+  // so the larger pools leave workers idle and repeat a smaller pool's replay.
+  ServingProblem p = rate14_disaggregated_problem();
+  p.workload.request_rate_per_s = 2;
+  p.workload.requests = 100;
+  const ServingSearchResult kept = search_serving(p);
+  p.reuse_pool_replays = false;
+  const ServingSearchResult fresh = search_serving(p);
+  CHECK(kept.replays_reused > 0);
+  CHECK(fresh.replays_reused == 0);
+  CHECK(kept.evaluated == fresh.evaluated);
+  REQUIRE(kept.ranked.size() == fresh.ranked.size());
+  for (size_t i = 0; i < kept.ranked.size(); ++i) {
+    const ServingEstimate &a = kept.ranked[i], &b = fresh.ranked[i];
+    CHECK(short_text(a.layout) == short_text(b.layout));
+    CHECK(a.output_tokens_per_s == b.output_tokens_per_s);
+    CHECK(a.replay.ttft_s.p99 == b.replay.ttft_s.p99);
+    CHECK(a.replay.tpot_s.mean == b.replay.tpot_s.mean);
+    CHECK(a.replay.steps == b.replay.steps);
+    CHECK(a.replay.prefill_pool_busy == b.replay.prefill_pool_busy);
+    CHECK(a.replay.decode_pool_busy == b.replay.decode_pool_busy);
+    CHECK(a.saturation_requests_per_s == b.saturation_requests_per_s);
+    CHECK(a.slo_scale == b.slo_scale);
+  }
+  CHECK(kept.pareto == fresh.pareto);
+}
+
 TEST_CASE("serving search: vLLM is offered no batch cap above --max-step-tokens") {
   // vLLM refuses --max-num-seqs above --max-num-batched-tokens: with 100 tokens a step, of the
   // caps 1024, 256, 64 and 16 only 64 and 16 stay, and the default batch is at most 100.
