@@ -180,13 +180,14 @@ int run_serve(const ServeOptions& o) {
     return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_step_tokens(p); !errors.empty())
     return print_errors(errors);
-  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}};
+  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}, {}};
   if (report.searched) {
     if (std::vector<Diagnostic> errors = check_prefix(p, nullptr); !errors.empty())
       return print_errors(errors);
     if (std::vector<Diagnostic> errors = check_search_size(p); !errors.empty())
       return print_errors(errors);
     report.result = search_serving(p);
+    if (wants_more_gpus(p, report.result)) report.more_gpus = search_more_gpus(p, report.result);
   } else {
     Result<ServingLayout> layout = parse_serving_layout(o.in.layout_text);
     if (!layout) return print_errors(layout.errors());

@@ -154,8 +154,41 @@ std::string slo_misses(const Slo& slo, const ServingEstimate& e) {
                      over.empty() ? "" : ": " + over);
 }
 
-// Under a load, where a search finds no layout that meets the SLO: that it did not, and the
-// nearest (the ranking puts it first: rank_estimates), with what it misses.
+// "1 GPU", "8 GPUs".
+std::string gpus_text(int64_t n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
+
+// What the searches on more GPUs found (more_gpus.h), or where the user may look.
+std::string more_gpus_text(const ServingProblem& p, const std::optional<MoreGpus>& more) {
+  if (!more) return "give a looser objective";
+  const std::optional<ServingEstimate>& b = more->best;
+  switch (more->stop) {
+    case MoreGpus::Stop::met:
+      return fmt::format(
+          "on up to {} {} meets it on {} ({:.1f} tok/s/GPU): --gpus {}, or a looser objective",
+          gpus_text(more->gpus), label(p, *b), b->layout.gpus(), b->output_tokens_per_s_per_gpu,
+          b->layout.gpus());
+    case MoreGpus::Stop::no_nearer:
+      return fmt::format(
+          "on up to {} the nearest comes no nearer ({}, {:.1f}% looser): more GPUs will not "
+          "meet it; give a looser objective",
+          gpus_text(more->gpus), label(p, *b), 100 * (b->slo_scale - 1));
+    case MoreGpus::Stop::cluster:
+      if (!b) return "nor on the cluster's GPUs; give a looser objective";
+      return fmt::format(
+          "nor on all {} GPUs of the cluster (the nearest {}, {:.1f}% looser); give a looser "
+          "objective",
+          more->gpus, label(p, *b), 100 * (b->slo_scale - 1));
+    case MoreGpus::Stop::size_limit:
+      return fmt::format(
+          "a search on {} would pass the search-size limit (fewer --requests lift it); give "
+          "more --gpus with fewer --requests, or a looser objective",
+          gpus_text(more->gpus));
+  }
+  return "";
+}
+
+// Under a load, where a search finds no layout that meets the SLO: that it did not, the nearest
+// (the ranking puts it first: rank_estimates) with what it misses, and what more GPUs do.
 std::string unmet_slo_note(const ServeReport& r) {
   const ServingProblem& p = *r.problem;
   if (!r.searched || !p.options.slo.any() || p.workload.load == LoadKind::offline) return "";
@@ -163,14 +196,10 @@ std::string unmet_slo_note(const ServeReport& r) {
     if (e.meets_slo) return "";
   const ServingEstimate& e = r.result.ranked.front();
   return fmt::format(
-      "no layout on up to {} GPUs meets the SLO; the rows are ranked by how near they come: the "
-      "nearest, {} on {} GPU{}, serves {:.0f}% of requests within it ({}); give {} or a looser "
-      "objective\n",
-      p.gpus, label(p, e), e.layout.gpus(), e.layout.gpus() == 1 ? "" : "s", 100 * e.slo_attainment,
-      slo_misses(p.options.slo, e),
-      p.gpus < p.cluster.gpus()
-          ? fmt::format("more GPUs (--gpus, up to the cluster's {})", p.cluster.gpus())
-          : std::string("a larger cluster"));
+      "no layout on up to {} meets the SLO; the rows are ranked by how near they come: the "
+      "nearest, {} on {}, serves {:.0f}% of requests within it ({}); {}\n",
+      gpus_text(p.gpus), label(p, e), gpus_text(e.layout.gpus()), 100 * e.slo_attainment,
+      slo_misses(p.options.slo, e), more_gpus_text(p, r.more_gpus));
 }
 
 const char* kColumns[10] = {"#",
@@ -524,6 +553,12 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
                       {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu}});
   }
   j["pareto"] = pareto;
+  if (r.more_gpus) {
+    const MoreGpus& m = *r.more_gpus;
+    j["more_gpus"] = {{"stop", to_string(m.stop)},
+                      {"gpus", m.gpus},
+                      {"best", m.best ? estimate_json(p, *m.best) : nlohmann::ordered_json()}};
+  }
   return j;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "serving/load_curve.h"
+#include "serving/more_gpus.h"
 #include "serving/serving_search.h"
 
 namespace meshplan::serving {
@@ -15,6 +16,8 @@ struct ServeReport {
   bool searched = false;
   int top = 10;                 // rows shown
   std::vector<LoadPoint> load;  // the best layout against load (empty: not asked)
+  // Where the search met no SLO on the GPUs given: the searches on more (more_gpus.h).
+  std::optional<MoreGpus> more_gpus;
 };
 
 std::string serve_table(const ServeReport& r);

@@ -54,10 +54,14 @@ std::vector<int64_t> counts_up_to(int64_t most) {
 
 // Replica counts tried for tp·pp GPUs each: every GPU, and under a load that does not grow with
 // the GPUs (a request rate or a total concurrency) also 1, 2, 4, … below that, so the ranking
-// by tokens/s per GPU can answer with fewer GPUs.
+// by tokens/s per GPU can answer with fewer GPUs. A total concurrency of c keeps at most c
+// replicas busy: no more are tried (each replica's replay keeps at least one request in flight,
+// so more would count requests that are not there).
 std::vector<int64_t> replica_counts(const ServingProblem& p, int64_t replica_gpus) {
-  const int64_t most = p.gpus / replica_gpus;
+  int64_t most = p.gpus / replica_gpus;
   if (p.workload.load == LoadKind::offline) return {most};
+  if (p.workload.load == LoadKind::concurrency)
+    most = std::clamp<int64_t>(static_cast<int64_t>(std::floor(p.workload.concurrency)), 1, most);
   return counts_up_to(most);
 }
 

@@ -239,7 +239,10 @@ void StepTimeModel::fill_head_costs(double rows, HeadCosts& c) const {
 StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   StepBreakdown stage;
   const double pp = static_cast<double>(layout_.pp);
-  const double tokens = static_cast<double>(batch.tokens()) / pp;
+  // A micro-batch's tokens: 1/pp of the step's, but a prompt chunk's whole (the header).
+  double tokens = static_cast<double>(batch.tokens()) / pp;
+  for (const PrefillChunk& c : batch.chunks)
+    tokens = std::max(tokens, static_cast<double>(c.tokens));
   if (tokens <= 0) return stage;
   // One layer of each kind, then scaled by the stage's layer counts.
   const LayerCosts& layers_at = layer_costs(tokens);

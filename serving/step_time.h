@@ -42,7 +42,12 @@
 // Pipeline parallelism: the batch runs as pp micro-batches, so a round (every sequence one
 // step further) takes pp × the stage's time at 1/pp of the batch, plus pp point-to-point hops
 // (pp − 1 stage boundaries and the sampled tokens back to the first stage). The largest stage
-// is timed, with the LM head: its pp micro-batches each read the stage's weights once.
+// is timed, with the LM head: its pp micro-batches each read the stage's weights once. A
+// prompt's chunk is not split between micro-batches (the engines' pipeline batches take whole
+// requests: vLLM's and TensorRT-LLM's in-flight micro-batches, SGLang's at its chunk size), and
+// it passes the stages one after another: the micro-batch holding the largest chunk carries at
+// least its tokens, and the round is pp × the stage's time at that many (a lone 8,000-token
+// prompt on pp 8 takes the time of its 8,000 tokens through every layer, not of 1,000).
 #pragma once
 
 #include <cstdint>

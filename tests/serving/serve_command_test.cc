@@ -321,8 +321,19 @@ TEST_CASE("serve: offline with a TTFT objective says why no layout meets it and 
   CHECK(closed.out.find("offline, every request") == std::string::npos);
 }
 
-TEST_CASE("serve: a search where no layout meets the SLO names the nearest and what it misses") {
-  // llama3-8b decodes a token in some 6-9 ms at concurrency 8 on one or two GPUs: never 5 ms.
+namespace {
+
+// "tp2 pp1 ep1 x1 b1024": the table's short form of a JSON layout.
+std::string short_name(const nlohmann::json& l) {
+  return fmt::format("tp{} pp{} ep{} x{} b{}", l["tp"].get<int>(), l["pp"].get<int>(),
+                     l["ep"].get<int>(), l["replicas"].get<int>(), l["max_batch"].get<int>());
+}
+
+}  // namespace
+
+TEST_CASE("serve: a search where no layout meets the SLO names the nearest and the GPUs it needs") {
+  // llama3-8b decodes a token in some 6-9 ms at concurrency 8 on one or two GPUs (never 5 ms),
+  // in under 5 ms at tp 4.
   const std::string search = "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
                              repo_path("topologies/dgx-h100-1n.yaml") +
                              " --gpus 2 --isl 512 --osl 128 --requests 200 --concurrency 8";
@@ -333,25 +344,38 @@ TEST_CASE("serve: a search where no layout meets the SLO names the nearest and w
   CHECK_FALSE(best["meets_slo"].get<bool>());
   const double p99_ms = 1e3 * best["tpot_s"]["p99"].get<double>();
   REQUIRE(p99_ms > 5);
+  // The search again on 4 GPUs: a layout there meets it.
+  const nlohmann::json& more = j["more_gpus"];
+  CHECK(more["stop"] == "met");
+  CHECK(more["gpus"] == 4);
+  const nlohmann::json& found = more["best"];
+  CHECK(found["meets_slo"].get<bool>());
+  CHECK(1e3 * found["tpot_s"]["p99"].get<double>() <= 5);
   const auto t = run_meshplan(search + " --slo-tpot 0.005");
   REQUIRE(t.rc == 0);
-  const nlohmann::json& l = best["layout"];
-  const std::string name =
-      fmt::format("tp{} pp{} ep{} x{} b{}", l["tp"].get<int>(), l["pp"].get<int>(),
-                  l["ep"].get<int>(), l["replicas"].get<int>(), l["max_batch"].get<int>());
   const int64_t gpus = best["gpus"].get<int64_t>();
   const double looser_percent = 100 * (best["slo_scale"].get<double>() - 1);
   CHECK(looser_percent > 0);
+  const int64_t found_gpus = found["gpus"].get<int64_t>();
   CHECK(t.out.find(fmt::format(
             "no layout on up to 2 GPUs meets the SLO; the rows are ranked by how near they "
             "come: the nearest, {} on {} GPU{}, serves 0% of requests within it (it meets "
-            "objectives {:.1f}% looser: TPOT p99 {:.2f} ms > 5 ms); give more GPUs (--gpus, up "
-            "to the cluster's 8) or a looser objective\n",
-            name, gpus, gpus == 1 ? "" : "s", looser_percent, p99_ms)) != std::string::npos);
-  // Where a layout meets it, or for a fixed layout, no such line.
-  const auto met = run_meshplan(search + " --slo-tpot 0.05");
+            "objectives {:.1f}% looser: TPOT p99 {:.2f} ms > 5 ms); on up to 4 GPUs {} meets it "
+            "on {} ({:.1f} tok/s/GPU): --gpus {}, or a looser objective\n",
+            short_name(best["layout"]), gpus, gpus == 1 ? "" : "s", looser_percent, p99_ms,
+            short_name(found["layout"]), found_gpus,
+            found["output_tokens_per_s_per_gpu"].get<double>(), found_gpus)) != std::string::npos);
+  // 1 ms a token: not on any of the cluster's 8 GPUs, each doubling nearer.
+  const auto never = run_meshplan(search + " --slo-tpot 0.001 --format json");
+  REQUIRE(never.rc == 0);
+  const nlohmann::json none = nlohmann::json::parse(never.out)["more_gpus"];
+  CHECK(none["stop"] == "cluster");
+  CHECK(none["gpus"] == 8);
+  CHECK_FALSE(none["best"]["meets_slo"].get<bool>());
+  // Where a layout meets it, or for a fixed layout, no such line and no search on more GPUs.
+  const auto met = run_meshplan(search + " --slo-tpot 0.05 --format json");
   REQUIRE(met.rc == 0);
-  CHECK(met.out.find("no layout on up to") == std::string::npos);
+  CHECK_FALSE(nlohmann::json::parse(met.out).contains("more_gpus"));
   const auto fixed = run_meshplan(search + " --layout tp=1 --slo-tpot 0.005");
   REQUIRE(fixed.rc == 0);
   CHECK(fixed.out.find("no layout on up to") == std::string::npos);

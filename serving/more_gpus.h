@@ -1,0 +1,37 @@
+// How many GPUs an SLO needs, where a search on the GPUs given finds no layout that meets it.
+//
+// Under a load (a request rate, a total concurrency or a trace's arrivals; not offline, where
+// every request waits for its turn whatever the GPUs) more GPUs hold more replicas, each serving
+// less of the load: the search runs again on twice the GPUs, then twice again, up to the
+// cluster's, and stops at the first on which a layout meets the SLO, where the nearest layout
+// comes no nearer than on half as many (the objectives lie below what one replica reaches
+// unloaded: more GPUs will not meet them), or where the next search would pass the search-size
+// limit (check_search_size).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "serving/serving_search.h"
+
+namespace meshplan::serving {
+
+struct MoreGpus {
+  enum class Stop { met, no_nearer, cluster, size_limit };
+  Stop stop = Stop::cluster;
+  // The GPUs of the last search that ran (met, no_nearer, cluster) or was refused (size_limit).
+  int64_t gpus = 0;
+  // That search's first row (for size_limit, the last search that ran, if any).
+  std::optional<ServingEstimate> best;
+};
+
+// Whether `p` and its search's result `first` call for more GPUs: a search under a load with an
+// SLO that no layout meets, on fewer GPUs than the cluster has.
+bool wants_more_gpus(const ServingProblem& p, const ServingSearchResult& first);
+
+// The searches on 2×, 4×, … p.gpus. REQUIRES: wants_more_gpus(p, first).
+MoreGpus search_more_gpus(const ServingProblem& p, const ServingSearchResult& first);
+
+const char* to_string(MoreGpus::Stop stop);
+
+}  // namespace meshplan::serving
