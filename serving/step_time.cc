@@ -241,8 +241,12 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   const double pp = static_cast<double>(layout_.pp);
   // A micro-batch's tokens: 1/pp of the step's, but a prompt chunk's whole (the header).
   double tokens = static_cast<double>(batch.tokens()) / pp;
+  const PrefillChunk* largest = nullptr;
   for (const PrefillChunk& c : batch.chunks)
-    tokens = std::max(tokens, static_cast<double>(c.tokens));
+    if (static_cast<double>(c.tokens) > tokens) {
+      tokens = static_cast<double>(c.tokens);
+      largest = &c;
+    }
   if (tokens <= 0) return stage;
   // One layer of each kind, then scaled by the stage's layer counts.
   const LayerCosts& layers_at = layer_costs(tokens);
@@ -257,6 +261,11 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   scale_add(moe, stage_moe_layers_);
   const double layers = stage_dense_layers_ + stage_moe_layers_;
   stage.attention_s = attention_layer_s(batch) * layers / pp;
+  if (largest != nullptr) {  // that chunk's attention in its micro-batch, through every stage
+    StepBatch alone;
+    alone.chunks.push_back(*largest);
+    stage.attention_s = std::max(stage.attention_s, attention_layer_s(alone) * layers);
+  }
 
   // LM head rows: the sequences sampling a token, on the last stage.
   if (batch.sampled > 0) {

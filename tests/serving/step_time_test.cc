@@ -298,6 +298,33 @@ TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-b
   CHECK(t2.communication_s == doctest::Approx(2 * coll.p2p_time_s(1, 0.5 * 4096 * 2)));
 }
 
+TEST_CASE("step time: under pp = 2 a lone prompt chunk stays whole, through every layer") {
+  // 4,000 tokens of one prompt, none sampled (no LM head): on pp = 2 one micro-batch carries
+  // them all through both stages of 16 layers, the same GEMMs, attention and small kernels as
+  // pp = 1's 32 layers, plus the hops; split in two micro-batches it would cost about half.
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  ServingLayout two;
+  two.pp = 2;
+  StepBatch lone;
+  lone.chunks.push_back({4000, 0});
+  const StepBreakdown t1 =
+      StepTimeModel(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{}).time(lone);
+  const StepTimeModel pp2(m, c, p, two, ServingOptions{}, HostOverhead{});
+  const StepBreakdown t2 = pp2.time(lone);
+  CHECK(t2.gemm_s == t1.gemm_s);
+  CHECK(t2.attention_s == t1.attention_s);
+  CHECK(t2.other_s == t1.other_s);
+  const CollectiveModel coll(p, c);
+  CHECK(t2.communication_s == doctest::Approx(2 * coll.p2p_time_s(1, 4000.0 * 4096 * 2)));
+  // Two prompts of 2,000 tokens: one in each micro-batch, each half the tokens.
+  StepBatch pair;
+  pair.chunks = {{2000, 0}, {2000, 0}};
+  const StepBreakdown halves = pp2.time(pair);
+  CHECK(halves.gemm_s < 0.6 * t2.gemm_s);
+}
+
 TEST_CASE("step time: the LM head's and the pipeline hop's kept costs answer as computed anew") {
   // tp 2, pp 2: the head's rows (the sampling sequences) are kept apart from the layers' token
   // count, the hops with the layers. A step of 64 decodes and a 100-token prompt chunk samples
