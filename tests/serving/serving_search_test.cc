@@ -141,6 +141,28 @@ TEST_CASE("serving search: disaggregated pools that outgrow the load replay once
   CHECK(kept.pareto == fresh.pareto);
 }
 
+TEST_CASE("serving search: a total concurrency of c is tried on at most c replicas") {
+  // Two requests in flight on 8 GPUs: tp 1 on 1 or 2 replicas, not 4 or 8 (a replica's replay
+  // keeps a request in flight, so 8 would count eight). A request rate splits any way.
+  ServingProblem p = meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 8);
+  p.workload.isl = 256;
+  p.workload.osl = 64;
+  p.workload.load = LoadKind::concurrency;
+  p.workload.concurrency = 2;
+  auto tp1_replicas = [&] {
+    std::vector<int64_t> counts;
+    for (const ServingLayout& l : serving_candidates(p))
+      if (l.tp == 1 && l.pp == 1 && l.max_batch == 0) counts.push_back(l.replicas);
+    return counts;
+  };
+  CHECK(tp1_replicas() == std::vector<int64_t>{1, 2});
+  p.workload.concurrency = 0.5;  // under one: one replica
+  CHECK(tp1_replicas() == std::vector<int64_t>{1});
+  p.workload.load = LoadKind::request_rate;
+  p.workload.request_rate_per_s = 2;
+  CHECK(tp1_replicas() == std::vector<int64_t>{1, 2, 4, 8});
+}
+
 TEST_CASE("serving search: vLLM is offered no batch cap above --max-step-tokens") {
   // vLLM refuses --max-num-seqs above --max-num-batched-tokens: with 100 tokens a step, of the
   // caps 1024, 256, 64 and 16 only 64 and 16 stay, and the default batch is at most 100.
