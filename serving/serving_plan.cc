@@ -299,6 +299,16 @@ double replay_copies(const ServingLayout& layout) {
   return layout.disaggregated() ? 1.0 : static_cast<double>(layout.replicas);
 }
 
+// The copies whose output the layout's throughput counts: replay_copies, but under a total
+// concurrency below the replica count only the replicas it keeps busy (each replica's replay
+// keeps at least one request in flight: four replicas at a total concurrency of 2 serve two
+// requests at a time, not four).
+double busy_copies(const Workload& w, const ServingLayout& layout) {
+  const double copies = replay_copies(layout);
+  if (w.load != LoadKind::concurrency || layout.disaggregated()) return copies;
+  return std::min(copies, std::max(1.0, std::floor(w.concurrency)));
+}
+
 // Requests per second over `replay`'s arrivals (first to last), times `copies` (the replicas
 // that replay the same share).
 double arrival_rate(const ReplayResult& replay, double copies) {
@@ -438,7 +448,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   prefill.sampled = 1;
   e.prefill_step = prefill_steps ? prefill_steps->time(prefill) : steps.time(prefill);
 
-  e.output_tokens_per_s = e.replay.output_tokens_per_s * replay_copies(layout);
+  e.output_tokens_per_s = e.replay.output_tokens_per_s * busy_copies(p.workload, layout);
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(layout.gpus());
   e.tokens_per_s_per_user = e.replay.tpot_s.mean > 0 ? 1 / e.replay.tpot_s.mean : 0;
   int64_t good = 0;

@@ -381,6 +381,25 @@ TEST_CASE("serve: a search where no layout meets the SLO names the nearest and t
   CHECK(fixed.out.find("no layout on up to") == std::string::npos);
 }
 
+TEST_CASE("serve: replicas beyond a total concurrency stay idle and add no throughput") {
+  // Two requests in flight: two tp1 replicas serve one each; four serve the same two, the other
+  // two idle (each replica's replay keeps a request in flight: they were counted four).
+  const std::string base =
+      "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
+      repo_path("topologies/dgx-h100-1n.yaml") +
+      " --isl 512 --osl 128 --concurrency 2 --format json --layout tp=1,replicas=";
+  const auto two = run_meshplan(base + "2");
+  const auto four = run_meshplan(base + "4");
+  REQUIRE(two.rc == 0);
+  REQUIRE(four.rc == 0);
+  const nlohmann::json a = nlohmann::json::parse(two.out)["best"];
+  const nlohmann::json b = nlohmann::json::parse(four.out)["best"];
+  CHECK(b["output_tokens_per_s"] == a["output_tokens_per_s"]);
+  CHECK(b["output_tokens_per_s_per_gpu"].get<double>() ==
+        doctest::Approx(a["output_tokens_per_s_per_gpu"].get<double>() / 2));
+  CHECK(b["tpot_s"]["mean"] == a["tpot_s"]["mean"]);
+}
+
 TEST_CASE(
     "serve: --load-curve under an SLO marks each load's share within it and the highest met") {
   const auto r = run_meshplan(kBase +
