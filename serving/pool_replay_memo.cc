@@ -13,8 +13,8 @@ bool pool_covers(int64_t size, int64_t used, int64_t asked) {
 }  // namespace
 
 bool PoolReplayMemo::covers(const Kept& k, int64_t prefill, int64_t decode) {
-  return pool_covers(k.prefill_workers, k.replay.prefill_workers_used, prefill) &&
-         pool_covers(k.decode_workers, k.replay.decode_workers_used, decode);
+  return pool_covers(k.prefill_workers, k.outcome.replay.prefill_workers_used, prefill) &&
+         pool_covers(k.decode_workers, k.outcome.replay.decode_workers_used, decode);
 }
 
 PoolReplayMemo::Key PoolReplayMemo::key(const Shape& s) {
@@ -30,7 +30,7 @@ PoolReplayMemo::Key PoolReplayMemo::key(const Shape& s) {
           s.transfer_s_per_token};
 }
 
-std::optional<ReplayResult> PoolReplayMemo::find(const Shape& shape) const {
+std::optional<PoolReplayMemo::Outcome> PoolReplayMemo::find(const Shape& shape) const {
   const ServingLayout& layout = shape.layout;
   const std::lock_guard<std::mutex> lock(mutex_);
   const auto it = kept_.find(key(shape));
@@ -38,20 +38,20 @@ std::optional<ReplayResult> PoolReplayMemo::find(const Shape& shape) const {
   for (const Kept& k : it->second) {
     if (!covers(k, layout.prefill_replicas, layout.replicas)) continue;
     ++hits_;
-    ReplayResult replay = k.replay;
-    set_pool_busy(replay, layout.prefill_replicas, layout.replicas);
-    return replay;
+    Outcome found = k.outcome;
+    set_pool_busy(found.replay, layout.prefill_replicas, layout.replicas);
+    return found;
   }
   return std::nullopt;
 }
 
-void PoolReplayMemo::keep(const Shape& shape, const ReplayResult& replay) {
+void PoolReplayMemo::keep(const Shape& shape, Outcome outcome) {
   const ServingLayout& layout = shape.layout;
-  if (replay.prefill_workers_used >= layout.prefill_replicas &&
-      replay.decode_workers_used >= layout.replicas)
+  if (outcome.replay.prefill_workers_used >= layout.prefill_replicas &&
+      outcome.replay.decode_workers_used >= layout.replicas)
     return;  // every worker took part: the replay of these sizes alone
   const std::lock_guard<std::mutex> lock(mutex_);
-  kept_[key(shape)].push_back(Kept{layout.prefill_replicas, layout.replicas, replay});
+  kept_[key(shape)].push_back(Kept{layout.prefill_replicas, layout.replicas, std::move(outcome)});
 }
 
 int64_t PoolReplayMemo::hits() const {

@@ -40,19 +40,26 @@ class PoolReplayMemo {
     LoadKind load = LoadKind::offline;
     double transfer_latency_s = 0, transfer_s_per_token = 0;
   };
-  // A kept replay that is `shape`'s, its pools' busy shares set for its layout's sizes; nothing
-  // if none is.
-  std::optional<ReplayResult> find(const Shape& shape) const;
-  // Keeps `replay`, `shape`'s, where it is another size's too (a pool left a worker without
+  // What a search keeps of a replay: the result with the front end added
+  // (ReplayLimits::front_end_s) and without the requests' times, and what those gave under the
+  // search's SLO (ServingEstimate::slo_attainment, slo_scale).
+  struct Outcome {
+    ReplayResult replay;
+    double slo_attainment = 1, slo_scale = 0;
+  };
+  // A kept outcome that is `shape`'s, its pools' busy shares set for its layout's sizes;
+  // nothing if none is.
+  std::optional<Outcome> find(const Shape& shape) const;
+  // Keeps `outcome`, `shape`'s, where it is another size's too (a pool left a worker without
   // work).
-  void keep(const Shape& shape, const ReplayResult& replay);
+  void keep(const Shape& shape, Outcome outcome);
   // Replays found so far.
   int64_t hits() const;
 
  private:
   struct Kept {
     int64_t prefill_workers = 0, decode_workers = 0;  // the pools it replayed
-    ReplayResult replay;
+    Outcome outcome;
   };
   // Whether `k` is the replay of pools of `prefill` and `decode` workers.
   static bool covers(const Kept& k, int64_t prefill, int64_t decode);

@@ -474,13 +474,21 @@ ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t meas
   out.ttft_s = latency_stats(std::move(ttft));
   out.tpot_s = latency_stats(std::move(tpot));
   out.queue_s = latency_stats(std::move(queue));
+  out.requests_replayed = static_cast<int64_t>(requests.size());
   out.requests = std::move(requests);
+  set_arrival_span(out);
   return out;
+}
+
+void set_arrival_span(ReplayResult& r) {
+  r.arrival_span_s =
+      r.requests.size() < 2 ? 0 : r.requests.back().arrival_s - r.requests.front().arrival_s;
 }
 
 void add_front_end(ReplayResult& r, double front_end_s) {
   r.front_end_s += front_end_s;
   for (RequestTimes& q : r.requests) q.arrival_s -= front_end_s;
+  set_arrival_span(r);
   if (static_cast<int64_t>(r.requests.size()) <= r.measured_from) return;  // no TTFT measured
   for (double* v : {&r.ttft_s.mean, &r.ttft_s.p50, &r.ttft_s.p90, &r.ttft_s.p99}) *v += front_end_s;
 }

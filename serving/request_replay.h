@@ -152,8 +152,12 @@ struct LatencyStats {
 };
 
 struct ReplayResult {
-  std::vector<RequestTimes> requests;  // in arrival order
-  int64_t measured_from = 0;           // latencies count requests from this index on
+  // In arrival order. A search keeps its estimates' replays without them (serving_search.cc:
+  // probe), so what a result says of its requests it says in the fields below as well.
+  std::vector<RequestTimes> requests;
+  int64_t requests_replayed = 0;  // requests.size() when summarized
+  double arrival_span_s = 0;      // the last request's arrival less the first's (0 for one)
+  int64_t measured_from = 0;      // latencies count requests from this index on
   int64_t steps = 0;
   double duration_s = 0;  // first arrival to last finish
   double output_tokens_per_s = 0;
@@ -222,6 +226,8 @@ int64_t warmup_requests(const Workload& w, int64_t count);
 // Throughput and latency statistics of replayed requests (arrival order), latencies over the
 // requests from `measured_from` on; steps, mean_batch and recorded are left to the caller.
 ReplayResult summarize_requests(std::vector<RequestTimes> requests, int64_t measured_from);
+// r.arrival_span_s from its requests' arrivals (as add_front_end left them).
+void set_arrival_span(ReplayResult& r);
 // summarize_requests over a replay's requests of workload `w`, its warm-up left out.
 ReplayResult summarize_replay(const std::vector<ReplayRequest>& requests, const Workload& w);
 // Requests replayed for `w`: a trace's (at most `requests` of them), else its own count, else the

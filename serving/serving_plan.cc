@@ -312,9 +312,9 @@ double busy_copies(const Workload& w, const ServingLayout& layout) {
 // Requests per second over `replay`'s arrivals (first to last), times `copies` (the replicas
 // that replay the same share).
 double arrival_rate(const ReplayResult& replay, double copies) {
-  const size_t n = replay.requests.size();
+  const int64_t n = replay.requests_replayed;
   if (n < 2) return 0;
-  const double span = replay.requests.back().arrival_s - replay.requests.front().arrival_s;
+  const double span = replay.arrival_span_s;
   return span > 0 ? copies * static_cast<double>(n - 1) / span : 0;
 }
 
@@ -325,8 +325,7 @@ double served_rate(const OfflineReplay& replay, double copies) {
 }
 
 double served_rate(const ReplayResult& replay, double copies) {
-  return served_rate(OfflineReplay{static_cast<int64_t>(replay.requests.size()), replay.duration_s},
-                     copies);
+  return served_rate(OfflineReplay{replay.requests_replayed, replay.duration_s}, copies);
 }
 
 // Under an open loop, whether `e`'s layout keeps up with the offered load: where the replay
@@ -365,8 +364,7 @@ double saturation_requests_per_s(const ServingProblem& p, const ServingLayout& l
   offline.record_steps = false;
   const std::optional<ServingEstimate> saturated = evaluate_serving(offline, layout);
   if (!saturated) return 0;
-  const OfflineReplay replay{static_cast<int64_t>(saturated->replay.requests.size()),
-                             saturated->replay.duration_s};
+  const OfflineReplay replay{saturated->replay.requests_replayed, saturated->replay.duration_s};
   if (memo) memo->keep(layout, requests, replay);
   return served_rate(replay, copies);
 }
@@ -408,6 +406,10 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
     return steps.decode_price(decodes, sampled);
   };
   std::optional<StepTimeModel> prefill_steps;
+  // A disaggregated replay kept for other pool sizes (pool_replay_memo.h), and where.
+  PoolReplayMemo* memo = nullptr;
+  std::optional<PoolReplayMemo::Shape> shape;
+  std::optional<PoolReplayMemo::Outcome> kept;
   if (layout.disaggregated()) {
     ServingLayout worker = layout.prefill_worker();
     e.prefill_memory = resolved_memory(p, worker);
@@ -418,24 +420,22 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
     const KvTransferCost transfer = kv_transfer_cost(p, layout, e.memory);
     DisaggregatedLimits d{layout.prefill_replicas, step_tokens(p.options), layout.replicas, limits,
                           transfer.latency_s,      transfer.s_per_token};
-    PoolReplayMemo* const memo = p.record_steps ? nullptr : p.pool_replay_memo.get();
-    const PoolReplayMemo::Shape shape{layout, p.workload.load, transfer.latency_s,
-                                      transfer.s_per_token};
-    std::optional<ReplayResult> kept = memo ? memo->find(shape) : std::nullopt;
-    if (kept) {
-      e.replay = std::move(*kept);
-    } else {
+    memo = p.record_steps ? nullptr : p.pool_replay_memo.get();
+    shape =
+        PoolReplayMemo::Shape{layout, p.workload.load, transfer.latency_s, transfer.s_per_token};
+    kept = memo ? memo->find(*shape) : std::nullopt;
+    if (kept)
+      e.replay = std::move(kept->replay);  // the front end added, the requests' times left out
+    else
       e.replay = replay_disaggregated(
           p.workload, d, [&](const StepBatch& b) { return prefill_steps->time(b).total_s(); },
           decode_s, decode_price);
-      if (memo) memo->keep(shape, e.replay);
-    }
   } else {
     const Workload replica = replica_workload(p.workload, layout.replicas);
     if (longest_request_cache(replica, limits) > limits.kv_tokens) return std::nullopt;
     e.replay = replay_requests(replica, limits, decode_s, decode_price);
   }
-  add_front_end(e.replay, limits.front_end_s);
+  if (!kept) add_front_end(e.replay, limits.front_end_s);
 
   const int64_t mean_batch = std::max<int64_t>(1, std::llround(e.replay.mean_batch));
   for (int64_t i = 0; i < mean_batch; ++i)
@@ -451,16 +451,26 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.output_tokens_per_s = e.replay.output_tokens_per_s * busy_copies(p.workload, layout);
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(layout.gpus());
   e.tokens_per_s_per_user = e.replay.tpot_s.mean > 0 ? 1 / e.replay.tpot_s.mean : 0;
-  int64_t good = 0;
-  std::vector<double> ratios;
-  const auto measured = e.replay.requests.begin() + e.replay.measured_from;
-  for (auto r = measured; r != e.replay.requests.end(); ++r) {
-    if (request_meets(*r, p.options.slo)) ++good;
-    ratios.push_back(slo_ratio(*r, p.options.slo));
+  if (kept) {
+    e.slo_attainment = kept->slo_attainment;
+    e.slo_scale = kept->slo_scale;
+  } else {
+    int64_t good = 0;
+    std::vector<double> ratios;
+    const auto measured = e.replay.requests.begin() + e.replay.measured_from;
+    for (auto r = measured; r != e.replay.requests.end(); ++r) {
+      if (request_meets(*r, p.options.slo)) ++good;
+      ratios.push_back(slo_ratio(*r, p.options.slo));
+    }
+    const double n = static_cast<double>(e.replay.requests.end() - measured);
+    e.slo_attainment = static_cast<double>(good) / n;
+    e.slo_scale = slo_scale(std::move(ratios));
+    if (memo) {
+      PoolReplayMemo::Outcome outcome{e.replay, e.slo_attainment, e.slo_scale};
+      std::vector<RequestTimes>().swap(outcome.replay.requests);
+      memo->keep(*shape, std::move(outcome));
+    }
   }
-  const double n = static_cast<double>(e.replay.requests.end() - measured);
-  e.slo_attainment = static_cast<double>(good) / n;
-  e.slo_scale = slo_scale(std::move(ratios));
   e.goodput_tokens_per_s = e.output_tokens_per_s * e.slo_attainment;
   check_overload(p, e);
   e.meets_slo = e.slo_attainment >= kSloQuantile && !e.overloaded;

@@ -300,7 +300,7 @@ std::string details(const ServingProblem& p, const ServingEstimate& e) {
         100 * e.replay.decode_pool_busy);
   out += fmt::format(
       "replay: {} requests {}, {} {}steps, mean batch {:.1f}{}, goodput {:.0f} tok/s\n",
-      e.replay.requests.size(), disagg ? "through both pools" : "per replica", e.replay.steps,
+      e.replay.requests_replayed, disagg ? "through both pools" : "per replica", e.replay.steps,
       disagg ? "decode " : "", e.replay.mean_batch,
       e.replay.preemptions > 0
           ? fmt::format(", {} preemptions (cache full; prompt and answer so far recomputed)",
@@ -484,7 +484,7 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["step_time"] = {{"decode", step_json(e.decode_step)},
                     {"decode_batch", e.decode_batch.decodes},
                     {"prefill", step_json(e.prefill_step)}};
-  j["replay"] = {{"requests", e.replay.requests.size()},
+  j["replay"] = {{"requests", e.replay.requests_replayed},
                  {"steps", e.replay.steps},
                  {"mean_batch", e.replay.mean_batch},
                  {"preemptions", e.replay.preemptions}};

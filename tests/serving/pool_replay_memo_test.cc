@@ -18,15 +18,19 @@ PoolReplayMemo::Shape shape(int64_t prefill, int64_t decode) {
   return s;
 }
 
-// A replay of 10 s in which the pools stepped 6 and 12 s and used `prefill` and `decode` workers.
-ReplayResult replay_using(int64_t prefill, int64_t decode) {
-  ReplayResult r;
+// A replay of 10 s in which the pools stepped 6 and 12 s and used `prefill` and `decode` workers,
+// 90% of its requests within the SLO.
+PoolReplayMemo::Outcome replay_using(int64_t prefill, int64_t decode) {
+  PoolReplayMemo::Outcome o;
+  o.slo_attainment = 0.9;
+  o.slo_scale = 1.2;
+  ReplayResult& r = o.replay;
   r.duration_s = 10;
   r.prefill_busy_s = 6;
   r.decode_busy_s = 12;
   r.prefill_workers_used = prefill;
   r.decode_workers_used = decode;
-  return r;
+  return o;
 }
 
 }  // namespace
@@ -36,10 +40,12 @@ TEST_CASE("pool replay memo: a replay that left workers idle is every larger poo
   // 4 prefill workers of which 2 took prompts, 8 decode workers of which 3 took sequences.
   memo.keep(shape(4, 8), replay_using(2, 3));
   // From 2 prefill and 3 decode workers on: the same replay, shares for the sizes asked.
-  const std::optional<ReplayResult> big = memo.find(shape(16, 64));
+  const std::optional<PoolReplayMemo::Outcome> big = memo.find(shape(16, 64));
   REQUIRE(big.has_value());
-  CHECK(big->prefill_pool_busy == 6.0 / (16 * 10));
-  CHECK(big->decode_pool_busy == 12.0 / (64 * 10));
+  CHECK(big->replay.prefill_pool_busy == 6.0 / (16 * 10));
+  CHECK(big->replay.decode_pool_busy == 12.0 / (64 * 10));
+  CHECK(big->slo_attainment == 0.9);
+  CHECK(big->slo_scale == 1.2);
   CHECK(memo.find(shape(2, 3)).has_value());
   // Fewer than it used: not this replay.
   CHECK_FALSE(memo.find(shape(1, 8)).has_value());

@@ -136,7 +136,10 @@ TEST_CASE("serving search: disaggregated pools that outgrow the load replay once
     CHECK(a.replay.prefill_pool_busy == b.replay.prefill_pool_busy);
     CHECK(a.replay.decode_pool_busy == b.replay.decode_pool_busy);
     CHECK(a.saturation_requests_per_s == b.saturation_requests_per_s);
+    CHECK(a.served_requests_per_s == b.served_requests_per_s);
+    CHECK(a.slo_attainment == b.slo_attainment);
     CHECK(a.slo_scale == b.slo_scale);
+    CHECK(a.replay.requests_replayed == b.replay.requests_replayed);
   }
   CHECK(kept.pareto == fresh.pareto);
 }
