@@ -1,28 +1,21 @@
 #include "serving/more_gpus.h"
 
 #include <algorithm>
-#include <utility>
 
 namespace meshplan::serving {
-namespace {
 
-// How near `e` comes to the SLO, nearer first: keeping up with the load, then slo_scale (the
-// ranking's order for layouts that miss it: rank_estimates).
-std::pair<bool, double> nearness(const ServingEstimate& e) { return {e.overloaded, e.slo_scale}; }
-
-}  // namespace
+bool misses_slo_under_load(const ServingProblem& p, const ServingSearchResult& result) {
+  return p.options.slo.any() && p.workload.load != LoadKind::offline && !result.ranked.empty() &&
+         !any_meets_slo(result.ranked);
+}
 
 bool wants_more_gpus(const ServingProblem& p, const ServingSearchResult& first) {
-  if (!p.options.slo.any() || p.workload.load == LoadKind::offline || first.ranked.empty() ||
-      p.gpus >= p.cluster.gpus())
-    return false;
-  return std::none_of(first.ranked.begin(), first.ranked.end(),
-                      [](const ServingEstimate& e) { return e.meets_slo; });
+  return p.gpus < p.cluster.gpus() && misses_slo_under_load(p, first);
 }
 
 MoreGpus search_more_gpus(const ServingProblem& p, const ServingSearchResult& first) {
   MoreGpus out;
-  std::pair<bool, double> nearest = nearness(first.ranked.front());
+  std::pair<bool, double> nearest = slo_nearness(first.ranked.front());
   ServingProblem q = p;
   while (q.gpus < p.cluster.gpus()) {
     q.gpus = std::min(2 * q.gpus, p.cluster.gpus());
@@ -39,11 +32,11 @@ MoreGpus search_more_gpus(const ServingProblem& p, const ServingSearchResult& fi
       out.stop = MoreGpus::Stop::met;
       return out;
     }
-    if (!(nearness(*out.best) < nearest)) {
+    if (!(slo_nearness(*out.best) < nearest)) {
       out.stop = MoreGpus::Stop::no_nearer;
       return out;
     }
-    nearest = nearness(*out.best);
+    nearest = slo_nearness(*out.best);
   }
   out.stop = MoreGpus::Stop::cluster;
   return out;

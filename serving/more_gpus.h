@@ -25,8 +25,12 @@ struct MoreGpus {
   std::optional<ServingEstimate> best;
 };
 
-// Whether `p` and its search's result `first` call for more GPUs: a search under a load with an
-// SLO that no layout meets, on fewer GPUs than the cluster has.
+// Whether `result` (a search's or one layout's) misses `p`'s SLO under a load: an SLO is set,
+// the load is not offline, and no layout meets it.
+bool misses_slo_under_load(const ServingProblem& p, const ServingSearchResult& result);
+
+// Whether `p` and its search's result `first` call for more GPUs: misses_slo_under_load, on
+// fewer GPUs than the cluster has.
 bool wants_more_gpus(const ServingProblem& p, const ServingSearchResult& first);
 
 // The searches on 2×, 4×, … p.gpus. REQUIRES: wants_more_gpus(p, first).

@@ -406,9 +406,10 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
     return steps.decode_price(decodes, sampled);
   };
   std::optional<StepTimeModel> prefill_steps;
-  // A disaggregated replay kept for other pool sizes (pool_replay_memo.h), and where.
+  // A disaggregated replay kept for other pool sizes (pool_replay_memo.h; set with `memo`),
+  // and where.
   PoolReplayMemo* memo = nullptr;
-  std::optional<PoolReplayMemo::Shape> shape;
+  PoolReplayMemo::Shape shape;
   std::optional<PoolReplayMemo::Outcome> kept;
   if (layout.disaggregated()) {
     ServingLayout worker = layout.prefill_worker();
@@ -421,9 +422,8 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
     DisaggregatedLimits d{layout.prefill_replicas, step_tokens(p.options), layout.replicas, limits,
                           transfer.latency_s,      transfer.s_per_token};
     memo = p.record_steps ? nullptr : p.pool_replay_memo.get();
-    shape =
-        PoolReplayMemo::Shape{layout, p.workload.load, transfer.latency_s, transfer.s_per_token};
-    kept = memo ? memo->find(*shape) : std::nullopt;
+    shape = {layout, p.workload.load, transfer.latency_s, transfer.s_per_token};
+    kept = memo ? memo->find(shape) : std::nullopt;
     if (kept)
       e.replay = std::move(kept->replay);  // the front end added, the requests' times left out
     else
@@ -468,7 +468,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
     if (memo) {
       PoolReplayMemo::Outcome outcome{e.replay, e.slo_attainment, e.slo_scale};
       std::vector<RequestTimes>().swap(outcome.replay.requests);
-      memo->keep(*shape, std::move(outcome));
+      memo->keep(shape, std::move(outcome));
     }
   }
   e.goodput_tokens_per_s = e.output_tokens_per_s * e.slo_attainment;

@@ -128,9 +128,9 @@ std::string overload_note(const ServeReport& r, size_t shown) {
 // for one meant a load.
 std::string offline_slo_note(const ServeReport& r) {
   const ServingProblem& p = *r.problem;
-  if (p.workload.load != LoadKind::offline || p.options.slo.ttft_s <= 0) return "";
-  for (const ServingEstimate& e : r.result.ranked)
-    if (e.meets_slo) return "";
+  if (p.workload.load != LoadKind::offline || p.options.slo.ttft_s <= 0 ||
+      any_meets_slo(r.result.ranked))
+    return "";
   return fmt::format(
       "offline, every request arrives at once: its TTFT is mostly its wait in the queue (mean "
       "{:.3f} s on the first row), so no layout meets TTFT ≤ {:g} s; give the load to plan for: "
@@ -191,9 +191,7 @@ std::string more_gpus_text(const ServingProblem& p, const std::optional<MoreGpus
 // (the ranking puts it first: rank_estimates) with what it misses, and what more GPUs do.
 std::string unmet_slo_note(const ServeReport& r) {
   const ServingProblem& p = *r.problem;
-  if (!r.searched || !p.options.slo.any() || p.workload.load == LoadKind::offline) return "";
-  for (const ServingEstimate& e : r.result.ranked)
-    if (e.meets_slo) return "";
+  if (!r.searched || !misses_slo_under_load(p, r.result)) return "";
   const ServingEstimate& e = r.result.ranked.front();
   return fmt::format(
       "no layout on up to {} meets the SLO; the rows are ranked by how near they come: the "
@@ -229,8 +227,10 @@ nlohmann::ordered_json engine_flags_json(const ModelSpec& model, const ServingLa
 }
 
 std::string engine_lines(const ModelSpec& model, const ServingLayout& l, const ServingOptions& o) {
-  return "  " + vllm_command(model.name, model.moe.has_value(), l, o) + "\n  " +
-         sglang_command(model.name, l, o) + "\n  " + trtllm_command(model.name, l, o) + "\n";
+  const nlohmann::ordered_json lines = engine_flags_json(model, l, o);
+  std::string out;
+  for (const nlohmann::ordered_json& line : lines) out += "  " + line.get<std::string>() + "\n";
+  return out;
 }
 
 std::string memory_line(const std::string& what, const ServingProblem& p, const ServingMemory& m) {

@@ -37,10 +37,7 @@ std::vector<int64_t> batch_caps(const ServingProblem& p) {
 // answer than one 20% over, whatever their tokens/s per GPU), then tokens/s per GPU.
 bool better(const ServingEstimate& a, const ServingEstimate& b) {
   if (a.meets_slo != b.meets_slo) return a.meets_slo;
-  if (!a.meets_slo) {
-    if (a.overloaded != b.overloaded) return b.overloaded;
-    if (a.slo_scale != b.slo_scale) return a.slo_scale < b.slo_scale;
-  }
+  if (!a.meets_slo && slo_nearness(a) != slo_nearness(b)) return slo_nearness(a) < slo_nearness(b);
   return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
 }
 
@@ -55,8 +52,8 @@ std::vector<int64_t> counts_up_to(int64_t most) {
 // Replica counts tried for tp·pp GPUs each: every GPU, and under a load that does not grow with
 // the GPUs (a request rate or a total concurrency) also 1, 2, 4, … below that, so the ranking
 // by tokens/s per GPU can answer with fewer GPUs. A total concurrency of c keeps at most c
-// replicas busy: no more are tried (each replica's replay keeps at least one request in flight,
-// so more would count requests that are not there).
+// replicas busy: no more are tried (more would replay as c busy ones and serve the same at
+// fewer tokens/s per GPU: serving_plan.cc, busy_copies).
 std::vector<int64_t> replica_counts(const ServingProblem& p, int64_t replica_gpus) {
   int64_t most = p.gpus / replica_gpus;
   if (p.workload.load == LoadKind::offline) return {most};
@@ -143,6 +140,14 @@ std::vector<Diagnostic> check_search_size(const ServingProblem& p) {
                                  "that fit × requests × their steps), beyond the {:.0f} it "
                                  "handles; give --layout, fewer --gpus or fewer requests",
                                  steps, kMaxSearchSteps)}};
+}
+
+std::pair<bool, double> slo_nearness(const ServingEstimate& e) {
+  return {e.overloaded, e.slo_scale};
+}
+
+bool any_meets_slo(const std::vector<ServingEstimate>& e) {
+  return std::any_of(e.begin(), e.end(), [](const ServingEstimate& x) { return x.meets_slo; });
 }
 
 bool any_keeps_up(const std::vector<ServingEstimate>& e) {

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "serving/serving_plan.h"
@@ -69,6 +70,12 @@ void search_format(const ServingProblem& p, ServingSearchResult& r);
 void rank_estimates(ServingSearchResult& r);
 // Whether any estimate keeps up with its load (is not overloaded).
 bool any_keeps_up(const std::vector<ServingEstimate>& estimates);
+// Whether any estimate meets the SLO (ServingEstimate::meets_slo).
+bool any_meets_slo(const std::vector<ServingEstimate>& estimates);
+// How near an estimate that misses the SLO comes to it, nearer first: keeping up with the load
+// before falling behind it, then the least the SLO would have to loosen (slo_scale). The
+// ranking's order for such estimates, before tokens/s per GPU (rank_estimates).
+std::pair<bool, double> slo_nearness(const ServingEstimate& e);
 // Indices of the estimates no other beats on both tokens/s per GPU and tokens/s per user,
 // leaving out the overloaded ones unless every estimate is.
 std::vector<size_t> pareto_front(const std::vector<ServingEstimate>& estimates);
