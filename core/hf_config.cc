@@ -130,6 +130,19 @@ std::string stem_of(const std::string& path) {
   return dot == std::string::npos ? base : base.substr(0, dot);
 }
 
+// A block-quantized FP8 checkpoint (quantization_config {quant_method: fp8, weight_block_size:
+// [n, k]}: DeepSeek-V3, Qwen3's -FP8 releases); other quantization configs are ignored.
+void read_fp8_block(const json& j, const std::string& text, const std::string& file, ModelSpec& m) {
+  if (!j.contains("quantization_config") || !j.at("quantization_config").is_object()) return;
+  const ConfigReader q(j.at("quantization_config"), text, file);
+  if (!q.has("quant_method") || !q.has("weight_block_size") ||
+      q.get_string("quant_method") != "fp8")
+    return;
+  const std::vector<int64_t> block = q.get_int_list("weight_block_size", 1, kMaxWidth);
+  if (block.size() != 2) q.fail("weight_block_size", "must be a list of two integers [n, k]");
+  m.fp8_weight_block = WeightBlock{block[0], block[1]};
+}
+
 // Errors for fields whose value changes the parameter count in a way ModelSpec cannot express.
 void refuse_inexpressible(const ConfigReader& r) {
   if (r.get_bool("attention_bias", false))
@@ -331,6 +344,7 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
   if (type == "llama4_text") read_llama4(r, m);
   read_window(r, type, m);
   m.mtp_layers = r.get_int("num_nextn_predict_layers", 0, 0, kMaxLayers);
+  read_fp8_block(j, text, file, m);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
     return r.diagnostic(field, rule);
   });

@@ -54,6 +54,12 @@ struct MlaSpec {            // DeepSeek-V2/V3 multi-head latent attention
   int64_t v_head_dim = 0;
 };
 
+// Block-wise FP8 scales: one scale for each block of `n` output × `k` input weights (Hugging Face
+// quantization_config.weight_block_size [n, k] with quant_method fp8).
+struct WeightBlock {
+  int64_t n = 0, k = 0;
+};
+
 struct TrainingSpec {
   int64_t seq_len = 4096;       // tokens per sequence
   int64_t global_batch = 1024;  // sequences per optimizer step
@@ -102,6 +108,12 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
   std::optional<AttentionWindow> window;  // local attention (core/attention_span.h prices it)
+  // The weight blocks of the model's published FP8 checkpoint (DeepSeek-V3's own weights,
+  // Qwen3's -FP8 releases: 128 × 128), which `serve --weights fp8` takes as what the engine
+  // loads; absent: per-tensor or per-channel FP8 (Llama 3.1 FP8, Mixtral FP8, or FP8 quantized
+  // on load). Not priced (one scale per 16,384 weights); serving refuses the tensor-parallel
+  // splits an engine refuses to load (serving/fp8_block_split.h).
+  std::optional<WeightBlock> fp8_weight_block;
   TrainingSpec training;
 
   // Whether `layer` attends within AttentionWindow rather than to the whole sequence.

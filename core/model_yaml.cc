@@ -68,6 +68,15 @@ AttentionWindow read_window(const YamlNode& n) {
   return w;
 }
 
+// [n, k]: the FP8 checkpoint's weight blocks, as Hugging Face's weight_block_size lists them.
+WeightBlock read_weight_block(const YamlNode& n) {
+  if (!n.is_sequence() || n.size() != 2)
+    n.fail(
+        "must be a list of two integers [n, k] (Hugging Face quantization_config."
+        "weight_block_size)");
+  return WeightBlock{n.element(0).as_int(1, kMaxWidth), n.element(1).as_int(1, kMaxWidth)};
+}
+
 TrainingSpec read_training(const YamlNode& n) {
   n.expect_only_keys({"seq_len", "global_batch", "precision"});
   TrainingSpec t;
@@ -100,6 +109,7 @@ ModelSpec read_model(const YamlNode& root) {
                          "moe",
                          "mla",
                          "window",
+                         "fp8_weight_block",
                          "training"});
   ModelSpec m;
   m.name = root.child("name").as_string();
@@ -130,6 +140,7 @@ ModelSpec read_model(const YamlNode& root) {
   if (auto n = root.optional_child("moe")) m.moe = read_moe(*n);
   if (auto n = root.optional_child("mla")) m.mla = read_mla(*n);
   if (auto n = root.optional_child("window")) m.window = read_window(*n);
+  if (auto n = root.optional_child("fp8_weight_block")) m.fp8_weight_block = read_weight_block(*n);
   if (auto n = root.optional_child("training")) m.training = read_training(*n);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
     auto dot = field.find('.');

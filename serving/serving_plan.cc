@@ -8,6 +8,7 @@
 
 #include "serving/disaggregated_replay.h"
 #include "serving/engine_preset.h"
+#include "serving/fp8_block_split.h"
 #include "serving/kv_cache.h"
 #include "serving/request_lengths.h"
 
@@ -102,6 +103,10 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
         fmt::format("must be 1 or tp ({}) under {}: its --enable-expert-parallel spreads the "
                     "experts over every GPU of the engine",
                     l.tp, to_string(p.options.engine))));
+  else if (const std::string why =
+               fp8_block_refusal(p.model, p.options.weights, p.options.engine, l);
+           !why.empty())
+    out.push_back(layout_error("tp", l.tp, fmt::format("{} {}", to_string(p.options.engine), why)));
   if (l.max_batch < 0)
     out.push_back(layout_error("max_batch", l.max_batch, "must be 0 (engine default) or more"));
   else if (batch_within_step_tokens(p.options.engine) && l.max_batch > step_tokens(p.options))
@@ -127,6 +132,11 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
           fmt::format("must be at most ep ({}) under {}: its expert parallelism spreads the "
                       "experts over every GPU of a prefill worker",
                       l.ep, to_string(p.options.engine))));
+    else if (const std::string why =
+                 fp8_block_refusal(p.model, p.options.weights, p.options.engine, w);
+             !why.empty())
+      out.push_back(layout_error("prefill_tp", l.prefill_tp,
+                                 fmt::format("{} {}", to_string(p.options.engine), why)));
   }
   // In doubles: three fields of up to 10^7 each overflow int64 (ServingLayout::gpus()).
   const double gpus =

@@ -5,6 +5,7 @@
 #include "core/units.h"
 #include "serving/engine_flags.h"
 #include "serving/engine_preset.h"
+#include "serving/fp8_block_split.h"
 #include "serving/kv_cache.h"
 #include "serving/serving_plan.h"
 
@@ -221,9 +222,14 @@ ServingLayout prefill_pool(const ServingLayout& l) {
 
 nlohmann::ordered_json engine_flags_json(const ModelSpec& model, const ServingLayout& l,
                                          const ServingOptions& o) {
-  return {{"vllm", vllm_command(model.name, model.moe.has_value(), l, o)},
-          {"sglang", sglang_command(model.name, l, o)},
-          {"trtllm", trtllm_command(model.name, l, o)}};
+  // An engine that would refuse the FP8 checkpoint so split gets the reason instead.
+  auto line = [&](Engine e, const std::string& command) {
+    const std::string why = fp8_block_refusal(model, o.weights, e, l);
+    return why.empty() ? command : fmt::format("{}: no command: it {}", to_string(e), why);
+  };
+  return {{"vllm", line(Engine::vllm, vllm_command(model.name, model.moe.has_value(), l, o))},
+          {"sglang", line(Engine::sglang, sglang_command(model.name, l, o))},
+          {"trtllm", line(Engine::trtllm, trtllm_command(model.name, l, o))}};
 }
 
 std::string engine_lines(const ModelSpec& model, const ServingLayout& l, const ServingOptions& o) {

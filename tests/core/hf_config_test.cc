@@ -266,3 +266,37 @@ TEST_CASE("the RoPE base: rope_theta (GPT-NeoX rotary_emb_base), 10000 where abs
             .find("field 'rope_theta' = '0': must be a number between 1 and 1000000000000") !=
         std::string::npos);
 }
+
+TEST_CASE("an FP8 checkpoint's weight_block_size is read: Qwen3-235B-A22B-FP8, Qwen3-30B-A3B-FP8") {
+  for (const char* name : {"qwen3-235b-a22b-fp8.json", "qwen3-30b-a3b-fp8.json"}) {
+    CAPTURE(name);
+    const ModelSpec m = load(name);
+    REQUIRE(m.fp8_weight_block.has_value());
+    CHECK(m.fp8_weight_block->n == 128);
+    CHECK(m.fp8_weight_block->k == 128);
+  }
+  CHECK(load("qwen3-235b-a22b-fp8.json").moe->expert_ffn_hidden == 1536);
+  CHECK(load("qwen3-30b-a3b-fp8.json").moe->expert_ffn_hidden == 768);
+  // The BF16 releases carry no quantization_config.
+  CHECK_FALSE(load("qwen3-235b-a22b.json").fp8_weight_block.has_value());
+}
+
+TEST_CASE("quantization_config: other methods are ignored, a malformed block size is refused") {
+  auto with = [](const std::string& quantization) {
+    return std::string(kTinyLlama) + R"(, "quantization_config": )" + quantization + "}";
+  };
+  Result<ModelSpec> awq = parse_hf_config(
+      with(R"({"quant_method": "awq", "weight_block_size": [128, 128]})"), "config.json");
+  REQUIRE(awq.ok());
+  CHECK_FALSE(awq.value().fp8_weight_block.has_value());
+  Result<ModelSpec> per_tensor = parse_hf_config(
+      with(R"({"quant_method": "fp8", "activation_scheme": "static"})"), "config.json");
+  REQUIRE(per_tensor.ok());
+  CHECK_FALSE(per_tensor.value().fp8_weight_block.has_value());
+  CHECK(error_of(with(R"({"quant_method": "fp8", "weight_block_size": [128]})")) ==
+        "config.json:2:120: error: field 'weight_block_size' = '[…]': must be a list of two "
+        "integers [n, k]");
+  CHECK(error_of(with(R"({"quant_method": "fp8", "weight_block_size": [128, 0]})")) ==
+        "config.json:2:120: error: field 'weight_block_size' = '[…]': must be a list of "
+        "integers between 1 and 10000000");
+}

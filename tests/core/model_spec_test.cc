@@ -153,3 +153,24 @@ TEST_CASE("rope_theta: the RoPE base, a number of at least 1") {
   CHECK(format_diagnostics(bad.errors()).find("x.yaml:6:13: error: field 'rope_theta' = '0'") !=
         std::string::npos);
 }
+
+TEST_CASE(
+    "fp8_weight_block: [n, k] as Hugging Face's weight_block_size, the same from both files") {
+  const std::string base = "name: x\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 100\n";
+  Result<ModelSpec> r = parse_model_yaml(base + "fp8_weight_block: [128, 64]\n", "x.yaml");
+  REQUIRE(r.ok());
+  REQUIRE(r->fp8_weight_block.has_value());
+  CHECK(r->fp8_weight_block->n == 128);
+  CHECK(r->fp8_weight_block->k == 64);
+  Result<ModelSpec> one = parse_model_yaml(base + "fp8_weight_block: 128\n", "x.yaml");
+  REQUIRE(!one.ok());
+  const std::string error = format_diagnostics(one.errors());
+  CHECK(error.substr(0, error.find('\n')) ==
+        "x.yaml:6:19: error: field 'fp8_weight_block' = '128': must be a list of two integers "
+        "[n, k] (Hugging Face quantization_config.weight_block_size)");
+  // The shipped models that name their FP8 release's blocks agree with its config.json.
+  CHECK(load("models/qwen3-235b-a22b.yaml").fp8_weight_block->n ==
+        load("tests/data/hf/qwen3-235b-a22b-fp8.json").fp8_weight_block->n);
+  CHECK(load("models/deepseek-v3.yaml").fp8_weight_block->k == 128);
+  CHECK_FALSE(load("models/llama3-70b.yaml").fp8_weight_block.has_value());
+}

@@ -113,6 +113,53 @@ TEST_CASE("serving search: vLLM splits experts 1 or tp ways, the other engines a
   CHECK(check_serving_layout(p, l).empty());
 }
 
+TEST_CASE(
+    "serving search: vLLM and SGLang are offered no split their FP8 block checkpoint refuses") {
+  // Qwen3-235B-A22B-FP8 (128 × 128 blocks) on 16 GPUs: its 1536-wide experts split 8 ways are
+  // 192-wide shards, which vLLM and SGLang refuse (fp8_block_split.h); ep 8 keeps them whole,
+  // SGLang's ep 2 and 4 split them 4 and 2 ways (384, 768). BF16 weights have no blocks.
+  ServingProblem p =
+      meshplan::testing::shipped_serving_problem("qwen3-235b-a22b", "dgx-h100-64n", 16);
+  p.workload.isl = 512;
+  p.workload.osl = 128;
+  p.workload.load = LoadKind::offline;
+  p.options.weights = WeightFormat::fp8;
+  auto eps_at_tp8 = [&](Engine e) {
+    p.options.engine = e;
+    std::vector<int64_t> eps;
+    for (const ServingLayout& l : serving_candidates(p))
+      if (l.tp == 8 && l.pp == 1 && l.max_batch == 0) eps.push_back(l.ep);
+    return eps;
+  };
+  CHECK(eps_at_tp8(Engine::vllm) == std::vector<int64_t>{8});
+  CHECK(eps_at_tp8(Engine::sglang) == std::vector<int64_t>{2, 4, 8});
+  CHECK(eps_at_tp8(Engine::trtllm) == std::vector<int64_t>{1, 2, 4, 8});
+  p.options.weights = WeightFormat::bf16;
+  CHECK(eps_at_tp8(Engine::vllm) == std::vector<int64_t>{1, 8});
+  // Asked for, the refusal names tp; a prefill worker so split names prefill_tp.
+  p.options.weights = WeightFormat::fp8;
+  p.options.engine = Engine::vllm;
+  std::vector<Diagnostic> d = check_serving_layout(p, ServingLayout{8, 1, 1, 1, 0, false});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].field == "tp");
+  CHECK(d[0].rule ==
+        "vllm refuses to load the model's FP8 checkpoint, quantized in 128 × 128 blocks "
+        "(fp8_weight_block), split so: its experts' gate/up output shard is 1536 / 8 = 192, not a "
+        "multiple of 128 (a larger ep splits each expert fewer ways)");
+  p.options.engine = Engine::sglang;
+  ServingLayout l{4, 1, 4, 1, 0, false};
+  l.prefill_tp = 8;
+  l.prefill_replicas = 1;
+  d = check_serving_layout(p, l);  // the prefill worker: tp 8, ep 4, each expert split 2 ways
+  CHECK(d.empty());
+  l = ServingLayout{4, 1, 1, 1, 0, false};
+  l.prefill_tp = 8;
+  l.prefill_replicas = 1;
+  d = check_serving_layout(p, l);  // tp 8 with ep 1: 192-wide shards
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].field == "prefill_tp");
+}
+
 TEST_CASE("serving search: disaggregated pools that outgrow the load replay once, the same") {
   // llama3-8b at 2 requests/s of 2,000 + 500 tokens on up to 8 H100s: a few sequences in flight,
   // so the larger pools leave workers idle and repeat a smaller pool's replay.
