@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/layout_rules.h"
 #include "serving/disaggregated_replay.h"
 #include "serving/engine_preset.h"
 #include "serving/fp8_block_split.h"
@@ -73,6 +74,27 @@ double kv_transfer_s(const ServingProblem& p, const ServingLayout& layout,
   return c.latency_s + c.s_per_token * static_cast<double>(p.workload.isl);
 }
 
+std::string split_refusal(const ServingProblem& p, const ServingLayout& worker) {
+  const ModelSpec& m = p.model;
+  Layout dense;  // the attention and dense layers' split, as training's rules take it
+  dense.tp = worker.dense_tp();
+  if (!tp_splits_heads(dense, m))
+    return fmt::format(
+        "must divide the attention heads ({}): tensor parallelism gives every GPU whole heads",
+        m.heads);
+  if (!tp_splits_kv_heads(dense, m))
+    return fmt::format(
+        "must divide the KV heads ({}) or be a multiple of them (each KV head then "
+        "on tp / kv_heads GPUs)",
+        m.kv_heads);
+  if (!tp_splits_ffn(dense, m)) return fmt::format("must divide the FFN width ({})", m.ffn_hidden);
+  if (m.moe && m.moe->expert_ffn_hidden % (worker.tp / worker.ep) != 0)
+    return fmt::format("tp / ep ({}) must divide each expert's FFN width ({})",
+                       worker.tp / worker.ep, m.moe->expert_ffn_hidden);
+  const std::string why = fp8_block_refusal(m, p.options.weights, p.options.engine, worker);
+  return why.empty() ? "" : fmt::format("{} {}", to_string(p.options.engine), why);
+}
+
 std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const ServingLayout& l) {
   std::vector<Diagnostic> out;
   const struct {
@@ -103,10 +125,8 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
         fmt::format("must be 1 or tp ({}) under {}: its --enable-expert-parallel spreads the "
                     "experts over every GPU of the engine",
                     l.tp, to_string(p.options.engine))));
-  else if (const std::string why =
-               fp8_block_refusal(p.model, p.options.weights, p.options.engine, l);
-           !why.empty())
-    out.push_back(layout_error("tp", l.tp, fmt::format("{} {}", to_string(p.options.engine), why)));
+  else if (const std::string why = split_refusal(p, l); !why.empty())
+    out.push_back(layout_error("tp", l.tp, why));
   if (l.max_batch < 0)
     out.push_back(layout_error("max_batch", l.max_batch, "must be 0 (engine default) or more"));
   else if (batch_within_step_tokens(p.options.engine) && l.max_batch > step_tokens(p.options))
@@ -132,11 +152,8 @@ std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const Serv
           fmt::format("must be at most ep ({}) under {}: its expert parallelism spreads the "
                       "experts over every GPU of a prefill worker",
                       l.ep, to_string(p.options.engine))));
-    else if (const std::string why =
-                 fp8_block_refusal(p.model, p.options.weights, p.options.engine, w);
-             !why.empty())
-      out.push_back(layout_error("prefill_tp", l.prefill_tp,
-                                 fmt::format("{} {}", to_string(p.options.engine), why)));
+    else if (const std::string why = split_refusal(p, w); !why.empty())
+      out.push_back(layout_error("prefill_tp", l.prefill_tp, why));
   }
   // In doubles: three fields of up to 10^7 each overflow int64 (ServingLayout::gpus()).
   const double gpus =

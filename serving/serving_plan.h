@@ -83,8 +83,17 @@ struct ServingEstimate {
 constexpr double kOverloadCheckShare = 1.0;
 
 // Problems with `layout` on `p` (each a diagnostic naming the --layout field, value and rule):
-// sizes ≥ 1, tp within one node, ep dividing tp and the expert count (MoE only), GPUs.
+// sizes ≥ 1, tp within one node, ep dividing tp and the expert count (MoE only), the splits
+// the engine runs (split_refusal), GPUs.
 std::vector<Diagnostic> check_serving_layout(const ServingProblem& p, const ServingLayout& layout);
+// Why the engine cannot split the model as one worker of `layout` splits it, or empty where it
+// can: tensor parallelism gives each GPU whole attention heads and whole shares of the KV heads,
+// the FFN and each expert's FFN (vLLM's ModelConfig.verify_with_parallel_config: "Total number
+// of attention heads (28) must be divisible by tensor parallel size (8)"; its linear layers
+// divide their widths evenly; the same rules as training's, core/layout_rules.h), and a
+// block-quantized FP8 checkpoint's shards are whole blocks (fp8_block_split.h). A
+// disaggregated layout's prefill worker is asked apart (its prefill_worker()).
+std::string split_refusal(const ServingProblem& p, const ServingLayout& worker);
 
 // The most tokens (requests × (isl + osl)) one replay may process: every step moves at least one,
 // so this bounds the replay's steps and its time (about a minute at the worst).

@@ -10,7 +10,6 @@
 
 #include "core/parallel_for.h"
 #include "serving/engine_preset.h"
-#include "serving/fp8_block_split.h"
 #include "serving/request_replay.h"
 
 namespace meshplan::serving {
@@ -63,11 +62,6 @@ std::vector<int64_t> replica_counts(const ServingProblem& p, int64_t replica_gpu
   return counts_up_to(most);
 }
 
-// Whether the engine loads the weights split as `l` splits them (fp8_block_split.h).
-bool engine_loads(const ServingProblem& p, const ServingLayout& l) {
-  return fp8_block_refusal(p.model, p.options.weights, p.options.engine, l).empty();
-}
-
 // Disaggregated splits of the GPUs: prefill workers of prefill_tp GPUs (a power of two within a
 // node, dividing into min(ep, prefill_tp) expert groups), 1, 2, 4, … of them, and the decode
 // layout `decode` replicated into the GPUs left (1, 2, 4, … or all of them). Engine-default
@@ -111,13 +105,13 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
       if (p.options.search_disaggregated)
         for (int adp = 0; adp < adp_choices; ++adp)
           for (int64_t ep : eps)
-            if (engine_loads(p, ServingLayout{tp, pp, ep, 1, 0, adp == 1}))
+            if (split_refusal(p, ServingLayout{tp, pp, ep, 1, 0, adp == 1}).empty())
               add_disaggregated(p, ServingLayout{tp, pp, ep, 1, 0, adp == 1}, out);
       for (int64_t replicas : replica_counts(p, tp * pp))
         for (int adp = 0; adp < adp_choices; ++adp)
           for (int64_t ep : eps) {
             ServingLayout l{tp, pp, ep, replicas, 0, adp == 1};
-            if (!engine_loads(p, l)) continue;
+            if (!split_refusal(p, l).empty()) continue;
             out.push_back(l);
             for (int64_t cap : batch_caps(p)) {
               l.max_batch = cap;

@@ -113,6 +113,35 @@ TEST_CASE("serving search: vLLM splits experts 1 or tp ways, the other engines a
   CHECK(check_serving_layout(p, l).empty());
 }
 
+TEST_CASE("serving search: tp gives every GPU whole attention heads, KV heads and FFN columns") {
+  // Qwen2-7B: 28 heads, 4 KV heads. tp 8 would give each GPU 3.5 heads, which no engine runs
+  // (vLLM: "Total number of attention heads (28) must be divisible by tensor parallel size (8)").
+  ServingProblem p = meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 8);
+  Result<ModelSpec> qwen2 = load_model(std::string(MESHPLAN_TEST_DATA) + "/hf/qwen2-7b.json");
+  REQUIRE(qwen2.ok());
+  p.model = qwen2.value();
+  p.workload.isl = 512;
+  p.workload.osl = 128;
+  p.workload.load = LoadKind::offline;
+  std::vector<int64_t> tps;
+  for (const ServingLayout& l : serving_candidates(p))
+    if (tps.empty() || tps.back() != l.tp) tps.push_back(l.tp);
+  CHECK(tps == std::vector<int64_t>{1, 2, 4});
+  std::vector<Diagnostic> d = check_serving_layout(p, ServingLayout{8, 1, 1, 1, 0, false});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].field == "tp");
+  CHECK(d[0].rule ==
+        "must divide the attention heads (28): tensor parallelism gives every GPU whole heads");
+  // KV heads: with 32 heads and 3 KV heads, tp 2 splits them neither way.
+  p.model.heads = 32;
+  p.model.kv_heads = 3;
+  d = check_serving_layout(p, ServingLayout{2, 1, 1, 1, 0, false});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].rule ==
+        "must divide the KV heads (3) or be a multiple of them (each KV head then on tp / "
+        "kv_heads GPUs)");
+}
+
 TEST_CASE(
     "serving search: vLLM and SGLang are offered no split their FP8 block checkpoint refuses") {
   // Qwen3-235B-A22B-FP8 (128 × 128 blocks) on 16 GPUs: its 1536-wide experts split 8 ways are
