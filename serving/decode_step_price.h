@@ -53,13 +53,14 @@ struct DecodeStepPrice {
   DecodeAttention attention;
   double stage_layers = 0;  // layers of the largest pipeline stage
   double pp = 1;
+  double micro_batches = 1;  // step_time.h micro_batches: pp, or the decodes where fewer
 
   // StepTimeModel::time(batch).total_s() of the batch with these decodes reading
   // `context_tokens` (and `local_tokens` under local attention), summed over its sequences.
   double step_s(double context_tokens, double local_tokens) const {
     const double keys = attention.keys(context_tokens, local_tokens);
     const double layer_s = attention.layer_s(keys, keys * attention.kv_bytes_per_token_layer, true);
-    const double attention_s = layer_s * stage_layers / pp * pp;
+    const double attention_s = layer_s * stage_layers / micro_batches * pp;
     return gemm_s + attention_s + communication_s + other_s + overhead_s;
   }
 };

@@ -206,6 +206,11 @@ const Costs& kept(std::vector<Costs>& memo, double key, const Compute& compute) 
 
 }  // namespace
 
+double micro_batches(const StepBatch& batch, int64_t pp) {
+  const int64_t sequences = batch.decodes + static_cast<int64_t>(batch.chunks.size());
+  return static_cast<double>(std::clamp<int64_t>(sequences, 1, pp));
+}
+
 const StepTimeModel::LayerCosts& StepTimeModel::layer_costs(double tokens) const {
   return kept(layer_memo_, tokens, [&](LayerCosts& c) { fill_layer_costs(tokens, c); });
 }
@@ -238,9 +243,9 @@ void StepTimeModel::fill_head_costs(double rows, HeadCosts& c) const {
 
 StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   StepBreakdown stage;
-  const double pp = static_cast<double>(layout_.pp);
-  // A micro-batch's tokens: 1/pp of the step's, but a prompt chunk's whole (the header).
-  double tokens = static_cast<double>(batch.tokens()) / pp;
+  const double micro = micro_batches(batch, layout_.pp);
+  // A micro-batch's tokens: 1/micro of the step's, but a prompt chunk's whole (the header).
+  double tokens = static_cast<double>(batch.tokens()) / micro;
   const PrefillChunk* largest = nullptr;
   for (const PrefillChunk& c : batch.chunks)
     if (static_cast<double>(c.tokens) > tokens) {
@@ -260,7 +265,7 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   scale_add(dense, stage_dense_layers_);
   scale_add(moe, stage_moe_layers_);
   const double layers = stage_dense_layers_ + stage_moe_layers_;
-  stage.attention_s = attention_layer_s(batch) * layers / pp;
+  stage.attention_s = attention_layer_s(batch) * layers / micro;
   if (largest != nullptr) {  // that chunk's attention in its micro-batch, through every stage
     StepBatch alone;
     alone.chunks.push_back(*largest);
@@ -269,7 +274,7 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
 
   // LM head rows: the sequences sampling a token, on the last stage.
   if (batch.sampled > 0) {
-    const HeadCosts& head = head_costs(static_cast<double>(batch.sampled) / pp);
+    const HeadCosts& head = head_costs(static_cast<double>(batch.sampled) / micro);
     stage.gemm_s += head.gemm_s;
     stage.communication_s += head.communication_s;  // 0 on one rank
     stage.other_s += head.other_s;
@@ -293,6 +298,7 @@ DecodeStepPrice StepTimeModel::decode_price(int64_t decodes, int64_t sampled) co
   price.attention = decode_attention_;
   price.stage_layers = stage_dense_layers_ + stage_moe_layers_;
   price.pp = static_cast<double>(layout_.pp);
+  price.micro_batches = micro_batches(batch, layout_.pp);
   return price;
 }
 

@@ -41,11 +41,13 @@
 // (split tp/ep ways over ep ranks), fed by an all-to-all over the EP group.
 // Pipeline parallelism: the batch runs as pp micro-batches, so a round (every sequence one
 // step further) takes pp × the stage's time at 1/pp of the batch, plus pp point-to-point hops
-// (pp − 1 stage boundaries and the sampled tokens back to the first stage). The largest stage
-// is timed, with the LM head: its pp micro-batches each read the stage's weights once. A
-// prompt's chunk is not split between micro-batches (the engines' pipeline batches take whole
-// requests: vLLM's and TensorRT-LLM's in-flight micro-batches, SGLang's at its chunk size), and
-// it passes the stages one after another: the micro-batch holding the largest chunk carries at
+// (pp − 1 stage boundaries and the sampled tokens back to the first stage). A micro-batch holds
+// whole sequences: a step of fewer sequences than pp runs as one micro-batch each, and its round
+// still passes all pp stages (pp × the stage's time at one sequence: the pipeline is not full). The
+// largest stage is timed, with the LM head: its pp micro-batches each read the stage's weights
+// once. A prompt's chunk is not split between micro-batches (the engines' pipeline batches take
+// whole requests: vLLM's and TensorRT-LLM's in-flight micro-batches, SGLang's at its chunk size),
+// and it passes the stages one after another: the micro-batch holding the largest chunk carries at
 // least its tokens, and the round is pp × the stage's time at that many (a lone 8,000-token
 // prompt on pp 8 takes the time of its 8,000 tokens through every layer, not of 1,000).
 #pragma once
@@ -97,6 +99,10 @@ struct StepBatch {
   // attention (ModelSpec::window) if any.
   void add_decode(const std::optional<AttentionWindow>& window, int64_t context);
 };
+
+// Micro-batches the step runs as under `pp` stages: pp, or one per sequence (decode or prompt
+// chunk) where it has fewer; at least 1.
+double micro_batches(const StepBatch& batch, int64_t pp);
 
 struct StepBreakdown {
   double gemm_s = 0, attention_s = 0, communication_s = 0, other_s = 0, overhead_s = 0;

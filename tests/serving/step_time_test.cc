@@ -298,6 +298,34 @@ TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-b
   CHECK(t2.communication_s == doctest::Approx(2 * coll.p2p_time_s(1, 0.5 * 4096 * 2)));
 }
 
+TEST_CASE("step time: under pp = 4 a step of fewer sequences runs one micro-batch each") {
+  // One decode at 8,000 cached tokens: one micro-batch through four stages of 8 layers reads its
+  // K/V in all 32 layers, as pp = 1 does (split into four quarter-sequences it read a quarter).
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  const CalibrationProfile p = profile_of(c);
+  ServingLayout four;
+  four.pp = 4;
+  const StepTimeModel pp1(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
+  const StepTimeModel pp4(m, c, p, four, ServingOptions{}, HostOverhead{});
+  CHECK(micro_batches(one_decode(8000), 4) == 1);
+  CHECK(pp4.time(one_decode(8000)).attention_s == pp1.time(one_decode(8000)).attention_s);
+  // Two decodes at 8,000 each: two micro-batches of one; eight or more: four.
+  StepBatch two = one_decode(8000);
+  two.add_decode(std::nullopt, 8000);
+  CHECK(micro_batches(two, 4) == 2);
+  // Two micro-batches of one sequence pass the four stages side by side: a round takes one
+  // sequence's attention through 32 layers, half of pp = 1's for both.
+  CHECK(pp4.time(two).attention_s == doctest::Approx(pp1.time(two).attention_s / 2));
+  StepBatch eight;
+  for (int i = 0; i < 8; ++i) eight.add_decode(std::nullopt, 8000);
+  CHECK(micro_batches(eight, 4) == 4);
+  // The decode-only price answers the same (its attention term divides by the micro-batches).
+  const DecodeStepPrice price = pp4.decode_price(1, 1);
+  CHECK(price.micro_batches == 1);
+  CHECK(price.step_s(8000, 8000) == pp4.time(one_decode(8000)).total_s());
+}
+
 TEST_CASE("step time: under pp = 2 a lone prompt chunk stays whole, through every layer") {
   // 4,000 tokens of one prompt, none sampled (no LM head): on pp = 2 one micro-batch carries
   // them all through both stages of 16 layers, the same GEMMs, attention and small kernels as
