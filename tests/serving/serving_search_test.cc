@@ -11,6 +11,15 @@ using namespace meshplan::serving;
 
 namespace {
 
+// The ep of the candidates at tp 8, pp 1 and the engine's default batch, under `engine`.
+std::vector<int64_t> candidate_eps_at_tp8(ServingProblem p, Engine engine) {
+  p.options.engine = engine;
+  std::vector<int64_t> eps;
+  for (const ServingLayout& l : serving_candidates(p))
+    if (l.tp == 8 && l.pp == 1 && l.max_batch == 0) eps.push_back(l.ep);
+  return eps;
+}
+
 ServingProblem llama8b_problem() {
   ServingProblem p = meshplan::testing::shipped_serving_problem("llama3-8b", "dgx-h100-1n", 2);
   p.workload.isl = 256;
@@ -80,13 +89,7 @@ TEST_CASE("serving search: vLLM splits experts 1 or tp ways, the other engines a
   p.workload.isl = 512;
   p.workload.osl = 128;
   p.workload.load = LoadKind::offline;
-  auto eps_at_tp8 = [&](Engine e) {
-    p.options.engine = e;
-    std::vector<int64_t> eps;
-    for (const ServingLayout& l : serving_candidates(p))
-      if (l.tp == 8 && l.pp == 1 && l.max_batch == 0) eps.push_back(l.ep);
-    return eps;
-  };
+  auto eps_at_tp8 = [&](Engine e) { return candidate_eps_at_tp8(p, e); };
   CHECK(eps_at_tp8(Engine::trtllm) == std::vector<int64_t>{1, 2, 4, 8});
   CHECK(eps_at_tp8(Engine::sglang) == std::vector<int64_t>{1, 2, 4, 8});
   CHECK(eps_at_tp8(Engine::vllm) == std::vector<int64_t>{1, 8});
@@ -153,13 +156,7 @@ TEST_CASE(
   p.workload.osl = 128;
   p.workload.load = LoadKind::offline;
   p.options.weights = WeightFormat::fp8;
-  auto eps_at_tp8 = [&](Engine e) {
-    p.options.engine = e;
-    std::vector<int64_t> eps;
-    for (const ServingLayout& l : serving_candidates(p))
-      if (l.tp == 8 && l.pp == 1 && l.max_batch == 0) eps.push_back(l.ep);
-    return eps;
-  };
+  auto eps_at_tp8 = [&](Engine e) { return candidate_eps_at_tp8(p, e); };
   CHECK(eps_at_tp8(Engine::vllm) == std::vector<int64_t>{8});
   CHECK(eps_at_tp8(Engine::sglang) == std::vector<int64_t>{2, 4, 8});
   CHECK(eps_at_tp8(Engine::trtllm) == std::vector<int64_t>{1, 2, 4, 8});
