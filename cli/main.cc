@@ -1,4 +1,4 @@
-// meshplan: a parallelism planner and cluster simulator for large-model training.
+// meshplan: a parallelism planner and cluster simulator for large-model training and serving.
 #include <fmt/format.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -52,7 +52,7 @@ void keep_freed_memory() {
 
 int main(int argc, char** argv) {
   keep_freed_memory();
-  CLI::App app{"meshplan: plan DP/TP/PP/CP/EP layouts for large-model training"};
+  CLI::App app{"meshplan: plan DP/TP/PP/CP/EP layouts for large-model training and serving"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "meshplan 0.1.0");
   int exit_code = 0;
