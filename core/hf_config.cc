@@ -1,7 +1,8 @@
 // Maps a Hugging Face config.json onto a ModelSpec. Families (model_type): llama, mistral,
 // phi3 (fused qkv/gate_up: the same matrices), qwen2 (biases on Q, K and V), qwen3,
 // mixtral, qwen3_moe, deepseek_v2, deepseek_v3 (MLA; MTP modules from
-// num_nextn_predict_layers, counted apart), gemma2 and gemma3_text (explicit head_dim, four
+// num_nextn_predict_layers, counted apart), kimi_k2 (Kimi K2: DeepseekV3ForCausalLM, the same
+// fields), gemma2 and gemma3_text (explicit head_dim, four
 // norms per layer, Gemma 3's q/k norms; tied embeddings), gpt_neox (LayerNorm, biases
 // everywhere, GeLU MLP; its parallel residual has the same matrices and FLOPs) and llama4_text
 // (MoE every interleave_moe_layer_step-th layer with a shared expert, dense layers of
@@ -256,7 +257,8 @@ int64_t global_period(const std::vector<bool>& global) {
 void read_window(const ConfigReader& r, const std::string& type, ModelSpec& m) {
   const bool llama4 = type == "llama4_text";
   const char* size_key = llama4 ? "attention_chunk_size" : "sliding_window";
-  if (type == "gpt_neox" || type == "llama" || type == "deepseek_v2" || type == "deepseek_v3")
+  if (type == "gpt_neox" || type == "llama" || type == "deepseek_v2" || type == "deepseek_v3" ||
+      type == "kimi_k2")
     return;
   if ((type == "qwen2" || type == "qwen3" || type == "qwen3_moe")) {
     if (!r.get_bool("use_sliding_window", false)) return;
@@ -302,8 +304,8 @@ void read_window(const ConfigReader& r, const std::string& type, ModelSpec& m) {
 ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
   ConfigReader r(j, text, file);
   const std::vector<std::string> types = {
-      "llama",       "mistral",     "phi3",   "qwen2",       "qwen3",    "mixtral",    "qwen3_moe",
-      "deepseek_v2", "deepseek_v3", "gemma2", "gemma3_text", "gpt_neox", "llama4_text"};
+      "llama",       "mistral",     "phi3",    "qwen2",  "qwen3",       "mixtral",  "qwen3_moe",
+      "deepseek_v2", "deepseek_v3", "kimi_k2", "gemma2", "gemma3_text", "gpt_neox", "llama4_text"};
   std::string type = r.get_string("model_type");
   // Families met in practice whose structure ModelSpec cannot hold: refused with the reason.
   if (type == "llama4")

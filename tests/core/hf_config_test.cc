@@ -236,8 +236,8 @@ TEST_CASE("multimodal gemma3 is refused: its text model is what meshplan reads")
 TEST_CASE("an unsupported model_type lists the supported ones") {
   CHECK(error_of(R"({"model_type": "gpt2"})") ==
         "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
-        "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|gemma2|"
-        "gemma3_text|gpt_neox|llama4_text");
+        "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|kimi_k2|"
+        "gemma2|gemma3_text|gpt_neox|llama4_text");
 }
 
 TEST_CASE("Qwen2-72B's Q/K/V biases add 80 x 10,240 parameters") {
@@ -299,4 +299,29 @@ TEST_CASE("quantization_config: other methods are ignored, a malformed block siz
   CHECK(error_of(with(R"({"quant_method": "fp8", "weight_block_size": [128, 0]})")) ==
         "config.json:2:120: error: field 'weight_block_size' = '[…]': must be a list of "
         "integers between 1 and 10000000");
+}
+
+// Kimi K2 per layer: MLA q_a 7168·1536 + q_a norm 1536 + q_b 1536·64·192 + kv_a 7168·576 +
+// kv_a norm 512 + kv_b 512·64·256 + o 64·128·7168 = 101,124,096; two norms 14,336; the first
+// layer's dense MLP 3·7168·18432 = 396,361,728; an MoE layer's 384 routed experts and one
+// shared expert 385·3·7168·2048 = 16,955,473,920 and router 384·7168 = 2,752,512; embedding and
+// LM head 2·163,840·7168 = 2,348,810,240 and the final norm 7,168.
+TEST_CASE("Kimi K2 (kimi_k2, DeepSeek-V3's architecture): 1,026,408,209,408 counted by hand") {
+  const ModelSpec m = load("kimi-k2-instruct.json");
+  REQUIRE(m.mla.has_value());
+  REQUIRE(m.moe.has_value());
+  CHECK(m.heads == 64);
+  CHECK(m.moe->experts == 384);
+  CHECK(m.moe->first_dense_layers == 1);
+  CHECK(m.moe->sigmoid_router);
+  CHECK(m.moe->routed_scaling == 2.827);
+  CHECK(m.moe->expert_bias);
+  CHECK(m.mtp_layers == 0);
+  REQUIRE(m.fp8_weight_block.has_value());
+  CHECK(m.fp8_weight_block->n == 128);
+  const int64_t attention = 101'124'096, norms = 14'336;
+  const int64_t dense = attention + norms + int64_t{3} * 7168 * 18432;
+  const int64_t moe = attention + norms + int64_t{385} * 3 * 7168 * 2048 + 384 * 7168;
+  CHECK(total_params(m) == dense + 60 * moe + int64_t{2} * 163'840 * 7168 + 7168);
+  CHECK(total_params(m) == 1'026'408'209'408);  // the card: "1T total parameters"
 }
