@@ -598,8 +598,9 @@ TEST_CASE("the build writes a man page and bash/zsh completions from --help") {
   const std::filesystem::path doc = std::filesystem::path(MESHPLAN_BINARY).parent_path() / "doc";
   const std::string man = read_file(doc / "meshplan.1");
   CHECK(man.rfind(".TH MESHPLAN 1 ", 0) == 0);
-  CHECK(man.find("meshplan \\- plan DP/TP/PP/CP/EP layouts for large-model training and serving\n") !=
-        std::string::npos);
+  CHECK(
+      man.find("meshplan \\- plan DP/TP/PP/CP/EP layouts for large-model training and serving\n") !=
+      std::string::npos);
   for (const char* command : {"memory", "plan", "report", "export"})
     CHECK(man.find(std::string(".SS ") + command + "\n") != std::string::npos);
   CHECK(man.find(".SS \"calibrate import nccl-tests\"\n") != std::string::npos);
