@@ -2,12 +2,13 @@
 // phi3 (fused qkv/gate_up: the same matrices), qwen2 (biases on Q, K and V), qwen3,
 // mixtral, qwen3_moe, deepseek_v2, deepseek_v3 (MLA; MTP modules from
 // num_nextn_predict_layers, counted apart), kimi_k2 (Kimi K2: DeepseekV3ForCausalLM, the same
-// fields), gemma2 and gemma3_text (explicit head_dim, four
-// norms per layer, Gemma 3's q/k norms; tied embeddings), gpt_neox (LayerNorm, biases
-// everywhere, GeLU MLP; its parallel residual has the same matrices and FLOPs) and llama4_text
-// (MoE every interleave_moe_layer_step-th layer with a shared expert, dense layers of
-// intermediate_size_mlp between; its chunked attention, 8,192-token chunks on three layers in
-// four). Local attention (sliding windows, Llama 4's chunks) becomes ModelSpec::window
+// fields), minimax_m2 (MiniMax-M2: Mixtral-style experts of intermediate_size, sigmoid router
+// with use_routing_bias, q/k norms per layer; its MTP modules, use_mtp, are not counted), gemma2
+// and gemma3_text (explicit head_dim, four norms per layer, Gemma 3's q/k norms; tied embeddings),
+// gpt_neox (LayerNorm, biases everywhere, GeLU MLP; its parallel residual has the same matrices and
+// FLOPs) and llama4_text (MoE every interleave_moe_layer_step-th layer with a shared expert, dense
+// layers of intermediate_size_mlp between; its chunked attention, 8,192-token chunks on three
+// layers in four). Local attention (sliding windows, Llama 4's chunks) becomes ModelSpec::window
 // (read_window below), which the cost model prices.
 //
 // Parameters are counted exactly or refused: a field that would change the count in a way the
@@ -164,7 +165,14 @@ void read_attention(const ConfigReader& r, const std::string& type, ModelSpec& m
   m.heads = r.get_int("num_attention_heads", 1, kMaxWidth);
   m.kv_heads = r.get_int("num_key_value_heads", m.heads, 1, kMaxWidth);
   m.head_dim = r.get_int("head_dim", 0, 1, kMaxWidth);
-  m.qk_norm = type == "qwen3" || type == "qwen3_moe" || type == "gemma3_text";
+  if (type == "qwen3" || type == "qwen3_moe" || type == "gemma3_text") m.qk_norm = QkNorm::per_head;
+  // MiniMax-M2 (use_qk_norm, qk_norm_type): its released configs norm Q and K per layer.
+  if (type == "minimax_m2" && r.get_bool("use_qk_norm", false)) {
+    const std::string kind = r.has("qk_norm_type") ? r.get_string("qk_norm_type") : "per_layer";
+    if (kind != "per_layer" && kind != "per_head")
+      r.fail("qk_norm_type", "must be per_layer or per_head");
+    m.qk_norm = kind == "per_layer" ? QkNorm::per_layer : QkNorm::per_head;
+  }
   m.qkv_bias = type == "qwen2";
   m.attention = AttentionKind::flash;
   if (r.has("kv_lora_rank")) {
@@ -206,7 +214,14 @@ void read_moe(const ConfigReader& r, ModelSpec& m) {
     moe.sigmoid_router = score == "sigmoid";
   }
   moe.routed_scaling = r.get_double("routed_scaling_factor", 1.0, 1e-3, 1000.0);
-  moe.expert_bias = r.has("topk_method") && r.get_string("topk_method") == "noaux_tc";
+  moe.expert_bias = (r.has("topk_method") && r.get_string("topk_method") == "noaux_tc") ||
+                    r.get_bool("use_routing_bias", false);  // MiniMax-M2's name for it
+  // MiniMax-M2's shared expert width (0 in its releases): one of another width than the routed
+  // experts' is not expressible.
+  if (r.get_int("shared_intermediate_size", 0, 0, kMaxWidth) != 0)
+    r.fail("shared_intermediate_size",
+           "must be 0: meshplan models shared experts as wide as the routed ones "
+           "(n_shared_experts)");
   m.moe = moe;
 }
 
@@ -303,9 +318,10 @@ void read_window(const ConfigReader& r, const std::string& type, ModelSpec& m) {
 
 ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
   ConfigReader r(j, text, file);
-  const std::vector<std::string> types = {
-      "llama",       "mistral",     "phi3",    "qwen2",  "qwen3",       "mixtral",  "qwen3_moe",
-      "deepseek_v2", "deepseek_v3", "kimi_k2", "gemma2", "gemma3_text", "gpt_neox", "llama4_text"};
+  const std::vector<std::string> types = {"llama",       "mistral",  "phi3",       "qwen2",
+                                          "qwen3",       "mixtral",  "qwen3_moe",  "deepseek_v2",
+                                          "deepseek_v3", "kimi_k2",  "minimax_m2", "gemma2",
+                                          "gemma3_text", "gpt_neox", "llama4_text"};
   std::string type = r.get_string("model_type");
   // Families met in practice whose structure ModelSpec cannot hold: refused with the reason.
   if (type == "llama4")

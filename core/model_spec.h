@@ -14,6 +14,10 @@ enum class NormKind { layernorm, rmsnorm };
 enum class AttentionKind { flash, standard };
 enum class PositionEmbedding { rope, alibi, learned };
 enum class Precision { bf16, fp8 };
+// RMSNorm on queries and keys before RoPE: none; per head (Qwen3, Gemma 3: one head_dim-wide
+// weight for Q and one for K, shared by the heads); per layer (MiniMax-M2's qk_norm_type
+// per_layer: one weight over all of Q's heads × head_dim and one over K's).
+enum class QkNorm { none, per_head, per_layer };
 
 struct MoeSpec {
   int64_t experts = 0;             // routed experts per MoE layer
@@ -89,9 +93,9 @@ struct ModelSpec {
   MlpKind mlp = MlpKind::gelu;
   NormKind norm = NormKind::layernorm;
   bool tied_embeddings = false;
-  bool dropout = false;     // dropout masks cost activation memory when true
-  bool bias = false;        // linear layers carry biases (GPT-2/3, BLOOM); LayerNorm has β anyway
-  bool qk_norm = false;     // per-head RMSNorm on queries and keys (Qwen3)
+  bool dropout = false;  // dropout masks cost activation memory when true
+  bool bias = false;     // linear layers carry biases (GPT-2/3, BLOOM); LayerNorm has β anyway
+  QkNorm qk_norm = QkNorm::none;
   bool qkv_bias = false;    // Q, K and V projections carry biases though `bias` is false (Qwen2)
   bool post_norms = false;  // two more norms per layer, after attention and after the MLP
                             // (Gemma 2/3 "sandwich" norms): 4 per layer instead of 2

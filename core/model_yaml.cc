@@ -127,7 +127,10 @@ ModelSpec read_model(const YamlNode& root) {
   m.tied_embeddings = root.get_bool("tied_embeddings", false);
   m.dropout = root.get_bool("dropout", false);
   m.bias = root.get_bool("bias", false);
-  m.qk_norm = root.get_bool("qk_norm", false);
+  const std::string qk = root.get_choice("qk_norm", "false", {"false", "true", "per_layer"});
+  m.qk_norm = qk == "true"        ? QkNorm::per_head
+              : qk == "per_layer" ? QkNorm::per_layer
+                                  : QkNorm::none;
   m.attention = root.get_choice("attention", "flash", {"flash", "standard"}) == "standard"
                     ? AttentionKind::standard
                     : AttentionKind::flash;

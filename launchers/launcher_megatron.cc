@@ -210,7 +210,9 @@ void megatron_shape_args(const ModelSpec& model, const TrainingSpec& training, L
   if (model.mlp == MlpKind::swiglu) args.flag("--swiglu");
   if (!model.tied_embeddings) args.flag("--untie-embeddings-and-output-weights");
   if (!model.bias) args.flag("--disable-bias-linear");
-  if (model.qk_norm) args.flag("--qk-layernorm");
+  // Megatron-Core's q/k norms are per head (TransformerConfig qk_layernorm); a per-layer one
+  // (MiniMax-M2) has no flag and is left out.
+  if (model.qk_norm == QkNorm::per_head) args.flag("--qk-layernorm");
   if (!model.dropout) {
     args.arg("--attention-dropout", "0.0");
     args.arg("--hidden-dropout", "0.0");

@@ -52,7 +52,7 @@ TEST_CASE("Gemma 2 9B: head_dim 256, four norms per layer, tied embeddings: 9,24
 
 TEST_CASE("Gemma 3 1B adds per-head q/k norms: 999,885,952") {
   ModelSpec m = load("gemma-3-1b-pt.json");
-  CHECK(m.qk_norm);
+  CHECK(m.qk_norm == QkNorm::per_head);
   CHECK(m.kv_heads == 1);
   CHECK(total_params(m) == 999'885'952);
 }
@@ -170,7 +170,7 @@ TEST_CASE("Llama 4 Scout: an MoE block with a shared expert on every layer: 107,
   CHECK(m.moe->experts == 16);
   CHECK(m.moe->shared_experts == 1);
   CHECK(m.moe->layer_step == 1);
-  CHECK_FALSE(m.qk_norm);  // L2 norms without weights
+  CHECK(m.qk_norm == QkNorm::none);  // L2 norms without weights
   CHECK(m.moe_layers() == 48);
   // 48 × (62,914,560 + 10,240 + 17 × 125,829,120 + 16 × 5120) + 2,068,976,640.
   CHECK(total_params(m) == 107'769'861'120);
@@ -237,7 +237,7 @@ TEST_CASE("an unsupported model_type lists the supported ones") {
   CHECK(error_of(R"({"model_type": "gpt2"})") ==
         "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
         "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|kimi_k2|"
-        "gemma2|gemma3_text|gpt_neox|llama4_text");
+        "minimax_m2|gemma2|gemma3_text|gpt_neox|llama4_text");
 }
 
 TEST_CASE("Qwen2-72B's Q/K/V biases add 80 x 10,240 parameters") {
@@ -324,4 +324,29 @@ TEST_CASE("Kimi K2 (kimi_k2, DeepSeek-V3's architecture): 1,026,408,209,408 coun
   const int64_t moe = attention + norms + int64_t{385} * 3 * 7168 * 2048 + 384 * 7168;
   CHECK(total_params(m) == dense + 60 * moe + int64_t{2} * 163'840 * 7168 + 7168);
   CHECK(total_params(m) == 1'026'408'209'408);  // the card: "1T total parameters"
+}
+
+// MiniMax-M2.5 per layer: attention 3072·6144 + 2·3072·1024 + 6144·3072 = 44,040,192; Q and K
+// norms over the layer 6144 + 1024; two norms 6,144; 256 experts 256·3·3072·1536 =
+// 3,623,878,656 and the router 256·3072 = 786,432. 62 layers, embedding and LM head
+// 2·200,064·3072 = 1,229,193,216, final norm 3,072.
+TEST_CASE("MiniMax-M2.5 (minimax_m2): per-layer q/k norms, 228,689,748,992 counted by hand") {
+  const ModelSpec m = load("minimax-m2.5.json");
+  CHECK(m.qk_norm == QkNorm::per_layer);
+  CHECK(m.q_width() == 6144);
+  REQUIRE(m.moe.has_value());
+  CHECK(m.moe->experts == 256);
+  CHECK(m.moe->expert_ffn_hidden == 1536);
+  CHECK(m.moe->sigmoid_router);
+  CHECK(m.moe->expert_bias);
+  CHECK(m.fp8_weight_block->n == 128);
+  const int64_t layer = 44'040'192 + 7'168 + 6'144 + int64_t{256} * 3 * 3072 * 1536 + 256 * 3072;
+  CHECK(layer_params(m, 0).total() == layer);
+  CHECK(total_params(m) == 62 * layer + int64_t{2} * 200'064 * 3072 + 3072);
+  CHECK(total_params(m) == 228'689'748'992);  // the card: "230B total parameters"
+  // A shared expert of another width is refused by name.
+  CHECK(error_of(R"({"model_type": "minimax_m2", "num_hidden_layers": 2, "hidden_size": 64,
+    "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128,
+    "num_local_experts": 4, "num_experts_per_tok": 2, "shared_intermediate_size": 256})")
+            .find("field 'shared_intermediate_size' = '256': must be 0") != std::string::npos);
 }

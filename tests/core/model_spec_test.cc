@@ -174,3 +174,17 @@ TEST_CASE(
   CHECK(load("models/deepseek-v3.yaml").fp8_weight_block->k == 128);
   CHECK_FALSE(load("models/llama3-70b.yaml").fp8_weight_block.has_value());
 }
+
+TEST_CASE("qk_norm: true norms each head (2 · head_dim), per_layer all of Q and K, else refused") {
+  const std::string base = "name: x\nlayers: 1\nhidden: 64\nheads: 4\nkv_heads: 2\nvocab: 100\n";
+  auto norms = [&](const std::string& value) {
+    Result<ModelSpec> r = parse_model_yaml(base + "qk_norm: " + value + "\n", "x.yaml");
+    REQUIRE(r.ok());
+    return layer_params(r.value(), 0).total();
+  };
+  CHECK(norms("true") - norms("false") == 2 * 16);
+  CHECK(norms("per_layer") - norms("false") == 64 + 32);  // Q 4 · 16, K 2 · 16
+  Result<ModelSpec> bad = parse_model_yaml(base + "qk_norm: per_head\n", "x.yaml");
+  REQUIRE(!bad.ok());
+  CHECK(format_diagnostics(bad.errors()).find("field 'qk_norm' = 'per_head'") != std::string::npos);
+}

@@ -109,3 +109,13 @@ TEST_CASE("attention shards: KV heads replicated past their count hold one head 
         "(fp8_weight_block), split so: its o_proj input shard is 512 / 8 = 64, not a multiple of "
         "128");
 }
+
+TEST_CASE("MiniMax-M2.5's FP8 release: 1536-wide experts refused on tp 8, loaded with ep 8") {
+  const ModelSpec m = load("tests/data/hf/minimax-m2.5.json");
+  CHECK(fp8_block_refusal(m, WeightFormat::fp8, Engine::vllm, layout(8, 1)) ==
+        kRefuses +
+            "its experts' gate/up output shard is 1536 / 8 = 192, not a multiple of 128 (a larger "
+            "ep splits each expert fewer ways)");
+  CHECK(fp8_block_refusal(m, WeightFormat::fp8, Engine::vllm, layout(8, 8)).empty());
+  CHECK(fp8_block_refusal(m, WeightFormat::fp8, Engine::vllm, layout(4, 1)).empty());
+}
