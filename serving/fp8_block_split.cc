@@ -72,7 +72,7 @@ std::string first_partial_shard(const ModelSpec& m, const WeightBlock& b, const 
 
 std::string fp8_block_refusal(const ModelSpec& model, WeightFormat weights, Engine engine,
                               const ServingLayout& l) {
-  if (!model.fp8_weight_block || weights != WeightFormat::fp8 || engine == Engine::trtllm)
+  if (!model.fp8_weight_block || weights != WeightFormat::fp8 || engine != Engine::sglang)
     return "";
   const WeightBlock& b = *model.fp8_weight_block;
   const std::string why = first_partial_shard(model, b, l);

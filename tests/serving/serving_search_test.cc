@@ -145,11 +145,10 @@ TEST_CASE("serving search: tp gives every GPU whole attention heads, KV heads an
         "kv_heads GPUs)");
 }
 
-TEST_CASE(
-    "serving search: vLLM and SGLang are offered no split their FP8 block checkpoint refuses") {
+TEST_CASE("serving search: SGLang is offered no split its FP8 block checkpoint refuses") {
   // Qwen3-235B-A22B-FP8 (128 × 128 blocks) on 16 GPUs: its 1536-wide experts split 8 ways are
-  // 192-wide shards, which vLLM and SGLang refuse (fp8_block_split.h); ep 8 keeps them whole,
-  // SGLang's ep 2 and 4 split them 4 and 2 ways (384, 768). BF16 weights have no blocks.
+  // 192-wide shards, which SGLang refuses (fp8_block_split.h); ep 8 keeps them whole, ep 2 and 4
+  // split them 4 and 2 ways (384, 768). vLLM and TensorRT-LLM load them; BF16 has no blocks.
   ServingProblem p =
       meshplan::testing::shipped_serving_problem("qwen3-235b-a22b", "dgx-h100-64n", 16);
   p.workload.isl = 512;
@@ -157,22 +156,21 @@ TEST_CASE(
   p.workload.load = LoadKind::offline;
   p.options.weights = WeightFormat::fp8;
   auto eps_at_tp8 = [&](Engine e) { return candidate_eps_at_tp8(p, e); };
-  CHECK(eps_at_tp8(Engine::vllm) == std::vector<int64_t>{8});
   CHECK(eps_at_tp8(Engine::sglang) == std::vector<int64_t>{2, 4, 8});
+  CHECK(eps_at_tp8(Engine::vllm) == std::vector<int64_t>{1, 8});
   CHECK(eps_at_tp8(Engine::trtllm) == std::vector<int64_t>{1, 2, 4, 8});
   p.options.weights = WeightFormat::bf16;
-  CHECK(eps_at_tp8(Engine::vllm) == std::vector<int64_t>{1, 8});
+  CHECK(eps_at_tp8(Engine::sglang) == std::vector<int64_t>{1, 2, 4, 8});
   // Asked for, the refusal names tp; a prefill worker so split names prefill_tp.
   p.options.weights = WeightFormat::fp8;
-  p.options.engine = Engine::vllm;
+  p.options.engine = Engine::sglang;
   std::vector<Diagnostic> d = check_serving_layout(p, ServingLayout{8, 1, 1, 1, 0, false});
   REQUIRE(d.size() == 1);
   CHECK(d[0].field == "tp");
   CHECK(d[0].rule ==
-        "vllm refuses to load the model's FP8 checkpoint, quantized in 128 × 128 blocks "
+        "sglang refuses to load the model's FP8 checkpoint, quantized in 128 × 128 blocks "
         "(fp8_weight_block), split so: its experts' gate/up output shard is 1536 / 8 = 192, not a "
         "multiple of 128 (a larger ep splits each expert fewer ways)");
-  p.options.engine = Engine::sglang;
   ServingLayout l{4, 1, 4, 1, 0, false};
   l.prefill_tp = 8;
   l.prefill_replicas = 1;
