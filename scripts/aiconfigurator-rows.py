@@ -6,7 +6,7 @@ Usage: scripts/aiconfigurator-rows.py SILICON_SAMPLE_CSV [EXISTING_ROWS_YAML] > 
 The CSV is aic-core/src/aiconfigurator_core/systems/silicon_sample.csv of ai-dynamo/aiconfigurator
 at commit 095f58a51c4ca8e61b66ec108d86f223f8d559ce (git show 095f58a:<path>). Every aggregated
 (non-disaggregated) row on an H100 or H200 of a model meshplan ships (Llama 3.1 8B and 70B,
-DeepSeek-R1/V3, Qwen3-235B-A22B, Qwen3-32B) is copied, except those EXISTING_ROWS_YAML already
+DeepSeek-R1/V3, Qwen3-235B-A22B, Qwen3-32B, MiniMax-M2.5) is copied, except those EXISTING_ROWS_YAML already
 holds (by source_row_id). Numbers are the CSV's text, unchanged. Rows are sorted, so the output is the same
 for the same CSV.
 """
@@ -18,6 +18,9 @@ COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
 PATH = "aic-core/src/aiconfigurator_core/systems/silicon_sample.csv"
 MODELS = ("meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B", "deepseek-ai/DeepSeek-R1",
           "deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-235B-A22B", "Qwen/Qwen3-32B")
+# Models whose rows joined later (2026-12-02): numbered after the others, so that every earlier
+# row keeps its id.
+LATER_MODELS = ("MiniMaxAI/MiniMax-M2.5",)
 GPUS = {"h100_sxm": "H100-SXM-80GB", "h200_sxm": "H200-SXM-141GB"}
 
 
@@ -47,11 +50,11 @@ def main():
     if len(sys.argv) > 2:
         existing = set(re.findall(r"source_row_id:\s*(\S+)", open(sys.argv[2]).read()))
     keep = [r for r in rows
-            if r["mode"] == "agg" and r["system"] in GPUS and r["model_path"].startswith(MODELS)
+            if r["mode"] == "agg" and r["system"] in GPUS and r["model_path"].startswith(MODELS + LATER_MODELS)
             and r["backend"] in ("trtllm", "vllm", "sglang") and r["id"] not in existing]
 
     def key(r):
-        return (r["model_path"], r["system"], r["backend"], r["backend_version"],
+        return (r["model_path"].startswith(LATER_MODELS), r["model_path"], r["system"], r["backend"], r["backend_version"],
                 r["gemm_quant_mode"], count(r["isl"]), count(r["osl"]), count(r["tp_size"]),
                 count(r["attention_dp_size"]), count(r["moe_ep_size"]), concurrency(r), r["id"])
 

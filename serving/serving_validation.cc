@@ -108,6 +108,7 @@ std::string model_file(const std::string& name) {
   if (has(name, "DeepSeek-R1") || has(name, "DeepSeek-V3")) return "models/deepseek-v3.yaml";
   if (has(name, "Qwen3-235B-A22B")) return "models/qwen3-235b-a22b.yaml";
   if (has(name, "Qwen3-32B")) return "models/qwen3-32b.yaml";
+  if (has(name, "MiniMax-M2.5")) return "models/minimax-m2.5.yaml";
   return "";
 }
 

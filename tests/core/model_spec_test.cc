@@ -115,7 +115,8 @@ TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") 
                             {"tests/data/hf/mixtral-8x22b.json", "models/mixtral-8x22b.yaml"},
                             {"tests/data/hf/qwen3-235b-a22b.json", "models/qwen3-235b-a22b.yaml"},
                             {"tests/data/hf/qwen3-32b.json", "models/qwen3-32b.yaml"},
-                            {"tests/data/hf/deepseek-v3.json", "models/deepseek-v3.yaml"}};
+                            {"tests/data/hf/deepseek-v3.json", "models/deepseek-v3.yaml"},
+                            {"tests/data/hf/minimax-m2.5.json", "models/minimax-m2.5.yaml"}};
   for (auto& p : pairs) {
     CAPTURE(p[0]);
     ModelSpec hf = load(p[0]);
