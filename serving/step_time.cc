@@ -17,6 +17,7 @@ double kernel_s(double work_s) { return kKernelLatencyS + work_s; }
 
 constexpr double kActivationBytes = 2;  // BF16 activations between kernels
 constexpr double kLogitBytes = 4;       // logits are sampled in FP32
+constexpr double kNormStatBytes = 4;    // a tensor-parallel RMSNorm's FP32 mean squares
 
 // Fused-attention kernels inference engines run on Hopper, in preference order (vLLM and
 // SGLang: FlashAttention-3 / FlashInfer; TensorRT-LLM its own FMHA, closest to FA3).
@@ -156,6 +157,11 @@ void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, d
   // every rank holds every token, so expert parallelism moves none. Each rank runs its own experts
   // on the tokens routed to them and the MoE block ends with the all-reduce a TP MLP ends with.
   out.communication_s += 2 * all_reduce_s(layout_.tp, activation_bytes);
+  // A q/k RMSNorm over the whole layer (QkNorm::per_layer, MiniMax-M2) spans every rank's heads:
+  // its mean squares are all-reduced, one (tokens, 2) FP32 tensor a layer (vLLM's minimax_m2.py,
+  // MiniMaxText01RMSNormTP.forward_qk: the decoder layer's third all-reduce).
+  if (model_.qk_norm == QkNorm::per_layer)
+    out.communication_s += all_reduce_s(layout_.tp, tokens * 2 * kNormStatBytes);
 }
 
 double StepTimeModel::attention_layer_s(const StepBatch& batch) const {

@@ -119,6 +119,37 @@ TEST_CASE("step time: tp adds two all-reduces per layer, the host overhead is ad
   CHECK(t.overhead_s == 1e-3);
 }
 
+TEST_CASE("step time: a q/k norm over the whole layer adds an all-reduce of its mean squares") {
+  // MiniMax-M2.5 (62 layers) on tp 8: vLLM's MiniMaxText01RMSNormTP all-reduces a (tokens, 2)
+  // FP32 tensor in every layer; per-head norms stay on each rank.
+  Result<ModelSpec> loaded =
+      load_model(std::string(MESHPLAN_SOURCE_DIR) + "/models/minimax-m2.5.yaml");
+  REQUIRE(loaded.ok());
+  ModelSpec per_layer = loaded.value(), per_head = per_layer;
+  per_head.qk_norm = QkNorm::per_head;
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  CalibrationProfile p = profile_of(c);
+  p.peer_all_reduce = {};
+  ServingLayout l;
+  l.tp = 8;
+  StepBatch batch = one_unsampled_decode();
+  batch.decodes = 4;
+  const double with = StepTimeModel(per_layer, c, p, l, ServingOptions{}, HostOverhead{})
+                          .time(batch)
+                          .communication_s;
+  const double without = StepTimeModel(per_head, c, p, l, ServingOptions{}, HostOverhead{})
+                             .time(batch)
+                             .communication_s;
+  const CollectiveModel coll(p, c);
+  CHECK(with - without ==
+        doctest::Approx(62 * coll.time_s(Collective::all_reduce, GroupShape::of(8, 1), 4 * 2 * 4)));
+  // One GPU has nothing to reduce.
+  l.tp = 1;
+  CHECK(StepTimeModel(per_layer, c, p, l, ServingOptions{}, HostOverhead{})
+            .time(batch)
+            .communication_s == 0);
+}
+
 TEST_CASE(
     "step time: under tp the sampled rows' logits are all-gathered and every rank samples the "
     "whole vocabulary") {
