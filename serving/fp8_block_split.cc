@@ -9,10 +9,12 @@ namespace meshplan::serving {
 namespace {
 
 // One tensor-parallel split of a weight: `width` columns (or rows) over `ways` ranks, checked
-// against the block side `block` (the block's n for an output split, k for an input split).
+// against the block side `block` (the block's n for an output split, k for an input split);
+// `routed`: a routed expert's, which a larger ep splits fewer ways.
 struct Split {
   const char* what;
   int64_t width, ways, block;
+  bool routed = false;
 };
 
 // The splits one worker of layout `l` makes. Attention, dense MLPs and shared experts split
@@ -48,8 +50,8 @@ std::vector<Split> splits_of(const ModelSpec& m, const WeightBlock& b, const Ser
           {"shared experts' gate/up output", e.expert_ffn_hidden * e.shared_experts, t, b.n});
       out.push_back({"shared experts' down input", e.expert_ffn_hidden * e.shared_experts, t, b.k});
     }
-    out.push_back({"experts' gate/up output", e.expert_ffn_hidden, l.tp / l.ep, b.n});
-    out.push_back({"experts' down input", e.expert_ffn_hidden, l.tp / l.ep, b.k});
+    out.push_back({"experts' gate/up output", e.expert_ffn_hidden, l.tp / l.ep, b.n, true});
+    out.push_back({"experts' down input", e.expert_ffn_hidden, l.tp / l.ep, b.k, true});
   }
   return out;
 }
@@ -60,10 +62,9 @@ std::string first_partial_shard(const ModelSpec& m, const WeightBlock& b, const 
     if (s.ways < 2 || s.width % s.ways != 0) continue;  // whole, or another rule's business
     const int64_t shard = s.width / s.ways;
     if (shard % s.block == 0) continue;
-    const bool experts = std::string(s.what).rfind("experts'", 0) == 0;
     return fmt::format("its {} shard is {} / {} = {}, not a multiple of {}{}", s.what, s.width,
                        s.ways, shard, s.block,
-                       experts ? " (a larger ep splits each expert fewer ways)" : "");
+                       s.routed ? " (a larger ep splits each expert fewer ways)" : "");
   }
   return "";
 }

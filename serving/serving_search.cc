@@ -100,24 +100,25 @@ std::vector<ServingLayout> serving_candidates(const ServingProblem& p) {
           if (tp % ep == 0 && p.model.moe->experts % ep == 0 &&
               engine_splits_experts(p.options.engine, tp, ep))
             eps.push_back(ep);
-      // Attention-DP for MLA models (their latent cache is otherwise replicated tp ways).
+      // Attention-DP for MLA models (their latent cache is otherwise replicated tp ways). One
+      // replica's splits the engine runs (split_refusal), whatever the replica count.
       const int adp_choices = p.model.mla && tp > 1 ? 2 : 1;
+      std::vector<ServingLayout> replicas_of;
+      for (int adp = 0; adp < adp_choices; ++adp)
+        for (int64_t ep : eps)
+          if (const ServingLayout one{tp, pp, ep, 1, 0, adp == 1}; split_refusal(p, one).empty())
+            replicas_of.push_back(one);
       if (p.options.search_disaggregated)
-        for (int adp = 0; adp < adp_choices; ++adp)
-          for (int64_t ep : eps)
-            if (split_refusal(p, ServingLayout{tp, pp, ep, 1, 0, adp == 1}).empty())
-              add_disaggregated(p, ServingLayout{tp, pp, ep, 1, 0, adp == 1}, out);
+        for (const ServingLayout& one : replicas_of) add_disaggregated(p, one, out);
       for (int64_t replicas : replica_counts(p, tp * pp))
-        for (int adp = 0; adp < adp_choices; ++adp)
-          for (int64_t ep : eps) {
-            ServingLayout l{tp, pp, ep, replicas, 0, adp == 1};
-            if (!split_refusal(p, l).empty()) continue;
+        for (ServingLayout l : replicas_of) {
+          l.replicas = replicas;
+          out.push_back(l);
+          for (int64_t cap : batch_caps(p)) {
+            l.max_batch = cap;
             out.push_back(l);
-            for (int64_t cap : batch_caps(p)) {
-              l.max_batch = cap;
-              out.push_back(l);
-            }
           }
+        }
     }
   return out;
 }
