@@ -103,6 +103,7 @@ std::string model_file(const std::string& name) {
   if (has(name, "Llama-3.1-8B")) return "models/llama3-8b.yaml";
   if (has(name, "Llama-3.1-70B")) return "models/llama3-70b.yaml";
   if (has(name, "Llama-3.1-405B")) return "models/llama3-405b.yaml";
+  if (has(name, "Llama-2-70B")) return "models/llama2-70b.yaml";
   if (has(name, "Mixtral-8x7B")) return "models/mixtral-8x7b.yaml";
   if (has(name, "Mixtral-8x22B")) return "models/mixtral-8x22b.yaml";
   if (has(name, "DeepSeek-R1") || has(name, "DeepSeek-V3")) return "models/deepseek-v3.yaml";
@@ -180,6 +181,18 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
     // the rows meshplan replays is a Hopper.
     if (r.options.weights == WeightFormat::fp8) r.options.kv = KvFormat::fp8;
     aiconfigurator_sglang_launch(text(row, "measured_on"), r.workload, r.options);
+  }
+  if (r.group == "mlperf") {
+    // NVIDIA's MLPerf harness (the data file's section): its engine's batch cap and token budget,
+    // LoadGen's Poisson arrivals at the target rate (Server; Offline issues every sample at
+    // once), and as many samples as the run issued.
+    r.layout.max_batch = static_cast<int64_t>(number(row, "gpu_batch_size"));
+    r.options.max_step_tokens = static_cast<int64_t>(number(row, "max_num_tokens"));
+    if (number(row, "target_qps") > 0) {
+      r.workload.load = LoadKind::request_rate;
+      r.workload.request_rate_per_s = number(row, "target_qps");
+    }
+    r.workload.requests = static_cast<int64_t>(number(row, "samples"));
   }
   if (r.group == "trtllm-offline") {
     r.workload.requests = perf_overview_requests(r.workload.isl, r.workload.osl);

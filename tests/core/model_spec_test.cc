@@ -109,6 +109,16 @@ TEST_CASE("mixtral-8x22b has 140,620,634,112 parameters, counted by hand from it
   CHECK(total_params(m) == 140'620'634'112);
 }
 
+TEST_CASE("llama2-70b has 68,976,648,192 parameters, counted by hand from its config") {
+  ModelSpec m = load("models/llama2-70b.yaml");
+  // Per layer: q, o 2·8192·8192 + k, v 2·8192·1024 + SwiGLU 3·8192·28672 + two norms 2·8192;
+  // 80 layers, untied 32000·8192 embedding and head, final norm 8192 (the published 69.0B).
+  const int64_t layer = 2 * 8192 * 8192 + 2 * 8192 * 1024 + int64_t{3} * 8192 * 28672 + 2 * 8192;
+  CHECK(layer == 855'654'400);
+  CHECK(total_params(m) == 80 * layer + 2 * int64_t{32000} * 8192 + 8192);
+  CHECK(total_params(m) == 68'976'648'192);
+}
+
 TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") {
   const char* pairs[][2] = {{"tests/data/hf/llama-3.1-8b.json", "models/llama3-8b.yaml"},
                             {"tests/data/hf/mixtral-8x7b.json", "models/mixtral-8x7b.yaml"},

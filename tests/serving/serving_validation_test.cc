@@ -78,11 +78,41 @@ TEST_CASE("serving validation: online and AIConfigurator rows carry their load a
   CHECK(aic.measured[2] == doctest::Approx(0.02147));
 }
 
+TEST_CASE("serving validation: MLPerf rows run NVIDIA's harness settings and sample counts") {
+  Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
+  REQUIRE(runs.ok());
+  // Offline, Llama 2 70B FP8 (FP8 cache: its README's quantize step) on 4 × tp 2 H100s.
+  const ServingRun& offline = run(runs.value(), "mlp41-01");
+  CHECK(offline.group == "mlperf");
+  CHECK(offline.skip_reason.empty());
+  CHECK(offline.model_file == "models/llama2-70b.yaml");
+  CHECK(offline.layout.tp == 2);
+  CHECK(offline.layout.replicas == 4);
+  CHECK(offline.options.engine == Engine::trtllm);
+  CHECK(offline.options.weights == WeightFormat::fp8);
+  CHECK(offline.options.kv == KvFormat::fp8);
+  CHECK(offline.layout.max_batch == 896);  // gpu_batch_size
+  CHECK(offline.options.max_step_tokens == 4096);
+  CHECK(offline.workload.load == LoadKind::offline);
+  CHECK(offline.workload.requests == 200640);  // the run's samples_per_query
+  CHECK(offline.workload.isl == 222);
+  CHECK(offline.workload.osl == 290);
+  CHECK(offline.measured[0] == 24524.9);
+  // Server: LoadGen's Poisson arrivals at the target rate, the run's query count.
+  const ServingRun& server = run(runs.value(), "mlp41-04");
+  CHECK(server.layout.tp == 1);
+  CHECK(server.layout.replicas == 8);
+  CHECK(server.layout.max_batch == 896);
+  CHECK(server.workload.load == LoadKind::request_rate);
+  CHECK(server.workload.request_rate_per_s == 101);
+  CHECK(server.workload.requests == 245760);
+  CHECK(server.measured[1] == doctest::Approx(0.1983));
+  CHECK(server.measured[2] == doctest::Approx(0.1233));
+}
+
 TEST_CASE("serving validation: rows it cannot express are skipped with the reason") {
   Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
   REQUIRE(runs.ok());
-  CHECK(run(runs.value(), "mlp41-01").skip_reason ==
-        "no shipped model file for Llama-2-70B (llama2-70b-99.9)");
   CHECK(run(runs.value(), "trt017-17").skip_reason.empty());  // models/mixtral-8x22b.yaml
   CHECK(run(runs.value(), "trt017-17").model_file == "models/mixtral-8x22b.yaml");
   CHECK(run(runs.value(), "mlp41-05").skip_reason == "tp or GPU count not stated");
@@ -153,7 +183,7 @@ TEST_CASE("serving validation: a profile swap reprices exactly the rows of that 
     CHECK((a[0] != b[0] || a[2] != b[2]) == h200);
     changed += h200;
   }
-  CHECK(changed == 16);
+  CHECK(changed == 18);  // 16 rows, and MLPerf's two H200 rows (mlp41-03, -04)
   Result<ServingValidation> typo = validate_serving(
       runs.value(), MESHPLAN_SOURCE_DIR,
       ProfileSwaps(std::map<std::string, std::string>{{"h200-publish", "h200-measured"}}));
