@@ -178,6 +178,7 @@ int run_serve(const ServeOptions& o) {
     return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_engine_options(p.options); !errors.empty())
     return print_errors(errors);
+  if (std::vector<Diagnostic> errors = check_slo(p); !errors.empty()) return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_step_tokens(p); !errors.empty())
     return print_errors(errors);
   ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}, {}};

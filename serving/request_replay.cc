@@ -81,6 +81,7 @@ LatencyStats latency_stats(std::vector<double> values) {
   s.p50 = percentile(values, 0.50);
   s.p90 = percentile(values, 0.90);
   s.p99 = percentile(values, 0.99);
+  s.count = static_cast<int64_t>(values.size());
   return s;
 }
 

@@ -149,6 +149,7 @@ struct RequestTimes {
 
 struct LatencyStats {
   double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+  int64_t count = 0;  // samples (0: none, e.g. TPOT of one-token answers; the values are 0)
 };
 
 struct ReplayResult {

@@ -180,6 +180,14 @@ std::vector<Diagnostic> check_workload(const Workload& w) {
                          "requests (a closed loop replays 10 × the concurrency)")};
 }
 
+std::vector<Diagnostic> check_slo(const ServingProblem& p) {
+  if (p.options.slo.tpot_s <= 0) return {};
+  for (const RequestLength& r : request_lengths(p.workload, replay_request_count(p.workload)))
+    if (r.osl > 1) return {};
+  return {flag_error("--slo-tpot", fmt::format("{:g}", p.options.slo.tpot_s),
+                     "every answer is one token (osl 1): no time per output token to bound")};
+}
+
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
   std::vector<Diagnostic> out;
   // An option of `owner` asked of another engine.

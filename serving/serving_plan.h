@@ -104,6 +104,9 @@ std::vector<Diagnostic> check_workload(const Workload& w);
 // An engine's own options asked of another: SGLang's --enable-mixed-chunk, --search-mixed-chunk,
 // --max-prefill-tokens; TensorRT-LLM's --enable-chunked-context.
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o);
+// A TPOT objective where every answer is one token (--osl 1): nothing to time after the first
+// token, so nothing to bound (the TPOT statistics have no samples and print "-").
+std::vector<Diagnostic> check_slo(const ServingProblem& p);
 // A prompt longer than a step's tokens where the engine refuses it: TensorRT-LLM without chunked
 // prefill (--enable-chunked-context) runs each prompt whole within max_num_tokens.
 std::vector<Diagnostic> check_step_tokens(const ServingProblem& p);

@@ -39,8 +39,26 @@ std::string slo_text(const Slo& s) {
   return out + " for 99% of requests";
 }
 
+// null where nothing was sampled (TPOT of one-token answers: no token after the first).
 nlohmann::ordered_json stats_json(const LatencyStats& s) {
+  if (s.count == 0) return nullptr;
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
+}
+
+// "mean/p99" in milliseconds, or "-" where nothing was sampled.
+std::string ms_pair(const LatencyStats& s, double a, double b) {
+  if (s.count == 0) return "-";
+  return fmt::format("{:.2f}/{:.2f}", a * kMillisecondsPerSecond, b * kMillisecondsPerSecond);
+}
+
+// Tokens per second per user (1 / mean TPOT), or "-" with no TPOT to invert.
+std::string per_user_text(const ServingEstimate& e) {
+  return e.replay.tpot_s.count == 0 ? "-" : fmt::format("{:.1f}", e.tokens_per_s_per_user);
+}
+
+nlohmann::ordered_json per_user_json(const ServingEstimate& e) {
+  if (e.replay.tpot_s.count == 0) return nullptr;
+  return e.tokens_per_s_per_user;
 }
 
 nlohmann::ordered_json step_json(const StepBreakdown& b) {
@@ -104,13 +122,11 @@ std::string label(const ServingProblem& p, const ServingEstimate& e) {
 }
 
 Row row_of(const ServingProblem& p, size_t rank, const ServingEstimate& e) {
-  const double ms = kMillisecondsPerSecond;
   return {{std::to_string(rank), label(p, e), std::to_string(e.layout.gpus()),
            fmt::format("{:.0f}", e.output_tokens_per_s),
-           fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu),
-           fmt::format("{:.1f}", e.tokens_per_s_per_user),
+           fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu), per_user_text(e),
            fmt::format("{:.3f}/{:.3f}", e.replay.ttft_s.mean, e.replay.ttft_s.p99),
-           fmt::format("{:.2f}/{:.2f}", e.replay.tpot_s.mean * ms, e.replay.tpot_s.p99 * ms),
+           ms_pair(e.replay.tpot_s, e.replay.tpot_s.mean, e.replay.tpot_s.p99),
            fmt::format("{:.0f}%", 100 * e.slo_attainment),
            e.overloaded ? "overloaded" : (e.meets_slo ? "yes" : "no")}};
 }
@@ -362,8 +378,7 @@ std::string load_text(const ServeReport& r) {
                      with_slo ? fmt::format("  {:>6}", "in SLO") : "");
   for (const LoadPoint& l : load) {
     const std::string ttft = fmt::format("{:.3f}/{:.3f}", l.ttft_s.p50, l.ttft_s.p99);
-    const std::string tpot = fmt::format("{:.2f}/{:.2f}", l.tpot_s.p50 * kMillisecondsPerSecond,
-                                         l.tpot_s.p99 * kMillisecondsPerSecond);
+    const std::string tpot = ms_pair(l.tpot_s, l.tpot_s.p50, l.tpot_s.p99);
     const std::string at = l.offline()         ? "offline"
                            : l.concurrency > 0 ? fmt::format("{:g}", l.concurrency)
                                                : fmt::format("{:.2f}", l.request_rate_per_s);
@@ -380,7 +395,7 @@ std::string pareto_text(const ServingProblem& p, const ServingSearchResult& r) {
   std::string out = "Pareto front (tokens/s per user → tokens/s per GPU):\n";
   for (size_t i : r.pareto) {
     const ServingEstimate& e = r.ranked[i];
-    out += fmt::format("  {:>8.1f} tok/s/user  {:>9.1f} tok/s/GPU  {}\n", e.tokens_per_s_per_user,
+    out += fmt::format("  {:>8} tok/s/user  {:>9.1f} tok/s/GPU  {}\n", per_user_text(e),
                        e.output_tokens_per_s_per_gpu, label(p, e));
   }
   return out;
@@ -462,7 +477,7 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["gpus"] = e.layout.gpus();
   j["output_tokens_per_s"] = e.output_tokens_per_s;
   j["output_tokens_per_s_per_gpu"] = e.output_tokens_per_s_per_gpu;
-  j["tokens_per_s_per_user"] = e.tokens_per_s_per_user;
+  j["tokens_per_s_per_user"] = per_user_json(e);
   j["ttft_s"] = stats_json(e.replay.ttft_s);
   j["ttft_queue_s"] = stats_json(e.replay.queue_s);
   j["ttft_front_end_s"] = e.replay.front_end_s;
@@ -555,7 +570,7 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
     const ServingEstimate& e = r.result.ranked[i];
     pareto.push_back({{"layout", layout_text(e.layout)},
                       {"weights", to_string(e.weights)},
-                      {"tokens_per_s_per_user", e.tokens_per_s_per_user},
+                      {"tokens_per_s_per_user", per_user_json(e)},
                       {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu}});
   }
   j["pareto"] = pareto;

@@ -47,6 +47,29 @@ TEST_CASE("serve: a fixed layout's JSON carries layout, throughput, latencies an
   CHECK(b["step_time"]["decode"]["total_s"].get<double>() > 0);
 }
 
+TEST_CASE("serve: one-token answers have no TPOT: '-' in the table, null in JSON") {
+  const std::string one =
+      "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
+      repo_path("topologies/dgx-h100-1n.yaml") +
+      " --gpus 1 --isl 512 --osl 1 --requests 50 --layout tp=1 --request-rate 2";
+  const auto json = run_meshplan(one + " --format json");
+  REQUIRE(json.rc == 0);
+  const nlohmann::json b = nlohmann::json::parse(json.out)["best"];
+  CHECK(b["tpot_s"].is_null());
+  CHECK(b["tokens_per_s_per_user"].is_null());
+  CHECK(b["ttft_s"]["mean"].get<double>() > 0);
+  const auto table = run_meshplan(one);
+  REQUIRE(table.rc == 0);
+  // The row: … tok/s/user "-", TTFT mean/p99, TPOT "-".
+  CHECK(table.out.find("         -      ") != std::string::npos);
+  CHECK(table.out.find("0.00/0.00") == std::string::npos);
+  // A TPOT objective over one-token answers bounds nothing: refused.
+  const auto slo = run_meshplan(one + " --slo-tpot 0.05");
+  CHECK(slo.rc == 2);
+  CHECK(slo.err.find("--slo-tpot") != std::string::npos);
+  CHECK(slo.err.find("every answer is one token") != std::string::npos);
+}
+
 TEST_CASE("serve: a disaggregated layout's JSON names both pools, the KV transfer and flags") {
   const std::string base = "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +
                            repo_path("topologies/dgx-h100-1n.yaml") +
