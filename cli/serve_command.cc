@@ -14,6 +14,7 @@
 #include "cli/thread_count.h"
 #include "core/model_limits.h"
 #include "reports/serving_report.h"
+#include "serving/estimate_memo.h"
 #include "serving/replay_trace.h"
 #include "serving/request_replay.h"
 #include "serving/request_trace.h"
@@ -187,8 +188,13 @@ int run_serve(const ServeOptions& o) {
       return print_errors(errors);
     if (std::vector<Diagnostic> errors = check_search_size(p); !errors.empty())
       return print_errors(errors);
-    report.result = search_serving(p);
-    if (wants_more_gpus(p, report.result)) report.more_gpus = search_more_gpus(p, report.result);
+    // Its layouts' evaluations kept for the larger searches "how many GPUs" may run (this
+    // problem's alone: the memo knows nothing of the workload).
+    ServingProblem searched = p;
+    if (may_want_more_gpus(p)) searched.estimate_memo = std::make_shared<EstimateMemo>();
+    report.result = search_serving(searched);
+    if (wants_more_gpus(searched, report.result))
+      report.more_gpus = search_more_gpus(searched, report.result);
   } else {
     Result<ServingLayout> layout = parse_serving_layout(o.in.layout_text);
     if (!layout) return print_errors(layout.errors());

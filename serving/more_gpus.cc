@@ -1,6 +1,9 @@
 #include "serving/more_gpus.h"
 
 #include <algorithm>
+#include <memory>
+
+#include "serving/estimate_memo.h"
 
 namespace meshplan::serving {
 
@@ -13,10 +16,15 @@ bool wants_more_gpus(const ServingProblem& p, const ServingSearchResult& first) 
   return p.gpus < p.cluster.gpus() && misses_slo_under_load(p, first);
 }
 
+bool may_want_more_gpus(const ServingProblem& p) {
+  return p.gpus < p.cluster.gpus() && p.options.slo.any() && p.workload.load != LoadKind::offline;
+}
+
 MoreGpus search_more_gpus(const ServingProblem& p, const ServingSearchResult& first) {
   MoreGpus out;
   std::pair<bool, double> nearest = slo_nearness(first.ranked.front());
   ServingProblem q = p;
+  if (!q.estimate_memo) q.estimate_memo = std::make_shared<EstimateMemo>();
   while (q.gpus < p.cluster.gpus()) {
     q.gpus = std::min(2 * q.gpus, p.cluster.gpus());
     if (!check_search_size(q).empty()) {

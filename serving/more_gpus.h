@@ -32,8 +32,13 @@ bool misses_slo_under_load(const ServingProblem& p, const ServingSearchResult& r
 // Whether `p` and its search's result `first` call for more GPUs: misses_slo_under_load, on
 // fewer GPUs than the cluster has.
 bool wants_more_gpus(const ServingProblem& p, const ServingSearchResult& first);
+// Whether a search of `p` may call for more GPUs (wants_more_gpus but for its result): such a
+// search keeps its layouts' evaluations (ServingProblem::estimate_memo) for the larger ones.
+bool may_want_more_gpus(const ServingProblem& p);
 
-// The searches on 2×, 4×, … p.gpus. REQUIRES: wants_more_gpus(p, first).
+// The searches on 2×, 4×, … p.gpus, each taking the evaluations of the layouts the searches
+// before it replayed from p's estimate memo (one of its own if p has none). REQUIRES:
+// wants_more_gpus(p, first).
 MoreGpus search_more_gpus(const ServingProblem& p, const ServingSearchResult& first);
 
 const char* to_string(MoreGpus::Stop stop);

@@ -20,6 +20,8 @@
 
 namespace meshplan::serving {
 
+class EstimateMemo;  // estimate_memo.h
+
 struct ServingProblem {
   ModelSpec model;
   ClusterSpec cluster;
@@ -36,6 +38,9 @@ struct ServingProblem {
   // whether a search keeps them (pool_replay_memo.h: the same output either way).
   std::shared_ptr<PoolReplayMemo> pool_replay_memo = nullptr;
   bool reuse_pool_replays = true;
+  // Layouts' evaluations kept across the searches of "how many GPUs" (estimate_memo.h; none:
+  // each search replays its layouts afresh; the same output either way).
+  std::shared_ptr<EstimateMemo> estimate_memo = nullptr;
 };
 
 struct ServingEstimate {

@@ -10,6 +10,7 @@
 
 #include "core/parallel_for.h"
 #include "serving/engine_preset.h"
+#include "serving/estimate_memo.h"
 #include "serving/request_replay.h"
 
 namespace meshplan::serving {
@@ -228,15 +229,25 @@ struct Replays {
 // Replays `l` into `out`, keeping its estimate unless it is capped and replays exactly as
 // `uncapped` (the same layout without a cap, or nullptr). Returns the probe, or nullptr when `l`
 // does not fit.
+// evaluate_serving's answer for `l`, kept without its requests' times, which every use after
+// the evaluation re-replays (the load curve, a trace): 1,000 requests of each of mixtral's
+// 16,384 disaggregated layouts on 16,384 GPUs held some 650 MB. From p's estimate memo where a
+// search on fewer GPUs replayed it.
+std::optional<ServingEstimate> evaluated(const ServingProblem& p, const ServingLayout& l) {
+  if (p.estimate_memo)
+    if (std::optional<std::optional<ServingEstimate>> kept = p.estimate_memo->find(p.options, l))
+      return *kept;
+  std::optional<ServingEstimate> e = evaluate_serving(p, l);
+  if (e) std::vector<RequestTimes>().swap(e->replay.requests);  // freed: `= {}` keeps the capacity
+  if (p.estimate_memo) p.estimate_memo->keep(p.options, l, e);
+  return e;
+}
+
 const Probe* probe(const ServingProblem& p, const ServingLayout& l, const ServingEstimate* uncapped,
                    Replays& out) {
-  std::optional<ServingEstimate> e = evaluate_serving(p, l);
+  std::optional<ServingEstimate> e = evaluated(p, l);
   ++out.evaluated;
   if (!e) return nullptr;
-  // Kept without its requests' times, which every use after the evaluation re-replays (the
-  // load curve, a trace): 1,000 requests of each of mixtral's 16,384 disaggregated layouts on
-  // 16,384 GPUs held some 650 MB.
-  std::vector<RequestTimes>().swap(e->replay.requests);  // freed: `= {}` keeps the capacity
   Probe q{l, e->meets_slo, -1};
   if (!uncapped || !same_replay(*e, *uncapped)) {
     q.ranked = static_cast<int64_t>(out.estimates.size());

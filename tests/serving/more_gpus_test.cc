@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <memory>
+
+#include "serving/estimate_memo.h"
 #include "tests/serving/serving_test_problem.h"
 
 using namespace meshplan::serving;
@@ -53,4 +56,26 @@ TEST_CASE("more GPUs: asked only under a load, with an SLO no layout meets, belo
   CHECK_FALSE(wants_more_gpus(p, r));
   p = one_at_a_time(8, 0);  // no SLO
   CHECK_FALSE(wants_more_gpus(p, search_serving(p)));
+}
+
+TEST_CASE("more GPUs: a larger search takes the smaller one's evaluations, the same answer") {
+  // The 16-GPU search's candidates include every layout of the 8-GPU one; with the first
+  // search's evaluations kept, those are found instead of replayed, and nothing changes.
+  ServingProblem p = one_at_a_time(8, 0.01);
+  CHECK(may_want_more_gpus(p));
+  const MoreGpus fresh = search_more_gpus(p, search_serving(p));
+  p.estimate_memo = std::make_shared<EstimateMemo>();
+  const ServingSearchResult first = search_serving(p);
+  CHECK(p.estimate_memo->hits() == 0);  // one search asks each layout once
+  const MoreGpus kept = search_more_gpus(p, first);
+  CHECK(p.estimate_memo->hits() >= static_cast<int64_t>(first.ranked.size()));
+  CHECK(kept.stop == fresh.stop);
+  CHECK(kept.gpus == fresh.gpus);
+  REQUIRE(kept.best.has_value());
+  REQUIRE(fresh.best.has_value());
+  CHECK(short_text(kept.best->layout) == short_text(fresh.best->layout));
+  CHECK(kept.best->output_tokens_per_s == fresh.best->output_tokens_per_s);
+  CHECK(kept.best->replay.ttft_s.p99 == fresh.best->replay.ttft_s.p99);
+  p.workload.load = LoadKind::offline;  // offline: no larger search to keep them for
+  CHECK_FALSE(may_want_more_gpus(p));
 }
