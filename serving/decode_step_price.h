@@ -15,6 +15,36 @@
 
 namespace meshplan::serving {
 
+struct StepBreakdown {
+  double gemm_s = 0, attention_s = 0, communication_s = 0, other_s = 0, overhead_s = 0;
+  double total_s() const { return gemm_s + attention_s + communication_s + other_s + overhead_s; }
+};
+
+// A step's round through `pp` pipeline stages in `micro` micro-batches (step_time.h
+// micro_batches): `stage` is one micro-batch's layers and attention on the largest stage, `head`
+// the LM head's work for one micro-batch on the last stage, `hop_s` one activation hop. A
+// micro-batch passes the stages in turn and comes back to the first (pp hops), sampled once on
+// the last: the round lasts the longer of one micro-batch's way (pp stages and hops, one head)
+// and the last stage's work for all `micro` of them (each its layers, a hop and the head). With
+// as many micro-batches as stages that is always the second, pp × (stage + hop + head); with one
+// sequence on pp stages the first (its head once, not pp times).
+inline StepBreakdown pipeline_round(const StepBreakdown& stage, const StepBreakdown& head,
+                                    double hop_s, double pp, double micro) {
+  StepBreakdown busy;  // the last stage's, for every micro-batch
+  busy.gemm_s = (stage.gemm_s + head.gemm_s) * micro;
+  busy.other_s = (stage.other_s + head.other_s) * micro;
+  busy.communication_s = (stage.communication_s + head.communication_s) * micro;
+  busy.attention_s = stage.attention_s * micro;
+  if (pp > 1) busy.communication_s += micro * hop_s;
+  if (micro >= pp) return busy;
+  StepBreakdown way;  // one micro-batch's, through every stage
+  way.gemm_s = stage.gemm_s * pp + head.gemm_s;
+  way.other_s = stage.other_s * pp + head.other_s;
+  way.communication_s = stage.communication_s * pp + head.communication_s + pp * hop_s;
+  way.attention_s = stage.attention_s * pp;
+  return way.total_s() > busy.total_s() ? way : busy;
+}
+
 // One layer's decode attention: every cached token's K/V (or MLA latent) read once at the read
 // bandwidth, or the decodes' attention FLOPs at its sustained rate where that is slower, as one
 // kernel (the fixed cost `kernel_latency_s`, then its work).
@@ -49,7 +79,10 @@ struct DecodeAttention {
 // not depend on the keys read (GEMMs, collectives, small kernels, LM head, pipeline hops, host),
 // and attention's per step.
 struct DecodeStepPrice {
-  double gemm_s = 0, communication_s = 0, other_s = 0, overhead_s = 0;
+  StepBreakdown stage;  // one micro-batch on the largest stage, without attention
+  StepBreakdown head;   // the LM head's, one micro-batch on the last stage
+  double hop_s = 0;     // one activation hop
+  double overhead_s = 0;
   DecodeAttention attention;
   double stage_layers = 0;  // layers of the largest pipeline stage
   double pp = 1;
@@ -60,8 +93,11 @@ struct DecodeStepPrice {
   double step_s(double context_tokens, double local_tokens) const {
     const double keys = attention.keys(context_tokens, local_tokens);
     const double layer_s = attention.layer_s(keys, keys * attention.kv_bytes_per_token_layer, true);
-    const double attention_s = layer_s * stage_layers / micro_batches * pp;
-    return gemm_s + attention_s + communication_s + other_s + overhead_s;
+    StepBreakdown one = stage;
+    one.attention_s = layer_s * stage_layers / micro_batches;
+    StepBreakdown round = pipeline_round(one, head, hop_s, pp, micro_batches);
+    round.overhead_s = overhead_s;
+    return round.total_s();
   }
 };
 

@@ -247,7 +247,7 @@ void StepTimeModel::fill_head_costs(double rows, HeadCosts& c) const {
   c.other_s = memory_kernel_s(2 * vocab_rows * kLogitBytes);
 }
 
-StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
+StepTimeModel::StageWork StepTimeModel::stage_work(const StepBatch& batch) const {
   StepBreakdown stage;
   const double micro = micro_batches(batch, layout_.pp);
   // A micro-batch's tokens: 1/micro of the step's, but a prompt chunk's whole (the header).
@@ -258,7 +258,7 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
       tokens = static_cast<double>(c.tokens);
       largest = &c;
     }
-  if (tokens <= 0) return stage;
+  if (tokens <= 0) return {stage, {}, 0, micro};
   // One layer of each kind, then scaled by the stage's layer counts.
   const LayerCosts& layers_at = layer_costs(tokens);
   const StepBreakdown& dense = layers_at.dense;
@@ -279,45 +279,46 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
   }
 
   // LM head rows: the sequences sampling a token, on the last stage.
+  StepBreakdown head;
   if (batch.sampled > 0) {
-    const HeadCosts& head = head_costs(static_cast<double>(batch.sampled) / micro);
-    stage.gemm_s += head.gemm_s;
-    stage.communication_s += head.communication_s;  // 0 on one rank
-    stage.other_s += head.other_s;
+    const HeadCosts& h = head_costs(static_cast<double>(batch.sampled) / micro);
+    head.gemm_s = h.gemm_s;
+    head.communication_s = h.communication_s;  // 0 on one rank
+    head.other_s = h.other_s;
   }
-  StepBreakdown round = pipeline_round(stage, layers_at.hop_s);
-  round.overhead_s =
-      host_.step_s(static_cast<double>(batch.decodes) + static_cast<double>(batch.chunks.size()));
+  return {stage, head, layers_at.hop_s, micro};
+}
+
+StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
+  if (batch.tokens() <= 0) return {};
+  const StageWork w = stage_work(batch);
+  StepBreakdown round =
+      pipeline_round(w.stage, w.head, w.hop_s, static_cast<double>(layout_.pp), w.micro);
+  round.overhead_s = overhead_s(batch);
   return round;
+}
+
+double StepTimeModel::overhead_s(const StepBatch& batch) const {
+  return host_.step_s(static_cast<double>(batch.decodes) +
+                      static_cast<double>(batch.chunks.size()));
 }
 
 DecodeStepPrice StepTimeModel::decode_price(int64_t decodes, int64_t sampled) const {
   StepBatch batch;
   batch.decodes = decodes;
   batch.sampled = sampled;
-  const StepBreakdown fixed = time(batch);  // attention's term is the step's own
+  const StageWork w = stage_work(batch);
   DecodeStepPrice price;
-  price.gemm_s = fixed.gemm_s;
-  price.communication_s = fixed.communication_s;
-  price.other_s = fixed.other_s;
-  price.overhead_s = fixed.overhead_s;
+  price.stage = w.stage;
+  price.stage.attention_s = 0;  // the step's own (step_s)
+  price.head = w.head;
+  price.hop_s = w.hop_s;
+  price.overhead_s = overhead_s(batch);
   price.attention = decode_attention_;
   price.stage_layers = stage_dense_layers_ + stage_moe_layers_;
   price.pp = static_cast<double>(layout_.pp);
-  price.micro_batches = micro_batches(batch, layout_.pp);
+  price.micro_batches = w.micro;
   return price;
-}
-
-StepBreakdown StepTimeModel::pipeline_round(const StepBreakdown& stage, double hop_s) const {
-  const double pp = static_cast<double>(layout_.pp);
-  StepBreakdown round;
-  round.gemm_s = stage.gemm_s * pp;
-  round.other_s = stage.other_s * pp;
-  round.communication_s = stage.communication_s * pp;
-  round.attention_s = stage.attention_s * pp;
-  // pp − 1 activation hops, and the sampled tokens back to the first stage.
-  if (layout_.pp > 1) round.communication_s += pp * hop_s;
-  return round;
 }
 
 }  // namespace meshplan::serving

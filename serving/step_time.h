@@ -104,11 +104,6 @@ struct StepBatch {
 // chunk) where it has fewer; at least 1.
 double micro_batches(const StepBatch& batch, int64_t pp);
 
-struct StepBreakdown {
-  double gemm_s = 0, attention_s = 0, communication_s = 0, other_s = 0, overhead_s = 0;
-  double total_s() const { return gemm_s + attention_s + communication_s + other_s + overhead_s; }
-};
-
 class StepTimeModel {
  public:
   // REQUIRES: the layout fits the cluster (tp·pp ≤ GPUs), tp within one node's network level.
@@ -150,9 +145,16 @@ class StepTimeModel {
   double linear_s(const LinearMap& m, double tokens) const;
   // Attention of one layer for the whole batch: prefill chunks, then the decodes' cache reads.
   double attention_layer_s(const StepBatch& batch) const;
-  // A round of pp micro-batches from one stage's time at 1/pp of the batch, each hop taking
-  // `hop_s` (LayerCosts::hop_s).
-  StepBreakdown pipeline_round(const StepBreakdown& stage, double hop_s) const;
+  // One micro-batch's work on the largest stage (layers and attention), the LM head's for it on
+  // the last, a hop, and the micro-batches of the step (decode_step_price.h pipeline_round).
+  struct StageWork {
+    StepBreakdown stage, head;
+    double hop_s = 0;
+    double micro = 1;
+  };
+  StageWork stage_work(const StepBatch& batch) const;
+  // The host's time for the step's sequences.
+  double overhead_s(const StepBatch& batch) const;
   double memory_kernel_s(double bytes) const;
   // An all-reduce over `ranks` consecutive GPUs: NCCL's, or the engine's peer kernel where the
   // group is inside the NVLink domain, the profile has its fit and it is faster.

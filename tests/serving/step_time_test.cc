@@ -310,23 +310,39 @@ TEST_CASE("step time: MoE layers add the routing permute and unpermute") {
             32 * ((4 * 2 * a + 2 * 3 * a) / read_bandwidth(p, c.gpu) + 6 * kKernelLatencyS)));
 }
 
-TEST_CASE("step time: a pp = 2 round reads each stage's weights once per micro-batch") {
+TEST_CASE("step time: one sequence on pp = 2 reads each stage's weights and the LM head once") {
   const ModelSpec m = shipped_model("llama3-8b");
   const ClusterSpec c = shipped_cluster("dgx-h100-1n");
   const CalibrationProfile p = profile_of(c);
   ServingLayout two;
   two.pp = 2;
-  const StepBreakdown t1 =
-      StepTimeModel(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{}).time(one_decode(0));
-  const StepBreakdown t2 =
-      StepTimeModel(m, c, p, two, ServingOptions{}, HostOverhead{}).time(one_decode(0));
-  // Two micro-batches × half the layers: the same layer weights; the last stage's LM head
-  // (128,256 × 4096 BF16) is read by both micro-batches, once more than with pp = 1.
+  const StepTimeModel pp1(m, c, p, ServingLayout{}, ServingOptions{}, HostOverhead{});
+  const StepTimeModel pp2(m, c, p, two, ServingOptions{}, HostOverhead{});
+  const StepBreakdown t1 = pp1.time(one_decode(0));
+  const StepBreakdown t2 = pp2.time(one_decode(0));
+  // One micro-batch through both stages of 16 layers: the same layer weights as pp = 1's 32, and
+  // the last stage's LM head (128,256 × 4096 BF16) once, as pp = 1 (pp times before 2026-12-02).
   const double head_s = 2 * 128'256.0 * 4096 / read_bandwidth(p, c.gpu);
-  CHECK(t2.gemm_s - t1.gemm_s == doctest::Approx(head_s).epsilon(0.01));
+  CHECK(t2.gemm_s == doctest::Approx(t1.gemm_s).epsilon(1e-12));
+  CHECK(t2.gemm_s - pp2.time(one_unsampled_decode()).gemm_s ==
+        doctest::Approx(head_s).epsilon(0.01));
   // Two hops: stage 0 → 1, and the sampled token back to stage 0.
   const CollectiveModel coll(p, c);
   CHECK(t2.communication_s == doctest::Approx(2 * coll.p2p_time_s(1, 0.5 * 4096 * 2)));
+}
+
+TEST_CASE("step time: a pipeline round lasts one micro-batch's way or the last stage's work") {
+  // A stage of 10 ms, a head of 4 ms, hops of 1 ms, on 4 stages. One micro-batch: its way,
+  // 4 × (10 + 1) + 4 = 48 ms (the last stage's work, 15 ms, is less). Four: 4 × 15 = 60 ms.
+  // Three with a head of 30 ms: the last stage's 3 × 41 = 123 ms against a way of 74 ms.
+  StepBreakdown stage, head;
+  stage.gemm_s = 0.010;
+  head.gemm_s = 0.004;
+  CHECK(pipeline_round(stage, head, 0.001, 4, 1).total_s() == doctest::Approx(0.048));
+  CHECK(pipeline_round(stage, head, 0.001, 4, 4).total_s() == doctest::Approx(0.060));
+  head.gemm_s = 0.030;
+  CHECK(pipeline_round(stage, head, 0.001, 4, 3).total_s() == doctest::Approx(0.123));
+  CHECK(pipeline_round(stage, head, 0.001, 1, 1).total_s() == doctest::Approx(0.040));
 }
 
 TEST_CASE("step time: under pp = 4 a step of fewer sequences runs one micro-batch each") {
