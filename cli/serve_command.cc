@@ -34,6 +34,7 @@ struct ServeOptions {
   std::string requests_file;
   double trace_speedup = 1;
   bool chunked_context = false;
+  std::string capacity_policy;  // TensorRT-LLM's capacity scheduler policy (empty: its default)
   bool offline = false;
   double concurrency = 0, request_rate = 0;
   uint64_t seed = 1;
@@ -73,6 +74,7 @@ ServingOptions serving_options(const ServeOptions& o) {
   s.max_prefill_tokens = o.max_prefill_tokens;
   s.max_step_tokens = o.max_step_tokens;
   s.chunked_context = o.chunked_context;
+  s.max_utilization = o.capacity_policy == "MAX_UTILIZATION";
   s.front_end_s = o.front_end_s;
   return s;
 }
@@ -328,6 +330,11 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
       "--enable-chunked-context", o->chunked_context,
       "TensorRT-LLM: split prompts across steps beside the decodes (enable_chunked_prefill; "
       "its default runs each prompt whole)");
+  sub->add_option("--capacity-scheduler-policy", o->capacity_policy,
+                  "TensorRT-LLM: MAX_UTILIZATION admits requests as the cache holds their tokens "
+                  "and pauses the latest when it runs out; GUARANTEED_NO_EVICT (its default) "
+                  "admits one only while its whole prompt and answer fit")
+      ->check(CLI::IsMember({"GUARANTEED_NO_EVICT", "MAX_UTILIZATION"}));
   sub->add_flag("--enable-mixed-chunk", o->mixed_chunk,
                 "SGLang: run the decodes inside prefill steps (its default runs a prefill batch "
                 "alone, the decodes waiting)");

@@ -81,6 +81,9 @@ std::string extra_llm_api_options(const ServingLayout& l, const ServingOptions& 
   if (l.attention_dp) keys += "enable_attention_dp: true";
   if (o.chunked_context)
     keys += std::string(keys.empty() ? "" : ", ") + "enable_chunked_prefill: true";
+  if (o.max_utilization)
+    keys += std::string(keys.empty() ? "" : ", ") +
+            "scheduler_config: {capacity_scheduler_policy: MAX_UTILIZATION}";
   return keys.empty() ? "" : " --extra_llm_api_options extra.yaml (" + keys + ")";
 }
 

@@ -76,14 +76,17 @@ namespace {
 // enable_partial_reuse (default True) also reuses the tokens of a partly matched block.
 // Admission: TensorRT-LLM's capacity scheduler defaults to GUARANTEED_NO_EVICT
 // (CapacitySchedulerPolicy, tensorrt_llm/llmapi/llm_args.py), which admits a request only when
-// its whole isl + osl fits; vLLM V1 allocates blocks for the tokens each step schedules
-// (KVCacheManager.allocate_slots) and preempts the running request scheduled last when none are
-// left (vllm/v1/core/sched/scheduler.py, recompute); SGLang allocates per token and retracts
-// decode requests when its pool runs out (Scheduler.update_running_batch → retract_decode).
-// Front end (the part of TTFT outside the engine: tokenizer, request routing, detokenizer, the
-// first token's way back): TensorRT-LLM 8 ms, fitted to the development set's rows of its online
-// serving table (v0.14 through Triton's tensorrtllm_backend, whose ensemble tokenizes and
-// detokenizes in Python models; tests/data/serving_runs.yaml trtol-*, 13 rows): 0, 3, 5, 6, 7,
+// its whole isl + osl fits; its MAX_UTILIZATION ("pack as many requests as possible at each
+// iteration ... at the risk of having to pause requests if the KV cache size limit is reached",
+// docs/source/performance/performance-tuning-guide/useful-runtime-flags.md) is taken as vLLM's
+// allocation and preemption below (ServingOptions::max_utilization); vLLM V1 allocates blocks for
+// the tokens each step schedules (KVCacheManager.allocate_slots) and preempts the running request
+// scheduled last when none are left (vllm/v1/core/sched/scheduler.py, recompute); SGLang allocates
+// per token and retracts decode requests when its pool runs out (Scheduler.update_running_batch →
+// retract_decode). Front end (the part of TTFT outside the engine: tokenizer, request routing,
+// detokenizer, the first token's way back): TensorRT-LLM 8 ms, fitted to the development set's rows
+// of its online serving table (v0.14 through Triton's tensorrtllm_backend, whose ensemble tokenizes
+// and detokenizes in Python models; tests/data/serving_runs.yaml trtol-*, 13 rows): 0, 3, 5, 6, 7,
 // 8, 10, 12 ms give TTFT mean |error| 22.8%, 19.6%, 17.5%, 16.4%, 15.9%, 15.7%, 16.0%, 16.2%.
 // The table's low-load rows show a constant: on Llama 3.1 8B (one GPU, QPS 2-4, H100 and H200,
 // prompts of 202 and 467 tokens) the measured TTFT exceeds the replay's by 5.6-8.4 ms whatever
@@ -166,6 +169,10 @@ int64_t step_tokens_of(Engine e, const ServingOptions& options) {
 // vLLM's SchedulerConfig._verify_args (vllm/config/scheduler.py) raises "max_num_batched_tokens
 // (…) must be greater than or equal to max_num_seqs (…)": every sequence a step carries takes
 // at least one of its tokens. SGLang and TensorRT-LLM start with either larger.
+bool reserves_whole_request(const ServingOptions& options) {
+  return engine_preset(options.engine).reserves_whole_request && !options.max_utilization;
+}
+
 bool batch_within_step_tokens(Engine e) { return e == Engine::vllm; }
 
 bool engine_splits_experts(Engine e, int64_t tp, int64_t ep) {

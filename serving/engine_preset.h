@@ -68,6 +68,10 @@ int64_t step_tokens_of(Engine e, const ServingOptions& options);
 // The engine's default cap on the sequences of one step, for vLLM at most the step's tokens
 // (batch_within_step_tokens).
 int64_t default_max_batch(const ServingOptions& options);
+// Whether the engine reserves a request's whole isl + osl of cache at admission under `options`:
+// the engine's rule (EnginePreset::reserves_whole_request), but not under TensorRT-LLM's
+// MAX_UTILIZATION (ServingOptions::max_utilization).
+bool reserves_whole_request(const ServingOptions& options);
 // Whether the engine refuses a batch cap above the step's tokens (vLLM).
 bool batch_within_step_tokens(Engine e);
 // Whether engine `e` runs `ep` expert groups in an engine of `tp` GPUs (REQUIRES: ep divides

@@ -121,6 +121,11 @@ struct ServingOptions {
   // enable_chunked_context, the LLM API's enable_chunked_prefill; off by default there,
   // engine_preset.cc).
   bool chunked_context = false;
+  // TensorRT-LLM's capacity scheduler MAX_UTILIZATION (--capacity-scheduler-policy; the LLM
+  // API's scheduler_config.capacity_scheduler_policy): admits requests as far as the cache holds
+  // the tokens they compute and pauses the latest when it runs out, as vLLM preempts
+  // (engine_preset.h reserves_whole_request); off, its default GUARANTEED_NO_EVICT.
+  bool max_utilization = false;
   // Search the weight format too: BF16, and FP8 where the GPU has FP8 tensor cores
   // (`weights` is then the format of the problem being evaluated).
   bool weights_auto = false;

@@ -207,6 +207,10 @@ std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
   if (o.engine != Engine::trtllm && o.chunked_context)
     refuse(Engine::trtllm, "option of TensorRT-LLM's (the others chunk prompts by default)",
            "enable-chunked-context", "true");
+  if (o.engine != Engine::trtllm && o.max_utilization)
+    refuse(Engine::trtllm,
+           "option of TensorRT-LLM's (vLLM and SGLang allocate as sequences grow by default)",
+           "capacity-scheduler-policy", "MAX_UTILIZATION");
   return out;
 }
 
@@ -313,7 +317,6 @@ Workload replica_workload(const Workload& w, int64_t replicas) {
 }
 
 ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout) {
-  const EnginePreset& engine = engine_preset(p.options.engine);
   const bool explicit_batch = layout.max_batch > 0;
   const int64_t asked = explicit_batch ? layout.max_batch : default_max_batch(p.options);
   layout.max_batch = asked;
@@ -321,7 +324,7 @@ ServingMemory resolved_memory(const ServingProblem& p, ServingLayout& layout) {
                                    p.workload.osl, p.workload.prefix_tokens);
   // The default batch is what the cache holds whole (a --max-num-seqs that never preempts); an
   // engine that allocates as sequences grow runs a batch asked for as asked, preempting.
-  if (!explicit_batch || engine.reserves_whole_request)
+  if (!explicit_batch || reserves_whole_request(p.options))
     layout.max_batch = std::max<int64_t>(1, std::min(asked, m.max_concurrency));
   return m;
 }
@@ -429,7 +432,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   limits.front_end_s = front_end_s(p.options);
   const RequestCache cache =
       request_cache(p.model, e.memory.block_tokens, engine.drops_sliding_window_kv);
-  if (!engine.reserves_whole_request) {
+  if (!reserves_whole_request(p.options)) {
     limits.cache_tokens = [cache](int64_t tokens) { return cache.tokens(tokens); };
     limits.cache_block_tokens = cache.block_tokens;  // RequestCache::tokens rounds to its pages
   } else if (p.workload.lengths_vary())

@@ -107,7 +107,8 @@ constexpr double kMaxReplayTokens = 1e8;
 // Problems with the workload: the replay's size beyond kMaxReplayTokens (named by flag).
 std::vector<Diagnostic> check_workload(const Workload& w);
 // An engine's own options asked of another: SGLang's --enable-mixed-chunk, --search-mixed-chunk,
-// --max-prefill-tokens; TensorRT-LLM's --enable-chunked-context.
+// --max-prefill-tokens; TensorRT-LLM's --enable-chunked-context and
+// --capacity-scheduler-policy MAX_UTILIZATION.
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o);
 // A TPOT objective where every answer is one token (--osl 1): nothing to time after the first
 // token, so nothing to bound (the TPOT statistics have no samples and print "-").

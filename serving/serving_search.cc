@@ -24,7 +24,7 @@ const int64_t kBatchCaps[] = {256, 64, 16};
 std::vector<int64_t> batch_caps(const ServingProblem& p) {
   std::vector<int64_t> caps;
   const EnginePreset& engine = engine_preset(p.options.engine);
-  if (!engine.reserves_whole_request) caps.push_back(engine.max_batch);
+  if (!reserves_whole_request(p.options)) caps.push_back(engine.max_batch);
   caps.insert(caps.end(), std::begin(kBatchCaps), std::end(kBatchCaps));
   // An engine that refuses a cap above the step's tokens is not offered one.
   if (batch_within_step_tokens(p.options.engine))
@@ -290,7 +290,7 @@ std::vector<std::pair<size_t, size_t>> layout_runs(const std::vector<ServingLayo
 Replays replay_layout(const ServingProblem& p, const ServingLayout* first,
                       const ServingLayout* last) {
   Replays out;
-  const bool preempts = !engine_preset(p.options.engine).reserves_whole_request;
+  const bool preempts = !reserves_whole_request(p.options);
   ServingLayout by_default = *first;
   by_default.max_batch = 0;
   const ServingMemory m = resolved_memory(p, by_default);

@@ -14,7 +14,8 @@
 // prefill workers); for MLA
 // models with tp > 1 each of these with and without attention-DP; max batch the engine default
 // (capped by what the KV cache holds whole) and 256, 64 and 16 below it; engines that allocate
-// the cache as sequences grow (vLLM, SGLang: EnginePreset::reserves_whole_request false) also
+// the cache as sequences grow (vLLM, SGLang, TensorRT-LLM under MAX_UTILIZATION:
+// reserves_whole_request false) also
 // run the engine default uncapped, and caps above the cache's, preempting when it is full. A cap
 // that replays as another of its layout (never binding, or binding at the same batch) is
 // dropped. Layouts whose weights leave no KV room are skipped.

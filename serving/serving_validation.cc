@@ -193,6 +193,9 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
       r.workload.request_rate_per_s = number(row, "target_qps");
     }
     r.workload.requests = static_cast<int64_t>(number(row, "samples"));
+    // harness_llm's capacity scheduler: --trtllm_batch_sched_policy defaults to max_util
+    // (closed/NVIDIA/code/harness/harness_llm/main_llm.cc), which no config changes.
+    r.options.max_utilization = true;
   }
   if (r.group == "trtllm-offline") {
     r.workload.requests = perf_overview_requests(r.workload.isl, r.workload.osl);

@@ -75,11 +75,16 @@ TEST_CASE("serving search: candidates keep tp within a node, five batch caps eac
   c = serving_candidates(p);
   REQUIRE(c.size() == 15);
   for (const ServingLayout& l : c) CHECK(l.gpus() == 2);
-  // TensorRT-LLM reserves whole requests: the default and three caps.
+  // TensorRT-LLM reserves whole requests: the default and three caps; under MAX_UTILIZATION it
+  // preempts, and its own 2048 is tried uncapped as vLLM's 1024 is.
   p.options.engine = Engine::trtllm;
   c = serving_candidates(p);
   REQUIRE(c.size() == 12);
   CHECK(c[1].max_batch == 256);
+  p.options.max_utilization = true;
+  c = serving_candidates(p);
+  REQUIRE(c.size() == 15);
+  CHECK(c[1].max_batch == 2048);
 }
 
 TEST_CASE("serving search: vLLM splits experts 1 or tp ways, the other engines any divisor") {
@@ -581,6 +586,13 @@ TEST_CASE("serving: an asked batch beyond the cache runs as asked where the engi
   REQUIRE(trt.has_value());
   CHECK(trt->layout.max_batch == trt->memory.max_concurrency);
   CHECK(trt->replay.preemptions == 0);
+  // Under its MAX_UTILIZATION policy TensorRT-LLM allocates and pauses as vLLM does.
+  p.options.max_utilization = true;
+  const std::optional<ServingEstimate> packed = evaluate_serving(p, l);
+  REQUIRE(packed.has_value());
+  CHECK(packed->layout.max_batch == 64);
+  CHECK(packed->replay.preemptions > 0);
+  p.options.max_utilization = false;
   // The search replays vLLM both ways: the batch the cache holds whole, and the engine's own
   // 1024 with preemption.
   p.options.engine = Engine::vllm;
