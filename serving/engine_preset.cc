@@ -78,8 +78,11 @@ namespace {
 // (CapacitySchedulerPolicy, tensorrt_llm/llmapi/llm_args.py), which admits a request only when
 // its whole isl + osl fits; its MAX_UTILIZATION ("pack as many requests as possible at each
 // iteration ... at the risk of having to pause requests if the KV cache size limit is reached",
-// docs/source/performance/performance-tuning-guide/useful-runtime-flags.md) is taken as vLLM's
-// allocation and preemption below (ServingOptions::max_utilization); vLLM V1 allocates blocks for
+// docs/source/performance/performance-tuning-guide/useful-runtime-flags.md) allocates as vLLM
+// does below and, where a started request cannot get its blocks, pauses started requests from
+// the end of the list, freeing their blocks (cpp/tensorrt_llm/batch_manager/capacityScheduler.cpp
+// MaxUtilizationScheduler at 02a10fe: schedulingRemoveSequence), as vLLM preempts the request
+// scheduled last (ServingOptions::max_utilization); vLLM V1 allocates blocks for
 // the tokens each step schedules (KVCacheManager.allocate_slots) and preempts the running request
 // scheduled last when none are left (vllm/v1/core/sched/scheduler.py, recompute); SGLang allocates
 // per token and retracts decode requests when its pool runs out (Scheduler.update_running_batch →
