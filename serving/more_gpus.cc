@@ -7,17 +7,25 @@
 
 namespace meshplan::serving {
 
-bool misses_slo_under_load(const ServingProblem& p, const ServingSearchResult& result) {
-  return p.options.slo.any() && p.workload.load != LoadKind::offline && !result.ranked.empty() &&
-         !any_meets_slo(result.ranked);
+namespace {
+
+// An SLO under a load (not offline, where every request waits for its turn whatever the GPUs).
+bool slo_under_load(const ServingProblem& p) {
+  return p.options.slo.any() && p.workload.load != LoadKind::offline;
 }
 
-bool wants_more_gpus(const ServingProblem& p, const ServingSearchResult& first) {
-  return p.gpus < p.cluster.gpus() && misses_slo_under_load(p, first);
+}  // namespace
+
+bool misses_slo_under_load(const ServingProblem& p, const ServingSearchResult& result) {
+  return slo_under_load(p) && !result.ranked.empty() && !any_meets_slo(result.ranked);
 }
 
 bool may_want_more_gpus(const ServingProblem& p) {
-  return p.gpus < p.cluster.gpus() && p.options.slo.any() && p.workload.load != LoadKind::offline;
+  return p.gpus < p.cluster.gpus() && slo_under_load(p);
+}
+
+bool wants_more_gpus(const ServingProblem& p, const ServingSearchResult& first) {
+  return may_want_more_gpus(p) && misses_slo_under_load(p, first);
 }
 
 MoreGpus search_more_gpus(const ServingProblem& p, const ServingSearchResult& first) {

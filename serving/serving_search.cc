@@ -226,9 +226,6 @@ struct Replays {
   int64_t evaluated = 0, skipped = 0;
 };
 
-// Replays `l` into `out`, keeping its estimate unless it is capped and replays exactly as
-// `uncapped` (the same layout without a cap, or nullptr). Returns the probe, or nullptr when `l`
-// does not fit.
 // evaluate_serving's answer for `l`, kept without its requests' times, which every use after
 // the evaluation re-replays (the load curve, a trace): 1,000 requests of each of mixtral's
 // 16,384 disaggregated layouts on 16,384 GPUs held some 650 MB. From p's estimate memo where a
@@ -243,6 +240,9 @@ std::optional<ServingEstimate> evaluated(const ServingProblem& p, const ServingL
   return e;
 }
 
+// Replays `l` into `out`, keeping its estimate unless it is capped and replays exactly as
+// `uncapped` (the same layout without a cap, or nullptr). Returns the probe, or nullptr when `l`
+// does not fit.
 const Probe* probe(const ServingProblem& p, const ServingLayout& l, const ServingEstimate* uncapped,
                    Replays& out) {
   std::optional<ServingEstimate> e = evaluated(p, l);

@@ -155,9 +155,11 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
   r.gpus = static_cast<int64_t>(number(row, "gpus"));
   r.workload.isl = static_cast<int64_t>(number(row, "isl"));
   r.workload.osl = static_cast<int64_t>(number(row, "osl"));
-  if (number(row, "request_rate_qps") > 0) {
+  // An open loop's rate: the online table's request_rate_qps, MLPerf's target_qps (LoadGen's
+  // Server scenario, Poisson arrivals at the target rate).
+  if (const double rate = number(row, "request_rate_qps") + number(row, "target_qps"); rate > 0) {
     r.workload.load = LoadKind::request_rate;
-    r.workload.request_rate_per_s = number(row, "request_rate_qps");
+    r.workload.request_rate_per_s = rate;
   } else if (number(row, "concurrency") > 0) {
     r.workload.load = LoadKind::concurrency;
     r.workload.concurrency = number(row, "concurrency");
@@ -184,14 +186,9 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
   }
   if (r.group == "mlperf") {
     // NVIDIA's MLPerf harness (the data file's section): its engine's batch cap and token budget,
-    // LoadGen's Poisson arrivals at the target rate (Server; Offline issues every sample at
-    // once), and as many samples as the run issued.
+    // and as many samples as the run issued (Offline issues every one at once).
     r.layout.max_batch = static_cast<int64_t>(number(row, "gpu_batch_size"));
     r.options.max_step_tokens = static_cast<int64_t>(number(row, "max_num_tokens"));
-    if (number(row, "target_qps") > 0) {
-      r.workload.load = LoadKind::request_rate;
-      r.workload.request_rate_per_s = number(row, "target_qps");
-    }
     r.workload.requests = static_cast<int64_t>(number(row, "samples"));
     // harness_llm's capacity scheduler: --trtllm_batch_sched_policy defaults to max_util
     // (closed/NVIDIA/code/harness/harness_llm/main_llm.cc), which no config changes.
