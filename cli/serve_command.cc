@@ -21,6 +21,7 @@
 #include "serving/serving_layout_parse.h"
 #include "serving/serving_render.h"
 #include "serving/serving_search.h"
+#include "serving/slower_steps.h"
 
 namespace meshplan::cli {
 namespace {
@@ -46,6 +47,8 @@ struct ServeOptions {
        mixed_chunk_searched = false;
   int64_t max_prefill_tokens = 0, max_step_tokens = 0;
   std::optional<double> front_end_s;
+  double slowdown = serving::kDefaultSlowdown;  // --slowdown
+  double slo_margin = 0;                        // --slo-margin
   std::string trace_path;
   std::string out_dir;  // --out: serve.md and its charts
 };
@@ -66,7 +69,7 @@ ServingOptions serving_options(const ServeOptions& o) {
   s.kv = choice<KvFormat>(o.kv, {{"bf16", KvFormat::bf16}, {"fp8", KvFormat::fp8}});
   s.engine = choice<Engine>(
       o.engine, {{"vllm", Engine::vllm}, {"sglang", Engine::sglang}, {"trtllm", Engine::trtllm}});
-  s.slo = {o.slo_ttft_s, o.slo_tpot_s};
+  s.slo = {o.slo_ttft_s, o.slo_tpot_s, o.slo_margin};
   s.memory_fraction = o.memory_fraction;
   s.search_disaggregated = o.disaggregated;
   s.mixed_chunk = o.mixed_chunk;
@@ -184,7 +187,7 @@ int run_serve(const ServeOptions& o) {
   if (std::vector<Diagnostic> errors = check_slo(p); !errors.empty()) return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_step_tokens(p); !errors.empty())
     return print_errors(errors);
-  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}, {}};
+  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}, {}, {}};
   if (report.searched) {
     if (std::vector<Diagnostic> errors = check_prefix(p, nullptr); !errors.empty())
       return print_errors(errors);
@@ -215,6 +218,8 @@ int run_serve(const ServeOptions& o) {
   if (!o.trace_path.empty() && !report.result.ranked.empty()) {
     if (int rc = write_trace(p, report.result.ranked.front(), o.trace_path); rc != 0) return rc;
   }
+  if (o.slowdown > 0 && slowdown_matters(p) && !report.result.ranked.empty())
+    report.slower = slower_steps(p, report.result.ranked.front(), o.slowdown);
   // The report's load charts need the curve: --out replays it as --load-curve does.
   if ((o.load_curve || !o.out_dir.empty()) && !report.result.ranked.empty())
     report.load = load_curve(p, report.result.ranked.front());
@@ -352,6 +357,18 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                 "also replay the best layout at concurrency 1, 2, 4, … up to what it admits (under "
                 "--request-rate: at 12.5-90% of its saturation rate and the rate asked), and "
                 "offline (its saturation throughput)");
+  sub->add_option("--slo-margin", o->slo_margin,
+                  "the SLO must also hold with every engine step and KV transfer this fraction "
+                  "longer than predicted (0.1: about the mean |error| of predicted throughput over "
+                  "the development set), so that the plan keeps it if the engine runs that much "
+                  "slower (default 0: as predicted)")
+      ->check(CLI::Range(0.0, 10.0));
+  sub->add_option("--slowdown", o->slowdown,
+                  "also replay the best layout with every engine step and KV transfer this "
+                  "fraction longer than predicted, under a request rate, a trace's arrivals or an "
+                  "SLO (default 0.1: about the mean |error| of predicted throughput over the "
+                  "development set; 0: not replayed)")
+      ->check(CLI::Range(0.0, 10.0));
   sub->add_option("--trace", o->trace_path,
                   "write the best layout's replay (engine steps of replica 0, first 100,000) as "
                   "Chrome/Perfetto trace JSON");

@@ -95,6 +95,9 @@ struct Workload {
 // output token after the first.
 struct Slo {
   double ttft_s = 0, tpot_s = 0;
+  // The objectives must also hold with every engine step and KV transfer this fraction longer
+  // than predicted (--slo-margin; slower_steps.h): 0, as predicted only.
+  double margin = 0;
   bool any() const { return ttft_s > 0 || tpot_s > 0; }
 };
 

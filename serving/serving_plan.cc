@@ -12,6 +12,7 @@
 #include "serving/fp8_block_split.h"
 #include "serving/kv_cache.h"
 #include "serving/request_lengths.h"
+#include "serving/slower_steps.h"
 
 namespace meshplan::serving {
 namespace {
@@ -512,6 +513,11 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   e.goodput_tokens_per_s = e.output_tokens_per_s * e.slo_attainment;
   check_overload(p, e);
   e.meets_slo = e.slo_attainment >= kSloQuantile && !e.overloaded;
+  if (e.meets_slo && p.options.slo.margin > 0 && slowdown_matters(p)) {
+    const std::optional<SlowerSteps> slower = slower_steps(p, e, p.options.slo.margin);
+    e.misses_margin = !slower || !slower->meets_slo;
+    e.meets_slo = !e.misses_margin;
+  }
   return e;
 }
 

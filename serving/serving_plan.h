@@ -64,8 +64,11 @@ struct ServingEstimate {
   // that misses it comes.
   double slo_scale = 0;
   // At least 99% of requests meet the SLO, and under an open loop the layout keeps up with the
-  // offered load (not `overloaded`).
+  // offered load (not `overloaded`); with an SLO margin (Slo::margin), also with every step that
+  // much longer.
   bool meets_slo = true;
+  // It meets the SLO as predicted but not with the SLO margin's longer steps.
+  bool misses_margin = false;
   // Open loops (a request rate, a trace's arrivals): the requests/s offered (the rate asked, or
   // a trace's over its first to last arrival) and served (requests over the first arrival to
   // the last finish), all replicas.

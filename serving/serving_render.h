@@ -7,6 +7,7 @@
 #include "serving/load_curve.h"
 #include "serving/more_gpus.h"
 #include "serving/serving_search.h"
+#include "serving/slower_steps.h"
 
 namespace meshplan::serving {
 
@@ -18,6 +19,8 @@ struct ServeReport {
   std::vector<LoadPoint> load;  // the best layout against load (empty: not asked)
   // Where the search met no SLO on the GPUs given: the searches on more (more_gpus.h).
   std::optional<MoreGpus> more_gpus;
+  // The best layout with every step a fraction longer (slower_steps.h; empty: not asked).
+  std::optional<SlowerSteps> slower;
 };
 
 std::string serve_table(const ServeReport& r);

@@ -448,3 +448,41 @@ TEST_CASE(
   CHECK(t.out.find("highest load on the curve within the SLO: concurrency ") != std::string::npos);
   CHECK(t.out.find(" per replica), ") != std::string::npos);
 }
+
+TEST_CASE("serve: under a request rate the best layout is also replayed with 10% longer steps") {
+  const auto r = run_meshplan(kBase + " --layout tp=1 --request-rate 2 --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& s = j["slower_steps"];
+  CHECK(s["fraction"] == 0.1);
+  CHECK(s["ttft_s"]["p99"].get<double>() > j["best"]["ttft_s"]["p99"].get<double>());
+  CHECK(s["meets_slo"] == true);
+  const auto t = run_meshplan(kBase + " --layout tp=1 --request-rate 2 --slowdown 0.2");
+  REQUIRE(t.rc == 0);
+  CHECK(t.out.find("20% slower steps (every step and KV transfer 1.2× the predicted") !=
+        std::string::npos);
+  // Offline without an SLO every time is simply longer: nothing replayed; --slowdown 0: none.
+  for (const char* flags : {" --layout tp=1 --offline --format json",
+                            " --layout tp=1 --request-rate 2 --slowdown 0 --format json"}) {
+    const auto o = run_meshplan(kBase + flags);
+    REQUIRE(o.rc == 0);
+    CHECK(!nlohmann::json::parse(o.out).contains("slower_steps"));
+  }
+}
+
+TEST_CASE("serve: --slo-margin names the margin in the SLO and the rows it fails") {
+  const auto r =
+      run_meshplan(kBase + " --layout tp=1 --request-rate 30 --slo-tpot 0.02 --slo-margin 0.1");
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("TPOT ≤ 20 ms for 99% of requests, also with every step 10% longer") !=
+        std::string::npos);
+  // TPOT p99 18.94 ms as predicted, 22.45 ms with 10% longer steps.
+  CHECK(r.out.find("100%  no: margin") != std::string::npos);
+  const auto j = run_meshplan(kBase +
+                              " --layout tp=1 --request-rate 30 --slo-tpot 0.02 --slo-margin 0.1 "
+                              "--format json");
+  REQUIRE(j.rc == 0);
+  const nlohmann::json best = nlohmann::json::parse(j.out)["best"];
+  CHECK(best["misses_slo_margin"] == true);
+  CHECK(best["meets_slo"] == false);
+}
