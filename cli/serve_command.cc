@@ -47,8 +47,9 @@ struct ServeOptions {
        mixed_chunk_searched = false;
   int64_t max_prefill_tokens = 0, max_step_tokens = 0;
   std::optional<double> front_end_s;
-  double slowdown = serving::kDefaultSlowdown;  // --slowdown
-  double slo_margin = 0;                        // --slo-margin
+  // --slowdown; unset: --slo-margin's where given, else serving::kDefaultSlowdown.
+  std::optional<double> slowdown;
+  double slo_margin = 0;  // --slo-margin
   std::string trace_path;
   std::string out_dir;  // --out: serve.md and its charts
 };
@@ -218,8 +219,9 @@ int run_serve(const ServeOptions& o) {
   if (!o.trace_path.empty() && !report.result.ranked.empty()) {
     if (int rc = write_trace(p, report.result.ranked.front(), o.trace_path); rc != 0) return rc;
   }
-  if (o.slowdown > 0 && slowdown_matters(p) && !report.result.ranked.empty())
-    report.slower = slower_steps(p, report.result.ranked.front(), o.slowdown);
+  const double slowdown = o.slowdown.value_or(o.slo_margin > 0 ? o.slo_margin : kDefaultSlowdown);
+  if (slowdown > 0 && slowdown_matters(p) && !report.result.ranked.empty())
+    report.slower = slower_steps(p, report.result.ranked.front(), slowdown);
   // The report's load charts need the curve: --out replays it as --load-curve does.
   if ((o.load_curve || !o.out_dir.empty()) && !report.result.ranked.empty())
     report.load = load_curve(p, report.result.ranked.front());
@@ -366,8 +368,8 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
   sub->add_option("--slowdown", o->slowdown,
                   "also replay the best layout with every engine step and KV transfer this "
                   "fraction longer than predicted, under a request rate, a trace's arrivals or an "
-                  "SLO (default 0.1: about the mean |error| of predicted throughput over the "
-                  "development set; 0: not replayed)")
+                  "SLO (default: --slo-margin's, else 0.1, about the mean |error| of predicted "
+                  "throughput over the development set; 0: not replayed)")
       ->check(CLI::Range(0.0, 10.0));
   sub->add_option("--trace", o->trace_path,
                   "write the best layout's replay (engine steps of replica 0, first 100,000) as "

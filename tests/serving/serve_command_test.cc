@@ -478,6 +478,12 @@ TEST_CASE("serve: --slo-margin names the margin in the SLO and the rows it fails
         std::string::npos);
   // TPOT p99 18.94 ms as predicted, 22.45 ms with 10% longer steps.
   CHECK(r.out.find("100%  no: margin") != std::string::npos);
+  // The replay shown is at the margin unless --slowdown says otherwise.
+  CHECK(r.out.find("10% slower steps") != std::string::npos);
+  const auto wider =
+      run_meshplan(kBase + " --layout tp=1 --request-rate 30 --slo-tpot 0.02 --slo-margin 0.2");
+  REQUIRE(wider.rc == 0);
+  CHECK(wider.out.find("20% slower steps") != std::string::npos);
   const auto j = run_meshplan(kBase +
                               " --layout tp=1 --request-rate 30 --slo-tpot 0.02 --slo-margin 0.1 "
                               "--format json");
