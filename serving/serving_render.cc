@@ -287,6 +287,17 @@ std::string ttft_line(const ReplayResult& r) {
       r.ttft_s.mean - r.front_end_s - r.queue_s.mean);
 }
 
+// Under an open loop, the offered rate against what the layout sustains (not when overloaded:
+// that has its own line).
+std::string utilization_line(const ServingEstimate& e) {
+  if (e.offered_requests_per_s <= 0 || e.saturation_requests_per_s <= 0 || e.overloaded) return "";
+  return fmt::format(
+      "load: {:.2f} requests/s, {:.0f}% of the {:.2f} this layout sustains (its requests replayed "
+      "at once); latencies grow steeply as that share nears 100%\n",
+      e.offered_requests_per_s, 100 * e.offered_requests_per_s / e.saturation_requests_per_s,
+      e.saturation_requests_per_s);
+}
+
 // `slower`: the line of the best layout with slower steps (slower_text), after its latencies.
 std::string details(const ServingProblem& p, const ServingEstimate& e, const std::string& slower) {
   const ServingMemory& m = e.memory;
@@ -340,7 +351,7 @@ std::string details(const ServingProblem& p, const ServingEstimate& e, const std
                         e.replay.preemptions)
           : std::string(),
       e.goodput_tokens_per_s);
-  out += ttft_line(e.replay) + slower;
+  out += ttft_line(e.replay) + utilization_line(e) + slower;
   const ServingOptions o = evaluated_options(p.options, e);
   if (!disagg) return out + "engine flags:\n" + engine_lines(p.model, e.layout, o);
   out +=
@@ -522,6 +533,11 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["offered_requests_per_s"] = e.offered_requests_per_s;
   j["served_requests_per_s"] = e.served_requests_per_s;
   j["saturation_requests_per_s"] = e.saturation_requests_per_s;
+  // The offered rate's share of it, where both are known (null otherwise).
+  j["utilization"] =
+      e.offered_requests_per_s > 0 && e.saturation_requests_per_s > 0
+          ? nlohmann::ordered_json(e.offered_requests_per_s / e.saturation_requests_per_s)
+          : nlohmann::ordered_json();
   j["overloaded"] = e.overloaded;
   j["max_concurrency"] = m.max_concurrency;
   j["kv_cache_tokens"] = m.kv_tokens;

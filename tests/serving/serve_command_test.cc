@@ -457,8 +457,14 @@ TEST_CASE("serve: under a request rate the best layout is also replayed with 10%
   CHECK(s["fraction"] == 0.1);
   CHECK(s["ttft_s"]["p99"].get<double>() > j["best"]["ttft_s"]["p99"].get<double>());
   CHECK(s["meets_slo"] == true);
+  // How near the layout runs to what it sustains: the offered rate over the saturation rate.
+  const nlohmann::json& b = j["best"];
+  CHECK(b["utilization"].get<double>() ==
+        doctest::Approx(2 / b["saturation_requests_per_s"].get<double>()));
+  CHECK(b["utilization"].get<double>() < 1);
   const auto t = run_meshplan(kBase + " --layout tp=1 --request-rate 2 --slowdown 0.2");
   REQUIRE(t.rc == 0);
+  CHECK(t.out.find("load: 2.00 requests/s, ") != std::string::npos);
   CHECK(t.out.find("20% slower steps (every step and KV transfer 1.2× the predicted") !=
         std::string::npos);
   // Offline without an SLO every time is simply longer: nothing replayed; --slowdown 0: none.
