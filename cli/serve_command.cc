@@ -49,7 +49,8 @@ struct ServeOptions {
   std::optional<double> front_end_s;
   // --slowdown; unset: --slo-margin's where given, else serving::kDefaultSlowdown.
   std::optional<double> slowdown;
-  double slo_margin = 0;  // --slo-margin
+  double slo_margin = 0;     // --slo-margin
+  double gpu_hour_cost = 0;  // --gpu-hour-cost
   std::string trace_path;
   std::string out_dir;  // --out: serve.md and its charts
 };
@@ -188,7 +189,7 @@ int run_serve(const ServeOptions& o) {
   if (std::vector<Diagnostic> errors = check_slo(p); !errors.empty()) return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_step_tokens(p); !errors.empty())
     return print_errors(errors);
-  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}, {}, {}};
+  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}, {}, {}, o.gpu_hour_cost};
   if (report.searched) {
     if (std::vector<Diagnostic> errors = check_prefix(p, nullptr); !errors.empty())
       return print_errors(errors);
@@ -372,13 +373,17 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
                   "longer than predicted (0.1: about the mean |error| of predicted throughput over "
                   "the development set), so that the plan keeps it if the engine runs that much "
                   "slower (default 0: as predicted)")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(finite_number(0, 10));
   sub->add_option("--slowdown", o->slowdown,
                   "also replay the best layout with every engine step and KV transfer this "
                   "fraction longer than predicted, under a request rate, a trace's arrivals or an "
                   "SLO (default: --slo-margin's, else 0.1, about the mean |error| of predicted "
                   "throughput over the development set; 0: not replayed)")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(finite_number(0, 10));
+  sub->add_option("--gpu-hour-cost", o->gpu_hour_cost,
+                  "price of one GPU-hour in USD: each layout's cost per million output tokens "
+                  "(its GPUs for the hours its output takes)")
+      ->check(finite_number(1e-6, 1e6));
   sub->add_option("--trace", o->trace_path,
                   "write the best layout's replay (engine steps of replica 0, first 100,000) as "
                   "Chrome/Perfetto trace JSON");

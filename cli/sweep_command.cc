@@ -8,6 +8,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/thread_count.h"
 #include "core/count_list.h"
 #include "planner/layout_search.h"
@@ -169,7 +170,7 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--gpu-hour-cost", o->gpu_hour_cost,
                   "price of one GPU-hour in USD: the cost of the token budget")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(1e-6, 1e6));
   add_cost_options(sub, o->in, o->cost);
   add_launcher_option(sub, o->in);
   sub->add_option("--fix", o->fix, "pin layout fields at every point, e.g. tp=8,pp=4");

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "core/units.h"
 #include "serving/engine_flags.h"
 #include "serving/engine_preset.h"
 #include "serving/fp8_block_split.h"
 #include "serving/kv_cache.h"
 #include "serving/serving_plan.h"
+#include "serving/token_cost.h"
 
 namespace meshplan::serving {
 namespace {
@@ -118,7 +121,7 @@ std::string header(const ServeReport& r) {
 }
 
 struct Row {
-  std::string cells[10];
+  std::vector<std::string> cells;
 };
 
 std::string label(const ServingProblem& p, const ServingEstimate& e) {
@@ -127,8 +130,17 @@ std::string label(const ServingProblem& p, const ServingEstimate& e) {
          (p.options.mixed_chunk_searched && e.mixed_chunk ? " mixed" : "");
 }
 
-Row row_of(const ServingProblem& p, size_t rank, const ServingEstimate& e) {
-  return {{std::to_string(rank), label(p, e), std::to_string(e.layout.gpus()),
+// USD per million output tokens at the report's GPU-hour price, "-" where nothing is served.
+std::string cost_text(const ServeReport& r, const ServingEstimate& e) {
+  if (e.output_tokens_per_s <= 0) return "-";
+  return fmt::format("{:.3f}", usd_per_million_output_tokens(e.layout.gpus(), e.output_tokens_per_s,
+                                                             r.gpu_hour_cost_usd));
+}
+
+// A table row; with a GPU-hour price, its cost per million output tokens last.
+Row row_of(const ServeReport& r, size_t rank, const ServingEstimate& e) {
+  const ServingProblem& p = *r.problem;
+  Row row{{std::to_string(rank), label(p, e), std::to_string(e.layout.gpus()),
            fmt::format("{:.0f}", e.output_tokens_per_s),
            fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu), per_user_text(e),
            fmt::format("{:.3f}/{:.3f}", e.replay.ttft_s.mean, e.replay.ttft_s.p99),
@@ -136,6 +148,8 @@ Row row_of(const ServingProblem& p, size_t rank, const ServingEstimate& e) {
            fmt::format("{:.0f}%", 100 * e.slo_attainment),
            e.overloaded ? "overloaded"
                         : (e.meets_slo ? "yes" : (e.misses_margin ? "no: margin" : "no"))}};
+  if (r.gpu_hour_cost_usd > 0) row.cells.push_back(cost_text(r, e));
+  return row;
 }
 
 // Under the table, where a row shown is overloaded: what the word means.
@@ -227,16 +241,21 @@ std::string unmet_slo_note(const ServeReport& r) {
       slo_misses(p.options.slo, e), more_gpus_text(p, r.more_gpus));
 }
 
-const char* kColumns[10] = {"#",
-                            "layout",
-                            "GPUs",
-                            "tok/s",
-                            "tok/s/GPU",
-                            "tok/s/user",
-                            "TTFT mean/p99 s",
-                            "TPOT mean/p99 ms",
-                            "in SLO",
-                            "meets"};
+// The table's columns: with a GPU-hour price, the cost per million output tokens last.
+std::vector<std::string> columns(const ServeReport& r) {
+  std::vector<std::string> out = {"#",
+                                  "layout",
+                                  "GPUs",
+                                  "tok/s",
+                                  "tok/s/GPU",
+                                  "tok/s/user",
+                                  "TTFT mean/p99 s",
+                                  "TPOT mean/p99 ms",
+                                  "in SLO",
+                                  "meets"};
+  if (r.gpu_hour_cost_usd > 0) out.push_back("$/Mtok");
+  return out;
+}
 
 // The prefill pool as the engines' commands see it: prefill_replicas workers of prefill_tp GPUs.
 ServingLayout prefill_pool(const ServingLayout& l) {
@@ -451,30 +470,32 @@ std::string serve_table(const ServeReport& r) {
   if (r.result.ranked.empty()) return out + "no layout fits\n";
   std::vector<Row> rows;
   const size_t shown = std::min(r.result.ranked.size(), static_cast<size_t>(r.top));
-  for (size_t i = 0; i < shown; ++i) rows.push_back(row_of(*r.problem, i + 1, r.result.ranked[i]));
-  size_t width[10];
-  for (int c = 0; c < 10; ++c) {
-    width[c] = std::string(kColumns[c]).size();
+  for (size_t i = 0; i < shown; ++i) rows.push_back(row_of(r, i + 1, r.result.ranked[i]));
+  const std::vector<std::string> head = columns(r);
+  const size_t n = head.size();
+  std::vector<size_t> width(n);
+  for (size_t c = 0; c < n; ++c) {
+    width[c] = head[c].size();
     for (const Row& row : rows) width[c] = std::max(width[c], row.cells[c].size());
   }
   // "≤" and "→" are not in the columns: byte width equals display width here.
-  auto line = [&](const std::string* cells) {
+  auto line = [&](const std::vector<std::string>& cells) {
     std::string s;
-    for (int c = 0; c < 10; ++c)
+    for (size_t c = 0; c < n; ++c)
       s += (c == 1 ? fmt::format("{:<{}}", cells[c], width[c])
                    : fmt::format("{:>{}}", cells[c], width[c])) +
-           (c < 9 ? "  " : "");
+           (c + 1 < n ? "  " : "");
     return s + "\n";
   };
-  std::string head[10];
-  for (int c = 0; c < 10; ++c) head[c] = kColumns[c];
-  out += "\n" + line(head);
+  out += '\n';
+  out += line(head);
   size_t total = 0;
   for (size_t w : width) total += w + 2;
   out += std::string(total - 2, '-') + "\n";
   for (const Row& row : rows) out += line(row.cells);
   out += overload_note(r, shown) + offline_slo_note(r) + unmet_slo_note(r);
-  out += "\n" + details(*r.problem, r.result.ranked.front(), slower_text(r));
+  out += '\n';
+  out += details(*r.problem, r.result.ranked.front(), slower_text(r));
   if (r.searched) out += pareto_text(*r.problem, r.result);
   return out + load_text(r);
 }
@@ -483,12 +504,15 @@ std::string serve_markdown(const ServeReport& r) {
   std::string out = "## Serving plan\n\n";
   out += header(r) + "\n";
   if (r.result.ranked.empty()) return out + "No layout fits.\n";
-  out +=
-      "| # | layout | GPUs | tok/s | tok/s/GPU | tok/s/user | TTFT mean/p99 s | TPOT mean/p99 ms "
-      "| in SLO | meets |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  const std::vector<std::string> head = columns(r);
+  out += "|";
+  for (const std::string& c : head) out += " " + c + " |";
+  out += "\n|";
+  for (size_t c = 0; c < head.size(); ++c) out += "---|";
+  out += "\n";
   const size_t shown = std::min(r.result.ranked.size(), static_cast<size_t>(r.top));
   for (size_t i = 0; i < shown; ++i) {
-    const Row row = row_of(*r.problem, i + 1, r.result.ranked[i]);
+    const Row row = row_of(r, i + 1, r.result.ranked[i]);
     out += "|";
     for (const std::string& c : row.cells) out += " " + c + " |";
     out += "\n";
@@ -507,7 +531,8 @@ nlohmann::ordered_json memory_json(const ServingMemory& m) {
           {"block_tokens", m.block_tokens}};
 }
 
-nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstimate& e) {
+nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstimate& e,
+                                     double gpu_hour_cost_usd) {
   const ServingMemory& m = e.memory;
   nlohmann::ordered_json j;
   j["weights"] = to_string(e.weights);
@@ -525,6 +550,11 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["ttft_queue_s"] = stats_json(e.replay.queue_s);
   j["ttft_front_end_s"] = e.replay.front_end_s;
   j["tpot_s"] = stats_json(e.replay.tpot_s);
+  if (gpu_hour_cost_usd > 0)
+    j["usd_per_million_output_tokens"] =
+        e.output_tokens_per_s > 0 ? nlohmann::ordered_json(usd_per_million_output_tokens(
+                                        e.layout.gpus(), e.output_tokens_per_s, gpu_hour_cost_usd))
+                                  : nlohmann::ordered_json();
   j["goodput_tokens_per_s"] = e.goodput_tokens_per_s;
   j["slo_attainment"] = e.slo_attainment;
   j["slo_scale"] = e.slo_scale;
@@ -593,7 +623,7 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
     j["best"] = nullptr;
     return j;
   }
-  j["best"] = estimate_json(p, r.result.ranked.front());
+  j["best"] = estimate_json(p, r.result.ranked.front(), r.gpu_hour_cost_usd);
   if (r.slower) {
     const SlowerSteps& s = *r.slower;
     j["slower_steps"] = {{"fraction", s.fraction},
@@ -625,7 +655,8 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
   }
   nlohmann::ordered_json ranked = nlohmann::ordered_json::array();
   const size_t shown = std::min(r.result.ranked.size(), static_cast<size_t>(r.top));
-  for (size_t i = 0; i < shown; ++i) ranked.push_back(estimate_json(p, r.result.ranked[i]));
+  for (size_t i = 0; i < shown; ++i)
+    ranked.push_back(estimate_json(p, r.result.ranked[i], r.gpu_hour_cost_usd));
   j["ranked"] = ranked;
   nlohmann::ordered_json pareto = nlohmann::ordered_json::array();
   for (size_t i : r.result.pareto) {
@@ -640,7 +671,8 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
     const MoreGpus& m = *r.more_gpus;
     j["more_gpus"] = {{"stop", to_string(m.stop)},
                       {"gpus", m.gpus},
-                      {"best", m.best ? estimate_json(p, *m.best) : nlohmann::ordered_json()}};
+                      {"best", m.best ? estimate_json(p, *m.best, r.gpu_hour_cost_usd)
+                                      : nlohmann::ordered_json()}};
   }
   return j;
 }

@@ -21,6 +21,9 @@ struct ServeReport {
   std::optional<MoreGpus> more_gpus;
   // The best layout with every step a fraction longer (slower_steps.h; empty: not asked).
   std::optional<SlowerSteps> slower;
+  // The price of one GPU-hour in USD (--gpu-hour-cost; 0: none): each row's cost per million
+  // output tokens (token_cost.h).
+  double gpu_hour_cost_usd = 0;
 };
 
 std::string serve_table(const ServeReport& r);
@@ -28,6 +31,9 @@ std::string serve_markdown(const ServeReport& r);
 nlohmann::ordered_json serve_json(const ServeReport& r);
 
 // JSON of one evaluated layout: layout, throughput, latencies, memory, step times, flags.
-nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstimate& e);
+// With a GPU-hour price (USD; 0: none), also its cost per million output tokens
+// (token_cost.h).
+nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstimate& e,
+                                     double gpu_hour_cost_usd = 0);
 
 }  // namespace meshplan::serving

@@ -498,3 +498,20 @@ TEST_CASE("serve: --slo-margin names the margin in the SLO and the rows it fails
   CHECK(best["misses_slo_margin"] == true);
   CHECK(best["meets_slo"] == false);
 }
+
+TEST_CASE("serve: --gpu-hour-cost prices each layout per million output tokens") {
+  const auto r =
+      run_meshplan(kBase + " --layout tp=1 --concurrency 8 --gpu-hour-cost 2.5 " + "--format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json b = nlohmann::json::parse(r.out)["best"];
+  // One GPU at 2.50 USD an hour over its output tokens/s.
+  CHECK(b["usd_per_million_output_tokens"].get<double>() ==
+        doctest::Approx(2.5 / 3600 / b["output_tokens_per_s"].get<double>() * 1e6));
+  const auto t = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --gpu-hour-cost 2.5");
+  REQUIRE(t.rc == 0);
+  CHECK(t.out.find("meets  $/Mtok") != std::string::npos);
+  // Without a price no cost is printed.
+  const auto plain = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --format json");
+  REQUIRE(plain.rc == 0);
+  CHECK(!nlohmann::json::parse(plain.out)["best"].contains("usd_per_million_output_tokens"));
+}
