@@ -333,14 +333,14 @@ CLI::App* add_calibrate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--sustained-seconds", o->sustained_seconds,
                   "run one 8192³ GEMM back to back this long for the sustained/burst ratio "
                   "(full default 30, quick 0)")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(finite_number(0, 3600));
   sub->add_option("--algorithms", o->max_algorithms,
                   "cuBLASLt algorithms timed per shape (full default 8, quick 4)")
       ->check(CLI::Range(1, 64));
   sub->add_option(
          "--budget-ms", o->budget_ms,
          "time per GEMM shape before iterations and algorithms are cut (full 50, quick 20)")
-      ->check(CLI::Range(0.0, 60000.0));
+      ->check(finite_number(0, 60000));
   sub->add_flag("--dry-run", o->dry_run, "print what would be measured and exit");
   sub->add_option("--out", o->out, "profile to write (rewritten after every section)")
       ->capture_default_str();

@@ -110,7 +110,7 @@ SearchOptions::LauncherCheck launcher_check(const CostOptions& cost, const Input
 void add_tokens_option(CLI::App* sub, double& tokens) {
   sub->add_option("--tokens", tokens,
                   "token budget, e.g. 15e12: also print the time and GPU-hours to train it")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(1, 1e18));
 }
 
 void add_format_option(CLI::App* sub, std::string& format,

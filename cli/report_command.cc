@@ -7,6 +7,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/thread_count.h"
 #include "core/count_list.h"
 #include "reports/markdown_report.h"
@@ -79,7 +80,7 @@ CLI::App* add_report_command(CLI::App& app, int& exit_code) {
                   "add a scale section: the best layout at these GPU counts (64..4096 doubles), "
                   "as `meshplan sweep` finds it");
   sub->add_option("--tokens", o->tokens, "token budget for the scale section's time to train")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(1, 1e18));
   sub->add_option("--out", o->out_dir, "folder for report.md and its SVG files")->required();
   sub->callback([o, &exit_code] { exit_code = run_report(*o); });
   return sub;

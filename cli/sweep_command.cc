@@ -160,14 +160,14 @@ CLI::App* add_sweep_command(CLI::App& app, int& exit_code) {
   CLI::Option* tps =
       sub->add_option("--tokens-per-step", o->tokens_per_step,
                       "tokens per step at every point: the batch is this / the sequence length")
-          ->check(CLI::PositiveNumber);
+          ->check(integer_range(1, 1'000'000'000'000));
   CLI::Option* bpg = sub->add_option("--batch-per-gpu", o->batch_per_gpu,
                                      "sequences per GPU: the batch grows with the GPU count")
                          ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}));
   gb->excludes(tps)->excludes(bpg);
   tps->excludes(bpg);
   sub->add_option("--tokens", o->tokens, "token budget to train, e.g. 15e12: time and GPU-hours")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(1, 1e18));
   sub->add_option("--gpu-hour-cost", o->gpu_hour_cost,
                   "price of one GPU-hour in USD: the cost of the token budget")
       ->check(finite_number(1e-6, 1e6));
