@@ -220,13 +220,13 @@ int run_serve(const ServeOptions& o) {
   if (!o.trace_path.empty() && !report.result.ranked.empty()) {
     if (int rc = write_trace(p, report.result.ranked.front(), o.trace_path); rc != 0) return rc;
   }
-  // Under an open loop, how near the best layout runs to what it sustains (its utilization):
+  // Under an open loop, how near each layout shown runs to what it sustains (its utilization):
   // its saturation rate, where its own overload check did not ask for it already.
-  if (!report.result.ranked.empty()) {
-    ServingEstimate& best = report.result.ranked.front();
-    if (best.offered_requests_per_s > 0 && best.saturation_requests_per_s <= 0)
-      best.saturation_requests_per_s =
-          saturation_requests_per_s(as_evaluated(p, best), best.layout);
+  const size_t shown = std::min(report.result.ranked.size(), static_cast<size_t>(o.top));
+  for (size_t i = 0; i < shown; ++i) {
+    ServingEstimate& e = report.result.ranked[i];
+    if (e.offered_requests_per_s > 0 && e.saturation_requests_per_s <= 0)
+      e.saturation_requests_per_s = saturation_requests_per_s(as_evaluated(p, e), e.layout);
   }
   const double slowdown = o.slowdown.value_or(o.slo_margin > 0 ? o.slo_margin : kDefaultSlowdown);
   if (slowdown > 0 && slowdown_matters(p) && !report.result.ranked.empty())

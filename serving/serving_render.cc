@@ -130,6 +130,19 @@ std::string label(const ServingProblem& p, const ServingEstimate& e) {
          (p.options.mixed_chunk_searched && e.mixed_chunk ? " mixed" : "");
 }
 
+// Under an open loop (a request rate, a trace's arrivals) the table shows each layout's load: the
+// offered rate's share of what it sustains.
+bool open_loop(const ServeReport& r) {
+  const LoadKind load = r.problem->workload.load;
+  return load == LoadKind::request_rate || load == LoadKind::trace;
+}
+
+// The offered rate's share of what the layout sustains, "-" where that was not replayed.
+std::string load_share_text(const ServingEstimate& e) {
+  if (e.offered_requests_per_s <= 0 || e.saturation_requests_per_s <= 0) return "-";
+  return fmt::format("{:.0f}%", 100 * e.offered_requests_per_s / e.saturation_requests_per_s);
+}
+
 // USD per million output tokens at the report's GPU-hour price, "-" where nothing is served.
 std::string cost_text(const ServeReport& r, const ServingEstimate& e) {
   if (e.output_tokens_per_s <= 0) return "-";
@@ -137,7 +150,7 @@ std::string cost_text(const ServeReport& r, const ServingEstimate& e) {
                                                              r.gpu_hour_cost_usd));
 }
 
-// A table row; with a GPU-hour price, its cost per million output tokens last.
+// A table row, with the optional columns `columns` adds.
 Row row_of(const ServeReport& r, size_t rank, const ServingEstimate& e) {
   const ServingProblem& p = *r.problem;
   Row row{{std::to_string(rank), label(p, e), std::to_string(e.layout.gpus()),
@@ -148,6 +161,7 @@ Row row_of(const ServeReport& r, size_t rank, const ServingEstimate& e) {
            fmt::format("{:.0f}%", 100 * e.slo_attainment),
            e.overloaded ? "overloaded"
                         : (e.meets_slo ? "yes" : (e.misses_margin ? "no: margin" : "no"))}};
+  if (open_loop(r)) row.cells.push_back(load_share_text(e));
   if (r.gpu_hour_cost_usd > 0) row.cells.push_back(cost_text(r, e));
   return row;
 }
@@ -241,7 +255,8 @@ std::string unmet_slo_note(const ServeReport& r) {
       slo_misses(p.options.slo, e), more_gpus_text(p, r.more_gpus));
 }
 
-// The table's columns: with a GPU-hour price, the cost per million output tokens last.
+// The table's columns: under an open loop also the load's share of what each layout sustains,
+// and with a GPU-hour price the cost per million output tokens last.
 std::vector<std::string> columns(const ServeReport& r) {
   std::vector<std::string> out = {"#",
                                   "layout",
@@ -253,6 +268,7 @@ std::vector<std::string> columns(const ServeReport& r) {
                                   "TPOT mean/p99 ms",
                                   "in SLO",
                                   "meets"};
+  if (open_loop(r)) out.push_back("load");
   if (r.gpu_hour_cost_usd > 0) out.push_back("$/Mtok");
   return out;
 }

@@ -465,6 +465,8 @@ TEST_CASE("serve: under a request rate the best layout is also replayed with 10%
   const auto t = run_meshplan(kBase + " --layout tp=1 --request-rate 2 --slowdown 0.2");
   REQUIRE(t.rc == 0);
   CHECK(t.out.find("load: 2.00 requests/s, ") != std::string::npos);
+  // The table's load column: the same share, rounded.
+  CHECK(t.out.find("meets  load") != std::string::npos);
   CHECK(t.out.find("20% slower steps (every step and KV transfer 1.2× the predicted") !=
         std::string::npos);
   // Offline without an SLO every time is simply longer: nothing replayed; --slowdown 0: none.
