@@ -89,6 +89,9 @@ struct Workload {
   // does (AIPerf: "By default, AIPerf waits indefinitely for all warmup responses before starting
   // profiling", docs/tutorials/warmup.md). Off, the first wave is warm-up (request_replay.h).
   bool first_wave_measured = false;
+  // An open loop: requests arrive on their own clock (a Poisson rate, a trace's arrivals), not
+  // when others finish.
+  bool open_loop() const { return load == LoadKind::request_rate || load == LoadKind::trace; }
 };
 
 // Latency objectives a request must meet (0: none). TTFT: time to first token; TPOT: time per

@@ -372,7 +372,7 @@ double served_rate(const ReplayResult& replay, double copies) {
 // replayed offline give the layout's saturation rate, and an offered rate above it is an
 // overload.
 void check_overload(const ServingProblem& p, ServingEstimate& e) {
-  if (p.workload.load != LoadKind::request_rate && p.workload.load != LoadKind::trace) return;
+  if (!p.workload.open_loop()) return;
   const double copies = replay_copies(e.layout);
   // The rate asked, or a trace's over its arrivals.
   e.offered_requests_per_s = p.workload.load == LoadKind::request_rate

@@ -81,6 +81,12 @@ struct ServingEstimate {
   // sustains serves about what it sustains (92% of the 20 offered by the same 7 replicas
   // capped at batch 64, TTFT climbing to 14 s by the end: a 90% threshold let it through).
   double saturation_requests_per_s = 0;
+  // The offered rate's share of saturation_requests_per_s; 0 where either is unknown.
+  double utilization() const {
+    return offered_requests_per_s > 0 && saturation_requests_per_s > 0
+               ? offered_requests_per_s / saturation_requests_per_s
+               : 0;
+  }
   // The offered rate exceeds saturation_requests_per_s: the queue grows without bound (its
   // latencies grow with the replay's length), so the layout does not meet the load.
   bool overloaded = false;

@@ -34,18 +34,18 @@ std::string load_text(const Workload& w) {
   return "";
 }
 
+// "with every step 10% longer": the SLO margin's steps (Slo::margin).
+std::string longer_steps_text(const Slo& s) {
+  return fmt::format("with every step {:g}% longer", 100 * s.margin);
+}
+
 std::string slo_text(const Slo& s) {
-  const std::string margin =
-      s.margin > 0 ? fmt::format(", also with every step {:g}% longer", 100 * s.margin) : "";
   if (!s.any())
-    return s.margin > 0
-               ? fmt::format("none (keeping up with the load with every step {:g}% longer)",
-                             100 * s.margin)
-               : "none";
+    return s.margin > 0 ? "none (keeping up with the load " + longer_steps_text(s) + ")" : "none";
   std::string out;
   if (s.ttft_s > 0) out += fmt::format("TTFT ≤ {:g} s", s.ttft_s);
   if (s.tpot_s > 0) out += fmt::format("{}TPOT ≤ {:g} ms", out.empty() ? "" : ", ", s.tpot_s * 1e3);
-  return out + " for 99% of requests" + margin;
+  return out + " for 99% of requests" + (s.margin > 0 ? ", also " + longer_steps_text(s) : "");
 }
 
 // null where nothing was sampled (TPOT of one-token answers: no token after the first).
@@ -130,17 +130,10 @@ std::string label(const ServingProblem& p, const ServingEstimate& e) {
          (p.options.mixed_chunk_searched && e.mixed_chunk ? " mixed" : "");
 }
 
-// Under an open loop (a request rate, a trace's arrivals) the table shows each layout's load: the
-// offered rate's share of what it sustains.
-bool open_loop(const ServeReport& r) {
-  const LoadKind load = r.problem->workload.load;
-  return load == LoadKind::request_rate || load == LoadKind::trace;
-}
-
 // The offered rate's share of what the layout sustains, "-" where that was not replayed.
 std::string load_share_text(const ServingEstimate& e) {
-  if (e.offered_requests_per_s <= 0 || e.saturation_requests_per_s <= 0) return "-";
-  return fmt::format("{:.0f}%", 100 * e.offered_requests_per_s / e.saturation_requests_per_s);
+  const double share = e.utilization();
+  return share > 0 ? fmt::format("{:.0f}%", 100 * share) : "-";
 }
 
 // USD per million output tokens at the report's GPU-hour price, "-" where nothing is served.
@@ -161,7 +154,7 @@ Row row_of(const ServeReport& r, size_t rank, const ServingEstimate& e) {
            fmt::format("{:.0f}%", 100 * e.slo_attainment),
            e.overloaded ? "overloaded"
                         : (e.meets_slo ? "yes" : (e.misses_margin ? "no: margin" : "no"))}};
-  if (open_loop(r)) row.cells.push_back(load_share_text(e));
+  if (p.workload.open_loop()) row.cells.push_back(load_share_text(e));
   if (r.gpu_hour_cost_usd > 0) row.cells.push_back(cost_text(r, e));
   return row;
 }
@@ -196,8 +189,7 @@ std::string offline_slo_note(const ServeReport& r) {
 std::string slo_misses(const Slo& slo, const ServingEstimate& e) {
   if (e.overloaded) return "it falls behind the load";
   if (e.misses_margin)
-    return fmt::format("it meets it as predicted, not with every step {:g}% longer (--slo-margin)",
-                       100 * slo.margin);
+    return "it meets it as predicted, not " + longer_steps_text(slo) + " (--slo-margin)";
   std::string over;
   if (slo.ttft_s > 0 && e.replay.ttft_s.p99 > slo.ttft_s)
     over = fmt::format("TTFT p99 {:.3f} s > {:g} s", e.replay.ttft_s.p99, slo.ttft_s);
@@ -268,7 +260,7 @@ std::vector<std::string> columns(const ServeReport& r) {
                                   "TPOT mean/p99 ms",
                                   "in SLO",
                                   "meets"};
-  if (open_loop(r)) out.push_back("load");
+  if (r.problem->workload.open_loop()) out.push_back("load");
   if (r.gpu_hour_cost_usd > 0) out.push_back("$/Mtok");
   return out;
 }
@@ -325,12 +317,11 @@ std::string ttft_line(const ReplayResult& r) {
 // Under an open loop, the offered rate against what the layout sustains (not when overloaded:
 // that has its own line).
 std::string utilization_line(const ServingEstimate& e) {
-  if (e.offered_requests_per_s <= 0 || e.saturation_requests_per_s <= 0 || e.overloaded) return "";
+  if (e.utilization() <= 0 || e.overloaded) return "";
   return fmt::format(
       "load: {:.2f} requests/s, {:.0f}% of the {:.2f} this layout sustains (its requests replayed "
       "at once); latencies grow steeply as that share nears 100%\n",
-      e.offered_requests_per_s, 100 * e.offered_requests_per_s / e.saturation_requests_per_s,
-      e.saturation_requests_per_s);
+      e.offered_requests_per_s, 100 * e.utilization(), e.saturation_requests_per_s);
 }
 
 // `slower`: the line of the best layout with slower steps (slower_text), after its latencies.
@@ -581,9 +572,7 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   j["saturation_requests_per_s"] = e.saturation_requests_per_s;
   // The offered rate's share of it, where both are known (null otherwise).
   j["utilization"] =
-      e.offered_requests_per_s > 0 && e.saturation_requests_per_s > 0
-          ? nlohmann::ordered_json(e.offered_requests_per_s / e.saturation_requests_per_s)
-          : nlohmann::ordered_json();
+      e.utilization() > 0 ? nlohmann::ordered_json(e.utilization()) : nlohmann::ordered_json();
   j["overloaded"] = e.overloaded;
   j["max_concurrency"] = m.max_concurrency;
   j["kv_cache_tokens"] = m.kv_tokens;

@@ -38,8 +38,7 @@ ServingProblem in_longer_unit(ServingProblem p, double factor) {
 }  // namespace
 
 bool slowdown_matters(const ServingProblem& p) {
-  return p.workload.load == LoadKind::request_rate || p.workload.load == LoadKind::trace ||
-         p.options.slo.any();
+  return p.workload.open_loop() || p.options.slo.any();
 }
 
 std::optional<SlowerSteps> slower_steps(const ServingProblem& p, const ServingEstimate& e,
