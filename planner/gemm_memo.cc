@@ -29,6 +29,15 @@ double GemmMemo::time_s(double m, double n, double k, double batch) {
   }
 }
 
+double GemmMemo::row_tile_factor(double mean_rows) {
+  if (const auto it = row_tile_factors_.find(mean_rows); it != row_tile_factors_.end())
+    return it->second;
+  if (row_tile_factors_.size() >= kMaxShapes) row_tile_factors_.clear();
+  const double factor = routed_row_tile_factor(mean_rows);
+  row_tile_factors_.emplace(mean_rows, factor);
+  return factor;
+}
+
 void GemmMemo::grow() {
   if (used_ >= kMaxShapes) {  // full: start again (every answer is recomputed alike)
     slots_.assign(slots_.size(), Slot{});

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "planner/gemm_model.h"
@@ -25,6 +26,10 @@ class GemmMemo {
   // model.time_s(m, n, k, batch).
   double time_s(double m, double n, double k, double batch = 1);
   size_t size() const { return used_; }
+  // routed_row_tile_factor(mean_rows), remembered: each answer sums a Poisson pmf over its
+  // counts (some 10,000 instructions), and the MoE layers of a search ask a few row counts
+  // thousands of times (mixtral-8x7b on 256 GPUs: 6,240 questions).
+  double row_tile_factor(double mean_rows);
 
  private:
   struct Slot {
@@ -36,6 +41,7 @@ class GemmMemo {
   const GemmModel* model_;
   std::vector<Slot> slots_;  // open addressing, linear probing; a power of two in size
   size_t used_ = 0;
+  std::unordered_map<double, double> row_tile_factors_;  // at most kMaxShapes
 };
 
 }  // namespace meshplan

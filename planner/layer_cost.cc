@@ -126,7 +126,9 @@ ExpertGemms routed_experts(const LayerCostContext& ctx, const LayerCostKey& key,
   experts.local = static_cast<double>(e.experts / key.ep);
   // Dropless routing (capacity factor 1) gives each expert a random count; a capacity above 1
   // pads every expert to it (Megatron-Core --moe-pad-expert-input-to-capacity), equal groups.
-  experts.row_tiles = e.capacity_factor == 1.0 ? routed_row_tile_factor(experts.rows) : 1.0;
+  if (e.capacity_factor == 1.0)
+    experts.row_tiles = ctx.gemm_memo ? ctx.gemm_memo->row_tile_factor(experts.rows)
+                                      : routed_row_tile_factor(experts.rows);
   return experts;
 }
 

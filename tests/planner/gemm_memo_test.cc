@@ -54,3 +54,18 @@ TEST_CASE("the GEMM memo empties itself rather than hold more than kMaxShapes an
   CHECK(memo.time_s(7, 4096, 4096) == model.time_s(7, 4096, 4096));
   CHECK(memo.size() == 2);
 }
+
+TEST_CASE("a remembered row-tile factor is routed_row_tile_factor's own, bit for bit") {
+  const CalibrationProfile p = sampled_profile();
+  const GemmModel model(p, *find_gpu("H100-SXM-80GB"), Precision::bf16);
+  GemmMemo memo(model);
+  for (int pass = 0; pass < 2; ++pass)
+    for (double rows : {0.5, 3.0, 127.5, 128.0, 512.0, 8192.0, 100000.0})
+      CHECK(memo.row_tile_factor(rows) == routed_row_tile_factor(rows));
+  // gemm_model.h's figures: E[ceil(C/128)] over ceil(mean/128) for Poisson counts C.
+  CHECK(memo.row_tile_factor(128) == doctest::Approx(1.48).epsilon(0.005));
+  CHECK(memo.row_tile_factor(512) == doctest::Approx(1.12).epsilon(0.005));
+  CHECK(memo.row_tile_factor(8192) == doctest::Approx(1.01).epsilon(0.005));
+  // GEMM shapes and row counts are kept apart.
+  CHECK(memo.size() == 0);
+}
