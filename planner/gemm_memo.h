@@ -2,6 +2,7 @@
 // times (DeepSeek-V3 on 2,048 GPUs: 4.3 M questions, 19,100 distinct shapes; the layer costs of
 // every ep, cp variant and overlap share their attention and dense GEMMs), and each answer walks
 // the profile's samples (GemmModel::kernel_time_s). The answers are the model's own, bit for bit.
+// It keeps the MoE GEMMs' routed_row_tile_factor beside them, by the same rule.
 #pragma once
 
 #include <cstddef>
@@ -13,8 +14,8 @@
 
 namespace meshplan {
 
-// One per cost model (not for use by two threads at once). Holds at most kMaxShapes answers:
-// emptied before an insertion beyond them, so memory stays bounded whatever the search.
+// One per cost model (not for use by two threads at once). Holds at most kMaxShapes answers of
+// each kind: emptied before an insertion beyond them, so memory stays bounded whatever the search.
 class GemmMemo {
  public:
   static constexpr size_t kMaxShapes = size_t{1} << 16;  // 5 MiB of slots at most
