@@ -275,17 +275,17 @@ int run_bench(const BenchOptions& o) {
          fmt::format("{:.1f} M", per_thread / 1e6), seconds(many.wall_s),
          fmt::format("{:.2f}×", one.wall_s / many.wall_s),
          one.ranked.empty() ? "-" : fmt::format("{:.1f}%", 100 * one.ranked.front().mfu)});
-    // Lost tails counted at once against placing each of their layouts: one thread, the two
+    // Runs counted at once against placing each of their layouts: one thread, the two
     // alternated, best of 3 each (their walls differ by less than a loaded host's noise).
     s.threads = 1;
     double counted_s = one.wall_s, each_s = std::numeric_limits<double>::infinity();
     SearchResult each;
     for (int i = 0; i < 3; ++i) {
-      s.count_lost_tails = false;
+      s.count_at_once = false;
       each = search_layouts(*loaded->model, loaded->inputs.gpus, s);
       each_s = std::min(each_s, each.wall_s);
       if (i == 2) break;
-      s.count_lost_tails = true;
+      s.count_at_once = true;
       counted_s =
           std::min(counted_s, search_layouts(*loaded->model, loaded->inputs.gpus, s).wall_s);
     }
@@ -295,7 +295,7 @@ int run_bench(const BenchOptions& o) {
                          fmt::format("{:.1f} M", n / counted_s / 1e6),
                          fmt::format("{:.1f} M", n / each_s / 1e6),
                          same_search(one, each, true) ? "same" : "DIFFERENT"});
-    s.count_lost_tails = false;
+    s.count_at_once = false;
     if (pruning.empty()) {  // the first case, timed again without branch and bound
       s.prune = false;
       const SearchResult all = search_layouts(*loaded->model, loaded->inputs.gpus, s);
@@ -312,16 +312,16 @@ int run_bench(const BenchOptions& o) {
              "layout search in process, as `plan` runs it (Megatron-LM's rules): 1 thread, "
              "then {} (same results; `fit`: layouts that fit and Megatron-LM runs; "
              "`timed`: of those, timed in full, the rest pruned exactly by a step-time "
-             "floor; layouts/s counts every layout evaluated, those of lost tails counted "
-             "at once included)\n",
+             "floor; layouts/s counts every layout evaluated, those counted at once included)\n",
              threads_word(threads))
       << text_table({"case", "evaluated", "fit", "timed", "wall 1T", "layouts/s/thread",
                      fmt::format("wall {}T", threads), "speed-up", "best MFU"},
                     search_rows)
       << "\n"
-      << "lost recompute tails (counts past a lost step-time floor) counted at once, one "
-         "thread, against placing each of their layouts, best of 3 each (`counts`: evaluated, "
-         "fit, pruned, rejected and the ranked layouts compared)\n"
+      << "runs of recompute counts counted at once (lost tails: past a lost step-time floor; "
+         "unfit heads: up to the first that fits), one thread, against placing each of their "
+         "layouts, best of 3 each (`counts`: evaluated, fit, pruned, rejected and the ranked "
+         "layouts compared)\n"
       << text_table({"case", "counted at once", "wall", "wall placing each", "speed-up",
                      "layouts/s", "layouts/s placing each", "counts"},
                     tail_rows)

@@ -810,17 +810,45 @@ int64_t CostModel::activations_settle(const Layout& l, ShapeRef ref, int64_t fro
   return settled;
 }
 
-bool CostModel::states_dominate_every_class(const Layout& l, ShapeRef ref, int zero) const {
+// A relative margin far above rounding (largest_in_every_class, the activations).
+constexpr double kTermMargin = 1e-9;
+
+constexpr uint8_t kStatesBit = 1U << static_cast<unsigned>(MemoryTerm::states);
+constexpr uint8_t kActivationsBit = 1U << static_cast<unsigned>(MemoryTerm::activations);
+
+// The terms largest_in_every_class finds largest in one class's totals.
+static uint8_t largest_terms(const StageTotals& t, bool activations_asked) {
+  uint8_t bits = 0;
+  if (largest_term(t) == MemoryTerm::states) bits |= kStatesBit;
+  if (activations_asked && t.activations > t.states && t.activations >= t.other * (1 + kTermMargin))
+    bits |= kActivationsBit;
+  return bits;
+}
+
+void CostModel::largest_in_every_class_by_zero(const Layout& l, ShapeRef ref,
+                                               const std::array<bool, 4>& zeros,
+                                               std::array<uint8_t, 4>& out) const {
+  const bool activations_asked = options_.memory.allocator_slack_fraction <= 0.5;
   const Shape& shape = *ref.shape_;
   const std::vector<StageActivations>& activations = activations_of(l, shape);
+  const std::array<std::vector<FrameSums>, 4>& sums = sums_by_zero(l, shape, zeros);
+  for (size_t zero = 0; zero < zeros.size(); ++zero) {
+    if (!zeros[zero]) continue;
+    uint8_t bits = activations.empty() ? 0 : kStatesBit | kActivationsBit;
+    for (size_t i = 0; i < activations.size() && bits != 0; ++i)
+      bits &= largest_terms(stage_totals(sums[zero][i], activations[i], options_.memory),
+                            activations_asked);
+    out[zero] = bits;
+  }
+}
+
+bool CostModel::largest_in_every_class(const Layout& l, ShapeRef ref, int zero,
+                                       MemoryTerm term) const {
   std::array<bool, 4> marked{};
   marked[static_cast<size_t>(zero)] = true;
-  const std::vector<FrameSums>& sums = sums_by_zero(l, shape, marked)[static_cast<size_t>(zero)];
-  for (size_t i = 0; i < activations.size(); ++i) {
-    const StageTotals t = stage_totals(sums[i], activations[i], options_.memory);
-    if (!(t.states >= t.activations && t.states >= t.other)) return false;
-  }
-  return true;
+  std::array<uint8_t, 4> bits{};
+  largest_in_every_class_by_zero(l, ref, marked, bits);
+  return (bits[static_cast<size_t>(zero)] >> static_cast<unsigned>(term)) & 1U;
 }
 
 // Only the peak class is built in full; a layout offloading anything takes the general path.

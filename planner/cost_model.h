@@ -141,12 +141,21 @@ class CostModel {
   // to_layers where l is not of that kind or the allocator slack is negative.
   int64_t activations_settle(const Layout& l, ShapeRef shape, int64_t from_layers,
                              int64_t to_layers, int64_t step) const;
-  // Whether under ZeRO stage `zero` every stage class of l (of the handle's shape) holds at least
-  // as many bytes of model states as of activations and of other bytes: the dominant term of a
-  // layout that does not fit is then the states whichever class peaks, and stays so at larger
-  // recompute counts over which the activations settle (neither of the others grows with them).
-  // REQUIRES: !l.offloads().
-  bool states_dominate_every_class(const Layout& l, ShapeRef shape, int zero) const;
+  // Whether under ZeRO stage `zero` the term `term` is the largest (largest_term) in every stage
+  // class of l (of the handle's shape), so that it is a layout's dominant term whichever class
+  // peaks. Over recompute counts where the activations settle (activations_settle) the states
+  // stay, and neither the activations nor the other bytes grow: the states, largest in every
+  // class at one count, are so at every larger count. The activations are asked with a margin
+  // (above the states, and above the other bytes by a relative 1e-9, far above rounding) and only
+  // with an allocator slack of at most one half, so that they were largest in every class at
+  // every smaller count too: toward smaller counts they grow by at least twice what the other
+  // bytes do (a slack's fraction of them). The other bytes: false. REQUIRES: !l.offloads().
+  bool largest_in_every_class(const Layout& l, ShapeRef shape, int zero, MemoryTerm term) const;
+  // largest_in_every_class of the states and of the activations at once, for each ZeRO stage
+  // `zeros` marks: bit 1 << MemoryTerm set where that term is largest in every class.
+  void largest_in_every_class_by_zero(const Layout& l, ShapeRef shape,
+                                      const std::array<bool, 4>& zeros,
+                                      std::array<uint8_t, 4>& out) const;
 
   // A step's timing before its two ZeRO-dependent terms (exposed data-parallel sync and the
   // optimizer step, both 0 in `breakdown`): per-class stage timings and the pipeline, which

@@ -499,7 +499,7 @@ constexpr const char* kRejectNames[] = {
 struct ThreadResult {
   int64_t evaluated = 0, feasible = 0;
   int64_t pruned = 0;           // fit, but never timed: their step-time floor beat no kept layout
-  int64_t counted_at_once = 0;  // of `evaluated`: in lost tails (count_lost_tail)
+  int64_t counted_at_once = 0;  // of `evaluated`: in lost tails and unfit heads
   std::vector<Ranked> best;     // at most top_k
   std::array<int64_t, static_cast<size_t>(Reject::count)> rejected{};
   Tally launcher_refused;          // fit, but the launcher refuses them: by the field it refuses
@@ -534,11 +534,13 @@ double entry_bound(const std::vector<Ranked>& best, size_t k) {
   return best.size() == k ? best.back().key : std::numeric_limits<double>::infinity();
 }
 
-Reject dominant_term(const StageTotals& s) {
-  return s.states >= s.activations && s.states >= s.other ? Reject::model_states
-         : s.activations >= s.other                       ? Reject::activations
-                                                          : Reject::buffers;
+Reject rejected_for(MemoryTerm term) {
+  return term == MemoryTerm::states        ? Reject::model_states
+         : term == MemoryTerm::activations ? Reject::activations
+                                           : Reject::buffers;
 }
+
+Reject dominant_term(const StageTotals& s) { return rejected_for(largest_term(s)); }
 
 Reject dominant_term(const StageMemory& s) {
   return dominant_term(StageTotals{s.params_bytes + s.grads_bytes + s.optimizer_bytes,
@@ -909,7 +911,7 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
 // and prune every one that fits (beyond_floor), and the launcher, if any, answers alike for them.
 bool tail_countable(const Layout& layout, int64_t step, const SearchOptions& options,
                     bool allow_offload) {
-  return options.count_lost_tails && options.prune && options.objective != Objective::memory &&
+  return options.count_at_once && options.prune && options.objective != Objective::memory &&
          options.top_k >= 1 && !options.fix.recompute_layers && !allow_offload &&
          layout.recompute != Recompute::full && !layout.offloads() &&
          (!options.launcher.refuses || (options.launcher.counts_alike && step % layout.vpp == 0));
@@ -937,15 +939,104 @@ int64_t first_fitting(const CostModel& model, Layout layout, CostModel::ShapeRef
   return lo;
 }
 
+// Of the counts from, from + step, ... of one recompute choice (`layout`, its ZeRO stage aside),
+// over which the activations settle (CostModel::activations_settle): under ZeRO stage `zero`, the
+// index in [lo, hi] at which whether `term` is largest in every stage class changes, by bisection
+// (CostModel::largest_in_every_class: the states are so from one count on, the activations up to
+// one). For the states the first index at which they are, given that they are at hi and not at
+// lo − 1; for the activations the first at which they are not, given that they are at lo − 1 and
+// not at hi.
+int64_t term_changes_at(const CostModel& model, Layout layout, CostModel::ShapeRef shape, int zero,
+                        MemoryTerm term, int64_t from, int64_t step, int64_t lo, int64_t hi) {
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    layout.recompute_layers = from + mid * step;
+    if (model.largest_in_every_class(layout, shape, zero, term) == (term == MemoryTerm::states))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+// The rejections run_zero_stages counts one by one for layouts that do not fit, for the first
+// `unfit[z]` of the counts from, from + step, ... under each ZeRO stage z (none fitting; no
+// retry, nothing offloaded), over which the activations settle: each under the dominant term of
+// its peak stage. Where one term is largest in every stage class it is that term whichever class
+// peaks (CostModel::largest_in_every_class): the activations up to one count, the states from
+// one on, each run found by bisection and counted at once; the counts between are placed one by
+// one.
+void count_rejections(SearchThread& t, Layout layout, CostModel::ShapeRef shape, int64_t from,
+                      int64_t step, const std::array<int64_t, 4>& unfit) {
+  CostModel& model = *t.model;
+  ThreadResult& out = t.out;
+  // The terms largest in every class at a count, asked for every ZeRO stage with counts there
+  // and kept (the stages share their first count, and mostly their last).
+  struct Probe {
+    int64_t index = -1;
+    std::array<uint8_t, 4> bits{};
+  };
+  std::array<Probe, 5> probes{};  // at most the first count and each stage's last
+  const auto largest = [&](size_t z, MemoryTerm term, int64_t index) {
+    auto probe = std::find_if(probes.begin(), probes.end(),
+                              [&](const Probe& p) { return p.index == index || p.index < 0; });
+    if (probe == probes.end()) probe = probes.end() - 1;  // all taken: the last is asked anew
+    if (probe->index != index) {
+      layout.recompute_layers = from + index * step;
+      std::array<bool, 4> here{};
+      for (size_t k = 0; k < unfit.size(); ++k) here[k] = index < unfit[k];
+      model.largest_in_every_class_by_zero(layout, shape, here, probe->bits);
+      probe->index = index;
+    }
+    return ((probe->bits[z] >> static_cast<unsigned>(term)) & 1U) != 0;
+  };
+  // By ZeRO stage: the counts in [placed_from, placed_to) are placed one by one.
+  std::array<int64_t, 4> placed_from{}, placed_to{};
+  for (size_t z = 0; z < unfit.size(); ++z) {
+    const int64_t u = unfit[z];
+    if (u == 0) continue;
+    const int zero = static_cast<int>(z);
+    int64_t activations_to = 0;  // the activations are largest before it
+    if (largest(z, MemoryTerm::activations, 0))
+      activations_to = largest(z, MemoryTerm::activations, u - 1)
+                           ? u
+                           : term_changes_at(model, layout, shape, zero, MemoryTerm::activations,
+                                             from, step, 1, u - 1);
+    int64_t states_from = u;  // the states are largest from it on
+    if (activations_to < u && largest(z, MemoryTerm::states, u - 1))
+      states_from = largest(z, MemoryTerm::states, activations_to)
+                        ? activations_to
+                        : term_changes_at(model, layout, shape, zero, MemoryTerm::states, from,
+                                          step, activations_to + 1, u - 1);
+    out.rejected[static_cast<size_t>(Reject::activations)] += activations_to;
+    out.rejected[static_cast<size_t>(Reject::model_states)] += u - states_from;
+    placed_from[z] = activations_to, placed_to[z] = states_from;
+  }
+  std::array<StageTotals, 4>& peaks = t.peaks;
+  int64_t begin = std::numeric_limits<int64_t>::max(), end = 0;
+  for (size_t z = 0; z < unfit.size(); ++z) {
+    if (placed_from[z] >= placed_to[z]) continue;
+    begin = std::min(begin, placed_from[z]);
+    end = std::max(end, placed_to[z]);
+  }
+  for (int64_t i = begin; i < end; ++i) {
+    std::array<bool, 4> placed{};
+    for (size_t z = 0; z < unfit.size(); ++z) placed[z] = placed_from[z] <= i && i < placed_to[z];
+    if (std::find(placed.begin(), placed.end(), true) == placed.end()) continue;
+    layout.recompute_layers = from + i * step;
+    model.peak_totals_by_zero(layout, shape, placed, peaks);
+    for (size_t z = 0; z < placed.size(); ++z)
+      if (placed[z]) ++out.rejected[static_cast<size_t>(dominant_term(peaks[z]))];
+  }
+}
+
 // Counts the layouts of recompute counts from, from + step, ... up to `to` of one recompute
 // choice (`layout`, its ZeRO stage aside), all beyond a count whose step-time floor lost
 // (FloorState::beyond_from), as run_zero_stages would one by one: the same evaluated, feasible,
 // pruned, rejected and launcher counts and the same `order`, without placing each. Exact because
 // - no stage class's activations grow over the counts (CostModel::activations_settle), so neither
 //   does any ZeRO stage's peak total: each stage fits from one count on (found by bisection),
-//   and the counts before it do not fit. Those are counted under the model states at once where
-//   the states dominate every stage class at the first count (CostModel::
-//   states_dominate_every_class: so they do at every later one), else placed one by one;
+//   and the counts before it do not fit: their rejections are counted by count_rejections;
 // - the least total of each ZeRO stage is at the last count, placed first: when none is below
 //   ThreadResult::smallest, no layout of the tail replaces it (its test is a strict <);
 // - every layout of the tail that fits is pruned (beyond_floor), and the launcher answers alike
@@ -983,23 +1074,9 @@ bool count_lost_tail(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
                                          : first_fitting(model, layout, shape, static_cast<int>(z),
                                                          from, step, n, peaks);
   }
-  std::array<bool, 4> placed{};  // ZeRO stages whose counts that do not fit are placed one by one
-  for (size_t z = 0; z < zeros.size(); ++z) {
-    if (!zeros[z] || fits_from[z] == 0) continue;
-    if (model.states_dominate_every_class(layout, shape, static_cast<int>(z)))
-      out.rejected[static_cast<size_t>(Reject::model_states)] += fits_from[z];
-    else
-      placed[z] = true;
-  }
-  for (int64_t i = 0; std::find(placed.begin(), placed.end(), true) != placed.end(); ++i) {
-    layout.recompute_layers = from + i * step;
-    model.peak_totals_by_zero(layout, shape, placed, peaks);
-    for (size_t z = 0; z < placed.size(); ++z) {
-      if (!placed[z]) continue;
-      ++out.rejected[static_cast<size_t>(dominant_term(peaks[z]))];
-      placed[z] = i + 1 < fits_from[z];
-    }
-  }
+  std::array<int64_t, 4> unfit{};
+  for (size_t z = 0; z < zeros.size(); ++z) unfit[z] = zeros[z] ? fits_from[z] : 0;
+  count_rejections(t, layout, shape, from, step, unfit);
   layout.recompute_layers = from;
   for (size_t z = 0; z < zeros.size(); ++z) {
     if (!zeros[z] || fits_from[z] == n) continue;
@@ -1021,6 +1098,75 @@ bool count_lost_tail(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
   out.counted_at_once += layouts;
   order += layouts;
   return true;
+}
+
+// Whether run_item may count a recompute choice's head of counts at which no ZeRO stage fits at
+// once (count_unfit_head): the per-layout path of those counts would place each on memory alone
+// and reject it, without a retry (none without offloading or full recompute) or a question to the
+// launcher (asked only of layouts that fit).
+bool head_countable(const Layout& layout, const SearchOptions& options, bool allow_offload) {
+  return options.count_at_once && !options.fix.recompute_layers && !allow_offload &&
+         layout.recompute != Recompute::full && !layout.offloads();
+}
+
+// Of the counts from, from + step, ... up to `to` of one recompute choice (`layout`, its ZeRO
+// stage aside), the first at which a ZeRO stage `zeros` marks fits (past `to` where none does),
+// the counts before it counted as run_zero_stages would one by one: the same evaluated and
+// rejected counts and the same `order`, without placing each. Exact because no stage class's
+// activations grow over the counts (`settled`, CostModel::activations_settle, asked here once per
+// recompute choice), so neither does any ZeRO stage's peak total: whether any fits is false up
+// to one count and true from it on, found by bisection; and every total of those counts is above
+// the GPU's memory, so none is below ThreadResult::smallest where that fits (its test is a strict
+// <). `from` itself, having counted nothing, where that does not hold: the search then places
+// the counts one by one. REQUIRES: head_countable.
+// Fewer counts left than this are placed one by one: the bisection's questions would cost more.
+constexpr int64_t kLeastHead = 5;
+
+int64_t count_unfit_head(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
+                         const std::array<bool, 4>& zeros, int64_t from, int64_t to, int64_t step,
+                         int64_t& settled, int64_t& order) {
+  CostModel& model = *t.model;
+  ThreadResult& out = t.out;
+  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+  if (!out.smallest || !(out.smallest->key <= hbm)) return from;
+  if (settled < 0) settled = model.activations_settle(layout, shape, from, to, step);
+  if (settled > from) return from;
+  std::array<StageTotals, 4>& peaks = t.peaks;
+  const auto any_fits = [&](int64_t count) {
+    layout.recompute_layers = count;
+    model.peak_totals_by_zero(layout, shape, zeros, peaks);
+    for (size_t z = 0; z < zeros.size(); ++z)
+      if (zeros[z] && peaks[z].total <= hbm) return true;
+    return false;
+  };
+  const int64_t n = (to - from) / step + 1;  // counts from `from` on
+  if (n < kLeastHead) return from;
+  int64_t first = n;  // index of the first count at which one fits
+  if (any_fits(from)) return from;
+  if (n > 1 && any_fits(from + (n - 1) * step)) {
+    int64_t lo = 1, hi = n - 1;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (any_fits(from + mid * step))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    first = lo;
+  }
+  std::array<int64_t, 4> unfit{};
+  int64_t stages = 0;
+  for (size_t z = 0; z < zeros.size(); ++z) {
+    if (!zeros[z]) continue;
+    unfit[z] = first;
+    ++stages;
+  }
+  count_rejections(t, layout, shape, from, step, unfit);
+  const int64_t layouts = first * stages;
+  out.evaluated += layouts;
+  out.counted_at_once += layouts;
+  order += layouts;
+  return from + first * step;
 }
 
 // The block method with a count per pipeline stage (Layout::recompute_stage_layers, issue 12):
@@ -1090,7 +1236,8 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
       for (const auto& [rc, max_layers, step] : choices) {
         FloorState floor;
         std::array<bool, 4> fits{}, fit_without{};  // fit_without: at recompute_layers 0
-        int64_t settled = -1;  // activations_settle of the lost tail (−1: not asked yet)
+        int64_t settled = -1;  // activations_settle of the counts past the first it was asked of
+                               // (−1: not asked yet), for unfit heads and lost tails
         for (int64_t rl = 0; rl <= max_layers; rl += step) {
           if (!allowed(options.fix.recompute_layers, rl)) continue;
           Layout layout = base;
@@ -1108,9 +1255,18 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
           floor.timed_layers = -1;
           run_zero_stages(t, layout, *known, zeros, order, options, allow_offload, floor, fits);
           if (rl == 0) fit_without = fits;
-          if (floor.beyond_from < 1 || rl + step > max_layers ||
-              !tail_countable(layout, step, options, allow_offload))
+          if (rl + step > max_layers) continue;
+          if (floor.beyond_from < 1) {
+            // Nothing fits yet: the counts up to the first at which a ZeRO stage fits are
+            // counted at once where they can be, and the loop goes on from that count.
+            if (std::find(fits.begin(), fits.end(), true) == fits.end() &&
+                head_countable(layout, options, allow_offload))
+              rl = count_unfit_head(t, layout, *known, zeros, rl + step, max_layers, step, settled,
+                                    order) -
+                   step;
             continue;
+          }
+          if (!tail_countable(layout, step, options, allow_offload)) continue;
           if (settled < 0)
             settled = model.activations_settle(layout, *known, rl + step, max_layers, step);
           if (settled <= rl + step && count_lost_tail(t, layout, *known, zeros, rl + step,

@@ -49,11 +49,13 @@ struct SearchOptions {
   // still enter the top_k (exact: the same results either way). Off, every layout that fits is
   // timed: the reference the tests and `meshplan bench` compare against.
   bool prune = true;
-  // With prune: once a recompute count's step-time floor lost (every larger count of that
-  // recompute mode, shape and schedule then cannot rank), the larger counts are counted at once
-  // where their outcome is known without placing each: the same counts and results. Off, each is
-  // generated and placed one by one: the reference the tests and `meshplan bench` compare against.
-  bool count_lost_tails = true;
+  // Runs of recompute counts whose outcome is known without placing each are counted at once:
+  // the same counts and results. With prune, once a recompute count's step-time floor lost (every
+  // larger count of that recompute mode, shape and schedule then cannot rank), the larger counts
+  // (a lost tail); and the counts up to the first at which a ZeRO stage fits, which the memory
+  // rejects (an unfit head). Off, each is generated and placed one by one: the reference the
+  // tests and `meshplan bench` compare against.
+  bool count_at_once = true;
   // A search that would evaluate more layouts than this does not run (SearchResult::refused).
   int64_t max_layouts = kMaxSearchLayouts;
   // The launcher the plan is for (`plan --framework X`, issue 14): a layout that fits but that
@@ -93,8 +95,8 @@ struct SearchResult {
   // varies with the thread count and timing (each thread prunes against its own best), so only
   // `meshplan bench` prints it; the results do not vary.
   int64_t pruned = 0;
-  // Of `evaluated`, layouts of lost recompute tails counted at once, never placed one by one
-  // (SearchOptions::count_lost_tails). Like `pruned` it varies with the thread count; only
+  // Of `evaluated`, layouts of lost recompute tails and unfit heads counted at once, never placed
+  // one by one (SearchOptions::count_at_once). Like `pruned` it varies with the thread count; only
   // `meshplan bench` prints it.
   int64_t counted_at_once = 0;
   double wall_s = 0;

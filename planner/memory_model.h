@@ -197,6 +197,15 @@ inline StageTotals stage_totals(const StageMemory& f, const StageActivations& a,
   return t;
 }
 
+// The largest of a stage's three terms, as the search names why a layout does not fit: the model
+// states where they tie with another, the activations where they tie with the other bytes.
+enum class MemoryTerm : uint8_t { states, activations, other };
+inline MemoryTerm largest_term(const StageTotals& s) {
+  return s.states >= s.activations && s.states >= s.other ? MemoryTerm::states
+         : s.activations >= s.other                       ? MemoryTerm::activations
+                                                          : MemoryTerm::other;
+}
+
 // The terms of stage_totals that do not depend on the activations, summed once in its order:
 // the search sums one frame under many recompute choices.
 struct FrameSums {
