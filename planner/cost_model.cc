@@ -56,6 +56,7 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   context_.gemm = &gemm_;
   context_.gemm_memo = &gemm_memo_;
   context_.kinds = std::array<KindLayers, 2>{kind_layers(m, false), kind_layers(m, true)};
+  context_.maps = std::array<std::vector<LinearMap>, 2>{layer_maps(m, false), layer_maps(m, true)};
   context_.collectives = &collectives_;
   context_.options = &options_;
   context_.hbm_bytes_per_s = calibration_.hbm_bytes_per_s.value;

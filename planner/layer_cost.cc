@@ -132,16 +132,6 @@ ExpertGemms routed_experts(const LayerCostContext& ctx, const LayerCostKey& key,
   return experts;
 }
 
-// The maps of one layer: attention projections, then the dense MLP or router, experts and
-// shared experts.
-std::vector<LinearMap> layer_maps(const ModelSpec& m, bool moe_layer) {
-  std::vector<LinearMap> maps = attention_linears(m);
-  for (const LinearMap& map :
-       moe_layer ? ffn_linears(m, m.first_moe_layer()) : mlp_linears(m, m.ffn_hidden))
-    maps.push_back(map);
-  return maps;
-}
-
 // One linear map of a layer and its GEMMs' times on one TP rank.
 struct MapGemms {
   LinearMap map;
@@ -153,8 +143,12 @@ struct MapGemms {
 std::vector<MapGemms> map_gemms(const LayerCostContext& ctx, const LayerCostKey& key,
                                 bool moe_layer, double tokens) {
   const ExpertGemms experts = moe_layer ? routed_experts(ctx, key, tokens) : ExpertGemms{};
+  std::vector<LinearMap> built;
+  if (!ctx.maps) built = layer_maps(*ctx.model, moe_layer);
+  const std::vector<LinearMap>& maps = ctx.maps ? (*ctx.maps)[moe_layer ? 1 : 0] : built;
   std::vector<MapGemms> out;
-  for (const LinearMap& map : layer_maps(*ctx.model, moe_layer)) {
+  out.reserve(maps.size());
+  for (const LinearMap& map : maps) {
     out.push_back({map, {}});
     add_linear(out.back().times, ctx, map, key.tp, tokens, experts);
   }
@@ -404,6 +398,14 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
 }
 
 }  // namespace
+
+std::vector<LinearMap> layer_maps(const ModelSpec& m, bool moe_layer) {
+  std::vector<LinearMap> maps = attention_linears(m);
+  for (const LinearMap& map :
+       moe_layer ? ffn_linears(m, m.first_moe_layer()) : mlp_linears(m, m.ffn_hidden))
+    maps.push_back(map);
+  return maps;
+}
 
 LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer) {
   const ModelSpec& m = *ctx.model;

@@ -6,8 +6,10 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "core/attention_span.h"
+#include "core/layer_geometry.h"
 #include "core/layout.h"
 #include "core/model_spec.h"
 #include "planner/activation_memory.h"
@@ -67,6 +69,9 @@ struct LayerCostContext {
   // kind_layers(*model, false) and (…, true), found once (each walks the model's layers); unset:
   // found per question.
   std::optional<std::array<KindLayers, 2>> kinds;
+  // layer_maps(*model, false) and (…, true), built once (each copies the model's maps); unset:
+  // built per question.
+  std::optional<std::array<std::vector<LinearMap>, 2>> maps;
   double hbm_bytes_per_s = 0;
   int64_t seq_len = 0;
 };
@@ -83,6 +88,10 @@ struct LayerCompute {
   LayerActivations activations;
 };
 LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer);
+
+// The linear maps of one layer: attention projections, then the dense MLP or router, experts and
+// shared experts.
+std::vector<LinearMap> layer_maps(const ModelSpec& m, bool moe_layer);
 
 // The layer's cost: `compute` (layer_compute of the same key) plus its exposed communication.
 LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
