@@ -131,12 +131,15 @@ double CollectiveModel::level_time_s(Collective c, size_t level, int64_t members
   return f.latency_s + bytes * factor(c, members) / f.busbw_bytes_per_s;
 }
 
-double CollectiveModel::ring_time_s(Collective c, const GroupShape& group, double bytes) const {
+std::optional<CollectiveModel::RingTerms> CollectiveModel::ring_terms(
+    Collective c, const GroupShape& group) const {
+  if (algorithm_ != CollectiveAlgorithm::ring || c == Collective::all_to_all || group.size() <= 1)
+    return std::nullopt;
   const int64_t n = group.size();
   const size_t level = spanned_level(group);
   const LevelFit f = fit(c, level, n);
-  const double latency = level == 0 ? f.latency_s : ring_latency_s(c, group, level);
-  return latency + bytes * factor(c, n) / rail_busbw(c, group, level, f.busbw_bytes_per_s);
+  return RingTerms{level == 0 ? f.latency_s : ring_latency_s(c, group, level), factor(c, n),
+                   rail_busbw(c, group, level, f.busbw_bytes_per_s)};
 }
 
 double CollectiveModel::ring_latency_s(Collective c, const GroupShape& group,
@@ -184,9 +187,7 @@ double CollectiveModel::rail_busbw(Collective c, const GroupShape& group, size_t
 double CollectiveModel::time_s(Collective c, const GroupShape& group, double bytes) const {
   const int64_t n = group.size();
   if (n <= 1 || bytes <= 0) return 0;
-  if (algorithm_ == CollectiveAlgorithm::ring && c != Collective::all_to_all) {
-    return ring_time_s(c, group, bytes);
-  }
+  if (const std::optional<RingTerms> ring = ring_terms(c, group)) return ring->time_s(bytes);
   double total = 0, data = bytes, slowest = 0;
   int64_t inside = 1;  // members within one domain of the previous level
   for (size_t l = 0; l < levels_.size() && inside < n; ++l) {

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/cluster_spec.h"
@@ -62,6 +63,15 @@ class CollectiveModel {
   // Seconds for collective `c` over `group` with nccl-tests size `bytes` (the full buffer of
   // one rank: the gathered output for all-gather, the input for reduce-scatter).
   double time_s(Collective c, const GroupShape& group, double bytes) const;
+  // Where time_s times one flat ring (the ring algorithm, every collective but all-to-all), its
+  // answer for a group of two or more ranks and bytes > 0 is latency_s + bytes · factor /
+  // busbw_bytes_per_s, each term a function of `c` and `group` alone: a caller asking many sizes
+  // keeps them (planner/collective_memo.h). nullopt where time_s does not take that form.
+  struct RingTerms {
+    double latency_s = 0, factor = 0, busbw_bytes_per_s = 0;
+    double time_s(double bytes) const { return latency_s + bytes * factor / busbw_bytes_per_s; }
+  };
+  std::optional<RingTerms> ring_terms(Collective c, const GroupShape& group) const;
   // One step of a ring over `group` (each rank sends `bytes` to its neighbour at once): bound
   // by the outermost level the ring crosses.
   double ring_step_time_s(const GroupShape& group, double bytes) const;
@@ -82,7 +92,6 @@ class CollectiveModel {
   LevelFit fit_of(Collective c, size_t level, int64_t members) const;
   double level_time_s(Collective c, size_t level, int64_t members, double bytes) const;
 
-  double ring_time_s(Collective c, const GroupShape& group, double bytes) const;
   // Latency of a flat ring over `group`: each of its steps pays the per-step latency of the
   // outermost level that step crosses (NCCL's ring model, src/graph/tuning.cc).
   double ring_latency_s(Collective c, const GroupShape& group, size_t spanned) const;

@@ -58,6 +58,7 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   context_.kinds = std::array<KindLayers, 2>{kind_layers(m, false), kind_layers(m, true)};
   context_.maps = std::array<std::vector<LinearMap>, 2>{layer_maps(m, false), layer_maps(m, true)};
   context_.collectives = &collectives_;
+  context_.collective_memo = &collective_memo_;
   context_.options = &options_;
   context_.hbm_bytes_per_s = calibration_.hbm_bytes_per_s.value;
   context_.fp8 = cluster_.gpu.runs_fp8(t.precision);

@@ -31,6 +31,7 @@
 #include "core/pipeline_placement.h"
 #include "core/profile.h"
 #include "planner/attention_model.h"
+#include "planner/collective_memo.h"
 #include "planner/collective_model.h"
 #include "planner/flat_cache_map.h"
 #include "planner/flop_count.h"
@@ -362,6 +363,7 @@ class CostModel {
   GemmMemo gemm_memo_{gemm_};  // the layer costs' GEMM times, asked again and again
   AttentionModel attention_;
   CollectiveModel collectives_;
+  CollectiveMemo collective_memo_{collectives_};  // the layer costs' collective times, likewise
   LayerCostContext context_;
   mutable int64_t straggler_gpus_ = 0;
   mutable double straggler_factor_ = 1;

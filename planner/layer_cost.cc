@@ -11,6 +11,13 @@
 namespace meshplan {
 namespace {
 
+// A collective's seconds, remembered where the context keeps a memo (CollectiveMemo).
+double collective_s(const LayerCostContext& ctx, Collective c, const GroupShape& group,
+                    double bytes) {
+  return ctx.collective_memo ? ctx.collective_memo->time_s(c, group, bytes)
+                             : ctx.collectives->time_s(c, group, bytes);
+}
+
 // Forward, input-gradient and weight-gradient time of `count` GEMMs C[m×n] = A[m×k]·W[k×n].
 struct GemmTimes {
   double forward = 0, input_grad = 0, weight_grad = 0;
@@ -260,14 +267,15 @@ void add_cp_exchange(LayerCost& c, const LayerCostContext& ctx, const LayerCostK
   const double kv_bytes = tokens * b.kv;
   if (key.cp_kind == CpKind::allgather) {
     const double gathered = static_cast<double>(key.cp) * kv_bytes;
-    c.cp_forward_s = net.time_s(Collective::all_gather, cp_group, gathered);
-    c.cp_backward_s = c.cp_forward_s + net.time_s(Collective::reduce_scatter, cp_group, gathered);
+    c.cp_forward_s = collective_s(ctx, Collective::all_gather, cp_group, gathered);
+    c.cp_backward_s =
+        c.cp_forward_s + collective_s(ctx, Collective::reduce_scatter, cp_group, gathered);
     return;
   }
   if (key.cp_a2a > 1) {
     const GroupShape a2a = GroupShape::of(key.cp_a2a, d.stride);
-    const double pass = net.time_s(Collective::all_to_all, a2a, tokens * (b.q + b.kv)) +
-                        net.time_s(Collective::all_to_all, a2a, tokens * b.out);
+    const double pass = collective_s(ctx, Collective::all_to_all, a2a, tokens * (b.q + b.kv)) +
+                        collective_s(ctx, Collective::all_to_all, a2a, tokens * b.out);
     c.cp_forward_s += pass;
     c.cp_backward_s += pass;
   }
@@ -312,26 +320,26 @@ double ep_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, double to
   const double copies = tokens * static_cast<double>(e.top_k) * e.capacity_factor * token_bytes;
   switch (key.dispatch) {
     case Dispatch::alltoall:
-      return 2 * net.time_s(Collective::all_to_all, ep_group, copies);
+      return 2 * collective_s(ctx, Collective::all_to_all, ep_group, copies);
     case Dispatch::allgather: {
       const double gathered = tokens * token_bytes * static_cast<double>(ep_group.size());
-      return net.time_s(Collective::all_gather, ep_group, gathered) +
-             net.time_s(Collective::reduce_scatter, ep_group, gathered);
+      return collective_s(ctx, Collective::all_gather, ep_group, gathered) +
+             collective_s(ctx, Collective::reduce_scatter, ep_group, gathered);
     }
     case Dispatch::deepep: {
       const int64_t inside = net.members_within(ep_group, 0);
       const int64_t nodes = ep_group.size() / inside;
       const double nvlink =
-          inside > 1 ? net.time_s(Collective::all_to_all,
-                                  GroupShape::of(inside, ep_group.dims[0].stride), copies)
+          inside > 1 ? collective_s(ctx, Collective::all_to_all,
+                                    GroupShape::of(inside, ep_group.dims[0].stride), copies)
                      : 0;
       if (nodes <= 1) return 2 * nvlink;
       const double n = static_cast<double>(nodes);
       const double remote = nodes_per_token(e, nodes) * (n - 1) / n;
       // Bytes whose cross-node share, (n − 1)/n, is one copy per remote node.
       const double network =
-          net.time_s(Collective::all_to_all, ep_group,
-                     tokens * e.capacity_factor * token_bytes * remote * n / (n - 1));
+          collective_s(ctx, Collective::all_to_all, ep_group,
+                       tokens * e.capacity_factor * token_bytes * remote * n / (n - 1));
       return 2 * std::max(nvlink, network);
     }
   }
@@ -348,12 +356,11 @@ double ep_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, double to
 double tp_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
                  double tokens, const LayerGroups& groups) {
   const ModelSpec& m = *ctx.model;
-  const CollectiveModel& net = *ctx.collectives;
   const double bytes = 2 * tokens * static_cast<double>(m.hidden);
-  if (!key.sp) return 2 * net.time_s(Collective::all_reduce, groups.tp, bytes);
+  if (!key.sp) return 2 * collective_s(ctx, Collective::all_reduce, groups.tp, bytes);
   auto gather_scatter = [&](const GroupShape& group, double gathered) {
-    return net.time_s(Collective::all_gather, group, gathered) +
-           net.time_s(Collective::reduce_scatter, group, gathered);
+    return collective_s(ctx, Collective::all_gather, group, gathered) +
+           collective_s(ctx, Collective::reduce_scatter, group, gathered);
   };
   if (!moe_layer) return 2 * gather_scatter(groups.tp, bytes);
   const MoeSpec& e = *m.moe;

@@ -14,6 +14,7 @@
 #include "core/model_spec.h"
 #include "planner/activation_memory.h"
 #include "planner/attention_model.h"
+#include "planner/collective_memo.h"
 #include "planner/collective_model.h"
 #include "planner/gemm_memo.h"
 #include "planner/gemm_model.h"
@@ -63,6 +64,7 @@ struct LayerCostContext {
   const GemmModel* gemm = nullptr;
   GemmMemo* gemm_memo = nullptr;  // gemm's answers remembered (nullptr: asked each time)
   const CollectiveModel* collectives = nullptr;
+  CollectiveMemo* collective_memo = nullptr;  // collectives' answers remembered (nullptr: asked)
   const CostOptions* options = nullptr;
   const AttentionModel* attention = nullptr;
   bool fp8 = false;  // FP8 GEMMs: linear-layer inputs are stored in FP8

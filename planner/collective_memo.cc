@@ -1,0 +1,38 @@
+#include "planner/collective_memo.h"
+
+namespace meshplan {
+namespace {
+
+bool same_group(const GroupShape& a, const GroupShape& b) {
+  return a.dim_count == b.dim_count && a.dims[0].size == b.dims[0].size &&
+         a.dims[0].stride == b.dims[0].stride && a.dims[1].size == b.dims[1].size &&
+         a.dims[1].stride == b.dims[1].stride;
+}
+
+size_t slot_of(int64_t c, const GroupShape& g, size_t slots) {
+  uint64_t h = static_cast<uint64_t>(c) * 0x9e3779b97f4a7c15ULL;
+  h ^= static_cast<uint64_t>(g.dims[0].size) * 0xc2b2ae3d27d4eb4fULL;
+  h ^= static_cast<uint64_t>(g.dims[0].stride) * 0x165667b19e3779f9ULL;
+  h ^= static_cast<uint64_t>(g.dims[1].size) * 0xd6e8feb86659fd93ULL;
+  h ^= static_cast<uint64_t>(g.dims[1].stride) * 0xff51afd7ed558ccdULL;
+  h ^= static_cast<uint64_t>(g.dim_count);
+  return static_cast<size_t>((h ^ (h >> 29)) & (slots - 1));
+}
+
+}  // namespace
+
+double CollectiveMemo::time_s(Collective c, const GroupShape& group, double bytes) {
+  if (c == Collective::all_to_all) return model_->time_s(c, group, bytes);  // not one ring
+  if (group.size() <= 1 || bytes <= 0) return 0;  // time_s' own first answer
+  if (slots_.empty()) slots_.resize(kSlots);
+  const auto collective = static_cast<int64_t>(c);
+  Slot& s = slots_[slot_of(collective, group, kSlots)];
+  if (s.collective != collective || !same_group(s.group, group)) {
+    s.collective = collective;
+    s.group = group;
+    s.terms = model_->ring_terms(c, group);
+  }
+  return s.terms ? s.terms->time_s(bytes) : model_->time_s(c, group, bytes);
+}
+
+}  // namespace meshplan
