@@ -1109,6 +1109,10 @@ bool head_countable(const Layout& layout, const SearchOptions& options, bool all
          layout.recompute != Recompute::full && !layout.offloads();
 }
 
+// Fewer counts left than this are placed one by one: the bisection's questions would cost more
+// than the placing (mixtral-8x7b's heads are of 1-4 counts).
+constexpr int64_t kLeastHead = 5;
+
 // Of the counts from, from + step, ... up to `to` of one recompute choice (`layout`, its ZeRO
 // stage aside), the first at which a ZeRO stage `zeros` marks fits (past `to` where none does),
 // the counts before it counted as run_zero_stages would one by one: the same evaluated and
@@ -1118,17 +1122,16 @@ bool head_countable(const Layout& layout, const SearchOptions& options, bool all
 // to one count and true from it on, found by bisection; and every total of those counts is above
 // the GPU's memory, so none is below ThreadResult::smallest where that fits (its test is a strict
 // <). `from` itself, having counted nothing, where that does not hold: the search then places
-// the counts one by one. REQUIRES: head_countable.
-// Fewer counts left than this are placed one by one: the bisection's questions would cost more.
-constexpr int64_t kLeastHead = 5;
-
+// the counts one by one, as it does where fewer than kLeastHead counts are left. REQUIRES:
+// head_countable.
 int64_t count_unfit_head(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
                          const std::array<bool, 4>& zeros, int64_t from, int64_t to, int64_t step,
                          int64_t& settled, int64_t& order) {
   CostModel& model = *t.model;
   ThreadResult& out = t.out;
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
-  if (!out.smallest || !(out.smallest->key <= hbm)) return from;
+  const int64_t n = (to - from) / step + 1;  // counts from `from` on
+  if (n < kLeastHead || !out.smallest || !(out.smallest->key <= hbm)) return from;
   if (settled < 0) settled = model.activations_settle(layout, shape, from, to, step);
   if (settled > from) return from;
   std::array<StageTotals, 4>& peaks = t.peaks;
@@ -1139,11 +1142,9 @@ int64_t count_unfit_head(SearchThread& t, Layout layout, CostModel::ShapeRef sha
       if (zeros[z] && peaks[z].total <= hbm) return true;
     return false;
   };
-  const int64_t n = (to - from) / step + 1;  // counts from `from` on
-  if (n < kLeastHead) return from;
   int64_t first = n;  // index of the first count at which one fits
   if (any_fits(from)) return from;
-  if (n > 1 && any_fits(from + (n - 1) * step)) {
+  if (any_fits(from + (n - 1) * step)) {
     int64_t lo = 1, hi = n - 1;
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
