@@ -661,11 +661,19 @@ const std::vector<StageMemory>& CostModel::frames_of(const Layout& l, const Shap
     owner.frames_schedule = l.schedule;
   }
   std::vector<StageMemory>& frames = owner.frames[static_cast<size_t>(l.zero)];
-  if (frames.empty()) {
-    for (const StageClass& k : shape.classes)
-      frames.push_back(stage_memory_frame(k.params, l, shape.micro_batches, shape.logits_bytes,
-                                          context_.fp8, options_.memory));
+  if (!frames.empty()) return frames;
+  // Another ZeRO stage's frames of this schedule differ only in the ZeRO stage's terms.
+  const auto built = std::find_if(owner.frames.begin(), owner.frames.end(),
+                                  [](const std::vector<StageMemory>& f) { return !f.empty(); });
+  if (built != owner.frames.end()) {
+    frames = *built;
+    for (size_t i = 0; i < frames.size(); ++i)
+      set_zero_terms(frames[i], shape.classes[i].params, l, context_.fp8, options_.memory);
+    return frames;
   }
+  for (const StageClass& k : shape.classes)
+    frames.push_back(stage_memory_frame(k.params, l, shape.micro_batches, shape.logits_bytes,
+                                        context_.fp8, options_.memory));
   return frames;
 }
 

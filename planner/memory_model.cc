@@ -144,6 +144,18 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
   s.stage = params.stage;
   s.layers = params.layers;
   s.params = params.per_gpu();
+  set_zero_terms(s, params, l, fp8, o);
+  s.in_flight_micro_batches = in_flight_micro_batches(l, micro_batches, params.stage);
+  if (holds_last_chunk(l.pipeline(), params.stage)) s.logits_bytes = logits;
+  if (fp8)
+    s.fp8_scaling_bytes = fp8_scaling_bytes_per_gemm(o) * static_cast<double>(params.fp8_gemms);
+  s.cuda_context_bytes = static_cast<double>(o.cuda_context_bytes);
+  s.nccl_bytes = static_cast<double>(o.nccl_bytes_per_communicator * communicators(l));
+  return s;
+}
+
+void set_zero_terms(StageMemory& s, const StageParams& params, const Layout& l, bool fp8,
+                    const MemoryOptions& o) {
   const int64_t dense_shards = l.shard_size();
   const int64_t expert_shards =
       l.shard > 0 ? std::max<int64_t>(1, l.shard / l.ep) : std::max<int64_t>(1, l.expert_dp());
@@ -154,8 +166,7 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
   s.params_bytes = d.params + e.params;
   s.grads_bytes = d.grads + e.grads;
   s.optimizer_bytes = d.optimizer + e.optimizer;
-  s.in_flight_micro_batches = in_flight_micro_batches(l, micro_batches, params.stage);
-  if (holds_last_chunk(l.pipeline(), params.stage)) s.logits_bytes = logits;
+  s.zero3_buffer_bytes = 0;
   if (zero_sharding(l.zero).weights && params.layers > 0) {
     s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(params.per_gpu()) /
                            static_cast<double>(params.layers);
@@ -163,14 +174,10 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
       s.zero3_buffer_bytes =
           std::min(s.zero3_buffer_bytes, o.weight_bytes_per_param * o.zero3_max_live_params);
   }
+  s.fp8_weight_cache_bytes = 0;
   if (fp8 && !o.fp8_params && !zero_sharding(l.zero).weights)
     s.fp8_weight_cache_bytes =
         o.fp8_weight_cache_bytes_per_param * static_cast<double>(params.linear_per_gpu);
-  if (fp8)
-    s.fp8_scaling_bytes = fp8_scaling_bytes_per_gemm(o) * static_cast<double>(params.fp8_gemms);
-  s.cuda_context_bytes = static_cast<double>(o.cuda_context_bytes);
-  s.nccl_bytes = static_cast<double>(o.nccl_bytes_per_communicator * communicators(l));
-  return s;
 }
 
 StageMemory with_activations(StageMemory frame, const StageLayerMix& mix,

@@ -90,6 +90,11 @@ FullRecompute full_recompute(const Layout& l, const StageLayerMix& mix, int64_t 
 // stage_memory is the two in sequence.
 StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64_t micro_batches,
                                double logits, bool fp8, const MemoryOptions& o);
+// The terms of stage_memory_frame that change with the layout's ZeRO stage alone (the model
+// states, the ZeRO-3 gather buffer, the FP8 weight cache), set for l.zero: a frame of the same
+// stage and layout under another ZeRO stage becomes stage_memory_frame's for l, bit for bit.
+void set_zero_terms(StageMemory& frame, const StageParams& params, const Layout& l, bool fp8,
+                    const MemoryOptions& o);
 StageMemory with_activations(StageMemory frame, const StageLayerMix& mix,
                              const LayerActivations& dense, const LayerActivations& moe,
                              const Layout& l, const MemoryOptions& o);

@@ -379,6 +379,39 @@ TEST_CASE("the search's memory totals equal the built stage's sums bit for bit, 
   }
 }
 
+TEST_CASE("a frame takes another ZeRO stage's terms and becomes that stage's frame bit for bit") {
+  const ModelSpec m = testing::shipped_model("mixtral-8x7b");
+  const TrainingSpec t{4096, 64, Precision::bf16};
+  MemoryOptions o;
+  o.zero3_max_live_params = 1e8;  // the ZeRO-3 buffer's cap, so that it differs from the default
+  for (const bool fp8 : {false, true})
+    for (const char* text : {"tp=2,pp=4,dp=4,ep=4,mbs=1,vpp=2,schedule=interleaved",
+                             "tp=1,pp=8,dp=4,ep=2,mbs=1,shard=2"}) {
+      CAPTURE(fp8);
+      CAPTURE(text);
+      Layout l = parse_layout(text, "test").value();
+      const int64_t micro_batches = t.global_batch / (l.dp * l.mbs);
+      for (const StageParams& p : stage_params(m, l))
+        for (int from = 0; from <= 3; ++from)
+          for (int to = 0; to <= 3; ++to) {
+            if ((from == 0 || to == 0) && l.shard > 0) continue;  // a shard group shards: ZeRO ≥ 1
+            l.zero = from;
+            StageMemory frame = stage_memory_frame(p, l, micro_batches, 1e9, fp8, o);
+            l.zero = to;
+            set_zero_terms(frame, p, l, fp8, o);
+            const StageMemory own = stage_memory_frame(p, l, micro_batches, 1e9, fp8, o);
+            CHECK(frame.params_bytes == own.params_bytes);
+            CHECK(frame.grads_bytes == own.grads_bytes);
+            CHECK(frame.optimizer_bytes == own.optimizer_bytes);
+            CHECK(frame.zero3_buffer_bytes == own.zero3_buffer_bytes);
+            CHECK(frame.fp8_weight_cache_bytes == own.fp8_weight_cache_bytes);
+            CHECK(frame.total_bytes() == own.total_bytes());
+            CHECK(frame_sums(frame).states == frame_sums(own).states);
+            CHECK(frame_sums(frame).fixed_other == frame_sums(own).fixed_other);
+          }
+    }
+}
+
 TEST_CASE("stage activations from their terms equal stage_activations bit for bit") {
   // Llama 4 Maverick alternates dense and MoE layers; DeepSeek-V3 leads with dense ones.
   for (const char* name : {"llama4-maverick", "deepseek-v3", "mixtral-8x7b"}) {
