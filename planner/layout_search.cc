@@ -906,37 +906,60 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
   }
 }
 
-// Whether run_item may count a recompute choice's lost tail at once (count_lost_tail): the
-// per-layout path of those counts would place each on memory alone (no retry, nothing offloaded)
-// and prune every one that fits (beyond_floor), and the launcher, if any, answers alike for them.
+// Whether run_item may count a recompute choice's head of counts at which no ZeRO stage fits at
+// once (count_unfit_head): the per-layout path of those counts would place each on memory alone
+// and reject it, without a retry (none without offloading or full recompute) or a question to the
+// launcher (asked only of layouts that fit).
+bool head_countable(const Layout& layout, const SearchOptions& options, bool allow_offload) {
+  return options.count_at_once && !options.fix.recompute_layers && !allow_offload &&
+         layout.recompute != Recompute::full && !layout.offloads();
+}
+
+// Whether run_item may count a recompute choice's lost tail at once (count_lost_tail): as for a
+// head, each of those counts would be placed on memory alone; besides, every one that fits would
+// be pruned (beyond_floor), and the launcher, if any, answers alike for them.
 bool tail_countable(const Layout& layout, int64_t step, const SearchOptions& options,
                     bool allow_offload) {
-  return options.count_at_once && options.prune && options.objective != Objective::memory &&
-         options.top_k >= 1 && !options.fix.recompute_layers && !allow_offload &&
-         layout.recompute != Recompute::full && !layout.offloads() &&
+  return head_countable(layout, options, allow_offload) && options.prune &&
+         options.objective != Objective::memory && options.top_k >= 1 &&
          (!options.launcher.refuses || (options.launcher.counts_alike && step % layout.vpp == 0));
 }
 
-// Of the counts from, from + step, ... (`n` of them) of one recompute choice, over which the
-// activations settle (CostModel::activations_settle): the index of the first at which ZeRO stage
-// `zero` fits, found by bisection (the peak total does not grow), given that the last fits and
-// the first does not.
-int64_t first_fitting(const CostModel& model, Layout layout, CostModel::ShapeRef shape, int zero,
-                      int64_t from, int64_t step, int64_t n, std::array<StageTotals, 4>& peaks) {
-  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
-  std::array<bool, 4> marked{};
-  marked[static_cast<size_t>(zero)] = true;
-  int64_t lo = 1, hi = n - 1;
+// The least index in [lo, hi] at which `holds` is true, by bisection, given that it is at hi and
+// stays so from its first index on.
+template <class Holds>
+int64_t first_holding(int64_t lo, int64_t hi, Holds holds) {
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    layout.recompute_layers = from + mid * step;
-    model.peak_totals_by_zero(layout, shape, marked, peaks);
-    if (peaks[static_cast<size_t>(zero)].total <= hbm)
+    if (holds(mid))
       hi = mid;
     else
       lo = mid + 1;
   }
   return lo;
+}
+
+// Whether a ZeRO stage `zeros` marks fits at recompute count `count` (`peaks` takes their totals).
+bool any_fits(const CostModel& model, Layout& layout, CostModel::ShapeRef shape,
+              const std::array<bool, 4>& zeros, int64_t count, std::array<StageTotals, 4>& peaks) {
+  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+  layout.recompute_layers = count;
+  model.peak_totals_by_zero(layout, shape, zeros, peaks);
+  for (size_t z = 0; z < zeros.size(); ++z)
+    if (zeros[z] && peaks[z].total <= hbm) return true;
+  return false;
+}
+
+// Of the counts from, from + step, ... (`n` of them) of one recompute choice, over which the
+// activations settle (CostModel::activations_settle): the index of the first at which a ZeRO
+// stage `zeros` marks fits, found by bisection (no peak total grows), given that one fits at the
+// last and none at the first.
+int64_t first_fitting(const CostModel& model, Layout layout, CostModel::ShapeRef shape,
+                      const std::array<bool, 4>& zeros, int64_t from, int64_t step, int64_t n,
+                      std::array<StageTotals, 4>& peaks) {
+  return first_holding(1, n - 1, [&](int64_t i) {
+    return any_fits(model, layout, shape, zeros, from + i * step, peaks);
+  });
 }
 
 // Of the counts from, from + step, ... of one recompute choice (`layout`, its ZeRO stage aside),
@@ -948,15 +971,10 @@ int64_t first_fitting(const CostModel& model, Layout layout, CostModel::ShapeRef
 // not at hi.
 int64_t term_changes_at(const CostModel& model, Layout layout, CostModel::ShapeRef shape, int zero,
                         MemoryTerm term, int64_t from, int64_t step, int64_t lo, int64_t hi) {
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    layout.recompute_layers = from + mid * step;
-    if (model.largest_in_every_class(layout, shape, zero, term) == (term == MemoryTerm::states))
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
+  return first_holding(lo, hi, [&](int64_t i) {
+    layout.recompute_layers = from + i * step;
+    return model.largest_in_every_class(layout, shape, zero, term) == (term == MemoryTerm::states);
+  });
 }
 
 // The rejections run_zero_stages counts one by one for layouts that do not fit, for the first
@@ -1070,9 +1088,11 @@ bool count_lost_tail(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
     model.peak_totals_by_zero(layout, shape, open, peaks);
   for (size_t z = 0; z < zeros.size(); ++z) {
     if (!open[z]) continue;
-    fits_from[z] = peaks[z].total <= hbm ? 0
-                                         : first_fitting(model, layout, shape, static_cast<int>(z),
-                                                         from, step, n, peaks);
+    std::array<bool, 4> marked{};  // this stage alone: the others' totals at `from` stay read
+    marked[z] = true;
+    fits_from[z] = peaks[z].total <= hbm
+                       ? 0
+                       : first_fitting(model, layout, shape, marked, from, step, n, peaks);
   }
   std::array<int64_t, 4> unfit{};
   for (size_t z = 0; z < zeros.size(); ++z) unfit[z] = zeros[z] ? fits_from[z] : 0;
@@ -1098,15 +1118,6 @@ bool count_lost_tail(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
   out.counted_at_once += layouts;
   order += layouts;
   return true;
-}
-
-// Whether run_item may count a recompute choice's head of counts at which no ZeRO stage fits at
-// once (count_unfit_head): the per-layout path of those counts would place each on memory alone
-// and reject it, without a retry (none without offloading or full recompute) or a question to the
-// launcher (asked only of layouts that fit).
-bool head_countable(const Layout& layout, const SearchOptions& options, bool allow_offload) {
-  return options.count_at_once && !options.fix.recompute_layers && !allow_offload &&
-         layout.recompute != Recompute::full && !layout.offloads();
 }
 
 // Fewer counts left than this are placed one by one: the bisection's questions would cost more
@@ -1135,26 +1146,11 @@ int64_t count_unfit_head(SearchThread& t, Layout layout, CostModel::ShapeRef sha
   if (settled < 0) settled = model.activations_settle(layout, shape, from, to, step);
   if (settled > from) return from;
   std::array<StageTotals, 4>& peaks = t.peaks;
-  const auto any_fits = [&](int64_t count) {
-    layout.recompute_layers = count;
-    model.peak_totals_by_zero(layout, shape, zeros, peaks);
-    for (size_t z = 0; z < zeros.size(); ++z)
-      if (zeros[z] && peaks[z].total <= hbm) return true;
-    return false;
-  };
-  int64_t first = n;  // index of the first count at which one fits
-  if (any_fits(from)) return from;
-  if (any_fits(from + (n - 1) * step)) {
-    int64_t lo = 1, hi = n - 1;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (any_fits(from + mid * step))
-        hi = mid;
-      else
-        lo = mid + 1;
-    }
-    first = lo;
-  }
+  if (any_fits(model, layout, shape, zeros, from, peaks)) return from;
+  const int64_t first =  // index of the first count at which one fits (n: none)
+      any_fits(model, layout, shape, zeros, from + (n - 1) * step, peaks)
+          ? first_fitting(model, layout, shape, zeros, from, step, n, peaks)
+          : n;
   std::array<int64_t, 4> unfit{};
   int64_t stages = 0;
   for (size_t z = 0; z < zeros.size(); ++z) {
