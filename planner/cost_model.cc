@@ -119,26 +119,53 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
     key[at++] = g->dim_count;
   }
   return layer_costs_cache_.get(key, [&] {
-    const ComputePair& compute = compute_of(k);
+    const ComputeRefs compute = compute_of(k);
     LayerPair pair;
-    pair.dense = layer_cost(context_, k, false, groups, compute.dense);
-    pair.moe = model_.moe ? layer_cost(context_, k, true, groups, compute.moe) : pair.dense;
-    pair.head = compute.head;
+    pair.dense = layer_cost(context_, k, false, groups, *compute.dense);
+    pair.moe = model_.moe ? layer_cost(context_, k, true, groups, *compute.moe) : pair.dense;
+    pair.head = *compute.head;
     return pair;
   });
 }
 
-const CostModel::ComputePair& CostModel::compute_of(const LayerCostKey& k) {
-  const ComputeKey key{k.tp, k.expert_tp(), k.cp, k.cp_a2a, k.ep, k.mbs, k.sp};
+// A dense layer's compute reads the key's tp, cp, cp_a2a, mbs and sp (layer_cost.h), and the
+// expert degrees only through the activations of the layer it is priced on, layer 0, where
+// that layer is an MoE layer (an all-MoE model); the head reads tp, cp and mbs.
+bool CostModel::dense_reads_experts() const { return model_.moe && model_.is_moe_layer(0); }
+
+CostModel::ComputeKey CostModel::dense_key(const LayerCostKey& k) const {
+  const bool experts = dense_reads_experts();
+  return {k.tp, experts ? k.expert_tp() : 0, k.cp, k.cp_a2a, experts ? k.ep : 0, k.mbs, k.sp};
+}
+
+CostModel::DenseCompute CostModel::make_dense_compute(const LayerCostKey& k) const {
+  DenseCompute d;
+  d.dense = layer_compute(context_, k, false);
+  d.head = lm_head_cost(context_, k);
+  return d;
+}
+
+CostModel::ComputeRefs CostModel::compute_of(const LayerCostKey& k) {
   // Layouts come in runs of one compute key (the CP variants, overlaps and dispatchers of a
-  // shape): the last one found answers before the map.
-  return compute_cache_.get(key, [&] {
-    ComputePair pair;
-    pair.dense = layer_compute(context_, k, false);
-    pair.moe = model_.moe ? layer_compute(context_, k, true) : pair.dense;
-    pair.head = lm_head_cost(context_, k);
-    return pair;
-  });
+  // shape): the last one found answers before the map. The maps' nodes never move, so the
+  // pointers hold; an MoE model's dense compute is looked up only where its MoE compute is made.
+  if (!model_.moe) {
+    const DenseCompute& d =
+        dense_compute_cache_.get(dense_key(k), [&] { return make_dense_compute(k); });
+    return {&d.dense, &d.dense, &d.head};
+  }
+  const MoeCompute& c =
+      moe_compute_cache_.get({k.tp, k.expert_tp(), k.cp, k.cp_a2a, k.ep, k.mbs, k.sp}, [&] {
+        MoeCompute made;
+        if (dense_reads_experts())
+          made.own = make_dense_compute(k);
+        else
+          made.shared =
+              &dense_compute_cache_.get(dense_key(k), [&] { return make_dense_compute(k); });
+        made.moe = layer_compute(context_, k, true);
+        return made;
+      });
+  return {&c.dense().dense, &c.moe, &c.dense().head};
 }
 
 CostModel::ParamsKey CostModel::params_key(const Layout& l) {

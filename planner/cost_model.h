@@ -226,12 +226,20 @@ class CostModel {
 
  private:
   // A dense and an MoE layer's compute (layer_compute) and the LM head's, shared by the layer
-  // costs whose keys differ only in communication.
-  struct ComputePair {
-    LayerCompute dense, moe;
+  // costs whose keys differ only in communication. The MoE layer's is kept by compute_of's whole
+  // key; the dense layer's and the head's by the fields they read (dense_key), which leaves out
+  // the expert degrees (ep, etp) where the model's first layer is dense: an MoE search asks the
+  // same dense compute for every ep and etp of a shape.
+  struct DenseCompute {
+    LayerCompute dense;
     HeadCost head;  // the LM head and loss (no communication)
   };
-  const ComputePair& compute_of(const LayerCostKey& k);
+  struct ComputeRefs {
+    const LayerCompute* dense = nullptr;
+    const LayerCompute* moe = nullptr;
+    const HeadCost* head = nullptr;
+  };
+  ComputeRefs compute_of(const LayerCostKey& k);
   // layer_costs' cache key: the LayerCostKey's fields, then each LayerGroups group's dims.
   using LayerCostsKey = std::array<int64_t, 32>;
   struct LayerCostsHash {
@@ -386,7 +394,20 @@ class CostModel {
   LastKeyCache<std::map<ParamsKey, ClassSplit>> classes_cache_;
   LastKeyCache<std::map<ParamsKey, std::vector<StageParams>>> params_cache_;
   using ComputeKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
-  LastKeyCache<std::map<ComputeKey, ComputePair>> compute_cache_;
+  ComputeKey dense_key(const LayerCostKey& k) const;
+  bool dense_reads_experts() const;
+  DenseCompute make_dense_compute(const LayerCostKey& k) const;
+  // An MoE layer's compute and, found once with it, the dense compute of its key: a node of
+  // dense_compute_cache_, or (where the dense compute reads the expert degrees, so that its key
+  // is the MoE compute's) its own.
+  struct MoeCompute {
+    LayerCompute moe;
+    DenseCompute own;
+    const DenseCompute* shared = nullptr;
+    const DenseCompute& dense() const { return shared ? *shared : own; }
+  };
+  LastKeyCache<std::map<ComputeKey, DenseCompute>> dense_compute_cache_;
+  LastKeyCache<std::map<ComputeKey, MoeCompute>> moe_compute_cache_;
   using MixKey = std::tuple<int64_t, int64_t, PlacementKind>;
   LastKeyCache<std::map<MixKey, std::vector<StageLayerMix>>> mix_cache_;
   // Bounded by the map itself (FlatCacheMap empties itself when full).

@@ -7,6 +7,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "planner/cost_model.h"
 #include "tests/test_inputs.h"
@@ -186,4 +189,52 @@ TEST_CASE("dropless routing: expert forward and input-gradient GEMMs pay the rou
   CHECK(dropless.backward_s - padded.backward_s ==
         doctest::Approx(extra * input_grad).epsilon(1e-6));
   CHECK(dropless.backward_weight_s == doctest::Approx(padded.backward_weight_s).epsilon(1e-9));
+}
+
+namespace {
+
+// layer_compute(…, false) of `model_name` at tp 8, 4,096 tokens, for each (ep, etp).
+std::vector<LayerCompute> dense_computes(const std::string& model_name,
+                                         const std::vector<std::pair<int64_t, int64_t>>& degrees) {
+  Fixture f;
+  f.model = testing::shipped_model(model_name);
+  LayerCostContext c = f.context();
+  c.seq_len = 4096;
+  std::vector<LayerCompute> out;
+  for (const auto& [ep, etp] : degrees) {
+    LayerCostKey key{8, 1, ep, 1, true};
+    key.etp = etp;
+    out.push_back(layer_compute(c, key, false));
+  }
+  return out;
+}
+
+bool same_compute(const LayerCompute& a, const LayerCompute& b) {
+  return a.gemm_forward_s == b.gemm_forward_s && a.gemm_input_grad_s == b.gemm_input_grad_s &&
+         a.gemm_weight_grad_s == b.gemm_weight_grad_s &&
+         a.attention_forward_s == b.attention_forward_s &&
+         a.attention_backward_s == b.attention_backward_s &&
+         a.memory_forward_s == b.memory_forward_s && a.memory_backward_s == b.memory_backward_s &&
+         a.module_forward_s == b.module_forward_s &&
+         a.activations.attention_scores == b.activations.attention_scores &&
+         a.activations.attention_other == b.activations.attention_other &&
+         a.activations.mlp == b.activations.mlp &&
+         a.activations.layer_input == b.activations.layer_input &&
+         a.activations.module_bytes == b.activations.module_bytes;
+}
+
+}  // namespace
+
+// CostModel::compute_of keeps a dense layer's compute without the expert degrees where the
+// model's first layer is dense, and with them where it is an MoE layer.
+TEST_CASE(
+    "a dense layer's compute is the same for every ep and etp where the model's first layer is "
+    "dense (DeepSeek-V3) and not where it is an MoE layer (Mixtral)") {
+  const std::vector<std::pair<int64_t, int64_t>> degrees = {
+      {1, 0}, {8, 0}, {8, 1}, {64, 1}, {256, 0}};
+  const std::vector<LayerCompute> deepseek = dense_computes("deepseek-v3", degrees);
+  for (size_t i = 1; i < deepseek.size(); ++i) CHECK(same_compute(deepseek[0], deepseek[i]));
+  const std::vector<LayerCompute> mixtral = dense_computes("mixtral-8x7b", {{8, 0}, {8, 1}});
+  CHECK_FALSE(same_compute(mixtral[0], mixtral[1]));
+  CHECK(mixtral[1].activations.mlp < mixtral[0].activations.mlp);
 }
