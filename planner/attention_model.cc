@@ -76,18 +76,23 @@ AttentionModel::Point AttentionModel::throughput(int64_t head_dim, int64_t seq_l
                                                  bool causal) const {
   const bool have_mask = std::any_of(curves_.begin(), curves_.end(),
                                      [&](const Curve& c) { return c.causal == causal; });
-  std::vector<const Curve*> same;
-  for (const Curve& c : curves_)
-    if (c.causal == causal || !have_mask) same.push_back(&c);
+  auto usable = [&](const Curve& c) { return c.causal == causal || !have_mask; };
   const double log_seq = std::log2(static_cast<double>(seq_len));
   const double log_d = std::log2(static_cast<double>(head_dim));
-  // The two curves whose head dims bracket the requested one (or the nearest at either end).
-  const Curve* lo = same.front();
-  const Curve* hi = same.back();
-  for (const Curve* c : same) {
-    if (c->head_dim <= head_dim) lo = c;
-    if (c->head_dim >= head_dim) {
-      hi = c;
+  // The two usable curves (curves_ is sorted by head dim) whose head dims bracket the requested
+  // one (or the nearest at either end).
+  const Curve* lo = nullptr;
+  const Curve* hi = nullptr;
+  for (const Curve& c : curves_)
+    if (usable(c)) {
+      if (!lo) lo = &c;
+      hi = &c;
+    }
+  for (const Curve& c : curves_) {
+    if (!usable(c)) continue;
+    if (c.head_dim <= head_dim) lo = &c;
+    if (c.head_dim >= head_dim) {
+      hi = &c;
       break;
     }
   }
