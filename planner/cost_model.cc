@@ -74,7 +74,8 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   layer_params_ = model_layer_params(model_);
 }
 
-// FNV-1a over the values in four interleaved lanes (independent multiplies), then combined.
+// FNV-1a over the values in four interleaved lanes (independent multiplies), then combined and
+// finished by MurmurHash3's 64-bit mixer (a packed word's high half reaches the low bits).
 size_t CostModel::LayerCostsHash::operator()(const LayerCostsKey& k) const {
   constexpr uint64_t kPrime = 1099511628211ull;
   std::array<uint64_t, 4> lanes{14695981039346656037ull, 1, 2, 3};
@@ -84,8 +85,23 @@ size_t CostModel::LayerCostsHash::operator()(const LayerCostsKey& k) const {
   }
   uint64_t h = lanes[0];
   for (size_t i = 1; i < lanes.size(); ++i) h = (h ^ lanes[i] ^ (h >> 29)) * kPrime;
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
   return static_cast<size_t>(h);
 }
+
+namespace {
+
+// Two values in one key word: every degree, size and stride is at most the GPU count, which a
+// cluster keeps at or below kMaxClusterGpus (its outermost network level spans every GPU), so
+// the packing is one to one. The micro-batch size keeps a word of its own.
+static_assert(kMaxClusterGpus < (int64_t{1} << 31));
+int64_t packed(int64_t high, int64_t low) {
+  return static_cast<int64_t>(static_cast<uint64_t>(high) << 32 | static_cast<uint64_t>(low));
+}
+
+}  // namespace
 
 const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
   const LayerCostKey k{l.tp,
@@ -101,23 +117,19 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
                        l.dispatch,
                        l.expert_tp()};
   const LayerGroups groups{tp_group(l), cp_group(l), ep_group(l), expert_tp_group(l)};
-  LayerCostsKey key{k.tp,
-                    k.cp,
-                    k.ep,
-                    k.mbs,
-                    k.sp,
-                    k.tp_overlap,
-                    static_cast<int64_t>(k.cp_kind),
-                    k.cp_a2a,
-                    k.cp_ring,
-                    k.ep_overlap,
-                    static_cast<int64_t>(k.dispatch),
-                    k.etp};
-  size_t at = 12;
+  // The key's fields (the flags and enums in one word with the groups' dimension counts), then
+  // each group's two dimensions.
+  int64_t flags = (k.sp ? 1 : 0) | (k.tp_overlap ? 2 : 0) | (k.ep_overlap ? 4 : 0) |
+                  static_cast<int64_t>(k.cp_kind) << 3 | static_cast<int64_t>(k.dispatch) << 6;
+  LayerCostsKey key{packed(k.tp, k.cp), packed(k.ep, k.etp), packed(k.cp_a2a, k.cp_ring), k.mbs};
+  size_t at = 5;
+  int shift = 9;
   for (const GroupShape* g : {&groups.tp, &groups.cp, &groups.ep, &groups.etp}) {
-    for (const GroupShape::Dim& d : g->dims) key[at++] = d.size, key[at++] = d.stride;
-    key[at++] = g->dim_count;
+    for (const GroupShape::Dim& d : g->dims) key[at++] = packed(d.size, d.stride);
+    flags |= static_cast<int64_t>(g->dim_count) << shift;
+    shift += 2;
   }
+  key[4] = flags;
   return layer_costs_cache_.get(key, [&] {
     const ComputeRefs compute = compute_of(k);
     LayerPair pair;

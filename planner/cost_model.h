@@ -240,8 +240,9 @@ class CostModel {
     const HeadCost* head = nullptr;
   };
   ComputeRefs compute_of(const LayerCostKey& k);
-  // layer_costs' cache key: the LayerCostKey's fields, then each LayerGroups group's dims.
-  using LayerCostsKey = std::array<int64_t, 32>;
+  // layer_costs' cache key: the LayerCostKey's fields, then each LayerGroups group's dims,
+  // two values a word (layer_costs).
+  using LayerCostsKey = std::array<int64_t, 13>;
   struct LayerCostsHash {
     size_t operator()(const LayerCostsKey& k) const;
   };
