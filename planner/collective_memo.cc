@@ -22,8 +22,17 @@ size_t slot_of(int64_t c, const GroupShape& g, size_t slots) {
 }  // namespace
 
 double CollectiveMemo::time_s(Collective c, const GroupShape& group, double bytes) {
-  if (c == Collective::all_to_all) return model_->time_s(c, group, bytes);  // not one ring
   if (group.size() <= 1 || bytes <= 0) return 0;  // time_s' own first answer
+  if (c == Collective::all_to_all) {
+    if (all_to_all_slots_.empty()) all_to_all_slots_.resize(kAllToAllSlots);
+    AllToAllSlot& s = all_to_all_slots_[slot_of(static_cast<int64_t>(c), group, kAllToAllSlots)];
+    if (!s.used || !same_group(s.group, group)) {
+      s.used = true;
+      s.group = group;
+      s.terms = model_->all_to_all_terms(group);
+    }
+    return s.terms.time_s(bytes);
+  }
   if (slots_.empty()) slots_.resize(kSlots);
   const auto collective = static_cast<int64_t>(c);
   Slot& s = slots_[slot_of(collective, group, kSlots)];

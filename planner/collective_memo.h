@@ -3,7 +3,8 @@
 // of some 140 groups), and each answer walks the network levels (the level the group spans, its
 // ring's latency step by step, the rails' bandwidth). Where CollectiveModel::time_s times one
 // ring its answer is latency + bytes · factor / busbw of terms fixed by the collective and the
-// group (CollectiveModel::RingTerms): kept here, each answer is computed from them in the same
+// group (CollectiveModel::RingTerms), and an all-to-all's is the slowest of its levels' terms
+// (CollectiveModel::AllToAllTerms): kept here, each answer is computed from them in the same
 // order, bit for bit time_s's own; other answers are asked of the model each time. Not
 // thread-safe: one per cost model, as its other caches.
 #pragma once
@@ -36,9 +37,17 @@ class CollectiveMemo {
     std::optional<CollectiveModel::RingTerms> terms;
   };
   static constexpr size_t kSlots = 1024;
+  // An all-to-all group's terms (CollectiveModel::AllToAllTerms), likewise.
+  struct AllToAllSlot {
+    bool used = false;
+    GroupShape group;
+    CollectiveModel::AllToAllTerms terms;
+  };
+  static constexpr size_t kAllToAllSlots = 256;
 
   const CollectiveModel* model_;
-  std::vector<Slot> slots_;  // kSlots once the first is asked
+  std::vector<Slot> slots_;                     // kSlots once the first is asked
+  std::vector<AllToAllSlot> all_to_all_slots_;  // kAllToAllSlots once the first is asked
 };
 
 }  // namespace meshplan

@@ -188,25 +188,46 @@ double CollectiveModel::time_s(Collective c, const GroupShape& group, double byt
   const int64_t n = group.size();
   if (n <= 1 || bytes <= 0) return 0;
   if (const std::optional<RingTerms> ring = ring_terms(c, group)) return ring->time_s(bytes);
-  double total = 0, data = bytes, slowest = 0;
+  if (c == Collective::all_to_all) return all_to_all_terms(group).time_s(bytes);
+  double total = 0, data = bytes;
   int64_t inside = 1;  // members within one domain of the previous level
   for (size_t l = 0; l < levels_.size() && inside < n; ++l) {
     const int64_t within = members_within(group, l);
     const int64_t here = within / inside;  // members this level joins together
     if (here <= 1) continue;
-    if (c == Collective::all_to_all) {
-      // Share of each rank's (n−1)/n·S that crosses this level but no outer one.
-      double share = static_cast<double>(within - inside) / static_cast<double>(n);
-      LevelFit f = fit(c, l, here);
-      slowest = std::max(slowest, f.latency_s + bytes * share / f.busbw_bytes_per_s);
-    } else {
-      total += level_time_s(c, l, here, data);
-      // Each member now holds (all-reduce, reduce-scatter) or contributes 1/here of the data.
-      if (c != Collective::send_recv) data /= static_cast<double>(here);
-    }
+    total += level_time_s(c, l, here, data);
+    // Each member now holds (all-reduce, reduce-scatter) or contributes 1/here of the data.
+    if (c != Collective::send_recv) data /= static_cast<double>(here);
     inside = within;
   }
-  return c == Collective::all_to_all ? slowest : total;
+  return total;
+}
+
+CollectiveModel::AllToAllTerms CollectiveModel::all_to_all_terms(const GroupShape& group) const {
+  const int64_t n = group.size();
+  AllToAllTerms t;
+  int64_t inside = 1;  // members within one domain of the previous level
+  for (size_t l = 0; l < levels_.size() && inside < n && t.count < AllToAllTerms::kMaxLevels; ++l) {
+    const int64_t within = members_within(group, l);
+    const int64_t here = within / inside;  // members this level joins together
+    if (here <= 1) continue;
+    // Share of each rank's (n−1)/n·S that crosses this level but no outer one.
+    const LevelFit f = fit(Collective::all_to_all, l, here);
+    t.levels[t.count++] = {f.latency_s,
+                           static_cast<double>(within - inside) / static_cast<double>(n),
+                           f.busbw_bytes_per_s};
+    inside = within;
+  }
+  return t;
+}
+
+double CollectiveModel::AllToAllTerms::time_s(double bytes) const {
+  double slowest = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const Level& l = levels[i];
+    slowest = std::max(slowest, l.latency_s + bytes * l.share / l.busbw_bytes_per_s);
+  }
+  return slowest;
 }
 
 double CollectiveModel::ring_step_time_s(const GroupShape& group, double bytes) const {

@@ -72,6 +72,21 @@ class CollectiveModel {
     double time_s(double bytes) const { return latency_s + bytes * factor / busbw_bytes_per_s; }
   };
   std::optional<RingTerms> ring_terms(Collective c, const GroupShape& group) const;
+  // Where time_s times an all-to-all: the slowest level's latency_s + bytes · share /
+  // busbw_bytes_per_s, a level's share being the part of each rank's bytes that crosses it but
+  // no outer one; terms of the group alone, kept likewise.
+  struct AllToAllTerms {
+    struct Level {
+      double latency_s = 0, share = 0, busbw_bytes_per_s = 0;
+    };
+    // A level's span is a multiple of the one inside it (cluster_yaml.cc), so a cluster of at
+    // most kMaxClusterGpus < 2^27 GPUs has at most 27 levels.
+    static constexpr size_t kMaxLevels = 32;
+    std::array<Level, kMaxLevels> levels{};
+    size_t count = 0;
+    double time_s(double bytes) const;
+  };
+  AllToAllTerms all_to_all_terms(const GroupShape& group) const;
   // One step of a ring over `group` (each rank sends `bytes` to its neighbour at once): bound
   // by the outermost level the ring crosses.
   double ring_step_time_s(const GroupShape& group, double bytes) const;

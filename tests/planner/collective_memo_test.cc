@@ -1,5 +1,6 @@
 // CollectiveMemo keeps a group's ring terms and answers CollectiveModel::time_s's own seconds,
-// bit for bit, for every collective, group and size; other algorithms and all-to-all pass through.
+// bit for bit, for every collective, group and size (all-to-all from its own terms); the
+// hierarchical algorithm passes through.
 #include "planner/collective_memo.h"
 
 #include <doctest/doctest.h>
@@ -66,4 +67,22 @@ TEST_CASE("ring terms: the fitted latency plus bytes times the bus factor over t
   CHECK(terms->busbw_bytes_per_s == doctest::Approx(400e9 * 0.8).epsilon(1e-12));
   CHECK(!model.ring_terms(Collective::all_to_all, GroupShape::of(4, 1)));
   CHECK(!model.ring_terms(Collective::all_gather, GroupShape::of(1, 1)));
+}
+
+TEST_CASE("all-to-all terms: each level's latency, share of the bytes and bandwidth") {
+  const ClusterSpec c = two_level_cluster(2);
+  const CollectiveModel model(CalibrationProfile{}, c);
+  // 16 ranks over two nodes (the collective model's own test): 7/16 of each rank's bytes stay
+  // on NVLink (7 steps of 5 µs, 400 GB/s × 0.8), 8/16 cross InfiniBand (one step of 10 µs,
+  // 50 GB/s × 0.94).
+  const CollectiveModel::AllToAllTerms t = model.all_to_all_terms(GroupShape::of(16, 1));
+  REQUIRE(t.count == 2);
+  CHECK(t.levels[0].latency_s == doctest::Approx(7 * 5e-6).epsilon(1e-12));
+  CHECK(t.levels[0].share == 7.0 / 16);
+  CHECK(t.levels[0].busbw_bytes_per_s == doctest::Approx(400e9 * 0.8).epsilon(1e-12));
+  CHECK(t.levels[1].latency_s == doctest::Approx(10e-6).epsilon(1e-12));
+  CHECK(t.levels[1].share == 8.0 / 16);
+  CHECK(t.levels[1].busbw_bytes_per_s == doctest::Approx(50e9 * 0.94).epsilon(1e-12));
+  // Inside one node: NVLink alone.
+  CHECK(model.all_to_all_terms(GroupShape::of(8, 1)).count == 1);
 }
