@@ -22,6 +22,16 @@ int64_t Layout::degree(Dim dim) const {
   return 1;
 }
 
+std::array<int64_t, 4> Layout::strides() const {
+  std::array<int64_t, 4> out{};
+  int64_t ranks = 1;
+  for (Dim inner : order) {
+    out[static_cast<size_t>(inner)] = ranks;
+    ranks *= degree(inner);
+  }
+  return out;
+}
+
 int64_t Layout::stride(Dim dim) const {
   int64_t ranks = 1;
   for (Dim inner : order) {

@@ -113,6 +113,8 @@ struct Layout {
   }
   // Ranks between consecutive members of a `dim` group (product of the degrees inside it).
   int64_t stride(Dim dim) const;
+  // stride() of every dim, indexed by Dim, in one pass over the order.
+  std::array<int64_t, 4> strides() const;
   int64_t degree(Dim dim) const;
 };
 

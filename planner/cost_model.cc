@@ -12,21 +12,39 @@
 
 namespace meshplan {
 
-GroupShape tp_group(const Layout& l) { return GroupShape::of(l.tp, l.stride(Dim::tp)); }
-GroupShape cp_group(const Layout& l) { return GroupShape::of(l.cp, l.stride(Dim::cp)); }
+namespace {
+
+int64_t stride_of(const std::array<int64_t, 4>& strides, Dim d) {
+  return strides[static_cast<size_t>(d)];
+}
+
+GroupShape tp_group(const Layout& l, const std::array<int64_t, 4>& strides) {
+  return GroupShape::of(l.tp, stride_of(strides, Dim::tp));
+}
+
+GroupShape cp_group(const Layout& l, const std::array<int64_t, 4>& strides) {
+  return GroupShape::of(l.cp, stride_of(strides, Dim::cp));
+}
 
 // EP groups are the innermost ep ranks of the combined cp × dp ranks (Megatron-core). With
 // etp < tp the experts fold each stage's tp·cp·dp ranks (contiguous: the pipeline is outermost,
 // core/layout_rules.h etp_fold_fits) as etp × ep × expert-dp, innermost first (Megatron-Core's
 // expert rank order tp-ep-dp-pp, parallel_state.py's expert RankGenerator).
-GroupShape ep_group(const Layout& l) {
+GroupShape ep_group(const Layout& l, const std::array<int64_t, 4>& strides) {
   if (l.folds_experts()) return GroupShape::of(l.ep, l.expert_tp());
-  return GroupShape::of(l.ep, std::min(l.stride(Dim::cp), l.stride(Dim::dp)));
+  return GroupShape::of(l.ep, std::min(stride_of(strides, Dim::cp), stride_of(strides, Dim::dp)));
 }
 
-GroupShape expert_tp_group(const Layout& l) {
-  return l.folds_experts() ? GroupShape::of(l.expert_tp(), 1) : tp_group(l);
+GroupShape expert_tp_group(const Layout& l, const std::array<int64_t, 4>& strides) {
+  return l.folds_experts() ? GroupShape::of(l.expert_tp(), 1) : tp_group(l, strides);
 }
+
+}  // namespace
+
+GroupShape tp_group(const Layout& l) { return tp_group(l, l.strides()); }
+GroupShape cp_group(const Layout& l) { return cp_group(l, l.strides()); }
+GroupShape ep_group(const Layout& l) { return ep_group(l, l.strides()); }
+GroupShape expert_tp_group(const Layout& l) { return expert_tp_group(l, l.strides()); }
 
 GroupShape dp_group(const Layout& l) {
   GroupShape g;
@@ -116,7 +134,9 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
                        l.ep_overlap,
                        l.dispatch,
                        l.expert_tp()};
-  const LayerGroups groups{tp_group(l), cp_group(l), ep_group(l), expert_tp_group(l)};
+  const std::array<int64_t, 4> strides = l.strides();
+  const LayerGroups groups{tp_group(l, strides), cp_group(l, strides), ep_group(l, strides),
+                           expert_tp_group(l, strides)};
   // The key's fields (the flags and enums in one word with the groups' dimension counts), then
   // each group's two dimensions.
   int64_t flags = (k.sp ? 1 : 0) | (k.tp_overlap ? 2 : 0) | (k.ep_overlap ? 4 : 0) |

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include "core/layout_fields.h"
 #include "core/layout_rules.h"
 #include "tests/test_inputs.h"
@@ -71,6 +73,19 @@ TEST_CASE("rank order gives each dimension its stride: tp innermost by default")
   CHECK(l.stride(Dim::cp) == 8);
   CHECK(l.stride(Dim::dp) == 16);
   CHECK(l.stride(Dim::pp) == 64);
+}
+
+TEST_CASE("all strides in one pass: each dimension's stride under any rank order") {
+  Layout l;
+  l.tp = 8;
+  l.cp = 2;
+  l.dp = 4;
+  l.pp = 16;
+  l.order = {Dim::dp, Dim::tp, Dim::pp, Dim::cp};
+  // dp innermost (1), then tp (4), pp (4·8 = 32), cp outermost (32·16 = 512).
+  CHECK(l.strides() == std::array<int64_t, 4>{4, 512, 1, 32});  // indexed tp, cp, dp, pp
+  for (Dim d : {Dim::tp, Dim::cp, Dim::dp, Dim::pp})
+    CHECK(l.strides()[static_cast<size_t>(d)] == l.stride(d));
 }
 
 TEST_CASE("uneven chunks take the deficit from the last chunk, then the first") {
