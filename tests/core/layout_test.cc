@@ -63,12 +63,22 @@ TEST_CASE("dp fills the GPUs left by tp·pp·cp") {
   CHECK(l.dp == 16);
 }
 
-TEST_CASE("rank order gives each dimension its stride: tp innermost by default") {
+namespace {
+
+// tp 8, cp 2, dp 4, pp 16 under the default rank order.
+Layout four_dims() {
   Layout l;
   l.tp = 8;
   l.cp = 2;
   l.dp = 4;
   l.pp = 16;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("rank order gives each dimension its stride: tp innermost by default") {
+  const Layout l = four_dims();
   CHECK(l.stride(Dim::tp) == 1);
   CHECK(l.stride(Dim::cp) == 8);
   CHECK(l.stride(Dim::dp) == 16);
@@ -76,11 +86,7 @@ TEST_CASE("rank order gives each dimension its stride: tp innermost by default")
 }
 
 TEST_CASE("all strides in one pass: each dimension's stride under any rank order") {
-  Layout l;
-  l.tp = 8;
-  l.cp = 2;
-  l.dp = 4;
-  l.pp = 16;
+  Layout l = four_dims();
   l.order = {Dim::dp, Dim::tp, Dim::pp, Dim::cp};
   // dp innermost (1), then tp (4), pp (4·8 = 32), cp outermost (32·16 = 512).
   CHECK(l.strides() == std::array<int64_t, 4>{4, 512, 1, 32});  // indexed tp, cp, dp, pp
