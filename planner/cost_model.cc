@@ -1,6 +1,8 @@
 #include "planner/cost_model.h"
 
 #include <algorithm>
+#include <bit>
+#include <tuple>
 
 #include "planner/activation_memory.h"
 #include "planner/calibration.h"
@@ -164,6 +166,18 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
 // expert degrees only through the activations of the layer it is priced on, layer 0, where
 // that layer is an MoE layer (an all-MoE model); the head reads tp, cp and mbs.
 bool CostModel::dense_reads_experts() const { return model_.moe && model_.is_moe_layer(0); }
+
+size_t CostModel::ComputeKeyHash::operator()(const ComputeKey& k) const {
+  uint64_t h = 0;
+  auto mix = [&](int64_t v) {
+    h = std::rotl((h ^ static_cast<uint64_t>(v)) * 0x9E3779B97F4A7C15ull, 29);
+  };
+  std::apply([&](auto... v) { (mix(static_cast<int64_t>(v)), ...); }, k);
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  return static_cast<size_t>(h);
+}
 
 CostModel::ComputeKey CostModel::dense_key(const LayerCostKey& k) const {
   const bool experts = dense_reads_experts();

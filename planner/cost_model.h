@@ -395,6 +395,9 @@ class CostModel {
   LastKeyCache<std::map<ParamsKey, ClassSplit>> classes_cache_;
   LastKeyCache<std::map<ParamsKey, std::vector<StageParams>>> params_cache_;
   using ComputeKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
+  struct ComputeKeyHash {
+    size_t operator()(const ComputeKey& k) const;
+  };
   ComputeKey dense_key(const LayerCostKey& k) const;
   bool dense_reads_experts() const;
   DenseCompute make_dense_compute(const LayerCostKey& k) const;
@@ -407,8 +410,9 @@ class CostModel {
     const DenseCompute* shared = nullptr;
     const DenseCompute& dense() const { return shared ? *shared : own; }
   };
-  LastKeyCache<std::map<ComputeKey, DenseCompute>> dense_compute_cache_;
-  LastKeyCache<std::map<ComputeKey, MoeCompute>> moe_compute_cache_;
+  // Node-based maps: a value's address holds while the model lives (MoeCompute::shared).
+  LastKeyCache<std::unordered_map<ComputeKey, DenseCompute, ComputeKeyHash>> dense_compute_cache_;
+  LastKeyCache<std::unordered_map<ComputeKey, MoeCompute, ComputeKeyHash>> moe_compute_cache_;
   using MixKey = std::tuple<int64_t, int64_t, PlacementKind>;
   LastKeyCache<std::map<MixKey, std::vector<StageLayerMix>>> mix_cache_;
   // Bounded by the map itself (FlatCacheMap empties itself when full).
