@@ -19,28 +19,33 @@ size_t slot_of(int64_t c, const GroupShape& g, size_t slots) {
   return static_cast<size_t>((h ^ (h >> 29)) & (slots - 1));
 }
 
+// The slot of `table` (`size` slots once the first is asked) that holds `group`'s terms for
+// `collective`, made by `terms()` unless it holds them already (direct-mapped: a group whose
+// slot another holds takes it over).
+template <class SlotT, class Terms>
+SlotT& slot_for(std::vector<SlotT>& table, size_t size, int64_t collective, const GroupShape& group,
+                Terms terms) {
+  if (table.empty()) table.resize(size);
+  SlotT& s = table[slot_of(collective, group, size)];
+  if (s.collective != collective || !same_group(s.group, group)) {
+    s.collective = collective;
+    s.group = group;
+    s.terms = terms();
+  }
+  return s;
+}
+
 }  // namespace
 
 double CollectiveMemo::time_s(Collective c, const GroupShape& group, double bytes) {
   if (group.size() <= 1 || bytes <= 0) return 0;  // time_s' own first answer
-  if (c == Collective::all_to_all) {
-    if (all_to_all_slots_.empty()) all_to_all_slots_.resize(kAllToAllSlots);
-    AllToAllSlot& s = all_to_all_slots_[slot_of(static_cast<int64_t>(c), group, kAllToAllSlots)];
-    if (!s.used || !same_group(s.group, group)) {
-      s.used = true;
-      s.group = group;
-      s.terms = model_->all_to_all_terms(group);
-    }
-    return s.terms.time_s(bytes);
-  }
-  if (slots_.empty()) slots_.resize(kSlots);
   const auto collective = static_cast<int64_t>(c);
-  Slot& s = slots_[slot_of(collective, group, kSlots)];
-  if (s.collective != collective || !same_group(s.group, group)) {
-    s.collective = collective;
-    s.group = group;
-    s.terms = model_->ring_terms(c, group);
-  }
+  if (c == Collective::all_to_all)
+    return slot_for(all_to_all_slots_, kAllToAllSlots, collective, group,
+                    [&] { return model_->all_to_all_terms(group); })
+        .terms.time_s(bytes);
+  const auto& s =
+      slot_for(slots_, kSlots, collective, group, [&] { return model_->ring_terms(c, group); });
   return s.terms ? s.terms->time_s(bytes) : model_->time_s(c, group, bytes);
 }
 

@@ -30,24 +30,20 @@ class CollectiveMemo {
 
  private:
   // One group's terms, in a direct-mapped table: a group whose slot another holds takes it over
-  // (the terms are asked again when the other returns).
+  // (the terms are asked again when the other returns). A ring's (nullopt where the model's
+  // answer is not one ring) and an all-to-all's.
+  template <class Terms>
   struct Slot {
     int64_t collective = -1;  // -1: empty
     GroupShape group;
-    std::optional<CollectiveModel::RingTerms> terms;
+    Terms terms;
   };
   static constexpr size_t kSlots = 1024;
-  // An all-to-all group's terms (CollectiveModel::AllToAllTerms), likewise.
-  struct AllToAllSlot {
-    bool used = false;
-    GroupShape group;
-    CollectiveModel::AllToAllTerms terms;
-  };
   static constexpr size_t kAllToAllSlots = 256;
 
   const CollectiveModel* model_;
-  std::vector<Slot> slots_;                     // kSlots once the first is asked
-  std::vector<AllToAllSlot> all_to_all_slots_;  // kAllToAllSlots once the first is asked
+  std::vector<Slot<std::optional<CollectiveModel::RingTerms>>> slots_;  // kSlots once asked
+  std::vector<Slot<CollectiveModel::AllToAllTerms>> all_to_all_slots_;  // kAllToAllSlots once asked
 };
 
 }  // namespace meshplan

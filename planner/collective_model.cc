@@ -184,40 +184,54 @@ double CollectiveModel::rail_busbw(Collective c, const GroupShape& group, size_t
                   rail_busbw(c, group, level - 1, fit(c, level - 1, inner).busbw_bytes_per_s));
 }
 
+namespace {
+
+// Calls visit(level, inside, within) for each of the `levels` network levels that joins members
+// of `group` (within / inside > 1 of them), innermost first: `inside` members sit within one
+// domain of the level before, `within` within one of this level.
+template <class Visit>
+void for_each_joining_level(const CollectiveModel& model, size_t levels, const GroupShape& group,
+                            Visit visit) {
+  const int64_t n = group.size();
+  int64_t inside = 1;
+  for (size_t l = 0; l < levels && inside < n; ++l) {
+    const int64_t within = model.members_within(group, l);
+    if (within / inside <= 1) continue;
+    visit(l, inside, within);
+    inside = within;
+  }
+}
+
+}  // namespace
+
 double CollectiveModel::time_s(Collective c, const GroupShape& group, double bytes) const {
   const int64_t n = group.size();
   if (n <= 1 || bytes <= 0) return 0;
   if (const std::optional<RingTerms> ring = ring_terms(c, group)) return ring->time_s(bytes);
   if (c == Collective::all_to_all) return all_to_all_terms(group).time_s(bytes);
   double total = 0, data = bytes;
-  int64_t inside = 1;  // members within one domain of the previous level
-  for (size_t l = 0; l < levels_.size() && inside < n; ++l) {
-    const int64_t within = members_within(group, l);
-    const int64_t here = within / inside;  // members this level joins together
-    if (here <= 1) continue;
-    total += level_time_s(c, l, here, data);
-    // Each member now holds (all-reduce, reduce-scatter) or contributes 1/here of the data.
-    if (c != Collective::send_recv) data /= static_cast<double>(here);
-    inside = within;
-  }
+  for_each_joining_level(
+      *this, levels_.size(), group, [&](size_t l, int64_t inside, int64_t within) {
+        const int64_t here = within / inside;  // members this level joins together
+        total += level_time_s(c, l, here, data);
+        // Each member now holds (all-reduce, reduce-scatter) or contributes 1/here of the data.
+        if (c != Collective::send_recv) data /= static_cast<double>(here);
+      });
   return total;
 }
 
 CollectiveModel::AllToAllTerms CollectiveModel::all_to_all_terms(const GroupShape& group) const {
   const int64_t n = group.size();
   AllToAllTerms t;
-  int64_t inside = 1;  // members within one domain of the previous level
-  for (size_t l = 0; l < levels_.size() && inside < n && t.count < AllToAllTerms::kMaxLevels; ++l) {
-    const int64_t within = members_within(group, l);
-    const int64_t here = within / inside;  // members this level joins together
-    if (here <= 1) continue;
-    // Share of each rank's (n−1)/n·S that crosses this level but no outer one.
-    const LevelFit f = fit(Collective::all_to_all, l, here);
-    t.levels[t.count++] = {f.latency_s,
-                           static_cast<double>(within - inside) / static_cast<double>(n),
-                           f.busbw_bytes_per_s};
-    inside = within;
-  }
+  for_each_joining_level(
+      *this, levels_.size(), group, [&](size_t l, int64_t inside, int64_t within) {
+        if (t.count == AllToAllTerms::kMaxLevels) return;  // more levels than a cluster may have
+        // Share of each rank's (n−1)/n·S that crosses this level but no outer one.
+        const LevelFit f = fit(Collective::all_to_all, l, within / inside);
+        t.levels[t.count++] = {f.latency_s,
+                               static_cast<double>(within - inside) / static_cast<double>(n),
+                               f.busbw_bytes_per_s};
+      });
   return t;
 }
 

@@ -1,12 +1,12 @@
 #include "planner/cost_model.h"
 
 #include <algorithm>
-#include <bit>
 #include <tuple>
 
 #include "planner/activation_memory.h"
 #include "planner/calibration.h"
 #include "planner/flop_count.h"
+#include "planner/hash_mix.h"
 #include "planner/param_count.h"
 #include "planner/straggler.h"
 #include "planner/zero_sharding.h"
@@ -95,7 +95,7 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
 }
 
 // FNV-1a over the values in four interleaved lanes (independent multiplies), then combined and
-// finished by MurmurHash3's 64-bit mixer (a packed word's high half reaches the low bits).
+// mixed (hash_mix.h: a packed word's high half reaches the low bits).
 size_t CostModel::LayerCostsHash::operator()(const LayerCostsKey& k) const {
   constexpr uint64_t kPrime = 1099511628211ull;
   std::array<uint64_t, 4> lanes{14695981039346656037ull, 1, 2, 3};
@@ -105,10 +105,7 @@ size_t CostModel::LayerCostsHash::operator()(const LayerCostsKey& k) const {
   }
   uint64_t h = lanes[0];
   for (size_t i = 1; i < lanes.size(); ++i) h = (h ^ lanes[i] ^ (h >> 29)) * kPrime;
-  h ^= h >> 33;
-  h *= 0xFF51AFD7ED558CCDull;
-  h ^= h >> 33;
-  return static_cast<size_t>(h);
+  return static_cast<size_t>(mixed(h));
 }
 
 namespace {
@@ -165,30 +162,24 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
 // A dense layer's compute reads the key's tp, cp, cp_a2a, mbs and sp (layer_cost.h), and the
 // expert degrees only through the activations of the layer it is priced on, layer 0, where
 // that layer is an MoE layer (an all-MoE model); the head reads tp, cp and mbs.
-bool CostModel::dense_reads_experts() const { return model_.moe && model_.is_moe_layer(0); }
-
-size_t CostModel::ComputeKeyHash::operator()(const ComputeKey& k) const {
-  uint64_t h = 0;
-  auto mix = [&](int64_t v) {
-    h = std::rotl((h ^ static_cast<uint64_t>(v)) * 0x9E3779B97F4A7C15ull, 29);
-  };
-  std::apply([&](auto... v) { (mix(static_cast<int64_t>(v)), ...); }, k);
-  h ^= h >> 33;
-  h *= 0xFF51AFD7ED558CCDull;
-  h ^= h >> 33;
-  return static_cast<size_t>(h);
-}
-
 CostModel::ComputeKey CostModel::dense_key(const LayerCostKey& k) const {
-  const bool experts = dense_reads_experts();
+  const bool experts = model_.moe && model_.is_moe_layer(0);
   return {k.tp, experts ? k.expert_tp() : 0, k.cp, k.cp_a2a, experts ? k.ep : 0, k.mbs, k.sp};
 }
 
-CostModel::DenseCompute CostModel::make_dense_compute(const LayerCostKey& k) const {
-  DenseCompute d;
-  d.dense = layer_compute(context_, k, false);
-  d.head = lm_head_cost(context_, k);
-  return d;
+size_t CostModel::ComputeKeyHash::operator()(const ComputeKey& k) const {
+  uint64_t h = 0;
+  std::apply([&](auto... v) { ((h = folded(h, static_cast<uint64_t>(v))), ...); }, k);
+  return static_cast<size_t>(mixed(h));
+}
+
+const CostModel::DenseCompute& CostModel::dense_compute(const LayerCostKey& k) {
+  return dense_compute_cache_.get(dense_key(k), [&] {
+    DenseCompute d;
+    d.dense = layer_compute(context_, k, false);
+    d.head = lm_head_cost(context_, k);
+    return d;
+  });
 }
 
 CostModel::ComputeRefs CostModel::compute_of(const LayerCostKey& k) {
@@ -196,22 +187,17 @@ CostModel::ComputeRefs CostModel::compute_of(const LayerCostKey& k) {
   // shape): the last one found answers before the map. The maps' nodes never move, so the
   // pointers hold; an MoE model's dense compute is looked up only where its MoE compute is made.
   if (!model_.moe) {
-    const DenseCompute& d =
-        dense_compute_cache_.get(dense_key(k), [&] { return make_dense_compute(k); });
+    const DenseCompute& d = dense_compute(k);
     return {&d.dense, &d.dense, &d.head};
   }
   const MoeCompute& c =
       moe_compute_cache_.get({k.tp, k.expert_tp(), k.cp, k.cp_a2a, k.ep, k.mbs, k.sp}, [&] {
         MoeCompute made;
-        if (dense_reads_experts())
-          made.own = make_dense_compute(k);
-        else
-          made.shared =
-              &dense_compute_cache_.get(dense_key(k), [&] { return make_dense_compute(k); });
+        made.dense = &dense_compute(k);
         made.moe = layer_compute(context_, k, true);
         return made;
       });
-  return {&c.dense().dense, &c.moe, &c.dense().head};
+  return {&c.dense->dense, &c.moe, &c.dense->head};
 }
 
 CostModel::ParamsKey CostModel::params_key(const Layout& l) {

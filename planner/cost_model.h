@@ -399,18 +399,13 @@ class CostModel {
     size_t operator()(const ComputeKey& k) const;
   };
   ComputeKey dense_key(const LayerCostKey& k) const;
-  bool dense_reads_experts() const;
-  DenseCompute make_dense_compute(const LayerCostKey& k) const;
-  // An MoE layer's compute and, found once with it, the dense compute of its key: a node of
-  // dense_compute_cache_, or (where the dense compute reads the expert degrees, so that its key
-  // is the MoE compute's) its own.
+  const DenseCompute& dense_compute(const LayerCostKey& k);
+  // An MoE layer's compute and, found once with it, the dense compute of its key.
   struct MoeCompute {
     LayerCompute moe;
-    DenseCompute own;
-    const DenseCompute* shared = nullptr;
-    const DenseCompute& dense() const { return shared ? *shared : own; }
+    const DenseCompute* dense = nullptr;  // a node of dense_compute_cache_
   };
-  // Node-based maps: a value's address holds while the model lives (MoeCompute::shared).
+  // Node-based maps: a value's address holds while the model lives (MoeCompute::dense).
   LastKeyCache<std::unordered_map<ComputeKey, DenseCompute, ComputeKeyHash>> dense_compute_cache_;
   LastKeyCache<std::unordered_map<ComputeKey, MoeCompute, ComputeKeyHash>> moe_compute_cache_;
   using MixKey = std::tuple<int64_t, int64_t, PlacementKind>;

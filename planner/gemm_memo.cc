@@ -2,22 +2,15 @@
 
 #include <bit>
 
+#include "planner/hash_mix.h"
+
 namespace meshplan {
 namespace {
 
 size_t hash_of(double m, double n, double k, double batch) {
-  // Each value's bits folded in, then MurmurHash3's 64-bit finalizer: integral doubles carry
-  // their information in the high bits, which the finalizer spreads over the low ones the
-  // table's mask keeps.
-  constexpr uint64_t kPrime = 0x9E3779B97F4A7C15ull;
   uint64_t h = 0;
-  for (double x : {m, n, k, batch}) h = std::rotl((h ^ std::bit_cast<uint64_t>(x)) * kPrime, 29);
-  h ^= h >> 33;
-  h *= 0xFF51AFD7ED558CCDull;
-  h ^= h >> 33;
-  h *= 0xC4CEB9FE1A85EC53ull;
-  h ^= h >> 33;
-  return static_cast<size_t>(h);
+  for (double x : {m, n, k, batch}) h = folded(h, std::bit_cast<uint64_t>(x));
+  return static_cast<size_t>(mixed(h));
 }
 
 }  // namespace
