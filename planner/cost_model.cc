@@ -688,6 +688,24 @@ void CostModel::time_pipeline(const Layout& l, ShapeRef ref, PipelineTiming& out
   out.floor_s = out.breakdown.total_s();
 }
 
+double CostModel::step_time_lower_bound_s(const Layout& l, ShapeRef ref) const {
+  const Shape& shape = *ref.shape_;
+  if (shape.lower_bound_s >= 0 && shape.lower_bound_schedule == l.schedule)
+    return shape.lower_bound_s;
+  Layout bare = l;  // the same shape and schedule, recomputing nothing
+  bare.recompute = Recompute::none;
+  bare.recompute_layers = 0;
+  bare.recompute_stage_layers = {};
+  double t_max = 0;
+  for (const StageClass& k : shape.classes)
+    t_max = std::max(t_max, stage_timing(bare, k, shape.costs).per_micro_batch_s());
+  const double runs = static_cast<double>(shape.micro_batches) * micro_batch_share(l.pipeline());
+  constexpr double kRounding = 1e-12;
+  shape.lower_bound_s = runs * t_max * (1 - kRounding);
+  shape.lower_bound_schedule = l.schedule;
+  return shape.lower_bound_s;
+}
+
 double CostModel::finish_step(const Layout& l, ShapeRef ref, PipelineTiming& t) const {
   const Shape& shape = *ref.shape_;
   TimeBreakdown& b = t.breakdown;

@@ -172,6 +172,15 @@ class CostModel {
   // No ZeRO stage's step is shorter: the ZeRO-dependent terms are nonnegative and rounding to
   // nearest is monotone, so the bound holds in floating point too (the search prunes with it).
   static double step_time_floor_s(const PipelineTiming& t) { return t.floor_s; }
+  // A lower bound on step_time_floor_s of every layout of the handle's shape with l's schedule,
+  // whatever it recomputes or offloads and whichever ZeRO stage it takes, cheaper than timing
+  // one: the micro-batches each rank runs times the largest per-micro-batch time of a stage
+  // class recomputing nothing. Every schedule's pipeline time is at least that product
+  // (fill_pipeline: each adds a nonnegative bubble to it), recompute and offload only add
+  // nonnegative terms to a class's time (rounding to nearest is monotone), and the floor's sum
+  // of the breakdown rounds within far less than the relative 1e-12 taken off. Kept per shape
+  // for the schedule last asked about.
+  double step_time_lower_bound_s(const Layout& l, ShapeRef shape) const;
   // Adds l's ZeRO-dependent terms to `t` (per class and in the breakdown, replacing those of
   // an earlier call) and returns the step time: evaluate(l).step_time_s, bit for bit.
   double finish_step(const Layout& l, ShapeRef shape, PipelineTiming& t) const;
@@ -309,6 +318,9 @@ class CostModel {
     mutable std::vector<StageActivationTerms> activation_terms;
     mutable Recompute terms_recompute = Recompute::none;
     mutable RecomputeModules terms_modules = kDefaultRecomputeModules;
+    // step_time_lower_bound_s for `lower_bound_schedule` (negative: not yet asked).
+    mutable double lower_bound_s = -1;
+    mutable Schedule lower_bound_schedule = Schedule::one_f_one_b;
     // uniform_recompute_group for `uniform_group_schedule` (0: not yet asked).
     mutable int64_t uniform_group = 0;
     mutable Schedule uniform_group_schedule = Schedule::one_f_one_b;

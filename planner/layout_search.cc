@@ -777,11 +777,20 @@ void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef sha
     ++t.out.pruned;
     return;
   }
+  const double bound = entry_bound(t.out.best, k);
   if (floor.timed_layers != rl) {
+    // Where the shape's bound for the schedule lost by the margin, the floor did too: pruned
+    // as below, without timing (and beyond_from set where the floor would set it).
+    if (options.prune &&
+        t.model->step_time_lower_bound_s(layout, shape) > bound * (1 + kFloorMargin)) {
+      if (rl >= 1 && layout.recompute != Recompute::full && floor.beyond_from < 0)
+        floor.beyond_from = rl;
+      ++t.out.pruned;
+      return;
+    }
     t.model->time_pipeline(layout, shape, t.timing);
     floor.timed_layers = rl;
   }
-  const double bound = entry_bound(t.out.best, k);
   const double floor_s = CostModel::step_time_floor_s(t.timing);
   if (options.prune && floor_s > bound) {
     if (rl >= 1 && layout.recompute != Recompute::full && floor_s > bound * (1 + kFloorMargin) &&

@@ -443,6 +443,48 @@ TEST_CASE("the search's split timing (pipeline, then ZeRO terms) equals evaluate
   }
 }
 
+TEST_CASE(
+    "a shape's step-time lower bound is below the floor of every recompute choice and schedule, "
+    "and the floor itself without a pipeline") {
+  ModelSpec m = shipped_model("mixtral-8x7b");
+  const TrainingSpec t{4096, 64, Precision::bf16};
+  ClusterSpec c = two_level_cluster(4);
+  CostModel model(m, c, CalibrationProfile{}, t);
+  CostModel::PipelineTiming timing;
+  int checked = 0;
+  for (const char* schedule : {"1f1b", "gpipe", "interleaved", "zb-h1", "zb-v", "dualpipev"}) {
+    for (const char* recompute : {"recompute=none", "recompute=selective", "recompute=full",
+                                  "recompute=none,recompute_layers=4"}) {
+      const std::string text = fmt::format("tp=2,pp=4,dp=4,ep=4,zero=1,mbs=1,vpp={},schedule={},{}",
+                                           std::string_view(schedule) == "1f1b" ||
+                                                   std::string_view(schedule) == "gpipe" ||
+                                                   std::string_view(schedule) == "zb-h1"
+                                               ? 1
+                                               : 2,
+                                           schedule, recompute);
+      CAPTURE(text);
+      Layout l = parse_layout(text, "test").value();
+      if (!check_layout(l, m, c.gpus(), t).empty()) continue;
+      const CostModel::ShapeRef shape = model.shape_ref(l);
+      model.time_pipeline(l, shape, timing);
+      CHECK(model.step_time_lower_bound_s(l, shape) <= CostModel::step_time_floor_s(timing));
+      ++checked;
+    }
+  }
+  CHECK(checked == 24);
+  // One stage: the floor is the micro-batches times the stage's time, which the bound takes.
+  Layout l = parse_layout("tp=2,pp=1,dp=16,ep=4,zero=1,mbs=1", "test").value();
+  REQUIRE(check_layout(l, m, c.gpus(), t).empty());
+  const CostModel::ShapeRef shape = model.shape_ref(l);
+  model.time_pipeline(l, shape, timing);
+  const double floor = CostModel::step_time_floor_s(timing);
+  REQUIRE(timing.per_class.size() == 1);
+  CHECK(floor ==
+        doctest::Approx(64.0 / 16 * timing.per_class[0].per_micro_batch_s()).epsilon(1e-14));
+  CHECK(model.step_time_lower_bound_s(l, shape) <= floor);
+  CHECK(model.step_time_lower_bound_s(l, shape) == doctest::Approx(floor).epsilon(1e-11));
+}
+
 TEST_CASE("a search above max_layouts does not run: it reports the count and the same error") {
   const ModelSpec m = shipped_model("llama3-8b");
   const TrainingSpec t{4096, 64, Precision::bf16};
