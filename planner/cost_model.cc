@@ -690,8 +690,7 @@ void CostModel::time_pipeline(const Layout& l, ShapeRef ref, PipelineTiming& out
 
 double CostModel::step_time_lower_bound_s(const Layout& l, ShapeRef ref) const {
   const Shape& shape = *ref.shape_;
-  if (shape.lower_bound_s >= 0 && shape.lower_bound_schedule == l.schedule)
-    return shape.lower_bound_s;
+  if (shape.lower_bound_s >= 0) return shape.lower_bound_s;
   Layout bare = l;  // the same shape and schedule, recomputing nothing
   bare.recompute = Recompute::none;
   bare.recompute_layers = 0;
@@ -702,7 +701,6 @@ double CostModel::step_time_lower_bound_s(const Layout& l, ShapeRef ref) const {
   const double runs = static_cast<double>(shape.micro_batches) * micro_batch_share(l.pipeline());
   constexpr double kRounding = 1e-12;
   shape.lower_bound_s = runs * t_max * (1 - kRounding);
-  shape.lower_bound_schedule = l.schedule;
   return shape.lower_bound_s;
 }
 

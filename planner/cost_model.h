@@ -178,8 +178,9 @@ class CostModel {
   // class recomputing nothing. Every schedule's pipeline time is at least that product
   // (fill_pipeline: each adds a nonnegative bubble to it), recompute and offload only add
   // nonnegative terms to a class's time (rounding to nearest is monotone), and the floor's sum
-  // of the breakdown rounds within far less than the relative 1e-12 taken off. Kept per shape
-  // for the schedule last asked about.
+  // of the breakdown rounds within far less than the relative 1e-12 taken off. Kept per shape:
+  // it reads the schedule only through its placement of chunks on ranks (micro_batch_share,
+  // holds_last_chunk), which is part of the shape's key.
   double step_time_lower_bound_s(const Layout& l, ShapeRef shape) const;
   // Adds l's ZeRO-dependent terms to `t` (per class and in the breakdown, replacing those of
   // an earlier call) and returns the step time: evaluate(l).step_time_s, bit for bit.
@@ -318,9 +319,7 @@ class CostModel {
     mutable std::vector<StageActivationTerms> activation_terms;
     mutable Recompute terms_recompute = Recompute::none;
     mutable RecomputeModules terms_modules = kDefaultRecomputeModules;
-    // step_time_lower_bound_s for `lower_bound_schedule` (negative: not yet asked).
-    mutable double lower_bound_s = -1;
-    mutable Schedule lower_bound_schedule = Schedule::one_f_one_b;
+    mutable double lower_bound_s = -1;  // step_time_lower_bound_s (negative: not yet asked)
     // uniform_recompute_group for `uniform_group_schedule` (0: not yet asked).
     mutable int64_t uniform_group = 0;
     mutable Schedule uniform_group_schedule = Schedule::one_f_one_b;

@@ -10,8 +10,10 @@
 #include <span>
 #include <thread>
 #include <type_traits>
+#include <unordered_map>
 
 #include "core/layout_rules.h"
+#include "planner/hash_mix.h"
 #include "planner/work_item.h"
 #include "simulator/pipeline_schedule.h"
 
@@ -94,6 +96,33 @@ std::vector<Schedule> schedules_for(const Layout& layout, const LayoutFix& fix,
   }
   return out;
 }
+
+// schedules_for kept by the fields of the layout it reads (core/layout_rules.h's schedule
+// rules: pp, vpp, and the micro-batch count by dp and mbs), for one search's fix, framework and
+// training: a search asks it of every work item, and of every pipeline shape it enumerates.
+class ScheduleMemo {
+ public:
+  const std::vector<Schedule>& schedules(const Layout& layout, const LayoutFix& fix,
+                                         const std::vector<Schedule>& framework,
+                                         const TrainingSpec& training) {
+    const Key key{layout.pp, layout.vpp, layout.dp, layout.mbs};
+    auto it = memo_.find(key);
+    if (it == memo_.end())
+      it = memo_.emplace(key, schedules_for(layout, fix, framework, training)).first;
+    return it->second;
+  }
+
+ private:
+  using Key = std::array<int64_t, 4>;
+  struct KeyHash {
+    size_t operator()(const Key& key) const {
+      uint64_t h = 0;
+      for (int64_t v : key) h = folded(h, static_cast<uint64_t>(v));
+      return static_cast<size_t>(mixed(h));
+    }
+  };
+  std::unordered_map<Key, std::vector<Schedule>, KeyHash> memo_;
+};
 
 class Enumerator {
  public:
@@ -299,7 +328,8 @@ class Enumerator {
       if (offers(s) && schedule_fits_vpp(l) && !dual_pipe_fits(l, training_))
         ++skipped["dual_pipe_fits"];
     }
-    if (!schedules_for(probe, options_.fix, framework_.pipeline_schedules, training_).empty())
+    if (!schedule_memo_.schedules(probe, options_.fix, framework_.pipeline_schedules, training_)
+             .empty())
       return true;
     ++rejected[probe.vpp > 1 ? "interleaving needs micro-batches in multiples of pp"
                              : "dual_pipe_fits"];
@@ -343,6 +373,7 @@ class Enumerator {
   int64_t node_gpus_ = 0;
   const SearchOptions& options_;
   const CostOptions& framework_;
+  mutable ScheduleMemo schedule_memo_;
 };
 
 // Whether a layer costs no more than `other` in every term a step time grows with (compute,
@@ -703,13 +734,7 @@ class ItemChoices {
   }
   const std::vector<Schedule>& schedules(const CostModel& model, const LayoutFix& fix,
                                          const Layout& base) {
-    // schedules_for reads these of the layout (core/layout_rules.h's schedule rules).
-    const std::array<int64_t, 4> key{base.pp, base.vpp, base.dp, base.mbs};
-    if (key != schedules_key_) {
-      schedules_ = schedules_for(base, fix, model.options().pipeline_schedules, model.training());
-      schedules_key_ = key;
-    }
-    return schedules_;
+    return schedules_.schedules(base, fix, model.options().pipeline_schedules, model.training());
   }
   // recompute_count without and (with `selective`, else 0) with keep_selective.
   const std::array<int64_t, 2>& recompute_counts(const CostModel& model, const LayoutFix& fix,
@@ -729,8 +754,7 @@ class ItemChoices {
   std::vector<RecomputeChoice> recompute_;
   std::array<int64_t, 3> counts_key_{-1, -1, -1};
   std::array<int64_t, 2> counts_{};
-  std::array<int64_t, 4> schedules_key_{-1, -1, -1, -1};
-  std::vector<Schedule> schedules_;
+  ScheduleMemo schedules_;
 };
 
 // A search thread: its own cost model (the caches are per instance), timing buffers and results.
