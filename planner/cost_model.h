@@ -172,13 +172,13 @@ class CostModel {
   // No ZeRO stage's step is shorter: the ZeRO-dependent terms are nonnegative and rounding to
   // nearest is monotone, so the bound holds in floating point too (the search prunes with it).
   static double step_time_floor_s(const PipelineTiming& t) { return t.floor_s; }
-  // A lower bound on step_time_floor_s of every layout of the handle's shape with l's schedule,
-  // whatever it recomputes or offloads and whichever ZeRO stage it takes, cheaper than timing
-  // one: the micro-batches each rank runs times the largest per-micro-batch time of a stage
-  // class recomputing nothing. Every schedule's pipeline time is at least that product
-  // (fill_pipeline: each adds a nonnegative bubble to it), recompute and offload only add
-  // nonnegative terms to a class's time (rounding to nearest is monotone), and the floor's sum
-  // of the breakdown rounds within far less than the relative 1e-12 taken off. Kept per shape:
+  // A lower bound on step_time_floor_s of every layout of the handle's shape, whichever schedule
+  // of the shape's placement it runs, whatever it recomputes or offloads and whichever ZeRO stage
+  // it takes, cheaper than timing one: the micro-batches each rank runs times the largest
+  // per-micro-batch time of a stage class recomputing nothing. Every schedule's pipeline time is at
+  // least that product (fill_pipeline: each adds a nonnegative bubble to it), recompute and offload
+  // only add nonnegative terms to a class's time (rounding to nearest is monotone), and the floor's
+  // sum of the breakdown rounds within far less than the relative 1e-12 taken off. Kept per shape:
   // it reads the schedule only through its placement of chunks on ranks (micro_batch_share,
   // holds_last_chunk), which is part of the shape's key.
   double step_time_lower_bound_s(const Layout& l, ShapeRef shape) const;

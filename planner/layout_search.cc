@@ -718,9 +718,9 @@ int64_t recompute_count(const CostModel& model, const LayoutFix& fix, int64_t st
   return n;
 }
 
-// recompute_choices, recompute_count and schedules_for as the work item before asked them,
-// answered again when the next asks with the same inputs (consecutive items share pp, vpp, dp and
-// mbs): one search's model and --fix throughout.
+// recompute_choices and recompute_count as the work item before asked them, answered again when
+// the next asks with the same inputs, and schedules_for by its inputs (ScheduleMemo): one
+// search's model and --fix throughout.
 class ItemChoices {
  public:
   const std::vector<RecomputeChoice>& recompute(const CostModel& model, const LayoutFix& fix,
@@ -803,8 +803,8 @@ void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef sha
   }
   const double bound = entry_bound(t.out.best, k);
   if (floor.timed_layers != rl) {
-    // Where the shape's bound for the schedule lost by the margin, the floor did too: pruned
-    // as below, without timing (and beyond_from set where the floor would set it).
+    // Where the shape's bound lost by the margin, the floor did too: pruned as below, without
+    // timing (and beyond_from set where the floor would set it).
     if (options.prune &&
         t.model->step_time_lower_bound_s(layout, shape) > bound * (1 + kFloorMargin)) {
       if (rl >= 1 && layout.recompute != Recompute::full && floor.beyond_from < 0)
