@@ -168,9 +168,7 @@ CostModel::ComputeKey CostModel::dense_key(const LayerCostKey& k) const {
 }
 
 size_t CostModel::ComputeKeyHash::operator()(const ComputeKey& k) const {
-  uint64_t h = 0;
-  std::apply([&](auto... v) { ((h = folded(h, static_cast<uint64_t>(v))), ...); }, k);
-  return static_cast<size_t>(mixed(h));
+  return static_cast<size_t>(std::apply([](auto... v) { return hashed(v...); }, k));
 }
 
 const CostModel::DenseCompute& CostModel::dense_compute(const LayerCostKey& k) {

@@ -8,9 +8,8 @@ namespace meshplan {
 namespace {
 
 size_t hash_of(double m, double n, double k, double batch) {
-  uint64_t h = 0;
-  for (double x : {m, n, k, batch}) h = folded(h, std::bit_cast<uint64_t>(x));
-  return static_cast<size_t>(mixed(h));
+  return static_cast<size_t>(hashed(std::bit_cast<uint64_t>(m), std::bit_cast<uint64_t>(n),
+                                    std::bit_cast<uint64_t>(k), std::bit_cast<uint64_t>(batch)));
 }
 
 }  // namespace

@@ -25,4 +25,12 @@ inline uint64_t mixed(uint64_t h) {
   return h;
 }
 
+// A key of words' hash: each folded in, in order, then mixed.
+template <class... Words>
+uint64_t hashed(Words... words) {
+  uint64_t h = 0;
+  ((h = folded(h, static_cast<uint64_t>(words))), ...);
+  return mixed(h);
+}
+
 }  // namespace meshplan

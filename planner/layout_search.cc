@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <deque>
 #include <limits>
 #include <numeric>
 #include <span>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 
@@ -116,9 +118,7 @@ class ScheduleMemo {
   using Key = std::array<int64_t, 4>;
   struct KeyHash {
     size_t operator()(const Key& key) const {
-      uint64_t h = 0;
-      for (int64_t v : key) h = folded(h, static_cast<uint64_t>(v));
-      return static_cast<size_t>(mixed(h));
+      return static_cast<size_t>(std::apply([](auto... v) { return hashed(v...); }, key));
     }
   };
   std::unordered_map<Key, std::vector<Schedule>, KeyHash> memo_;
