@@ -118,21 +118,25 @@ int64_t packed(int64_t high, int64_t low) {
   return static_cast<int64_t>(static_cast<uint64_t>(high) << 32 | static_cast<uint64_t>(low));
 }
 
+LayerCostKey layer_cost_key(const Layout& l) {
+  return {l.tp,
+          l.cp,
+          l.ep,
+          l.mbs,
+          l.sp && l.tp > 1,
+          l.tp_overlap,
+          l.cp_kind,
+          l.cp_a2a_size(),
+          l.cp_ring_size(),
+          l.ep_overlap,
+          l.dispatch,
+          l.expert_tp()};
+}
+
 }  // namespace
 
 const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
-  const LayerCostKey k{l.tp,
-                       l.cp,
-                       l.ep,
-                       l.mbs,
-                       l.sp && l.tp > 1,
-                       l.tp_overlap,
-                       l.cp_kind,
-                       l.cp_a2a_size(),
-                       l.cp_ring_size(),
-                       l.ep_overlap,
-                       l.dispatch,
-                       l.expert_tp()};
+  const LayerCostKey k = layer_cost_key(l);
   const std::array<int64_t, 4> strides = l.strides();
   const LayerGroups groups{tp_group(l, strides), cp_group(l, strides), ep_group(l, strides),
                            expert_tp_group(l, strides)};
@@ -156,6 +160,33 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
     pair.moe = model_.moe ? layer_cost(context_, k, true, groups, *compute.moe) : pair.dense;
     pair.head = *compute.head;
     return pair;
+  });
+}
+
+size_t CostModel::CpTermsHash::operator()(const CpTermsKey& k) const {
+  return static_cast<size_t>(hashed(k[0], k[1], k[2], k[3], k[4], k[5]));
+}
+
+const CostModel::CpTerms& CostModel::cp_terms(const Layout& l) {
+  const LayerCostKey k = layer_cost_key(l);
+  const GroupShape cp = cp_group(l);
+  const CpTermsKey key{packed(k.tp, k.cp),
+                       packed(k.ep, k.etp),
+                       packed(k.cp_a2a, k.cp_ring),
+                       k.mbs,
+                       (k.sp ? 1 : 0) | static_cast<int64_t>(k.cp_kind) << 1,
+                       cp.dims[0].stride};
+  return cp_terms_cache_.get(key, [&] {
+    const ComputeRefs compute = compute_of(k);
+    auto terms = [&](const LayerCompute& c) {
+      const LayerCost t = layer_cost_cp_terms(context_, k, cp, c);
+      return CpTerms::Layer{t.forward_s,           t.backward_s,   t.backward_weight_s,
+                            t.attention_forward_s, t.cp_forward_s, t.cp_backward_s};
+    };
+    CpTerms out;
+    out.dense = terms(*compute.dense);
+    out.moe = model_.moe ? terms(*compute.moe) : out.dense;
+    return out;
   });
 }
 

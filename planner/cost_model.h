@@ -233,6 +233,16 @@ class CostModel {
   // in runs of a few keys), so its memory stays small.
   const LayerPair& layer_costs(const Layout& l);
   static constexpr size_t kLayerCostsCached = 4096;
+  // The terms of layer_costs(l) a step time grows with that tell a shape's CP variants apart,
+  // bit for bit layer_costs' (layer_cost_cp_terms: the TP and EP communication, which cost the
+  // most to price, left out), of the dense layer and the MoE layer (the dense one's again
+  // without experts), in the order of CpTerms::Layer. Cached by the fields they read.
+  struct CpTerms {
+    // forward_s, backward_s, backward_weight_s, attention_forward_s, cp_forward_s, cp_backward_s
+    using Layer = std::array<double, 6>;
+    Layer dense{}, moe{};
+  };
+  const CpTerms& cp_terms(const Layout& l);
 
  private:
   // A dense and an MoE layer's compute (layer_compute) and the LM head's, shared by the layer
@@ -424,6 +434,13 @@ class CostModel {
   // Bounded by the map itself (FlatCacheMap empties itself when full).
   LastKeyCache<FlatCacheMap<LayerCostsKey, LayerPair, LayerCostsHash, kLayerCostsCached>>
       layer_costs_cache_;
+  // cp_terms' key: tp·cp, ep·etp, cp_a2a·cp_ring (two a word), mbs, sp and cp_kind, the CP
+  // group's stride.
+  using CpTermsKey = std::array<int64_t, 6>;
+  struct CpTermsHash {
+    size_t operator()(const CpTermsKey& k) const;
+  };
+  LastKeyCache<FlatCacheMap<CpTermsKey, CpTerms, CpTermsHash, kLayerCostsCached>> cp_terms_cache_;
   std::map<ShapeKey, Shape> shape_cache_;
   // The nodes forget_shapes took out of shape_cache_, reused (with their buffers) by shape_of:
   // the search builds a few shapes per work item, hundreds of thousands in all.

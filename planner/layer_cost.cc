@@ -376,9 +376,10 @@ double tp_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_
   return pass;
 }
 
-void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCostKey& key,
-                       bool moe_layer, double tokens, const GemmTimes& g,
-                       const AttentionTimes& attn, const LayerGroups& groups) {
+// The TP and EP communication (the CP exchange is layer_cost_cp_terms').
+void add_tp_ep_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCostKey& key,
+                             bool moe_layer, double tokens, const GemmTimes& g,
+                             const AttentionTimes& attn, const LayerGroups& groups) {
   if (key.tp > 1) {
     const double pass = tp_pass_s(ctx, key, moe_layer, tokens, groups);
     // With TP overlap the communication hides behind the GEMMs of the same pass.
@@ -387,7 +388,6 @@ void add_communication(LayerCost& c, const LayerCostContext& ctx, const LayerCos
     c.tp_backward_s =
         key.tp_overlap ? exposed_after_overlap(pass, g.input_grad + g.weight_grad, eta) : pass;
   }
-  if (key.cp > 1) add_cp_exchange(c, ctx, key, tokens, attn, groups.cp);
   if (moe_layer && key.ep > 1) {  // dispatch and combine all-to-alls, each pass
     const double pass = ep_pass_s(ctx, key, tokens, groups.ep);
     c.ep_forward_s = c.ep_backward_s = pass;
@@ -438,20 +438,32 @@ LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key,
   return out;
 }
 
+LayerCost layer_cost_cp_terms(const LayerCostContext& ctx, const LayerCostKey& key,
+                              const GroupShape& cp_group, const LayerCompute& compute) {
+  const AttentionTimes attn{compute.attention_forward_s, compute.attention_backward_s};
+  LayerCost c;
+  c.attention_forward_s = attn.forward;
+  c.forward_s = compute.gemm_forward_s + attn.forward + compute.memory_forward_s;
+  c.backward_weight_s = compute.gemm_weight_grad_s;
+  c.backward_s = compute.gemm_input_grad_s + compute.gemm_weight_grad_s + attn.backward +
+                 compute.memory_backward_s;
+  if (key.cp > 1) {
+    const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
+    add_cp_exchange(c, ctx, key, tokens, attn, cp_group);
+  }
+  return c;
+}
+
 LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
                      const LayerGroups& groups, const LayerCompute& compute) {
+  LayerCost c = layer_cost_cp_terms(ctx, key, groups.cp, compute);
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
   GemmTimes g;
   g.forward = compute.gemm_forward_s;
   g.input_grad = compute.gemm_input_grad_s;
   g.weight_grad = compute.gemm_weight_grad_s;
   const AttentionTimes attn{compute.attention_forward_s, compute.attention_backward_s};
-  LayerCost c;
-  c.attention_forward_s = attn.forward;
-  c.forward_s = g.forward + attn.forward + compute.memory_forward_s;
-  c.backward_weight_s = g.weight_grad;
-  c.backward_s = g.input_grad + g.weight_grad + attn.backward + compute.memory_backward_s;
-  add_communication(c, ctx, key, moe_layer, tokens, g, attn, groups);
+  add_tp_ep_communication(c, ctx, key, moe_layer, tokens, g, attn, groups);
   c.module_forward_s = compute.module_forward_s;
   c.activations = compute.activations;
   return c;

@@ -101,6 +101,13 @@ LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool 
 // The same, computing the compute.
 LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
                      const LayerGroups& groups);
+// layer_cost's compute terms (forward_s, backward_s, backward_weight_s, attention_forward_s:
+// `compute` is layer_compute's, which reads cp_a2a) and exposed CP exchange over `cp_group`
+// (cp_forward_s, cp_backward_s), bit for bit (layer_cost starts from them), the other fields
+// left zero: the terms that tell a shape's CP variants apart (CpKind, the all-to-all/ring split).
+// The TP and EP communication, left out, cost the most to price.
+LayerCost layer_cost_cp_terms(const LayerCostContext& ctx, const LayerCostKey& key,
+                              const GroupShape& cp_group, const LayerCompute& compute);
 
 // The LM head (last stage) and loss for one micro-batch: forward and backward seconds.
 struct HeadCost {

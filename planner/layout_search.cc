@@ -376,14 +376,14 @@ class Enumerator {
   mutable ScheduleMemo schedule_memo_;
 };
 
-// Whether a layer costs no more than `other` in every term a step time grows with (compute,
-// the attention forward selective recompute repeats, the weight gradients ZB-H1 defers, the
-// exposed CP exchange); the CP variant is all that differs between the two.
-bool no_slower(const LayerCost& a, const LayerCost& b) {
-  return a.forward_s <= b.forward_s && a.backward_s <= b.backward_s &&
-         a.backward_weight_s <= b.backward_weight_s &&
-         a.attention_forward_s <= b.attention_forward_s && a.cp_forward_s <= b.cp_forward_s &&
-         a.cp_backward_s <= b.cp_backward_s;
+// Whether a layer costs no more than `other` in every term a step time grows with that a CP
+// variant changes (CostModel::CpTerms: compute, the attention forward selective recompute
+// repeats, the weight gradients ZB-H1 defers, the exposed CP exchange); the CP variant is all
+// that differs between the two.
+bool no_slower(const CostModel::CpTerms::Layer& a, const CostModel::CpTerms::Layer& b) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(a[i] <= b[i])) return false;
+  return true;
 }
 
 // A work item's fields but its CP variant and rank order. The enumeration emits the items of one
@@ -406,16 +406,16 @@ std::array<int64_t, 9> without_cp_variant_and_order(const Layout& l) {
 // Returns how many it marked.
 int64_t drop_dominated_in_group(CostModel& model, const std::vector<WorkItem>& items,
                                 const std::vector<size_t>& group,
-                                std::vector<CostModel::LayerPair>& costs,
-                                std::vector<char>& dropped, size_t from) {
+                                std::vector<CostModel::CpTerms>& costs, std::vector<char>& dropped,
+                                size_t from) {
   int64_t marked = 0;
   costs.clear();
-  for (size_t i : group) costs.push_back(model.layer_costs(items[i].base()));
+  for (size_t i : group) costs.push_back(model.cp_terms(items[i].base()));
   for (size_t a = 0; a < group.size(); ++a) {
-    const CostModel::LayerPair& mine = costs[a];
+    const CostModel::CpTerms& mine = costs[a];
     for (size_t b = 0; b < group.size(); ++b) {
       if (b == a || dropped[group[b] - from]) continue;
-      const CostModel::LayerPair& other = costs[b];
+      const CostModel::CpTerms& other = costs[b];
       const bool beaten = no_slower(other.dense, mine.dense) && no_slower(other.moe, mine.moe);
       const bool tied =
           beaten && no_slower(mine.dense, other.dense) && no_slower(mine.moe, other.moe);
@@ -445,9 +445,9 @@ int64_t mark_dominated_cp_kinds(CostModel& model, const std::vector<WorkItem>& i
                                 const std::vector<size_t>& runs, std::vector<char>& dropped,
                                 size_t from) {
   int64_t marked = 0;
-  std::vector<size_t> group;                // one shape's items, by index
-  std::vector<bool> grouped;                // of the run's items: taken into a group
-  std::vector<CostModel::LayerPair> costs;  // the group's, in the same order
+  std::vector<size_t> group;              // one shape's items, by index
+  std::vector<bool> grouped;              // of the run's items: taken into a group
+  std::vector<CostModel::CpTerms> costs;  // the group's, in the same order
   for (size_t start : runs) {
     const size_t end = run_end(items, start);
     grouped.assign(end - start, false);

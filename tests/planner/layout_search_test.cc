@@ -485,6 +485,44 @@ TEST_CASE(
   CHECK(model.step_time_lower_bound_s(l, shape) == doctest::Approx(floor).epsilon(1e-11));
 }
 
+TEST_CASE("the CP-dominance terms of a layout are its layer costs' own, for every CP kind") {
+  ModelSpec m = shipped_model("mixtral-8x7b");
+  const TrainingSpec t{32768, 64, Precision::bf16};
+  ClusterSpec c = two_level_cluster(8);
+  CostModel model(m, c, CalibrationProfile{}, t);
+  auto layer = [](const LayerCost& l) {
+    return CostModel::CpTerms::Layer{l.forward_s,           l.backward_s,   l.backward_weight_s,
+                                     l.attention_forward_s, l.cp_forward_s, l.cp_backward_s};
+  };
+  int checked = 0;
+  for (const char* kind : {"cp=1", "cp=4", "cp=4,cp_kind=allgather", "cp=4,cp_kind=a2a",
+                           "cp=4,cp_kind=hybrid,cp_a2a=2"}) {
+    std::vector<CostModel::CpTerms::Layer> by_order;
+    // CP inside a node, then across nodes (its stride past the node's eight GPUs).
+    for (const char* order : {"", ",order=tp-dp-cp-pp"}) {
+      const std::string text = fmt::format("tp=2,pp=2,ep=4,mbs=1,{}{}", kind, order);
+      CAPTURE(text);
+      Layout l = parse_layout(text, "test").value();
+      l.dp = c.gpus() / (l.tp * l.cp * l.pp);
+      REQUIRE(check_layout(l, m, c.gpus(), t).empty());
+      // Asked first, then after the layer costs (the caches answer either way).
+      const CostModel::CpTerms first = model.cp_terms(l);
+      const CostModel::LayerPair costs = model.layer_costs(l);
+      const CostModel::CpTerms& again = model.cp_terms(l);
+      CHECK(first.dense == layer(costs.dense));
+      CHECK(first.moe == layer(costs.moe));
+      CHECK(again.dense == first.dense);
+      CHECK(again.moe == first.moe);
+      CHECK(first.moe != first.dense);
+      if (l.cp > 1) CHECK(first.dense[4] > 0);
+      by_order.push_back(first.dense);
+      ++checked;
+    }
+    if (std::string_view(kind) != "cp=1") CHECK(by_order[1][4] > by_order[0][4]);
+  }
+  CHECK(checked == 10);
+}
+
 TEST_CASE("a search above max_layouts does not run: it reports the count and the same error") {
   const ModelSpec m = shipped_model("llama3-8b");
   const TrainingSpec t{4096, 64, Precision::bf16};
