@@ -223,7 +223,10 @@ CostModel::ComputeRefs CostModel::compute_of(const LayerCostKey& k) {
       moe_compute_cache_.get({k.tp, k.expert_tp(), k.cp, k.cp_a2a, k.ep, k.mbs, k.sp}, [&] {
         MoeCompute made;
         made.dense = &dense_compute(k);
-        made.moe = layer_compute(context_, k, true);
+        const SharedCompute& shared =
+            moe_shared_cache_.get({k.tp, 0, k.cp, k.cp_a2a, 0, k.mbs, k.sp},
+                                  [&] { return shared_compute(context_, k, true); });
+        made.moe = layer_compute(context_, k, true, shared);
         return made;
       });
   return {&c.dense->dense, &c.moe, &c.dense->head};

@@ -429,6 +429,9 @@ class CostModel {
   // Node-based maps: a value's address holds while the model lives (MoeCompute::dense).
   LastKeyCache<std::unordered_map<ComputeKey, DenseCompute, ComputeKeyHash>> dense_compute_cache_;
   LastKeyCache<std::unordered_map<ComputeKey, MoeCompute, ComputeKeyHash>> moe_compute_cache_;
+  // An MoE layer's compute that its expert degrees leave unchanged (shared_compute), by the
+  // compute key with ep and etp zero: a search asks it for every ep and etp of a shape.
+  LastKeyCache<std::unordered_map<ComputeKey, SharedCompute, ComputeKeyHash>> moe_shared_cache_;
   using MixKey = std::tuple<int64_t, int64_t, PlacementKind>;
   LastKeyCache<std::map<MixKey, std::vector<StageLayerMix>>> mix_cache_;
   // Bounded by the map itself (FlatCacheMap empties itself when full).

@@ -145,19 +145,33 @@ struct MapGemms {
   GemmTimes times;
 };
 
+// The linear maps of the layer (the context's, else built into `built`).
+const std::vector<LinearMap>& maps_of(const LayerCostContext& ctx, bool moe_layer,
+                                      std::vector<LinearMap>& built) {
+  if (ctx.maps) return (*ctx.maps)[moe_layer ? 1 : 0];
+  built = layer_maps(*ctx.model, moe_layer);
+  return built;
+}
+
 // Each map's GEMMs, in layer order (attention projections, then the dense MLP or router,
-// experts and shared experts), timed once for the layer's total and its recompute modules.
+// experts and shared experts), timed once for the layer's total and its recompute modules: the
+// routed experts' here, the others' from `shared`.
 std::vector<MapGemms> map_gemms(const LayerCostContext& ctx, const LayerCostKey& key,
-                                bool moe_layer, double tokens) {
+                                bool moe_layer, double tokens, const SharedCompute& shared) {
   const ExpertGemms experts = moe_layer ? routed_experts(ctx, key, tokens) : ExpertGemms{};
   std::vector<LinearMap> built;
-  if (!ctx.maps) built = layer_maps(*ctx.model, moe_layer);
-  const std::vector<LinearMap>& maps = ctx.maps ? (*ctx.maps)[moe_layer ? 1 : 0] : built;
+  const std::vector<LinearMap>& maps = maps_of(ctx, moe_layer, built);
   std::vector<MapGemms> out;
   out.reserve(maps.size());
-  for (const LinearMap& map : maps) {
+  for (size_t i = 0; i < maps.size(); ++i) {
+    const LinearMap& map = maps[i];
     out.push_back({map, {}});
-    add_linear(out.back().times, ctx, map, key.tp, tokens, experts);
+    if (map.role == LinearRole::expert) {
+      add_linear(out.back().times, ctx, map, key.tp, tokens, experts);
+    } else {
+      const std::array<double, 3>& t = shared.map_s[i];
+      out.back().times = {t[0], t[1], t[2]};
+    }
   }
   return out;
 }
@@ -414,28 +428,52 @@ std::vector<LinearMap> layer_maps(const ModelSpec& m, bool moe_layer) {
   return maps;
 }
 
-LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer) {
+SharedCompute shared_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer) {
+  const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
+  std::vector<LinearMap> built;
+  const std::vector<LinearMap>& maps = maps_of(ctx, moe_layer, built);
+  SharedCompute out;
+  out.map_s.reserve(maps.size());
+  for (const LinearMap& map : maps) {
+    GemmTimes g;
+    if (map.role != LinearRole::expert) add_linear(g, ctx, map, key.tp, tokens);
+    out.map_s.push_back({g.forward, g.input_grad, g.weight_grad});
+  }
+  const AttentionTimes attn = attention_times(ctx, key, tokens, moe_layer);
+  out.attention_forward_s = attn.forward;
+  out.attention_backward_s = attn.backward;
+  const std::vector<MemoryBoundOp> ops =
+      layer_memory_bound_ops(*ctx.model, *ctx.options, {key.tp, key.sp, moe_layer, tokens});
+  out.memory_forward_s = forward_bytes(ops) / ctx.hbm_bytes_per_s;
+  out.memory_backward_s = backward_bytes(ops) / ctx.hbm_bytes_per_s;
+  return out;
+}
+
+LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                           const SharedCompute& shared) {
   const ModelSpec& m = *ctx.model;
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
-  const std::vector<MapGemms> maps = map_gemms(ctx, key, moe_layer, tokens);
+  const std::vector<MapGemms> maps = map_gemms(ctx, key, moe_layer, tokens, shared);
   const GemmTimes g = sum_of(maps, [](const LinearMap&) { return true; });
-  const AttentionTimes attn = attention_times(ctx, key, tokens, moe_layer);
-  const std::vector<MemoryBoundOp> ops =
-      layer_memory_bound_ops(m, *ctx.options, {key.tp, key.sp, moe_layer, tokens});
+  const AttentionTimes attn{shared.attention_forward_s, shared.attention_backward_s};
   LayerCompute out;
   out.gemm_forward_s = g.forward;
   out.gemm_input_grad_s = g.input_grad;
   out.gemm_weight_grad_s = g.weight_grad;
   out.attention_forward_s = attn.forward;
   out.attention_backward_s = attn.backward;
-  out.memory_forward_s = forward_bytes(ops) / ctx.hbm_bytes_per_s;
-  out.memory_backward_s = backward_bytes(ops) / ctx.hbm_bytes_per_s;
+  out.memory_forward_s = shared.memory_forward_s;
+  out.memory_backward_s = shared.memory_backward_s;
   out.module_forward_s = module_forward_times(ctx, key, moe_layer, tokens, maps, attn);
   out.activations =
       layer_activations(m, moe_layer ? m.first_moe_layer() : 0,
                         {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp, ctx.fp8,
                          ctx.options->memory.fp8_saves_quantized_inputs, key.etp});
   return out;
+}
+
+LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer) {
+  return layer_compute(ctx, key, moe_layer, shared_compute(ctx, key, moe_layer));
 }
 
 LayerCost layer_cost_cp_terms(const LayerCostContext& ctx, const LayerCostKey& key,

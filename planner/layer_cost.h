@@ -91,6 +91,23 @@ struct LayerCompute {
 };
 LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer);
 
+// The part of a layer's compute its expert degrees (ep, etp) leave unchanged: the GEMM times of
+// every linear map but the routed experts', core attention and the memory-bound ops. It reads
+// the key's tp, cp, cp_a2a, mbs and sp alone, so a search prices it once for an MoE layer's many
+// expert layouts.
+struct SharedCompute {
+  // Per map of layer_maps (in its order): forward, input-gradient and weight-gradient seconds;
+  // the routed experts' left zero.
+  std::vector<std::array<double, 3>> map_s;
+  double attention_forward_s = 0, attention_backward_s = 0;
+  double memory_forward_s = 0, memory_backward_s = 0;
+};
+SharedCompute shared_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer);
+// layer_compute from its shared part (shared_compute of a key with the same tp, cp, cp_a2a, mbs
+// and sp), bit for bit: the routed experts' GEMMs, the sums and the activations added.
+LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
+                           const SharedCompute& shared);
+
 // The linear maps of one layer: attention projections, then the dense MLP or router, experts and
 // shared experts.
 std::vector<LinearMap> layer_maps(const ModelSpec& m, bool moe_layer);

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -237,4 +239,35 @@ TEST_CASE(
   const std::vector<LayerCompute> mixtral = dense_computes("mixtral-8x7b", {{8, 0}, {8, 1}});
   CHECK_FALSE(same_compute(mixtral[0], mixtral[1]));
   CHECK(mixtral[1].activations.mlp < mixtral[0].activations.mlp);
+}
+
+// CostModel::compute_of prices an MoE layer's shared part once for every ep and etp.
+TEST_CASE(
+    "an MoE layer's compute from the shared part of another ep and etp is its own compute, bit "
+    "for bit (DeepSeek-V3, Mixtral)") {
+  for (const char* name : {"deepseek-v3", "mixtral-8x7b"}) {
+    CAPTURE(name);
+    Fixture f;
+    f.model = testing::shipped_model(name);
+    LayerCostContext c = f.context();
+    c.seq_len = 4096;
+    LayerCostKey first{8, 1, 1, 1, true};
+    const SharedCompute shared = shared_compute(c, first, true);
+    int differ = 0;
+    for (const auto& [ep, etp] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {8, 0}, {8, 1}, {8, 2}, {64, 1}}) {
+      CAPTURE(ep);
+      CAPTURE(etp);
+      if (f.model.moe->experts % ep != 0) continue;
+      LayerCostKey key = first;
+      key.ep = ep;
+      key.etp = etp;
+      const LayerCompute own = layer_compute(c, key, true);
+      CHECK(same_compute(layer_compute(c, key, true, shared), own));
+      differ += own.gemm_forward_s != layer_compute(c, first, true).gemm_forward_s ? 1 : 0;
+    }
+    CHECK(differ > 0);  // the routed experts' GEMMs do read ep and etp
+    // The routed experts' two maps (gate and up fused, down) are left to the full compute.
+    CHECK(std::count(shared.map_s.begin(), shared.map_s.end(), std::array<double, 3>{}) == 2);
+  }
 }
