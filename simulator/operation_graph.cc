@@ -1,6 +1,8 @@
 #include "simulator/operation_graph.h"
 
+#include <array>
 #include <cassert>
+#include <charconv>
 #include <cmath>
 
 namespace meshplan::sim {
@@ -96,13 +98,18 @@ void OperationGraph::reserve(int ops, int dependencies) {
 
 std::string display_name(const Operation& op) {
   if (!op.name.empty()) return op.name;
-  std::string s(1, kind_letter(op.tags.kind));
-  if (op.tags.micro_batch >= 0) s += std::to_string(op.tags.micro_batch);
+  // Written into one buffer, made a string once (a trace asks for every operation's name).
+  std::array<char, 64> text{};  // a letter, two ints of at most 11 characters and ".c"
+  char* at = text.data();
+  char* const end = text.data() + text.size();
+  *at++ = kind_letter(op.tags.kind);
+  if (op.tags.micro_batch >= 0) at = std::to_chars(at, end, op.tags.micro_batch).ptr;
   if (op.tags.chunk >= 0) {
-    s += ".c";
-    s += std::to_string(op.tags.chunk);
+    *at++ = '.';
+    *at++ = 'c';
+    at = std::to_chars(at, end, op.tags.chunk).ptr;
   }
-  return s;
+  return std::string(text.data(), at);
 }
 
 }  // namespace meshplan::sim

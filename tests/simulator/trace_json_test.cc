@@ -138,6 +138,28 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "names that need escapes, and a trace of many blocks with a name longer than a block, are "
+    "nlohmann::json's own dump byte for byte") {
+  OperationGraph g;
+  const StreamId s = g.add_stream("tab\there \"quoted\" back\\slash", 1);
+  g.add_op(s, 1e-3, OpTags{OpKind::forward, 1, 0, 0}, "quote \" backslash \\ newline \n bell \a");
+  g.add_op(s, 2e-3, OpTags{OpKind::backward, 1, 0, 0}, std::string(100'000, 'x'));
+  for (int i = 0; i < 3000; ++i) g.add_op(s, 1e-6 * i, OpTags{OpKind::forward, 1, i % 7, i});
+  Result<Timeline> t = simulate(g);
+  REQUIRE(t.ok());
+  std::ostringstream streamed;
+  write_chrome_trace(streamed, g, *t);
+  const std::string trace = streamed.str();
+  CHECK(trace.size() > 3 * 64 * 1024);
+  CHECK(nlohmann::ordered_json::parse(trace).dump() == trace);
+  CHECK(trace == chrome_trace_json(g, *t));
+  CHECK(trace.find(R"("name":"quote \" backslash \\ newline \n bell \u0007")") !=
+        std::string::npos);
+  CHECK(trace.find(R"("name":"tab\there \"quoted\" back\\slash")") != std::string::npos);
+  CHECK(trace.find(R"("name":"F2999.c3","cat":"compute,forward")") != std::string::npos);
+}
+
 TEST_CASE("the trace is deterministic") {
   const PipelineSimulation a = simulated(Schedule::interleaved, 2);
   const PipelineSimulation b = simulated(Schedule::interleaved, 2);
