@@ -61,6 +61,7 @@ class TraceBlocks {
   }
   void put(char c) { buffer_[used_++] = c; }
   void put(std::string_view text) {
+    if (text.empty()) return;  // an empty view's data may be null, which memcpy may not take
     std::memcpy(buffer_.data() + used_, text.data(), text.size());
     used_ += text.size();
   }
