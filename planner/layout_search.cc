@@ -200,6 +200,7 @@ class Enumerator {
     const std::vector<int64_t> ep_choices = divisors(model_.moe ? model_.moe->experts : 1);
     const std::vector<int64_t> mbs_choices = divisors(training_.global_batch / dp);
     const std::vector<std::array<Dim, 4>> order_choices = orders();
+    std::vector<std::pair<CpKind, int64_t>> variants;  // cp_variants' buffer
     // vpp > 1 only with pp > 1, and pp·vpp at most the layers: the loop's bounds.
     for (int64_t vpp = 1; pp * vpp <= model_.layers && (vpp == 1 || pp > 1); ++vpp) {
       const int64_t chunks = pp * vpp;
@@ -231,7 +232,8 @@ class Enumerator {
               if (!holds(etp_fold_fits(probe), "etp_fold_fits", skipped)) continue;
               if (!holds(sp_splits_sequence(probe, training_), "sp_splits_sequence", skipped))
                 continue;
-              for (const auto& [cp_kind, cp_a2a] : cp_variants(probe, skipped)) {
+              cp_variants(probe, skipped, variants);
+              for (const auto& [cp_kind, cp_a2a] : variants) {
                 for (const auto& order : order_choices) {
                   Layout ordered = probe;
                   ordered.order = order;
@@ -296,12 +298,15 @@ class Enumerator {
   // else the kind --fix names or the framework's (CostOptions::cp_kinds), hybrid with the CP
   // ranks inside one node as its all-to-all group (unless --fix names cp_a2a). Variants whose
   // all-to-all cannot split the heads, or whose hybrid group is 1 or all of cp, are counted.
-  std::vector<std::pair<CpKind, int64_t>> cp_variants(const Layout& probe, Tally& skipped) const {
+  // Into `out` (emptied first), whose storage the caller keeps from call to call.
+  void cp_variants(const Layout& probe, Tally& skipped,
+                   std::vector<std::pair<CpKind, int64_t>>& out) const {
     const LayoutFix& fix = options_.fix;
-    std::vector<CpKind> kinds =
-        fix.cp_kind ? std::vector<CpKind>{*fix.cp_kind} : framework_.cp_kinds;
-    if (probe.cp == 1 && !fix.cp_kind) kinds = {CpKind::ring};
-    std::vector<std::pair<CpKind, int64_t>> out;
+    static constexpr CpKind kRingAlone[] = {CpKind::ring};
+    std::span<const CpKind> kinds = fix.cp_kind ? std::span<const CpKind>(&*fix.cp_kind, 1)
+                                                : std::span<const CpKind>(framework_.cp_kinds);
+    if (probe.cp == 1 && !fix.cp_kind) kinds = kRingAlone;
+    out.clear();
     for (CpKind kind : kinds) {
       Layout l = probe;
       l.cp_kind = kind;
@@ -314,7 +319,6 @@ class Enumerator {
         continue;
       out.emplace_back(kind, l.cp_a2a);
     }
-    return out;
   }
 
   // Whether some schedule the search may try runs this pipeline shape. DualPipe variants
@@ -736,6 +740,25 @@ class ItemChoices {
                                          const Layout& base) {
     return schedules_.schedules(base, fix, model.options().pipeline_schedules, model.training());
   }
+  // shard_choices kept by the fields of the layout it reads (the degrees and the rank order): a
+  // search asks it of every work item, twice (count_items, run_item), and the items of one
+  // pipeline shape differ mostly in fields it does not read.
+  const std::vector<int64_t>& shards(const CostModel& model, const LayoutFix& fix,
+                                     const Layout& base) {
+    const ShardKey key{base.tp,
+                       base.cp,
+                       base.pp,
+                       base.dp,
+                       base.ep,
+                       base.etp,
+                       static_cast<int64_t>(base.order[0]),
+                       static_cast<int64_t>(base.order[1]),
+                       static_cast<int64_t>(base.order[2]),
+                       static_cast<int64_t>(base.order[3])};
+    auto it = shards_.find(key);
+    if (it == shards_.end()) it = shards_.emplace(key, shard_choices(model, base, fix)).first;
+    return it->second;
+  }
   // recompute_count without and (with `selective`, else 0) with keep_selective.
   const std::array<int64_t, 2>& recompute_counts(const CostModel& model, const LayoutFix& fix,
                                                  int64_t stage_layers, int64_t vpp,
@@ -755,6 +778,13 @@ class ItemChoices {
   std::array<int64_t, 3> counts_key_{-1, -1, -1};
   std::array<int64_t, 2> counts_{};
   ScheduleMemo schedules_;
+  using ShardKey = std::array<int64_t, 10>;
+  struct ShardKeyHash {
+    size_t operator()(const ShardKey& key) const {
+      return static_cast<size_t>(std::apply([](auto... v) { return hashed(v...); }, key));
+    }
+  };
+  std::unordered_map<ShardKey, std::vector<int64_t>, ShardKeyHash> shards_;
 };
 
 // A search thread: its own cost model (the caches are per instance), timing buffers and results.
@@ -1257,7 +1287,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
   const std::vector<RecomputeChoice>& choices =
       t.choices.recompute(model, options.fix, stage_layers, item.vpp());
   const std::vector<Schedule>& schedules = t.choices.schedules(model, options.fix, base);
-  for (int64_t shard : shard_choices(model, base, options.fix)) {
+  for (int64_t shard : t.choices.shards(model, options.fix, base)) {
     std::array<bool, 4> zeros{};
     for (int zero = 0; zero <= 3; ++zero)
       zeros[static_cast<size_t>(zero)] = zero_allowed(model.options(), options.fix, zero, shard);
@@ -1343,7 +1373,7 @@ LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& ite
     const Layout base = item.base();
     const int64_t stage_layers = (model.model().layers + item.pp() - 1) / item.pp();
     int64_t zeros = 0;  // summed over the shard groups
-    for (int64_t shard : shard_choices(model, base, fix))
+    for (int64_t shard : choices.shards(model, fix, base))
       for (int zero = 0; zero <= 3; ++zero)
         zeros += zero_allowed(model.options(), fix, zero, shard) ? 1 : 0;
     const auto schedules = static_cast<int64_t>(choices.schedules(model, fix, base).size());

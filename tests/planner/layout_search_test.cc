@@ -284,6 +284,22 @@ TEST_CASE("hybrid sharding: searched per network level where the framework has i
         std::set<int64_t>{64});
 }
 
+TEST_CASE("hybrid sharding: each rank order's shard groups follow its data-parallel stride") {
+  // 512 GPUs at pp = 2 (dp = 256), nodes of 8 in racks of 16. With dp inside pp (tp, cp, dp, pp)
+  // the dp ranks are adjacent: a node holds 8 of them, a rack 16. With pp inside dp (tp, cp, pp,
+  // dp) they stride by 2: 4 and 8. Items of one shape in the two orders share everything else.
+  ClusterSpec c = two_level_cluster(64);
+  c.network = {{"nvlink", 8, 400e9, 5e-6, 1.0},
+               {"rack", 16, 50e9, 10e-6, 1.0},
+               {"ib", 512, 50e9, 10e-6, 1.0}};
+  std::set<std::pair<int64_t, int64_t>> seen;  // (dp stride, shard)
+  for (const Estimate& e :
+       search_all("megatron-core", "tp=1,cp=1,pp=2,mbs=1,recompute=none", c, 512).ranked)
+    seen.insert({e.layout.stride(Dim::dp), e.layout.shard});
+  CHECK(seen ==
+        std::set<std::pair<int64_t, int64_t>>{{1, 0}, {1, 8}, {1, 16}, {2, 0}, {2, 4}, {2, 8}});
+}
+
 TEST_CASE(
     "TP overlap: the search turns it on with sequence parallelism where the framework has it") {
   auto overlaps = [&](const std::string& framework, const std::string& fix) {
