@@ -376,6 +376,27 @@ void CostModel::build_shape(const Layout& l, Shape& shape) {
   }
 }
 
+void CostModel::build_sibling_shape(const Layout& l, const Shape& twin, bool same_costs,
+                                    Shape& shape) {
+  reset_keeping_buffers(shape);
+  shape.costs = same_costs ? twin.costs : layer_costs(l);
+  shape.micro_batches = twin.micro_batches;
+  shape.logits_bytes = twin.logits_bytes;
+  shape.dense_activation_bytes = shape.costs.dense.activations.no_recompute();
+  shape.moe_activation_bytes = shape.costs.moe.activations.no_recompute();
+  shape.p2p_s = twin.p2p_s;
+  shape.p2p_gather_s = twin.p2p_gather_s;
+  shape.classes.resize(twin.classes.size());
+  for (size_t i = 0; i < twin.classes.size(); ++i) {
+    const StageClass& from = twin.classes[i];
+    StageClass& k = shape.classes[i];
+    k.first = from.first, k.count = from.count, k.mix = from.mix, k.params = from.params;
+    k.sync_ready = {};
+    k.embedding_sync_s = from.embedding_sync_s, k.mirror_sync_s = from.mirror_sync_s;
+  }
+  shape.class_of_stage = twin.class_of_stage;
+}
+
 void CostModel::split_classes(const Layout& l, bool per_stage, ClassSplit& out) {
   const std::vector<StageParams>& params = params_of(l);
   const std::vector<StageLayerMix>& mix = mix_of(l);
@@ -442,6 +463,12 @@ double CostModel::mirror_sync_s(const Layout& l, int64_t stage, const StageParam
                              GroupShape::of(2, distance * l.stride(Dim::pp)), grads);
 }
 
+bool CostModel::siblings(const ShapeKey& a, const ShapeKey& b) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i] && i != kShapeKeyShard && i != kShapeKeyEpOverlap) return false;
+  return true;
+}
+
 const CostModel::Shape& CostModel::shape_of(const Layout& l) {
   const ShapeKey key = {l.tp,
                         l.cp,
@@ -475,7 +502,14 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
       node.key() = key;
       it = shape_cache_.insert(std::move(node)).position;
     }
-    build_shape(l, it->second);
+    if (last_built_ && siblings(key, last_built_key_))
+      build_sibling_shape(l, *last_built_,
+                          key[kShapeKeyEpOverlap] == last_built_key_[kShapeKeyEpOverlap],
+                          it->second);
+    else
+      build_shape(l, it->second);
+    last_built_ = &it->second;
+    last_built_key_ = key;
     ShapeKey twin = key;
     twin[kShapeKeyEpOverlap] = twin[kShapeKeyEpOverlap] == 0 ? 1 : 0;
     if (auto t = shape_cache_.find(twin); t != shape_cache_.end())
@@ -706,6 +740,7 @@ CostModel::ShapeRef CostModel::shape_ref(const Layout& l) { return ShapeRef(&sha
 void CostModel::forget_shapes() {
   while (!shape_cache_.empty()) spare_shapes_.push_back(shape_cache_.extract(shape_cache_.begin()));
   last_shape_ = nullptr;
+  last_built_ = nullptr;
 }
 
 void CostModel::time_pipeline(const Layout& l, ShapeRef ref, PipelineTiming& out) const {

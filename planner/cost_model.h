@@ -277,7 +277,8 @@ class CostModel {
   // Stages with identical layers and parameters (one stage each when the layout recomputes a
   // count per stage); `first` is the lowest stage index, which holds the most micro-batches in
   // flight, so it carries the class's peak memory.
-  // build_shape sets every field but `sync` one by one (a new field is set there too).
+  // build_shape sets every field but `sync` one by one (a new field is set there too, and in
+  // build_sibling_shape).
   struct StageClass {
     int64_t first = 0, count = 0;
     StageLayerMix mix;
@@ -351,10 +352,19 @@ class CostModel {
   const std::array<std::vector<FrameSums>, 4>& sums_by_zero(const Layout& l, const Shape& shape,
                                                             const std::array<bool, 4>& zeros) const;
   using ShapeKey = std::array<int64_t, 21>;
+  static constexpr size_t kShapeKeyShard = 9;       // shape_of's key: the shard entry
   static constexpr size_t kShapeKeyEpOverlap = 12;  // shape_of's key: the ep_overlap entry
   const Shape& shape_of(const Layout& l);
   // Builds l's shape into `shape`, a fresh or a forgotten one whose buffers it reuses.
   void build_shape(const Layout& l, Shape& shape);
+  // Whether two shapes' keys differ at most in the shard group and ep_overlap, which change
+  // only the memory frames and sync times (shard) and the layer costs (ep_overlap).
+  static bool siblings(const ShapeKey& a, const ShapeKey& b);
+  // build_shape for a shape whose key is a sibling of `sibling`'s (built): the fields neither
+  // changes (the stage split, the micro-batch count, the point-to-point and embedding times, the
+  // activations' bytes) taken from it, and the layer costs too where `same_costs` (the same
+  // ep_overlap), else its own.
+  void build_sibling_shape(const Layout& l, const Shape& sibling, bool same_costs, Shape& shape);
   double mirror_sync_s(const Layout& l, int64_t stage, const StageParams& params) const;
   // The memory of the stages of class `k` (one stage_memory call, with the shape's inputs).
   StageMemory class_memory(const Layout& l, const Shape& shape, const StageClass& k) const;
@@ -450,6 +460,10 @@ class CostModel {
   std::vector<std::map<ShapeKey, Shape>::node_type> spare_shapes_;
   ShapeKey last_key_{};
   const Shape* last_shape_ = nullptr;
+  // The shape shape_of built last and its key (build_sibling_shape's source); null after
+  // forget_shapes.
+  ShapeKey last_built_key_{};
+  const Shape* last_built_ = nullptr;
   PipelineTiming timing_;  // evaluate's buffers
 };
 
