@@ -299,26 +299,37 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& wh
   return t;
 }
 
-// `shape` as a fresh Shape, keeping its vectors' storage.
+// sizeof(CostModel::Shape) with 8-byte pointers and libstdc++ or libc++ (24-byte vectors): a
+// tripwire for reset_keeping_buffers, which resets each field by name.
+constexpr size_t kShapeBytes = 872;
+
+// `shape` as a fresh Shape, keeping its vectors' storage: each field set as a fresh Shape's but
+// the vectors, emptied (the classes keep their elements: build_shape overwrites them), and the
+// layer costs, which the builders set first; field by field rather than by assigning a fresh
+// Shape, which zeroed it and moved every vector out and back (700 instructions a shape).
 static void reset_keeping_buffers(auto& shape) {
-  auto classes = std::move(shape.classes);
-  auto class_of_stage = std::move(shape.class_of_stage);
-  auto frames = std::move(shape.frames);
-  auto frame_sums = std::move(shape.frame_sums);
-  auto activations = std::move(shape.activations);
-  auto activation_terms = std::move(shape.activation_terms);
-  shape = {};
-  shape.classes = std::move(classes);
-  shape.class_of_stage = std::move(class_of_stage);
-  shape.frames = std::move(frames);
-  shape.frame_sums = std::move(frame_sums);
-  shape.activations = std::move(activations);
-  shape.activation_terms = std::move(activation_terms);
-  shape.class_of_stage.clear();  // the classes keep their elements: build_shape overwrites them
+  using Shape = std::remove_cvref_t<decltype(shape)>;
+  static_assert(sizeof(Shape) == kShapeBytes,
+                "a field added to CostModel::Shape: reset it here, then update kShapeBytes");
+  shape.class_of_stage.clear();
+  shape.p2p_s = 0, shape.logits_bytes = 0, shape.p2p_gather_s = 0;
+  shape.micro_batches = 0;
+  shape.dense_activation_bytes = 0, shape.moe_activation_bytes = 0;
   for (auto& f : shape.frames) f.clear();
   for (auto& f : shape.frame_sums) f.clear();
+  shape.frames_owner = nullptr;
+  shape.frames_schedule = Schedule::one_f_one_b;
   shape.activations.clear();
+  shape.activations_recompute = Recompute::none;
+  shape.activations_modules = kDefaultRecomputeModules;
+  shape.activations_layers = -1;
+  shape.activations_stage_layers = {};
   shape.activation_terms.clear();
+  shape.terms_recompute = Recompute::none;
+  shape.terms_modules = kDefaultRecomputeModules;
+  shape.lower_bound_s = -1;
+  shape.uniform_group = 0;
+  shape.uniform_group_schedule = Schedule::one_f_one_b;
 }
 
 void CostModel::build_shape(const Layout& l, Shape& shape) {

@@ -296,3 +296,37 @@ TEST_CASE("a shape built from a sibling (shard group, ep_overlap) estimates as o
     CHECK(a.breakdown.dp_s == b.breakdown.dp_s);
   }
 }
+
+TEST_CASE("a shape rebuilt in a forgotten shape's storage estimates as one built fresh") {
+  // forget_shapes keeps the shapes' storage for the next ones (reset_keeping_buffers): every
+  // cache a shape fills (frames, activations, the step-time bound, the uniform recompute group)
+  // must start afresh. A model asked about layouts of other shapes first answers as a cold one.
+  Case c;
+  c.model = shipped_model("mixtral-8x7b");
+  c.cluster = two_level_cluster(4);  // 32 GPUs
+  // Other shapes (mbs, tp) with the same ZeRO stage, recompute and schedule: whichever node the
+  // asked shape reuses holds caches keyed alike.
+  const std::vector<std::string> first = {
+      "tp=2,pp=2,vpp=2,ep=4,dp=8,mbs=2,zero=1,recompute=selective,schedule=interleaved",
+      "tp=1,pp=2,vpp=2,ep=8,dp=16,mbs=1,zero=1,recompute=selective,schedule=interleaved"};
+  const std::string asked =
+      "tp=2,pp=2,vpp=2,ep=4,dp=8,mbs=1,zero=1,recompute=selective,schedule=interleaved";
+  CostModel warm(c.model, c.cluster, CalibrationProfile{}, c.training);
+  for (const std::string& text : first) {
+    Layout l;
+    estimate(warm, c, text, &l);
+    warm.uniform_recompute_group(l);
+    warm.step_time_lower_bound_s(l, warm.shape_ref(l));
+  }
+  warm.forget_shapes();
+  CostModel cold(c.model, c.cluster, CalibrationProfile{}, c.training);
+  const Estimate a = estimate(warm, c, asked), b = estimate(cold, c, asked);
+  CHECK(a.step_time_s == b.step_time_s);
+  CHECK(a.peak_bytes == b.peak_bytes);
+  CHECK(a.bubble_fraction == b.bubble_fraction);
+  CHECK(a.breakdown.total_s() == b.breakdown.total_s());
+  Layout l = parse_layout(asked).value();
+  CHECK(warm.uniform_recompute_group(l) == cold.uniform_recompute_group(l));
+  CHECK(warm.step_time_lower_bound_s(l, warm.shape_ref(l)) ==
+        cold.step_time_lower_bound_s(l, cold.shape_ref(l)));
+}
