@@ -481,7 +481,14 @@ bool CostModel::siblings(const ShapeKey& a, const ShapeKey& b) {
 }
 
 const CostModel::Shape& CostModel::shape_of(const Layout& l) {
-  const ShapeKey key = {l.tp,
+  // The fields a work item's shapes differ in first (the shard group, ep_overlap, the schedule's
+  // placement, per-stage counts), so that the map's comparisons of its shapes end early.
+  static_assert(kShapeKeyShard == 0 && kShapeKeyEpOverlap == 1, "the key's first two entries");
+  const ShapeKey key = {l.shard,
+                        l.ep_overlap,
+                        static_cast<int64_t>(placement_kind(l.pipeline())),
+                        !l.recompute_stage_layers.empty(),
+                        l.tp,
                         l.cp,
                         l.pp,
                         l.dp,
@@ -490,18 +497,14 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
                         l.mbs,
                         l.sp && l.tp > 1,
                         l.tp_overlap,
-                        l.shard,
                         static_cast<int64_t>(l.cp_kind),
                         l.cp_a2a,
-                        l.ep_overlap,
                         l.expert_tp(),
                         static_cast<int64_t>(l.dispatch),
                         static_cast<int64_t>(l.order[0]),
                         static_cast<int64_t>(l.order[1]),
                         static_cast<int64_t>(l.order[2]),
-                        static_cast<int64_t>(l.order[3]),
-                        static_cast<int64_t>(placement_kind(l.pipeline())),
-                        !l.recompute_stage_layers.empty()};
+                        static_cast<int64_t>(l.order[3])};
   if (last_shape_ && key == last_key_) return *last_shape_;
   auto it = shape_cache_.find(key);
   if (it == shape_cache_.end()) {

@@ -352,8 +352,8 @@ class CostModel {
   const std::array<std::vector<FrameSums>, 4>& sums_by_zero(const Layout& l, const Shape& shape,
                                                             const std::array<bool, 4>& zeros) const;
   using ShapeKey = std::array<int64_t, 21>;
-  static constexpr size_t kShapeKeyShard = 9;       // shape_of's key: the shard entry
-  static constexpr size_t kShapeKeyEpOverlap = 12;  // shape_of's key: the ep_overlap entry
+  static constexpr size_t kShapeKeyShard = 0;      // shape_of's key: the shard entry
+  static constexpr size_t kShapeKeyEpOverlap = 1;  // shape_of's key: the ep_overlap entry
   const Shape& shape_of(const Layout& l);
   // Builds l's shape into `shape`, a fresh or a forgotten one whose buffers it reuses.
   void build_shape(const Layout& l, Shape& shape);
