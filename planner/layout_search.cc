@@ -441,19 +441,18 @@ size_t run_end(const std::vector<WorkItem>& items, size_t start) {
   return end;
 }
 
-// Marks in `dropped` (indexed from item `from`) the items of the runs starting at `runs` whose
+// Marks in `dropped` (indexed from item `from`) the items of the runs [start, end) in `runs` whose
 // CP variant another variant of the same shape beats or ties in every per-layer term
 // (drop_dominated_in_group), each run's shapes split by their rank order. Returns how many it
 // marked.
 int64_t mark_dominated_cp_kinds(CostModel& model, const std::vector<WorkItem>& items,
-                                const std::vector<size_t>& runs, std::vector<char>& dropped,
-                                size_t from) {
+                                const std::vector<std::pair<size_t, size_t>>& runs,
+                                std::vector<char>& dropped, size_t from) {
   int64_t marked = 0;
   std::vector<size_t> group;              // one shape's items, by index
   std::vector<bool> grouped;              // of the run's items: taken into a group
   std::vector<CostModel::CpTerms> costs;  // the group's, in the same order
-  for (size_t start : runs) {
-    const size_t end = run_end(items, start);
+  for (const auto& [start, end] : runs) {
     grouped.assign(end - start, false);
     for (size_t first = start; first < end; ++first) {
       if (grouped[first - start]) continue;
@@ -490,11 +489,12 @@ size_t dominance_part(const Layout& l, size_t parts) {
 void drop_dominated_cp_kinds(const std::vector<CostModel*>& models, std::vector<WorkItem>& items,
                              size_t from, Tally& skipped) {
   std::vector<char> dropped(items.size() - from, 0);
-  std::vector<std::vector<size_t>> runs(models.size());  // run starts by part
+  std::vector<std::vector<std::pair<size_t, size_t>>> runs(models.size());  // [start, end) by part
   size_t with_cp = 0;
-  for (size_t start = from; start < items.size(); start = run_end(items, start)) {
+  for (size_t start = from, end = 0; start < items.size(); start = end) {
+    end = run_end(items, start);
     if (items[start].cp() == 1) continue;
-    runs[dominance_part(items[start].base(), models.size())].push_back(start);
+    runs[dominance_part(items[start].base(), models.size())].emplace_back(start, end);
     ++with_cp;
   }
   // Few runs are not worth a thread each: the first model takes them all.
