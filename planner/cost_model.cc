@@ -406,6 +406,11 @@ void CostModel::build_sibling_shape(const Layout& l, const Shape& twin, bool sam
     k.embedding_sync_s = from.embedding_sync_s, k.mirror_sync_s = from.mirror_sync_s;
   }
   shape.class_of_stage = twin.class_of_stage;
+  // The activations' terms of the sibling's last recompute mode (neither field changes them):
+  // the next count of that mode often comes to this shape.
+  shape.activation_terms = twin.activation_terms;
+  shape.terms_recompute = twin.terms_recompute;
+  shape.terms_modules = twin.terms_modules;
 }
 
 void CostModel::split_classes(const Layout& l, bool per_stage, ClassSplit& out) {

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -271,21 +272,33 @@ TEST_CASE("a shape built from a sibling (shard group, ep_overlap) estimates as o
   Case c;
   c.model = shipped_model("mixtral-8x7b");
   c.cluster = two_level_cluster(4);  // 32 GPUs
-  const std::string base =
-      "tp=2,pp=2,vpp=2,ep=4,dp=8,mbs=1,zero=1,recompute=selective,schedule=interleaved";
+  const std::string base = "tp=2,pp=2,vpp=2,ep=4,dp=8,mbs=1,zero=1,schedule=interleaved";
+  const std::string sel = ",recompute=selective";
+  // The last pair recomputes in another mode than its sibling: the sibling's activation terms,
+  // which the shape starts with, are of that other mode.
   const std::vector<std::pair<std::string, std::string>> pairs = {
-      {",ep_overlap=true", ",ep_overlap=false"},
-      {",ep_overlap=false", ",ep_overlap=true"},
-      {",shard=4", ""},
-      {"", ",shard=4"},
-      {",shard=4,ep_overlap=true", ",ep_overlap=false"}};
+      {sel + ",ep_overlap=true", sel + ",ep_overlap=false"},
+      {sel + ",ep_overlap=false", sel + ",ep_overlap=true"},
+      {sel + ",shard=4", sel},
+      {sel, sel + ",shard=4"},
+      {sel + ",shard=4,ep_overlap=true", sel + ",ep_overlap=false"},
+      {",recompute=full,recompute_layers=1,ep_overlap=true", sel + ",ep_overlap=false"}};
   for (const auto& [built, asked] : pairs) {
     CAPTURE(built);
     CAPTURE(asked);
     CostModel warm(c.model, c.cluster, CalibrationProfile{}, c.training);
     CostModel cold(c.model, c.cluster, CalibrationProfile{}, c.training);
     const Estimate first = estimate(warm, c, base + built);
+    // The search's memory path too (the activations' terms by recompute count).
+    const std::array<bool, 4> zeros{true, true, true, true};
+    std::array<StageTotals, 4> warm_peaks{}, cold_peaks{};
+    const Layout built_layout = parse_layout(base + built).value();
+    warm.peak_totals_by_zero(built_layout, warm.shape_ref(built_layout), zeros, warm_peaks);
     const Estimate a = estimate(warm, c, base + asked), b = estimate(cold, c, base + asked);
+    const Layout asked_layout = parse_layout(base + asked).value();
+    warm.peak_totals_by_zero(asked_layout, warm.shape_ref(asked_layout), zeros, warm_peaks);
+    cold.peak_totals_by_zero(asked_layout, cold.shape_ref(asked_layout), zeros, cold_peaks);
+    for (size_t z = 0; z < zeros.size(); ++z) CHECK(warm_peaks[z].total == cold_peaks[z].total);
     // The two differ (the overlap shows in the step, the shard group in the memory).
     CHECK((a.step_time_s != first.step_time_s || a.peak_bytes != first.peak_bytes));
     CHECK(a.step_time_s == b.step_time_s);
