@@ -740,11 +740,18 @@ class ItemChoices {
                                          const Layout& base) {
     return schedules_.schedules(base, fix, model.options().pipeline_schedules, model.training());
   }
-  // shard_choices kept by the fields of the layout it reads (the degrees and the rank order): a
-  // search asks it of every work item, twice (count_items, run_item), and the items of one
-  // pipeline shape differ mostly in fields it does not read.
-  const std::vector<int64_t>& shards(const CostModel& model, const LayoutFix& fix,
-                                     const Layout& base) {
+  // One hybrid-sharding group of an item (shard_choices) and the ZeRO stages searched with it
+  // (zero_allowed).
+  struct Shard {
+    int64_t shard = 0;
+    std::array<bool, 4> zeros{};
+    int64_t zero_count = 0;
+  };
+  // shard_choices, with their ZeRO stages, kept by the fields of the layout it reads (the degrees
+  // and the rank order): a search asks it of every work item, twice (count_items, run_item), and
+  // the items of one pipeline shape differ mostly in fields it does not read.
+  const std::vector<Shard>& shards(const CostModel& model, const LayoutFix& fix,
+                                   const Layout& base) {
     const ShardKey key{base.tp,
                        base.cp,
                        base.pp,
@@ -756,7 +763,18 @@ class ItemChoices {
                        static_cast<int64_t>(base.order[2]),
                        static_cast<int64_t>(base.order[3])};
     auto it = shards_.find(key);
-    if (it == shards_.end()) it = shards_.emplace(key, shard_choices(model, base, fix)).first;
+    if (it == shards_.end()) {
+      std::vector<Shard> found;
+      for (int64_t shard : shard_choices(model, base, fix)) {
+        Shard& s = found.emplace_back();
+        s.shard = shard;
+        for (int zero = 0; zero <= 3; ++zero) {
+          s.zeros[static_cast<size_t>(zero)] = zero_allowed(model.options(), fix, zero, shard);
+          s.zero_count += s.zeros[static_cast<size_t>(zero)] ? 1 : 0;
+        }
+      }
+      it = shards_.emplace(key, std::move(found)).first;
+    }
     return it->second;
   }
   // recompute_count without and (with `selective`, else 0) with keep_selective.
@@ -784,7 +802,7 @@ class ItemChoices {
       return static_cast<size_t>(std::apply([](auto... v) { return hashed(v...); }, key));
     }
   };
-  std::unordered_map<ShardKey, std::vector<int64_t>, ShardKeyHash> shards_;
+  std::unordered_map<ShardKey, std::vector<Shard>, ShardKeyHash> shards_;
 };
 
 // A search thread: its own cost model (the caches are per instance), timing buffers and results.
@@ -1287,10 +1305,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
   const std::vector<RecomputeChoice>& choices =
       t.choices.recompute(model, options.fix, stage_layers, item.vpp());
   const std::vector<Schedule>& schedules = t.choices.schedules(model, options.fix, base);
-  for (int64_t shard : t.choices.shards(model, options.fix, base)) {
-    std::array<bool, 4> zeros{};
-    for (int zero = 0; zero <= 3; ++zero)
-      zeros[static_cast<size_t>(zero)] = zero_allowed(model.options(), options.fix, zero, shard);
+  for (const auto& [shard, zeros, zero_count] : t.choices.shards(model, options.fix, base)) {
     for (Schedule schedule : schedules) {
       std::array<std::optional<CostModel::ShapeRef>, 2> shapes;  // by ep_overlap
       for (const auto& [rc, max_layers, step] : choices) {
@@ -1373,9 +1388,7 @@ LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& ite
     const Layout base = item.base();
     const int64_t stage_layers = (model.model().layers + item.pp() - 1) / item.pp();
     int64_t zeros = 0;  // summed over the shard groups
-    for (int64_t shard : choices.shards(model, fix, base))
-      for (int zero = 0; zero <= 3; ++zero)
-        zeros += zero_allowed(model.options(), fix, zero, shard) ? 1 : 0;
+    for (const ItemChoices::Shard& s : choices.shards(model, fix, base)) zeros += s.zero_count;
     const auto schedules = static_cast<int64_t>(choices.schedules(model, fix, base).size());
     const std::array<int64_t, 2>& counts =
         choices.recompute_counts(model, fix, stage_layers, item.vpp(), count_selective);
