@@ -332,6 +332,21 @@ static void reset_keeping_buffers(auto& shape) {
   shape.uniform_group_schedule = Schedule::one_f_one_b;
 }
 
+// The stage classes `from` into `to`, reusing its elements: each class's split fields and
+// embedding and mirror syncs, with no sync times ready: those are computed when first asked
+// (sync_of, behind sync_ready), so the stale ones a reused element holds are never read, and
+// copying them, most of a StageClass, is skipped.
+static void take_classes(const auto& from, auto& to) {
+  to.resize(from.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    const auto& f = from[i];
+    auto& k = to[i];
+    k.first = f.first, k.count = f.count, k.mix = f.mix, k.params = f.params;
+    k.sync_ready = {};
+    k.embedding_sync_s = f.embedding_sync_s, k.mirror_sync_s = f.mirror_sync_s;
+  }
+}
+
 void CostModel::build_shape(const Layout& l, Shape& shape) {
   reset_keeping_buffers(shape);
   shape.costs = layer_costs(l);
@@ -366,17 +381,7 @@ void CostModel::build_shape(const Layout& l, Shape& shape) {
   ClassSplit own;
   if (per_stage) split_classes(l, true, own);
   const ClassSplit& split = per_stage ? own : classes_of(l);
-  // Each class's split fields, with no sync times ready: those are computed when first asked
-  // (sync_of, behind sync_ready), so the stale ones a reused element holds are never read, and
-  // copying them, most of a StageClass, is skipped.
-  shape.classes.resize(split.classes.size());
-  for (size_t i = 0; i < split.classes.size(); ++i) {
-    const StageClass& from = split.classes[i];
-    StageClass& k = shape.classes[i];
-    k.first = from.first, k.count = from.count, k.mix = from.mix, k.params = from.params;
-    k.sync_ready = {};
-    k.embedding_sync_s = 0, k.mirror_sync_s = 0;
-  }
+  take_classes(split.classes, shape.classes);  // no embedding or mirror sync in a split's
   shape.class_of_stage = split.class_of_stage;
   for (StageClass& k : shape.classes) {
     const bool first = holds_first_chunk(l.pipeline(), k.first);
@@ -397,14 +402,7 @@ void CostModel::build_sibling_shape(const Layout& l, const Shape& twin, bool sam
   shape.moe_activation_bytes = shape.costs.moe.activations.no_recompute();
   shape.p2p_s = twin.p2p_s;
   shape.p2p_gather_s = twin.p2p_gather_s;
-  shape.classes.resize(twin.classes.size());
-  for (size_t i = 0; i < twin.classes.size(); ++i) {
-    const StageClass& from = twin.classes[i];
-    StageClass& k = shape.classes[i];
-    k.first = from.first, k.count = from.count, k.mix = from.mix, k.params = from.params;
-    k.sync_ready = {};
-    k.embedding_sync_s = from.embedding_sync_s, k.mirror_sync_s = from.mirror_sync_s;
-  }
+  take_classes(twin.classes, shape.classes);
   shape.class_of_stage = twin.class_of_stage;
   // The activations' terms of the sibling's last recompute mode (neither field changes them):
   // the next count of that mode often comes to this shape.
