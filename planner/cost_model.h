@@ -277,8 +277,8 @@ class CostModel {
   // Stages with identical layers and parameters (one stage each when the layout recomputes a
   // count per stage); `first` is the lowest stage index, which holds the most micro-batches in
   // flight, so it carries the class's peak memory.
-  // build_shape sets every field but `sync` one by one (a new field is set there too, and in
-  // build_sibling_shape).
+  // take_classes (cost_model.cc) sets every field but `sync` one by one, for build_shape and
+  // build_sibling_shape (a new field is set there too).
   struct StageClass {
     int64_t first = 0, count = 0;
     StageLayerMix mix;
