@@ -745,7 +745,6 @@ class ItemChoices {
   struct Shard {
     int64_t shard = 0;
     std::array<bool, 4> zeros{};
-    int64_t zero_count = 0;
   };
   // shard_choices, with their ZeRO stages, kept by the fields of the layout it reads (the degrees
   // and the rank order): a search asks it of every work item, twice (count_items, run_item), and
@@ -768,10 +767,8 @@ class ItemChoices {
       for (int64_t shard : shard_choices(model, base, fix)) {
         Shard& s = found.emplace_back();
         s.shard = shard;
-        for (int zero = 0; zero <= 3; ++zero) {
+        for (int zero = 0; zero <= 3; ++zero)
           s.zeros[static_cast<size_t>(zero)] = zero_allowed(model.options(), fix, zero, shard);
-          s.zero_count += s.zeros[static_cast<size_t>(zero)] ? 1 : 0;
-        }
       }
       it = shards_.emplace(key, std::move(found)).first;
     }
@@ -1305,7 +1302,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
   const std::vector<RecomputeChoice>& choices =
       t.choices.recompute(model, options.fix, stage_layers, item.vpp());
   const std::vector<Schedule>& schedules = t.choices.schedules(model, options.fix, base);
-  for (const auto& [shard, zeros, zero_count] : t.choices.shards(model, options.fix, base)) {
+  for (const auto& [shard, zeros] : t.choices.shards(model, options.fix, base)) {
     for (Schedule schedule : schedules) {
       std::array<std::optional<CostModel::ShapeRef>, 2> shapes;  // by ep_overlap
       for (const auto& [rc, max_layers, step] : choices) {
@@ -1388,7 +1385,8 @@ LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& ite
     const Layout base = item.base();
     const int64_t stage_layers = (model.model().layers + item.pp() - 1) / item.pp();
     int64_t zeros = 0;  // summed over the shard groups
-    for (const ItemChoices::Shard& s : choices.shards(model, fix, base)) zeros += s.zero_count;
+    for (const ItemChoices::Shard& s : choices.shards(model, fix, base))
+      zeros += std::count(s.zeros.begin(), s.zeros.end(), true);
     const auto schedules = static_cast<int64_t>(choices.schedules(model, fix, base).size());
     const std::array<int64_t, 2>& counts =
         choices.recompute_counts(model, fix, stage_layers, item.vpp(), count_selective);
