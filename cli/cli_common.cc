@@ -60,8 +60,7 @@ ProfileSearchPath profile_search_path(const std::string& profile_dir) {
   if (const char* data = std::getenv("MESHPLAN_DATA"); data != nullptr && *data != '\0')
     search.first.push_back((fs::path(data) / "profiles").string());
   if (const fs::path bin = executable_dir(); !bin.empty())
-    search.last.push_back(
-        (bin / ".." / "share" / "meshplan" / "profiles").lexically_normal().string());
+    search.last.push_back((installed_data_dir(bin) / "profiles").string());
   search.last.push_back(std::string(MESHPLAN_SOURCE_DIR) + "/profiles");
   return search;
 }

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "core/executable_dir.h"
 #include "run_meshplan.h"
 #include "tests/test_files.h"
 
@@ -34,9 +35,13 @@ std::string expand(std::string text, const fs::path& dir, bool quote) {
   return replace_all(text, "{dir}", q + dir.string() + q);
 }
 
-// The paths of this machine written back as placeholders, so the expected text is portable.
+// The paths of this machine written back as placeholders, so the expected text is portable:
+// {share} is the data folder beside the executable (installed_data_dir; profiles are looked for
+// there), wherever the build folder is.
 std::string portable(std::string text, const fs::path& dir) {
   text = replace_all(text, dir.string(), "{dir}");
+  text = replace_all(text, installed_data_dir(fs::path(MESHPLAN_BINARY).parent_path()).string(),
+                     "{share}");
   return replace_all(text, MESHPLAN_SOURCE_DIR, "{repo}");
 }
 
