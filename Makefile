@@ -8,8 +8,13 @@ JOBS ?= $(shell nproc)
 deps:
 	@scripts/install-deps.sh
 
+# `make demo` and `make bench` build meshplan with link-time optimization (MESHPLAN_LTO, 6-7%
+# fewer instructions in a search; twice the compile time); `make test` keeps what build/ was
+# configured with (off in a fresh folder), so CI's build takes the time it always took.
+demo bench: CMAKE_LTO = -DMESHPLAN_LTO=ON
+
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_LTO) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
