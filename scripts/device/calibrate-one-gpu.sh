@@ -11,7 +11,9 @@
 # Each step has its own time limit and writes its own file, so a run cut short keeps what
 # finished; a limit of 0 skips the step.
 # MESHPLAN: the meshplan binary, with libmeshplan_cuda.so beside it (the CUDA backend module it
-# loads); OUT: where results go; NAME: the profile's file name (h100-measured, h200-measured).
+# loads); OUT: where results go; NAME: the profile's file name (h100-measured, h200-measured);
+# MODELS: the model files whose GEMMs are measured (space-separated; default every models/*.yaml;
+# a repeat of an earlier profile names that profile's own list, as its provenance command gives it).
 set -uo pipefail
 here=$(dirname "$0")
 MESHPLAN=${MESHPLAN:-build/meshplan}
@@ -26,7 +28,7 @@ run_for() {
   if [ "$limit" -gt 0 ]; then timeout "$limit" "$@"; else echo "skipped (limit 0)"; fi
 }
 models=()
-for m in models/*.yaml; do models+=(--model "$m"); done
+for m in ${MODELS:-models/*.yaml}; do models+=(--model "$m"); done
 stamp "training GEMMs, HBM, sustained"
 run_for "${GEMM_TIMEOUT:-430}" "$MESHPLAN" calibrate --backend cuda "${models[@]}" \
   --tp 1,2,4,8 --tokens 2048,4096,8192,16384,32768,65536 --dtypes bf16,fp8 \
