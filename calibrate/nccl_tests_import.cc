@@ -59,8 +59,10 @@ Diagnostic infer_error(const NcclTestsLog& log, const std::string& rule) {
 
 std::string collective_choices() {
   std::string out;
-  for (const CollectiveInfo& c : collectives())
-    out += (out.empty() ? "" : ", ") + std::string(c.name);
+  for (const CollectiveInfo& c : collectives()) {
+    if (!out.empty()) out += ", ";
+    out += c.name;
+  }
   return out;
 }
 

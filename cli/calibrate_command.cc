@@ -9,19 +9,23 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <iostream>
 #include <memory>
 
 #include "calibrate/backend.h"
 #include "calibrate/calibration_run.h"
 #include "calibrate/model_gemm_shapes.h"
 #include "calibrate/nccl_tests_import.h"
+#include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "core/cluster_spec.h"
 #include "core/diagnostic.h"
 #include "core/model_limits.h"
 #include "core/model_spec.h"
+#include "core/profile_comparison.h"
 #include "core/profile_merge.h"
+#include "reports/profile_comparison_render.h"
 
 namespace meshplan::cli {
 namespace {
@@ -295,6 +299,44 @@ void add_merge(CLI::App* sub, int& exit_code) {
   merge->callback([o, &exit_code] { exit_code = run_merge(*o); });
 }
 
+struct CompareOptions {
+  std::string base, other;
+  std::string format = "table";
+};
+
+int run_compare(const CompareOptions& o) {
+  auto base = load_profile(o.base);
+  auto other = load_profile(o.other);
+  std::vector<Diagnostic> errors;
+  if (!base) errors.insert(errors.end(), base.errors().begin(), base.errors().end());
+  if (!other) errors.insert(errors.end(), other.errors().begin(), other.errors().end());
+  if (!errors.empty()) return fail(errors);
+  const ProfileComparison c = compare_profiles(base.value(), other.value());
+  if (o.format == "json")
+    std::cout << profile_comparison_json(c).dump(2) << "\n";
+  else if (o.format == "md")
+    std::cout << profile_comparison_markdown(c);
+  else
+    std::cout << profile_comparison_table(c);
+  return 0;
+}
+
+void add_compare(CLI::App* sub, int& exit_code) {
+  auto o = std::make_shared<CompareOptions>();
+  CLI::App* compare = sub->add_subcommand(
+      "compare",
+      "two profiles side by side: a repeat on another machine against the first, a measured "
+      "profile against the published one (ratios other/base at the samples both measured)");
+  compare->add_option("base", o->base, "the profile compared against")
+      ->required()
+      ->check(CLI::ExistingFile);
+  compare->add_option("other", o->other, "the profile compared with it")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_format_option(compare, o->format, {"table", "json", "md"});
+  compare->callback([o, &exit_code] { exit_code = run_compare(*o); });
+}
+
 }  // namespace
 
 CLI::App* add_calibrate_command(CLI::App& app, int& exit_code) {
@@ -346,6 +388,7 @@ CLI::App* add_calibrate_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   add_import(sub, exit_code);
   add_merge(sub, exit_code);
+  add_compare(sub, exit_code);
   sub->callback([o, sub, &exit_code] {
     if (!sub->get_subcommands().empty()) return;  // import ran
     o->command = command_line(*o);

@@ -228,6 +228,40 @@ TEST_CASE("calibrate merge lays a measured profile over a published one, section
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("calibrate compare prints two profiles' ratios, a missing or broken one exits 2") {
+  const std::string profiles = std::string(MESHPLAN_SOURCE_DIR) + "/profiles/";
+  const std::string both = "calibrate compare '" + profiles + "h200-published.yaml' '" + profiles +
+                           "h200-measured.yaml'";
+  Run table = run_meshplan(both);
+  REQUIRE(table.rc == 0);
+  CHECK(table.out.find("base: h200-published (published, ") == 0);
+  CHECK(table.out.find("\nother: h200-measured (measured, NVIDIA H200, ") != std::string::npos);
+  CHECK(table.out.find("HBM bandwidth (GB/s)") != std::string::npos);
+  Run json = run_meshplan(both + " --format json");
+  REQUIRE(json.rc == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["base"]["name"] == "h200-published");
+  CHECK(j["scalars"][0]["name"] == "HBM bandwidth (GB/s)");
+  CHECK(j["scalars"][0]["base"].get<double>() == doctest::Approx(3534));
+  CHECK(j["scalars"][0]["ratio"].get<double>() == doctest::Approx(4259.9335578294316 / 3534));
+  Run md = run_meshplan(both + " --format md");
+  CHECK(md.rc == 0);
+  CHECK(md.out.find("# Calibration profiles compared") == 0);
+  Run missing =
+      run_meshplan("calibrate compare '" + profiles + "h200-published.yaml' /nonexistent.yaml");
+  CHECK(missing.rc == 2);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   (std::to_string(::getpid()) + "-meshplan-cli-compare");
+  std::filesystem::create_directories(dir);
+  const std::string broken = (dir / "broken.yaml").string();
+  std::ofstream(broken) << "name: x\n";
+  Run bad =
+      run_meshplan("calibrate compare '" + broken + "' '" + profiles + "h200-published.yaml'");
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find(broken + ":1:1: error: field 'provenance': is required but missing\n") == 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("calibrate --backend cuda without a GPU exits 2 saying what failed") {
   // With CUDA at build time the module loads and cudaGetDeviceCount fails on this GPU-less
   // machine; without it the backend says it was not built. Either way: one message, exit 2.
