@@ -25,6 +25,7 @@
 #include "core/model_spec.h"
 #include "core/profile_comparison.h"
 #include "core/profile_merge.h"
+#include "planner/gemm_model_comparison.h"
 #include "reports/profile_comparison_render.h"
 
 namespace meshplan::cli {
@@ -301,6 +302,7 @@ void add_merge(CLI::App* sub, int& exit_code) {
 
 struct CompareOptions {
   std::string base, other;
+  std::string gpu;  // price both profiles' GEMMs for this GPU of the catalog
   std::string format = "table";
 };
 
@@ -311,7 +313,8 @@ int run_compare(const CompareOptions& o) {
   if (!base) errors.insert(errors.end(), base.errors().begin(), base.errors().end());
   if (!other) errors.insert(errors.end(), other.errors().begin(), other.errors().end());
   if (!errors.empty()) return fail(errors);
-  const ProfileComparison c = compare_profiles(base.value(), other.value());
+  ProfileComparison c = compare_profiles(base.value(), other.value());
+  if (!o.gpu.empty()) compare_gemm_models(base.value(), other.value(), *find_gpu(o.gpu), c);
   if (o.format == "json")
     std::cout << profile_comparison_json(c).dump(2) << "\n";
   else if (o.format == "md")
@@ -333,6 +336,11 @@ void add_compare(CLI::App* sub, int& exit_code) {
   compare->add_option("other", o->other, "the profile compared with it")
       ->required()
       ->check(CLI::ExistingFile);
+  compare
+      ->add_option("--gpu", o->gpu,
+                   "also price both profiles' GEMMs with the cost model for this GPU, at every "
+                   "shape either measured (base time / other time)")
+      ->check(CLI::IsMember(gpu_names()));
   add_format_option(compare, o->format, {"table", "json", "md"});
   compare->callback([o, &exit_code] { exit_code = run_compare(*o); });
 }

@@ -20,6 +20,17 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[below] + frac * (sorted[above] - sorted[below]);
 }
 
+// Ratios enter a summary only where both sides gave a positive value and their quotient is a
+// finite positive number (a reader refuses the rest; this keeps the sort's order strict).
+void add_ratio(std::vector<double>& ratios, std::vector<std::string>& labels, double numerator,
+               double denominator, const std::string& label) {
+  if (!(numerator > 0) || !(denominator > 0)) return;
+  const double r = numerator / denominator;
+  if (!std::isfinite(r) || !(r > 0)) return;
+  ratios.push_back(r);
+  labels.push_back(label);
+}
+
 std::string shape_label(int64_t m, int64_t n, int64_t k) {
   return fmt::format("{}x{}x{}", m, n, k);
 }
@@ -55,12 +66,9 @@ GemmComparison compare_gemm(const std::string& dtype, const CalibrationProfile& 
     if (it == os.end()) continue;
     const GemmSample& osample = *it->second;
     const std::string label = shape_label(bsample->m, bsample->n, bsample->k);
-    best.push_back(osample.flops_per_s / bsample->flops_per_s);
-    best_at.push_back(label);
-    if (bsample->heuristic_flops_per_s > 0 && osample.heuristic_flops_per_s > 0) {
-      heuristic.push_back(osample.heuristic_flops_per_s / bsample->heuristic_flops_per_s);
-      heuristic_at.push_back(label);
-    }
+    add_ratio(best, best_at, osample.flops_per_s, bsample->flops_per_s, label);
+    add_ratio(heuristic, heuristic_at, osample.heuristic_flops_per_s,
+              bsample->heuristic_flops_per_s, label);
   }
   c.throughput = summarize_ratios(best, best_at);
   c.heuristic = summarize_ratios(heuristic, heuristic_at);
@@ -96,14 +104,8 @@ AttentionComparison compare_attention(const std::string& kernel, const Calibrati
     const AttentionSample& osample = *it->second;
     const std::string label = fmt::format("d{} s{} {}", bsample->head_dim, bsample->seq_len,
                                           bsample->causal ? "causal" : "full");
-    if (bsample->fwd_flops_per_s > 0 && osample.fwd_flops_per_s > 0) {
-      fwd.push_back(osample.fwd_flops_per_s / bsample->fwd_flops_per_s);
-      fwd_at.push_back(label);
-    }
-    if (bsample->bwd_flops_per_s > 0 && osample.bwd_flops_per_s > 0) {
-      bwd.push_back(osample.bwd_flops_per_s / bsample->bwd_flops_per_s);
-      bwd_at.push_back(label);
-    }
+    add_ratio(fwd, fwd_at, osample.fwd_flops_per_s, bsample->fwd_flops_per_s, label);
+    add_ratio(bwd, bwd_at, osample.bwd_flops_per_s, bsample->bwd_flops_per_s, label);
   }
   c.forward = summarize_ratios(fwd, fwd_at);
   c.backward = summarize_ratios(bwd, bwd_at);
@@ -128,14 +130,8 @@ void compare_collectives(const CalibrationProfile& base, const CalibrationProfil
     if (it == os.end()) continue;
     const CollectiveFit& o = *it->second;
     const std::string label = fmt::format("{} x{} on {}", b->collective, b->group_size, b->level);
-    if (b->busbw_bytes_per_s > 0 && o.busbw_bytes_per_s > 0) {
-      busbw.push_back(o.busbw_bytes_per_s / b->busbw_bytes_per_s);
-      busbw_at.push_back(label);
-    }
-    if (b->latency_s > 0 && o.latency_s > 0) {
-      latency.push_back(b->latency_s / o.latency_s);
-      latency_at.push_back(label);
-    }
+    add_ratio(busbw, busbw_at, o.busbw_bytes_per_s, b->busbw_bytes_per_s, label);
+    add_ratio(latency, latency_at, b->latency_s, o.latency_s, label);
   }
   c.collective_busbw = summarize_ratios(busbw, busbw_at);
   c.collective_latency = summarize_ratios(latency, latency_at);

@@ -49,6 +49,16 @@ struct AttentionComparison {
   RatioSummary forward, backward;  // where both give the forward (backward) throughput
 };
 
+// The GEMM time meshplan's cost model prices from each profile (planner/gemm_model.h: the
+// samples, the fallback curve, the sustained cap and wave quantization, for one GPU of the
+// catalog) at every shape either profile measured: BASE's time over OTHER's (above 1: OTHER's
+// prices run faster). What switching profiles changes in a plan's GEMMs, also where the two
+// measured different shapes or one only publishes efficiencies.
+struct GemmModelComparison {
+  std::string dtype;  // bf16 | fp8 (the precisions the cost model prices)
+  RatioSummary speedup;
+};
+
 struct ProfileComparison {
   std::string base_name, other_name;
   Provenance base_provenance, other_provenance;
@@ -58,6 +68,8 @@ struct ProfileComparison {
   int64_t base_collectives = 0, other_collectives = 0;
   RatioSummary collective_busbw;    // bus bandwidth of the fits both have
   RatioSummary collective_latency;  // base latency over other's (above 1: OTHER answers sooner)
+  std::string model_gpu;            // the GPU the GEMM models price for; empty: not compared
+  std::vector<GemmModelComparison> gemm_model;
 };
 
 ProfileComparison compare_profiles(const CalibrationProfile& base, const CalibrationProfile& other);

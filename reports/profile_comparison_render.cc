@@ -92,6 +92,9 @@ Tables tables(const ProfileComparison& c) {
     t.samples.push_back(ratio_row("attention " + a.kernel + " backward", a.base_samples,
                                   a.other_samples, a.backward));
   }
+  for (const GemmModelComparison& g : c.gemm_model)
+    t.samples.push_back(ratio_row("GEMM " + g.dtype + " priced on " + c.model_gpu + " (base/other)",
+                                  g.speedup.count, g.speedup.count, g.speedup));
   t.samples.push_back(ratio_row("collective bus bandwidth", c.base_collectives, c.other_collectives,
                                 c.collective_busbw));
   t.samples.push_back(ratio_row("collective latency (base/other)", c.base_collectives,
@@ -100,9 +103,13 @@ Tables tables(const ProfileComparison& c) {
 }
 
 constexpr const char* kRatioNote =
-    "ratios are other over base (above 1: other measured faster), at the samples both measured "
+    "ratios are other over base (above 1: other measured faster), at the samples both measured\n"
     "(GEMMs: same m x n x k; attention: same head dim, sequence length and mask; collectives: "
     "same collective, level and group size)";
+constexpr const char* kModelNote =
+    "priced on: the cost model's GEMM time from base over that from other (above 1: other prices "
+    "them faster)\nat every shape either measured (samples, fallback curve, sustained cap and "
+    "waves for that GPU)";
 
 }  // namespace
 
@@ -128,6 +135,12 @@ nlohmann::ordered_json profile_comparison_json(const ProfileComparison& c) {
                               {"other_samples", a.other_samples},
                               {"forward", summary_json(a.forward)},
                               {"backward", summary_json(a.backward)}});
+  if (!c.model_gpu.empty()) {
+    j["gemm_model"] = {{"gpu", c.model_gpu}, {"dtypes", nlohmann::ordered_json::array()}};
+    for (const GemmModelComparison& g : c.gemm_model)
+      j["gemm_model"]["dtypes"].push_back(
+          {{"dtype", g.dtype}, {"speedup", summary_json(g.speedup)}});
+  }
   j["collectives"] = {{"base_fits", c.base_collectives},
                       {"other_fits", c.other_collectives},
                       {"busbw", summary_json(c.collective_busbw)},
@@ -143,6 +156,7 @@ std::string profile_comparison_table(const ProfileComparison& c) {
   out += "\n";
   out += text_table(ratio_header("samples"), t.samples);
   out += std::string("\n") + kRatioNote + "\n";
+  if (!c.model_gpu.empty()) out += std::string(kModelNote) + "\n";
   return out;
 }
 
@@ -155,6 +169,7 @@ std::string profile_comparison_markdown(const ProfileComparison& c) {
   out += "\n";
   out += markdown_table(ratio_header("samples"), t.samples);
   out += std::string("\n") + kRatioNote + ".\n";
+  if (!c.model_gpu.empty()) out += std::string("\n") + kModelNote + ".\n";
   return out;
 }
 

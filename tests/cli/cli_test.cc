@@ -244,6 +244,16 @@ TEST_CASE("calibrate compare prints two profiles' ratios, a missing or broken on
   CHECK(j["scalars"][0]["name"] == "HBM bandwidth (GB/s)");
   CHECK(j["scalars"][0]["base"].get<double>() == doctest::Approx(3534));
   CHECK(j["scalars"][0]["ratio"].get<double>() == doctest::Approx(4259.9335578294316 / 3534));
+  CHECK(!j.contains("gemm_model"));  // only with --gpu
+  Run priced = run_meshplan(both + " --gpu H200-SXM-141GB --format json");
+  REQUIRE(priced.rc == 0);
+  const auto p = nlohmann::json::parse(priced.out);
+  CHECK(p["gemm_model"]["gpu"] == "H200-SXM-141GB");
+  CHECK(p["gemm_model"]["dtypes"][0]["dtype"] == "bf16");
+  CHECK(p["gemm_model"]["dtypes"][0]["speedup"]["count"].get<int>() > 1000);  // its samples
+  Run unknown_gpu = run_meshplan(both + " --gpu H300");
+  CHECK(unknown_gpu.rc == 2);
+  CHECK(unknown_gpu.err.find("--gpu") != std::string::npos);
   Run md = run_meshplan(both + " --format md");
   CHECK(md.rc == 0);
   CHECK(md.out.find("# Calibration profiles compared") == 0);
