@@ -20,15 +20,29 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[below] + frac * (sorted[above] - sorted[below]);
 }
 
-// Ratios enter a summary only where both sides gave a positive value and their quotient is a
-// finite positive number (a reader refuses the rest; this keeps the sort's order strict).
-void add_ratio(std::vector<double>& ratios, std::vector<std::string>& labels, double numerator,
-               double denominator, const std::string& label) {
-  if (!(numerator > 0) || !(denominator > 0)) return;
-  const double r = numerator / denominator;
-  if (!std::isfinite(r) || !(r > 0)) return;
-  ratios.push_back(r);
-  labels.push_back(label);
+// Ratios with what each belongs to. One enters only where both sides gave a positive value and
+// their quotient is a finite positive number (a reader refuses the rest; this keeps the sort's
+// order strict).
+struct Ratios {
+  std::vector<double> values;
+  std::vector<std::string> labels;
+  void add(double numerator, double denominator, const std::string& label) {
+    if (!(numerator > 0) || !(denominator > 0)) return;
+    const double r = numerator / denominator;
+    if (!std::isfinite(r) || !(r > 0)) return;
+    values.push_back(r);
+    labels.push_back(label);
+  }
+  RatioSummary summary() const { return summarize_ratios(values, labels); }
+};
+
+// Calls f(base item, other item) for every key both maps hold, in key order.
+template <class Map, class F>
+void for_each_common(const Map& base, const Map& other, F f) {
+  for (const auto& [key, b] : base) {
+    auto it = other.find(key);
+    if (it != other.end()) f(*b, *it->second);
+  }
 }
 
 std::string shape_label(int64_t m, int64_t n, int64_t k) {
@@ -59,19 +73,14 @@ GemmComparison compare_gemm(const std::string& dtype, const CalibrationProfile& 
   c.dtype = dtype;
   c.base_samples = static_cast<int64_t>(bs.size());
   c.other_samples = static_cast<int64_t>(os.size());
-  std::vector<double> best, heuristic;
-  std::vector<std::string> best_at, heuristic_at;
-  for (const auto& [shape, bsample] : bs) {  // map order: m, then n, then k
-    auto it = os.find(shape);
-    if (it == os.end()) continue;
-    const GemmSample& osample = *it->second;
-    const std::string label = shape_label(bsample->m, bsample->n, bsample->k);
-    add_ratio(best, best_at, osample.flops_per_s, bsample->flops_per_s, label);
-    add_ratio(heuristic, heuristic_at, osample.heuristic_flops_per_s,
-              bsample->heuristic_flops_per_s, label);
-  }
-  c.throughput = summarize_ratios(best, best_at);
-  c.heuristic = summarize_ratios(heuristic, heuristic_at);
+  Ratios best, heuristic;
+  for_each_common(bs, os, [&](const GemmSample& bsample, const GemmSample& osample) {
+    const std::string label = shape_label(bsample.m, bsample.n, bsample.k);
+    best.add(osample.flops_per_s, bsample.flops_per_s, label);
+    heuristic.add(osample.heuristic_flops_per_s, bsample.heuristic_flops_per_s, label);
+  });
+  c.throughput = best.summary();
+  c.heuristic = heuristic.summary();
   c.max_efficiency = {"max efficiency (of dense peak)", b ? b->max_efficiency : 0,
                       o ? o->max_efficiency : 0};
   c.sustained_tflops = {"sustained TFLOP/s", b ? b->sustained_flops_per_s / 1e12 : 0,
@@ -96,45 +105,40 @@ AttentionComparison compare_attention(const std::string& kernel, const Calibrati
   c.kernel = kernel;
   c.base_samples = static_cast<int64_t>(bs.size());
   c.other_samples = static_cast<int64_t>(os.size());
-  std::vector<double> fwd, bwd;
-  std::vector<std::string> fwd_at, bwd_at;
-  for (const auto& [key, bsample] : bs) {
-    auto it = os.find(key);
-    if (it == os.end()) continue;
-    const AttentionSample& osample = *it->second;
-    const std::string label = fmt::format("d{} s{} {}", bsample->head_dim, bsample->seq_len,
-                                          bsample->causal ? "causal" : "full");
-    add_ratio(fwd, fwd_at, osample.fwd_flops_per_s, bsample->fwd_flops_per_s, label);
-    add_ratio(bwd, bwd_at, osample.bwd_flops_per_s, bsample->bwd_flops_per_s, label);
-  }
-  c.forward = summarize_ratios(fwd, fwd_at);
-  c.backward = summarize_ratios(bwd, bwd_at);
+  Ratios fwd, bwd;
+  for_each_common(bs, os, [&](const AttentionSample& bsample, const AttentionSample& osample) {
+    const std::string label = fmt::format("d{} s{} {}", bsample.head_dim, bsample.seq_len,
+                                          bsample.causal ? "causal" : "full");
+    fwd.add(osample.fwd_flops_per_s, bsample.fwd_flops_per_s, label);
+    bwd.add(osample.bwd_flops_per_s, bsample.bwd_flops_per_s, label);
+  });
+  c.forward = fwd.summary();
+  c.backward = bwd.summary();
   return c;
+}
+
+using CollectiveKey = std::tuple<std::string, std::string, int64_t>;
+
+std::map<CollectiveKey, const CollectiveFit*> fits_of(const CalibrationProfile& p) {
+  std::map<CollectiveKey, const CollectiveFit*> by_key;
+  for (const CollectiveFit& f : p.collectives)
+    by_key.emplace(CollectiveKey{f.collective, f.level, f.group_size}, &f);
+  return by_key;
 }
 
 void compare_collectives(const CalibrationProfile& base, const CalibrationProfile& other,
                          ProfileComparison& c) {
-  using Key = std::tuple<std::string, std::string, int64_t>;
-  std::map<Key, const CollectiveFit*> os;
-  for (const CollectiveFit& f : other.collectives)
-    os.emplace(Key{f.collective, f.level, f.group_size}, &f);
   c.base_collectives = static_cast<int64_t>(base.collectives.size());
   c.other_collectives = static_cast<int64_t>(other.collectives.size());
-  std::map<Key, const CollectiveFit*> bs;
-  for (const CollectiveFit& f : base.collectives)
-    bs.emplace(Key{f.collective, f.level, f.group_size}, &f);
-  std::vector<double> busbw, latency;
-  std::vector<std::string> busbw_at, latency_at;
-  for (const auto& [key, b] : bs) {
-    auto it = os.find(key);
-    if (it == os.end()) continue;
-    const CollectiveFit& o = *it->second;
-    const std::string label = fmt::format("{} x{} on {}", b->collective, b->group_size, b->level);
-    add_ratio(busbw, busbw_at, o.busbw_bytes_per_s, b->busbw_bytes_per_s, label);
-    add_ratio(latency, latency_at, b->latency_s, o.latency_s, label);
-  }
-  c.collective_busbw = summarize_ratios(busbw, busbw_at);
-  c.collective_latency = summarize_ratios(latency, latency_at);
+  Ratios busbw, latency;
+  for_each_common(
+      fits_of(base), fits_of(other), [&](const CollectiveFit& b, const CollectiveFit& o) {
+        const std::string label = fmt::format("{} x{} on {}", b.collective, b.group_size, b.level);
+        busbw.add(o.busbw_bytes_per_s, b.busbw_bytes_per_s, label);
+        latency.add(b.latency_s, o.latency_s, label);
+      });
+  c.collective_busbw = busbw.summary();
+  c.collective_latency = latency.summary();
 }
 
 }  // namespace
