@@ -323,12 +323,12 @@ void compare(const PublishedRun& r, const Estimate& e, ValidationRow& row) {
 
 // Best prediction for one run: search the unpublished fields, keep the fastest that fits.
 Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_root, int threads,
-                              ProfileSwaps& profile_swaps) {
+                              ProfileSwaps& profile_swaps, const ProfileSearchPath& search) {
   Result<ClusterSpec> found = cluster_for(r, repo_root);
   if (!found) return found.errors();
   ClusterSpec spec = found.value();
   profile_swaps.apply(spec);
-  Result<CalibrationProfile> profile = resolve_profile(spec, "", ProfileSearchPath{});
+  Result<CalibrationProfile> profile = resolve_profile(spec, "", search);
   if (!profile) return profile.errors();
   Result<FrameworkPreset> framework = find_framework(r.framework);
   if (!framework) return framework.errors();
@@ -377,12 +377,13 @@ Result<ValidationRow> predict(const PublishedRun& r, const std::string& repo_roo
 
 Result<ValidationReport> validate_runs(const std::vector<PublishedRun>& runs,
                                        const std::string& repo_root, int threads,
-                                       ProfileSwaps profile_swaps) {
+                                       ProfileSwaps profile_swaps,
+                                       const ProfileSearchPath& search) {
   ValidationReport report;
   std::map<std::string, std::vector<double>> groups;
   std::vector<double> all;
   for (const PublishedRun& r : runs) {
-    Result<ValidationRow> row = predict(r, repo_root, threads, profile_swaps);
+    Result<ValidationRow> row = predict(r, repo_root, threads, profile_swaps, search);
     if (!row) return row.errors();
     report.rows.push_back(row.value());
     groups[r.source].push_back(row->relative_error);

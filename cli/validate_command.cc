@@ -29,6 +29,7 @@ struct ValidateOptions {
   double max_run_error = -1;  // every run's |error| at most this (negative: no bound)
   bool require_fit = false;   // every run predicted to fit (it ran)
   std::vector<std::string> profile_swaps;  // "NAME=OTHER": price NAME's clusters with OTHER
+  std::string profile_dir;                 // --profile-dir: looked in first for profile names
 };
 
 // Exit 1 when a run's |error| exceeds `max_run_error` or, with `require_fit`, when a run is
@@ -113,7 +114,8 @@ int run_serving_validate(const ValidateOptions& o, const std::vector<Bound>& bou
   Result<ProfileSwaps> swaps = ProfileSwaps::parse(o.profile_swaps);
   if (!swaps) return print_errors(swaps.errors());
   Result<serving::ServingValidation> v =
-      serving::validate_serving(runs.value(), o.root, swaps.value(), thread_count(o.threads));
+      serving::validate_serving(runs.value(), o.root, swaps.value(), thread_count(o.threads),
+                                profile_search_path(o.profile_dir));
   if (!v) return print_errors(v.errors());
   for (const Bound& b : bounds) {
     const bool found = std::any_of(v->summaries.begin(), v->summaries.end(),
@@ -160,8 +162,8 @@ int run_validate(const ValidateOptions& o) {
   if (!errors.empty()) return print_errors(errors);
   Result<ProfileSwaps> swaps = ProfileSwaps::parse(o.profile_swaps);
   if (!swaps) return print_errors(swaps.errors());
-  Result<ValidationReport> report =
-      validate_runs(runs, o.root, thread_count(o.threads), swaps.value());
+  Result<ValidationReport> report = validate_runs(
+      runs, o.root, thread_count(o.threads), swaps.value(), profile_search_path(o.profile_dir));
   if (!report) return print_errors(report.errors());
   if (auto error = unknown_bound(report.value(), bounds.value())) return print_errors({*error});
   if (o.format == "json")
@@ -201,6 +203,11 @@ CLI::App* add_validate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--profile", o->profile_swaps,
                   "NAME=OTHER: price the runs whose cluster names profile NAME with profile OTHER "
                   "(e.g. h100-published=h100-measured; repeatable; training and serving runs)");
+  sub->add_option("--profile-dir", o->profile_dir,
+                  "folder of calibration profiles (NAME.yaml) looked in first for the runs' "
+                  "profile names and --profile's OTHER, then $MESHPLAN_DATA/profiles, --root's "
+                  "profiles/, the installed ones")
+      ->check(CLI::ExistingDirectory);
   add_format_option(sub, o->format, {"table", "md", "json"});
   sub->callback([o, &exit_code] { exit_code = run_validate(*o); });
   return sub;

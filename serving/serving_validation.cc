@@ -324,13 +324,13 @@ struct RunSpecs {
 using SpecsKey = std::pair<std::string, std::string>;  // model file, cluster file
 
 Result<RunSpecs> load_run_specs(const ServingRun& run, const std::string& root,
-                                ProfileSwaps& profile_swaps) {
+                                ProfileSwaps& profile_swaps, const ProfileSearchPath& search) {
   Result<ModelSpec> model = load_model(root + "/" + run.model_file);
   if (!model) return model.errors();
   Result<ClusterSpec> cluster = load_cluster(root + "/" + run.cluster_file);
   if (!cluster) return cluster.errors();
   profile_swaps.apply(cluster.value());
-  Result<CalibrationProfile> profile = resolve_profile(cluster.value(), "", ProfileSearchPath{});
+  Result<CalibrationProfile> profile = resolve_profile(cluster.value(), "", search);
   if (!profile) return profile.errors();
   return RunSpecs{model.value(), cluster.value(), profile.value()};
 }
@@ -383,7 +383,8 @@ ServingRunResult replay_run(const ServingRun& run, const RunSpecs& specs) {
 }  // namespace
 
 Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root,
-                                           ProfileSwaps profile_swaps, int threads) {
+                                           ProfileSwaps profile_swaps, int threads,
+                                           const ProfileSearchPath& search) {
   ServingValidation v;
   v.runs = std::move(runs);
   // The files first, in the runs' order (their errors too), each once; then the replays.
@@ -393,7 +394,7 @@ Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const s
     if (!run.skip_reason.empty()) continue;
     const SpecsKey key{run.model_file, run.cluster_file};
     if (specs.find(key) == specs.end()) {
-      Result<RunSpecs> loaded = load_run_specs(run, root, profile_swaps);
+      Result<RunSpecs> loaded = load_run_specs(run, root, profile_swaps, search);
       if (!loaded) return loaded.errors();
       specs.emplace(key, std::move(loaded.value()));
     }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "planner/profile_lookup.h"
 #include "planner/profile_swaps.h"
 #include "serving/serving_options.h"
 
@@ -74,8 +75,11 @@ Result<std::vector<ServingRun>> load_serving_runs(const std::string& path);
 // the count); `root` holds models/ and topologies/, each file read once.
 // `profile_swaps` (planner/profile_swaps.h): rows whose cluster names profile NAME are priced
 // with profile OTHER (h200-published → h200-measured); a swap no row uses is an error.
+// `search` (planner/profile_lookup.h): where profile names are looked for besides `root`'s
+// profiles/ (the CLI's --profile-dir, $MESHPLAN_DATA, the installed data).
 Result<ServingValidation> validate_serving(std::vector<ServingRun> runs, const std::string& root,
-                                           ProfileSwaps profile_swaps = {}, int threads = 1);
+                                           ProfileSwaps profile_swaps = {}, int threads = 1,
+                                           const ProfileSearchPath& search = {});
 
 std::string serving_validation_table(const ServingValidation& v);
 // Rows (id, group, layout, predicted and measured per metric, error) and summaries.

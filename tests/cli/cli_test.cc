@@ -205,6 +205,33 @@ TEST_CASE(
         std::string::npos);
 }
 
+TEST_CASE("validate finds --profile's OTHER in --profile-dir and in $MESHPLAN_DATA/profiles") {
+  // A copy of h100-measured under another name, outside the source tree: the runs priced with it
+  // print what they print with h100-measured itself.
+  const auto dir =
+      std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-meshplan-cli-pdir");
+  std::filesystem::create_directories(dir / "profiles");
+  std::filesystem::copy_file(std::string(MESHPLAN_SOURCE_DIR) + "/profiles/h100-measured.yaml",
+                             dir / "profiles" / "my-h100.yaml");
+  const std::string runs =
+      "validate --runs '" + std::string(MESHPLAN_TEST_DATA) + "/published_runs_modern.yaml'";
+  Run shipped = run_meshplan(runs + " --profile h100-published=h100-measured");
+  REQUIRE(shipped.rc == 0);
+  Run mine = run_meshplan(runs + " --profile h100-published=my-h100 --profile-dir '" +
+                          (dir / "profiles").string() + "'");
+  CHECK(mine.rc == 0);
+  CHECK(mine.out == shipped.out);
+  Run env = run_shell("MESHPLAN_DATA='" + dir.string() + "' '" + MESHPLAN_BINARY + "' " + runs +
+                      " --profile h100-published=my-h100");
+  CHECK(env.rc == 0);
+  CHECK(env.out == shipped.out);
+  Run nowhere = run_meshplan(runs + " --profile h100-published=my-h100");
+  CHECK(nowhere.rc == 2);
+  CHECK(nowhere.err.find("no such calibration profile (looked for my-h100.yaml in ") !=
+        std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("calibrate merge lays a measured profile over a published one, section by section") {
   const auto dir =
       std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-meshplan-cli-merge");
