@@ -20,22 +20,6 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[below] + frac * (sorted[above] - sorted[below]);
 }
 
-// Ratios with what each belongs to. One enters only where both sides gave a positive value and
-// their quotient is a finite positive number (a reader refuses the rest; this keeps the sort's
-// order strict).
-struct Ratios {
-  std::vector<double> values;
-  std::vector<std::string> labels;
-  void add(double numerator, double denominator, const std::string& label) {
-    if (!(numerator > 0) || !(denominator > 0)) return;
-    const double r = numerator / denominator;
-    if (!std::isfinite(r) || !(r > 0)) return;
-    values.push_back(r);
-    labels.push_back(label);
-  }
-  RatioSummary summary() const { return summarize_ratios(values, labels); }
-};
-
 // Calls f(base item, other item) for every key both maps hold, in key order.
 template <class Map, class F>
 void for_each_common(const Map& base, const Map& other, F f) {
@@ -45,17 +29,13 @@ void for_each_common(const Map& base, const Map& other, F f) {
   }
 }
 
-std::string shape_label(int64_t m, int64_t n, int64_t k) {
-  return fmt::format("{}x{}x{}", m, n, k);
-}
-
 using ShapeKey = std::tuple<int64_t, int64_t, int64_t>;
 
 std::map<ShapeKey, const GemmSample*> ok_samples(const GemmTable* t) {
   std::map<ShapeKey, const GemmSample*> by_shape;
   if (t == nullptr) return by_shape;
   for (const GemmSample& s : t->samples)
-    if (s.status == "ok" && s.flops_per_s > 0) by_shape.emplace(ShapeKey{s.m, s.n, s.k}, &s);
+    if (measured(s)) by_shape.emplace(ShapeKey{s.m, s.n, s.k}, &s);
   return by_shape;
 }
 
@@ -73,9 +53,9 @@ GemmComparison compare_gemm(const std::string& dtype, const CalibrationProfile& 
   c.dtype = dtype;
   c.base_samples = static_cast<int64_t>(bs.size());
   c.other_samples = static_cast<int64_t>(os.size());
-  Ratios best, heuristic;
+  RatioSet best, heuristic;
   for_each_common(bs, os, [&](const GemmSample& bsample, const GemmSample& osample) {
-    const std::string label = shape_label(bsample.m, bsample.n, bsample.k);
+    const std::string label = gemm_shape_label(bsample.m, bsample.n, bsample.k);
     best.add(osample.flops_per_s, bsample.flops_per_s, label);
     heuristic.add(osample.heuristic_flops_per_s, bsample.heuristic_flops_per_s, label);
   });
@@ -105,7 +85,7 @@ AttentionComparison compare_attention(const std::string& kernel, const Calibrati
   c.kernel = kernel;
   c.base_samples = static_cast<int64_t>(bs.size());
   c.other_samples = static_cast<int64_t>(os.size());
-  Ratios fwd, bwd;
+  RatioSet fwd, bwd;
   for_each_common(bs, os, [&](const AttentionSample& bsample, const AttentionSample& osample) {
     const std::string label = fmt::format("d{} s{} {}", bsample.head_dim, bsample.seq_len,
                                           bsample.causal ? "causal" : "full");
@@ -130,7 +110,7 @@ void compare_collectives(const CalibrationProfile& base, const CalibrationProfil
                          ProfileComparison& c) {
   c.base_collectives = static_cast<int64_t>(base.collectives.size());
   c.other_collectives = static_cast<int64_t>(other.collectives.size());
-  Ratios busbw, latency;
+  RatioSet busbw, latency;
   for_each_common(
       fits_of(base), fits_of(other), [&](const CollectiveFit& b, const CollectiveFit& o) {
         const std::string label = fmt::format("{} x{} on {}", b.collective, b.group_size, b.level);
@@ -142,6 +122,18 @@ void compare_collectives(const CalibrationProfile& base, const CalibrationProfil
 }
 
 }  // namespace
+
+void RatioSet::add(double numerator, double denominator, const std::string& label) {
+  if (!(numerator > 0) || !(denominator > 0)) return;
+  const double r = numerator / denominator;
+  if (!std::isfinite(r) || !(r > 0)) return;
+  values_.push_back(r);
+  labels_.push_back(label);
+}
+
+std::string gemm_shape_label(int64_t m, int64_t n, int64_t k) {
+  return fmt::format("{}x{}x{}", m, n, k);
+}
 
 RatioSummary summarize_ratios(const std::vector<double>& ratios,
                               const std::vector<std::string>& labels) {

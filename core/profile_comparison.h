@@ -28,6 +28,24 @@ struct RatioSummary {
 RatioSummary summarize_ratios(const std::vector<double>& ratios,
                               const std::vector<std::string>& labels);
 
+// Ratios with what each belongs to, gathered for one summary. A ratio enters only where both
+// sides are positive and their quotient is a finite positive number (a reader refuses the rest;
+// this keeps summarize_ratios' sort strict).
+class RatioSet {
+ public:
+  void add(double numerator, double denominator, const std::string& label);
+  RatioSummary summary() const { return summarize_ratios(values_, labels_); }
+
+ private:
+  std::vector<double> values_;
+  std::vector<std::string> labels_;
+};
+
+// A GEMM sample that measured something (status ok, positive throughput): the ones compared.
+inline bool measured(const GemmSample& s) { return s.status == "ok" && s.flops_per_s > 0; }
+// How a GEMM shape is named in a summary: "2048x4096x4096" (m x n x k).
+std::string gemm_shape_label(int64_t m, int64_t n, int64_t k);
+
 // One scalar both profiles may give (0: not given; ratio 0 unless both are).
 struct ScalarComparison {
   std::string name;  // what it is, with its unit

@@ -1,8 +1,5 @@
 #include "planner/gemm_model_comparison.h"
 
-#include <fmt/format.h>
-
-#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -18,7 +15,7 @@ void add_shapes(const CalibrationProfile& p, const std::string& dtype, std::set<
   auto it = p.gemm.find(dtype);
   if (it == p.gemm.end()) return;
   for (const GemmSample& s : it->second.samples)
-    if (s.status == "ok" && s.flops_per_s > 0) shapes.insert({s.m, s.n, s.k});
+    if (measured(s)) shapes.insert({s.m, s.n, s.k});
 }
 
 }  // namespace
@@ -37,17 +34,14 @@ void compare_gemm_models(const CalibrationProfile& base, const CalibrationProfil
     // leaves it out in any case.
     const GemmModel base_model(base, gpu, precision, "delayed");
     const GemmModel other_model(other, gpu, precision, "delayed");
-    std::vector<double> ratios;
-    std::vector<std::string> labels;
+    RatioSet speedup;
     for (const auto& [m, n, k] : shapes) {
       const double md = static_cast<double>(m), nd = static_cast<double>(n),
                    kd = static_cast<double>(k);
-      const double r = base_model.kernel_time_s(md, nd, kd) / other_model.kernel_time_s(md, nd, kd);
-      if (!std::isfinite(r) || !(r > 0)) continue;  // as summarize_ratios requires
-      ratios.push_back(r);
-      labels.push_back(fmt::format("{}x{}x{}", m, n, k));
+      speedup.add(base_model.kernel_time_s(md, nd, kd), other_model.kernel_time_s(md, nd, kd),
+                  gemm_shape_label(m, n, k));
     }
-    c.gemm_model.push_back({dtype, summarize_ratios(ratios, labels)});
+    c.gemm_model.push_back({dtype, speedup.summary()});
   }
 }
 
