@@ -401,6 +401,8 @@ class CostModel {
   ResolvedCalibration calibration_;  // the profile's scalars for this GPU and precision
   GemmModel gemm_;
   GemmMemo gemm_memo_{gemm_};  // the layer costs' GEMM times, asked again and again
+  GemmModel bf16_gemm_;        // the GEMMs kept in BF16 under FP8 (LayerCostContext::bf16_gemm)
+  GemmMemo bf16_gemm_memo_{bf16_gemm_};
   AttentionModel attention_;
   CollectiveModel collectives_;
   CollectiveMemo collective_memo_{collectives_};  // the layer costs' collective times, likewise

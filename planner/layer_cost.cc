@@ -25,13 +25,16 @@ struct GemmTimes {
   // row tiles they run over those of `m` rows each (routed_row_tile_factor), which the forward
   // and input-gradient GEMMs pay (m is their output rows); the weight gradient reduces over the
   // rows, so its tiles do not depend on them.
+  // `bf16`: one of the GEMMs kept in BF16 under FP8 (LayerCostContext::bf16_gemm).
   void add(const LayerCostContext& ctx, double m, double n, double k, double count = 1,
-           double row_tiles = 1) {
+           double row_tiles = 1, bool bf16 = false) {
     if (count <= 0) return;
     m = std::max(m, 1.0);
+    const bool apart = bf16 && ctx.bf16_gemm;
+    const GemmModel* gemm = apart ? ctx.bf16_gemm : ctx.gemm;
+    GemmMemo* memo = apart ? ctx.bf16_gemm_memo : ctx.gemm_memo;
     auto time_s = [&](double rows, double cols, double inner) {
-      return ctx.gemm_memo ? ctx.gemm_memo->time_s(rows, cols, inner, count)
-                           : ctx.gemm->time_s(rows, cols, inner, count);
+      return memo ? memo->time_s(rows, cols, inner, count) : gemm->time_s(rows, cols, inner, count);
     };
     forward += row_tiles * time_s(m, n, k);
     input_grad += row_tiles * time_s(m, k, n);
@@ -48,11 +51,13 @@ struct ExpertGemms {
 };
 
 // The GEMMs of `map` on one TP rank (core/layer_geometry.h, rank_gemm).
+// The router's and the LM head's (`lm_head`) in BF16 under FP8 (LayerCostContext::bf16_gemm).
 void add_linear(GemmTimes& g, const LayerCostContext& ctx, const LinearMap& map, int64_t tp,
-                double tokens, const ExpertGemms& experts = {}) {
+                double tokens, const ExpertGemms& experts = {}, bool lm_head = false) {
   const bool routed = map.role == LinearRole::expert;
   const RankGemm r = rank_gemm(map, routed ? experts.tp : tp, tokens, experts.rows, experts.local);
-  g.add(ctx, r.rows, r.out, r.in, r.count, routed ? experts.row_tiles : 1.0);
+  g.add(ctx, r.rows, r.out, r.in, r.count, routed ? experts.row_tiles : 1.0,
+        lm_head || map.role == LinearRole::router);
 }
 
 // Tokens each rank dispatches to the experts: its sequence-parallel share under SP (Megatron-
@@ -520,7 +525,7 @@ HeadCost lm_head_cost(const LayerCostContext& ctx, const LayerCostKey& key) {
   const ModelSpec& m = *ctx.model;
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
   GemmTimes g;
-  add_linear(g, ctx, lm_head_linear(m), key.tp, tokens);
+  add_linear(g, ctx, lm_head_linear(m), key.tp, tokens, {}, true);
   const std::vector<MemoryBoundOp> loss = loss_memory_bound_ops(m, key.tp, tokens);
   HeadCost c;
   c.forward_s = g.forward + forward_bytes(loss) / ctx.hbm_bytes_per_s;

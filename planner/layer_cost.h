@@ -63,6 +63,16 @@ struct LayerCostContext {
   const ModelSpec* model = nullptr;
   const GemmModel* gemm = nullptr;
   GemmMemo* gemm_memo = nullptr;  // gemm's answers remembered (nullptr: asked each time)
+  // The GEMMs a framework keeps in BF16 when the linear layers run FP8, the LM head's and the MoE
+  // router's: neither is a Transformer Engine module, so fp8_autocast leaves them at the
+  // parameters' dtype. Megatron-Core's GPTModel builds its output layer as a
+  // tensor_parallel.ColumnParallelLinear (megatron/core/models/gpt/gpt_model.py) and its
+  // TopKRouter multiplies by its gate weight in torch at the input's dtype or --moe-router-dtype
+  // (megatron/core/transformer/moe/router.py); NeMo trains Megatron-Core's models; torchtitan's
+  // FP8 configurations leave `output` out of the conversion (filter_fqns). nullptr: `gemm`'s
+  // (a job whose linear layers run BF16 already).
+  const GemmModel* bf16_gemm = nullptr;
+  GemmMemo* bf16_gemm_memo = nullptr;  // bf16_gemm's answers remembered
   const CollectiveModel* collectives = nullptr;
   CollectiveMemo* collective_memo = nullptr;  // collectives' answers remembered (nullptr: asked)
   const CostOptions* options = nullptr;

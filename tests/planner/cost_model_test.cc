@@ -74,6 +74,25 @@ TEST_CASE("a heavy last stage: both models charge its excess once per micro-batc
   CHECK(e.step_time_s > (64 + 3) * mean);
 }
 
+// The LM head is not a Transformer Engine module in Megatron-Core: an FP8 job runs it in BF16
+// (LayerCostContext::bf16_gemm), so what the last stage adds to an equal first stage is the same
+// for an FP8 and a BF16 job, while their layers' GEMMs differ.
+TEST_CASE("an FP8 job's last stage adds the LM head at BF16, as a BF16 job's does") {
+  Case c;
+  c.model = gpt_like(16, 2048, 16, 256000, 2048);
+  CostModel bf16(c.model, c.cluster, CalibrationProfile{}, c.training);
+  const Estimate b = estimate(bf16, c, "tp=1,pp=2,dp=4,zero=0,schedule=1f1b");
+  Case f = c;
+  f.training.precision = Precision::fp8;
+  CostModel fp8(f.model, f.cluster, CalibrationProfile{}, f.training);
+  const Estimate e = estimate(fp8, f, "tp=1,pp=2,dp=4,zero=0,schedule=1f1b");
+  REQUIRE(e.stages.front().forward_s < 0.8 * b.stages.front().forward_s);
+  CHECK(e.stages.back().forward_s - e.stages.front().forward_s ==
+        doctest::Approx(b.stages.back().forward_s - b.stages.front().forward_s).epsilon(1e-9));
+  CHECK(e.stages.back().backward_s - e.stages.front().backward_s ==
+        doctest::Approx(b.stages.back().backward_s - b.stages.front().backward_s).epsilon(1e-9));
+}
+
 TEST_CASE("pipeline bubble fraction follows (p−1)/(m+p−1) for uniform 1F1B and /v interleaved") {
   Case c;
   c.model = gpt_like(32, 4096, 32, 128, 2048);

@@ -271,3 +271,34 @@ TEST_CASE(
     CHECK(std::count(shared.map_s.begin(), shared.map_s.end(), std::array<double, 3>{}) == 2);
   }
 }
+
+// LayerCostContext::bf16_gemm: Megatron-Core's output layer and MoE router are not Transformer
+// Engine modules, so an FP8 job runs them in BF16. Mixtral at tp 1, 4,096 tokens: the router is
+// 4,096 × 8 × 4,096 (tokens × experts × hidden), the LM head 4,096 × 32,000 × 4,096.
+TEST_CASE("under FP8 the LM head and the MoE router run BF16 GEMMs, every other linear map FP8") {
+  Fixture f;
+  f.model = testing::shipped_model("mixtral-8x7b");
+  const GemmModel fp8{f.profile, f.cluster.gpu, Precision::fp8, f.options.fp8_recipe};
+  LayerCostContext all_fp8 = f.context();
+  all_fp8.seq_len = 4096;
+  all_fp8.gemm = &fp8;
+  LayerCostContext apart = all_fp8;
+  apart.bf16_gemm = &f.gemm;
+  const LayerCostKey key{1, 1, 1, 1, false, false, CpKind::ring, 1, 1, false};
+  // The router's three GEMMs: forward m×n×k, input gradient m×k×n, weight gradient k×n×m.
+  const double t = 4096, experts = 8, h = 4096, vocab = 32000;
+  auto extra = [&](double m, double n, double k) {
+    return f.gemm.time_s(m, n, k) - fp8.time_s(m, n, k);
+  };
+  REQUIRE(extra(t, experts, h) > 0);
+  const LayerCompute a = layer_compute(apart, key, true), b = layer_compute(all_fp8, key, true);
+  CHECK(a.gemm_forward_s - b.gemm_forward_s == doctest::Approx(extra(t, experts, h)).epsilon(1e-9));
+  CHECK(a.gemm_input_grad_s - b.gemm_input_grad_s ==
+        doctest::Approx(extra(t, h, experts)).epsilon(1e-9));
+  CHECK(a.gemm_weight_grad_s - b.gemm_weight_grad_s ==
+        doctest::Approx(extra(h, experts, t)).epsilon(1e-9));
+  const HeadCost head = lm_head_cost(apart, key), head_fp8 = lm_head_cost(all_fp8, key);
+  CHECK(head.forward_s - head_fp8.forward_s == doctest::Approx(extra(t, vocab, h)).epsilon(1e-9));
+  CHECK(head.backward_s - head_fp8.backward_s ==
+        doctest::Approx(extra(t, h, vocab) + extra(h, vocab, t)).epsilon(1e-9));
+}
