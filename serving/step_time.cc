@@ -61,6 +61,8 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       host_(host),
       calibration_(resolve_calibration(profile, cluster.gpu, gemm_precision(options.weights))),
       gemm_(profile, cluster.gpu, gemm_precision(options.weights), calibration_),
+      bf16_gemm_(profile, cluster.gpu, Precision::bf16,
+                 resolve_calibration(profile, cluster.gpu, Precision::bf16)),
       attention_(profile, cluster.gpu, kServingAttentionKernels, calibration_),
       collectives_(profile, cluster, calibration_),
       peer_(profile.peer_all_reduce),
@@ -106,8 +108,7 @@ double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
   const double in = m.rank_in(layout_.dense_tp()), out = m.rank_out(layout_.dense_tp());
   double t = 0;
   if (m.role == LinearRole::router) {
-    // BF16 whatever the weight format: weights and activations streamed once.
-    t = gemm_.time_s(tokens * data_share_, out, in, 1, kActivationBytes);
+    t = bf16_linear_s(m, tokens);
   } else if (m.role == LinearRole::expert) {
     const double experts = static_cast<double>(model_.moe->experts);
     const double top_k = static_cast<double>(model_.moe->top_k);
@@ -234,8 +235,19 @@ void StepTimeModel::fill_layer_costs(double tokens, LayerCosts& c) const {
   }
 }
 
+// The router and the LM head stay BF16 whatever the weight format, weights and activations
+// streamed once: the quantizers leave them out (TensorRT-LLM's FP8 checkpoints from ModelOpt,
+// whose default configurations disable the *lm_head* quantizers; vLLM's FP8 methods serve
+// linear layers, its ParallelLMHead keeps the unquantized embedding method, and FP8 checkpoints
+// list lm_head under `ignore`), as serving_memory.cc counts their bytes.
+double StepTimeModel::bf16_linear_s(const LinearMap& m, double tokens) const {
+  const double in = m.rank_in(layout_.dense_tp()), out = m.rank_out(layout_.dense_tp());
+  return bf16_gemm_.time_s(tokens * data_share_, out, in, static_cast<double>(m.copies),
+                           kActivationBytes);
+}
+
 void StepTimeModel::fill_head_costs(double rows, HeadCosts& c) const {
-  c.gemm_s = linear_s(lm_head_, rows);
+  c.gemm_s = kernel_s(bf16_linear_s(lm_head_, rows));
   // The head's columns are split dense_tp ways and every rank samples from the whole
   // vocabulary: the logits are all-gathered in the head's BF16 output, then each rank writes
   // and reads back the FP32 logits of every row for softmax/top-k.

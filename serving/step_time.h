@@ -143,6 +143,7 @@ class StepTimeModel {
   void add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
                  StepBreakdown& out) const;
   double linear_s(const LinearMap& m, double tokens) const;
+  double bf16_linear_s(const LinearMap& m, double tokens) const;  // before the kernel's fixed cost
   // Attention of one layer for the whole batch: prefill chunks, then the decodes' cache reads.
   double attention_layer_s(const StepBatch& batch) const;
   // One micro-batch's work on the largest stage (layers and attention), the LM head's for it on
@@ -174,6 +175,8 @@ class StepTimeModel {
   double data_share_ = 1;            // a rank's share of the sequences (1 / tp under attention-DP)
   ResolvedCalibration calibration_;  // the profile's scalars for the GPU and weight precision
   GemmRoofline gemm_;
+  // The router's and the LM head's GEMMs, BF16 whatever the weight format (bf16_linear_s).
+  GemmRoofline bf16_gemm_;
   AttentionModel attention_;
   CollectiveModel collectives_;
   PeerAllReduceFit peer_;

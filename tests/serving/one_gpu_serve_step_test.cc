@@ -187,26 +187,32 @@ TEST_CASE(
 // FP8 GEMMs were burst figures until the sustained FP8 rate was measured (2026-11-28, 30 s of
 // 8192^3 back to back: H100 1,219.6 TFLOP/s, H200 1,235.8; profiles/measured/*-2026-11-28/):
 // mean |error| H100 9.7% → 7.5%, H200 9.6% → 6.6% (each still fast on average, −7.0% and −6.0%).
-TEST_CASE("one H100's FP8 serving steps are priced within 15% each and 6% on average (published)") {
-  check_errors(step_errors({"steps-h100-fp8.json", "dgx-h100-1n", "h100-published.yaml"}), 0.15,
-               0.06);
+// The steps ran their LM head in BF16, as the engines do (step_time.cc bf16_linear_s); until
+// 2026-12-04 the model priced it as an FP8 GEMM reading FP8 weights: with the measured profiles
+// H100 7.5% → 4.2%, H200 6.6% → 3.9%; with the published ones, which price these steps slow,
+// H100 5.4% → 7.4%, H200 6.3% → 9.1%.
+TEST_CASE(
+    "one H100's FP8 serving steps are priced within 16% each and 7.5% on average (published)") {
+  check_errors(step_errors({"steps-h100-fp8.json", "dgx-h100-1n", "h100-published.yaml"}), 0.16,
+               0.075);
 }
 
 TEST_CASE(
-    "one H200's FP8 serving steps are priced within 21.5% each and 7% on average (published)") {
-  check_errors(step_errors({"steps-h200-fp8.json", "dgx-h200-64n", "h200-published.yaml"}), 0.215,
-               0.07);
-}
-
-TEST_CASE("one H100's FP8 serving steps are priced within 18% each and 8% on average (measured)") {
-  check_errors(step_errors({"steps-h100-fp8.json", "dgx-h100-1n", "h100-measured.yaml"}), 0.18,
-               0.08);
+    "one H200's FP8 serving steps are priced within 22.5% each and 9.5% on average (published)") {
+  check_errors(step_errors({"steps-h200-fp8.json", "dgx-h200-64n", "h200-published.yaml"}), 0.225,
+               0.095);
 }
 
 TEST_CASE(
-    "one H200's FP8 serving steps are priced within 18.5% each and 7% on average (measured)") {
-  check_errors(step_errors({"steps-h200-fp8.json", "dgx-h200-64n", "h200-measured.yaml"}), 0.185,
-               0.07);
+    "one H100's FP8 serving steps are priced within 10% each and 4.5% on average (measured)") {
+  check_errors(step_errors({"steps-h100-fp8.json", "dgx-h100-1n", "h100-measured.yaml"}), 0.10,
+               0.045);
+}
+
+TEST_CASE(
+    "one H200's FP8 serving steps are priced within 11.5% each and 4% on average (measured)") {
+  check_errors(step_errors({"steps-h200-fp8.json", "dgx-h200-64n", "h200-measured.yaml"}), 0.115,
+               0.04);
 }
 
 // Steps continuous batching with chunked prefill forms (steps-{h200,h100}-mixed.json, measured
@@ -266,18 +272,18 @@ TEST_CASE(
 // (4,260 GB/s measured). So the published HBM figure prices large-batch attention slow, and what
 // the measured profile leaves (the 8B rows still 5-10% under with it) is outside the GPU.
 TEST_CASE(
-    "one H200's FP8 decode steps at offline batches are priced within 17% each and 4% on average "
+    "one H200's FP8 decode steps at offline batches are priced within 14% each and 3.5% on average "
     "with the measured profile") {
   check_errors(step_errors({"steps-h200-fp8-large.json", "dgx-h200-64n", "h200-measured.yaml"}),
-               0.17, 0.04, 9);
+               0.14, 0.035, 9);
 }
 
 TEST_CASE(
-    "one H200's FP8 decode steps at 384-1,024 sequences are priced 8-19% slow with the published "
+    "one H200's FP8 decode steps at 384-1,024 sequences are priced 8-20% slow with the published "
     "profile") {
   const std::vector<double> errors =
       step_errors({"steps-h200-fp8-large.json", "dgx-h200-64n", "h200-published.yaml"});
-  check_errors(errors, 0.19, 0.125, 9);
+  check_errors(errors, 0.20, 0.145, 9);
   // The file's order: 8B at 128, 384, 512, 640 (1,024 cached), 1,024 (512), 2,048 (128), 256
   // (2,048); 70B layers at 512 (2,048) and 1,024 (1,024).
   for (size_t i : {1, 2, 3, 4, 6, 7}) {
@@ -289,14 +295,16 @@ TEST_CASE(
 // Whole Llama 3 70B decode steps (all 80 layers, 70 GB of FP8 weights) on one H200
 // (steps-h200-fp8-70b.json, scripts/device/measure-70b-whole-steps.sh, 2026-11-28), batches of
 // 1-128 at 512-4,096 cached tokens: the layout of the perf-overview file's Llama 3.1 70B rows on
-// one H200. With the measured profile within 4.2% each (mean 1.9%), as the 8-layer cuts; with
-// the published one 12-19% slow. The measured profile's +16..+26% on those rows' throughput
-// (tpo-024, tpo-032) is therefore not the GPU's time.
+// one H200. With the measured profile within 3.5% each (mean 1.7%; 4.2% and 1.9% with an FP8 LM
+// head, before 2026-12-04), as the 8-layer cuts; with the published one 13-20% slow. The measured
+// profile's +16..+26% on those rows' throughput (tpo-024, tpo-032) is therefore not the GPU's time.
 TEST_CASE(
     "whole Llama 3 70B FP8 decode steps on one H200 are priced within 4.5% each with the "
-    "measured profile and 12-19% slow with the published one") {
+    "measured profile and 13-20% slow with the published one") {
   check_errors(step_errors({"steps-h200-fp8-70b.json", "dgx-h200-64n", "h200-measured.yaml"}),
                0.045, 0.02, 5);
-  for (double e : step_errors({"steps-h200-fp8-70b.json", "dgx-h200-64n", "h200-published.yaml"}))
-    CHECK((e >= 0.12 && e <= 0.19));
+  for (double e : step_errors({"steps-h200-fp8-70b.json", "dgx-h200-64n", "h200-published.yaml"})) {
+    CAPTURE(e);
+    CHECK((e >= 0.13 && e <= 0.20));
+  }
 }
