@@ -218,7 +218,9 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
                         "standard normals] as long.",
                         100 * c.gpu_compute_spread.value, origin_tag(c.gpu_compute_spread))
           : std::string("Stragglers: none (the profile gives no gpu_compute_spread)."),
-      fmt::format("FP8 scaling recipe {}: quantization adds {:.0f}% to FP8 GEMM time ({}).",
+      fmt::format("FP8 scaling recipe {}: quantization adds {:.0f}% to FP8 GEMM time ({}); the "
+                  "LM head and MoE router run BF16 GEMMs (no Transformer Engine module runs "
+                  "them: Megatron-Core's output layer and router).",
                   o.fp8_recipe, 100 * c.fp8_quantization_overhead.value,
                   origin_tag(c.fp8_quantization_overhead)),
       p.attention.empty()
