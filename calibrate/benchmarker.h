@@ -16,8 +16,17 @@ namespace meshplan::calibrate {
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
   std::string label;
+  // A GEMM the frameworks run in BF16 whatever the job's precision (the LM head, the MoE
+  // router: planner/layer_cost.h LayerCostContext::bf16_gemm), which the cost model never asks
+  // at another dtype: measured in bf16 alone (measured_in).
+  bool bf16_only = false;
   bool operator==(const GemmShape&) const = default;
 };
+
+// Whether a calibration measures `shape` in `dtype`.
+inline bool measured_in(const GemmShape& shape, const std::string& dtype) {
+  return !shape.bf16_only || dtype == "bf16";
+}
 
 // Warm-up runs are untimed; each timed iteration is one sample for the median and p95.
 // `budget_s` (> 0) caps the time one measurement spends (a GEMM shape: over all its algorithms):

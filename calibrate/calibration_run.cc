@@ -60,6 +60,11 @@ class Run {
   std::vector<std::string> dtypes() const {
     return plan_.dtypes.empty() ? bench_.gemm_dtypes() : plan_.dtypes;
   }
+  // The plan's shapes measured in `dtype` (measured_in).
+  int64_t shapes_in(const std::string& dtype) const {
+    return std::count_if(plan_.gemm_shapes.begin(), plan_.gemm_shapes.end(),
+                         [&](const GemmShape& s) { return measured_in(s, dtype); });
+  }
   std::vector<Variant> variants(const std::string& kind) const;
   std::vector<int64_t> sizes(const std::string& kind) const {
     return message_sizes(plan_.min_bytes,
@@ -90,7 +95,8 @@ std::vector<Variant> Run::variants(const std::string& kind) const {
 
 int64_t Run::count_items() const {
   int64_t n = 0;
-  if (plan_.gemm) n += static_cast<int64_t>(dtypes().size() * plan_.gemm_shapes.size());
+  if (plan_.gemm)
+    for (const auto& dtype : dtypes()) n += shapes_in(dtype);
   if (plan_.gemm && plan_.sustained_seconds > 0) n += static_cast<int64_t>(dtypes().size());
   if (plan_.hbm) n += 1;
   if (plan_.collectives)
@@ -115,9 +121,10 @@ Result<bool> Run::gemm_section() {
     table.dtype = dtype;
     double peak = bench_.peak_flops(dtype), best = 0;
     for (const auto& shape : plan_.gemm_shapes) {
+      if (!measured_in(shape, dtype)) continue;
       if (stopping()) {
-        mark_missing(fmt::format("gemm {}: {} of {} shapes", dtype, table.samples.size(),
-                                 plan_.gemm_shapes.size()));
+        mark_missing(
+            fmt::format("gemm {}: {} of {} shapes", dtype, table.samples.size(), shapes_in(dtype)));
         break;
       }
       report("gemm", fmt::format("{} {}x{}x{}", dtype, shape.m, shape.n, shape.k));

@@ -10,12 +10,14 @@ namespace meshplan::calibrate {
 namespace {
 
 // The forward, input-gradient and weight-gradient shapes of one rank GEMM (core/layer_geometry.h).
-void add_variants(std::vector<GemmShape>& out, const RankGemm& g, const std::string& name) {
+// `bf16_only`: the LM head's and the router's (GemmShape::bf16_only).
+void add_variants(std::vector<GemmShape>& out, const RankGemm& g, const std::string& name,
+                  bool bf16_only = false) {
   const auto rows = std::max<int64_t>(1, std::llround(g.rows));
   const auto in = static_cast<int64_t>(g.in), width = static_cast<int64_t>(g.out);
-  std::vector<GemmShape> variants = {{rows, width, in, "fwd " + name},
-                                     {rows, in, width, "dgrad " + name},
-                                     {in, width, rows, "wgrad " + name}};
+  std::vector<GemmShape> variants = {{rows, width, in, "fwd " + name, bf16_only},
+                                     {rows, in, width, "dgrad " + name, bf16_only},
+                                     {in, width, rows, "wgrad " + name, bf16_only}};
   std::erase_if(variants, [](const GemmShape& s) { return s.m <= 0 || s.n <= 0 || s.k <= 0; });
   append_unique_shapes(out, variants);
 }
@@ -30,10 +32,13 @@ void add_maps(std::vector<GemmShape>& out, const std::vector<LinearMap>& maps, i
 
 void append_unique_shapes(std::vector<GemmShape>& out, const std::vector<GemmShape>& more) {
   for (const GemmShape& s : more) {
-    bool seen = std::any_of(out.begin(), out.end(), [&](const GemmShape& o) {
+    auto seen = std::find_if(out.begin(), out.end(), [&](const GemmShape& o) {
       return o.m == s.m && o.n == s.n && o.k == s.k;
     });
-    if (!seen) out.push_back(s);
+    if (seen == out.end())
+      out.push_back(s);
+    else
+      seen->bf16_only = seen->bf16_only && s.bf16_only;  // measured wherever either needs it
   }
 }
 
@@ -58,7 +63,8 @@ std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int
     for (const LinearMap& map : ffn_linears(model, model.first_moe_layer())) {
       if (map.role != LinearRole::expert) {
         add_variants(out, rank_gemm(map, tp, static_cast<double>(tokens)),
-                     map.role == LinearRole::shared ? std::string("shared ") + map.name : map.name);
+                     map.role == LinearRole::shared ? std::string("shared ") + map.name : map.name,
+                     map.role == LinearRole::router);
         continue;
       }
       for (int64_t ep : eps) {
@@ -69,7 +75,8 @@ std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int
       }
     }
   }
-  add_maps(out, {lm_head_linear(model)}, tp, tokens);
+  add_variants(out, rank_gemm(lm_head_linear(model), tp, static_cast<double>(tokens)),
+               lm_head_linear(model).name, true);
   return out;
 }
 

@@ -20,11 +20,12 @@ namespace meshplan::calibrate {
 // model prices (core/layer_geometry.h, rank_gemm): attention, the dense MLP when the model has
 // dense layers, a MoE layer's router and shared experts at `tokens` rows, and its routed
 // experts at the rows each expert gets (expert_rows) for every EP degree of `eps` that divides
-// the expert count; then the logits.
+// the expert count; then the logits. The router's and the logits' are bf16_only.
 std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int64_t tokens,
                                          const std::vector<int64_t>& eps = {1});
 
-// Appends the shapes of `more` whose m×n×k is not in `out` yet (first label kept).
+// Appends the shapes of `more` whose m×n×k is not in `out` yet (first label kept); a shape
+// listed again without bf16_only clears the listed one's.
 void append_unique_shapes(std::vector<GemmShape>& out, const std::vector<GemmShape>& more);
 
 // Every model's shapes at every tp and token count (models, then tp, then tokens), each m×n×k

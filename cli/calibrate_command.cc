@@ -85,18 +85,23 @@ int print_plan(const calibrate::CalibrationPlan& plan) {
   double flops = 0;
   for (const auto& s : plan.gemm_shapes)
     flops += 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
-  std::printf("gemm: %zu shapes per dtype (%s), %.3g PFLOP per pass%s\n", plan.gemm_shapes.size(),
+  const auto bf16_only = std::count_if(plan.gemm_shapes.begin(), plan.gemm_shapes.end(),
+                                       [](const calibrate::GemmShape& s) { return s.bf16_only; });
+  std::printf("gemm: %zu shapes per dtype (%s), %.3g PFLOP per pass%s%s\n", plan.gemm_shapes.size(),
               plan.dtypes.empty() ? "every dtype the device offers"
                                   : fmt::format("{}", fmt::join(plan.dtypes, ", ")).c_str(),
-              flops * 1e-15, plan.gemm ? "" : " (section off)");
+              flops * 1e-15, plan.gemm ? "" : " (section off)",
+              bf16_only > 0
+                  ? fmt::format("; {} of them in bf16 only (LM head, router)", bf16_only).c_str()
+                  : "");
   std::printf("timing: %d warm-ups, %d samples, budget %g ms per shape, up to %d algorithms\n",
               plan.gemm_timing.warmup, plan.gemm_timing.iterations, plan.gemm_timing.budget_s * 1e3,
               plan.gemm_timing.max_algorithms);
   std::printf("sustained: %g s; hbm: %s; collectives: %s\n", plan.sustained_seconds,
               plan.hbm ? "yes" : "no", plan.collectives ? "yes" : "no");
   for (const auto& s : plan.gemm_shapes)
-    std::printf("%lld %lld %lld %s\n", static_cast<long long>(s.m), static_cast<long long>(s.n),
-                static_cast<long long>(s.k), s.label.c_str());
+    std::printf("%lld %lld %lld %s%s\n", static_cast<long long>(s.m), static_cast<long long>(s.n),
+                static_cast<long long>(s.k), s.label.c_str(), s.bf16_only ? " (bf16 only)" : "");
   return 0;
 }
 

@@ -125,6 +125,24 @@ TEST_CASE("the loop measures every dtype, shape, size and group in order with th
   CHECK(progress[5].item == "all_reduce x2 8 B");
 }
 
+TEST_CASE("a bf16-only shape (LM head, router) is measured in bf16 and skipped in fp8") {
+  FakeBenchmarker fake;
+  CalibrationPlan plan = small_plan();
+  plan.gemm_shapes[1].bf16_only = true;
+  plan.collectives = false;
+  plan.hbm = false;
+  std::vector<Progress> progress;
+  auto r = run_calibration(fake, plan, [&](const Progress& p) { progress.push_back(p); });
+  REQUIRE(r.ok());
+  CHECK(fake.calls ==
+        std::vector<std::string>{"gemm bf16 1024", "gemm bf16 2048", "gemm fp8 1024"});
+  REQUIRE(progress.size() == 3);
+  CHECK(progress[0].total == 3);
+  CHECK(r->gemm.at("bf16").samples.size() == 2);
+  CHECK(r->gemm.at("fp8").samples.size() == 1);
+  CHECK(r->complete);
+}
+
 TEST_CASE("the profile records samples, efficiencies and fits (pinned)") {
   FakeBenchmarker fake;
   auto r = run_calibration(fake, small_plan());

@@ -24,7 +24,7 @@ TEST_CASE("llama3-8b at tp=2: qkv, attention out, swiglu up/gate, down and logit
   CHECK(shapes[5] == GemmShape{2048, 4096, 8192, "wgrad attn_out"});
   CHECK(shapes[6] == GemmShape{8192, 14336, 4096, "fwd mlp_up"});
   CHECK(shapes[9] == GemmShape{8192, 4096, 7168, "fwd mlp_down"});
-  CHECK(shapes[12] == GemmShape{8192, 64128, 4096, "fwd logits"});
+  CHECK(shapes[12] == GemmShape{8192, 64128, 4096, "fwd logits", true});
 }
 
 TEST_CASE("repeated shapes are listed once") {
@@ -68,7 +68,7 @@ TEST_CASE("deepseek-v3 at tp=8: MLA's down-projections whole, up-projections spl
   CHECK(shapes[27] == GemmShape{128, 7168, 256, "fwd expert mlp_down ep1"});
   CHECK(shapes[30] == GemmShape{4096, 512, 7168, "fwd shared mlp_up"});
   CHECK(shapes[33] == GemmShape{256, 7168, 4096, "wgrad shared mlp_down"});
-  CHECK(shapes[34] == GemmShape{4096, 16160, 7168, "fwd logits"});
+  CHECK(shapes[34] == GemmShape{4096, 16160, 7168, "fwd logits", true});
 }
 
 TEST_CASE("mixtral: each routed expert at the rows it gets at each EP degree that divides 8") {
@@ -86,10 +86,28 @@ TEST_CASE("mixtral: each routed expert at the rows it gets at each EP degree tha
   CHECK(has({4096, 28672, 1024, "wgrad expert mlp_up ep1"}));
   CHECK(has({1024, 4096, 14336, "fwd expert mlp_down ep1"}));
   CHECK(has({8192, 4096, 14336, "fwd expert mlp_down ep8"}));
-  CHECK(has({4096, 8, 4096, "fwd router"}));
+  CHECK(has({4096, 8, 4096, "fwd router", true}));
   for (const GemmShape& s : shapes) CHECK(s.label.find("ep3") == std::string::npos);
   // qkv (2), attn_out (1), router (2), two expert maps at two degrees (12), logits (2).
   CHECK(shapes.size() == 19);
+}
+
+// GemmShape::bf16_only: the frameworks run the LM head and the MoE router in BF16 whatever the
+// job's precision (planner/layer_cost.h), so calibrate measures them in bf16 alone; a shape
+// another map also has (MHA at 4096: the router's weight gradient is not one) stays in every dtype.
+TEST_CASE("the LM head's and the router's shapes are measured in bf16 alone, shared ones in all") {
+  auto shapes = model_gemm_shapes(testing::shipped_model("mixtral-8x7b"), 1, 4096);
+  for (const GemmShape& s : shapes) {
+    CAPTURE(s.label);
+    const bool head_or_router =
+        s.label.find("logits") != std::string::npos || s.label.find("router") != std::string::npos;
+    CHECK(s.bf16_only == head_or_router);
+    CHECK(measured_in(s, "bf16"));
+    CHECK(measured_in(s, "fp8") == !head_or_router);
+  }
+  std::vector<GemmShape> out = {{8, 8, 8, "fwd logits", true}, {8, 8, 16, "fwd qkv"}};
+  append_unique_shapes(out, {{8, 8, 8, "fwd qkv"}, {8, 8, 16, "fwd router", true}});
+  CHECK(out == std::vector<GemmShape>{{8, 8, 8, "fwd logits", false}, {8, 8, 16, "fwd qkv"}});
 }
 
 TEST_CASE("a sweep lists each model's shapes at each tp and token count once, in that order") {
