@@ -75,8 +75,8 @@ std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int
       }
     }
   }
-  add_variants(out, rank_gemm(lm_head_linear(model), tp, static_cast<double>(tokens)),
-               lm_head_linear(model).name, true);
+  const LinearMap head = lm_head_linear(model);
+  add_variants(out, rank_gemm(head, tp, static_cast<double>(tokens)), head.name, true);
   return out;
 }
 

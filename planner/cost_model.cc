@@ -70,7 +70,6 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
       options_(o),
       calibration_(resolve_calibration(profile_, cluster_.gpu, t.precision, o.fp8_recipe)),
       gemm_(profile_, cluster_.gpu, t.precision, calibration_),
-      bf16_gemm_(profile_, cluster_.gpu, Precision::bf16, o.fp8_recipe),
       attention_(profile_, cluster_.gpu, o.attention_kernels, calibration_),
       collectives_(profile_, cluster_, calibration_, o.collective_algorithm, o.collective_rails) {
   context_.model = &model_;
@@ -84,8 +83,8 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   context_.hbm_bytes_per_s = calibration_.hbm_bytes_per_s.value;
   context_.fp8 = cluster_.gpu.runs_fp8(t.precision);
   if (context_.fp8) {
-    context_.bf16_gemm = &bf16_gemm_;
-    context_.bf16_gemm_memo = &bf16_gemm_memo_;
+    context_.bf16_gemm = &bf16_gemm_.emplace(profile_, cluster_.gpu, Precision::bf16, o.fp8_recipe);
+    context_.bf16_gemm_memo = &bf16_gemm_memo_.emplace(*bf16_gemm_);
   }
   context_.attention = &attention_;
   context_.seq_len = t.seq_len;

@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -401,8 +402,9 @@ class CostModel {
   ResolvedCalibration calibration_;  // the profile's scalars for this GPU and precision
   GemmModel gemm_;
   GemmMemo gemm_memo_{gemm_};  // the layer costs' GEMM times, asked again and again
-  GemmModel bf16_gemm_;        // the GEMMs kept in BF16 under FP8 (LayerCostContext::bf16_gemm)
-  GemmMemo bf16_gemm_memo_{bf16_gemm_};
+  // The GEMMs kept in BF16 under FP8 (LayerCostContext::bf16_gemm): built for an FP8 job only.
+  std::optional<GemmModel> bf16_gemm_;
+  std::optional<GemmMemo> bf16_gemm_memo_;
   AttentionModel attention_;
   CollectiveModel collectives_;
   CollectiveMemo collective_memo_{collectives_};  // the layer costs' collective times, likewise

@@ -61,8 +61,10 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       host_(host),
       calibration_(resolve_calibration(profile, cluster.gpu, gemm_precision(options.weights))),
       gemm_(profile, cluster.gpu, gemm_precision(options.weights), calibration_),
-      bf16_gemm_(profile, cluster.gpu, Precision::bf16,
-                 resolve_calibration(profile, cluster.gpu, Precision::bf16)),
+      bf16_gemm_(gemm_precision(options.weights) == Precision::bf16
+                     ? gemm_
+                     : GemmRoofline(profile, cluster.gpu, Precision::bf16,
+                                    resolve_calibration(profile, cluster.gpu, Precision::bf16))),
       attention_(profile, cluster.gpu, kServingAttentionKernels, calibration_),
       collectives_(profile, cluster, calibration_),
       peer_(profile.peer_all_reduce),
