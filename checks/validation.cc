@@ -209,11 +209,9 @@ void read_measured(const YamlNode& m, PublishedRun& r) {
 
 // Cluster names of the runs files and the shipped topology each stands for.
 const std::map<std::string, std::string> kClusterTopology = {
-    {"selene", "selene-a100.yaml"},
-    {"jean_zay_a100", "jean-zay-a100.yaml"},
-    {"dgx_h100", "dgx-h100-64n.yaml"},
-    {"mosaic_h100", "mosaic-h100.yaml"},
-    {"mosaic_a100", "mosaic-a100.yaml"}};
+    {"selene", "selene-a100.yaml"},      {"jean_zay_a100", "jean-zay-a100.yaml"},
+    {"dgx_h100", "dgx-h100-64n.yaml"},   {"dgx_h200", "dgx-h200-64n.yaml"},
+    {"mosaic_h100", "mosaic-h100.yaml"}, {"mosaic_a100", "mosaic-a100.yaml"}};
 
 std::vector<std::string> cluster_names() {
   std::vector<std::string> names;

@@ -84,13 +84,14 @@ ErrorSummary summarize_errors(const std::string& name, const std::vector<double>
 
 // `repo_root` locates topologies/ and profiles/. Cluster names map to shipped topologies:
 // selene → selene-a100.yaml, jean_zay_a100 → jean-zay-a100.yaml, dgx_h100 → dgx-h100-64n.yaml,
-// mosaic_h100 → mosaic-h100.yaml, mosaic_a100 → mosaic-a100.yaml, resized to the run's GPUs.
-// Each run is predicted with its framework preset applied to CostOptions{}.
-// `profile_swaps` (planner/profile_swaps.h): clusters that name profile NAME are priced with
-// profile OTHER instead (OTHER.yaml along `search`), e.g. h100-published → h100-measured. A NAME
-// no run's cluster uses is an error (a typo would otherwise validate the unswapped profile
-// silently). `search` (planner/profile_lookup.h): where profile names are looked for besides
-// `repo_root`'s profiles/ (the CLI's --profile-dir, $MESHPLAN_DATA, the installed data).
+// dgx_h200 → dgx-h200-64n.yaml, mosaic_h100 → mosaic-h100.yaml, mosaic_a100 → mosaic-a100.yaml,
+// resized to the run's GPUs. Each run is predicted with its framework preset applied to
+// CostOptions{}. `profile_swaps` (planner/profile_swaps.h): clusters that name profile NAME are
+// priced with profile OTHER instead (OTHER.yaml along `search`), e.g. h100-published →
+// h100-measured. A NAME no run's cluster uses is an error (a typo would otherwise validate the
+// unswapped profile silently). `search` (planner/profile_lookup.h): where profile names are looked
+// for besides `repo_root`'s profiles/ (the CLI's --profile-dir, $MESHPLAN_DATA, the installed
+// data).
 Result<ValidationReport> validate_runs(const std::vector<PublishedRun>& runs,
                                        const std::string& repo_root, int threads,
                                        ProfileSwaps profile_swaps = {},

@@ -1,6 +1,10 @@
 #include "planner/activation_memory.h"
 
 #include <algorithm>
+#include <vector>
+
+#include "core/layer_geometry.h"
+#include "planner/op_sac.h"
 
 namespace meshplan {
 namespace {
@@ -117,7 +121,29 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
     module(RecomputeModule::shared_experts) = shared;
   }
   out.mlp = mlp;
+  if (a.op_sac)
+    module(RecomputeModule::core_attn) =
+        std::max(0.0, out.no_recompute() - op_sac_stored_bytes(m, layer, a));
   return out;
+}
+
+double op_sac_stored_bytes(const ModelSpec& m, int64_t layer, const ActivationShape& a) {
+  const double tokens = static_cast<double>(a.seq_len) / static_cast<double>(a.cp) *
+                        static_cast<double>(a.micro_batch);
+  const double h = static_cast<double>(m.hidden);
+  const double rep = a.sp ? 1.0 / static_cast<double>(a.tp) : 1.0;
+  const std::vector<LinearMap> maps = layer_linears(m, layer);
+  double bytes = kAct * tokens * h * rep;  // the block's input
+  for (const OpSacMm& mm : op_sac_mms(m, maps)) {
+    if (!mm.saved) continue;
+    const LinearMap& map = maps[mm.map];
+    const double copies = map.role == LinearRole::shared ? static_cast<double>(map.copies) : 1.0;
+    bytes += kAct * tokens * mm.share * map.rank_out(a.tp) * copies;
+  }
+  const Widths w = widths(m, a.tp);
+  bytes += kAct * tokens * w.attn_out + 4 * tokens * w.heads;  // SDPA's output and log-sum-exp
+  if (a.tp > 1) bytes += 2 * kAct * tokens * h * rep;          // attention's and the MLP's
+  return bytes;
 }
 
 double LayerActivations::dropped(RecomputeModules modules) const {

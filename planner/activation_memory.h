@@ -27,6 +27,8 @@ struct ActivationShape {
   bool fp8 = false;
   bool fp8_quantized_inputs = true;
   int64_t etp = 0;  // the experts' tensor-parallel degree (Layout::expert_tp); 0: tp
+  // Selective recompute is torchtitan's op SAC (MemoryOptions::selective_op_sac).
+  bool op_sac = false;
 };
 
 ActivationShape activation_shape(const Layout& l, int64_t seq_len);
@@ -51,7 +53,10 @@ struct LayerActivations {
   // MLP GEMMs' saved inputs); mla_up_proj MLA's per-head Q, K, V; mlp a dense MLP's
   // intermediates; moe_act the routed experts' activation outputs (the down-projections' saved
   // inputs); moe everything routed (router probabilities, dispatched inputs, expert outputs and
-  // intermediates; it includes moe_act's); shared_experts their intermediates.
+  // intermediates; it includes moe_act's); shared_experts their intermediates. Under op SAC
+  // (ActivationShape::op_sac) core_attn's is what that policy drops instead: all but the block's
+  // input, its saved mm outputs, SDPA's output and log-sum-exp and TP's reduce-scattered outputs
+  // (op_sac_stored_bytes).
   std::array<double, kRecomputeModules> module_bytes{};
   // Bytes recomputing `modules` drops (moe_act's counted once when moe is there too).
   double dropped(RecomputeModules modules) const;
@@ -69,6 +74,12 @@ struct LayerActivations {
 };
 
 LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const ActivationShape& a);
+
+// Bytes torchtitan's op SAC keeps of layer `layer` for one micro-batch (planner/op_sac.h): the
+// block's BF16 input (the checkpoint's), the outputs of the mm's it saves (rows × the rank's
+// output columns; a row-parallel map's partial sums are whole rows before their reduce-scatter),
+// SDPA's BF16 output and fp32 log-sum-exp, and with TP the two reduce-scattered block outputs.
+double op_sac_stored_bytes(const ModelSpec& m, int64_t layer, const ActivationShape& a);
 
 // Last stage: logits in bf16 plus their fp32 copy for the loss (Megatron-LM's fused
 // vocab-parallel cross entropy), 6·s·b·V/t bytes, for the one micro-batch in backward.

@@ -90,9 +90,13 @@ CostModel::CostModel(const ModelSpec& m, const ClusterSpec& c, const Calibration
   context_.seq_len = t.seq_len;
   const double tokens = static_cast<double>(t.global_batch * t.seq_len);
   const double seq = static_cast<double>(t.seq_len);
-  dense_flops_ = kind_forward_flops(m, false, tokens, seq, o.flops);
-  moe_flops_ = m.moe ? kind_forward_flops(m, true, tokens, seq, o.flops) : dense_flops_;
+  FlopOptions flops = o.flops;
+  flops.op_sac = o.memory.selective_op_sac;
+  dense_flops_ = kind_forward_flops(m, false, tokens, seq, flops);
+  moe_flops_ = m.moe ? kind_forward_flops(m, true, tokens, seq, flops) : dense_flops_;
+  // Op SAC drops every intermediate but a few mm outputs.
   selective_saves_ =
+      o.memory.selective_op_sac ||
       attention_core_stores_activations(m, context_.fp8, o.memory.fp8_saves_quantized_inputs);
   head_flops_ = lm_head_forward_flops(m, tokens);
   layer_params_ = model_layer_params(model_);
@@ -553,10 +557,13 @@ StageTiming CostModel::stage_timing(const Layout& l, const StageClass& k,
   s.backward_s = nd * c.dense.backward_s + nm * c.moe.backward_s;
   s.backward_weight_s = nd * c.dense.backward_weight_s + nm * c.moe.backward_weight_s;
   s.recompute_s = fd * c.dense.forward_s + fm * c.moe.forward_s;
-  // Selectively recomputed layers repeat their modules' forward (and moe its dispatch).
+  // Selectively recomputed layers repeat their modules' forward (and moe its dispatch, as op
+  // SAC does: it saves no all-to-all output).
   const bool selective = l.recompute == Recompute::selective;
-  const double moe_redispatch =
-      selective && has(l.recompute_modules, RecomputeModule::moe) ? nm - fm : 0;
+  const double moe_redispatch = selective && (has(l.recompute_modules, RecomputeModule::moe) ||
+                                              options_.memory.selective_op_sac)
+                                    ? nm - fm
+                                    : 0;
   if (selective) {
     s.recompute_s += (nd - fd) * c.dense.selective_forward_s(l.recompute_modules) +
                      (nm - fm) * c.moe.selective_forward_s(l.recompute_modules);

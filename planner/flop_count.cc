@@ -6,6 +6,7 @@
 #include "core/attention_span.h"
 #include "core/layer_geometry.h"
 #include "core/pipeline_placement.h"
+#include "planner/op_sac.h"
 #include "planner/param_count.h"
 
 namespace meshplan {
@@ -25,6 +26,17 @@ double tokens_through(const ModelSpec& m, const LinearMap& map, double tokens) {
       break;
   }
   return tokens;
+}
+
+// The forward FLOPs op SAC repeats in the backward: each recomputed mm's share of its map's.
+double op_sac_forward_flops(const ModelSpec& m, int64_t layer, double tokens) {
+  const std::vector<LinearMap> maps = layer_linears(m, layer);
+  const std::vector<double> shares = op_sac_recomputed_shares(m, maps);
+  double flops = 0;
+  for (size_t i = 0; i < maps.size(); ++i)
+    flops +=
+        shares[i] * 2 * tokens_through(m, maps[i], tokens) * static_cast<double>(maps[i].weights());
+  return flops;
 }
 
 }  // namespace
@@ -66,6 +78,7 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens,
         break;
     }
   }
+  if (o.op_sac) module(RecomputeModule::core_attn) = op_sac_forward_flops(m, layer, tokens);
   return f;
 }
 
@@ -76,7 +89,7 @@ LayerFlops kind_forward_flops(const ModelSpec& m, bool moe_layers, double tokens
   if (k.local_share == 0) return f;
   const LayerFlops l = layer_forward_flops(m, k.local, tokens, seq_len, o);
   f.attention_core += k.local_share * (l.attention_core - f.attention_core);
-  f.module[static_cast<size_t>(RecomputeModule::core_attn)] = f.attention_core;
+  if (!o.op_sac) f.module[static_cast<size_t>(RecomputeModule::core_attn)] = f.attention_core;
   return f;
 }
 

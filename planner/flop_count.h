@@ -18,6 +18,9 @@ struct FlopOptions {
   // Attention scores and values counted for every (query, key) pair, the Megatron-LM / PaLM
   // convention; true halves them (causal mask).
   bool causal_attention = false;
+  // Selective recompute is torchtitan's op SAC (MemoryOptions::selective_op_sac, which the cost
+  // model copies here): core_attn's entry is then the GEMMs it repeats (op_sac.h).
+  bool op_sac = false;
 };
 
 // Forward FLOPs of one layer for `tokens` tokens in sequences of `seq_len`.
@@ -27,6 +30,7 @@ struct LayerFlops {
   // Of those, what selective recompute of each module repeats (Layout::recompute_modules):
   // core_attn the attention core, mla_up_proj MLA's q_b and kv_b, mlp a dense MLP, moe the
   // router and routed experts, shared_experts theirs; layernorm and moe_act are memory-bound (0).
+  // Under FlopOptions::op_sac core_attn's is the mm's op SAC recomputes and the routed experts.
   std::array<double, kRecomputeModules> module{};
   double total() const { return dense_gemms + attention_core; }
   double selective(RecomputeModules modules) const { return sum_over(modules, module); }

@@ -349,6 +349,12 @@ void apply_framework_fp8_memory(const FrameworkPreset& f, MemoryOptions& m) {
   m.fp8_saves_quantized_inputs = name != "fsdp2" && name != "torchtitan";
 }
 
+// What its recompute=selective runs (MemoryOptions::selective_op_sac): torchtitan's
+// activation_checkpoint.mode "selective" with selective_ac_option "op", the option its exporter
+// writes (launchers/launcher_torchtitan.cc), is its per-op policy (planner/op_sac.h); the
+// Megatron family's is --recompute-granularity selective over --recompute-modules.
+bool framework_selective_op_sac(const std::string& name) { return name == "torchtitan"; }
+
 const char* framework_launcher(const std::string& framework) {
   static constexpr std::pair<const char*, const char*> kLaunchers[] = {
       {"megatron-core", "megatron"},
@@ -375,6 +381,7 @@ void apply_framework(const FrameworkPreset& f, CostOptions& o) {
   o.fp8_recipe = f.fp8_recipe;
   o.memory.zero3_max_live_params = f.zero3_max_live_params;
   apply_framework_fp8_memory(f, o.memory);
+  o.memory.selective_op_sac = framework_selective_op_sac(f.name);
   o.partial_recompute = f.partial_recompute;
   o.hybrid_sharding = f.hybrid_sharding;
   o.tp_comm_overlap = f.tp_comm_overlap;

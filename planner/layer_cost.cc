@@ -7,6 +7,7 @@
 #include "core/attention_span.h"
 #include "core/layer_geometry.h"
 #include "planner/memory_bound_ops.h"
+#include "planner/op_sac.h"
 
 namespace meshplan {
 namespace {
@@ -242,6 +243,22 @@ std::array<double, kRecomputeModules> module_forward_times(const LayerCostContex
   return t;
 }
 
+// The forward seconds torchtitan's op SAC repeats in the backward (planner/op_sac.h), for which
+// core_attn's entry stands under MemoryOptions::selective_op_sac: the mm's it does not save (each
+// the share of its map's forward GEMM time its output columns are), the routed experts' grouped
+// GEMMs, and every memory-bound op of the forward (norms, RoPE, the activation function, MoE
+// permutation); not the attention core, whose output it saves.
+double op_sac_forward_s(const ModelSpec& m, const std::vector<MapGemms>& maps,
+                        double memory_forward_s) {
+  std::vector<LinearMap> linears;
+  linears.reserve(maps.size());
+  for (const MapGemms& g : maps) linears.push_back(g.map);
+  const std::vector<double> shares = op_sac_recomputed_shares(m, linears);
+  double s = 0;
+  for (size_t i = 0; i < maps.size(); ++i) s += shares[i] * maps[i].times.forward;
+  return s + memory_forward_s;
+}
+
 // Bytes per token of one TP rank's attention inputs and output, 2-byte (BF16) elements.
 struct AttentionTokenBytes {
   double q = 0, kv = 0, out = 0;  // query; key and value; attention output
@@ -470,10 +487,13 @@ LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key,
   out.memory_forward_s = shared.memory_forward_s;
   out.memory_backward_s = shared.memory_backward_s;
   out.module_forward_s = module_forward_times(ctx, key, moe_layer, tokens, maps, attn);
-  out.activations =
-      layer_activations(m, moe_layer ? m.first_moe_layer() : 0,
-                        {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp, ctx.fp8,
-                         ctx.options->memory.fp8_saves_quantized_inputs, key.etp});
+  if (ctx.options->memory.selective_op_sac)
+    out.module_forward_s[static_cast<size_t>(RecomputeModule::core_attn)] =
+        op_sac_forward_s(*ctx.model, maps, shared.memory_forward_s);
+  out.activations = layer_activations(m, moe_layer ? m.first_moe_layer() : 0,
+                                      {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp,
+                                       ctx.fp8, ctx.options->memory.fp8_saves_quantized_inputs,
+                                       key.etp, ctx.options->memory.selective_op_sac});
   return out;
 }
 

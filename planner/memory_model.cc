@@ -216,6 +216,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const GpuSpec& gpu, const Lay
   ActivationShape shape = activation_shape(l, t.seq_len);
   shape.fp8 = gpu.runs_fp8(t.precision);
   shape.fp8_quantized_inputs = o.fp8_saves_quantized_inputs;
+  shape.op_sac = o.selective_op_sac;
   const LayerActivations dense = layer_activations(m, 0, shape);
   const LayerActivations moe = m.moe ? layer_activations(m, m.first_moe_layer(), shape) : dense;
   const std::vector<StageLayerMix> mix = stage_layer_mix(m, l);

@@ -58,6 +58,11 @@ struct MemoryOptions {
   // it again in the backward (matmul_with_hp_or_float8_args.forward, torchao/float8/
   // float8_linear.py): false for the PyTorch-native stacks (FSDP2, torchtitan).
   bool fp8_saves_quantized_inputs = true;
+  // What recompute=selective saves and repeats: false, Megatron-Core's recompute modules
+  // (Layout::recompute_modules); true, torchtitan's per-op policy (planner/op_sac.h), for which
+  // the default module set stands (its launcher takes no other): the default set then drops what
+  // op SAC does not save and repeats what it recomputes.
+  bool selective_op_sac = false;
 };
 
 }  // namespace meshplan

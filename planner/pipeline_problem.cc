@@ -65,7 +65,7 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
           static_cast<double>(dense - full_dense) *
               c.dense.selective_forward_s(l.recompute_modules) +
           static_cast<double>(moe - full_moe) * c.moe.selective_forward_s(l.recompute_modules);
-      if (has(l.recompute_modules, RecomputeModule::moe))
+      if (has(l.recompute_modules, RecomputeModule::moe) || options_.memory.selective_op_sac)
         k.recompute_s += static_cast<double>(moe - full_moe) * c.moe.ep_forward_s;
     }
     if (ch + 2 == bounds.size()) {

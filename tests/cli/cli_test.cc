@@ -406,9 +406,9 @@ TEST_CASE("validate takes several --runs files and shows each modern run's frame
                           "/published_runs.yaml' --runs '" + data + "/published_runs_modern.yaml'");
   REQUIRE(both.rc == 0);
   nlohmann::json j = nlohmann::json::parse(both.out);
-  CHECK(j["runs"].size() == 47);
+  CHECK(j["runs"].size() == 49);
   CHECK(j["summaries"].back()["name"] == "all");
-  CHECK(j["summaries"].back()["runs"] == 47);
+  CHECK(j["summaries"].back()["runs"] == 49);
   Run modern =
       run_meshplan("validate --threads 2 --runs '" + data + "/published_runs_modern.yaml'");
   REQUIRE(modern.rc == 0);
@@ -546,7 +546,7 @@ TEST_CASE("validate names the runs file, line and column of an unknown cluster")
   CHECK(r.out.empty());
   CHECK(r.err.find(path + ":") == 0);
   CHECK(r.err.find("error: field 'runs[0].cluster' = 'selen': must be one of "
-                   "dgx_h100|jean_zay_a100|mosaic_a100|mosaic_h100|selene (did you mean "
+                   "dgx_h100|dgx_h200|jean_zay_a100|mosaic_a100|mosaic_h100|selene (did you mean "
                    "'selene'?)\n") != std::string::npos);
   std::filesystem::remove(path);
 }

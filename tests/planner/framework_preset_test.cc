@@ -231,3 +231,12 @@ TEST_CASE("FSDP-based presets search no ZeRO-1, no layer groups and no offload t
   CHECK(with("deepspeed").offload_devices == std::vector<Offload>{Offload::cpu, Offload::nvme});
   CHECK(with("deepspeed").cp_kinds.empty());  // its config has no context parallelism
 }
+
+TEST_CASE("torchtitan's selective recompute is its op SAC, the Megatron family's its modules") {
+  for (const FrameworkPreset& f : framework_presets()) {
+    CAPTURE(f.name);
+    CostOptions o;
+    apply_framework(f, o);
+    CHECK(o.memory.selective_op_sac == (std::string(f.name) == "torchtitan"));
+  }
+}

@@ -302,3 +302,25 @@ TEST_CASE("under FP8 the LM head and the MoE router run BF16 GEMMs, every other 
   CHECK(head.backward_s - head_fp8.backward_s ==
         doctest::Approx(extra(t, h, vocab) + extra(h, vocab, t)).epsilon(1e-9));
 }
+
+// MemoryOptions::selective_op_sac: torchtitan's selective recompute repeats the mm's its policy
+// does not save (wk, wo, w3 of a Llama block) and every memory-bound op of the forward, not the
+// attention core (planner/op_sac.h).
+TEST_CASE("under op SAC selective recompute repeats wk, wo, w3 and the element-wise ops") {
+  Fixture f;
+  LayerCostContext ctx = f.context();
+  ctx.seq_len = 8192;
+  const LayerCostKey key{1, 1, 1, 2, false, false, CpKind::ring, 1, 1, false};
+  const double t = 2 * 8192, h = 4096, kv = 1024, ffn = 14336;
+  const LayerCompute modules = layer_compute(ctx, key, false);
+  CHECK(modules.module_forward_s[0] == modules.attention_forward_s);  // core_attn
+  f.options.memory.selective_op_sac = true;
+  const LayerCompute op_sac = layer_compute(ctx, key, false);
+  // The fused QKV GEMM's time is split by columns: wk is 1024 of its 6144.
+  const double gemms = f.gemm.time_s(t, h + 2 * kv, h) / 6 + f.gemm.time_s(t, h, h) +
+                       f.gemm.time_s(t, 2 * ffn, h) / 2;
+  CHECK(op_sac.module_forward_s[0] ==
+        doctest::Approx(gemms + op_sac.memory_forward_s).epsilon(1e-12));
+  CHECK(op_sac.gemm_forward_s == modules.gemm_forward_s);  // the pass itself is the same
+  CHECK(op_sac.activations.selective() < modules.activations.selective() / 2);
+}
