@@ -235,7 +235,8 @@ PublishedRun read_run(const YamlNode& n, const RunsContext& ctx) {
   // A gradient dtype the run's configuration sets apart from its framework's default.
   if (n.has("grad_reduce_dtype"))
     r.grad_reduce_dtype = n.child("grad_reduce_dtype").as_choice(grad_reduce_dtypes());
-  // FP8 weights stored in FP8 (NeMo fp8_params, Megatron-LM --fp8-param-gather).
+  // FP8 weights stored and gathered in FP8 (NeMo fp8_params, Megatron-LM --fp8-param-gather,
+  // torchtitan enable_fsdp_float8_all_gather).
   if (n.has("fp8_params")) r.fp8_params = n.child("fp8_params").as_bool();
   r.model = read_run_model(n, ctx, r.id);
   r.model.training.precision = n.get_choice("precision", "bf16", {"bf16", "fp8"}) == "fp8"

@@ -78,9 +78,11 @@ void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
                               "departs from its framework's default: {} (Megatron-LM "
                               "--grad-reduce-in-bf16, NeMo grad_sync_dtype, FSDP reduce_dtype)",
                               fmt::join(grad_reduce_dtypes(), " | ")));
-  sub->add_flag("--fp8-params", cost.memory.fp8_params,
-                "FP8 training stores the linear layers' weights in FP8 (Megatron-LM "
-                "--fp8-param-gather, NeMo fp8_params): no BF16 copy beside the cached FP8 weights");
+  sub->add_flag(
+      "--fp8-params", cost.memory.fp8_params,
+      "FP8 training stores the linear layers' weights in FP8 (Megatron-LM "
+      "--fp8-param-gather, NeMo fp8_params, torchtitan enable_fsdp_float8_all_gather): no BF16 "
+      "copy beside the cached FP8 weights, and ZeRO gathers them in FP8");
   sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
                 "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
 }

@@ -255,7 +255,8 @@ const std::vector<StageLayerMix>& CostModel::mix_of(const Layout& l) {
 }
 
 CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& whole,
-                                           const ShardGroups& sharded, double params, int zero,
+                                           const ShardGroups& sharded, double params,
+                                           double gathered_bytes_per_param, int zero,
                                            int64_t layers) const {
   SyncTimes t;
   if (whole.size() <= 1 || params <= 0) return t;
@@ -284,7 +285,7 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& wh
            (replicated ? collectives_.time_s(Collective::all_reduce, replicas, bytes / shards) : 0);
   };
   const double grad_bytes = params * mo.grad_bytes_per_param;
-  const double weight_bytes = params * mo.weight_bytes_per_param;
+  const double weight_bytes = params * gathered_bytes_per_param;
   t.reduce = reduce_s(grad_bytes);
   t.reduce_hbm = hbm_s(reduce, g, grad_bytes) +
                  (replicated ? hbm_s(Collective::all_reduce, replicas, grad_bytes / shards) : 0);
@@ -293,7 +294,7 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& wh
     t.gather = collectives_.time_s(Collective::all_gather, g, weight_bytes);
     t.gather_hbm = hbm_s(Collective::all_gather, g, weight_bytes);
     t.gather_last =
-        collectives_.time_s(Collective::all_gather, g, bucket * mo.weight_bytes_per_param);
+        collectives_.time_s(Collective::all_gather, g, bucket * gathered_bytes_per_param);
   }
   if (layers > 0) {  // one layer's share of the stage
     const double per = static_cast<double>(layers);
@@ -460,12 +461,16 @@ const std::array<CostModel::SyncTimes, 2>& CostModel::sync_of(const Layout& l,
                                                               const StageClass& k) const {
   const auto zero = static_cast<size_t>(l.zero);
   if (!k.sync_ready[zero]) {
-    k.sync[zero][0] =
-        sync_times(l, dp_group(l), dense_shard_groups(l),
-                   static_cast<double>(k.params.dense_per_gpu), l.zero, k.mix.layers());
-    k.sync[zero][1] =
-        sync_times(l, expert_dp_group(l), expert_shard_groups(l),
-                   static_cast<double>(k.params.expert_per_gpu), l.zero, k.mix.layers());
+    const auto dense = static_cast<double>(k.params.dense_per_gpu);
+    const auto experts = static_cast<double>(k.params.expert_per_gpu);
+    const auto dense_linear = static_cast<double>(k.params.linear_per_gpu) - experts;
+    const MemoryOptions& mo = options_.memory;
+    k.sync[zero][0] = sync_times(l, dp_group(l), dense_shard_groups(l), dense,
+                                 gathered_bytes_per_param(dense, dense_linear, context_.fp8, mo),
+                                 l.zero, k.mix.layers());
+    k.sync[zero][1] = sync_times(l, expert_dp_group(l), expert_shard_groups(l), experts,
+                                 gathered_bytes_per_param(experts, experts, context_.fp8, mo),
+                                 l.zero, k.mix.layers());
     k.sync_ready[zero] = true;
   }
   return k.sync[zero];

@@ -373,8 +373,10 @@ class CostModel {
   double activation_offload_s(const Layout& l, const Shape& shape, const StageClass& k,
                               const LayerPair& c) const;
   const std::array<SyncTimes, 2>& sync_of(const Layout& l, const StageClass& k) const;
+  // `gathered_bytes_per_param`: what gathering them moves per parameter (gathered_bytes_per_param).
   SyncTimes sync_times(const Layout& l, const GroupShape& whole, const ShardGroups& sharded,
-                       double params, int zero, int64_t layers) const;
+                       double params, double gathered_bytes_per_param, int zero,
+                       int64_t layers) const;
   const std::vector<StageParams>& params_of(const Layout& l);
   const std::vector<StageLayerMix>& mix_of(const Layout& l);
   // A class's timing per micro-batch, without the ZeRO-dependent terms (finish_step).

@@ -168,8 +168,10 @@ void set_zero_terms(StageMemory& s, const StageParams& params, const Layout& l, 
   s.optimizer_bytes = d.optimizer + e.optimizer;
   s.zero3_buffer_bytes = 0;
   if (zero_sharding(l.zero).weights && params.layers > 0) {
-    s.zero3_buffer_bytes = 2.0 * o.weight_bytes_per_param * static_cast<double>(params.per_gpu()) /
-                           static_cast<double>(params.layers);
+    const auto weights = static_cast<double>(params.per_gpu());
+    const double bytes_per_param =
+        gathered_bytes_per_param(weights, static_cast<double>(params.linear_per_gpu), fp8, o);
+    s.zero3_buffer_bytes = 2.0 * bytes_per_param * weights / static_cast<double>(params.layers);
     if (o.zero3_max_live_params > 0)
       s.zero3_buffer_bytes =
           std::min(s.zero3_buffer_bytes, o.weight_bytes_per_param * o.zero3_max_live_params);
@@ -178,6 +180,12 @@ void set_zero_terms(StageMemory& s, const StageParams& params, const Layout& l, 
   if (fp8 && !o.fp8_params && !zero_sharding(l.zero).weights)
     s.fp8_weight_cache_bytes =
         o.fp8_weight_cache_bytes_per_param * static_cast<double>(params.linear_per_gpu);
+}
+
+double gathered_bytes_per_param(double params, double linear, bool fp8, const MemoryOptions& o) {
+  const double w = o.weight_bytes_per_param;
+  if (!fp8 || !o.fp8_params || params <= 0) return w;
+  return (params * w - linear * (w - 1)) / params;
 }
 
 StageMemory with_activations(StageMemory frame, const StageLayerMix& mix,

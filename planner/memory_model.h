@@ -95,6 +95,14 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
 // stage and layout under another ZeRO stage becomes stage_memory_frame's for l, bit for bit.
 void set_zero_terms(StageMemory& frame, const StageParams& params, const Layout& l, bool fp8,
                     const MemoryOptions& o);
+// Bytes per parameter a ZeRO parameter all-gather moves (and its buffer holds) for `params`
+// parameters of which `linear` are the transformer layers' linear weights: MemoryOptions::
+// weight_bytes_per_param (exactly, params ≤ 0 too), but FP8 training with FP8 parameters
+// (MemoryOptions::fp8_params) gathers the linear weights as their 1-byte FP8 casts: Megatron-LM's
+// --fp8-param-gather ("perform the param all-gather in fp8", megatron/training/arguments.py),
+// NeMo's fp8_params (which runs it), and torchtitan's float8.enable_fsdp_float8_all_gather (FSDP2
+// all-gathers Float8Linear weights in float8, torchao/float8/fsdp_utils.py).
+double gathered_bytes_per_param(double params, double linear, bool fp8, const MemoryOptions& o);
 StageMemory with_activations(StageMemory frame, const StageLayerMix& mix,
                              const LayerActivations& dense, const LayerActivations& moe,
                              const Layout& l, const MemoryOptions& o);

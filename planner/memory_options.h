@@ -36,7 +36,9 @@ struct MemoryOptions {
   double fp8_weight_cache_bytes_per_param = 2;
   // FP8 parameters (Megatron-LM --fp8-param-gather, NeMo fp8_params, TE fp8_model_init): the
   // linear layers' weights are stored in FP8 instead of BF16, so the FP8 weight (1 byte) and its
-  // cached transpose (1 byte) take the place of the 2-byte weight: nothing extra.
+  // cached transpose (1 byte) take the place of the 2-byte weight: nothing extra. ZeRO's
+  // parameter all-gathers move them as FP8 too (gathered_bytes_per_param, memory_model.h), as
+  // torchtitan's float8.enable_fsdp_float8_all_gather does with FSDP2.
   bool fp8_params = false;
   // Delayed-scaling state of every FP8 GEMM, kept for the whole run: Transformer Engine gives
   // each GEMM of a module 3 forward quantizers (input, weight, output) and 2 backward ones

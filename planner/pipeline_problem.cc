@@ -79,9 +79,13 @@ sim::PipelineProblem CostModel::pipeline_problem(const Layout& l) {
     k.dp_grad_sync_s =
         share * dp_exposed_s(l, cls, analytic.stages[stage], /*with_zero3_gathers=*/false);
     if (zero_sharding(l.zero).weights) {
-      k.zero3_gather_s = collectives_.time_s(
-          Collective::all_gather, dense_shard_groups(l).shard,
-          static_cast<double>(sp.per_gpu()) * options_.memory.weight_bytes_per_param * share);
+      k.zero3_gather_s =
+          collectives_.time_s(Collective::all_gather, dense_shard_groups(l).shard,
+                              static_cast<double>(sp.per_gpu()) *
+                                  gathered_bytes_per_param(static_cast<double>(sp.per_gpu()),
+                                                           static_cast<double>(sp.linear_per_gpu),
+                                                           context_.fp8, options_.memory) *
+                                  share);
     }
     p.chunks.push_back(k);
   }

@@ -449,3 +449,20 @@ TEST_CASE("stage activations from their terms equal stage_activations bit for bi
     }
   }
 }
+
+TEST_CASE("FP8 parameters are gathered in FP8: a linear weight one byte, every other two") {
+  MemoryOptions o;
+  CHECK(gathered_bytes_per_param(1000, 800, true, o) == 2);  // BF16 parameters
+  o.fp8_params = true;
+  CHECK(gathered_bytes_per_param(1000, 800, false, o) == 2);  // a BF16 job
+  CHECK(gathered_bytes_per_param(1000, 800, true, o) == (1000 * 2 - 800) / 1000.0);
+  CHECK(gathered_bytes_per_param(0, 0, true, o) == 2);
+  // ZeRO-3 holds two layers gathered: 2 × (200 × 2 + 800 × 1) bytes for a one-layer stage.
+  StageParams p;
+  p.layers = 1, p.dense_per_gpu = 1000, p.linear_per_gpu = 800;
+  Layout l;
+  l.dp = 8, l.zero = 3;
+  CHECK(stage_memory_frame(p, l, 1, 0, true, o).zero3_buffer_bytes == 2 * (400 + 800));
+  o.fp8_params = false;
+  CHECK(stage_memory_frame(p, l, 1, 0, true, o).zero3_buffer_bytes == 2 * 2000);
+}
