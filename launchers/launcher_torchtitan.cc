@@ -143,7 +143,8 @@ namespace {
 
 // One torchtitan job-config option: [section] key = value, or --section.key value.
 struct TorchtitanOption {
-  // list: list[str], one element here; toml: a TOML value written as is (the job file only).
+  // list: list[str], its elements comma-separated; toml: a TOML value written as is (the job file
+  // only).
   enum class Kind { integer, text, boolean, list, toml };
   const char* section;
   const char* key;
@@ -262,7 +263,19 @@ std::vector<TorchtitanOption> torchtitan_options(const ModelSpec& model,
             layout.pp > 1 ? training.global_batch / layout.dp : layout.mbs);
   o.integer("training", "global_batch_size", training.global_batch);
   o.integer("training", "seq_len", training.seq_len);
-  if (training.precision == Precision::fp8) o.list("model", "converters", "float8");
+  if (training.precision == Precision::fp8) {
+    // v0.2.2 registers torchao's Float8Linear swap as "quantize.linear.float8" and the routed
+    // experts' float8 grouped GEMMs as "quantize.grouped_mm.float8" (components/quantization/
+    // float8.py register_model_converter; "float8" alone is no converter there). Float8Linear's
+    // filter_fqns defaults to none (config/job_config.py), so the LM head ("output") is named,
+    // as torchtitan's llama3 configs do and meshplan prices it: a BF16 GEMM. A list option
+    // holds comma-separated elements (ConfigManager reads list[str] that way).
+    o.list(
+        "model", "converters",
+        model.moe ? "quantize.linear.float8,quantize.grouped_mm.float8" : "quantize.linear.float8");
+    o.list("quantize.linear.float8", "filter_fqns", "output");
+    if (model.moe) o.list("quantize.grouped_mm.float8", "fqns", "experts");
+  }
   return o.take();
 }
 
@@ -277,6 +290,13 @@ std::vector<std::string> torchtitan_header(const ModelSpec& model, const Trainin
         "torchtitan v0.2.2 defines no model of this shape: add [model] name and flavor of your "
         "own model (without them it trains llama3 debugmodel)");
   return out;
+}
+
+// "a,b" → ["a", "b"]: a list option's elements as a TOML array of strings.
+std::string toml_string_list(const std::string& elements) {
+  std::string out = "[\"";
+  for (const char c : elements) out += c == ',' ? std::string("\", \"") : std::string(1, c);
+  return out + "\"]";
 }
 
 }  // namespace
@@ -314,9 +334,9 @@ std::string render_torchtitan_toml(const ModelSpec& model, const TrainingSpec& t
     out += fmt::format("\n[{}]\n", section);
     for (const TorchtitanOption& o : options) {
       if (section != o.section) continue;
-      const std::string value = o.kind == TorchtitanOption::Kind::text   ? "\"" + o.value + "\""
-                                : o.kind == TorchtitanOption::Kind::list ? "[\"" + o.value + "\"]"
-                                                                         : o.value;
+      std::string value = o.value;
+      if (o.kind == TorchtitanOption::Kind::text) value = "\"" + o.value + "\"";
+      if (o.kind == TorchtitanOption::Kind::list) value = toml_string_list(o.value);
       out += fmt::format("{} = {}\n", o.key, value);
     }
   }

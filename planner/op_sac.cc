@@ -1,19 +1,24 @@
 #include "planner/op_sac.h"
 
+#include <cstdint>
 #include <string_view>
 
 namespace meshplan {
 
 std::vector<OpSacMm> op_sac_mms(const ModelSpec& model, const std::vector<LinearMap>& maps) {
   std::vector<OpSacMm> mms;
+  int64_t counted = 0;
   auto call = [&](size_t map, double share) {
     // The policy counts the block's mm's from 1 and recomputes the even ones.
-    const bool saved = (mms.size() + 1) % 2 == 1;
-    mms.push_back({map, share, saved});
+    mms.push_back({map, share, ++counted % 2 == 1});
   };
   for (size_t i = 0; i < maps.size(); ++i) {
     const LinearMap& map = maps[i];
     if (map.role == LinearRole::expert) continue;
+    if (map.role == LinearRole::router) {  // forced to recompute, outside the count
+      mms.push_back({i, 1, false});
+      continue;
+    }
     const std::string_view name = map.name;
     if (name == "qkv") {
       const double q = static_cast<double>(model.q_width());

@@ -8,7 +8,12 @@
 // same policy in torchtitan/distributed/activation_checkpoint.py later). Its Llama block calls
 // wq, wk, wv, wo, w1, w3, w2 in that order (model.py: three projections, not a fused QKV; the
 // MLP w2(silu(w1(x)) * w3(x))), so it saves wq's, wv's, w1's and w2's outputs and recomputes
-// wk, wo and w3. Routed experts run torch._grouped_mm, not aten.mm: op SAC recomputes them.
+// wk, wo and w3. Routed experts run torch._grouped_mm, not aten.mm: op SAC recomputes them. The
+// MoE router's gate follows v0.2.2, the version meshplan exports for (launchers/
+// launcher_torchtitan.cc): its activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns
+// defaults to ["moe.router.gate"], whose mm's are recomputed and not counted
+// (torchtitan/distributed/activation_checkpoint.py at 73a0e6979dd1); e7c0cae counted it. Dense
+// blocks are the same in both.
 #pragma once
 
 #include <cstddef>
@@ -30,11 +35,11 @@ struct OpSacMm {
 
 // The block's aten.mm calls in torchtitan's order over `maps` (layer_linears of one layer of
 // `model`): a fused QKV map is three (Q, K, V), a SwiGLU up map two (gate, up), a routed expert
-// map none, every other map one.
+// map none, the router one recomputed and not counted, every other map one.
 std::vector<OpSacMm> op_sac_mms(const ModelSpec& model, const std::vector<LinearMap>& maps);
 
 // The share of map i's forward work op SAC repeats in the backward: its recomputed mm's shares
-// summed; 1 for routed experts (grouped GEMMs, never saved).
+// summed; 1 for routed experts (grouped GEMMs, never saved) and the router.
 std::vector<double> op_sac_recomputed_shares(const ModelSpec& model,
                                              const std::vector<LinearMap>& maps);
 

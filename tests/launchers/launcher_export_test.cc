@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "core/diagnostic.h"
@@ -599,4 +600,36 @@ TEST_CASE("torchtitan-toml: the overrides' options as a job file, section by sec
   // Refused alike, under torchtitan's name.
   CHECK(refusal(Launcher::torchtitan_toml, dense, layout("tp=2,zero=1", dense, 64))
             .find("field 'zero' = '1': torchtitan cannot express this") != std::string::npos);
+}
+
+// The model converters torchtitan v0.2.2 registers (register_model_converter in
+// torchtitan/components/quantization/float8.py and mx.py at 73a0e6979dd1): model.converters
+// names only these.
+TEST_CASE("torchtitan FP8: v0.2.2's converter names, the LM head kept BF16, experts grouped") {
+  const std::set<std::string> registered = {"quantize.linear.float8", "quantize.grouped_mm.float8",
+                                            "quantize.linear.mx", "quantize.grouped_mm.mx"};
+  const ModelSpec dense = model("llama3-70b"), moe = model("mixtral-8x7b");
+  TrainingSpec fp8 = dense.training;
+  fp8.precision = Precision::fp8;
+  const Result<std::string> flags =
+      export_launcher(Launcher::torchtitan, dense, fp8, layout("tp=8,zero=3", dense, 64));
+  REQUIRE(flags.ok());
+  const std::map<std::string, std::string> d = flag_args(flags.value());
+  CHECK(d.at("--model.converters") == "quantize.linear.float8");
+  CHECK(registered.count(d.at("--model.converters")) == 1);
+  CHECK(d.at("--quantize.linear.float8.filter_fqns") == "output");  // priced as a BF16 GEMM
+  CHECK(d.count("--quantize.grouped_mm.float8.fqns") == 0);
+  TrainingSpec moe_fp8 = moe.training;
+  moe_fp8.precision = Precision::fp8;
+  const Result<std::string> toml =
+      export_launcher(Launcher::torchtitan_toml, moe, moe_fp8, layout("tp=2,ep=8,zero=2", moe, 64));
+  REQUIRE(toml.ok());
+  CHECK(toml->find("[model]\n") != std::string::npos);
+  CHECK(toml->find("converters = [\"quantize.linear.float8\", \"quantize.grouped_mm.float8\"]\n") !=
+        std::string::npos);
+  CHECK(toml->find("[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n") != std::string::npos);
+  CHECK(toml->find("[quantize.linear.float8]\nfilter_fqns = [\"output\"]\n") != std::string::npos);
+  // BF16 jobs convert nothing.
+  CHECK(flag_args(exported(Launcher::torchtitan, dense, layout("tp=8,zero=3", dense, 64)))
+            .count("--model.converters") == 0);
 }

@@ -39,21 +39,22 @@ TEST_CASE("op SAC on a Llama block: wq, wv, w1 and w2 saved, wk, wo and w3 recom
 }
 
 TEST_CASE("op SAC on MoE and MLA blocks: routed experts are no mm and always recomputed") {
-  // Mixtral: wq wk wv wo, then the router's gate (the fifth mm, saved); the experts' grouped GEMMs
-  // are not aten.mm.
+  // Mixtral: wq wk wv wo, then the router's gate, recomputed by v0.2.2's default
+  // per_op_sac_force_recompute_mm_shapes_by_fqns; the experts' grouped GEMMs are not aten.mm.
   const ModelSpec mixtral = shipped_model("mixtral-8x7b");
   const std::vector<std::string> moe = calls(mixtral, 0);
   REQUIRE(moe.size() == 5);
-  CHECK(moe[4] == "router:1.000000:saved");
+  CHECK(moe[4] == "router:1.000000:recomputed");
   const std::vector<double> shares = op_sac_recomputed_shares(mixtral, layer_linears(mixtral, 0));
-  CHECK(shares == std::vector<double>{1.0 / 6, 1, 0, 1, 1});  // qkv, out, router, experts' up, down
-  // DeepSeek-V3's MoE layer: q_a q_b kv_a kv_b wo, router, shared expert w1 w3 w2.
+  CHECK(shares == std::vector<double>{1.0 / 6, 1, 1, 1, 1});  // qkv, out, router, experts' up, down
+  // DeepSeek-V3's MoE layer: q_a q_b kv_a kv_b wo, the router outside the count, then the shared
+  // expert's w1 (the sixth mm), w3 and w2.
   const ModelSpec ds = shipped_model("deepseek-v3");
   CHECK(calls(ds, ds.first_moe_layer()) ==
         std::vector<std::string>{
             "q_a:1.000000:saved", "q_b:1.000000:recomputed", "kv_a:1.000000:saved",
             "kv_b:1.000000:recomputed", "attn_out:1.000000:saved", "router:1.000000:recomputed",
-            "mlp_up:0.500000:saved", "mlp_up:0.500000:recomputed", "mlp_down:1.000000:saved"});
+            "mlp_up:0.500000:recomputed", "mlp_up:0.500000:saved", "mlp_down:1.000000:recomputed"});
 }
 
 TEST_CASE("op SAC keeps 63,616 bytes per token of a Llama 3 8B block, by hand") {
