@@ -73,6 +73,12 @@ void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
                   fmt::format("training framework whose overlap and gradient rules to model: {} "
                               "(default: {})",
                               fmt::join(framework_names(), " | "), kDefaultFramework));
+  add_job_options(sub, in, cost);
+  sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
+                "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
+}
+
+void add_job_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
   sub->add_option("--grad-reduce-dtype", in.grad_reduce_dtype,
                   fmt::format("dtype gradients are accumulated and reduced in, where the job "
                               "departs from its framework's default: {} (Megatron-LM "
@@ -83,8 +89,6 @@ void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
       "FP8 training stores the linear layers' weights in FP8 (Megatron-LM "
       "--fp8-param-gather, NeMo fp8_params, torchtitan enable_fsdp_float8_all_gather): no BF16 "
       "copy beside the cached FP8 weights, and ZeRO gathers them in FP8");
-  sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
-                "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
 }
 
 void add_launcher_option(CLI::App* sub, InputOptions& in) {
@@ -98,12 +102,14 @@ SearchOptions::LauncherCheck launcher_check(const CostOptions& cost, const Input
   if (in.any_launcher || !name) return {};
   const Launcher launcher = *parse_launcher(name);
   return {launcher_title(launcher),
-          [launcher](const ModelSpec& model, const TrainingSpec& training, const Layout& layout) {
-            return launcher_refuses(launcher, model, training, layout);
+          [launcher, job = cost.job()](const ModelSpec& model, const TrainingSpec& training,
+                                       const Layout& layout) {
+            return launcher_refuses(launcher, model, training, layout, job);
           },
-          [launcher](const ModelSpec& model, const TrainingSpec& training, Layout& layout,
-                     const std::array<bool, 4>& zeros, std::array<const char*, 4>& out) {
-            launcher_refuses_by_zero(launcher, model, training, layout, zeros, out);
+          [launcher, job = cost.job()](const ModelSpec& model, const TrainingSpec& training,
+                                       Layout& layout, const std::array<bool, 4>& zeros,
+                                       std::array<const char*, 4>& out) {
+            launcher_refuses_by_zero(launcher, model, training, layout, zeros, out, job);
           },
           /*counts_alike=*/true};
 }

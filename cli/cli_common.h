@@ -46,8 +46,10 @@ void add_profile_dir_option(CLI::App* sub, InputOptions& in);
 // profiles/ folder beside the cluster's folder, the installed <prefix>/share/meshplan/profiles
 // (beside the executable's bin/), then the source tree's profiles/.
 ProfileSearchPath profile_search_path(const std::string& profile_dir);
-// Adds --profile, --framework, --grad-reduce-dtype, --fp8-params and --causal-attention-flops.
+// Adds --profile, --framework, the job options and --causal-attention-flops.
 void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost);
+// Adds the job options both priced and exported (JobSettings): --grad-reduce-dtype, --fp8-params.
+void add_job_options(CLI::App* sub, InputOptions& in, CostOptions& cost);
 // Adds --any-launcher (searches: plan, report, sweep).
 void add_launcher_option(CLI::App* sub, InputOptions& in);
 // Adds --tokens (a token budget; estimate and plan then print the time to train it).

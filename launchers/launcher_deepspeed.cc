@@ -13,7 +13,15 @@
 namespace meshplan {
 
 void deepspeed_rules(Refusals& out, const ModelSpec& /*model*/, const TrainingSpec& training,
-                     const Layout& layout) {
+                     const Layout& layout, const JobSettings& job) {
+  if (job.fp8_params && training.precision == Precision::fp8)
+    out.other("fp8_params", "true",
+              "its ZeRO stores and gathers 16-bit parameters (Transformer Engine's FP8 runs "
+              "inside the model); train without --fp8-params");
+  if (!job.grad_reduce_dtype.empty())
+    out.other("grad_reduce_dtype", job.grad_reduce_dtype,
+              "meshplan writes DeepSpeed's default gradient dtype only; leave "
+              "--grad-reduce-dtype unset");
   if (layout.cp > 1)
     out.field("cp", layout.cp_kind == CpKind::a2a
                         ? "Ulysses (cp_kind=a2a) is set in model code (Megatron-DeepSpeed "
@@ -55,7 +63,7 @@ void deepspeed_rules(Refusals& out, const ModelSpec& /*model*/, const TrainingSp
 }
 
 std::string render_deepspeed(const ModelSpec& /*model*/, const TrainingSpec& training,
-                             const Layout& layout) {
+                             const Layout& layout, const JobSettings& /*job*/) {
   nlohmann::ordered_json j;
   j["train_batch_size"] = training.global_batch;
   j["train_micro_batch_size_per_gpu"] = layout.mbs;

@@ -10,8 +10,10 @@
 namespace meshplan {
 namespace {
 
-using Rules = void (*)(Refusals&, const ModelSpec&, const TrainingSpec&, const Layout&);
-using Renderer = std::string (*)(const ModelSpec&, const TrainingSpec&, const Layout&);
+using Rules = void (*)(Refusals&, const ModelSpec&, const TrainingSpec&, const Layout&,
+                       const JobSettings&);
+using Renderer = std::string (*)(const ModelSpec&, const TrainingSpec&, const Layout&,
+                                 const JobSettings&);
 
 struct LauncherEntry {
   Launcher launcher;
@@ -71,9 +73,9 @@ void shared_rules(Refusals& out, const Layout& layout) {
 }
 
 void apply_rules(const LauncherEntry& e, Refusals& out, const ModelSpec& model,
-                 const TrainingSpec& training, const Layout& layout) {
+                 const TrainingSpec& training, const Layout& layout, const JobSettings& job) {
   shared_rules(out, layout);
-  e.rules(out, model, training, layout);
+  e.rules(out, model, training, layout, job);
 }
 
 }  // namespace
@@ -96,37 +98,44 @@ std::optional<Launcher> parse_launcher(const std::string& name) {
 const char* launcher_title(Launcher launcher) { return entry(launcher).title; }
 
 Result<std::string> export_launcher(Launcher launcher, const ModelSpec& model,
-                                    const TrainingSpec& training, const Layout& layout) {
+                                    const TrainingSpec& training, const Layout& layout,
+                                    const JobSettings& job) {
   const LauncherEntry& e = entry(launcher);
   Refusals refused(launcher, layout, /*with_messages=*/true);
-  apply_rules(e, refused, model, training, layout);
+  apply_rules(e, refused, model, training, layout, job);
   if (refused.any()) return refused.take();
-  return e.render(model, training, layout);
+  return e.render(model, training, layout, job);
 }
 
 const char* launcher_refuses(Launcher launcher, const ModelSpec& model,
-                             const TrainingSpec& training, const Layout& layout) {
+                             const TrainingSpec& training, const Layout& layout,
+                             const JobSettings& job) {
   Refusals refused(launcher, layout, /*with_messages=*/false);
-  apply_rules(entry(launcher), refused, model, training, layout);
+  apply_rules(entry(launcher), refused, model, training, layout, job);
   return refused.first();
 }
 
 void launcher_refuses_by_zero(Launcher launcher, const ModelSpec& model,
                               const TrainingSpec& training, Layout& layout,
-                              const std::array<bool, 4>& zeros, std::array<const char*, 4>& out) {
+                              const std::array<bool, 4>& zeros, std::array<const char*, 4>& out,
+                              const JobSettings& job) {
   const LauncherEntry& e = entry(launcher);
+  // Job settings' rules read the ZeRO stage too (FP8 parameters need a sharded optimizer): every
+  // stage is asked apart then.
+  const bool plain = !job.fp8_params && job.grad_reduce_dtype.empty();
+  const std::array<int, 4> classes = plain ? e.zero_class : std::array<int, 4>{0, 1, 2, 3};
   const int own = layout.zero;
   std::array<int, 4> asked = {-1, -1, -1, -1};  // by class: the ZeRO stage whose answer it has
   for (int zero = 0; zero <= 3; ++zero) {
     const auto z = static_cast<size_t>(zero);
     if (!zeros[z]) continue;
-    int& known = asked[static_cast<size_t>(e.zero_class[z])];
+    int& known = asked[static_cast<size_t>(classes[z])];
     if (known >= 0) {
       out[z] = out[static_cast<size_t>(known)];
       continue;
     }
     layout.zero = zero;
-    out[z] = launcher_refuses(launcher, model, training, layout);
+    out[z] = launcher_refuses(launcher, model, training, layout, job);
     known = zero;
   }
   layout.zero = own;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/job_settings.h"
 #include "core/layout.h"
 #include "core/model_spec.h"
 #include "core/result.h"
@@ -29,14 +30,16 @@ const char* launcher_title(Launcher launcher);
 // Errors: one diagnostic per field the launcher cannot express; its location is "--layout",
 // its field the layout key, its rule names the launcher.
 Result<std::string> export_launcher(Launcher launcher, const ModelSpec& model,
-                                    const TrainingSpec& training, const Layout& layout);
+                                    const TrainingSpec& training, const Layout& layout,
+                                    const JobSettings& job = {});
 
 // The key of the first field (of the layout, the model or the training) that `launcher` refuses,
 // by the same rules as export_launcher, or nullptr when it exports the layout. Builds no message:
 // the search asks it of every layout that fits (`plan --framework X`).
 // REQUIRES: as export_launcher.
 const char* launcher_refuses(Launcher launcher, const ModelSpec& model,
-                             const TrainingSpec& training, const Layout& layout);
+                             const TrainingSpec& training, const Layout& layout,
+                             const JobSettings& job = {});
 
 // launcher_refuses(launcher, model, training, layout with zero = z) into out[z] for each ZeRO
 // stage z that `zeros` marks (out's other entries are left as they are); stages whose answers
@@ -45,30 +48,32 @@ const char* launcher_refuses(Launcher launcher, const ModelSpec& model,
 // REQUIRES: as export_launcher, for each marked stage.
 void launcher_refuses_by_zero(Launcher launcher, const ModelSpec& model,
                               const TrainingSpec& training, Layout& layout,
-                              const std::array<bool, 4>& zeros, std::array<const char*, 4>& out);
+                              const std::array<bool, 4>& zeros, std::array<const char*, 4>& out,
+                              const JobSettings& job = {});
 
 // Per launcher (launcher_*.cc), the rules: every field it cannot express, into `out`; and the
 // renderer, for a layout the rules let through. export_launcher runs both through a table.
 void megatron_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
-                    const Layout& layout);
+                    const Layout& layout, const JobSettings& job);
 void deepspeed_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
-                     const Layout& layout);
+                     const Layout& layout, const JobSettings& job);
 void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
-                const Layout& layout);
+                const Layout& layout, const JobSettings& job);
 void nemo2_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
-                 const Layout& layout);
+                 const Layout& layout, const JobSettings& job);
 void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
-                      const Layout& layout);
+                      const Layout& layout, const JobSettings& job);
 std::string render_megatron(const ModelSpec& model, const TrainingSpec& training,
-                            const Layout& layout);
+                            const Layout& layout, const JobSettings& job);
 std::string render_deepspeed(const ModelSpec& model, const TrainingSpec& training,
-                             const Layout& layout);
-std::string render_nemo(const ModelSpec& model, const TrainingSpec& training, const Layout& layout);
-std::string render_nemo2(const ModelSpec& model, const TrainingSpec& training,
-                         const Layout& layout);
+                             const Layout& layout, const JobSettings& job);
+std::string render_nemo(const ModelSpec& model, const TrainingSpec& training, const Layout& layout,
+                        const JobSettings& job);
+std::string render_nemo2(const ModelSpec& model, const TrainingSpec& training, const Layout& layout,
+                         const JobSettings& job);
 std::string render_torchtitan(const ModelSpec& model, const TrainingSpec& training,
-                              const Layout& layout);
+                              const Layout& layout, const JobSettings& job);
 std::string render_torchtitan_toml(const ModelSpec& model, const TrainingSpec& training,
-                                   const Layout& layout);
+                                   const Layout& layout, const JobSettings& job);
 
 }  // namespace meshplan

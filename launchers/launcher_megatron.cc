@@ -339,11 +339,28 @@ void megatron_pipeline_args(const ModelSpec& model, const Layout& layout, Launch
   args.arg("--pipeline-model-parallel-layout", "\"" + megatron_layout_string(chunks) + "\"");
 }
 
+// The job settings Megatron-Core's launchers take (Megatron-LM d98e8a64ddf3,
+// megatron/training/arguments.py; NeMo runs the same Megatron-Core): FP8 parameters are gathered
+// by the distributed optimizer or FSDP ("--fp8-param-gather only supported with distributed
+// optimizer, torch fsdp2, megatron fsdp, or inference mode"), and gradients are reduced in fp32
+// or, with --grad-reduce-in-bf16 (DistributedDataParallelConfig.grad_reduce_in_fp32 off), bf16.
+void megatron_job_rules(Refusals& out, const TrainingSpec& training, const Layout& layout,
+                        const JobSettings& job) {
+  if (job.fp8_params && training.precision == Precision::fp8 && layout.zero == 0)
+    out.field("zero",
+              "its FP8 parameters (--fp8-param-gather) are gathered by the distributed "
+              "optimizer or FSDP; use zero=1, 2 or 3");
+  if (job.grad_reduce_dtype == "fp16")
+    out.other("grad_reduce_dtype", job.grad_reduce_dtype,
+              "it reduces gradients in fp32 or, with --grad-reduce-in-bf16, bf16");
+}
+
 }  // namespace
 
-void megatron_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*training*/,
-                    const Layout& layout) {
+void megatron_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
+                    const Layout& layout, const JobSettings& job) {
   megatron_core_rules(out, layout, /*pp_dp_order=*/true, /*megatron_lm=*/true);
+  megatron_job_rules(out, training, layout, job);
   if (layout.zero >= 2 && layout.shard > 0)
     out.field("shard",
               "hybrid sharding with Megatron-FSDP (ZeRO-2/3) is not exported; use shard=0, or "
@@ -352,7 +369,7 @@ void megatron_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /
 }
 
 std::string render_megatron(const ModelSpec& model, const TrainingSpec& training,
-                            const Layout& layout) {
+                            const Layout& layout, const JobSettings& job) {
   LauncherArgs args;
   args.arg("--tensor-model-parallel-size", layout.tp);
   args.arg("--pipeline-model-parallel-size", layout.pp);
@@ -385,6 +402,8 @@ std::string render_megatron(const ModelSpec& model, const TrainingSpec& training
   megatron_zero_args(layout, args);
   args.flag("--bf16");
   if (training.precision == Precision::fp8) args.arg("--fp8-format", "hybrid");
+  if (training.precision == Precision::fp8 && job.fp8_params) args.flag("--fp8-param-gather");
+  if (job.grad_reduce_dtype == "bf16") args.flag("--grad-reduce-in-bf16");
   megatron_shape_args(model, training, args);
   megatron_moe_args(model, layout, args);
   std::vector<std::string> comment = {
@@ -446,9 +465,18 @@ std::string nemo_model_keys(const ModelSpec& model, const Layout& layout) {
 // NeMo 1.x megatron_gpt_config.yaml keys (model: section; NeMo 8cfedd720346,
 // examples/nlp/language_modeling/conf/megatron_gpt_config.yaml). ZeRO-2/3 map onto NeMo's FSDP
 // (fsdp_sharding_strategy grad / full), which NeMo allows only without pipeline parallelism.
-void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*training*/,
-                const Layout& layout) {
+void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
+                const Layout& layout, const JobSettings& job) {
   megatron_core_rules(out, layout, /*pp_dp_order=*/false, /*megatron_lm=*/false);
+  megatron_job_rules(out, training, layout, job);
+  // NeMo 1 hands both to Megatron-Core's DDP from its distributed_fused_adam path only
+  // (megatron_gpt_model.py setup_mcore_distributed_parallel: grad_reduce_in_fp32 from
+  // optim.grad_sync_dtype, fp8_param_gather from fp8_params).
+  const bool fp8_params = job.fp8_params && training.precision == Precision::fp8;
+  if ((fp8_params || job.grad_reduce_dtype == "bf16") && layout.zero != 1)
+    out.field("zero",
+              "its FP8 parameters and bf16 gradient reduction go through distributed_fused_adam "
+              "(fp8_params, optim.grad_sync_dtype); use zero=1");
   if (layout.zero >= 2 && layout.pp > 1)
     out.field("zero",
               "NeMo's FSDP (ZeRO-2/3) does not combine with pipeline parallelism; use zero=0 or "
@@ -460,8 +488,8 @@ void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*tra
   model_rules(out, model);
 }
 
-std::string render_nemo(const ModelSpec& model, const TrainingSpec& training,
-                        const Layout& layout) {
+std::string render_nemo(const ModelSpec& model, const TrainingSpec& training, const Layout& layout,
+                        const JobSettings& job) {
   auto null_or = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string("null"); };
   RecomputeArgs r = recompute_args(layout);
   std::string out =
@@ -507,8 +535,11 @@ std::string render_nemo(const ModelSpec& model, const TrainingSpec& training,
     out += fmt::format("  fsdp: true\n  fsdp_sharding_strategy: {}\n",
                        layout.zero == 3 ? "full" : "grad");
   }
+  if (training.precision == Precision::fp8 && job.fp8_params)
+    out += nemo_added_key("fp8_params", "true");
   out += fmt::format("  optim:\n    name: {}\n",
                      layout.zero == 1 ? "distributed_fused_adam" : "fused_adam");
+  if (job.grad_reduce_dtype == "bf16") out += "    grad_sync_dtype: bf16\n";
   return out;
 }
 
@@ -625,10 +656,11 @@ void nemo2_model_config(const ModelSpec& model, const TrainingSpec& training, co
 
 }  // namespace
 
-void nemo2_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*training*/,
-                 const Layout& layout) {
+void nemo2_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
+                 const Layout& layout, const JobSettings& job) {
   // MegatronStrategy has use_tp_pp_dp_mapping; the optimizer offload is not a recipe key.
   megatron_core_rules(out, layout, /*pp_dp_order=*/true, /*megatron_lm=*/false);
+  megatron_job_rules(out, training, layout, job);
   if (layout.zero >= 2 && layout.shard > 0)
     out.field("shard",
               "hybrid sharding with Megatron-FSDP (ZeRO-2/3) is not exported; use shard=0, or "
@@ -636,8 +668,8 @@ void nemo2_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*tr
   model_rules(out, model);
 }
 
-std::string render_nemo2(const ModelSpec& model, const TrainingSpec& training,
-                         const Layout& layout) {
+std::string render_nemo2(const ModelSpec& model, const TrainingSpec& training, const Layout& layout,
+                         const JobSettings& job) {
   RecipeLines r;
   r.line(fmt::format("# NeMo 2 (8cfedd720346) recipe settings for {} ({} sequences x {} tokens)",
                      model.name, training.global_batch, training.seq_len));
@@ -660,6 +692,12 @@ std::string render_nemo2(const ModelSpec& model, const TrainingSpec& training,
         "recipe.trainer.callbacks.append(run.Config(MegatronCommOverlapCallback, "
         "tp_comm_overlap=True))");
   if (training.precision == Precision::fp8) r.set("trainer.plugins", "bf16_with_fp8_mixed()");
+  // MegatronMixedPrecision's own settings, which it passes on to the model config and the DDP
+  // config (nemo/lightning/pytorch/plugins/mixed_precision.py: fp8_param_gather sets fp8_param
+  // and fp8_param_gather; grad_reduce_in_fp32 defaults to True).
+  if (training.precision == Precision::fp8 && job.fp8_params)
+    r.set("trainer.plugins.fp8_param_gather", "True");
+  if (job.grad_reduce_dtype == "bf16") r.set("trainer.plugins.grad_reduce_in_fp32", "False");
   return r.str();
 }
 

@@ -69,8 +69,18 @@ int64_t replicas(const Layout& layout) {
 
 }  // namespace
 
-void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& /*training*/,
-                      const Layout& layout) {
+void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
+                      const Layout& layout, const JobSettings& job) {
+  // quantize.linear.float8.enable_fsdp_float8_all_gather: FSDP2 gathers Float8Linear weights
+  // in float8; DDP (zero=0) gathers none.
+  if (job.fp8_params && training.precision == Precision::fp8 && layout.zero == 0)
+    out.field("zero",
+              "its FP8 parameters are FSDP's float8 all-gather "
+              "(enable_fsdp_float8_all_gather); use zero=2 or 3");
+  if (!job.grad_reduce_dtype.empty() && job.grad_reduce_dtype != "fp32")
+    out.other("grad_reduce_dtype", job.grad_reduce_dtype,
+              "v0.2.2 reduces gradients in float32 only (training.mixed_precision_reduce, "
+              "config/job_config.py)");
   if (layout.folds_experts() && layout.expert_tp() > 1)
     out.field("etp",
               "torchtitan's ParallelDims takes expert_tensor_parallel_degree 1 or tp only "
@@ -216,8 +226,8 @@ std::string module_fqns(const ModelSpec& model, const Layout& layout) {
 
 // Everything the job needs for `layout`, in the order both renderings write it.
 std::vector<TorchtitanOption> torchtitan_options(const ModelSpec& model,
-                                                 const TrainingSpec& training,
-                                                 const Layout& layout) {
+                                                 const TrainingSpec& training, const Layout& layout,
+                                                 const JobSettings& job) {
   TorchtitanOptions o;
   if (const TorchtitanFlavor* f = torchtitan_flavor(model)) {
     o.text("model", "name", f->name);
@@ -275,6 +285,12 @@ std::vector<TorchtitanOption> torchtitan_options(const ModelSpec& model,
         model.moe ? "quantize.linear.float8,quantize.grouped_mm.float8" : "quantize.linear.float8");
     o.list("quantize.linear.float8", "filter_fqns", "output");
     if (model.moe) o.list("quantize.grouped_mm.float8", "fqns", "experts");
+    // FP8 parameters: FSDP2 all-gathers the linear weights in float8, with their scales computed
+    // once per step for all of them (both "recommended for tensorwise scaling", job_config.py).
+    if (job.fp8_params) {
+      o.enable("quantize.linear.float8", "enable_fsdp_float8_all_gather");
+      o.enable("quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp");
+    }
   }
   return o.take();
 }
@@ -302,9 +318,9 @@ std::string toml_string_list(const std::string& elements) {
 }  // namespace
 
 std::string render_torchtitan(const ModelSpec& model, const TrainingSpec& training,
-                              const Layout& layout) {
+                              const Layout& layout, const JobSettings& job) {
   LauncherArgs args;
-  for (const TorchtitanOption& o : torchtitan_options(model, training, layout)) {
+  for (const TorchtitanOption& o : torchtitan_options(model, training, layout, job)) {
     const std::string flag = fmt::format("--{}.{}", o.section, o.key);
     assert(o.kind != TorchtitanOption::Kind::toml);  // torchtitan_rules refuse it here
     if (o.kind == TorchtitanOption::Kind::boolean)
@@ -320,13 +336,13 @@ std::string render_torchtitan(const ModelSpec& model, const TrainingSpec& traini
 // (torchtitan/config/manager.py ConfigManager), so a key left out keeps its default, as with
 // the overrides.
 std::string render_torchtitan_toml(const ModelSpec& model, const TrainingSpec& training,
-                                   const Layout& layout) {
+                                   const Layout& layout, const JobSettings& job) {
   std::string out;
   for (const std::string& line :
        torchtitan_header(model, training, layout, "v0.2.2 job file (--job.config_file)"))
     out += "# " + line + "\n";
   std::vector<std::string> sections;
-  const std::vector<TorchtitanOption> options = torchtitan_options(model, training, layout);
+  const std::vector<TorchtitanOption> options = torchtitan_options(model, training, layout, job);
   for (const TorchtitanOption& o : options)
     if (std::find(sections.begin(), sections.end(), o.section) == sections.end())
       sections.emplace_back(o.section);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/job_settings.h"
 #include "core/layout.h"
 #include "planner/collective_model.h"
 #include "planner/flop_count.h"
@@ -157,6 +158,9 @@ struct CostOptions {
   // operands: two norms (8), two residual adds (12). Dropout adds 10. Backward moves 2×.
   double norm_residual_bytes_per_token_hidden = 20;
   double dropout_bytes_per_token_hidden = 10;
+
+  // The settings a launcher writes beside the layout (launchers/launcher_export.h), as priced.
+  JobSettings job() const { return {memory.fp8_params, grad_reduce_dtype}; }
 };
 
 }  // namespace meshplan

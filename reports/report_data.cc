@@ -84,7 +84,8 @@ std::vector<LauncherConfig> launcher_configs(const CostModel& model, const Layou
   for (const std::string& name : launcher_names()) {
     const Launcher launcher = *parse_launcher(name);
     if (launcher == Launcher::torchtitan_toml) continue;  // torchtitan's options again, as TOML
-    Result<std::string> r = export_launcher(launcher, model.model(), model.training(), layout);
+    Result<std::string> r =
+        export_launcher(launcher, model.model(), model.training(), layout, model.options().job());
     if (r)
       out.push_back({launcher, r.value(), {}});
     else

@@ -633,3 +633,76 @@ TEST_CASE("torchtitan FP8: v0.2.2's converter names, the LM head kept BF16, expe
   CHECK(flag_args(exported(Launcher::torchtitan, dense, layout("tp=8,zero=3", dense, 64)))
             .count("--model.converters") == 0);
 }
+
+// JobSettings: what `plan --fp8-params --grad-reduce-dtype bf16` priced, written as each launcher
+// takes it, or refused where it has no way to run it.
+TEST_CASE("FP8 parameters and bf16 gradient reduction are exported as each launcher takes them") {
+  const ModelSpec m = model("llama3-70b");
+  TrainingSpec fp8 = m.training;
+  fp8.precision = Precision::fp8;
+  const JobSettings job{true, "bf16"};
+  auto text = [&](Launcher launcher, const char* l, const JobSettings& j) {
+    const Result<std::string> r = export_launcher(launcher, m, fp8, layout(l, m, 64), j);
+    return r ? r.value() : format_diagnostics(r.errors());
+  };
+  const std::string megatron = text(Launcher::megatron, "tp=8,zero=1", job);
+  CHECK(megatron.find("--fp8-param-gather") != std::string::npos);
+  CHECK(megatron.find("--grad-reduce-in-bf16") != std::string::npos);
+  CHECK(text(Launcher::megatron, "tp=8,zero=1", {}).find("--fp8-param-gather") ==
+        std::string::npos);
+  CHECK(text(Launcher::megatron, "tp=8,zero=0", job)
+            .find("field 'zero' = '0': Megatron-LM cannot express this: its FP8 parameters "
+                  "(--fp8-param-gather) are gathered by the distributed optimizer or FSDP; use "
+                  "zero=1, 2 or 3") != std::string::npos);
+  CHECK(text(Launcher::megatron, "tp=8,zero=1", {false, "fp16"})
+            .find("field 'grad_reduce_dtype' = 'fp16': Megatron-LM cannot express this: it "
+                  "reduces gradients in fp32 or, with --grad-reduce-in-bf16, bf16") !=
+        std::string::npos);
+  const std::string nemo = text(Launcher::nemo, "tp=8,zero=1", job);
+  CHECK(nemo.find("  fp8_params: true  # not in megatron_gpt_config.yaml: +model.fp8_params=") !=
+        std::string::npos);
+  CHECK(nemo.find("    name: distributed_fused_adam\n    grad_sync_dtype: bf16\n") !=
+        std::string::npos);
+  CHECK(text(Launcher::nemo, "tp=8,zero=0", {false, "bf16"}).find("field 'zero' = '0'") !=
+        std::string::npos);
+  const std::string nemo2 = text(Launcher::nemo2, "tp=8,zero=1", job);
+  CHECK(nemo2.find("recipe.trainer.plugins.fp8_param_gather = True\n") != std::string::npos);
+  CHECK(nemo2.find("recipe.trainer.plugins.grad_reduce_in_fp32 = False\n") != std::string::npos);
+  const std::map<std::string, std::string> titan =
+      flag_args(text(Launcher::torchtitan, "tp=8,zero=3", {true, ""}));
+  CHECK(titan.at("--quantize.linear.float8.enable_fsdp_float8_all_gather").empty());
+  CHECK(titan.at("--quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp").empty());
+  const std::map<std::string, std::string> known = torchtitan_options();
+  for (const auto& [flag, value] : titan) CHECK(known.count(flag) == 1);
+  CHECK(text(Launcher::torchtitan, "tp=8,zero=0", {true, ""})
+            .find("field 'zero' = '0': torchtitan cannot express this: its FP8 parameters are "
+                  "FSDP's float8 all-gather") != std::string::npos);
+  CHECK(text(Launcher::torchtitan, "tp=8,zero=3", {false, "bf16"})
+            .find("v0.2.2 reduces gradients in float32 only") != std::string::npos);
+  CHECK(text(Launcher::deepspeed, "tp=1,zero=3", job).find("field 'fp8_params' = 'true'") !=
+        std::string::npos);
+  // The search asks per ZeRO stage: with FP8 parameters zero 0 and 1 part ways under Megatron-LM.
+  Layout l = layout("tp=8,zero=1", m, 64);
+  std::array<const char*, 4> refused{};
+  launcher_refuses_by_zero(Launcher::megatron, m, fp8, l, {true, true, true, true}, refused, job);
+  CHECK(refused[0] == std::string("zero"));
+  CHECK(refused[1] == nullptr);
+  CHECK(refused[3] == nullptr);
+}
+
+TEST_CASE("export takes --fp8-params and --grad-reduce-dtype, and names a bad dtype") {
+  const fs::path dir = test::fresh_dir("export-job");
+  const std::string base =
+      "export --format megatron --model models/llama3-70b.yaml --cluster "
+      "topologies/dgx-h100-64n.yaml --layout tp=8,pp=4,zero=1 ";
+  CHECK(test::run_meshplan(base + "--precision fp8 --fp8-params --grad-reduce-dtype bf16", dir) ==
+        0);
+  const std::string out = test::read_file(dir / "stdout.txt");
+  CHECK(out.find("--fp8-param-gather \\\n") != std::string::npos);
+  CHECK(out.find("--grad-reduce-in-bf16 \\\n") != std::string::npos);
+  CHECK(test::run_meshplan(base + "--grad-reduce-dtype bf8", dir) == 2);
+  CHECK(test::read_file(dir / "stderr.txt") ==
+        "--grad-reduce-dtype: error: field 'grad_reduce_dtype' = 'bf8': must be one of "
+        "bf16|fp16|fp32 (did you mean 'bf16'?)\n");
+  fs::remove_all(dir);
+}
