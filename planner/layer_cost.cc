@@ -248,11 +248,9 @@ std::array<double, kRecomputeModules> module_forward_times(const LayerCostContex
 // the share of its map's forward GEMM time its output columns are), the routed experts' grouped
 // GEMMs, and every memory-bound op of the forward (norms, RoPE, the activation function, MoE
 // permutation); not the attention core, whose output it saves.
-double op_sac_forward_s(const ModelSpec& m, const std::vector<MapGemms>& maps,
-                        double memory_forward_s) {
-  std::vector<LinearMap> linears;
-  linears.reserve(maps.size());
-  for (const MapGemms& g : maps) linears.push_back(g.map);
+// `linears` are the layer's maps (maps_of), in `maps`' order.
+double op_sac_forward_s(const ModelSpec& m, const std::vector<LinearMap>& linears,
+                        const std::vector<MapGemms>& maps, double memory_forward_s) {
   const std::vector<double> shares = op_sac_recomputed_shares(m, linears);
   double s = 0;
   for (size_t i = 0; i < maps.size(); ++i) s += shares[i] * maps[i].times.forward;
@@ -487,9 +485,11 @@ LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key,
   out.memory_forward_s = shared.memory_forward_s;
   out.memory_backward_s = shared.memory_backward_s;
   out.module_forward_s = module_forward_times(ctx, key, moe_layer, tokens, maps, attn);
-  if (ctx.options->memory.selective_op_sac)
+  if (ctx.options->memory.selective_op_sac) {
+    std::vector<LinearMap> built;
     out.module_forward_s[static_cast<size_t>(RecomputeModule::core_attn)] =
-        op_sac_forward_s(*ctx.model, maps, shared.memory_forward_s);
+        op_sac_forward_s(*ctx.model, maps_of(ctx, moe_layer, built), maps, shared.memory_forward_s);
+  }
   out.activations = layer_activations(m, moe_layer ? m.first_moe_layer() : 0,
                                       {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp,
                                        ctx.fp8, ctx.options->memory.fp8_saves_quantized_inputs,
