@@ -171,6 +171,15 @@ const CostModel::LayerPair& CostModel::layer_costs(const Layout& l) {
   });
 }
 
+CostModel::LayerOps CostModel::layer_ops(const Layout& l) const {
+  const LayerCostKey k = layer_cost_key(l);
+  LayerOps out;
+  if (model_.dense_layers() > 0) out.dense = meshplan::layer_ops(context_, k, false);
+  if (model_.moe_layers() > 0) out.moe = meshplan::layer_ops(context_, k, true);
+  out.head = head_ops(context_, k);
+  return out;
+}
+
 size_t CostModel::CpTermsHash::operator()(const CpTermsKey& k) const {
   return static_cast<size_t>(hashed(k[0], k[1], k[2], k[3], k[4], k[5]));
 }

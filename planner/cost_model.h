@@ -220,6 +220,7 @@ class CostModel {
   // (attention_core_stores_activations).
   bool selective_recompute_saves() const { return selective_saves_; }
   const GemmModel& gemm() const { return gemm_; }
+  const AttentionModel& attention() const { return attention_; }
   const CalibrationProfile& profile() const { return profile_; }
   const ResolvedCalibration& calibration() const { return calibration_; }
 
@@ -234,6 +235,13 @@ class CostModel {
   // in runs of a few keys), so its memory stays small.
   const LayerPair& layer_costs(const Layout& l);
   static constexpr size_t kLayerCostsCached = 4096;
+  // layer_costs(l) op by op (planner/layer_cost.h layer_ops, head_ops): the dense layer's and the
+  // MoE layer's (each empty where the model has no layer of its kind) and the LM head's, for one
+  // micro-batch on one GPU.
+  struct LayerOps {
+    std::vector<OpCost> dense, moe, head;
+  };
+  LayerOps layer_ops(const Layout& l) const;
   // The terms of layer_costs(l) a step time grows with that tell a shape's CP variants apart,
   // bit for bit layer_costs' (layer_cost_cp_terms: the TP and EP communication, which cost the
   // most to price, left out), of the dense layer and the MoE layer (the dense one's again

@@ -61,6 +61,38 @@ void add_linear(GemmTimes& g, const LayerCostContext& ctx, const LinearMap& map,
         lm_head || map.role == LinearRole::router);
 }
 
+// `map`'s GEMMs as one op of layer_ops (add_linear's times, its shape on this rank).
+OpCost gemm_op(const LayerCostContext& ctx, const LinearMap& map, int64_t tp, double tokens,
+               const ExpertGemms& experts = {}, bool lm_head = false) {
+  const bool routed = map.role == LinearRole::expert;
+  const RankGemm r = rank_gemm(map, routed ? experts.tp : tp, tokens, experts.rows, experts.local);
+  GemmTimes g;
+  add_linear(g, ctx, map, tp, tokens, experts, lm_head);
+  OpCost op;
+  op.name = map.name;
+  op.bf16 = (lm_head || map.role == LinearRole::router) && ctx.bf16_gemm;
+  op.rows = r.rows, op.cols = r.out, op.inner = r.in, op.count = r.count;
+  op.forward_flops = 2 * r.rows * r.out * r.in * r.count;
+  op.forward_s = g.forward;
+  op.backward_s = g.input_grad + g.weight_grad;
+  op.weight_grad_s = g.weight_grad;
+  return op;
+}
+
+// Memory-bound ops as ops of layer_ops, each at the context's HBM bandwidth.
+void add_memory_ops(std::vector<OpCost>& out, const LayerCostContext& ctx,
+                    const std::vector<MemoryBoundOp>& ops) {
+  for (const MemoryBoundOp& m : ops) {
+    OpCost op;
+    op.name = m.name;
+    op.kind = OpKind::memory_bound;
+    op.forward_bytes = m.forward_bytes, op.backward_bytes = m.backward_bytes;
+    op.forward_s = m.forward_bytes / ctx.hbm_bytes_per_s;
+    op.backward_s = m.backward_bytes / ctx.hbm_bytes_per_s;
+    out.push_back(op);
+  }
+}
+
 // Tokens each rank dispatches to the experts: its sequence-parallel share under SP (Megatron-
 // Core's token dispatchers take the SP-split hidden states), else the TP group's tokens.
 double dispatched_tokens(const LayerCostKey& key, double tokens) {
@@ -70,6 +102,7 @@ double dispatched_tokens(const LayerCostKey& key, double tokens) {
 // Core attention (scores, softmax, values) forward and backward seconds.
 struct AttentionTimes {
   double forward = 0, backward = 0;
+  double forward_flops = 0;  // as priced (causal halves them): LayerCostContext's ops report it
 };
 
 // Flash attention on `layer` (a layer of its kind, local or global: ModelSpec::window).
@@ -91,7 +124,7 @@ AttentionTimes flash_attention_times(const LayerCostContext& ctx, const LayerCos
       std::min(ctx.seq_len * key.cp_a2a / key.cp, attention_kernel_span(m, layer, ctx.seq_len));
   const AttentionModel::Times a =
       ctx.attention->time(flops, static_cast<int64_t>(qk), std::max<int64_t>(1, block), causal);
-  return {a.forward_s, a.backward_s};
+  return {a.forward_s, a.backward_s, flops};
 }
 
 // Every layer of a kind is priced alike (kind_forward_flops): with a window, at the mean of its
@@ -111,7 +144,8 @@ AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& 
     if (k.local_share == 0) return g;
     const AttentionTimes l = flash_attention_times(ctx, key, tokens, k.local);
     return {g.forward + k.local_share * (l.forward - g.forward),
-            g.backward + k.local_share * (l.backward - g.backward)};
+            g.backward + k.local_share * (l.backward - g.backward),
+            g.forward_flops + k.local_share * (l.forward_flops - g.forward_flops)};
   }
   // Standard attention: batched GEMMs per sequence and head, and the s×s scores through HBM
   // (softmax read+write, dropout mask and output when dropout is on).
@@ -124,6 +158,7 @@ AttentionTimes attention_times(const LayerCostContext& ctx, const LayerCostKey& 
   const double bytes = scores * (4 + (m.dropout ? 5 : 0));
   t.forward = g.forward + bytes / ctx.hbm_bytes_per_s;
   t.backward = g.input_grad + g.weight_grad + 2 * bytes / ctx.hbm_bytes_per_s;
+  t.forward_flops = 2 * batch * q_len * s_kv * (qk + v);
   return t;
 }
 
@@ -539,6 +574,36 @@ double LayerCost::selective_forward_s(RecomputeModules modules) const {
 LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer,
                      const LayerGroups& groups) {
   return layer_cost(ctx, key, moe_layer, groups, layer_compute(ctx, key, moe_layer));
+}
+
+std::vector<OpCost> layer_ops(const LayerCostContext& ctx, const LayerCostKey& key,
+                              bool moe_layer) {
+  const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
+  const ExpertGemms experts = moe_layer ? routed_experts(ctx, key, tokens) : ExpertGemms{};
+  std::vector<LinearMap> built;
+  std::vector<OpCost> out;
+  for (const LinearMap& map : maps_of(ctx, moe_layer, built))
+    out.push_back(map.role == LinearRole::expert ? gemm_op(ctx, map, key.tp, tokens, experts)
+                                                 : gemm_op(ctx, map, key.tp, tokens));
+  const AttentionTimes attn = attention_times(ctx, key, tokens, moe_layer);
+  OpCost core;
+  core.name = "attention core";
+  core.kind = OpKind::attention;
+  core.forward_flops = attn.forward_flops;
+  core.forward_s = attn.forward, core.backward_s = attn.backward;
+  out.push_back(core);
+  add_memory_ops(
+      out, ctx,
+      layer_memory_bound_ops(*ctx.model, *ctx.options, {key.tp, key.sp, moe_layer, tokens}));
+  return out;
+}
+
+std::vector<OpCost> head_ops(const LayerCostContext& ctx, const LayerCostKey& key) {
+  const ModelSpec& m = *ctx.model;
+  const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
+  std::vector<OpCost> out{gemm_op(ctx, lm_head_linear(m), key.tp, tokens, {}, true)};
+  add_memory_ops(out, ctx, loss_memory_bound_ops(m, key.tp, tokens));
+  return out;
 }
 
 HeadCost lm_head_cost(const LayerCostContext& ctx, const LayerCostKey& key) {

@@ -136,6 +136,32 @@ LayerCost layer_cost(const LayerCostContext& ctx, const LayerCostKey& key, bool 
 LayerCost layer_cost_cp_terms(const LayerCostContext& ctx, const LayerCostKey& key,
                               const GroupShape& cp_group, const LayerCompute& compute);
 
+// One operation of a layer's (or the LM head's) compute for one micro-batch on one GPU, priced
+// as layer_compute and lm_head_cost price it: a layer's cost op by op (`meshplan estimate
+// --ops`). Communication is not an op here (LayerCost's exposed seconds).
+enum class OpKind { gemm, attention, memory_bound };
+struct OpCost {
+  const char* name = "";  // the linear map's ("qkv", "mlp_up", …), "attention core", an HBM op's
+  OpKind kind = OpKind::gemm;
+  bool bf16 = false;  // a GEMM kept in BF16 under FP8 (LayerCostContext::bf16_gemm)
+  // GEMMs: `count` products C[rows×cols] = A[rows×inner]·W[inner×cols] on this rank as one
+  // grouped kernel (routed experts: the mean rows per expert, count the rank's experts).
+  double rows = 0, cols = 0, inner = 0, count = 0;
+  // GEMMs and attention: the forward's FLOPs (attention's as priced: causal halves them; its
+  // backward does 2.5× as many, a GEMM's input and weight gradients 2×).
+  double forward_flops = 0;
+  double forward_bytes = 0, backward_bytes = 0;  // memory-bound ops: HBM bytes moved
+  // Seconds; backward_s includes weight_grad_s (GEMMs' weight gradient, ZB-H1's W).
+  double forward_s = 0, backward_s = 0, weight_grad_s = 0;
+};
+// A layer's ops in the order it runs them: its linear maps' GEMMs (layer_maps), core attention,
+// then its memory-bound ops. Their GEMM and attention seconds are layer_compute's terms; the
+// sum of their seconds is layer_compute's forward and backward to rounding (the memory-bound
+// ops are priced there as one sum of bytes).
+std::vector<OpCost> layer_ops(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer);
+// The LM head's GEMM and the loss's memory-bound ops (lm_head_cost's terms).
+std::vector<OpCost> head_ops(const LayerCostContext& ctx, const LayerCostKey& key);
+
 // The LM head (last stage) and loss for one micro-batch: forward and backward seconds.
 struct HeadCost {
   double forward_s = 0, backward_s = 0;

@@ -136,6 +136,27 @@ TEST_CASE("estimate --format json adds time, bubble, MFU and a breakdown that su
   }
 }
 
+TEST_CASE("estimate --ops prices the layer op by op, in the table and as JSON layer_ops") {
+  Run text = run_meshplan("estimate " + k8b + " --layout tp=2 --ops");
+  REQUIRE(text.rc == 0);
+  CHECK(text.out.find("layer ops: one micro-batch (8,192 tokens on this GPU: mbs 1 × sequence "
+                      "8,192), tp 2\ndense layer (32 of 32)\n") != std::string::npos);
+  CHECK(text.out.find("LM head and loss (last stage)") != std::string::npos);
+  Run json = run_meshplan("estimate " + k8b + " --layout tp=2 --ops --format json");
+  REQUIRE(json.rc == 0);
+  const nlohmann::json ops = nlohmann::json::parse(json.out)["layer_ops"];
+  CHECK(ops["micro_batch_tokens"] == 8192);
+  CHECK(!ops.contains("moe"));
+  const nlohmann::json& qkv = ops["dense"]["ops"][0];
+  CHECK(qkv["name"] == "qkv");
+  CHECK(qkv["cols"] == 3072.0);
+  CHECK(qkv["forward_flops"] == 2.0 * 8192 * 3072 * 4096);
+  CHECK(ops["head"]["ops"][0]["name"] == "logits");
+  // Without --ops neither appears.
+  CHECK(run_meshplan("estimate " + k8b + " --layout tp=2").out.find("layer ops") ==
+        std::string::npos);
+}
+
 TEST_CASE("plan prints the same bytes for 1 and 2 threads") {
   Run one = run_meshplan("plan " + k8b + " --threads 1 --top 5");
   Run two = run_meshplan("plan " + k8b + " --threads 2 --top 5");
