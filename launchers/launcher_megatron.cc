@@ -344,15 +344,19 @@ void megatron_pipeline_args(const ModelSpec& model, const Layout& layout, Launch
 // by the distributed optimizer or FSDP ("--fp8-param-gather only supported with distributed
 // optimizer, torch fsdp2, megatron fsdp, or inference mode"), and gradients are reduced in fp32
 // or, with --grad-reduce-in-bf16 (DistributedDataParallelConfig.grad_reduce_in_fp32 off), bf16.
+void grad_reduce_dtype_rule(Refusals& out, const JobSettings& job) {
+  if (job.grad_reduce_dtype == "fp16")
+    out.other("grad_reduce_dtype", job.grad_reduce_dtype,
+              "it reduces gradients in fp32 or, with --grad-reduce-in-bf16, bf16");
+}
+
 void megatron_job_rules(Refusals& out, const TrainingSpec& training, const Layout& layout,
                         const JobSettings& job) {
   if (job.fp8_params && training.precision == Precision::fp8 && layout.zero == 0)
     out.field("zero",
               "its FP8 parameters (--fp8-param-gather) are gathered by the distributed "
               "optimizer or FSDP; use zero=1, 2 or 3");
-  if (job.grad_reduce_dtype == "fp16")
-    out.other("grad_reduce_dtype", job.grad_reduce_dtype,
-              "it reduces gradients in fp32 or, with --grad-reduce-in-bf16, bf16");
+  grad_reduce_dtype_rule(out, job);
 }
 
 }  // namespace
@@ -468,10 +472,11 @@ std::string nemo_model_keys(const ModelSpec& model, const Layout& layout) {
 void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
                 const Layout& layout, const JobSettings& job) {
   megatron_core_rules(out, layout, /*pp_dp_order=*/false, /*megatron_lm=*/false);
-  megatron_job_rules(out, training, layout, job);
+  grad_reduce_dtype_rule(out, job);
   // NeMo 1 hands both to Megatron-Core's DDP from its distributed_fused_adam path only
   // (megatron_gpt_model.py setup_mcore_distributed_parallel: grad_reduce_in_fp32 from
-  // optim.grad_sync_dtype, fp8_param_gather from fp8_params).
+  // optim.grad_sync_dtype, fp8_param_gather from fp8_params): a narrower rule than Megatron-
+  // Core's own for FP8 parameters (zero ≥ 1), which it replaces.
   const bool fp8_params = job.fp8_params && training.precision == Precision::fp8;
   if ((fp8_params || job.grad_reduce_dtype == "bf16") && layout.zero != 1)
     out.field("zero",

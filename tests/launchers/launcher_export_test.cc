@@ -665,6 +665,11 @@ TEST_CASE("FP8 parameters and bf16 gradient reduction are exported as each launc
         std::string::npos);
   CHECK(text(Launcher::nemo, "tp=8,zero=0", {false, "bf16"}).find("field 'zero' = '0'") !=
         std::string::npos);
+  // FP8 parameters at zero 0: NeMo 1's rule (zero=1 only), not Megatron-Core's wider one too.
+  CHECK(text(Launcher::nemo, "tp=8,zero=0", {true, ""}) ==
+        "--layout: error: field 'zero' = '0': NeMo cannot express this: its FP8 parameters and "
+        "bf16 gradient reduction go through distributed_fused_adam (fp8_params, "
+        "optim.grad_sync_dtype); use zero=1\n");
   const std::string nemo2 = text(Launcher::nemo2, "tp=8,zero=1", job);
   CHECK(nemo2.find("recipe.trainer.plugins.fp8_param_gather = True\n") != std::string::npos);
   CHECK(nemo2.find("recipe.trainer.plugins.grad_reduce_in_fp32 = False\n") != std::string::npos);
