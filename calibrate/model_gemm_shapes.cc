@@ -64,7 +64,7 @@ std::vector<GemmShape> model_gemm_shapes(const ModelSpec& model, int64_t tp, int
       if (map.role != LinearRole::expert) {
         add_variants(out, rank_gemm(map, tp, static_cast<double>(tokens)),
                      map.role == LinearRole::shared ? std::string("shared ") + map.name : map.name,
-                     map.role == LinearRole::router);
+                     map.stays_bf16());
         continue;
       }
       for (int64_t ep : eps) {

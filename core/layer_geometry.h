@@ -42,6 +42,11 @@ struct LinearMap {
   // fraction the cost model times. REQUIRES: tp ≥ 1.
   double rank_in(int64_t tp) const;
   double rank_out(int64_t tp) const;
+  // Whether its GEMMs stay in BF16 when the linear layers run FP8 (training) or hold quantized
+  // weights (serving): the MoE router's. Megatron-Core's TopKRouter multiplies by its gate in
+  // torch at the input's dtype or --moe-router-dtype, outside fp8_autocast
+  // (megatron/core/transformer/moe/router.py); the serving engines leave the gate unquantized.
+  bool stays_bf16() const { return role == LinearRole::router; }
 };
 
 // Rows of each routed expert's GEMMs on one rank: the rank's `tokens` each go to top_k experts

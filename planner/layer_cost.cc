@@ -58,7 +58,7 @@ void add_linear(GemmTimes& g, const LayerCostContext& ctx, const LinearMap& map,
   const bool routed = map.role == LinearRole::expert;
   const RankGemm r = rank_gemm(map, routed ? experts.tp : tp, tokens, experts.rows, experts.local);
   g.add(ctx, r.rows, r.out, r.in, r.count, routed ? experts.row_tiles : 1.0,
-        lm_head || map.role == LinearRole::router);
+        lm_head || map.stays_bf16());
 }
 
 // `map`'s GEMMs as one op of layer_ops (add_linear's times, its shape on this rank).
@@ -70,7 +70,7 @@ OpCost gemm_op(const LayerCostContext& ctx, const LinearMap& map, int64_t tp, do
   add_linear(g, ctx, map, tp, tokens, experts, lm_head);
   OpCost op;
   op.name = map.name;
-  op.bf16 = (lm_head || map.role == LinearRole::router) && ctx.bf16_gemm;
+  op.bf16 = (lm_head || map.stays_bf16()) && ctx.bf16_gemm;
   op.rows = r.rows, op.cols = r.out, op.inner = r.in, op.count = r.count;
   op.forward_flops = 2 * r.rows * r.out * r.in * r.count;
   op.forward_s = g.forward;

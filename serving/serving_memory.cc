@@ -25,7 +25,7 @@ double layer_weight_bytes(const ModelSpec& model, int64_t layer, const ServingLa
                           WeightFormat w) {
   double bytes = 2 * static_cast<double>(model.hidden) * kBf16Bytes;  // two norms
   for (const LinearMap& m : layer_linears(model, layer)) {
-    const bool quantized = m.role != LinearRole::router;
+    const bool quantized = !m.stays_bf16();
     bytes += rank_params(m, layout) * (quantized ? bytes_per_weight(w) : kBf16Bytes);
   }
   return bytes;

@@ -109,7 +109,7 @@ double StepTimeModel::all_reduce_s(int64_t ranks, double bytes) const {
 double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
   const double in = m.rank_in(layout_.dense_tp()), out = m.rank_out(layout_.dense_tp());
   double t = 0;
-  if (m.role == LinearRole::router) {
+  if (m.stays_bf16()) {
     t = bf16_linear_s(m, tokens);
   } else if (m.role == LinearRole::expert) {
     const double experts = static_cast<double>(model_.moe->experts);
