@@ -22,14 +22,14 @@ static int run_estimate(const InputOptions& opts, const CostOptions& cost, doubl
     nlohmann::ordered_json j = estimate_json(e);
     add_framework_json(j, model.options());
     if (tokens > 0) j["time_to_train"] = time_to_train_json(tokens, e, in->gpus);
-    if (ops) j["layer_ops"] = layer_ops_json(model, in->layout);
+    if (ops) j["layer_ops"] = layer_ops_json(layer_ops_report(model, in->layout));
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << estimate_table(e, model);
     if (tokens > 0)
       std::cout << time_to_train_line(tokens, training_time(tokens, e.tokens_per_s, in->gpus, 0));
     std::cout << framework_line(model.options());
-    if (ops) std::cout << layer_ops_table(model, in->layout);
+    if (ops) std::cout << layer_ops_table(layer_ops_report(model, in->layout));
   }
   return 0;
 }

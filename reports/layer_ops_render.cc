@@ -14,13 +14,12 @@ namespace {
 // attention's backward (2.5, AttentionModel::time's convention).
 double backward_flop_ratio(const OpCost& op) { return op.kind == OpKind::gemm ? 2.0 : 2.5; }
 
-std::string kind_label(const OpCost& op, const CostModel& model) {
+std::string kind_label(const OpCost& op, const LayerOpsReport& r) {
   switch (op.kind) {
     case OpKind::gemm:
-      return "GEMM " + (op.bf16 ? std::string("bf16") : model.calibration().gemm_dtype);
+      return "GEMM " + (op.bf16 ? std::string("bf16") : r.gemm_dtype);
     case OpKind::attention:
-      return model.attention().kernel().empty() ? "attention"
-                                                : "attention " + model.attention().kernel();
+      return r.attention_kernel.empty() ? "attention" : "attention " + r.attention_kernel;
     case OpKind::memory_bound:
       return "HBM";
   }
@@ -69,10 +68,10 @@ std::string share_text(double s, double total) {
   return total > 0 ? fmt::format("{:.1f}%", 100 * s / total) : "-";
 }
 
-std::vector<std::string> op_row(const OpCost& op, const CostModel& model, double total_s) {
+std::vector<std::string> op_row(const OpCost& op, const LayerOpsReport& r, double total_s) {
   const bool flops = op.kind != OpKind::memory_bound;
   return {op.name,
-          kind_label(op, model),
+          kind_label(op, r),
           shape_text(op),
           work_text(op),
           seconds(op.forward_s),
@@ -101,13 +100,13 @@ const std::vector<std::string> kHeader = {
     "op",       "kind",        "rows × cols × inner", "forward work", "forward",
     "backward", "of it wgrad", "TFLOP/s fwd",         "TFLOP/s bwd",  "share"};
 
-std::string layer_section(const char* title, const std::vector<OpCost>& ops, const LayerCost& c,
-                          const CostModel& model) {
+std::vector<std::vector<std::string>> layer_rows(const std::vector<OpCost>& ops, const LayerCost& c,
+                                                 const LayerOpsReport& r) {
   const double comm_forward = c.tp_forward_s + c.cp_forward_s + c.ep_forward_s;
   const double comm_backward = c.tp_backward_s + c.cp_backward_s + c.ep_backward_s;
   const double total = c.forward_s + c.backward_s + comm_forward + comm_backward;
   std::vector<std::vector<std::string>> rows;
-  for (const OpCost& op : ops) rows.push_back(op_row(op, model, total));
+  for (const OpCost& op : ops) rows.push_back(op_row(op, r, total));
   rows.push_back(sum_row("compute", c.forward_s, c.backward_s, total));
   if (c.tp_forward_s + c.tp_backward_s > 0)
     rows.push_back(sum_row("TP (exposed)", c.tp_forward_s, c.tp_backward_s, total));
@@ -116,13 +115,62 @@ std::string layer_section(const char* title, const std::vector<OpCost>& ops, con
   if (c.ep_forward_s + c.ep_backward_s > 0)
     rows.push_back(sum_row("EP (exposed)", c.ep_forward_s, c.ep_backward_s, total));
   rows.push_back(sum_row("layer", c.forward_s + comm_forward, c.backward_s + comm_backward, total));
-  return fmt::format("{}\n{}\n", title, text_table(kHeader, rows));
+  return rows;
 }
 
-nlohmann::ordered_json op_json(const OpCost& op, const CostModel& model) {
+std::vector<std::vector<std::string>> head_rows(const LayerOpsReport& r) {
+  const double total = r.costs.head.forward_s + r.costs.head.backward_s;
+  std::vector<std::vector<std::string>> rows;
+  for (const OpCost& op : r.ops.head) rows.push_back(op_row(op, r, total));
+  rows.push_back(sum_row("head", r.costs.head.forward_s, r.costs.head.backward_s, total));
+  return rows;
+}
+
+int64_t micro_batch_tokens(const LayerOpsReport& r) {
+  return r.layout.mbs * r.seq_len / r.layout.cp;
+}
+
+std::string intro(const LayerOpsReport& r) {
+  const Layout& l = r.layout;
+  return fmt::format("one micro-batch ({} tokens on this GPU: mbs {} × sequence {}{}), tp {}{}",
+                     with_commas(micro_batch_tokens(r)), l.mbs, with_commas(r.seq_len),
+                     l.cp > 1 ? fmt::format(" / cp {}", l.cp) : "", l.tp,
+                     l.ep > 1 ? fmt::format(", ep {}", l.ep) : "");
+}
+
+std::string footnotes(const LayerOpsReport& r) {
+  std::string out;
+  if (r.gemm_dtype == "fp8")
+    out += fmt::format(
+        "FP8 GEMM seconds include the scaling recipe's casts: × {:.3f} ({} "
+        "fp8_quantization_overhead, {}); BF16 GEMMs none.\n",
+        1 + r.fp8_quantization_overhead.value, r.fp8_recipe,
+        origin_tag(r.fp8_quantization_overhead));
+  out += fmt::format(
+      "Each stage runs these × {:.4f}, at the pace of its slowest of {} GPUs "
+      "(gpu_compute_spread).\n",
+      r.straggler_slowdown, with_commas(r.layout.gpus()));
+  return out;
+}
+
+// The sections in `table`'s form, each under `title(text)`.
+template <class Table, class Title>
+std::string sections(const LayerOpsReport& r, Table table, Title title) {
+  std::string out;
+  if (!r.ops.dense.empty())
+    out += title(fmt::format("dense layer ({} of {})", r.dense_layers, r.layers)) +
+           table(kHeader, layer_rows(r.ops.dense, r.costs.dense, r));
+  if (!r.ops.moe.empty())
+    out += title(fmt::format("MoE layer ({} of {})", r.moe_layers, r.layers)) +
+           table(kHeader, layer_rows(r.ops.moe, r.costs.moe, r));
+  out += title("LM head and loss (last stage)") + table(kHeader, head_rows(r));
+  return out;
+}
+
+nlohmann::ordered_json op_json(const OpCost& op, const LayerOpsReport& r) {
   nlohmann::ordered_json j = {{"name", op.name}, {"kind", kind_name(op.kind)}};
   if (op.kind == OpKind::gemm) {
-    j["dtype"] = op.bf16 ? "bf16" : model.calibration().gemm_dtype;
+    j["dtype"] = op.bf16 ? "bf16" : r.gemm_dtype;
     j["rows"] = op.rows;
     j["cols"] = op.cols;
     j["inner"] = op.inner;
@@ -140,78 +188,73 @@ nlohmann::ordered_json op_json(const OpCost& op, const CostModel& model) {
   return j;
 }
 
-nlohmann::ordered_json ops_json(const std::vector<OpCost>& ops, const CostModel& model) {
+nlohmann::ordered_json ops_json(const std::vector<OpCost>& ops, const LayerOpsReport& r) {
   nlohmann::ordered_json a = nlohmann::ordered_json::array();
-  for (const OpCost& op : ops) a.push_back(op_json(op, model));
+  for (const OpCost& op : ops) a.push_back(op_json(op, r));
   return a;
 }
 
 nlohmann::ordered_json layer_json(const std::vector<OpCost>& ops, const LayerCost& c,
-                                  const CostModel& model) {
-  return {{"ops", ops_json(ops, model)},        {"compute_forward_s", c.forward_s},
-          {"compute_backward_s", c.backward_s}, {"tp_forward_s", c.tp_forward_s},
-          {"tp_backward_s", c.tp_backward_s},   {"cp_forward_s", c.cp_forward_s},
-          {"cp_backward_s", c.cp_backward_s},   {"ep_forward_s", c.ep_forward_s},
+                                  const LayerOpsReport& r) {
+  return {{"ops", ops_json(ops, r)},
+          {"compute_forward_s", c.forward_s},
+          {"compute_backward_s", c.backward_s},
+          {"tp_forward_s", c.tp_forward_s},
+          {"tp_backward_s", c.tp_backward_s},
+          {"cp_forward_s", c.cp_forward_s},
+          {"cp_backward_s", c.cp_backward_s},
+          {"ep_forward_s", c.ep_forward_s},
           {"ep_backward_s", c.ep_backward_s}};
-}
-
-int64_t micro_batch_tokens(const CostModel& model, const Layout& l) {
-  return l.mbs * model.training().seq_len / l.cp;
 }
 
 }  // namespace
 
-std::string layer_ops_table(CostModel& model, const Layout& l) {
-  const CostModel::LayerOps ops = model.layer_ops(l);
-  const CostModel::LayerPair& costs = model.layer_costs(l);
-  const ModelSpec& m = model.model();
-  std::string out = fmt::format(
-      "\nlayer ops: one micro-batch ({} tokens on this GPU: mbs {} × sequence {}{}), tp {}{}\n",
-      with_commas(micro_batch_tokens(model, l)), l.mbs, with_commas(model.training().seq_len),
-      l.cp > 1 ? fmt::format(" / cp {}", l.cp) : "", l.tp,
-      l.ep > 1 ? fmt::format(", ep {}", l.ep) : "");
-  if (!ops.dense.empty())
-    out += layer_section(fmt::format("dense layer ({} of {})", m.dense_layers(), m.layers).c_str(),
-                         ops.dense, costs.dense, model);
-  if (!ops.moe.empty())
-    out += layer_section(fmt::format("MoE layer ({} of {})", m.moe_layers(), m.layers).c_str(),
-                         ops.moe, costs.moe, model);
-  std::vector<std::vector<std::string>> head;
-  const double head_total = costs.head.forward_s + costs.head.backward_s;
-  for (const OpCost& op : ops.head) head.push_back(op_row(op, model, head_total));
-  head.push_back(sum_row("head", costs.head.forward_s, costs.head.backward_s, head_total));
-  out += fmt::format("LM head and loss (last stage)\n{}\n", text_table(kHeader, head));
-  const Calibrated& q = model.calibration().fp8_quantization_overhead;
-  if (model.calibration().gemm_dtype == "fp8")
-    out += fmt::format(
-        "FP8 GEMM seconds include the scaling recipe's casts: × {:.3f} ({} fp8_quantization_"
-        "overhead, {}); BF16 GEMMs none.\n",
-        1 + q.value, model.options().fp8_recipe, origin_tag(q));
-  out += fmt::format(
-      "Each stage runs these × {:.4f}, at the pace of its slowest of {} GPUs "
-      "(gpu_compute_spread).\n",
-      straggler_slowdown(model.calibration().gpu_compute_spread.value, l.gpus()),
-      with_commas(l.gpus()));
-  return out;
+LayerOpsReport layer_ops_report(CostModel& model, const Layout& l) {
+  LayerOpsReport r;
+  r.ops = model.layer_ops(l);
+  r.costs = model.layer_costs(l);
+  r.layout = l;
+  r.seq_len = model.training().seq_len;
+  r.layers = model.model().layers;
+  r.dense_layers = model.model().dense_layers();
+  r.moe_layers = model.model().moe_layers();
+  r.gemm_dtype = model.calibration().gemm_dtype;
+  r.attention_kernel = model.attention().kernel();
+  r.fp8_recipe = model.options().fp8_recipe;
+  r.fp8_quantization_overhead = model.calibration().fp8_quantization_overhead;
+  r.straggler_slowdown = straggler_slowdown(model.calibration().gpu_compute_spread.value, l.gpus());
+  return r;
 }
 
-nlohmann::ordered_json layer_ops_json(CostModel& model, const Layout& l) {
-  const CostModel::LayerOps ops = model.layer_ops(l);
-  const CostModel::LayerPair& costs = model.layer_costs(l);
+std::string layer_ops_table(const LayerOpsReport& r) {
+  return fmt::format("\nlayer ops: {}\n", intro(r)) +
+         sections(
+             r,
+             [](const auto& header, const auto& rows) { return text_table(header, rows) + "\n"; },
+             [](const std::string& t) { return t + "\n"; }) +
+         footnotes(r);
+}
+
+std::string layer_ops_markdown(const LayerOpsReport& r) {
+  return fmt::format("{}.\n", intro(r)) +
+         sections(
+             r, [](const auto& header, const auto& rows) { return markdown_table(header, rows); },
+             [](const std::string& t) { return fmt::format("\n#### {}\n\n", t); }) +
+         "\n" + footnotes(r);
+}
+
+nlohmann::ordered_json layer_ops_json(const LayerOpsReport& r) {
   nlohmann::ordered_json j;
-  j["micro_batch_tokens"] = micro_batch_tokens(model, l);
-  if (!ops.dense.empty()) j["dense"] = layer_json(ops.dense, costs.dense, model);
-  if (!ops.moe.empty()) j["moe"] = layer_json(ops.moe, costs.moe, model);
-  j["head"] = {{"ops", ops_json(ops.head, model)},
-               {"forward_s", costs.head.forward_s},
-               {"backward_s", costs.head.backward_s}};
-  j["gemm_dtype"] = model.calibration().gemm_dtype;
-  j["fp8_quantization_overhead"] = model.calibration().gemm_dtype == "fp8"
-                                       ? model.calibration().fp8_quantization_overhead.value
-                                       : 0.0;
-  j["attention_kernel"] = model.attention().kernel();
-  j["straggler_slowdown"] =
-      straggler_slowdown(model.calibration().gpu_compute_spread.value, l.gpus());
+  j["micro_batch_tokens"] = micro_batch_tokens(r);
+  if (!r.ops.dense.empty()) j["dense"] = layer_json(r.ops.dense, r.costs.dense, r);
+  if (!r.ops.moe.empty()) j["moe"] = layer_json(r.ops.moe, r.costs.moe, r);
+  j["head"] = {{"ops", ops_json(r.ops.head, r)},
+               {"forward_s", r.costs.head.forward_s},
+               {"backward_s", r.costs.head.backward_s}};
+  j["gemm_dtype"] = r.gemm_dtype;
+  j["fp8_quantization_overhead"] = r.gemm_dtype == "fp8" ? r.fp8_quantization_overhead.value : 0.0;
+  j["attention_kernel"] = r.attention_kernel;
+  j["straggler_slowdown"] = r.straggler_slowdown;
   return j;
 }
 

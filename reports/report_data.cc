@@ -116,6 +116,7 @@ Result<ReportData> build_report(const CostModel& base, int64_t gpus, const Repor
                std::nullopt,
                {},
                {},
+               std::nullopt,
                std::nullopt};
   SearchOptions o;
   o.top_k = std::max(request.top_k, request.sample);
@@ -146,6 +147,7 @@ Result<ReportData> build_report(const CostModel& base, int64_t gpus, const Repor
   d.best_simulation = std::move(s).value();
   d.what_ifs = what_ifs(model, gpus, best);
   d.launchers = launcher_configs(model, best.layout);
+  d.best_ops = layer_ops_report(model, best.layout);
   return d;
 }
 

@@ -14,6 +14,7 @@
 #include "planner/cost_model.h"
 #include "planner/layout_search.h"
 #include "planner/scale_sweep.h"
+#include "reports/layer_ops_render.h"
 #include "simulator/pipeline_simulation.h"
 
 namespace meshplan {
@@ -61,7 +62,8 @@ struct ReportData {
   std::optional<sim::PipelineSimulation> best_simulation;
   std::vector<WhatIf> what_ifs;
   std::vector<LauncherConfig> launchers;
-  std::optional<SweepResult> sweep;  // when request.sweep is set
+  std::optional<SweepResult> sweep;        // when request.sweep is set
+  std::optional<LayerOpsReport> best_ops;  // the best layout's layer op by op
 };
 
 // Runs the search, simulation and what-ifs for `model` on `gpus` GPUs.

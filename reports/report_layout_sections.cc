@@ -8,6 +8,7 @@
 #include "planner/memory_model.h"
 #include "planner/profile_lookup.h"
 #include "reports/estimate_render.h"
+#include "reports/layer_ops_render.h"
 #include "reports/report_sections.h"
 #include "reports/text_format.h"
 
@@ -80,6 +81,12 @@ std::string best_section(const ReportData& d) {
   out += "\n### Step time\n\n![Step time breakdown](breakdown.svg)\n\n";
   out += time_rows(e);
   out += "\n";
+  if (d.best_ops) {
+    out +=
+        "### Where a layer's time goes\n\nThe analytic step's layer costs op by op (`meshplan "
+        "estimate --ops`), for ";
+    out += layer_ops_markdown(*d.best_ops) + "\n";
+  }
   out += "### Simulated pipeline timeline\n\n![Simulated pipeline timeline](timeline.svg)\n\n";
   out +=
       "Each row is a stage's compute stream (communication in the thin lane under it; grey is "
