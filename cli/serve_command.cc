@@ -14,6 +14,7 @@
 #include "cli/thread_count.h"
 #include "core/model_limits.h"
 #include "reports/serving_report.h"
+#include "reports/step_ops_render.h"
 #include "serving/estimate_memo.h"
 #include "serving/replay_trace.h"
 #include "serving/request_replay.h"
@@ -44,7 +45,7 @@ struct ServeOptions {
   int top = 10;
   int threads = 0;  // 0: hardware concurrency
   bool load_curve = false, disaggregated = false, first_wave = false, mixed_chunk = false,
-       mixed_chunk_searched = false;
+       mixed_chunk_searched = false, ops = false;
   int64_t max_prefill_tokens = 0, max_step_tokens = 0;
   std::optional<double> front_end_s;
   // --slowdown; unset: --slo-margin's where given, else serving::kDefaultSlowdown.
@@ -163,6 +164,7 @@ int run_serve(const ServeOptions& o) {
   if (!in) return kExitBadInput;
   ServingProblem p{in->model, in->cluster, in->profile, in->gpus, workload(o), serving_options(o)};
   p.threads = thread_count(o.threads);
+  p.step_ops = o.ops;
   if (!o.requests_file.empty()) {
     const Result<RequestTrace> trace = read_request_trace(o.requests_file);
     if (!trace) return print_errors(trace.errors());
@@ -239,12 +241,20 @@ int run_serve(const ServeOptions& o) {
     if (int rc = write_report_files(files, o.out_dir); rc != 0) return rc;
     for (const ReportFile& f : files)
       std::cout << (std::filesystem::path(o.out_dir) / f.name).string() << "\n";
-  } else if (o.in.format == "json")
-    std::cout << serve_json(report).dump(2) << "\n";
-  else if (o.in.format == "md")
+  } else if (o.in.format == "json") {
+    nlohmann::ordered_json j = serve_json(report);
+    if (o.ops && !report.result.ranked.empty() && report.result.ranked.front().decode_ops)
+      j["best"]["step_time"]["decode_ops"] =
+          step_ops_json(*report.result.ranked.front().decode_ops);
+    std::cout << j.dump(2) << "\n";
+  } else if (o.in.format == "md") {
     std::cout << serve_markdown(report);
-  else
+  } else {
     std::cout << serve_table(report);
+    if (o.ops && !report.result.ranked.empty() && report.result.ranked.front().decode_ops)
+      std::cout << "\nthe best layout's decode step (the line above) op by op:\n"
+                << step_ops_table(*report.result.ranked.front().decode_ops);
+  }
   return 0;
 }
 
@@ -364,6 +374,10 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--disaggregated", o->disaggregated,
                 "the search also splits the GPUs into a prefill pool and a decode pool (KV cache "
                 "moved between them), every prefill worker count and TP with every decode layout");
+  sub->add_flag("--ops", o->ops,
+                "also price the best layout's decode step op by op: each GEMM, the HBM kernels, "
+                "communication, attention, the LM head and the host's work (JSON: "
+                "best.step_time.decode_ops)");
   sub->add_flag("--load-curve", o->load_curve,
                 "also replay the best layout at concurrency 1, 2, 4, … up to what it admits (under "
                 "--request-rate: at 12.5-90% of its saturation rate and the rate asked), and "

@@ -481,6 +481,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
     e.decode_batch.add_decode(p.model.window, p.workload.isl + p.workload.osl / 2);
   e.decode_batch.sampled = mean_batch;
   e.decode_step = steps.time(e.decode_batch);
+  if (p.step_ops) e.decode_ops = steps.step_ops(e.decode_batch);
   StepBatch prefill;
   const int64_t reused = e.memory.prefix.reused_tokens;
   prefill.chunks.push_back({p.workload.isl - reused, reused});

@@ -30,6 +30,7 @@ struct ServingProblem {
   Workload workload;
   ServingOptions options;
   bool record_steps = false;  // keep the replay's steps (ReplayResult::recorded) for a trace
+  bool step_ops = false;      // keep the decode step op by op (ServingEstimate::decode_ops)
   // Threads a search replays its layouts on (serving_search.h); the results never depend on it.
   int threads = 1;
   // One replica's offline replays kept across a search's layouts (none: each asked afresh).
@@ -48,8 +49,9 @@ struct ServingEstimate {
   WeightFormat weights = WeightFormat::bf16;  // the format it was evaluated at
   bool mixed_chunk = false;                   // SGLang --enable-mixed-chunk, as evaluated
   ServingMemory memory;
-  StepBatch decode_batch;      // a decode step at the replay's mean batch, mid-answer context
-  StepBreakdown decode_step;   // its time
+  StepBatch decode_batch;     // a decode step at the replay's mean batch, mid-answer context
+  StepBreakdown decode_step;  // its time
+  std::optional<StepOps> decode_ops;  // the same op by op (ServingProblem::step_ops)
   StepBreakdown prefill_step;  // one whole prompt alone (on a prefill worker if disaggregated)
   std::optional<ServingMemory> prefill_memory;  // one prefill worker's, when disaggregated
   double kv_transfer_s = 0;                     // one request's KV to the decode pool

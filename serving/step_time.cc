@@ -131,40 +131,60 @@ double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
   return kernel_s(t);
 }
 
-void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
-                              StepBreakdown& out) const {
-  for (const LinearMap& m : linears) out.gemm_s += linear_s(m, tokens);
+template <class Op>
+void StepTimeModel::each_layer_op(const std::vector<LinearMap>& linears, bool moe, double tokens,
+                                  Op op) const {
+  for (const LinearMap& m : linears)
+    op(StepOp{m.name, StepOpKind::gemm, linear_s(m, tokens),
+              m.role == LinearRole::expert   ? "routed experts"
+              : m.role == LinearRole::shared ? "shared experts"
+                                             : ""});
   const double activation_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
-  out.other_s += kSmallKernelsPerLayer * memory_kernel_s(2 * activation_bytes * data_share_);
+  op(StepOp{"norms, residual adds (4 kernels)", StepOpKind::memory,
+            kSmallKernelsPerLayer * memory_kernel_s(2 * activation_bytes * data_share_)});
   if (moe) {
     // Routing data movement: each token's hidden state copied to its top_k experts' rows
     // (permute), and the rows weighted back into one (unpermute); a GPU moves the rows of its
     // own experts, top_k / ep of every token's in expectation, and its share of the tokens.
     const double rows =
         activation_bytes * static_cast<double>(model_.moe->top_k) / static_cast<double>(layout_.ep);
-    out.other_s += 2 * memory_kernel_s(rows + activation_bytes * data_share_);
+    op(StepOp{"moe permute, unpermute", StepOpKind::memory,
+              2 * memory_kernel_s(rows + activation_bytes * data_share_)});
   }
   if (layout_.tp == 1) return;
   if (layout_.attention_dp) {
     // Only MoE layers communicate: each rank's tokens to their experts' ranks and back.
     if (moe && layout_.ep > 1) {
       const double routed = activation_bytes * data_share_ * static_cast<double>(model_.moe->top_k);
-      out.communication_s +=
-          2 * collectives_.time_s(Collective::all_to_all, GroupShape::of(layout_.ep, 1), routed);
+      op(StepOp{
+          "EP all-to-all (dispatch, combine)", StepOpKind::communication,
+          2 * collectives_.time_s(Collective::all_to_all, GroupShape::of(layout_.ep, 1), routed)});
     }
     if (moe && layout_.ep < layout_.tp)  // experts split tp/ep ways: their partial sums
-      out.communication_s += all_reduce_s(layout_.tp / layout_.ep, activation_bytes);
+      op(StepOp{"expert partial-sum all-reduce", StepOpKind::communication,
+                all_reduce_s(layout_.tp / layout_.ep, activation_bytes)});
     return;
   }
   // Attention's output, then the MLP's partial sums, dense or MoE with any ep: under attention TP
   // every rank holds every token, so expert parallelism moves none. Each rank runs its own experts
   // on the tokens routed to them and the MoE block ends with the all-reduce a TP MLP ends with.
-  out.communication_s += 2 * all_reduce_s(layout_.tp, activation_bytes);
+  op(StepOp{"TP all-reduce (attention, MLP)", StepOpKind::communication,
+            2 * all_reduce_s(layout_.tp, activation_bytes)});
   // A q/k RMSNorm over the whole layer (QkNorm::per_layer, MiniMax-M2) spans every rank's heads:
   // its mean squares are all-reduced, one (tokens, 2) FP32 tensor a layer (vLLM's minimax_m2.py,
   // MiniMaxText01RMSNormTP.forward_qk: the decoder layer's third all-reduce).
   if (model_.qk_norm == QkNorm::per_layer)
-    out.communication_s += all_reduce_s(layout_.tp, tokens * 2 * kNormStatBytes);
+    op(StepOp{"q/k norm all-reduce", StepOpKind::communication,
+              all_reduce_s(layout_.tp, tokens * 2 * kNormStatBytes)});
+}
+
+void StepTimeModel::add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
+                              StepBreakdown& out) const {
+  each_layer_op(linears, moe, tokens, [&](const StepOp& op) {
+    (op.kind == StepOpKind::gemm     ? out.gemm_s
+     : op.kind == StepOpKind::memory ? out.other_s
+                                     : out.communication_s) += op.seconds;
+  });
 }
 
 double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
@@ -261,17 +281,25 @@ void StepTimeModel::fill_head_costs(double rows, HeadCosts& c) const {
   c.other_s = memory_kernel_s(2 * vocab_rows * kLogitBytes);
 }
 
-StepTimeModel::StageWork StepTimeModel::stage_work(const StepBatch& batch) const {
-  StepBreakdown stage;
-  const double micro = micro_batches(batch, layout_.pp);
-  // A micro-batch's tokens: 1/micro of the step's, but a prompt chunk's whole (the header).
+// A micro-batch's tokens: 1/micro of the step's, but a prompt chunk's whole (the header), that
+// chunk then in `largest`.
+double StepTimeModel::micro_batch_tokens(const StepBatch& batch, double micro,
+                                         const PrefillChunk*& largest) {
   double tokens = static_cast<double>(batch.tokens()) / micro;
-  const PrefillChunk* largest = nullptr;
+  largest = nullptr;
   for (const PrefillChunk& c : batch.chunks)
     if (static_cast<double>(c.tokens) > tokens) {
       tokens = static_cast<double>(c.tokens);
       largest = &c;
     }
+  return tokens;
+}
+
+StepTimeModel::StageWork StepTimeModel::stage_work(const StepBatch& batch) const {
+  StepBreakdown stage;
+  const double micro = micro_batches(batch, layout_.pp);
+  const PrefillChunk* largest = nullptr;
+  const double tokens = micro_batch_tokens(batch, micro, largest);
   if (tokens <= 0) return {stage, {}, 0, micro};
   // One layer of each kind, then scaled by the stage's layer counts.
   const LayerCosts& layers_at = layer_costs(tokens);
@@ -315,6 +343,34 @@ StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
 double StepTimeModel::overhead_s(const StepBatch& batch) const {
   return host_.step_s(static_cast<double>(batch.decodes) +
                       static_cast<double>(batch.chunks.size()));
+}
+
+StepOps StepTimeModel::step_ops(const StepBatch& batch) const {
+  StepOps out;
+  out.total = time(batch);
+  if (batch.tokens() <= 0) return out;
+  const StageWork w = stage_work(batch);
+  const PrefillChunk* largest = nullptr;
+  out.pp = static_cast<double>(layout_.pp);
+  out.micro_batches = w.micro;
+  out.tokens = micro_batch_tokens(batch, w.micro, largest);
+  out.stage_dense_layers = stage_dense_layers_;
+  out.stage_moe_layers = stage_moe_layers_;
+  auto into = [](std::vector<StepOp>& ops) {
+    return [&ops](const StepOp& op) { ops.push_back(op); };
+  };
+  if (stage_dense_layers_ > 0) each_layer_op(dense_layer_, false, out.tokens, into(out.dense));
+  if (stage_moe_layers_ > 0) each_layer_op(moe_layer_, true, out.tokens, into(out.moe));
+  out.attention_layer_s = w.stage.attention_s / (stage_dense_layers_ + stage_moe_layers_);
+  if (w.head.gemm_s > 0) {
+    out.head.push_back({"lm_head", StepOpKind::gemm, w.head.gemm_s});
+    if (w.head.communication_s > 0)
+      out.head.push_back({"logits all-gather", StepOpKind::communication, w.head.communication_s});
+    out.head.push_back({"logits FP32 write, read", StepOpKind::memory, w.head.other_s});
+  }
+  out.host.push_back(
+      {"engine host work (scheduling, inputs, sampling)", StepOpKind::host, out.total.overhead_s});
+  return out;
 }
 
 DecodeStepPrice StepTimeModel::decode_price(int64_t decodes, int64_t sampled) const {

@@ -104,6 +104,28 @@ struct StepBatch {
 // chunk) where it has fewer; at least 1.
 double micro_batches(const StepBatch& batch, int64_t pp);
 
+// One operation of a serving step's layer, head or host, and its seconds (kernel latency
+// included): StepTimeModel::step_ops lists a step op by op (`meshplan serve --ops`).
+enum class StepOpKind { gemm, attention, memory, communication, host };
+struct StepOp {
+  const char* name = "";  // a linear map's ("qkv", "mlp_up", …), or what the op does
+  StepOpKind kind = StepOpKind::gemm;
+  double seconds = 0;
+  const char* of = "";  // whose maps: "routed experts", "shared experts", "" (the layer's own)
+};
+// A step's ops: one layer of each kind at one micro-batch's tokens on the largest stage (what
+// StepBreakdown's gemm, other and communication sum, × the stage's layers), attention per layer
+// for the batch, the LM head's per micro-batch, the host's once.
+struct StepOps {
+  std::vector<StepOp> dense, moe;  // empty where the stage has no layer of the kind
+  double stage_dense_layers = 0, stage_moe_layers = 0;
+  double pp = 1, micro_batches = 1;
+  double tokens = 0;             // one micro-batch's, what the layer ops are priced at
+  double attention_layer_s = 0;  // one layer's attention, the whole batch
+  std::vector<StepOp> head, host;
+  StepBreakdown total;  // time(batch)
+};
+
 class StepTimeModel {
  public:
   // REQUIRES: the layout fits the cluster (tp·pp ≤ GPUs), tp within one node's network level.
@@ -117,6 +139,8 @@ class StepTimeModel {
   // computed once, attention per step (decode_step_price.h); bit for bit time(batch).total_s().
   // REQUIRES: decodes ≥ 1.
   DecodeStepPrice decode_price(int64_t decodes, int64_t sampled) const;
+  // time(batch) op by op.
+  StepOps step_ops(const StepBatch& batch) const;
 
  private:
   // One dense and one MoE layer (add_layer) at a token count.
@@ -142,6 +166,9 @@ class StepTimeModel {
   // One layer at `tokens` tokens (already divided by pp), adding into `out`.
   void add_layer(const std::vector<LinearMap>& linears, bool moe, double tokens,
                  StepBreakdown& out) const;
+  // Each op of that layer, in add_layer's order, passed to `op(StepOp)`.
+  template <class Op>
+  void each_layer_op(const std::vector<LinearMap>& linears, bool moe, double tokens, Op op) const;
   double linear_s(const LinearMap& m, double tokens) const;
   double bf16_linear_s(const LinearMap& m, double tokens) const;  // before the kernel's fixed cost
   // Attention of one layer for the whole batch: prefill chunks, then the decodes' cache reads.
@@ -154,6 +181,8 @@ class StepTimeModel {
     double micro = 1;
   };
   StageWork stage_work(const StepBatch& batch) const;
+  static double micro_batch_tokens(const StepBatch& batch, double micro,
+                                   const PrefillChunk*& largest);
   // The host's time for the step's sequences.
   double overhead_s(const StepBatch& batch) const;
   double memory_kernel_s(double bytes) const;

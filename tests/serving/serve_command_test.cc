@@ -47,6 +47,24 @@ TEST_CASE("serve: a fixed layout's JSON carries layout, throughput, latencies an
   CHECK(b["step_time"]["decode"]["total_s"].get<double>() > 0);
 }
 
+TEST_CASE("serve --ops lists the best layout's decode step op by op, summing to the step") {
+  const auto [plain, ops] = plain_and("--ops");
+  CHECK(!plain["best"]["step_time"].contains("decode_ops"));
+  const nlohmann::json& d = ops["best"]["step_time"]["decode_ops"];
+  CHECK(d["total_s"] == ops["best"]["step_time"]["decode"]["total_s"]);
+  CHECK(d["dense"][0]["name"] == "qkv");
+  CHECK(d["moe"].empty());
+  double sum = d["attention_layer_s"].get<double>() * 32;
+  for (const auto& op : d["dense"]) sum += op["seconds"].get<double>() * 32;
+  for (const char* part : {"head", "host"})
+    for (const auto& op : d[part]) sum += op["seconds"].get<double>();
+  CHECK(sum == doctest::Approx(d["total_s"].get<double>()).epsilon(1e-12));
+  const auto text = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --ops");
+  REQUIRE(text.rc == 0);
+  CHECK(text.out.find("the best layout's decode step (the line above) op by op:\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("serve: one-token answers have no TPOT: '-' in the table, null in JSON") {
   const std::string one =
       "serve --model " + repo_path("models/llama3-8b.yaml") + " --cluster " +

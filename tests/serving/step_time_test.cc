@@ -4,7 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
+#include <string_view>
+#include <vector>
 
 #include "planner/gemm_model.h"
 #include "planner/profile_lookup.h"
@@ -507,4 +510,47 @@ TEST_CASE(
       }
     }
   }
+}
+
+// StepTimeModel::step_ops: the step's time op by op, each op's seconds × how many the stage
+// runs adding up to time(batch) and to each of its components.
+TEST_CASE("step ops: a DeepSeek-V3 decode step op by op adds up to the step and its parts") {
+  const ModelSpec m = shipped_model("deepseek-v3");
+  const ClusterSpec c = shipped_cluster("dgx-h200-64n");
+  const CalibrationProfile p = profile_of(c);
+  ServingLayout l;
+  l.tp = 8, l.ep = 8;
+  const StepTimeModel model(m, c, p, l, ServingOptions{}, HostOverhead{1e-3, 2e-6});
+  StepBatch b;
+  for (int i = 0; i < 64; ++i) b.add_decode(m.window, 1536);
+  b.sampled = 64;
+  const StepOps ops = model.step_ops(b);
+  const StepBreakdown t = model.time(b);
+  CHECK(ops.total.total_s() == t.total_s());
+  CHECK(ops.tokens == 64);
+  CHECK(ops.stage_dense_layers == 3);  // DeepSeek-V3's first three layers are dense
+  CHECK(ops.stage_moe_layers == 58);
+  std::array<double, 5> by_kind{};  // gemm, attention, memory, communication, host
+  auto add = [&](const std::vector<StepOp>& list, double count) {
+    for (const StepOp& op : list) by_kind[static_cast<size_t>(op.kind)] += op.seconds * count;
+  };
+  add(ops.dense, ops.stage_dense_layers);
+  add(ops.moe, ops.stage_moe_layers);
+  by_kind[1] += ops.attention_layer_s * (ops.stage_dense_layers + ops.stage_moe_layers);
+  add(ops.head, 1);
+  add(ops.host, 1);
+  CHECK(by_kind[0] == doctest::Approx(t.gemm_s).epsilon(1e-12));
+  CHECK(by_kind[1] == doctest::Approx(t.attention_s).epsilon(1e-12));
+  CHECK(by_kind[2] == doctest::Approx(t.other_s).epsilon(1e-12));
+  CHECK(by_kind[3] == doctest::Approx(t.communication_s).epsilon(1e-12));
+  // The host's work: 1 ms a step + 2 µs for each of the 64 sequences.
+  CHECK(by_kind[4] == doctest::Approx(1e-3 + 64 * 2e-6).epsilon(1e-12));
+  // The routed experts' GEMMs are named as theirs, the shared experts' too.
+  int routed = 0, shared = 0;
+  for (const StepOp& op : ops.moe) {
+    routed += std::string_view(op.of) == "routed experts";
+    shared += std::string_view(op.of) == "shared experts";
+  }
+  CHECK(routed == 2);  // up (gate and up fused) and down
+  CHECK(shared == 2);
 }
