@@ -157,6 +157,11 @@ int write_trace(const ServingProblem& p, const ServingEstimate& best, const std:
 }
 
 int run_serve(const ServeOptions& o) {
+  if (o.ops && !o.out_dir.empty())
+    return print_errors({flag_error("--ops", "",
+                                    "prints the decode step op by op beside the table, JSON or "
+                                    "Markdown on standard output; --out writes report files "
+                                    "instead: drop one")});
   if (!o.out_dir.empty() && o.in.format == "json")
     return print_errors({flag_error(
         "--out", o.out_dir, "writes serve.md and its SVG charts; use it with --format md")});
@@ -249,6 +254,9 @@ int run_serve(const ServeOptions& o) {
     std::cout << j.dump(2) << "\n";
   } else if (o.in.format == "md") {
     std::cout << serve_markdown(report);
+    if (o.ops && !report.result.ranked.empty() && report.result.ranked.front().decode_ops)
+      std::cout << "\nThe best layout's decode step op by op:\n\n```\n"
+                << step_ops_table(*report.result.ranked.front().decode_ops) << "```\n";
   } else {
     std::cout << serve_table(report);
     if (o.ops && !report.result.ranked.empty() && report.result.ranked.front().decode_ops)

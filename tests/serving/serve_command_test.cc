@@ -63,6 +63,17 @@ TEST_CASE("serve --ops lists the best layout's decode step op by op, summing to 
   REQUIRE(text.rc == 0);
   CHECK(text.out.find("the best layout's decode step (the line above) op by op:\n") !=
         std::string::npos);
+  const auto md = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --ops --format md");
+  REQUIRE(md.rc == 0);
+  CHECK(md.out.find("\nThe best layout's decode step op by op:\n\n```\n  op by op: ") !=
+        std::string::npos);
+  // The report files carry no op table: --ops with --out is refused, not ignored.
+  const auto out = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --ops --out ops-report");
+  CHECK(out.rc == 2);
+  CHECK(out.out.empty());
+  CHECK(out.err ==
+        "--ops: error: field 'ops': prints the decode step op by op beside the table, JSON or "
+        "Markdown on standard output; --out writes report files instead: drop one\n");
 }
 
 TEST_CASE("serve: one-token answers have no TPOT: '-' in the table, null in JSON") {
