@@ -246,22 +246,26 @@ int run_serve(const ServeOptions& o) {
     if (int rc = write_report_files(files, o.out_dir); rc != 0) return rc;
     for (const ReportFile& f : files)
       std::cout << (std::filesystem::path(o.out_dir) / f.name).string() << "\n";
-  } else if (o.in.format == "json") {
+    return 0;
+  }
+  // The best layout's decode step op by op, kept where --ops asked (ServingProblem::step_ops).
+  const StepOps* ops = report.result.ranked.empty() || !report.result.ranked.front().decode_ops
+                           ? nullptr
+                           : &*report.result.ranked.front().decode_ops;
+  if (o.in.format == "json") {
     nlohmann::ordered_json j = serve_json(report);
-    if (o.ops && !report.result.ranked.empty() && report.result.ranked.front().decode_ops)
-      j["best"]["step_time"]["decode_ops"] =
-          step_ops_json(*report.result.ranked.front().decode_ops);
+    if (ops) j["best"]["step_time"]["decode_ops"] = step_ops_json(*ops);
     std::cout << j.dump(2) << "\n";
   } else if (o.in.format == "md") {
     std::cout << serve_markdown(report);
-    if (o.ops && !report.result.ranked.empty() && report.result.ranked.front().decode_ops)
+    if (ops)
       std::cout << "\nThe best layout's decode step op by op:\n\n```\n"
-                << step_ops_table(*report.result.ranked.front().decode_ops) << "```\n";
+                << step_ops_table(*ops) << "```\n";
   } else {
     std::cout << serve_table(report);
-    if (o.ops && !report.result.ranked.empty() && report.result.ranked.front().decode_ops)
+    if (ops)
       std::cout << "\nthe best layout's decode step (the line above) op by op:\n"
-                << step_ops_table(*report.result.ranked.front().decode_ops);
+                << step_ops_table(*ops);
   }
   return 0;
 }

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "core/model_spec.h"
+
 namespace meshplan {
 
 struct JobSettings {
@@ -13,6 +15,11 @@ struct JobSettings {
   // The dtype gradients are reduced in where it departs from the framework's default
   // (CostOptions::grad_reduce_dtype: bf16, fp16 or fp32); "" for the default.
   std::string grad_reduce_dtype;
+
+  // Whether a job of `precision` stores FP8 parameters: only FP8 training has them.
+  bool fp8_params_in(Precision precision) const {
+    return fp8_params && precision == Precision::fp8;
+  }
 };
 
 }  // namespace meshplan

@@ -14,7 +14,7 @@ namespace meshplan {
 
 void deepspeed_rules(Refusals& out, const ModelSpec& /*model*/, const TrainingSpec& training,
                      const Layout& layout, const JobSettings& job) {
-  if (job.fp8_params && training.precision == Precision::fp8)
+  if (job.fp8_params_in(training.precision))
     out.other("fp8_params", "true",
               "its ZeRO stores and gathers 16-bit parameters (Transformer Engine's FP8 runs "
               "inside the model); train without --fp8-params");

@@ -352,7 +352,7 @@ void grad_reduce_dtype_rule(Refusals& out, const JobSettings& job) {
 
 void megatron_job_rules(Refusals& out, const TrainingSpec& training, const Layout& layout,
                         const JobSettings& job) {
-  if (job.fp8_params && training.precision == Precision::fp8 && layout.zero == 0)
+  if (job.fp8_params_in(training.precision) && layout.zero == 0)
     out.field("zero",
               "its FP8 parameters (--fp8-param-gather) are gathered by the distributed "
               "optimizer or FSDP; use zero=1, 2 or 3");
@@ -406,7 +406,7 @@ std::string render_megatron(const ModelSpec& model, const TrainingSpec& training
   megatron_zero_args(layout, args);
   args.flag("--bf16");
   if (training.precision == Precision::fp8) args.arg("--fp8-format", "hybrid");
-  if (training.precision == Precision::fp8 && job.fp8_params) args.flag("--fp8-param-gather");
+  if (job.fp8_params_in(training.precision)) args.flag("--fp8-param-gather");
   if (job.grad_reduce_dtype == "bf16") args.flag("--grad-reduce-in-bf16");
   megatron_shape_args(model, training, args);
   megatron_moe_args(model, layout, args);
@@ -477,8 +477,8 @@ void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& train
   // (megatron_gpt_model.py setup_mcore_distributed_parallel: grad_reduce_in_fp32 from
   // optim.grad_sync_dtype, fp8_param_gather from fp8_params): a narrower rule than Megatron-
   // Core's own for FP8 parameters (zero ≥ 1), which it replaces.
-  const bool fp8_params = job.fp8_params && training.precision == Precision::fp8;
-  if ((fp8_params || job.grad_reduce_dtype == "bf16") && layout.zero != 1)
+  if ((job.fp8_params_in(training.precision) || job.grad_reduce_dtype == "bf16") &&
+      layout.zero != 1)
     out.field("zero",
               "its FP8 parameters and bf16 gradient reduction go through distributed_fused_adam "
               "(fp8_params, optim.grad_sync_dtype); use zero=1");
@@ -540,8 +540,7 @@ std::string render_nemo(const ModelSpec& model, const TrainingSpec& training, co
     out += fmt::format("  fsdp: true\n  fsdp_sharding_strategy: {}\n",
                        layout.zero == 3 ? "full" : "grad");
   }
-  if (training.precision == Precision::fp8 && job.fp8_params)
-    out += nemo_added_key("fp8_params", "true");
+  if (job.fp8_params_in(training.precision)) out += nemo_added_key("fp8_params", "true");
   out += fmt::format("  optim:\n    name: {}\n",
                      layout.zero == 1 ? "distributed_fused_adam" : "fused_adam");
   if (job.grad_reduce_dtype == "bf16") out += "    grad_sync_dtype: bf16\n";
@@ -700,8 +699,7 @@ std::string render_nemo2(const ModelSpec& model, const TrainingSpec& training, c
   // MegatronMixedPrecision's own settings, which it passes on to the model config and the DDP
   // config (nemo/lightning/pytorch/plugins/mixed_precision.py: fp8_param_gather sets fp8_param
   // and fp8_param_gather; grad_reduce_in_fp32 defaults to True).
-  if (training.precision == Precision::fp8 && job.fp8_params)
-    r.set("trainer.plugins.fp8_param_gather", "True");
+  if (job.fp8_params_in(training.precision)) r.set("trainer.plugins.fp8_param_gather", "True");
   if (job.grad_reduce_dtype == "bf16") r.set("trainer.plugins.grad_reduce_in_fp32", "False");
   return r.str();
 }

@@ -73,7 +73,7 @@ void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec&
                       const Layout& layout, const JobSettings& job) {
   // quantize.linear.float8.enable_fsdp_float8_all_gather: FSDP2 gathers Float8Linear weights
   // in float8; DDP (zero=0) gathers none.
-  if (job.fp8_params && training.precision == Precision::fp8 && layout.zero == 0)
+  if (job.fp8_params_in(training.precision) && layout.zero == 0)
     out.field("zero",
               "its FP8 parameters are FSDP's float8 all-gather "
               "(enable_fsdp_float8_all_gather); use zero=2 or 3");

@@ -51,23 +51,22 @@ struct ExpertGemms {
   double row_tiles = 1;
 };
 
-// The GEMMs of `map` on one TP rank (core/layer_geometry.h, rank_gemm).
+// The GEMMs of `map` on one TP rank (core/layer_geometry.h, rank_gemm), whose shape it returns.
 // The router's and the LM head's (`lm_head`) in BF16 under FP8 (LayerCostContext::bf16_gemm).
-void add_linear(GemmTimes& g, const LayerCostContext& ctx, const LinearMap& map, int64_t tp,
-                double tokens, const ExpertGemms& experts = {}, bool lm_head = false) {
+RankGemm add_linear(GemmTimes& g, const LayerCostContext& ctx, const LinearMap& map, int64_t tp,
+                    double tokens, const ExpertGemms& experts = {}, bool lm_head = false) {
   const bool routed = map.role == LinearRole::expert;
   const RankGemm r = rank_gemm(map, routed ? experts.tp : tp, tokens, experts.rows, experts.local);
   g.add(ctx, r.rows, r.out, r.in, r.count, routed ? experts.row_tiles : 1.0,
         lm_head || map.stays_bf16());
+  return r;
 }
 
 // `map`'s GEMMs as one op of layer_ops (add_linear's times, its shape on this rank).
 OpCost gemm_op(const LayerCostContext& ctx, const LinearMap& map, int64_t tp, double tokens,
                const ExpertGemms& experts = {}, bool lm_head = false) {
-  const bool routed = map.role == LinearRole::expert;
-  const RankGemm r = rank_gemm(map, routed ? experts.tp : tp, tokens, experts.rows, experts.local);
   GemmTimes g;
-  add_linear(g, ctx, map, tp, tokens, experts, lm_head);
+  const RankGemm r = add_linear(g, ctx, map, tp, tokens, experts, lm_head);
   OpCost op;
   op.name = map.name;
   op.bf16 = (lm_head || map.stays_bf16()) && ctx.bf16_gemm;

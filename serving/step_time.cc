@@ -281,26 +281,18 @@ void StepTimeModel::fill_head_costs(double rows, HeadCosts& c) const {
   c.other_s = memory_kernel_s(2 * vocab_rows * kLogitBytes);
 }
 
-// A micro-batch's tokens: 1/micro of the step's, but a prompt chunk's whole (the header), that
-// chunk then in `largest`.
-double StepTimeModel::micro_batch_tokens(const StepBatch& batch, double micro,
-                                         const PrefillChunk*& largest) {
+StepTimeModel::StageWork StepTimeModel::stage_work(const StepBatch& batch) const {
+  StepBreakdown stage;
+  const double micro = micro_batches(batch, layout_.pp);
+  // A micro-batch's tokens: 1/micro of the step's, but a prompt chunk's whole (the header).
   double tokens = static_cast<double>(batch.tokens()) / micro;
-  largest = nullptr;
+  const PrefillChunk* largest = nullptr;
   for (const PrefillChunk& c : batch.chunks)
     if (static_cast<double>(c.tokens) > tokens) {
       tokens = static_cast<double>(c.tokens);
       largest = &c;
     }
-  return tokens;
-}
-
-StepTimeModel::StageWork StepTimeModel::stage_work(const StepBatch& batch) const {
-  StepBreakdown stage;
-  const double micro = micro_batches(batch, layout_.pp);
-  const PrefillChunk* largest = nullptr;
-  const double tokens = micro_batch_tokens(batch, micro, largest);
-  if (tokens <= 0) return {stage, {}, 0, micro};
+  if (tokens <= 0) return {stage, {}, 0, micro, tokens};
   // One layer of each kind, then scaled by the stage's layer counts.
   const LayerCosts& layers_at = layer_costs(tokens);
   const StepBreakdown& dense = layers_at.dense;
@@ -328,16 +320,19 @@ StepTimeModel::StageWork StepTimeModel::stage_work(const StepBatch& batch) const
     head.communication_s = h.communication_s;  // 0 on one rank
     head.other_s = h.other_s;
   }
-  return {stage, head, layers_at.hop_s, micro};
+  return {stage, head, layers_at.hop_s, micro, tokens};
 }
 
-StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
-  if (batch.tokens() <= 0) return {};
-  const StageWork w = stage_work(batch);
+StepBreakdown StepTimeModel::round_of(const StepBatch& batch, const StageWork& w) const {
   StepBreakdown round =
       pipeline_round(w.stage, w.head, w.hop_s, static_cast<double>(layout_.pp), w.micro);
   round.overhead_s = overhead_s(batch);
   return round;
+}
+
+StepBreakdown StepTimeModel::time(const StepBatch& batch) const {
+  if (batch.tokens() <= 0) return {};
+  return round_of(batch, stage_work(batch));
 }
 
 double StepTimeModel::overhead_s(const StepBatch& batch) const {
@@ -347,13 +342,12 @@ double StepTimeModel::overhead_s(const StepBatch& batch) const {
 
 StepOps StepTimeModel::step_ops(const StepBatch& batch) const {
   StepOps out;
-  out.total = time(batch);
   if (batch.tokens() <= 0) return out;
   const StageWork w = stage_work(batch);
-  const PrefillChunk* largest = nullptr;
+  out.total = round_of(batch, w);
   out.pp = static_cast<double>(layout_.pp);
   out.micro_batches = w.micro;
-  out.tokens = micro_batch_tokens(batch, w.micro, largest);
+  out.tokens = w.tokens;
   out.stage_dense_layers = stage_dense_layers_;
   out.stage_moe_layers = stage_moe_layers_;
   auto into = [](std::vector<StepOp>& ops) {

@@ -179,10 +179,11 @@ class StepTimeModel {
     StepBreakdown stage, head;
     double hop_s = 0;
     double micro = 1;
+    double tokens = 0;  // one micro-batch's, the layers' costs are priced at
   };
   StageWork stage_work(const StepBatch& batch) const;
-  static double micro_batch_tokens(const StepBatch& batch, double micro,
-                                   const PrefillChunk*& largest);
+  // The step's time from its stage work `w` (stage_work(batch)): the pipeline round and the host.
+  StepBreakdown round_of(const StepBatch& batch, const StageWork& w) const;
   // The host's time for the step's sequences.
   double overhead_s(const StepBatch& batch) const;
   double memory_kernel_s(double bytes) const;
