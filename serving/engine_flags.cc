@@ -14,7 +14,8 @@ double fraction_for(Engine e, const ServingOptions& o) {
 
 }  // namespace
 
-// vLLM (docs.vllm.ai/en/latest/configuration/engine_args): --tensor-parallel-size,
+// vLLM `vllm serve` (EngineArgs.add_cli_args; the pinned table
+// tests/data/engines/vllm-99d7eb5d6a51-engine-args.txt): --tensor-parallel-size,
 // --pipeline-parallel-size, --data-parallel-size, --enable-expert-parallel, --max-num-seqs,
 // --max-num-batched-tokens, --gpu-memory-utilization, --block-size, --kv-cache-dtype,
 // --quantization. Attention-DP is vLLM's data parallelism over the tp ranks (docs: "Data
@@ -24,7 +25,7 @@ double fraction_for(Engine e, const ServingOptions& o) {
 // replicas of an MoE model are separate servers and ep is 1 or tp (engine_splits_experts);
 // a dense model's replicas are its data-parallel ranks.
 std::string vllm_command(const std::string& model, bool moe, const ServingLayout& l,
-                         const ServingOptions& o) {
+                         const ServingOptions& o, PoolRole role) {
   if (!engine_splits_experts(Engine::vllm, l.tp, l.ep))
     return fmt::format(
         "vllm: no command for ep {} in an engine of tp {}: its --enable-expert-parallel spreads "
@@ -39,6 +40,11 @@ std::string vllm_command(const std::string& model, bool moe, const ServingLayout
       model, l.dense_tp(), l.pp, l.replicas / servers * l.data_ranks(),
       l.ep > 1 ? " --enable-expert-parallel" : "", l.max_batch, step_tokens_of(Engine::vllm, o),
       fraction_for(Engine::vllm, o), e.block_tokens);
+  // Prefill/decode disaggregation: the KV moves by the NIXL connector, both pools' instances in
+  // the role its documentation launches them with (docs/features/nixl_connector_usage.md;
+  // KVTransferConfig, vllm/config/kv_transfer.py; the connector reads no role), a proxy in front.
+  if (role != PoolRole::whole)
+    s += R"( --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}')";
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8";
   if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
   if (o.weights == WeightFormat::int4) s += " --quantization awq";
@@ -46,12 +52,13 @@ std::string vllm_command(const std::string& model, bool moe, const ServingLayout
   return s;
 }
 
-// SGLang (docs.sglang.ai/advanced_features/server_arguments): --tp-size, --pp-size, --dp-size,
+// SGLang (its server-arguments documentation at b36e8e198b71, the table
+// tests/data/engines/sglang-b36e8e198b71-server-args.txt): --tp-size, --pp-size, --dp-size,
 // --ep-size, --max-running-requests, --chunked-prefill-size, --mem-fraction-static,
 // --page-size, --kv-cache-dtype, --quantization; attention-DP: --enable-dp-attention with
 // --dp-size equal to the tp size (per replica).
 std::string sglang_command(const std::string& model, const ServingLayout& l,
-                           const ServingOptions& o) {
+                           const ServingOptions& o, PoolRole role) {
   const EnginePreset& e = engine_preset(Engine::sglang);
   std::string s = fmt::format(
       "python -m sglang.launch_server --model-path {} --tp-size {} --pp-size {} --dp-size {} "
@@ -60,6 +67,11 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
       model, l.tp, l.pp, l.attention_dp ? l.tp : l.replicas, l.ep, l.max_batch,
       step_tokens_of(Engine::sglang, o), fraction_for(Engine::sglang, o), e.block_tokens);
   if (l.attention_dp) s += " --enable-dp-attention";
+  // Prefill/decode disaggregation: each pool's servers in their mode (the KV moves by the
+  // default transfer backend; sglang_router's --pd-disaggregation fronts the two pools).
+  if (role != PoolRole::whole)
+    s += role == PoolRole::prefill ? " --disaggregation-mode prefill"
+                                   : " --disaggregation-mode decode";
   if (o.mixed_chunk) s += " --enable-mixed-chunk";
   if (o.max_prefill_tokens > 0) s += fmt::format(" --max-prefill-tokens {}", o.max_prefill_tokens);
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8_e4m3";
@@ -69,33 +81,38 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
   return s;
 }
 
-// TensorRT-LLM (nvidia.github.io/TensorRT-LLM/commands/trtllm-serve): --tp_size, --pp_size,
-// --ep_size, --max_batch_size, --max_num_tokens, --kv_cache_free_gpu_memory_fraction; one
-// server per replica. FP8 weights and KV come from the (ModelOpt-quantized) checkpoint;
-// attention-DP is the LLM API option enable_attention_dp (--extra_llm_api_options YAML).
+// TensorRT-LLM trtllm-serve (tensorrt_llm/commands/serve.py at 4c05a74891e4, the options table
+// tests/data/engines/trtllm-4c05a74891e4-serve-options.txt): --tp_size, --pp_size, --ep_size,
+// --max_batch_size, --max_num_tokens, --kv_cache_free_gpu_memory_fraction,
+// --enable_chunked_prefill; one server per replica. FP8 weights and KV come from the
+// (ModelOpt-quantized) checkpoint. Attention-DP and the capacity scheduler policy have no flag:
+// they are LLM API options (tensorrt_llm/llmapi/llm_args.py enable_attention_dp,
+// scheduler_config.capacity_scheduler_policy), which --extra_llm_api_options reads from a YAML
+// file; the line writes that file first (a YAML flow mapping), so it runs as printed.
 namespace {
 
-// The LLM API options the plan needs beyond the flags, as --extra_llm_api_options YAML keys.
+// The LLM API options the plan needs beyond the flags, as one YAML flow mapping ("" for none).
 std::string extra_llm_api_options(const ServingLayout& l, const ServingOptions& o) {
   std::string keys;
   if (l.attention_dp) keys += "enable_attention_dp: true";
-  if (o.chunked_context)
-    keys += std::string(keys.empty() ? "" : ", ") + "enable_chunked_prefill: true";
   if (o.max_utilization)
     keys += std::string(keys.empty() ? "" : ", ") +
             "scheduler_config: {capacity_scheduler_policy: MAX_UTILIZATION}";
-  return keys.empty() ? "" : " --extra_llm_api_options extra.yaml (" + keys + ")";
+  return keys.empty() ? "" : "{" + keys + "}";
 }
 
 }  // namespace
 
 std::string trtllm_command(const std::string& model, const ServingLayout& l,
                            const ServingOptions& o) {
+  const std::string extra = extra_llm_api_options(l, o);
   return fmt::format(
-      "trtllm-serve {} --tp_size {} --pp_size {} --ep_size {} --max_batch_size {} "
-      "--max_num_tokens {} --kv_cache_free_gpu_memory_fraction {:.2f}{}   # x{} servers",
-      model, l.tp, l.pp, l.ep, l.max_batch, step_tokens_of(Engine::trtllm, o),
-      fraction_for(Engine::trtllm, o), extra_llm_api_options(l, o), l.replicas);
+      "{}trtllm-serve {} --tp_size {} --pp_size {} --ep_size {} --max_batch_size {} "
+      "--max_num_tokens {} --kv_cache_free_gpu_memory_fraction {:.2f}{}{}   # x{} servers",
+      extra.empty() ? "" : "echo '" + extra + "' > extra.yaml && ", model, l.tp, l.pp, l.ep,
+      l.max_batch, step_tokens_of(Engine::trtllm, o), fraction_for(Engine::trtllm, o),
+      o.chunked_context ? " --enable_chunked_prefill" : "",
+      extra.empty() ? "" : " --extra_llm_api_options extra.yaml", l.replicas);
 }
 
 }  // namespace meshplan::serving

@@ -1,6 +1,7 @@
-// The command line that launches a serving layout on each engine. Argument names as in the
-// engines' documentation: vLLM `vllm serve` engine arguments, SGLang `sglang.launch_server`
-// server arguments, TensorRT-LLM `trtllm-serve` options (see engine_flags.cc).
+// The command line that launches a serving layout on each engine. Argument names as the engines
+// define them: vLLM `vllm serve` engine arguments, SGLang `sglang.launch_server` server arguments,
+// TensorRT-LLM `trtllm-serve` options and LLM API keys; tests/serving/engine_flag_tables_test.cc
+// checks every option against each engine's table at a pinned commit (tests/data/engines/).
 #pragma once
 
 #include <string>
@@ -10,12 +11,17 @@
 
 namespace meshplan::serving {
 
+// A pool's part in prefill/decode disaggregation (whole: the layout serves whole requests).
+enum class PoolRole { whole, prefill, decode };
+
 // One line per engine, the model name as the model argument (`moe`: the model has experts).
-// Where an engine cannot run the layout, its line says why instead.
+// Where an engine cannot run the layout, its line says why instead. `role`: a disaggregated
+// layout's pools, SGLang's servers in their pool's --disaggregation-mode, vLLM's with the NIXL KV
+// connector.
 std::string vllm_command(const std::string& model, bool moe, const ServingLayout& l,
-                         const ServingOptions& o);
+                         const ServingOptions& o, PoolRole role = PoolRole::whole);
 std::string sglang_command(const std::string& model, const ServingLayout& l,
-                           const ServingOptions& o);
+                           const ServingOptions& o, PoolRole role = PoolRole::whole);
 std::string trtllm_command(const std::string& model, const ServingLayout& l,
                            const ServingOptions& o);
 

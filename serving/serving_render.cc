@@ -274,19 +274,20 @@ ServingLayout prefill_pool(const ServingLayout& l) {
 }
 
 nlohmann::ordered_json engine_flags_json(const ModelSpec& model, const ServingLayout& l,
-                                         const ServingOptions& o) {
+                                         const ServingOptions& o, PoolRole role = PoolRole::whole) {
   // An engine that would refuse the FP8 checkpoint so split gets the reason instead.
   auto line = [&](Engine e, const std::string& command) {
     const std::string why = fp8_block_refusal(model, o.weights, e, l);
     return why.empty() ? command : fmt::format("{}: no command: it {}", to_string(e), why);
   };
-  return {{"vllm", line(Engine::vllm, vllm_command(model.name, model.moe.has_value(), l, o))},
-          {"sglang", line(Engine::sglang, sglang_command(model.name, l, o))},
+  return {{"vllm", line(Engine::vllm, vllm_command(model.name, model.moe.has_value(), l, o, role))},
+          {"sglang", line(Engine::sglang, sglang_command(model.name, l, o, role))},
           {"trtllm", line(Engine::trtllm, trtllm_command(model.name, l, o))}};
 }
 
-std::string engine_lines(const ModelSpec& model, const ServingLayout& l, const ServingOptions& o) {
-  const nlohmann::ordered_json lines = engine_flags_json(model, l, o);
+std::string engine_lines(const ModelSpec& model, const ServingLayout& l, const ServingOptions& o,
+                         PoolRole role = PoolRole::whole) {
+  const nlohmann::ordered_json lines = engine_flags_json(model, l, o, role);
   std::string out;
   for (const nlohmann::ordered_json& line : lines) out += "  " + line.get<std::string>() + "\n";
   return out;
@@ -381,10 +382,13 @@ std::string details(const ServingProblem& p, const ServingEstimate& e, const std
   const ServingOptions o = evaluated_options(p.options, e);
   if (!disagg) return out + "engine flags:\n" + engine_lines(p.model, e.layout, o);
   out +=
-      "engine flags, decode pool (joined to the prefill pool by the engine's prefill/decode "
-      "disaggregation):\n" +
-      engine_lines(p.model, e.layout, o);
-  return out + "engine flags, prefill pool:\n" + engine_lines(p.model, prefill_pool(e.layout), o);
+      "engine flags, decode pool (SGLang's servers carry their pool's --disaggregation-mode, "
+      "vLLM's the NIXL KV connector, each engine's router or proxy in front of the two pools; "
+      "TensorRT-LLM's pools are joined by a `trtllm-serve disaggregated` configuration, which "
+      "meshplan does not write):\n" +
+      engine_lines(p.model, e.layout, o, PoolRole::decode);
+  return out + "engine flags, prefill pool:\n" +
+         engine_lines(p.model, prefill_pool(e.layout), o, PoolRole::prefill);
 }
 
 // The highest load on the curve (ascending, the offline point last) whose replay meets the SLO.
@@ -594,9 +598,12 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
                  {"mean_batch", e.replay.mean_batch},
                  {"preemptions", e.replay.preemptions}};
   const ServingOptions o = evaluated_options(p.options, e);
-  j["engine_flags"] = engine_flags_json(p.model, e.layout, o);
-  if (e.layout.disaggregated())
-    j["prefill_engine_flags"] = engine_flags_json(p.model, prefill_pool(e.layout), o);
+  const bool disagg = e.layout.disaggregated();
+  j["engine_flags"] =
+      engine_flags_json(p.model, e.layout, o, disagg ? PoolRole::decode : PoolRole::whole);
+  if (disagg)
+    j["prefill_engine_flags"] =
+        engine_flags_json(p.model, prefill_pool(e.layout), o, PoolRole::prefill);
   return j;
 }
 

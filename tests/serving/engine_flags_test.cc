@@ -58,16 +58,20 @@ TEST_CASE("engine flags: SGLang's mixed chunk and prefill-token cap") {
         "--mem-fraction-static 0.88 --page-size 1 --enable-mixed-chunk --max-prefill-tokens 2524");
 }
 
-TEST_CASE("engine flags: TensorRT-LLM's chunked prefill and MAX_UTILIZATION as LLM API options") {
+TEST_CASE(
+    "engine flags: TensorRT-LLM's chunked prefill as its flag, MAX_UTILIZATION in a YAML "
+    "file the line writes") {
   ServingOptions o;
   o.engine = Engine::trtllm;
   o.chunked_context = true;
   o.max_utilization = true;
   CHECK(trtllm_command("m", layout(1, 1, 1, 1, false), o) ==
+        "echo '{scheduler_config: {capacity_scheduler_policy: MAX_UTILIZATION}}' > extra.yaml && "
         "trtllm-serve m --tp_size 1 --pp_size 1 --ep_size 1 --max_batch_size 256 "
-        "--max_num_tokens 8192 --kv_cache_free_gpu_memory_fraction 0.90 --extra_llm_api_options "
-        "extra.yaml (enable_chunked_prefill: true, scheduler_config: {capacity_scheduler_policy: "
-        "MAX_UTILIZATION})   # x1 servers");
+        "--max_num_tokens 8192 --kv_cache_free_gpu_memory_fraction 0.90 --enable_chunked_prefill "
+        "--extra_llm_api_options extra.yaml   # x1 servers");
+  o.max_utilization = false;
+  CHECK(trtllm_command("m", layout(1, 1, 1, 1, false), o).rfind("trtllm-serve m ", 0) == 0);
 }
 
 TEST_CASE("engine flags: a step-token cap is every engine's own flag") {
