@@ -241,12 +241,20 @@ void summarize(ServingValidation& v) {
     for (const ServingRunResult& r : v.results) {
       if (!r.error.empty() || r.run->measured[m] <= 0) continue;
       const double e = r.predicted[m] / r.run->measured[m] - 1;
-      add(to_string(static_cast<ServingMetric>(m)), e);
-      add(r.run->group + " " + to_string(static_cast<ServingMetric>(m)), e);
+      const std::string metric = to_string(static_cast<ServingMetric>(m));
+      add(metric, e);
+      add(r.run->group + " " + metric, e);
+      errors[(r.moe ? "moe " : "dense ") + metric].push_back(e);
     }
   std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
     return a.find(' ') == std::string::npos && b.find(' ') != std::string::npos;
   });
+  // Then dense and MoE models' rows apart, metric by metric.
+  for (int m = 0; m < 3; ++m)
+    for (const std::string kind : {"dense ", "moe "})
+      if (const std::string name = kind + to_string(static_cast<ServingMetric>(m));
+          errors.count(name))
+        order.push_back(name);
   for (const std::string& name : order) {
     ServingErrorSummary s{name, static_cast<int>(errors[name].size()), 0, 0, 0};
     for (double e : errors[name]) {
@@ -340,6 +348,7 @@ ServingRunResult replay_run(const ServingRun& run, const RunSpecs& specs) {
   ServingProblem p{specs.model, specs.cluster, specs.profile, run.gpus, run.workload, run.options};
   ServingRunResult r;
   r.run = &run;
+  r.moe = specs.model.moe.has_value();
   ServingLayout layout = run.layout;
   if (run.group == "trtllm-offline") {
     // trtllm-bench's build limits (serving_validation.h): its KV estimate per GPU, (HBM −

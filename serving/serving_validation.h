@@ -52,12 +52,15 @@ struct ServingRun {
 
 struct ServingRunResult {
   const ServingRun* run = nullptr;
+  bool moe = false;  // the run's model has routed experts
   double predicted[3] = {0, 0, 0};
   std::string error;  // a replayed row that failed (does not fit, bad layout)
 };
 
 struct ServingErrorSummary {
-  std::string name;  // "throughput", "ttft", "tpot", or "<group> <metric>"
+  // "throughput", "ttft", "tpot", "<group> <metric>", or "dense <metric>" / "moe <metric>" (the
+  // runs whose model has routed experts, and the others)
+  std::string name;
   int count = 0;
   double mean_abs = 0, max_abs = 0;
   // The median error, signed: the model's bias, which a heavy-tailed mean |error| hides.

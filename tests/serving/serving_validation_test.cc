@@ -144,6 +144,42 @@ TEST_CASE("serving validation: summaries per metric, then per group and metric")
   for (const ServingErrorSummary& s : v->summaries) CHECK(s.mean_abs <= s.max_abs);
 }
 
+TEST_CASE("serving validation: dense and MoE models' rows summarized apart, after the groups") {
+  Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
+  REQUIRE(runs.ok());
+  Result<ServingValidation> v = validate_serving(runs.value(), MESHPLAN_SOURCE_DIR);
+  REQUIRE(v.ok());
+  const auto summary = [&](const std::string& name) -> const ServingErrorSummary& {
+    const auto it = std::find_if(v->summaries.begin(), v->summaries.end(),
+                                 [&](const ServingErrorSummary& s) { return s.name == name; });
+    REQUIRE(it != v->summaries.end());
+    return *it;
+  };
+  // The rows' models: Mixtral 8x7B and 8x22B (trt017-15..17, mlp41-05/06) and DeepSeek (aic-20..22)
+  // have routed experts; every other row is dense.
+  int moe_tpot = 0;
+  for (const ServingRunResult& r : v->results) {
+    CHECK(r.moe == (r.run->model_file.find("mixtral") != std::string::npos ||
+                    r.run->model_file.find("deepseek") != std::string::npos));
+    if (r.moe && r.run->measured[2] > 0) ++moe_tpot;
+  }
+  CHECK(moe_tpot == 4);  // mlp41-06, aic-20, aic-21, aic-22
+  for (const char* metric : {"throughput", "ttft", "tpot"}) {
+    CAPTURE(metric);
+    const std::string m = metric;
+    CHECK(summary("dense " + m).count + summary("moe " + m).count == summary(m).count);
+  }
+  CHECK(summary("moe tpot").count == moe_tpot);
+  CHECK(summary("moe throughput").count == 5);  // trt017-15..17, mlp41-05/06
+  // Overall metrics first, then groups, then the dense and MoE lines.
+  const auto position = [&](const std::string& name) {
+    return &summary(name) - v->summaries.data();
+  };
+  CHECK(position("trtllm-offline throughput") < position("dense throughput"));
+  CHECK(position("aiconfigurator tpot") < position("dense throughput"));
+  CHECK(v->summaries.back().name.rfind("moe ", 0) == 0);
+}
+
 TEST_CASE("serving validation: the same results in the same order on 1 or 3 threads") {
   Result<std::vector<ServingRun>> runs = load_serving_runs(kRuns);
   REQUIRE(runs.ok());
