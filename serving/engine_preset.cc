@@ -99,6 +99,15 @@ namespace {
 // alike, unmeasured. vLLM and SGLang: 0, not priced: no published measurement isolates their API
 // servers' share, and AIConfigurator's rows leave 4-400 ms of TTFT unexplained, by campaign, too
 // spread to fit; --front-end-latency sets it for any engine.
+// Fused-MoE kernels (MoeGemmEfficiency): NVIDIA AIConfigurator's H200 kernel tables at 095f58a
+// (aic-core/src/aiconfigurator_core/systems/data/h200_sxm/moe/{sglang/0.5.9,vllm/0.18.0,
+// trtllm/1.2.0rc5}/moe_perf.parquet: SGLang's sglang_fused_moe_triton, vLLM's vllm_fused_moe,
+// TensorRT-LLM's CUTLASS kernel in its PyTorch flow), the rows of tests/data/
+// aiconfigurator_moe_kernels.csv; each figure the median over its compute-bound rows of the
+// roofline's compute time over the measured time (tests/serving/moe_gemm_efficiency_test.cc):
+// SGLang BF16 0.381, block FP8 0.699 (its table has no per-tensor FP8: the same Triton kernel
+// without the scales' loads, the block figure stands for it); vLLM 0.663, 0.711, block 0.420;
+// TensorRT-LLM 0.932, 0.788, block 0.426. Not fitted to any serving run.
 constexpr EnginePreset kEngines[] = {
     {Engine::vllm,
      "vllm",
@@ -116,6 +125,7 @@ constexpr EnginePreset kEngines[] = {
      false,
      false,
      0,
+     {0.663, 0.711, 0.420},
      "vLLM engine arguments (--gpu-memory-utilization 0.9, --block-size 16)"},
     {Engine::sglang,
      "sglang",
@@ -133,6 +143,7 @@ constexpr EnginePreset kEngines[] = {
      true,
      false,
      0,
+     {0.381, 0.699, 0.699},
      "SGLang server arguments (--mem-fraction-static, --page-size 1)"},
     {Engine::trtllm,
      "trtllm",
@@ -150,6 +161,7 @@ constexpr EnginePreset kEngines[] = {
      false,
      true,
      8e-3,
+     {0.932, 0.788, 0.426},
      "TensorRT-LLM KvCacheConfig (free_gpu_memory_fraction 0.9, tokens_per_block 32)"},
 };
 
@@ -190,6 +202,19 @@ int64_t default_max_batch(const ServingOptions& options) {
 int64_t prefill_tokens(const ServingOptions& options) {
   return options.max_prefill_tokens > 0 ? options.max_prefill_tokens
                                         : engine_preset(options.engine).max_prefill_tokens;
+}
+
+double moe_gemm_efficiency(const ServingOptions& options, const ModelSpec& model) {
+  const MoeGemmEfficiency& e = engine_preset(options.engine).moe_gemm;
+  switch (options.weights) {
+    case WeightFormat::bf16:
+      return e.bf16;
+    case WeightFormat::fp8:
+      return model.fp8_weight_block ? e.fp8_block : e.fp8;
+    case WeightFormat::int4:
+      return 1;
+  }
+  return 1;
 }
 
 double front_end_s(const ServingOptions& options) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "core/model_spec.h"
 #include "serving/serving_options.h"
 
 namespace meshplan::serving {
@@ -21,6 +22,18 @@ struct HostOverhead {
   double per_step_s = 0;
   double per_sequence_s = 0;
   double step_s(double sequences) const { return per_step_s + per_sequence_s * sequences; }
+};
+
+// The share of the dense GEMM rate (the profile's best GEMM efficiency × peak, GemmRoofline) that
+// the engine's fused MoE kernel reaches on the routed experts where their math bounds them (a
+// prompt step's thousands of tokens; decode-sized steps are bound by reading the experts'
+// weights, which this leaves alone), by the experts' weight format: BF16, FP8 with one scale
+// per tensor, FP8 with block scales (ModelSpec::fp8_weight_block: DeepSeek-V3, Qwen3-235B-FP8,
+// MiniMax-M2.5). Measured: the median over NVIDIA AIConfigurator's H200 kernel tables
+// (tests/data/aiconfigurator_moe_kernels.csv) of the roofline's compute time over the measured
+// one, on the compute-bound rows (engine_preset_test derives each figure from that file).
+struct MoeGemmEfficiency {
+  double bf16 = 1, fp8 = 1, fp8_block = 1;
 };
 
 struct EnginePreset {
@@ -56,6 +69,7 @@ struct EnginePreset {
   // token reaches the client (tokenizer, request routing, detokenizer, streaming): added to TTFT
   // (request_replay.h add_front_end). 0: not priced.
   double front_end_s;
+  MoeGemmEfficiency moe_gemm;
   const char* source;
 };
 
@@ -83,6 +97,10 @@ bool engine_splits_experts(Engine e, int64_t tp, int64_t ep);
 // Prompt tokens one step takes in whole prompts past its first: options.max_prefill_tokens,
 // else the engine's default (0: no cap but step_tokens).
 int64_t prefill_tokens(const ServingOptions& options);
+// The share of the dense GEMM rate the engine's fused MoE kernel reaches for the routed experts
+// of `model` (EnginePreset::moe_gemm): the weight format's figure, block-scaled FP8 where the
+// model's FP8 checkpoint is (ModelSpec::fp8_weight_block); 1 for INT4 (not measured).
+double moe_gemm_efficiency(const ServingOptions& options, const ModelSpec& model);
 // The front end's share of TTFT: options.front_end_s, else the engine's default.
 double front_end_s(const ServingOptions& options);
 

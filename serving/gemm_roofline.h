@@ -26,13 +26,18 @@ double read_bandwidth(const CalibrationProfile& profile, const GpuSpec& gpu);
 
 class GemmRoofline {
  public:
-  // `calibration`: the profile's scalars resolved for `gpu` and `precision`.
+  // `calibration`: the profile's scalars resolved for `gpu` and `precision`. `compute_share`:
+  // the share of the dense GEMM rate the kernel reaches (an engine's fused MoE kernel,
+  // engine_preset.h MoeGemmEfficiency); 1 for cuBLAS-class GEMMs. REQUIRES: 0 < compute_share ≤ 1.
   GemmRoofline(const CalibrationProfile& profile, const GpuSpec& gpu, Precision precision,
-               const ResolvedCalibration& calibration);
+               const ResolvedCalibration& calibration, double compute_share = 1);
 
   // `batch` GEMMs of [m×k]·[k×n] with weights of `weight_bytes` per element.
   // REQUIRES: m, n, k > 0, batch > 0.
   double time_s(double m, double n, double k, double batch, double weight_bytes) const;
+  // The roofline's two bounds of those GEMMs: the math at the kernel's rate, and the bytes read.
+  double compute_s(double m, double n, double k, double batch) const;
+  double read_s(double m, double n, double k, double batch, double weight_bytes) const;
   double flops_per_s() const { return flops_per_s_; }
 
  private:

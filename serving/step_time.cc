@@ -61,6 +61,8 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       host_(host),
       calibration_(resolve_calibration(profile, cluster.gpu, gemm_precision(options.weights))),
       gemm_(profile, cluster.gpu, gemm_precision(options.weights), calibration_),
+      expert_gemm_(profile, cluster.gpu, gemm_precision(options.weights), calibration_,
+                   moe_gemm_efficiency(options, model)),
       bf16_gemm_(gemm_precision(options.weights) == Precision::bf16
                      ? gemm_
                      : GemmRoofline(profile, cluster.gpu, Precision::bf16,
@@ -124,7 +126,7 @@ double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
         m.split == TpSplit::row ? static_cast<double>(m.in) / split : static_cast<double>(m.in);
     const double e_out = m.split == TpSplit::column ? static_cast<double>(m.out) / split
                                                     : static_cast<double>(m.out);
-    t = gemm_.time_s(per_expert_tokens, e_out, e_in, touched, weight_bytes_);
+    t = expert_gemm_.time_s(per_expert_tokens, e_out, e_in, touched, weight_bytes_);
   } else {
     t = gemm_.time_s(tokens * data_share_, out, in, static_cast<double>(m.copies), weight_bytes_);
   }

@@ -205,6 +205,9 @@ class StepTimeModel {
   double data_share_ = 1;            // a rank's share of the sequences (1 / tp under attention-DP)
   ResolvedCalibration calibration_;  // the profile's scalars for the GPU and weight precision
   GemmRoofline gemm_;
+  // The routed experts' GEMMs: gemm_ at the engine's fused-MoE share of the dense rate
+  // (moe_gemm_efficiency, engine_preset.h).
+  GemmRoofline expert_gemm_;
   // The router's and the LM head's GEMMs, BF16 whatever the weight format (bf16_linear_s):
   // gemm_ itself where the weights already run BF16 GEMMs.
   GemmRoofline bf16_gemm_;

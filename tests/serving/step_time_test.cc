@@ -554,3 +554,49 @@ TEST_CASE("step ops: a DeepSeek-V3 decode step op by op adds up to the step and 
   CHECK(routed == 2);  // up (gate and up fused) and down
   CHECK(shared == 2);
 }
+
+// A prompt step's routed experts are bound by their math, which runs at the engine's fused-MoE
+// share of the dense rate (engine_preset.h MoeGemmEfficiency); the dense maps keep the dense rate
+// and a decode's experts, bound by reading their weights, are priced alike on every engine.
+TEST_CASE(
+    "step time: a prompt step's routed experts run at the engine's fused-MoE share of the rate") {
+  const ModelSpec m = shipped_model("mixtral-8x7b");
+  const ClusterSpec c = shipped_cluster("dgx-h200-64n");
+  const CalibrationProfile p = profile_of(c);
+  ServingLayout l;
+  l.tp = 1;
+  auto ops_of = [&](Engine e, const StepBatch& b) {
+    ServingOptions o;
+    o.engine = e;
+    return StepTimeModel(m, c, p, l, o, HostOverhead{}).step_ops(b);
+  };
+  auto seconds = [](const StepOps& ops, std::string_view name, std::string_view of) {
+    for (const StepOp& op : ops.moe)
+      if (op.name == name && op.of == of) return op.seconds - kKernelLatencyS;
+    FAIL("no op " << name);
+    return 0.0;
+  };
+  StepBatch prompt;
+  prompt.chunks.push_back({8192, 0});
+  prompt.sampled = 1;
+  const StepOps vllm = ops_of(Engine::vllm, prompt), sglang = ops_of(Engine::sglang, prompt);
+  // 8,192 tokens × top-2 over 8 experts: 2,048 rows each, far past the weights' reads.
+  const double share = engine_preset(Engine::vllm).moe_gemm.bf16 /
+                       engine_preset(Engine::sglang).moe_gemm.bf16;  // 0.663 / 0.381
+  CHECK(seconds(sglang, "mlp_up", "routed experts") / seconds(vllm, "mlp_up", "routed experts") ==
+        doctest::Approx(share).epsilon(1e-12));
+  CHECK(seconds(sglang, "mlp_down", "routed experts") /
+            seconds(vllm, "mlp_down", "routed experts") ==
+        doctest::Approx(share).epsilon(1e-12));
+  // 2 · 2,048 rows · 28,672 · 4,096 per expert, × 8, at 0.663 of the dense rate (the profile's
+  // best BF16 efficiency 0.837 × 989 TFLOP/s × the sustained ratio 0.848; full waves).
+  const double dense_flops_per_s = 0.837 * 989e12 * 0.848;
+  CHECK(seconds(vllm, "mlp_up", "routed experts") ==
+        doctest::Approx(2.0 * 2048 * 28672 * 4096 * 8 / (0.663 * dense_flops_per_s)).epsilon(1e-3));
+  CHECK(seconds(sglang, "qkv", "") == seconds(vllm, "qkv", ""));
+  StepBatch decode;
+  for (int i = 0; i < 8; ++i) decode.add_decode(m.window, 1024);
+  decode.sampled = 8;
+  CHECK(seconds(ops_of(Engine::sglang, decode), "mlp_up", "routed experts") ==
+        seconds(ops_of(Engine::vllm, decode), "mlp_up", "routed experts"));
+}

@@ -1,0 +1,136 @@
+// The engines' fused-MoE efficiencies (engine_preset.h MoeGemmEfficiency) come from the measured
+// kernel times of tests/data/aiconfigurator_moe_kernels.csv: each figure is the median, over
+// that engine's and weight format's rows whose roofline is compute-bound, of the roofline's
+// compute time at the dense rate over the measured time. A figure edited by hand, a row dropped
+// from the file or a change to the roofline's arithmetic fails here.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "planner/profile_lookup.h"
+#include "serving/engine_preset.h"
+#include "serving/gemm_roofline.h"
+#include "tests/test_inputs.h"
+
+using namespace meshplan;
+using namespace meshplan::serving;
+using meshplan::testing::shipped_cluster;
+using meshplan::testing::shipped_model;
+
+namespace {
+
+struct KernelRow {
+  std::string framework, dtype;
+  double tokens = 0, hidden = 0, inter = 0, top_k = 0, experts = 0, tp = 0, latency_s = 0;
+};
+
+std::vector<KernelRow> kernel_rows() {
+  std::ifstream in(std::string(MESHPLAN_SOURCE_DIR) + "/tests/data/aiconfigurator_moe_kernels.csv");
+  REQUIRE(in.good());
+  std::vector<KernelRow> rows;
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {
+      CHECK(line ==
+            "framework,version,kernel_source,moe_dtype,model,num_tokens,hidden_size,inter_size,"
+            "topk,num_experts,moe_tp_size,latency_ms");
+      header = false;
+      continue;
+    }
+    std::vector<std::string> f;
+    std::stringstream s(line);
+    for (std::string cell; std::getline(s, cell, ',');) f.push_back(cell);
+    REQUIRE(f.size() == 12);
+    rows.push_back({f[0], f[3], std::stod(f[5]), std::stod(f[6]), std::stod(f[7]), std::stod(f[8]),
+                    std::stod(f[9]), std::stod(f[10]), std::stod(f[11]) * 1e-3});
+  }
+  return rows;
+}
+
+// The row's two expert GEMMs (the fused gate/up, split by columns; down, split by rows) as the
+// serving step prices them for ep 1 (StepTimeModel::linear_s: every expert touched at these token
+// counts, tokens · top_k / experts rows each).
+struct ExpertRoofline {
+  double compute_s = 0, read_s = 0;
+};
+
+ExpertRoofline expert_roofline(const GemmRoofline& g, const KernelRow& r, double weight_bytes) {
+  const double rows = r.tokens * r.top_k / r.experts, inter = r.inter / r.tp;
+  return {g.compute_s(rows, 2 * inter, r.hidden, r.experts) +
+              g.compute_s(rows, r.hidden, inter, r.experts),
+          g.read_s(rows, 2 * inter, r.hidden, r.experts, weight_bytes) +
+              g.read_s(rows, r.hidden, inter, r.experts, weight_bytes)};
+}
+
+// engine × format → the median of compute time over measured time on compute-bound rows.
+std::map<std::string, double> measured_efficiencies() {
+  const ClusterSpec cluster = shipped_cluster("dgx-h200-64n");
+  Result<CalibrationProfile> p = resolve_profile(cluster, "", ProfileSearchPath{});
+  REQUIRE(p.ok());
+  const GpuSpec& gpu = cluster.gpu;
+  const GemmRoofline bf16(p.value(), gpu, Precision::bf16,
+                          resolve_calibration(p.value(), gpu, Precision::bf16));
+  const GemmRoofline fp8(p.value(), gpu, Precision::fp8,
+                         resolve_calibration(p.value(), gpu, Precision::fp8));
+  std::map<std::string, std::vector<double>> ratios;
+  for (const KernelRow& r : kernel_rows()) {
+    const bool is_bf16 = r.dtype == "bfloat16";
+    const ExpertRoofline e = expert_roofline(is_bf16 ? bf16 : fp8, r, is_bf16 ? 2 : 1);
+    if (e.compute_s < e.read_s) continue;  // bound by the weights' reads, not the math
+    ratios[r.framework + " " + r.dtype].push_back(e.compute_s / r.latency_s);
+  }
+  std::map<std::string, double> medians;
+  for (auto& [key, v] : ratios) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    medians[key] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+  return medians;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "moe gemm efficiency: each engine's figures are the medians of the measured kernel table") {
+  const std::map<std::string, double> m = measured_efficiencies();
+  for (const auto& [key, value] : m) MESSAGE(key << ": " << value);
+  const MoeGemmEfficiency& sglang = engine_preset(Engine::sglang).moe_gemm;
+  const MoeGemmEfficiency& vllm = engine_preset(Engine::vllm).moe_gemm;
+  const MoeGemmEfficiency& trtllm = engine_preset(Engine::trtllm).moe_gemm;
+  REQUIRE(m.size() == 8);  // SGLang's table has no per-tensor FP8 rows
+  CHECK(sglang.bf16 == doctest::Approx(m.at("SGLang bfloat16")).epsilon(0.005));
+  CHECK(sglang.fp8_block == doctest::Approx(m.at("SGLang fp8_block")).epsilon(0.005));
+  // SGLang's per-tensor FP8 runs the same Triton kernel without the block scales' loads: the
+  // block-scaled figure stands for it, a bound from below.
+  CHECK(sglang.fp8 == sglang.fp8_block);
+  CHECK(vllm.bf16 == doctest::Approx(m.at("VLLM bfloat16")).epsilon(0.005));
+  CHECK(vllm.fp8 == doctest::Approx(m.at("VLLM fp8")).epsilon(0.005));
+  CHECK(vllm.fp8_block == doctest::Approx(m.at("VLLM fp8_block")).epsilon(0.005));
+  CHECK(trtllm.bf16 == doctest::Approx(m.at("TRTLLM bfloat16")).epsilon(0.005));
+  CHECK(trtllm.fp8 == doctest::Approx(m.at("TRTLLM fp8")).epsilon(0.005));
+  CHECK(trtllm.fp8_block == doctest::Approx(m.at("TRTLLM fp8_block")).epsilon(0.005));
+}
+
+TEST_CASE(
+    "moe gemm efficiency: block-scaled FP8 where the model's checkpoint is, BF16 and INT4 apart") {
+  ServingOptions o;
+  o.engine = Engine::vllm;
+  const MoeGemmEfficiency& e = engine_preset(Engine::vllm).moe_gemm;
+  const ModelSpec block = shipped_model("deepseek-v3"), plain = shipped_model("mixtral-8x7b");
+  REQUIRE(block.fp8_weight_block.has_value());
+  REQUIRE(!plain.fp8_weight_block.has_value());
+  o.weights = WeightFormat::bf16;
+  CHECK(moe_gemm_efficiency(o, block) == e.bf16);
+  o.weights = WeightFormat::fp8;
+  CHECK(moe_gemm_efficiency(o, block) == e.fp8_block);
+  CHECK(moe_gemm_efficiency(o, plain) == e.fp8);
+  o.weights = WeightFormat::int4;
+  CHECK(moe_gemm_efficiency(o, plain) == 1);
+}
