@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <vector>
+
 #include "serving/engine_preset.h"
 
 namespace meshplan::serving {
@@ -89,30 +92,62 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
 // they are LLM API options (tensorrt_llm/llmapi/llm_args.py enable_attention_dp,
 // scheduler_config.capacity_scheduler_policy), which --extra_llm_api_options reads from a YAML
 // file; the line writes that file first (a YAML flow mapping), so it runs as printed.
+// Prefill/decode disaggregation (examples/disaggregated/README.md): both pools' servers carry a
+// cache_transceiver_config (empty: every field of it has a default in each version read, whose
+// fields differ: max_num_tokens at fcd3f316, backend and max_tokens_in_buffer later), the context
+// servers also disable_overlap_scheduler ("not yet supported in disaggregated context server
+// architectures"); `trtllm-serve disaggregated -c` fronts them (trtllm_disaggregated_router).
 namespace {
 
 // The LLM API options the plan needs beyond the flags, as one YAML flow mapping ("" for none).
-std::string extra_llm_api_options(const ServingLayout& l, const ServingOptions& o) {
-  std::string keys;
-  if (l.attention_dp) keys += "enable_attention_dp: true";
+std::string extra_llm_api_options(const ServingLayout& l, const ServingOptions& o, PoolRole role) {
+  std::vector<std::string> keys;
+  if (l.attention_dp) keys.emplace_back("enable_attention_dp: true");
   if (o.max_utilization)
-    keys += std::string(keys.empty() ? "" : ", ") +
-            "scheduler_config: {capacity_scheduler_policy: MAX_UTILIZATION}";
-  return keys.empty() ? "" : "{" + keys + "}";
+    keys.emplace_back("scheduler_config: {capacity_scheduler_policy: MAX_UTILIZATION}");
+  if (role == PoolRole::prefill) keys.emplace_back("disable_overlap_scheduler: true");
+  if (role != PoolRole::whole) keys.emplace_back("cache_transceiver_config: {}");
+  return keys.empty() ? "" : fmt::format("{{{}}}", fmt::join(keys, ", "));
+}
+
+// The YAML file a pool's servers read their LLM API options from.
+const char* extra_options_file(PoolRole role) {
+  return role == PoolRole::prefill  ? "ctx.yaml"
+         : role == PoolRole::decode ? "gen.yaml"
+                                    : "extra.yaml";
 }
 
 }  // namespace
 
 std::string trtllm_command(const std::string& model, const ServingLayout& l,
-                           const ServingOptions& o) {
-  const std::string extra = extra_llm_api_options(l, o);
+                           const ServingOptions& o, PoolRole role) {
+  const std::string extra = extra_llm_api_options(l, o, role);
+  const char* file = extra_options_file(role);
   return fmt::format(
       "{}trtllm-serve {} --tp_size {} --pp_size {} --ep_size {} --max_batch_size {} "
       "--max_num_tokens {} --kv_cache_free_gpu_memory_fraction {:.2f}{}{}   # x{} servers",
-      extra.empty() ? "" : "echo '" + extra + "' > extra.yaml && ", model, l.tp, l.pp, l.ep,
+      extra.empty() ? "" : fmt::format("echo '{}' > {} && ", extra, file), model, l.tp, l.pp, l.ep,
       l.max_batch, step_tokens_of(Engine::trtllm, o), fraction_for(Engine::trtllm, o),
       o.chunked_context ? " --enable_chunked_prefill" : "",
-      extra.empty() ? "" : " --extra_llm_api_options extra.yaml", l.replicas);
+      extra.empty() ? "" : fmt::format(" --extra_llm_api_options {}", file), l.replicas);
+}
+
+// The disaggregated server's configuration (tensorrt_llm/llmapi/disagg_utils.py
+// extract_disagg_cfg and extract_ctx_gen_cfgs: hostname, port, context_servers and
+// generation_servers with num_instances and one "host:port" url per instance).
+std::string trtllm_disaggregated_router(int64_t prefill_servers, int64_t decode_servers) {
+  auto urls = [](const char* pool, int64_t n) {
+    std::vector<std::string> out;
+    for (int64_t i = 0; i < n; ++i) out.push_back(fmt::format("\"{}-{}:8000\"", pool, i));
+    return fmt::format("{}", fmt::join(out, ", "));
+  };
+  return fmt::format(
+      "echo '{{hostname: localhost, port: 8000, context_servers: {{num_instances: {}, urls: "
+      "[{}]}}, "
+      "generation_servers: {{num_instances: {}, urls: [{}]}}}}' > disagg.yaml && trtllm-serve "
+      "disaggregated -c disagg.yaml   # urls: each server's host:port",
+      prefill_servers, urls("prefill", prefill_servers), decode_servers,
+      urls("decode", decode_servers));
 }
 
 }  // namespace meshplan::serving

@@ -17,12 +17,16 @@ enum class PoolRole { whole, prefill, decode };
 // One line per engine, the model name as the model argument (`moe`: the model has experts).
 // Where an engine cannot run the layout, its line says why instead. `role`: a disaggregated
 // layout's pools, SGLang's servers in their pool's --disaggregation-mode, vLLM's with the NIXL KV
-// connector.
+// connector, TensorRT-LLM's with a KV cache transceiver.
 std::string vllm_command(const std::string& model, bool moe, const ServingLayout& l,
                          const ServingOptions& o, PoolRole role = PoolRole::whole);
 std::string sglang_command(const std::string& model, const ServingLayout& l,
                            const ServingOptions& o, PoolRole role = PoolRole::whole);
 std::string trtllm_command(const std::string& model, const ServingLayout& l,
-                           const ServingOptions& o);
+                           const ServingOptions& o, PoolRole role = PoolRole::whole);
+// TensorRT-LLM's disaggregated server in front of `prefill_servers` context and `decode_servers`
+// generation servers (trtllm_command's pool lines): its configuration written to disagg.yaml,
+// each server's url a placeholder host (prefill-0, …, decode-0, …) on trtllm-serve's default port.
+std::string trtllm_disaggregated_router(int64_t prefill_servers, int64_t decode_servers);
 
 }  // namespace meshplan::serving

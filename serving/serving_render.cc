@@ -282,7 +282,7 @@ nlohmann::ordered_json engine_flags_json(const ModelSpec& model, const ServingLa
   };
   return {{"vllm", line(Engine::vllm, vllm_command(model.name, model.moe.has_value(), l, o, role))},
           {"sglang", line(Engine::sglang, sglang_command(model.name, l, o, role))},
-          {"trtllm", line(Engine::trtllm, trtllm_command(model.name, l, o))}};
+          {"trtllm", line(Engine::trtllm, trtllm_command(model.name, l, o, role))}};
 }
 
 std::string engine_lines(const ModelSpec& model, const ServingLayout& l, const ServingOptions& o,
@@ -383,12 +383,13 @@ std::string details(const ServingProblem& p, const ServingEstimate& e, const std
   if (!disagg) return out + "engine flags:\n" + engine_lines(p.model, e.layout, o);
   out +=
       "engine flags, decode pool (SGLang's servers carry their pool's --disaggregation-mode, "
-      "vLLM's the NIXL KV connector, each engine's router or proxy in front of the two pools; "
-      "TensorRT-LLM's pools are joined by a `trtllm-serve disaggregated` configuration, which "
-      "meshplan does not write):\n" +
+      "vLLM's the NIXL KV connector, TensorRT-LLM's a KV cache transceiver; each engine's router "
+      "or proxy in front of the two pools):\n" +
       engine_lines(p.model, e.layout, o, PoolRole::decode);
-  return out + "engine flags, prefill pool:\n" +
+  out += "engine flags, prefill pool:\n" +
          engine_lines(p.model, prefill_pool(e.layout), o, PoolRole::prefill);
+  return out + "TensorRT-LLM's disaggregated server:\n  " +
+         trtllm_disaggregated_router(e.layout.prefill_replicas, e.layout.replicas) + "\n";
 }
 
 // The highest load on the curve (ascending, the offline point last) whose replay meets the SLO.
@@ -601,9 +602,12 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   const bool disagg = e.layout.disaggregated();
   j["engine_flags"] =
       engine_flags_json(p.model, e.layout, o, disagg ? PoolRole::decode : PoolRole::whole);
-  if (disagg)
+  if (disagg) {
     j["prefill_engine_flags"] =
         engine_flags_json(p.model, prefill_pool(e.layout), o, PoolRole::prefill);
+    j["trtllm_disaggregated_server"] =
+        trtllm_disaggregated_router(e.layout.prefill_replicas, e.layout.replicas);
+  }
   return j;
 }
 

@@ -9,8 +9,10 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "serving/engine_flags.h"
@@ -73,7 +75,7 @@ void check_value(const std::string& type, const std::string& value) {
 // A launch line split at its shell operators: the YAML an `echo '…' > extra.yaml && ` prefix
 // writes ("" if none), the command's words (the shell comment after "#" dropped).
 struct LaunchLine {
-  std::string yaml;
+  std::string yaml, yaml_file;  // what `echo '…' > file && ` writes first, if the line does
   std::vector<std::string> words;
 };
 
@@ -82,11 +84,13 @@ LaunchLine split_line(std::string text) {
   if (const size_t hash = text.find("   #"); hash != std::string::npos) text.resize(hash);
   if (const size_t chain = text.find(" && "); chain != std::string::npos) {
     const std::string prefix = text.substr(0, chain);
-    const std::string head = "echo '", tail = "' > extra.yaml";
-    REQUIRE(prefix.size() > head.size() + tail.size());
+    const std::string head = "echo '", tail = "' > ";
+    const size_t end = prefix.rfind(tail);
     REQUIRE(prefix.rfind(head, 0) == 0);
-    REQUIRE(prefix.substr(prefix.size() - tail.size()) == tail);
-    out.yaml = prefix.substr(head.size(), prefix.size() - head.size() - tail.size());
+    REQUIRE(end != std::string::npos);
+    REQUIRE(end > head.size());
+    out.yaml = prefix.substr(head.size(), end - head.size());
+    out.yaml_file = prefix.substr(end + tail.size());
     text = text.substr(chain + 4);
   }
   std::istringstream words(text);
@@ -238,23 +242,38 @@ TEST_CASE(
     "the extra YAML holds LLM API keys") {
   const std::map<std::string, std::string> cli = table(kTrtllm, "cli");
   const std::map<std::string, std::string> keys = table(kTrtllm, "yaml");
-  std::map<std::string, int> used;
+  std::map<std::string, int> used, yaml_keys;
   int with_yaml = 0;
-  for (const Case& c : cases()) {
-    const std::string line = trtllm_command("m", c.layout, c.options);
-    CAPTURE(line);
-    const LaunchLine split = split_line(line);
-    REQUIRE(split.words.size() >= 2);
-    CHECK(split.words[0] == "trtllm-serve");
-    const std::map<std::string, std::string> seen = check_options(split.words, 2, cli);
-    for (const auto& [option, value] : seen) ++used[option];
-    // The YAML is written exactly when the line passes it.
-    CHECK(seen.count("--extra_llm_api_options") == (split.yaml.empty() ? 0U : 1U));
-    if (split.yaml.empty()) continue;
-    ++with_yaml;
-    CHECK(seen.at("--extra_llm_api_options") == "extra.yaml");
-    check_yaml(YAML::Load(split.yaml), "", keys);
-  }
+  for (const Case& c : cases())
+    for (PoolRole role : {PoolRole::whole, PoolRole::prefill, PoolRole::decode}) {
+      const std::string line = trtllm_command("m", c.layout, c.options, role);
+      CAPTURE(line);
+      const LaunchLine split = split_line(line);
+      REQUIRE(split.words.size() >= 2);
+      CHECK(split.words[0] == "trtllm-serve");
+      const std::map<std::string, std::string> seen = check_options(split.words, 2, cli);
+      for (const auto& [option, value] : seen) ++used[option];
+      // The YAML is written exactly when the line passes it, to the file it passes; a pool's
+      // servers always carry a KV cache transceiver, the context servers without the overlap
+      // scheduler.
+      CHECK(seen.count("--extra_llm_api_options") == (split.yaml.empty() ? 0U : 1U));
+      CHECK(split.yaml.empty() ==
+            (role == PoolRole::whole && !c.layout.attention_dp && !c.options.max_utilization));
+      if (split.yaml.empty()) continue;
+      ++with_yaml;
+      CHECK(seen.at("--extra_llm_api_options") == split.yaml_file);
+      CHECK(split.yaml_file == (role == PoolRole::prefill  ? "ctx.yaml"
+                                : role == PoolRole::decode ? "gen.yaml"
+                                                           : "extra.yaml"));
+      const YAML::Node yaml = YAML::Load(split.yaml);
+      check_yaml(yaml, "", keys);
+      for (const auto& entry : yaml) ++yaml_keys[entry.first.as<std::string>()];
+      CHECK(static_cast<bool>(yaml["cache_transceiver_config"]) == (role != PoolRole::whole));
+      CHECK(static_cast<bool>(yaml["disable_overlap_scheduler"]) == (role == PoolRole::prefill));
+    }
+  for (const char* key : {"enable_attention_dp", "scheduler_config", "cache_transceiver_config",
+                          "disable_overlap_scheduler"})
+    CHECK_MESSAGE(yaml_keys[key] > 0, key);
   CHECK(with_yaml > 0);
   for (const char* option : {"--tp_size", "--pp_size", "--ep_size", "--max_batch_size",
                              "--max_num_tokens", "--kv_cache_free_gpu_memory_fraction",
@@ -278,4 +297,40 @@ TEST_CASE(
       "   # x2 servers");
   CHECK(split.yaml == "{enable_attention_dp: true}");
   CHECK(split.words == std::vector<std::string>{"trtllm-serve", "m", "--tp_size", "8"});
+}
+
+// tensorrt_llm/llmapi/disagg_utils.py (read at 0228a712): extract_disagg_cfg takes hostname, port,
+// context_servers and generation_servers (among others); extract_ctx_gen_cfgs takes num_instances
+// and urls, each "host:port" (split at ':', the port an int), and refuses a url count other than
+// num_instances. trtllm-serve's `disaggregated` command reads the file with -c (serve.py at
+// 4c05a74891e4).
+TEST_CASE(
+    "engine tables: TensorRT-LLM's disaggregated server names one url per server of each pool") {
+  const std::string line = trtllm_disaggregated_router(3, 2);
+  CAPTURE(line);
+  const LaunchLine split = split_line(line);
+  CHECK(split.yaml_file == "disagg.yaml");
+  CHECK(split.words ==
+        std::vector<std::string>{"trtllm-serve", "disaggregated", "-c", "disagg.yaml"});
+  const YAML::Node config = YAML::Load(split.yaml);
+  REQUIRE(config.IsMap());
+  for (const auto& entry : config)
+    CHECK(std::set<std::string>{"hostname", "port", "context_servers", "generation_servers"}.count(
+              entry.first.as<std::string>()) == 1);
+  CHECK(config["port"].as<int>() == 8000);
+  for (const auto& [pool, count] : {std::pair{"context_servers", 3}, {"generation_servers", 2}}) {
+    CAPTURE(pool);
+    const YAML::Node servers = config[pool];
+    REQUIRE(servers.IsMap());
+    CHECK(servers["num_instances"].as<int>() == count);
+    REQUIRE(servers["urls"].IsSequence());
+    REQUIRE(servers["urls"].size() == static_cast<size_t>(count));
+    for (const YAML::Node& url : servers["urls"]) {
+      const std::string text = url.as<std::string>();
+      const size_t colon = text.find(':');
+      REQUIRE(colon != std::string::npos);
+      CHECK(text.find(':', colon + 1) == std::string::npos);
+      CHECK(is_int(text.substr(colon + 1)));
+    }
+  }
 }

@@ -74,6 +74,31 @@ TEST_CASE(
   CHECK(trtllm_command("m", layout(1, 1, 1, 1, false), o).rfind("trtllm-serve m ", 0) == 0);
 }
 
+TEST_CASE(
+    "engine flags: TensorRT-LLM's disaggregated pools carry a KV cache transceiver, its context "
+    "servers without the overlap scheduler, behind its disaggregated server") {
+  ServingOptions o;
+  o.engine = Engine::trtllm;
+  const ServingLayout l = layout(2, 1, 1, 3, false);
+  CHECK(trtllm_command("m", l, o, PoolRole::prefill) ==
+        "echo '{disable_overlap_scheduler: true, cache_transceiver_config: {}}' > ctx.yaml && "
+        "trtllm-serve m --tp_size 2 --pp_size 1 --ep_size 1 --max_batch_size 256 "
+        "--max_num_tokens 8192 --kv_cache_free_gpu_memory_fraction 0.90 "
+        "--extra_llm_api_options ctx.yaml   # x3 servers");
+  o.max_utilization = true;
+  CHECK(trtllm_command("m", l, o, PoolRole::decode) ==
+        "echo '{scheduler_config: {capacity_scheduler_policy: MAX_UTILIZATION}, "
+        "cache_transceiver_config: {}}' > gen.yaml && "
+        "trtllm-serve m --tp_size 2 --pp_size 1 --ep_size 1 --max_batch_size 256 "
+        "--max_num_tokens 8192 --kv_cache_free_gpu_memory_fraction 0.90 "
+        "--extra_llm_api_options gen.yaml   # x3 servers");
+  CHECK(trtllm_disaggregated_router(2, 1) ==
+        "echo '{hostname: localhost, port: 8000, context_servers: {num_instances: 2, urls: "
+        "[\"prefill-0:8000\", \"prefill-1:8000\"]}, generation_servers: {num_instances: 1, urls: "
+        "[\"decode-0:8000\"]}}' > disagg.yaml && trtllm-serve disaggregated -c disagg.yaml   # "
+        "urls: each server's host:port");
+}
+
 TEST_CASE("engine flags: a step-token cap is every engine's own flag") {
   ServingOptions o;
   o.max_step_tokens = 2560;
