@@ -1,6 +1,7 @@
 #include "serving/engine_preset.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace meshplan::serving {
 namespace {
@@ -103,11 +104,11 @@ namespace {
 // (aic-core/src/aiconfigurator_core/systems/data/h200_sxm/moe/{sglang/0.5.9,vllm/0.18.0,
 // trtllm/1.2.0rc5}/moe_perf.parquet: SGLang's sglang_fused_moe_triton, vLLM's vllm_fused_moe,
 // TensorRT-LLM's CUTLASS kernel in its PyTorch flow), the rows of tests/data/
-// aiconfigurator_moe_kernels.csv; each figure the median over its compute-bound rows of the
-// roofline's compute time over the measured time (tests/serving/moe_gemm_efficiency_test.cc):
-// SGLang BF16 0.381, block FP8 0.699 (its table has no per-tensor FP8: the same Triton kernel
-// without the scales' loads, the block figure stands for it); vLLM 0.663, 0.711, block 0.420;
-// TensorRT-LLM 0.932, 0.788, block 0.426. Not fitted to any serving run.
+// aiconfigurator_moe_kernels.csv; each point the median over the compute-bound rows of its width
+// of the roofline's compute time over the measured time, at most 1
+// (tests/serving/moe_gemm_efficiency_test.cc). Curves at expert widths 512, 1,024, …, 16,384 on a
+// rank, BF16 / per-tensor FP8 / block FP8. SGLang's table has no per-tensor FP8: the same Triton
+// kernel without the scales' loads, the block curve stands for it. Not fitted to any serving run.
 constexpr EnginePreset kEngines[] = {
     {Engine::vllm,
      "vllm",
@@ -125,7 +126,9 @@ constexpr EnginePreset kEngines[] = {
      false,
      false,
      0,
-     {0.663, 0.711, 0.420},
+     {{{0.562, 0.640, 0.698, 0.797, 0.761, 0.750}},
+      {{0.455, 0.592, 0.718, 0.866, 0.915, 0.870}},
+      {{0.304, 0.375, 0.419, 0.468, 0.473, 0.484}}},
      "vLLM engine arguments (--gpu-memory-utilization 0.9, --block-size 16)"},
     {Engine::sglang,
      "sglang",
@@ -143,7 +146,9 @@ constexpr EnginePreset kEngines[] = {
      true,
      false,
      0,
-     {0.381, 0.699, 0.699},
+     {{{0.353, 0.377, 0.367, 0.814, 0.539, 0.525}},
+      {{0.433, 0.595, 0.712, 0.825, 0.851, 0.883}},
+      {{0.433, 0.595, 0.712, 0.825, 0.851, 0.883}}},
      "SGLang server arguments (--mem-fraction-static, --page-size 1)"},
     {Engine::trtllm,
      "trtllm",
@@ -161,7 +166,9 @@ constexpr EnginePreset kEngines[] = {
      false,
      true,
      8e-3,
-     {0.932, 0.788, 0.426},
+     {{{0.565, 0.823, 0.984, 1, 1, 1}},
+      {{0.363, 0.571, 0.811, 1, 1, 1}},
+      {{0.193, 0.300, 0.432, 0.563, 0.622, 0.653}}},
      "TensorRT-LLM KvCacheConfig (free_gpu_memory_fraction 0.9, tokens_per_block 32)"},
 };
 
@@ -204,13 +211,24 @@ int64_t prefill_tokens(const ServingOptions& options) {
                                         : engine_preset(options.engine).max_prefill_tokens;
 }
 
-double moe_gemm_efficiency(const ServingOptions& options, const ModelSpec& model) {
+double MoeWidthCurve::at(double width) const {
+  const double x = std::log2(width) - kFirstLog2;
+  if (!(x > 0)) return share.front();
+  const size_t last = share.size() - 1;
+  if (x >= static_cast<double>(last)) return share.back();
+  const size_t i = static_cast<size_t>(x);
+  const double f = x - static_cast<double>(i);
+  return share[i] + f * (share[i + 1] - share[i]);
+}
+
+double moe_gemm_efficiency(const ServingOptions& options, const ModelSpec& model,
+                           double expert_width) {
   const MoeGemmEfficiency& e = engine_preset(options.engine).moe_gemm;
   switch (options.weights) {
     case WeightFormat::bf16:
-      return e.bf16;
+      return e.bf16.at(expert_width);
     case WeightFormat::fp8:
-      return model.fp8_weight_block ? e.fp8_block : e.fp8;
+      return (model.fp8_weight_block ? e.fp8_block : e.fp8).at(expert_width);
     case WeightFormat::int4:
       return 1;
   }

@@ -3,6 +3,7 @@
 // (engine_preset.cc), each default with the document it comes from.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/model_spec.h"
@@ -27,13 +28,23 @@ struct HostOverhead {
 // The share of the dense GEMM rate (the profile's best GEMM efficiency × peak, GemmRoofline) that
 // the engine's fused MoE kernel reaches on the routed experts where their math bounds them (a
 // prompt step's thousands of tokens; decode-sized steps are bound by reading the experts'
-// weights, which this leaves alone), by the experts' weight format: BF16, FP8 with one scale
-// per tensor, FP8 with block scales (ModelSpec::fp8_weight_block: DeepSeek-V3, Qwen3-235B-FP8,
-// MiniMax-M2.5). Measured: the median over NVIDIA AIConfigurator's H200 kernel tables
-// (tests/data/aiconfigurator_moe_kernels.csv) of the roofline's compute time over the measured
-// one, on the compute-bound rows (engine_preset_test derives each figure from that file).
+// weights, which this leaves alone), by the experts' weight format (BF16, FP8 with one scale per
+// tensor, FP8 with block scales: ModelSpec::fp8_weight_block, DeepSeek-V3, Qwen3-235B-FP8,
+// MiniMax-M2.5) and by an expert's width on a rank (its intermediate size over the ranks that
+// split it): narrow experts are thin GEMMs, which reach a smaller share. Measured: each figure
+// the median over NVIDIA AIConfigurator's H200 kernel tables (tests/data/
+// aiconfigurator_moe_kernels.csv) of the roofline's compute time over the measured one, on the
+// compute-bound rows whose width rounds to that power of two (moe_gemm_efficiency_test derives
+// every figure from that file), at most 1 (the profile's rate is sustained, the tables' burst).
+struct MoeWidthCurve {
+  // The share at widths 2^9, 2^10, …, 2^14 (512 to 16,384); linear in log2(width) between them,
+  // the end figures beyond them.
+  static constexpr int kFirstLog2 = 9;
+  std::array<double, 6> share{1, 1, 1, 1, 1, 1};
+  double at(double width) const;
+};
 struct MoeGemmEfficiency {
-  double bf16 = 1, fp8 = 1, fp8_block = 1;
+  MoeWidthCurve bf16, fp8, fp8_block;
 };
 
 struct EnginePreset {
@@ -98,9 +109,11 @@ bool engine_splits_experts(Engine e, int64_t tp, int64_t ep);
 // else the engine's default (0: no cap but step_tokens).
 int64_t prefill_tokens(const ServingOptions& options);
 // The share of the dense GEMM rate the engine's fused MoE kernel reaches for the routed experts
-// of `model` (EnginePreset::moe_gemm): the weight format's figure, block-scaled FP8 where the
-// model's FP8 checkpoint is (ModelSpec::fp8_weight_block); 1 for INT4 (not measured).
-double moe_gemm_efficiency(const ServingOptions& options, const ModelSpec& model);
+// of `model`, each `expert_width` wide on a rank (EnginePreset::moe_gemm): the weight format's
+// curve, block-scaled FP8 where the model's FP8 checkpoint is (ModelSpec::fp8_weight_block); 1 for
+// INT4 (not measured).
+double moe_gemm_efficiency(const ServingOptions& options, const ModelSpec& model,
+                           double expert_width);
 // The front end's share of TTFT: options.front_end_s, else the engine's default.
 double front_end_s(const ServingOptions& options);
 

@@ -49,6 +49,14 @@ int64_t StepBatch::tokens() const {
   return t;
 }
 
+// An expert's intermediate width on one rank: split over the tp / ep ranks of its EP group
+// (linear_s); 0 for a model without experts.
+static double expert_width_on_rank(const ModelSpec& model, const ServingLayout& layout) {
+  if (!model.moe) return 0;
+  return static_cast<double>(model.moe->expert_ffn_hidden) * static_cast<double>(layout.ep) /
+         static_cast<double>(layout.tp);
+}
+
 StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
                              const CalibrationProfile& profile, const ServingLayout& layout,
                              const ServingOptions& options, const HostOverhead& host)
@@ -62,7 +70,7 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       calibration_(resolve_calibration(profile, cluster.gpu, gemm_precision(options.weights))),
       gemm_(profile, cluster.gpu, gemm_precision(options.weights), calibration_),
       expert_gemm_(profile, cluster.gpu, gemm_precision(options.weights), calibration_,
-                   moe_gemm_efficiency(options, model)),
+                   moe_gemm_efficiency(options, model, expert_width_on_rank(model, layout))),
       bf16_gemm_(gemm_precision(options.weights) == Precision::bf16
                      ? gemm_
                      : GemmRoofline(profile, cluster.gpu, Precision::bf16,

@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -69,8 +71,10 @@ ExpertRoofline expert_roofline(const GemmRoofline& g, const KernelRow& r, double
               g.read_s(rows, r.hidden, inter, r.experts, weight_bytes)};
 }
 
-// engine × format → the median of compute time over measured time on compute-bound rows.
-std::map<std::string, double> measured_efficiencies() {
+// engine × format × width point (MoeWidthCurve: the power of two nearest the row's expert width,
+// 2^9 and 2^14 taking the narrower and wider rows) → the median of compute time over measured
+// time on compute-bound rows, at most 1.
+std::map<std::string, std::array<double, 6>> measured_efficiencies() {
   const ClusterSpec cluster = shipped_cluster("dgx-h200-64n");
   Result<CalibrationProfile> p = resolve_profile(cluster, "", ProfileSearchPath{});
   REQUIRE(p.ok());
@@ -79,43 +83,70 @@ std::map<std::string, double> measured_efficiencies() {
                           resolve_calibration(p.value(), gpu, Precision::bf16));
   const GemmRoofline fp8(p.value(), gpu, Precision::fp8,
                          resolve_calibration(p.value(), gpu, Precision::fp8));
-  std::map<std::string, std::vector<double>> ratios;
+  std::map<std::string, std::array<std::vector<double>, 6>> ratios;
   for (const KernelRow& r : kernel_rows()) {
     const bool is_bf16 = r.dtype == "bfloat16";
     const ExpertRoofline e = expert_roofline(is_bf16 ? bf16 : fp8, r, is_bf16 ? 2 : 1);
     if (e.compute_s < e.read_s) continue;  // bound by the weights' reads, not the math
-    ratios[r.framework + " " + r.dtype].push_back(e.compute_s / r.latency_s);
+    const long point = std::clamp(std::lround(std::log2(r.inter / r.tp)) - 9L, 0L, 5L);
+    ratios[r.framework + " " + r.dtype][static_cast<size_t>(point)].push_back(e.compute_s /
+                                                                              r.latency_s);
   }
-  std::map<std::string, double> medians;
-  for (auto& [key, v] : ratios) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    medians[key] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  }
+  std::map<std::string, std::array<double, 6>> medians;
+  for (auto& [key, points] : ratios)
+    for (size_t i = 0; i < points.size(); ++i) {
+      std::vector<double>& v = points[i];
+      CAPTURE(key);
+      CAPTURE(i);
+      REQUIRE(!v.empty());
+      std::sort(v.begin(), v.end());
+      const size_t n = v.size();
+      medians[key][i] = std::min(1.0, n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+    }
   return medians;
+}
+
+void check_curve(const MoeWidthCurve& curve, const std::array<double, 6>& measured) {
+  for (size_t i = 0; i < measured.size(); ++i) {
+    CAPTURE(i);
+    CHECK(curve.share[i] == doctest::Approx(measured[i]).epsilon(0.005));
+  }
 }
 
 }  // namespace
 
 TEST_CASE(
-    "moe gemm efficiency: each engine's figures are the medians of the measured kernel table") {
-  const std::map<std::string, double> m = measured_efficiencies();
-  for (const auto& [key, value] : m) MESSAGE(key << ": " << value);
+    "moe gemm efficiency: each engine's curves are the medians of the measured kernel table") {
+  const std::map<std::string, std::array<double, 6>> m = measured_efficiencies();
+  for (const auto& [key, v] : m)
+    MESSAGE(key << ": " << v[0] << ", " << v[1] << ", " << v[2] << ", " << v[3] << ", " << v[4]
+                << ", " << v[5]);
   const MoeGemmEfficiency& sglang = engine_preset(Engine::sglang).moe_gemm;
   const MoeGemmEfficiency& vllm = engine_preset(Engine::vllm).moe_gemm;
   const MoeGemmEfficiency& trtllm = engine_preset(Engine::trtllm).moe_gemm;
   REQUIRE(m.size() == 8);  // SGLang's table has no per-tensor FP8 rows
-  CHECK(sglang.bf16 == doctest::Approx(m.at("SGLang bfloat16")).epsilon(0.005));
-  CHECK(sglang.fp8_block == doctest::Approx(m.at("SGLang fp8_block")).epsilon(0.005));
+  check_curve(sglang.bf16, m.at("SGLang bfloat16"));
+  check_curve(sglang.fp8_block, m.at("SGLang fp8_block"));
   // SGLang's per-tensor FP8 runs the same Triton kernel without the block scales' loads: the
-  // block-scaled figure stands for it, a bound from below.
-  CHECK(sglang.fp8 == sglang.fp8_block);
-  CHECK(vllm.bf16 == doctest::Approx(m.at("VLLM bfloat16")).epsilon(0.005));
-  CHECK(vllm.fp8 == doctest::Approx(m.at("VLLM fp8")).epsilon(0.005));
-  CHECK(vllm.fp8_block == doctest::Approx(m.at("VLLM fp8_block")).epsilon(0.005));
-  CHECK(trtllm.bf16 == doctest::Approx(m.at("TRTLLM bfloat16")).epsilon(0.005));
-  CHECK(trtllm.fp8 == doctest::Approx(m.at("TRTLLM fp8")).epsilon(0.005));
-  CHECK(trtllm.fp8_block == doctest::Approx(m.at("TRTLLM fp8_block")).epsilon(0.005));
+  // block-scaled curve stands for it, a bound from below.
+  CHECK(sglang.fp8.share == sglang.fp8_block.share);
+  check_curve(vllm.bf16, m.at("VLLM bfloat16"));
+  check_curve(vllm.fp8, m.at("VLLM fp8"));
+  check_curve(vllm.fp8_block, m.at("VLLM fp8_block"));
+  check_curve(trtllm.bf16, m.at("TRTLLM bfloat16"));
+  check_curve(trtllm.fp8, m.at("TRTLLM fp8"));
+  check_curve(trtllm.fp8_block, m.at("TRTLLM fp8_block"));
+}
+
+TEST_CASE("moe gemm efficiency: a curve is linear in log2 of the width between its points") {
+  MoeWidthCurve c;
+  c.share = {0.2, 0.4, 0.5, 0.7, 0.8, 0.9};
+  CHECK(c.at(512) == 0.2);
+  CHECK(c.at(100) == 0.2);  // narrower than 2^9: the first point
+  CHECK(c.at(1024) == doctest::Approx(0.4));
+  CHECK(c.at(std::sqrt(2.0) * 1024) == doctest::Approx(0.45));  // halfway to 2^11
+  CHECK(c.at(16384) == 0.9);
+  CHECK(c.at(1 << 20) == 0.9);  // wider than 2^14: the last point
 }
 
 TEST_CASE(
@@ -127,10 +158,11 @@ TEST_CASE(
   REQUIRE(block.fp8_weight_block.has_value());
   REQUIRE(!plain.fp8_weight_block.has_value());
   o.weights = WeightFormat::bf16;
-  CHECK(moe_gemm_efficiency(o, block) == e.bf16);
+  CHECK(moe_gemm_efficiency(o, block, 2048) == e.bf16.at(2048));
   o.weights = WeightFormat::fp8;
-  CHECK(moe_gemm_efficiency(o, block) == e.fp8_block);
-  CHECK(moe_gemm_efficiency(o, plain) == e.fp8);
+  CHECK(moe_gemm_efficiency(o, block, 2048) == e.fp8_block.at(2048));
+  CHECK(moe_gemm_efficiency(o, plain, 1792) == e.fp8.at(1792));
+  CHECK(e.fp8.at(1792) != e.fp8_block.at(1792));
   o.weights = WeightFormat::int4;
-  CHECK(moe_gemm_efficiency(o, plain) == 1);
+  CHECK(moe_gemm_efficiency(o, plain, 1792) == 1);
 }

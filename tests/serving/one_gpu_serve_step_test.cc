@@ -245,28 +245,26 @@ TEST_CASE(
 // MoE steps with their layers compiled (steps-h200-moe.json, scripts/device/measure-moe-steps.sh,
 // 2026-11-27): Mixtral 8x7B and Qwen3-235B-A22B layers as one rank of TP 1-8 with every expert
 // split TP ways, decode batches 1-256 and 2,048-token prefills, routed experts as grouped GEMMs
-// (torch._grouped_mm). The decodes all come out fast: 18-42% with the published profile. Part is
+// (torch._grouped_mm). All come out fast: the decodes 18-42% with the published profile. Part is
 // the grouped kernel itself (experts-h100.json: thin experts stream at 1.7 TB/s, and at 64-128
 // rows per expert it does not overlap loads with math), part PyTorch's routing (sort, gather,
 // scatter-add) where engines run a few fused kernels. Pricing grouped GEMMs as loads plus math
 // took these to 25% but the development set's throughput from 11.7% to 12.7%, so the model keeps
 // the overlapped roofline; bounded here at today's values. The prefills' experts are bound by
 // their math, which the step prices at the engine's fused-MoE share of the dense rate (vLLM's
-// here, engine_preset.h MoeGemmEfficiency: BF16 0.663); the measured steps ran PyTorch's grouped
-// GEMM instead, so they say how close the engines' kernels are to it: Mixtral's 4% slow, Qwen3's
-// 53% fast (128 rows per expert: the weights' reads bound it, as the decodes).
+// here, engine_preset.h MoeGemmEfficiency: BF16 0.752 for Mixtral's 14,336-wide experts); the
+// measured steps ran PyTorch's grouped GEMM instead, so they say how close the engines' kernels
+// are to it: Mixtral's 6.5% fast, Qwen3's 53% fast (128 rows per expert: the weights' reads bound
+// it, as the decodes).
 TEST_CASE(
-    "compiled MoE steps on one H200: decodes priced fast, within 55% each and 30% on average "
+    "compiled MoE steps on one H200 are priced fast, within 55% each and 30% on average "
     "(published profile)") {
   const std::vector<double> errors =
       step_errors({"steps-h200-moe.json", "dgx-h200-64n", "h200-published.yaml"});
   check_errors(errors, 0.55, 0.30, 22);
+  for (double e : errors) CHECK(e < 0);
   constexpr size_t kMixtralPrefill = 4;  // the file's fifth compiled step
-  for (size_t i = 0; i < errors.size(); ++i) {
-    CAPTURE(i);
-    if (i != kMixtralPrefill) CHECK(errors[i] < 0);
-  }
-  CHECK(std::fabs(errors[kMixtralPrefill]) <= 0.05);
+  CHECK(errors[kMixtralPrefill] >= -0.07);
 }
 
 // Decode steps at the batches TensorRT-LLM's offline benchmark runs (steps-h200-fp8-large.json,
