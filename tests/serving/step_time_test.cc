@@ -598,6 +598,15 @@ TEST_CASE(
   CHECK(seconds(vllm, "mlp_up", "routed experts") ==
         doctest::Approx(2.0 * 2048 * 28672 * 4096 * 8 / (vllm_share * dense_flops_per_s))
             .epsilon(1e-3));
+  // On four ranks each expert is split four ways, 3,584 wide: the curves' shares there.
+  l.tp = 4;
+  const double narrow = engine_preset(Engine::vllm).moe_gemm.bf16.at(3584) /
+                        engine_preset(Engine::sglang).moe_gemm.bf16.at(3584);
+  CHECK(narrow != doctest::Approx(vllm_share / sglang_share));
+  CHECK(seconds(ops_of(Engine::sglang, prompt), "mlp_up", "routed experts") /
+            seconds(ops_of(Engine::vllm, prompt), "mlp_up", "routed experts") ==
+        doctest::Approx(narrow).epsilon(1e-12));
+  l.tp = 1;
   CHECK(seconds(sglang, "qkv", "") == seconds(vllm, "qkv", ""));
   StepBatch decode;
   for (int i = 0; i < 8; ++i) decode.add_decode(m.window, 1024);
