@@ -8,8 +8,12 @@
 // gpt_neox (LayerNorm, biases everywhere, GeLU MLP; its parallel residual has the same matrices and
 // FLOPs) and llama4_text (MoE every interleave_moe_layer_step-th layer with a shared expert, dense
 // layers of intermediate_size_mlp between; its chunked attention, 8,192-token chunks on three
-// layers in four). Local attention (sliding windows, Llama 4's chunks) becomes ModelSpec::window
-// (read_window below), which the cost model prices.
+// layers in four) and glm4_moe (GLM-4.5, 4.6, 4.7: DeepSeek-V3's MoE layout under grouped-query
+// attention, transformers' modeling_glm4_moe.py: attention_bias on Q, K and V only, o_proj
+// without, as Qwen2's; use_qk_norm per head; a sigmoid router with e_score_correction_bias; its
+// partial RoPE, partial_rotary_factor, changes no count or cost; its MTP layers,
+// num_nextn_predict_layers, counted apart). Local attention (sliding windows, Llama 4's chunks)
+// becomes ModelSpec::window (read_window below), which the cost model prices.
 //
 // Parameters are counted exactly or refused: a field that would change the count in a way the
 // spec cannot express is an error naming it (attention_bias, mlp_bias, moe_layer_freq != 1).
@@ -146,8 +150,10 @@ void read_fp8_block(const json& j, const std::string& text, const std::string& f
 }
 
 // Errors for fields whose value changes the parameter count in a way ModelSpec cannot express.
-void refuse_inexpressible(const ConfigReader& r) {
-  if (r.get_bool("attention_bias", false))
+void refuse_inexpressible(const ConfigReader& r, const std::string& type) {
+  // GLM-4.5's attention_bias puts biases on Q, K and V only (o_proj has none): Qwen2's, which
+  // read_attention sets.
+  if (type != "glm4_moe" && r.get_bool("attention_bias", false))
     r.fail("attention_bias",
            "true is not supported: meshplan models biases on all linear "
            "layers or on Q/K/V only (Qwen2), not on Q/K/V/O alone");
@@ -165,7 +171,9 @@ void read_attention(const ConfigReader& r, const std::string& type, ModelSpec& m
   m.heads = r.get_int("num_attention_heads", 1, kMaxWidth);
   m.kv_heads = r.get_int("num_key_value_heads", m.heads, 1, kMaxWidth);
   m.head_dim = r.get_int("head_dim", 0, 1, kMaxWidth);
-  if (type == "qwen3" || type == "qwen3_moe" || type == "gemma3_text") m.qk_norm = QkNorm::per_head;
+  if (type == "qwen3" || type == "qwen3_moe" || type == "gemma3_text" ||
+      (type == "glm4_moe" && r.get_bool("use_qk_norm", false)))
+    m.qk_norm = QkNorm::per_head;
   // MiniMax-M2 (use_qk_norm, qk_norm_type): its released configs norm Q and K per layer.
   if (type == "minimax_m2" && r.get_bool("use_qk_norm", false)) {
     const std::string kind = r.has("qk_norm_type") ? r.get_string("qk_norm_type") : "per_layer";
@@ -173,7 +181,7 @@ void read_attention(const ConfigReader& r, const std::string& type, ModelSpec& m
       r.fail("qk_norm_type", "must be per_layer or per_head");
     m.qk_norm = kind == "per_layer" ? QkNorm::per_layer : QkNorm::per_head;
   }
-  m.qkv_bias = type == "qwen2";
+  m.qkv_bias = type == "qwen2" || (type == "glm4_moe" && r.get_bool("attention_bias", false));
   m.attention = AttentionKind::flash;
   if (r.has("kv_lora_rank")) {
     MlaSpec mla;
@@ -188,7 +196,7 @@ void read_attention(const ConfigReader& r, const std::string& type, ModelSpec& m
   }
 }
 
-void read_moe(const ConfigReader& r, ModelSpec& m) {
+void read_moe(const ConfigReader& r, const std::string& type, ModelSpec& m) {
   int64_t experts =
       r.get_first({"num_local_experts", "num_experts", "n_routed_experts"}, 0, 1, kMaxExperts);
   if (experts == 0) return;
@@ -216,6 +224,9 @@ void read_moe(const ConfigReader& r, ModelSpec& m) {
   moe.routed_scaling = r.get_double("routed_scaling_factor", 1.0, 1e-3, 1000.0);
   moe.expert_bias = (r.has("topk_method") && r.get_string("topk_method") == "noaux_tc") ||
                     r.get_bool("use_routing_bias", false);  // MiniMax-M2's name for it
+  // GLM-4.5's router has no such fields: it scores with a sigmoid and adds its
+  // e_score_correction_bias always (Glm4MoeTopkRouter).
+  if (type == "glm4_moe") moe.sigmoid_router = moe.expert_bias = true;
   // MiniMax-M2's shared expert width (0 in its releases): one of another width than the routed
   // experts' is not expressible.
   if (r.get_int("shared_intermediate_size", 0, 0, kMaxWidth) != 0)
@@ -273,7 +284,7 @@ void read_window(const ConfigReader& r, const std::string& type, ModelSpec& m) {
   const bool llama4 = type == "llama4_text";
   const char* size_key = llama4 ? "attention_chunk_size" : "sliding_window";
   if (type == "gpt_neox" || type == "llama" || type == "deepseek_v2" || type == "deepseek_v3" ||
-      type == "kimi_k2")
+      type == "kimi_k2" || type == "glm4_moe")
     return;
   if ((type == "qwen2" || type == "qwen3" || type == "qwen3_moe")) {
     if (!r.get_bool("use_sliding_window", false)) return;
@@ -318,10 +329,10 @@ void read_window(const ConfigReader& r, const std::string& type, ModelSpec& m) {
 
 ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
   ConfigReader r(j, text, file);
-  const std::vector<std::string> types = {"llama",       "mistral",  "phi3",       "qwen2",
-                                          "qwen3",       "mixtral",  "qwen3_moe",  "deepseek_v2",
-                                          "deepseek_v3", "kimi_k2",  "minimax_m2", "gemma2",
-                                          "gemma3_text", "gpt_neox", "llama4_text"};
+  const std::vector<std::string> types = {"llama",       "mistral",     "phi3",      "qwen2",
+                                          "qwen3",       "mixtral",     "qwen3_moe", "deepseek_v2",
+                                          "deepseek_v3", "kimi_k2",     "glm4_moe",  "minimax_m2",
+                                          "gemma2",      "gemma3_text", "gpt_neox",  "llama4_text"};
   std::string type = r.get_string("model_type");
   // Families met in practice whose structure ModelSpec cannot hold: refused with the reason.
   if (type == "llama4")
@@ -335,7 +346,7 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
   if (std::find(types.begin(), types.end(), type) == types.end()) {
     r.fail("model_type", fmt::format("must be one of {}", fmt::join(types, "|")));
   }
-  refuse_inexpressible(r);
+  refuse_inexpressible(r, type);
   const bool gemma = type == "gemma2" || type == "gemma3_text";
   const bool neox = type == "gpt_neox";
   ModelSpec m;
@@ -358,7 +369,7 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
       std::min<int64_t>(8192, r.get_int("max_position_embeddings", 8192, 1, kMaxSeqLen));
   // GPT-NeoX names the RoPE base rotary_emb_base; both default to 10000 in transformers.
   m.rope_theta = r.get_double(neox ? "rotary_emb_base" : "rope_theta", 10000, 1, kMaxRopeTheta);
-  read_moe(r, m);
+  read_moe(r, type, m);
   if (type == "llama4_text") read_llama4(r, m);
   read_window(r, type, m);
   m.mtp_layers = r.get_int("num_nextn_predict_layers", 0, 0, kMaxLayers);

@@ -237,7 +237,7 @@ TEST_CASE("an unsupported model_type lists the supported ones") {
   CHECK(error_of(R"({"model_type": "gpt2"})") ==
         "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
         "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|kimi_k2|"
-        "minimax_m2|gemma2|gemma3_text|gpt_neox|llama4_text");
+        "glm4_moe|minimax_m2|gemma2|gemma3_text|gpt_neox|llama4_text");
 }
 
 TEST_CASE("Qwen2-72B's Q/K/V biases add 80 x 10,240 parameters") {
@@ -349,4 +349,69 @@ TEST_CASE("MiniMax-M2.5 (minimax_m2): per-layer q/k norms, 228,689,748,992 count
     "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128,
     "num_local_experts": 4, "num_experts_per_tok": 2, "shared_intermediate_size": 256})")
             .find("field 'shared_intermediate_size' = '256': must be 0") != std::string::npos);
+}
+
+// GLM-4.6 per layer: attention 5120·12288 + 2·5120·1024 + 12288·5120 = 136,314,880, Q/K/V
+// biases 12,288 + 2·1,024 = 14,336 (o_proj has none), Q and K norms per head 2·128; two norms
+// 10,240; the first three layers' dense MLP 3·5120·12288 = 188,743,680; an MoE layer's 160 routed
+// experts and one shared expert 161·3·5120·1536 = 3,798,466,560 and router 160·5120 = 819,200.
+// Embedding and LM head 2·151,552·5120 = 1,551,892,480, final norm 5,120.
+TEST_CASE("GLM-4.6 (glm4_moe): Q/K/V biases, q/k norms, 352,797,814,784 counted by hand") {
+  const ModelSpec m = load("glm-4.6.json");
+  CHECK(m.qkv_bias);
+  CHECK_FALSE(m.bias);
+  CHECK(m.qk_norm == QkNorm::per_head);
+  CHECK(m.q_width() == 12288);  // 96 heads x 128, not hidden_size 5,120
+  CHECK_FALSE(m.window.has_value());
+  REQUIRE(m.moe.has_value());
+  CHECK(m.moe->experts == 160);
+  CHECK(m.moe->top_k == 8);
+  CHECK(m.moe->shared_experts == 1);
+  CHECK(m.moe->expert_ffn_hidden == 1536);
+  CHECK(m.moe->first_dense_layers == 3);
+  CHECK(m.moe->sigmoid_router);
+  CHECK(m.moe->expert_bias);
+  CHECK(m.moe->routed_scaling == 2.5);
+  const int64_t attention = 136'314'880 + 14'336 + 256, norms = 10'240;
+  const int64_t dense = attention + norms + int64_t{3} * 5120 * 12288;
+  const int64_t moe = attention + norms + int64_t{161} * 3 * 5120 * 1536 + 160 * 5120;
+  CHECK(layer_params(m, 0).total() == dense);
+  CHECK(layer_params(m, 3).total() == moe);
+  CHECK(total_params(m) == 3 * dense + 89 * moe + int64_t{2} * 151'552 * 5120 + 5120);
+  CHECK(total_params(m) == 352'797'814'784);
+  // Its MTP layer, counted apart: an MoE layer, eh_proj 2·5120·5120 and three norms; with it
+  // 356.8B, the card's "355 billion total parameters". Active: 8 of 160 routed experts.
+  CHECK(m.mtp_layers == 1);
+  CHECK(mtp_params(m) == moe + int64_t{2} * 5120 * 5120 + 3 * 5120);
+  CHECK(active_params(m) == total_params(m) - int64_t{89} * 152 * 3 * 5120 * 1536);
+  CHECK(active_params(m) == 33'632'251'904);  // the card: 32B active, embeddings aside
+}
+
+// GLM-4.5-Air per layer: attention 4096·12288 + 2·4096·1024 + 12288·4096 = 109,051,904, Q/K/V
+// biases 14,336, no q/k norms (use_qk_norm false); two norms 8,192; the first layer's dense MLP
+// 3·4096·10944 = 134,479,872; an MoE layer's 128 routed experts and one shared expert
+// 129·3·4096·1408 = 2,231,894,016 and router 128·4096 = 524,288. Embedding and LM head
+// 2·151,552·4096 = 1,241,513,984, final norm 4,096.
+TEST_CASE("GLM-4.5-Air (glm4_moe without q/k norms): 106,852,245,504 counted by hand") {
+  const ModelSpec m = load("glm-4.5-air.json");
+  CHECK(m.qkv_bias);
+  CHECK(m.qk_norm == QkNorm::none);
+  REQUIRE(m.moe.has_value());
+  CHECK(m.moe->first_dense_layers == 1);
+  CHECK(m.moe->routed_scaling == 1.0);
+  const int64_t attention = 109'051'904 + 14'336, norms = 8'192;
+  const int64_t dense = attention + norms + int64_t{3} * 4096 * 10944;
+  const int64_t moe = attention + norms + int64_t{129} * 3 * 4096 * 1408 + 128 * 4096;
+  CHECK(total_params(m) == dense + 45 * moe + int64_t{2} * 151'552 * 4096 + 4096);
+  CHECK(total_params(m) == 106'852'245'504);  // the card: 106B total, 12B active
+  // Without attention_bias its Q/K/V carry none; other families still refuse the field.
+  CHECK_FALSE(parse_hf_config(R"({"model_type": "glm4_moe", "num_hidden_layers": 2,
+    "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128})",
+                              "config.json")
+                  .value()
+                  .qkv_bias);
+  CHECK(error_of(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+    "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128,
+    "attention_bias": true})")
+            .find("field 'attention_bias' = 'true': true is not supported") != std::string::npos);
 }
