@@ -12,7 +12,12 @@
 // attention, transformers' modeling_glm4_moe.py: attention_bias on Q, K and V only, o_proj
 // without, as Qwen2's; use_qk_norm per head; a sigmoid router with e_score_correction_bias; its
 // partial RoPE, partial_rotary_factor, changes no count or cost; its MTP layers,
-// num_nextn_predict_layers, counted apart). Local attention (sliding windows, Llama 4's chunks)
+// num_nextn_predict_layers, counted apart) and gpt_oss (gpt-oss-20b, -120b, transformers'
+// modeling_gpt_oss.py: biases on every attention projection and on each expert's gate, up and
+// down maps, as `bias` counts them, and on the router's logits; a learned sink logit per head;
+// experts of intermediate_size, no shared or dense ones; sliding windows on alternate layers
+// from layer_types; its MXFP4 quantization_config is not read: the weight format is the plan's).
+// Local attention (sliding windows, Llama 4's chunks)
 // becomes ModelSpec::window (read_window below), which the cost model prices.
 //
 // Parameters are counted exactly or refused: a field that would change the count in a way the
@@ -153,7 +158,13 @@ void read_fp8_block(const json& j, const std::string& text, const std::string& f
 void refuse_inexpressible(const ConfigReader& r, const std::string& type) {
   // GLM-4.5's attention_bias puts biases on Q, K and V only (o_proj has none): Qwen2's, which
   // read_attention sets.
-  if (type != "glm4_moe" && r.get_bool("attention_bias", false))
+  // gpt-oss's is on every attention map, and its experts carry biases whatever it says: `bias`
+  // (read_config) counts both, so only its false is inexpressible.
+  if (type == "gpt_oss" && !r.get_bool("attention_bias", false))
+    r.fail("attention_bias",
+           "must be true for gpt_oss: its experts carry biases regardless, and meshplan models "
+           "biases on every linear layer or on Q/K/V only, not on the experts alone");
+  if (type != "glm4_moe" && type != "gpt_oss" && r.get_bool("attention_bias", false))
     r.fail("attention_bias",
            "true is not supported: meshplan models biases on all linear "
            "layers or on Q/K/V only (Qwen2), not on Q/K/V/O alone");
@@ -227,6 +238,7 @@ void read_moe(const ConfigReader& r, const std::string& type, ModelSpec& m) {
   // GLM-4.5's router has no such fields: it scores with a sigmoid and adds its
   // e_score_correction_bias always (Glm4MoeTopkRouter).
   if (type == "glm4_moe") moe.sigmoid_router = moe.expert_bias = true;
+  moe.router_bias = type == "gpt_oss";  // GptOssTopKRouter: nn.Linear with bias
   // MiniMax-M2's shared expert width (0 in its releases): one of another width than the routed
   // experts' is not expressible.
   if (r.get_int("shared_intermediate_size", 0, 0, kMaxWidth) != 0)
@@ -329,10 +341,10 @@ void read_window(const ConfigReader& r, const std::string& type, ModelSpec& m) {
 
 ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
   ConfigReader r(j, text, file);
-  const std::vector<std::string> types = {"llama",       "mistral",     "phi3",      "qwen2",
-                                          "qwen3",       "mixtral",     "qwen3_moe", "deepseek_v2",
-                                          "deepseek_v3", "kimi_k2",     "glm4_moe",  "minimax_m2",
-                                          "gemma2",      "gemma3_text", "gpt_neox",  "llama4_text"};
+  const std::vector<std::string> types = {
+      "llama",     "mistral",     "phi3",        "qwen2",       "qwen3",    "mixtral",
+      "qwen3_moe", "deepseek_v2", "deepseek_v3", "kimi_k2",     "glm4_moe", "minimax_m2",
+      "gemma2",    "gemma3_text", "gpt_neox",    "llama4_text", "gpt_oss"};
   std::string type = r.get_string("model_type");
   // Families met in practice whose structure ModelSpec cannot hold: refused with the reason.
   if (type == "llama4")
@@ -360,7 +372,8 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
   // have gated MLPs (SwiGLU, Gemma's GeGLU: the same three matrices) and RMSNorm.
   m.mlp = neox ? MlpKind::gelu : MlpKind::swiglu;
   m.norm = neox ? NormKind::layernorm : NormKind::rmsnorm;
-  m.bias = neox;
+  m.bias = neox || type == "gpt_oss";
+  m.attention_sinks = type == "gpt_oss";
   m.post_norms = gemma;
   m.tied_embeddings = r.get_bool("tie_word_embeddings", gemma);
   // Training defaults: the pre-training length of these families is 4K-8K tokens; the model's

@@ -98,7 +98,8 @@ std::vector<LinearMap> ffn_linears(const ModelSpec& model, int64_t layer) {
                                .in = model.hidden,
                                .out = e.experts,
                                .split = TpSplit::replicated,
-                               .role = LinearRole::router}};
+                               .role = LinearRole::router,
+                               .bias = e.router_bias}};
   for (const LinearMap& m : mlp_linears(model, e.expert_ffn_hidden, LinearRole::expert, e.experts))
     maps.push_back(m);
   if (e.shared_experts > 0) {

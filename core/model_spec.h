@@ -48,6 +48,9 @@ struct MoeSpec {
   bool sigmoid_router = false;
   double routed_scaling = 1.0;
   bool expert_bias = false;
+  // The router's logits carry a bias (gpt-oss's GptOssTopKRouter: nn.Linear with bias): one
+  // parameter per expert, counted; not priced.
+  bool router_bias = false;
 };
 
 struct MlaSpec {            // DeepSeek-V2/V3 multi-head latent attention
@@ -96,7 +99,11 @@ struct ModelSpec {
   bool dropout = false;  // dropout masks cost activation memory when true
   bool bias = false;     // linear layers carry biases (GPT-2/3, BLOOM); LayerNorm has β anyway
   QkNorm qk_norm = QkNorm::none;
-  bool qkv_bias = false;    // Q, K and V projections carry biases though `bias` is false (Qwen2)
+  bool qkv_bias = false;  // Q, K and V projections carry biases though `bias` is false (Qwen2)
+  // A learned logit per attention head that every softmax of its layer adds to its keys' (gpt-oss
+  // "sinks", GptOssAttention.sinks): `heads` parameters a layer, split with the heads; not priced
+  // (one more element in each row's softmax).
+  bool attention_sinks = false;
   bool post_norms = false;  // two more norms per layer, after attention and after the MLP
                             // (Gemma 2/3 "sandwich" norms): 4 per layer instead of 2
   // Multi-token-prediction modules after the last layer (DeepSeek-V3 num_nextn_predict_layers).

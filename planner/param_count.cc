@@ -61,6 +61,7 @@ LayerParams layer_params(const ModelSpec& m, int64_t layer) {
   for (const LinearMap& map : attention_linears(m)) add_linear(map, true, p);
   for (const LinearMap& map : ffn_linears(m, layer)) add_linear(map, false, p);
   p.replicated += attention_norm_params(m) + (m.post_norms ? 4 : 2) * norm_params(m, m.hidden);
+  if (m.attention_sinks) p.attention += m.heads;  // one per head, held with its head
   return p;
 }
 

@@ -237,7 +237,7 @@ TEST_CASE("an unsupported model_type lists the supported ones") {
   CHECK(error_of(R"({"model_type": "gpt2"})") ==
         "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
         "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|kimi_k2|"
-        "glm4_moe|minimax_m2|gemma2|gemma3_text|gpt_neox|llama4_text");
+        "glm4_moe|minimax_m2|gemma2|gemma3_text|gpt_neox|llama4_text|gpt_oss");
 }
 
 TEST_CASE("Qwen2-72B's Q/K/V biases add 80 x 10,240 parameters") {
@@ -414,4 +414,48 @@ TEST_CASE("GLM-4.5-Air (glm4_moe without q/k norms): 106,852,245,504 counted by 
     "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128,
     "attention_bias": true})")
             .find("field 'attention_bias' = 'true': true is not supported") != std::string::npos);
+}
+
+// gpt-oss per layer: attention 2880·4096 + 2·2880·512 + 4096·2880 = 26,542,080, biases on all
+// four maps 4,096 + 2·512 + 2,880 = 8,000, a sink per head 64; two norms 5,760; an expert
+// 2880·5760 + 5,760 + 2880·2880 + 2,880 = 24,891,840 (gate_up and down with their biases); the
+// router 2880·E + E. Embedding and unembedding 2·201,088·2880 = 1,158,266,880, final norm 2,880.
+TEST_CASE("gpt-oss (gpt_oss): biases, sinks, a router bias: 116,829,156,672 and 20,914,757,184") {
+  const ModelSpec big = load("gpt-oss-120b.json");
+  CHECK(big.bias);
+  CHECK(big.attention_sinks);
+  CHECK(big.qk_norm == QkNorm::none);
+  CHECK(big.q_width() == 4096);  // 64 heads x 64, not hidden_size 2,880
+  REQUIRE(big.moe.has_value());
+  CHECK(big.moe->experts == 128);
+  CHECK(big.moe->top_k == 4);
+  CHECK(big.moe->expert_ffn_hidden == 2880);
+  CHECK(big.moe->shared_experts == 0);
+  CHECK(big.moe->first_dense_layers == 0);
+  CHECK(big.moe->router_bias);
+  CHECK_FALSE(big.moe->sigmoid_router);
+  // layer_types alternates sliding (128 tokens) and full attention, full on the odd layers.
+  REQUIRE(big.window.has_value());
+  CHECK(big.window->tokens == 128);
+  CHECK(big.window->global_every == 2);
+  const int64_t attention = 26'542'080 + 8'000 + 64, norms = 5'760, expert = 24'891'840;
+  const int64_t embeddings = int64_t{2} * 201'088 * 2880 + 2880;
+  CHECK(layer_params(big, 0).total() == attention + norms + 128 * expert + 128 * 2880 + 128);
+  CHECK(total_params(big) ==
+        36 * (attention + norms + 128 * expert + 128 * 2880 + 128) + embeddings);
+  CHECK(total_params(big) == 116'829'156'672);  // the card: 116.83B
+  // Active: 4 of 128 experts; the card's 5.13B leaves out the embedding table (0.58B).
+  CHECK(active_params(big) == total_params(big) - int64_t{36} * 124 * expert);
+  CHECK(active_params(big) - 201'088 * 2880 == 5'132'849'472);
+  const ModelSpec small = load("gpt-oss-20b.json");
+  CHECK(small.moe->experts == 32);
+  CHECK(total_params(small) ==
+        24 * (attention + norms + 32 * expert + 32 * 2880 + 32) + embeddings);
+  CHECK(total_params(small) == 20'914'757'184);  // the card: 20.91B
+  // Its experts carry biases whatever attention_bias says, so false is refused by name.
+  CHECK(error_of(R"({"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64,
+    "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128,
+    "num_local_experts": 4, "num_experts_per_tok": 2, "attention_bias": false})")
+            .find("field 'attention_bias' = 'false': must be true for gpt_oss") !=
+        std::string::npos);
 }
