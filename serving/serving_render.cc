@@ -115,8 +115,8 @@ std::string header(const ServeReport& r) {
                        spread_text(p.workload.osl_stdev), load_text(p.workload),
                        slo_text(p.options.slo));
   if (r.searched)
-    out += fmt::format("searched {} serving layouts ({} more do not fit)\n", r.result.evaluated,
-                       r.result.skipped);
+    out += fmt::format("searched {} serving layout{} ({} more do not fit)\n", r.result.evaluated,
+                       r.result.evaluated == 1 ? "" : "s", r.result.skipped);
   return out;
 }
 
