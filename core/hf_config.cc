@@ -339,6 +339,16 @@ void read_window(const ConfigReader& r, const std::string& type, ModelSpec& m) {
   m.window = w;
 }
 
+// The model_type of a multimodal config's text model (its text_config object), "" where it has
+// none.
+std::string multimodal_text_type(const json& j) {
+  if (!j.contains("text_config") || !j.at("text_config").is_object()) return "";
+  const json& t = j.at("text_config");
+  return t.contains("model_type") && t.at("model_type").is_string()
+             ? t.at("model_type").get<std::string>()
+             : "";
+}
+
 ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
   ConfigReader r(j, text, file);
   const std::vector<std::string> types = {
@@ -356,6 +366,14 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
            "gemma3 is the multimodal config: pass its text model instead (the "
            "text_config object, model_type gemma3_text, saved as its own file)");
   if (std::find(types.begin(), types.end(), type) == types.end()) {
+    // Another multimodal wrapper around a text model meshplan reads (Kimi K2.5: kimi_k25 around
+    // kimi_k2): name the text model to pass, as for the two above.
+    const std::string text = multimodal_text_type(j);
+    if (std::find(types.begin(), types.end(), text) != types.end())
+      r.fail("model_type",
+             fmt::format("{} is a multimodal config: pass its text model instead (the "
+                         "text_config object, model_type {}, saved as its own file)",
+                         type, text));
     r.fail("model_type", fmt::format("must be one of {}", fmt::join(types, "|")));
   }
   refuse_inexpressible(r, type);

@@ -233,6 +233,17 @@ TEST_CASE("multimodal gemma3 is refused: its text model is what meshplan reads")
         std::string::npos);
 }
 
+TEST_CASE("a multimodal wrapper around a text model meshplan reads names that text model") {
+  // Kimi K2.5's config (kimi_k25) wraps its language model, a kimi_k2, in text_config.
+  CHECK(error_of(R"({"model_type": "kimi_k25", "text_config": {"model_type": "kimi_k2"}})") ==
+        "config.json:1:2: error: field 'model_type' = '\"kimi_k25\"': kimi_k25 is a multimodal "
+        "config: pass its text model instead (the text_config object, model_type kimi_k2, saved "
+        "as its own file)");
+  // A text model meshplan does not read: the list, as for any unknown type.
+  CHECK(error_of(R"({"model_type": "qwen3_vl", "text_config": {"model_type": "qwen3_vl_text"}})")
+            .find("must be one of llama|") != std::string::npos);
+}
+
 TEST_CASE("an unsupported model_type lists the supported ones") {
   CHECK(error_of(R"({"model_type": "gpt2"})") ==
         "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
