@@ -66,9 +66,10 @@ E choice(const std::string& text, std::initializer_list<std::pair<const char*, E
 ServingOptions serving_options(const ServeOptions& o) {
   ServingOptions s;
   s.weights_auto = o.weights == "auto";
-  s.weights = choice<WeightFormat>(
-      o.weights,
-      {{"bf16", WeightFormat::bf16}, {"fp8", WeightFormat::fp8}, {"int4", WeightFormat::int4}});
+  s.weights = choice<WeightFormat>(o.weights, {{"bf16", WeightFormat::bf16},
+                                               {"fp8", WeightFormat::fp8},
+                                               {"int4", WeightFormat::int4},
+                                               {"mxfp4", WeightFormat::mxfp4}});
   s.kv = choice<KvFormat>(o.kv, {{"bf16", KvFormat::bf16}, {"fp8", KvFormat::fp8}});
   s.engine = choice<Engine>(
       o.engine, {{"vllm", Engine::vllm}, {"sglang", Engine::sglang}, {"trtllm", Engine::trtllm}});
@@ -192,6 +193,8 @@ int run_serve(const ServeOptions& o) {
   if (std::vector<Diagnostic> errors = check_workload(p.workload); !errors.empty())
     return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_engine_options(p.options); !errors.empty())
+    return print_errors(errors);
+  if (std::vector<Diagnostic> errors = check_weights(p); !errors.empty())
     return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_slo(p); !errors.empty()) return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_step_tokens(p); !errors.empty())
@@ -338,9 +341,12 @@ CLI::App* add_serve_command(CLI::App& app, int& exit_code) {
       ->needs(concurrency);
   sub->add_option("--seed", o->seed,
                   "seed of the Poisson arrivals and of drawn lengths (--isl-stdev, --osl-stdev)");
-  sub->add_option("--weights", o->weights,
-                  "weight format (auto: search bf16 and, on GPUs with FP8 tensor cores, fp8)")
-      ->check(CLI::IsMember({"bf16", "fp8", "int4", "auto"}));
+  sub->add_option(
+         "--weights", o->weights,
+         "weight format (mxfp4: a MoE model's routed experts in MXFP4, the rest BF16, as "
+         "gpt-oss ships; auto: search bf16, on GPUs with FP8 tensor cores fp8, and mxfp4 where "
+         "the model's checkpoint holds its experts so)")
+      ->check(CLI::IsMember({"bf16", "fp8", "int4", "mxfp4", "auto"}));
   sub->add_option("--kv", o->kv, "KV-cache format")->check(CLI::IsMember({"bf16", "fp8"}));
   sub->add_option("--engine", o->engine, "inference engine")
       ->check(CLI::IsMember({"vllm", "sglang", "trtllm"}));

@@ -16,7 +16,8 @@
 // modeling_gpt_oss.py: biases on every attention projection and on each expert's gate, up and
 // down maps, as `bias` counts them, and on the router's logits; a learned sink logit per head;
 // experts of intermediate_size, no shared or dense ones; sliding windows on alternate layers
-// from layer_types; its MXFP4 quantization_config is not read: the weight format is the plan's).
+// from layer_types; its MXFP4 quantization_config marks the experts' published format,
+// read_quantization below).
 // Local attention (sliding windows, Llama 4's chunks)
 // becomes ModelSpec::window (read_window below), which the cost model prices.
 //
@@ -142,10 +143,17 @@ std::string stem_of(const std::string& path) {
 }
 
 // A block-quantized FP8 checkpoint (quantization_config {quant_method: fp8, weight_block_size:
-// [n, k]}: DeepSeek-V3, Qwen3's -FP8 releases); other quantization configs are ignored.
-void read_fp8_block(const json& j, const std::string& text, const std::string& file, ModelSpec& m) {
+// [n, k]}: DeepSeek-V3, Qwen3's -FP8 releases) or a MoE checkpoint with MXFP4 experts
+// (quant_method mxfp4: gpt-oss; its modules_to_not_convert, the attention, router, embedding and
+// LM head, are what WeightFormat::mxfp4 leaves in BF16); other quantization configs are ignored.
+void read_quantization(const json& j, const std::string& text, const std::string& file,
+                       ModelSpec& m) {
   if (!j.contains("quantization_config") || !j.at("quantization_config").is_object()) return;
   const ConfigReader q(j.at("quantization_config"), text, file);
+  if (q.has("quant_method") && q.get_string("quant_method") == "mxfp4" && m.moe) {
+    m.mxfp4_experts = true;
+    return;
+  }
   if (!q.has("quant_method") || !q.has("weight_block_size") ||
       q.get_string("quant_method") != "fp8")
     return;
@@ -404,7 +412,7 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
   if (type == "llama4_text") read_llama4(r, m);
   read_window(r, type, m);
   m.mtp_layers = r.get_int("num_nextn_predict_layers", 0, 0, kMaxLayers);
-  read_fp8_block(j, text, file, m);
+  read_quantization(j, text, file, m);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
     return r.diagnostic(field, rule);
   });

@@ -61,6 +61,9 @@ void complete_and_check_model(ModelSpec& m, const FieldDiagnostic& at) {
                      "layer local",
                      m.layers));
   }
+  if (m.mxfp4_experts && !m.moe) {
+    fail("mxfp4_experts", "needs routed experts (a moe section): MXFP4 holds the experts only");
+  }
   if (m.position_embedding == PositionEmbedding::learned && m.max_positions == 0) {
     fail("max_positions", "is required when position_embedding is learned");
   }

@@ -125,6 +125,10 @@ struct ModelSpec {
   // on load). Not priced (one scale per 16,384 weights); serving refuses the tensor-parallel
   // splits an engine refuses to load (serving/fp8_block_split.h).
   std::optional<WeightBlock> fp8_weight_block;
+  // The model's published checkpoint holds its routed experts in MXFP4 and the rest in BF16
+  // (Hugging Face quantization_config quant_method mxfp4: gpt-oss), which `serve --weights auto`
+  // searches beside BF16 and FP8 (serving/serving_options.h WeightFormat::mxfp4). REQUIRES moe.
+  bool mxfp4_experts = false;
   TrainingSpec training;
 
   // Whether `layer` attends within AttentionWindow rather than to the whole sequence.

@@ -16,7 +16,8 @@ MlpKind mlp_kind(const std::string& s) {
 MoeSpec read_moe(const YamlNode& n) {
   n.expect_only_keys({"experts", "top_k", "expert_ffn_hidden", "shared_experts",
                       "first_dense_layers", "layer_step", "capacity_factor", "groups",
-                      "group_limit", "router_score", "routed_scaling", "expert_bias"});
+                      "group_limit", "router_score", "routed_scaling", "expert_bias",
+                      "router_bias"});
   MoeSpec m;
   m.experts = n.child("experts").as_int(1, kMaxExperts);
   m.top_k = n.child("top_k").as_int(1, kMaxExperts);
@@ -30,6 +31,7 @@ MoeSpec read_moe(const YamlNode& n) {
   m.sigmoid_router = n.get_choice("router_score", "softmax", {"softmax", "sigmoid"}) == "sigmoid";
   m.routed_scaling = n.get_double("routed_scaling", 1.0, 1e-3, 1000.0);
   m.expert_bias = n.get_bool("expert_bias", false);
+  m.router_bias = n.get_bool("router_bias", false);
   if (m.top_k > m.experts) {
     n.child("top_k").fail(fmt::format("must not exceed moe.experts ({})", m.experts));
   }
@@ -88,29 +90,15 @@ TrainingSpec read_training(const YamlNode& n) {
 }
 
 ModelSpec read_model(const YamlNode& root) {
-  root.expect_only_keys({"name",
-                         "layers",
-                         "hidden",
-                         "heads",
-                         "kv_heads",
-                         "head_dim",
-                         "ffn_hidden",
-                         "vocab",
-                         "mlp",
-                         "norm",
-                         "tied_embeddings",
-                         "dropout",
-                         "bias",
-                         "qk_norm",
-                         "attention",
-                         "position_embedding",
-                         "max_positions",
-                         "rope_theta",
-                         "moe",
-                         "mla",
-                         "window",
-                         "fp8_weight_block",
-                         "training"});
+  root.expect_only_keys({"name",          "layers",          "hidden",
+                         "heads",         "kv_heads",        "head_dim",
+                         "ffn_hidden",    "vocab",           "mlp",
+                         "norm",          "tied_embeddings", "dropout",
+                         "bias",          "qkv_bias",        "attention_sinks",
+                         "qk_norm",       "attention",       "position_embedding",
+                         "max_positions", "rope_theta",      "moe",
+                         "mla",           "window",          "fp8_weight_block",
+                         "mxfp4_experts", "training"});
   ModelSpec m;
   m.name = root.child("name").as_string();
   m.layers = root.child("layers").as_int(1, kMaxLayers);
@@ -127,6 +115,8 @@ ModelSpec read_model(const YamlNode& root) {
   m.tied_embeddings = root.get_bool("tied_embeddings", false);
   m.dropout = root.get_bool("dropout", false);
   m.bias = root.get_bool("bias", false);
+  m.qkv_bias = root.get_bool("qkv_bias", false);
+  m.attention_sinks = root.get_bool("attention_sinks", false);
   const std::string qk = root.get_choice("qk_norm", "false", {"false", "true", "per_layer"});
   m.qk_norm = qk == "true"        ? QkNorm::per_head
               : qk == "per_layer" ? QkNorm::per_layer
@@ -144,6 +134,7 @@ ModelSpec read_model(const YamlNode& root) {
   if (auto n = root.optional_child("mla")) m.mla = read_mla(*n);
   if (auto n = root.optional_child("window")) m.window = read_window(*n);
   if (auto n = root.optional_child("fp8_weight_block")) m.fp8_weight_block = read_weight_block(*n);
+  m.mxfp4_experts = root.get_bool("mxfp4_experts", false);
   if (auto n = root.optional_child("training")) m.training = read_training(*n);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
     auto dot = field.find('.');

@@ -28,7 +28,8 @@ const { compressors } = await import(pathToFileURL(here.resolve('hyparquet-compr
 const COMMIT = '095f58a51c4ca8e61b66ec108d86f223f8d559ce'
 const DIR = 'aic-core/src/aiconfigurator_core/systems/data/h200_sxm/moe'
 const TABLES = ['sglang/0.5.9', 'vllm/0.18.0', 'trtllm/1.2.0rc5']
-// hidden/intermediate/top-k/experts of models/*.yaml with routed experts.
+// hidden/intermediate/top-k/experts of models/*.yaml with routed experts, and of gpt-oss
+// (tests/data/hf/gpt-oss-*.json), whose experts' published format is MXFP4 (w4a16_mxfp4 rows).
 const SHAPES = new Map([
   ['4096/1536/8/128', 'qwen3-235b-a22b'],
   ['7168/2048/8/256', 'deepseek-v3'],
@@ -37,8 +38,10 @@ const SHAPES = new Map([
   ['3072/1536/8/256', 'minimax-m2.5'],
   ['5120/8192/1/16', 'llama4-scout'],
   ['5120/8192/1/128', 'llama4-maverick'],
+  ['2880/2880/4/128', 'gpt-oss-120b'],
+  ['2880/2880/4/32', 'gpt-oss-20b'],
 ])
-const DTYPES = new Set(['bfloat16', 'fp8', 'fp8_block'])
+const DTYPES = new Set(['bfloat16', 'fp8', 'fp8_block', 'w4a16_mxfp4'])
 
 const repo = process.argv[2]
 if (!repo) {

@@ -26,7 +26,9 @@ double fraction_for(Engine e, const ServingOptions& o) {
 // engine, its data-parallel ranks included (FusedMoEParallelConfig.make: the experts split
 // tp × dp ways under --enable-expert-parallel, else tensor-parallel over as many), so the
 // replicas of an MoE model are separate servers and ep is 1 or tp (engine_splits_experts);
-// a dense model's replicas are its data-parallel ranks.
+// a dense model's replicas are its data-parallel ranks. --quantization takes any string there;
+// "mxfp4" names vLLM's Mxfp4Config (vllm/model_executor/layers/quantization/mxfp4.py, "MXFP4
+// quantization method for GPT-OSS model"), what it reads from a gpt-oss checkpoint.
 std::string vllm_command(const std::string& model, bool moe, const ServingLayout& l,
                          const ServingOptions& o, PoolRole role) {
   if (!engine_splits_experts(Engine::vllm, l.tp, l.ep))
@@ -51,6 +53,7 @@ std::string vllm_command(const std::string& model, bool moe, const ServingLayout
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8";
   if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
   if (o.weights == WeightFormat::int4) s += " --quantization awq";
+  if (o.weights == WeightFormat::mxfp4) s += " --quantization mxfp4";
   if (servers > 1) s += fmt::format("   # x{} servers", servers);
   return s;
 }
@@ -58,7 +61,8 @@ std::string vllm_command(const std::string& model, bool moe, const ServingLayout
 // SGLang (its server-arguments documentation at b36e8e198b71, the table
 // tests/data/engines/sglang-b36e8e198b71-server-args.txt): --tp-size, --pp-size, --dp-size,
 // --ep-size, --max-running-requests, --chunked-prefill-size, --mem-fraction-static,
-// --page-size, --kv-cache-dtype, --quantization; attention-DP: --enable-dp-attention with
+// --page-size, --kv-cache-dtype, --quantization (mxfp4 among its choices); attention-DP:
+// --enable-dp-attention with
 // --dp-size equal to the tp size (per replica).
 std::string sglang_command(const std::string& model, const ServingLayout& l,
                            const ServingOptions& o, PoolRole role) {
@@ -80,6 +84,7 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8_e4m3";
   if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
   if (o.weights == WeightFormat::int4) s += " --quantization awq";
+  if (o.weights == WeightFormat::mxfp4) s += " --quantization mxfp4";
   if (l.attention_dp && l.replicas > 1) s += fmt::format("   # x{} servers", l.replicas);
   return s;
 }
@@ -88,15 +93,16 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
 // tests/data/engines/trtllm-4c05a74891e4-serve-options.txt): --tp_size, --pp_size, --ep_size,
 // --max_batch_size, --max_num_tokens, --kv_cache_free_gpu_memory_fraction,
 // --enable_chunked_prefill; one server per replica. FP8 weights and KV come from the
-// (ModelOpt-quantized) checkpoint. Attention-DP and the capacity scheduler policy have no flag:
-// they are LLM API options (tensorrt_llm/llmapi/llm_args.py enable_attention_dp,
-// scheduler_config.capacity_scheduler_policy), which --extra_llm_api_options reads from a YAML
-// file; the line writes that file first (a YAML flow mapping), so it runs as printed.
-// Prefill/decode disaggregation (examples/disaggregated/README.md): both pools' servers carry a
-// cache_transceiver_config (empty: every field of it has a default in each version read, whose
-// fields differ: max_num_tokens at fcd3f316, backend and max_tokens_in_buffer later), the context
-// servers also disable_overlap_scheduler ("not yet supported in disaggregated context server
-// architectures"); `trtllm-serve disaggregated -c` fronts them (trtllm_disaggregated_router).
+// (ModelOpt-quantized) checkpoint, MXFP4 experts from gpt-oss's own. Attention-DP and the capacity
+// scheduler policy have no flag: they are LLM API options (tensorrt_llm/llmapi/llm_args.py
+// enable_attention_dp, scheduler_config.capacity_scheduler_policy), which --extra_llm_api_options
+// reads from a YAML file; the line writes that file first (a YAML flow mapping), so it runs as
+// printed. Prefill/decode disaggregation (examples/disaggregated/README.md): both pools' servers
+// carry a cache_transceiver_config (empty: every field of it has a default in each version read,
+// whose fields differ: max_num_tokens at fcd3f316, backend and max_tokens_in_buffer later), the
+// context servers also disable_overlap_scheduler ("not yet supported in disaggregated context
+// server architectures"); `trtllm-serve disaggregated -c` fronts them
+// (trtllm_disaggregated_router).
 namespace {
 
 // The LLM API options the plan needs beyond the flags, as one YAML flow mapping ("" for none).

@@ -108,7 +108,13 @@ namespace {
 // of the roofline's compute time over the measured time, at most 1
 // (tests/serving/moe_gemm_efficiency_test.cc). Curves at expert widths 512, 1,024, …, 16,384 on a
 // rank, BF16 / per-tensor FP8 / block FP8. SGLang's table has no per-tensor FP8: the same Triton
-// kernel without the scales' loads, the block curve stands for it. Not fitted to any serving run.
+// kernel without the scales' loads, the block curve stands for it. MXFP4 (w4a16_mxfp4, timed
+// against the BF16 rate): the tables' gpt-oss shapes only (experts 2,880 wide, on ranks of
+// tp 1 to 32 in TensorRT-LLM's, tp 1 in vLLM's), so a width beyond them takes the nearest
+// measured point: vLLM's one point (2,880) is its whole curve, TensorRT-LLM's widest (2^11)
+// stands for wider ones; SGLang's MXFP4 MoE on Hopper runs the same Triton kernels as vLLM's
+// (triton_kernels matmul_ogs), whose curve stands for it, unmeasured. Not fitted to any serving
+// run.
 constexpr EnginePreset kEngines[] = {
     {Engine::vllm,
      "vllm",
@@ -128,7 +134,8 @@ constexpr EnginePreset kEngines[] = {
      0,
      {{{0.562, 0.640, 0.698, 0.797, 0.761, 0.750}},
       {{0.455, 0.592, 0.718, 0.866, 0.915, 0.870}},
-      {{0.304, 0.375, 0.419, 0.468, 0.473, 0.484}}},
+      {{0.304, 0.375, 0.419, 0.468, 0.473, 0.484}},
+      {{0.714, 0.714, 0.714, 0.714, 0.714, 0.714}}},
      "vLLM engine arguments (--gpu-memory-utilization 0.9, --block-size 16)"},
     {Engine::sglang,
      "sglang",
@@ -148,7 +155,8 @@ constexpr EnginePreset kEngines[] = {
      0,
      {{{0.353, 0.377, 0.367, 0.814, 0.539, 0.525}},
       {{0.433, 0.595, 0.712, 0.825, 0.851, 0.883}},
-      {{0.433, 0.595, 0.712, 0.825, 0.851, 0.883}}},
+      {{0.433, 0.595, 0.712, 0.825, 0.851, 0.883}},
+      {{0.714, 0.714, 0.714, 0.714, 0.714, 0.714}}},
      "SGLang server arguments (--mem-fraction-static, --page-size 1)"},
     {Engine::trtllm,
      "trtllm",
@@ -168,7 +176,8 @@ constexpr EnginePreset kEngines[] = {
      8e-3,
      {{{0.565, 0.823, 0.984, 1, 1, 1}},
       {{0.363, 0.571, 0.811, 1, 1, 1}},
-      {{0.193, 0.300, 0.432, 0.563, 0.622, 0.653}}},
+      {{0.193, 0.300, 0.432, 0.563, 0.622, 0.653}},
+      {{0.372, 0.524, 0.584, 0.584, 0.584, 0.584}}},
      "TensorRT-LLM KvCacheConfig (free_gpu_memory_fraction 0.9, tokens_per_block 32)"},
 };
 
@@ -231,6 +240,8 @@ double moe_gemm_efficiency(const ServingOptions& options, const ModelSpec& model
       return (model.fp8_weight_block ? e.fp8_block : e.fp8).at(expert_width);
     case WeightFormat::int4:
       return 1;
+    case WeightFormat::mxfp4:
+      return e.mxfp4.at(expert_width);
   }
   return 1;
 }

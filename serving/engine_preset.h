@@ -45,6 +45,8 @@ struct MoeWidthCurve {
 };
 struct MoeGemmEfficiency {
   MoeWidthCurve bf16, fp8, fp8_block;
+  // MXFP4 experts widened to BF16 in the kernel (w4a16_mxfp4), as a share of the BF16 rate.
+  MoeWidthCurve mxfp4;
 };
 
 struct EnginePreset {
@@ -110,8 +112,8 @@ bool engine_splits_experts(Engine e, int64_t tp, int64_t ep);
 int64_t prefill_tokens(const ServingOptions& options);
 // The share of the dense GEMM rate the engine's fused MoE kernel reaches for the routed experts
 // of `model`, each `expert_width` wide on a rank (EnginePreset::moe_gemm): the weight format's
-// curve, block-scaled FP8 where the model's FP8 checkpoint is (ModelSpec::fp8_weight_block); 1 for
-// INT4 (not measured).
+// curve, block-scaled FP8 where the model's FP8 checkpoint is (ModelSpec::fp8_weight_block), the
+// MXFP4 curve for MXFP4 experts; 1 for INT4 (not measured).
 double moe_gemm_efficiency(const ServingOptions& options, const ModelSpec& model,
                            double expert_width);
 // The front end's share of TTFT: options.front_end_s, else the engine's default.

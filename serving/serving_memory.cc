@@ -21,13 +21,23 @@ double rank_params(const LinearMap& m, const ServingLayout& layout) {
   return copies * m.rank_in(layout.dense_tp()) * m.rank_out(layout.dense_tp());
 }
 
+// Bias elements of one linear map on one GPU (BF16 in every weight format): a column-parallel
+// map's split with its output, a row-parallel or replicated map's whole on every rank; routed
+// experts' over all tp ranks with the experts.
+double rank_biases(const LinearMap& m, const ServingLayout& layout) {
+  if (!m.bias) return 0;
+  const double copies = static_cast<double>(m.copies);
+  if (m.role == LinearRole::expert)
+    return copies * static_cast<double>(m.out) / static_cast<double>(layout.tp);
+  if (m.split == TpSplit::column) return copies * m.rank_out(layout.dense_tp());
+  return copies * static_cast<double>(m.out);
+}
+
 double layer_weight_bytes(const ModelSpec& model, int64_t layer, const ServingLayout& layout,
                           WeightFormat w) {
   double bytes = 2 * static_cast<double>(model.hidden) * kBf16Bytes;  // two norms
-  for (const LinearMap& m : layer_linears(model, layer)) {
-    const bool quantized = !m.stays_bf16();
-    bytes += rank_params(m, layout) * (quantized ? bytes_per_weight(w) : kBf16Bytes);
-  }
+  for (const LinearMap& m : layer_linears(model, layer))
+    bytes += rank_params(m, layout) * bytes_per_weight(w, m) + rank_biases(m, layout) * kBf16Bytes;
   return bytes;
 }
 

@@ -14,6 +14,8 @@ const char* to_string(WeightFormat f) {
       return "fp8";
     case WeightFormat::int4:
       return "int4";
+    case WeightFormat::mxfp4:
+      return "mxfp4";
   }
   return "?";
 }
@@ -36,6 +38,10 @@ const char* to_string(Engine e) {
 // FP16 scale (zero points packed in 4 bits are ignored here).
 constexpr double kInt4GroupSize = 128;
 constexpr double kInt4ScaleBytes = 2;
+// OCP Microscaling Formats (MX) v1.0 §5: MXFP4 blocks of 32 E2M1 elements, one E8M0 scale each.
+constexpr double kMxBlockSize = 32;
+constexpr double kMxScaleBytes = 1;
+constexpr double kBf16Bytes = 2;
 
 double bytes_per_weight(WeightFormat f) {
   switch (f) {
@@ -45,8 +51,16 @@ double bytes_per_weight(WeightFormat f) {
       return 1;
     case WeightFormat::int4:
       return 0.5 + kInt4ScaleBytes / kInt4GroupSize;
+    case WeightFormat::mxfp4:
+      return 0.5 + kMxScaleBytes / kMxBlockSize;
   }
   return 2;
+}
+
+double bytes_per_weight(WeightFormat f, const LinearMap& map) {
+  if (map.stays_bf16()) return kBf16Bytes;
+  if (f == WeightFormat::mxfp4 && map.role != LinearRole::expert) return kBf16Bytes;
+  return bytes_per_weight(f);
 }
 
 double bytes_per_kv_element(KvFormat f) { return f == KvFormat::fp8 ? 1 : 2; }

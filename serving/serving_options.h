@@ -8,11 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/layer_geometry.h"
 #include "serving/request_trace.h"
 
 namespace meshplan::serving {
 
-enum class WeightFormat { bf16, fp8, int4 };
+enum class WeightFormat { bf16, fp8, int4, mxfp4 };
 enum class KvFormat { bf16, fp8 };
 enum class Engine { vllm, sglang, trtllm };
 
@@ -21,8 +22,15 @@ const char* to_string(KvFormat f);
 const char* to_string(Engine e);
 
 // Bytes one parameter takes in `f`. INT4 carries one FP16 scale per group of 128 weights
-// (AWQ/GPTQ's default group_size=128): 0.5 + 2/128 bytes.
+// (AWQ/GPTQ's default group_size=128): 0.5 + 2/128 bytes. MXFP4 (OCP Microscaling Formats v1.0:
+// 4-bit E2M1 elements in blocks of 32 sharing one 8-bit E8M0 scale): 0.5 + 1/32 bytes, which
+// only the routed experts take (bytes_per_weight below).
 double bytes_per_weight(WeightFormat f);
+// Bytes one weight of `map` takes when a model is served in `f`: the MoE router stays BF16 in
+// every format (LinearMap::stays_bf16); under MXFP4 every map but the routed experts does too, as
+// the gpt-oss checkpoints hold them (config.json quantization_config: quant_method mxfp4,
+// modules_to_not_convert the attention, router, embedding and LM head). Biases are BF16 in all.
+double bytes_per_weight(WeightFormat f, const LinearMap& map);
 double bytes_per_kv_element(KvFormat f);
 
 // One model replica: tp × pp GPUs; ep (dividing tp) splits the routed experts of MoE layers

@@ -189,6 +189,14 @@ std::vector<Diagnostic> check_slo(const ServingProblem& p) {
                      "every answer is one token (osl 1): no time per output token to bound")};
 }
 
+std::vector<Diagnostic> check_weights(const ServingProblem& p) {
+  if (p.options.weights_auto || p.options.weights != WeightFormat::mxfp4 || p.model.moe) return {};
+  return {flag_error("--weights", "mxfp4",
+                     "holds a MoE model's routed experts in MXFP4 and every other weight in BF16 "
+                     "(the gpt-oss checkpoints' format); " +
+                         p.model.name + " has no routed experts: use int4 or fp8")};
+}
+
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o) {
   std::vector<Diagnostic> out;
   // An option of `owner` asked of another engine.
@@ -265,6 +273,7 @@ std::vector<WeightFormat> weight_formats(const ServingProblem& p) {
   if (!p.options.weights_auto) return {p.options.weights};
   std::vector<WeightFormat> out{WeightFormat::bf16};
   if (p.cluster.gpu.peak_fp8_flops_per_s > 0) out.push_back(WeightFormat::fp8);
+  if (p.model.mxfp4_experts) out.push_back(WeightFormat::mxfp4);
   return out;
 }
 

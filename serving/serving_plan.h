@@ -121,6 +121,9 @@ std::vector<Diagnostic> check_workload(const Workload& w);
 // --max-prefill-tokens; TensorRT-LLM's --enable-chunked-context and
 // --capacity-scheduler-policy MAX_UTILIZATION.
 std::vector<Diagnostic> check_engine_options(const ServingOptions& o);
+// A weight format the model cannot take: MXFP4 holds routed experts only (bytes_per_weight), so a
+// model without them would be served in BF16 under its name.
+std::vector<Diagnostic> check_weights(const ServingProblem& p);
 // A TPOT objective where every answer is one token (--osl 1): nothing to time after the first
 // token, so nothing to bound (the TPOT statistics have no samples and print "-").
 std::vector<Diagnostic> check_slo(const ServingProblem& p);
@@ -144,8 +147,9 @@ double saturation_requests_per_s(const ServingProblem& p, const ServingLayout& l
 // length spread, the longest the replay draws).
 std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, ServingLayout layout);
 
-// The weight formats to evaluate: options.weights, or with weights_auto BF16 and (when the GPU
-// has FP8 tensor cores) FP8.
+// The weight formats to evaluate: options.weights, or with weights_auto BF16, FP8 (when the GPU
+// has FP8 tensor cores) and MXFP4 (when the model's checkpoint holds its experts so,
+// ModelSpec::mxfp4_experts).
 std::vector<WeightFormat> weight_formats(const ServingProblem& p);
 // `p` with options.weights = `w`.
 ServingProblem with_weights(const ServingProblem& p, WeightFormat w);

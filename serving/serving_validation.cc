@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -110,6 +111,7 @@ std::string model_file(const std::string& name) {
   if (has(name, "Qwen3-235B-A22B")) return "models/qwen3-235b-a22b.yaml";
   if (has(name, "Qwen3-32B")) return "models/qwen3-32b.yaml";
   if (has(name, "MiniMax-M2.5")) return "models/minimax-m2.5.yaml";
+  if (has(name, "gpt-oss-120b")) return "models/gpt-oss-120b.yaml";
   return "";
 }
 
@@ -147,6 +149,13 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
   r.cluster_file = cluster_file(text(row, "gpu"));
   const std::string weights = text(row, "weights"), kv = text(row, "kv");
   r.options.weights = weights.rfind("fp8", 0) == 0 ? WeightFormat::fp8 : WeightFormat::bf16;
+  // AIConfigurator's CSV labels gpt-oss-120b's H100/H200 rows nvfp4 (precision fp4), which a
+  // Hopper cannot run (no FP4 tensor cores); its own reading of that checkpoint
+  // (sdk/models/helpers.py at 095f58a: quant_algo mxfp4 → GEMMs bfloat16, MoE w4a16_mxfp4, the KV
+  // cache left BF16) is how they ran: the checkpoint's MXFP4 experts (replay_run refuses the
+  // format for a model without MXFP4 experts).
+  if (weights.rfind("nvfp4", 0) == 0 || weights.rfind("mxfp4", 0) == 0)
+    r.options.weights = WeightFormat::mxfp4;
   r.options.kv = kv.rfind("fp8", 0) == 0 ? KvFormat::fp8 : KvFormat::bf16;
   r.options.engine = engine_of(text(row, "backend"));
   r.layout.tp = static_cast<int64_t>(number(row, "tp"));
@@ -349,6 +358,10 @@ ServingRunResult replay_run(const ServingRun& run, const RunSpecs& specs) {
   ServingRunResult r;
   r.run = &run;
   r.moe = specs.model.moe.has_value();
+  if (run.options.weights == WeightFormat::mxfp4 && !specs.model.mxfp4_experts) {
+    r.error = "weights: MXFP4 replays only a model whose checkpoint holds its experts so";
+    return r;
+  }
   ServingLayout layout = run.layout;
   if (run.group == "trtllm-offline") {
     // trtllm-bench's build limits (serving_validation.h): its KV estimate per GPU, (HBM −
@@ -441,7 +454,7 @@ std::string serving_validation_table(const ServingValidation& v) {
                                  : fmt::format("{:g}/s", run.workload.request_rate_per_s);
     out += fmt::format(
         "{:<10} {:<15} {:<18} {:<26} {:>22} {:>22} {:>22}{}\n", run.id, run.group,
-        run.model_file.substr(7, run.model_file.size() - 12),
+        std::filesystem::path(run.model_file).stem().string(),
         fmt::format("tp{} pp{} x{}{} {} {}", run.layout.tp, run.layout.pp, run.layout.replicas,
                     run.layout.attention_dp ? " adp" : "", to_string(run.options.engine), load),
         cells[0], cells[1], cells[2], r.error.empty() ? "" : "  " + r.error);

@@ -23,6 +23,9 @@ constexpr double kNormStatBytes = 4;    // a tensor-parallel RMSNorm's FP32 mean
 // SGLang: FlashAttention-3 / FlashInfer; TensorRT-LLM its own FMHA, closest to FA3).
 const std::vector<std::string> kServingAttentionKernels = {"fa3", "fa2", "cudnn"};
 
+// INT4 and MXFP4 weights are widened to BF16 inside the GEMM (W4A16: AWQ's kernels; on Hopper,
+// which has no FP4 tensor cores, the MXFP4 MoE kernels of vLLM and TensorRT-LLM,
+// AIConfigurator's w4a16_mxfp4), so their math runs at the BF16 rate.
 Precision gemm_precision(WeightFormat w) {
   return w == WeightFormat::fp8 ? Precision::fp8 : Precision::bf16;
 }
@@ -85,7 +88,6 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
       static_cast<double>(model.moe_layers()) / static_cast<double>(model.layers);
   stage_moe_layers_ = per_stage * moe_share;
   stage_dense_layers_ = per_stage - stage_moe_layers_;
-  weight_bytes_ = bytes_per_weight(options.weights);
   data_share_ = 1 / static_cast<double>(layout.data_ranks());
   DecodeAttention& a = decode_attention_;
   a.local_share = local_layer_share(model);
@@ -134,9 +136,11 @@ double StepTimeModel::linear_s(const LinearMap& m, double tokens) const {
         m.split == TpSplit::row ? static_cast<double>(m.in) / split : static_cast<double>(m.in);
     const double e_out = m.split == TpSplit::column ? static_cast<double>(m.out) / split
                                                     : static_cast<double>(m.out);
-    t = expert_gemm_.time_s(per_expert_tokens, e_out, e_in, touched, weight_bytes_);
+    t = expert_gemm_.time_s(per_expert_tokens, e_out, e_in, touched,
+                            bytes_per_weight(options_.weights, m));
   } else {
-    t = gemm_.time_s(tokens * data_share_, out, in, static_cast<double>(m.copies), weight_bytes_);
+    t = gemm_.time_s(tokens * data_share_, out, in, static_cast<double>(m.copies),
+                     bytes_per_weight(options_.weights, m));
   }
   return kernel_s(t);
 }

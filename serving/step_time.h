@@ -200,7 +200,6 @@ class StepTimeModel {
   // Attention's terms: the local layers' share and K/V bytes per token (prefill chunks read
   // them too) and what a decode reads; DecodeStepPrice carries a copy.
   DecodeAttention decode_attention_;
-  double weight_bytes_ = 2;
   HostOverhead host_;
   double data_share_ = 1;            // a rank's share of the sequences (1 / tp under attention-DP)
   ResolvedCalibration calibration_;  // the profile's scalars for the GPU and weight precision

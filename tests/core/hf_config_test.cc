@@ -292,6 +292,18 @@ TEST_CASE("an FP8 checkpoint's weight_block_size is read: Qwen3-235B-A22B-FP8, Q
   CHECK_FALSE(load("qwen3-235b-a22b.json").fp8_weight_block.has_value());
 }
 
+TEST_CASE(
+    "quantization_config: gpt-oss's mxfp4 marks its experts MXFP4, a dense model's is ignored") {
+  CHECK(load("gpt-oss-120b.json").mxfp4_experts);
+  CHECK(load("gpt-oss-20b.json").mxfp4_experts);
+  CHECK_FALSE(load("qwen3-235b-a22b-fp8.json").mxfp4_experts);
+  Result<ModelSpec> dense = parse_hf_config(
+      std::string(kTinyLlama) + R"(, "quantization_config": {"quant_method": "mxfp4"}})",
+      "config.json");
+  REQUIRE(dense.ok());
+  CHECK_FALSE(dense.value().mxfp4_experts);  // no routed experts to hold in MXFP4
+}
+
 TEST_CASE("quantization_config: other methods are ignored, a malformed block size is refused") {
   auto with = [](const std::string& quantization) {
     return std::string(kTinyLlama) + R"(, "quantization_config": )" + quantization + "}";

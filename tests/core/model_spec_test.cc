@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "planner/param_count.h"
@@ -126,7 +128,8 @@ TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") 
                             {"tests/data/hf/qwen3-235b-a22b.json", "models/qwen3-235b-a22b.yaml"},
                             {"tests/data/hf/qwen3-32b.json", "models/qwen3-32b.yaml"},
                             {"tests/data/hf/deepseek-v3.json", "models/deepseek-v3.yaml"},
-                            {"tests/data/hf/minimax-m2.5.json", "models/minimax-m2.5.yaml"}};
+                            {"tests/data/hf/minimax-m2.5.json", "models/minimax-m2.5.yaml"},
+                            {"tests/data/hf/gpt-oss-120b.json", "models/gpt-oss-120b.yaml"}};
   for (auto& p : pairs) {
     CAPTURE(p[0]);
     ModelSpec hf = load(p[0]);
@@ -137,6 +140,8 @@ TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") 
     CHECK(hf.moe.has_value() == yaml.moe.has_value());
     CHECK(hf.mla.has_value() == yaml.mla.has_value());
     CHECK(hf.rope_theta == yaml.rope_theta);  // 500000, 1e6 (Mixtral, Qwen3), 10000 (DeepSeek)
+    CHECK(hf.window.has_value() == yaml.window.has_value());
+    CHECK(hf.mxfp4_experts == yaml.mxfp4_experts);
   }
 }
 
@@ -198,4 +203,34 @@ TEST_CASE("qk_norm: true norms each head (2 · head_dim), per_layer all of Q and
   Result<ModelSpec> bad = parse_model_yaml(base + "qk_norm: per_head\n", "x.yaml");
   REQUIRE(!bad.ok());
   CHECK(format_diagnostics(bad.errors()).find("field 'qk_norm' = 'per_head'") != std::string::npos);
+}
+
+TEST_CASE(
+    "attention_sinks, moe.router_bias and qkv_bias in YAML: models/gpt-oss-120b.yaml counts its "
+    "sinks and router bias, a Qwen2 YAML its Q/K/V biases") {
+  const ModelSpec r = load("models/gpt-oss-120b.yaml");
+  CHECK(total_params(r) == 116'829'156'672);  // the card: 116.83B
+  CHECK(r.attention_sinks);
+  CHECK(r.moe->router_bias);
+  CHECK(r.mxfp4_experts);
+  // Without the sinks and the router bias: 36 layers × (64 + 128) fewer.
+  std::ifstream in(std::string(MESHPLAN_SOURCE_DIR) + "/models/gpt-oss-120b.yaml");
+  std::string plain((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  plain.replace(plain.find("attention_sinks: true"), 21, "attention_sinks: false");
+  plain.replace(plain.find("router_bias: true"), 17, "router_bias: false");
+  Result<ModelSpec> p = parse_model_yaml(plain, "gpt-oss-120b.yaml");
+  REQUIRE(p.ok());
+  CHECK(total_params(r) - total_params(p.value()) == 36 * (64 + 128));
+  // Qwen2-7B's Q/K/V biases (tests/data/hf/qwen2-7b.json): 28 layers × (3,584 + 2 · 512).
+  const std::string qwen2 =
+      "name: qwen2-7b\nlayers: 28\nhidden: 3584\nheads: 28\nkv_heads: 4\nffn_hidden: 18944\n"
+      "vocab: 152064\nmlp: swiglu\nnorm: rmsnorm\nqkv_bias: true\n";
+  Result<ModelSpec> q = parse_model_yaml(qwen2, "qwen2-7b.yaml");
+  REQUIRE(q.ok());
+  CHECK(total_params(q.value()) == total_params(load("tests/data/hf/qwen2-7b.json")));
+  std::string no_bias = qwen2;
+  no_bias.replace(no_bias.find("qkv_bias: true"), 14, "qkv_bias: false");
+  CHECK(total_params(q.value()) -
+            total_params(parse_model_yaml(no_bias, "qwen2-7b.yaml").value()) ==
+        28 * (3584 + 2 * 512));
 }

@@ -32,6 +32,16 @@ TEST_CASE("engine flags: vLLM, SGLang and TensorRT-LLM for tp 4 × pp 2 × 2 rep
         "--max_num_tokens 8192 --kv_cache_free_gpu_memory_fraction 0.90   # x2 servers");
 }
 
+TEST_CASE("engine flags: MXFP4 weights are vLLM's and SGLang's --quantization mxfp4") {
+  ServingOptions o;
+  o.weights = WeightFormat::mxfp4;
+  const ServingLayout l = layout(1, 1, 1, 1, false);
+  CHECK(vllm_command("m", true, l, o).ends_with(" --block-size 16 --quantization mxfp4"));
+  CHECK(sglang_command("m", l, o).ends_with(" --page-size 1 --quantization mxfp4"));
+  // TensorRT-LLM reads the format from the checkpoint (gpt-oss's own).
+  CHECK(trtllm_command("m", l, o).find("mxfp4") == std::string::npos);
+}
+
 TEST_CASE("engine flags: attention-DP and expert parallelism, and a memory fraction override") {
   ServingOptions o;
   o.memory_fraction = 0.95;

@@ -546,3 +546,25 @@ TEST_CASE("serve: --gpu-hour-cost prices each layout per million output tokens")
   REQUIRE(plain.rc == 0);
   CHECK(!nlohmann::json::parse(plain.out)["best"].contains("usd_per_million_output_tokens"));
 }
+
+TEST_CASE("serve: MXFP4 weights of a model without routed experts are refused, not served BF16") {
+  const auto r = run_meshplan(kBase + " --layout tp=1 --concurrency 8 --weights mxfp4");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "--weights: error: field 'weights' = 'mxfp4': holds a MoE model's routed experts in MXFP4 "
+        "and every other weight in BF16 (the gpt-oss checkpoints' format); llama3-8b has no "
+        "routed experts: use int4 or fp8\n");
+}
+
+TEST_CASE("serve: gpt-oss-120b in MXFP4 fits one H100 beside its KV cache") {
+  const auto r =
+      run_meshplan("serve --model " + repo_path("tests/data/hf/gpt-oss-120b.json") + " --cluster " +
+                   repo_path("topologies/dgx-h100-1n.yaml") +
+                   " --gpus 1 --isl 2000 --osl 500 --concurrency 16 --weights mxfp4 --format json");
+  REQUIRE(r.rc == 0);
+  const nlohmann::json best = nlohmann::json::parse(r.out)["best"];
+  CHECK(best["memory"]["weight_bytes"].get<double>() == 65'248'811'136.0);
+  CHECK(best["weights"] == "mxfp4");
+  CHECK(best["max_concurrency"].get<int64_t>() >= 16);
+}

@@ -125,3 +125,49 @@ TEST_CASE("serving memory: attention-DP keeps whole attention on each rank and t
   CHECK(b.weight_bytes > a.weight_bytes);
   CHECK(b.max_concurrency > a.max_concurrency);
 }
+
+namespace {
+
+ModelSpec gpt_oss_120b() {
+  Result<ModelSpec> r =
+      load_model(std::string(MESHPLAN_SOURCE_DIR) + "/tests/data/hf/gpt-oss-120b.json");
+  REQUIRE(r.ok());
+  return r.value();
+}
+
+// gpt-oss-120b (tests/data/hf/gpt-oss-120b.json): 36 layers, hidden 2,880, 64 query and 8 K/V
+// heads of 64, 128 experts 2,880 wide with biases, biased attention maps, a biased router, an
+// untied vocabulary of 201,088.
+constexpr double kOssExpertWeights = 36.0 * 128 * (2880 * 5760 + 2880 * 2880);  // gate_up, down
+constexpr double kOssExpertBiases = 36.0 * 128 * (5760 + 2880);
+constexpr double kOssRouter = 36.0 * (2880 * 128 + 128);       // weights and bias
+constexpr double kOssNorms = 36.0 * 2 * 2880 + 2880;           // two a layer, the final one
+constexpr double kOssEmbeddingAndHead = 2.0 * 201'088 * 2880;  // untied
+
+}  // namespace
+
+TEST_CASE(
+    "serving memory: MXFP4 holds gpt-oss-120b's routed experts in 4.25 bits a weight, every "
+    "other weight and every bias in BF16") {
+  // One GPU: qkv 2,880 → 64·64 + 2·8·64 = 5,120 and out 4,096 → 2,880, biases 5,120 + 2,880.
+  const double attention = 36.0 * (2880 * 5120 + 4096 * 2880), attention_biases = 36.0 * 8000;
+  const double expected =
+      kOssExpertWeights * (0.5 + 1.0 / 32) + 2 * (kOssExpertBiases + attention + attention_biases +
+                                                  kOssRouter + kOssNorms + kOssEmbeddingAndHead);
+  CHECK(expected == 65'248'811'136.0);  // 60.77 GiB; the checkpoint's safetensors: 60.8 GiB
+  CHECK(weight_bytes_per_gpu(gpt_oss_120b(), ServingLayout{}, WeightFormat::mxfp4) == expected);
+}
+
+TEST_CASE(
+    "serving memory: tp 2 splits column-parallel biases with their maps and keeps row-parallel "
+    "ones whole (gpt-oss-120b, MXFP4)") {
+  ServingLayout l;
+  l.tp = 2;
+  // qkv's 5,120 columns (16 K/V heads' worth over 8 groups) split in two, out's 4,096 rows too;
+  // qkv's bias splits (2,560 a rank), out's 2,880 stay whole; the router is replicated.
+  const double attention = 36.0 * (2880 * 2560 + 2048 * 2880), attention_biases = 36.0 * 5440;
+  const double expected = kOssExpertWeights / 2 * (0.5 + 1.0 / 32) +
+                          2 * (kOssExpertBiases / 2 + attention + attention_biases + kOssRouter +
+                               kOssNorms + kOssEmbeddingAndHead / 2);
+  CHECK(weight_bytes_per_gpu(gpt_oss_120b(), l, WeightFormat::mxfp4) == doctest::Approx(expected));
+}

@@ -607,3 +607,18 @@ TEST_CASE("serving: an asked batch beyond the cache runs as asked where the engi
   CHECK(whole);
   CHECK(preempting);
 }
+
+TEST_CASE(
+    "serving search: --weights auto adds MXFP4 where the model's checkpoint holds its experts so") {
+  ServingProblem p = meshplan::testing::shipped_serving_problem("mixtral-8x7b", "dgx-h100-1n", 8);
+  p.options.weights_auto = true;
+  CHECK(weight_formats(p) == std::vector<WeightFormat>{WeightFormat::bf16, WeightFormat::fp8});
+  Result<ModelSpec> oss = load_model(std::string(MESHPLAN_TEST_DATA) + "/hf/gpt-oss-120b.json");
+  REQUIRE(oss.ok());
+  p.model = oss.value();
+  CHECK(weight_formats(p) ==
+        std::vector<WeightFormat>{WeightFormat::bf16, WeightFormat::fp8, WeightFormat::mxfp4});
+  p.options.weights_auto = false;
+  p.options.weights = WeightFormat::fp8;
+  CHECK(weight_formats(p) == std::vector<WeightFormat>{WeightFormat::fp8});
+}

@@ -237,13 +237,21 @@ TEST_CASE("serving validation: AIConfigurator's silicon rows, one group per engi
   const std::string path = std::string(MESHPLAN_TEST_DATA) + "/serving_runs_aiconfigurator.yaml";
   Result<std::vector<ServingRun>> runs = load_serving_runs(path);
   REQUIRE(runs.ok());
-  CHECK(runs->size() == 1184);
+  CHECK(runs->size() == 1430);
   // The rows of models added later come last (scripts/aiconfigurator-rows.py), so earlier ids hold:
   // MiniMax-M2.5 on vLLM 0.18.0, from aicx-1071 on.
   const ServingRun& minimax = run(runs.value(), "aicx-1071");
   CHECK(minimax.group == "aic vllm");
   CHECK(minimax.model_file == "models/minimax-m2.5.yaml");
   CHECK(minimax.options.weights == WeightFormat::fp8);
+  // gpt-oss-120b from aicx-1185 on: its Hopper rows labelled nvfp4 replay its MXFP4 experts with
+  // a BF16 cache (AIConfigurator's own reading of an mxfp4 checkpoint); the five labelled fp8
+  // stay FP8.
+  const ServingRun& oss = run(runs.value(), "aicx-1190");
+  CHECK(oss.model_file == "models/gpt-oss-120b.yaml");
+  CHECK(oss.options.weights == WeightFormat::mxfp4);
+  CHECK(oss.options.kv == KvFormat::bf16);
+  CHECK(run(runs.value(), "aicx-1185").options.weights == WeightFormat::fp8);
   // Qwen3-235B-A22B FP8 with TensorRT-LLM 1.0.0rc3 on 4 H100s, ep 2, 128/128 tokens, 16 users.
   const ServingRun& trt = run(runs.value(), "aicx-001");
   CHECK(trt.group == "aic trtllm");
