@@ -150,13 +150,13 @@ void read_quantization(const json& j, const std::string& text, const std::string
                        ModelSpec& m) {
   if (!j.contains("quantization_config") || !j.at("quantization_config").is_object()) return;
   const ConfigReader q(j.at("quantization_config"), text, file);
-  if (q.has("quant_method") && q.get_string("quant_method") == "mxfp4" && m.moe) {
-    m.mxfp4_experts = true;
+  if (!q.has("quant_method")) return;
+  const std::string method = q.get_string("quant_method");
+  if (method == "mxfp4") {
+    m.mxfp4_experts = m.moe.has_value();
     return;
   }
-  if (!q.has("quant_method") || !q.has("weight_block_size") ||
-      q.get_string("quant_method") != "fp8")
-    return;
+  if (method != "fp8" || !q.has("weight_block_size")) return;
   const std::vector<int64_t> block = q.get_int_list("weight_block_size", 1, kMaxWidth);
   if (block.size() != 2) q.fail("weight_block_size", "must be a list of two integers [n, k]");
   m.fp8_weight_block = WeightBlock{block[0], block[1]};

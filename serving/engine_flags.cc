@@ -15,6 +15,22 @@ double fraction_for(Engine e, const ServingOptions& o) {
   return o.memory_fraction > 0 ? o.memory_fraction : engine_preset(e).memory_fraction;
 }
 
+// vLLM's and SGLang's --quantization for the weight format ("" for BF16): fp8, awq for INT4
+// (AWQ's group-of-128 layout), mxfp4.
+std::string quantization_flag(WeightFormat w) {
+  switch (w) {
+    case WeightFormat::bf16:
+      return "";
+    case WeightFormat::fp8:
+      return " --quantization fp8";
+    case WeightFormat::int4:
+      return " --quantization awq";
+    case WeightFormat::mxfp4:
+      return " --quantization mxfp4";
+  }
+  return "";
+}
+
 }  // namespace
 
 // vLLM `vllm serve` (EngineArgs.add_cli_args; the pinned table
@@ -51,9 +67,7 @@ std::string vllm_command(const std::string& model, bool moe, const ServingLayout
   if (role != PoolRole::whole)
     s += R"( --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}')";
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8";
-  if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
-  if (o.weights == WeightFormat::int4) s += " --quantization awq";
-  if (o.weights == WeightFormat::mxfp4) s += " --quantization mxfp4";
+  s += quantization_flag(o.weights);
   if (servers > 1) s += fmt::format("   # x{} servers", servers);
   return s;
 }
@@ -82,9 +96,7 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
   if (o.mixed_chunk) s += " --enable-mixed-chunk";
   if (o.max_prefill_tokens > 0) s += fmt::format(" --max-prefill-tokens {}", o.max_prefill_tokens);
   if (o.kv == KvFormat::fp8) s += " --kv-cache-dtype fp8_e4m3";
-  if (o.weights == WeightFormat::fp8) s += " --quantization fp8";
-  if (o.weights == WeightFormat::int4) s += " --quantization awq";
-  if (o.weights == WeightFormat::mxfp4) s += " --quantization mxfp4";
+  s += quantization_flag(o.weights);
   if (l.attention_dp && l.replicas > 1) s += fmt::format("   # x{} servers", l.replicas);
   return s;
 }
