@@ -7,10 +7,11 @@ namespace meshplan {
 double mean_keys_per_query(const ModelSpec& m, int64_t layer, double seq_len, bool causal) {
   const double scale = causal ? 1.0 : 2.0;
   if (!m.attends_locally(layer) || seq_len <= 0) return scale * seq_len / 2;
-  const double w = static_cast<double>(m.window->tokens);
+  const AttentionWindow window = *m.attended_window();
+  const double w = static_cast<double>(window.tokens);
   if (seq_len <= w) return scale * seq_len / 2;
   double pairs = 0;
-  if (m.window->kind == WindowKind::sliding) {
+  if (window.kind == WindowKind::sliding) {
     pairs = seq_len * w - w * w / 2;
   } else {
     const double chunks = static_cast<double>(static_cast<int64_t>(seq_len / w));
@@ -20,12 +21,19 @@ double mean_keys_per_query(const ModelSpec& m, int64_t layer, double seq_len, bo
   return scale * pairs / seq_len;
 }
 
+double indexer_flops_per_query(const ModelSpec& m, double seq_len, bool causal) {
+  if (!m.sparse_attention || seq_len <= 0) return 0;
+  const double per_key = 2 * static_cast<double>(m.sparse_attention->index_heads) *
+                         static_cast<double>(m.sparse_attention->index_head_dim);
+  return per_key * (causal ? 1.0 : 2.0) * seq_len / 2;
+}
+
 int64_t attention_kernel_span(const ModelSpec& m, int64_t layer, int64_t seq_len) {
-  return m.attends_locally(layer) ? std::min(seq_len, m.window->tokens) : seq_len;
+  return m.attends_locally(layer) ? std::min(seq_len, m.attended_window()->tokens) : seq_len;
 }
 
 double local_attention_share(const ModelSpec& m, bool moe_layers) {
-  if (!m.window) return 0;
+  if (!m.attended_window()) return 0;
   int64_t local = 0, all = 0;
   for (int64_t i = 0; i < m.layers; ++i) {
     if (m.is_moe_layer(i) != moe_layers) continue;
@@ -80,12 +88,12 @@ double local_keys_sum(const AttentionWindow& w, int64_t first, int64_t count) {
 
 int64_t local_layers(const ModelSpec& m) {
   int64_t local = 0;
-  for (int64_t i = 0; m.window && i < m.layers; ++i) local += m.attends_locally(i) ? 1 : 0;
+  for (int64_t i = 0; i < m.layers; ++i) local += m.attends_locally(i) ? 1 : 0;
   return local;
 }
 
 double local_layer_share(const ModelSpec& m) {
-  if (!m.window || m.layers == 0) return 0;
+  if (m.layers == 0) return 0;
   return static_cast<double>(local_layers(m)) / static_cast<double>(m.layers);
 }
 

@@ -1,6 +1,7 @@
 // How many keys each query attends to, layer by layer: the whole causal prefix, or a local
-// window (ModelSpec::window). One home for the count the FLOP model, the attention kernels' time
-// and the reports share.
+// window (ModelSpec::window), or under sparse attention its top_k (ModelSpec::attended_window: as
+// a sliding window of top_k keys counts them). One home for the count the FLOP model, the attention
+// kernels' time and the reports share.
 //
 // Counts are per query, averaged over the `seq_len` positions of a sequence. Causal: the pairs
 // under the mask, s/2 for global attention (FlashAttention's convention); a sliding window of w
@@ -18,6 +19,12 @@ namespace meshplan {
 
 // Mean keys per query on `layer` for sequences of `seq_len` tokens (see above).
 double mean_keys_per_query(const ModelSpec& m, int64_t layer, double seq_len, bool causal);
+
+// A sparse-attention indexer's forward FLOPs per query (ModelSpec::sparse_attention; 0 without):
+// 2 · index heads · index head dim for each key of its whole prefix, which it scores to choose
+// the top_k: the causal mean seq_len/2 keys (twice that not causal, as above). Every TP rank runs
+// the whole indexer for its tokens (its weights are replicated).
+double indexer_flops_per_query(const ModelSpec& m, double seq_len, bool causal);
 
 // The keys one attention kernel call spans on `layer`: the sequence, or the window or chunk when
 // shorter (what its efficiency follows).

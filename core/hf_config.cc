@@ -1,22 +1,23 @@
 // Maps a Hugging Face config.json onto a ModelSpec. Families (model_type): llama, mistral,
 // phi3 (fused qkv/gate_up: the same matrices), qwen2 (biases on Q, K and V), qwen3,
 // mixtral, qwen3_moe, deepseek_v2, deepseek_v3 (MLA; MTP modules from
-// num_nextn_predict_layers, counted apart), kimi_k2 (Kimi K2: DeepseekV3ForCausalLM, the same
-// fields), minimax_m2 (MiniMax-M2: Mixtral-style experts of intermediate_size, sigmoid router
-// with use_routing_bias, q/k norms per layer; its MTP modules, use_mtp, are not counted), gemma2
-// and gemma3_text (explicit head_dim, four norms per layer, Gemma 3's q/k norms; tied embeddings),
-// gpt_neox (LayerNorm, biases everywhere, GeLU MLP; its parallel residual has the same matrices and
-// FLOPs) and llama4_text (MoE every interleave_moe_layer_step-th layer with a shared expert, dense
-// layers of intermediate_size_mlp between; its chunked attention, 8,192-token chunks on three
-// layers in four) and glm4_moe (GLM-4.5, 4.6, 4.7: DeepSeek-V3's MoE layout under grouped-query
-// attention, transformers' modeling_glm4_moe.py: attention_bias on Q, K and V only, o_proj
-// without, as Qwen2's; use_qk_norm per head; a sigmoid router with e_score_correction_bias; its
-// partial RoPE, partial_rotary_factor, changes no count or cost; its MTP layers,
-// num_nextn_predict_layers, counted apart) and gpt_oss (gpt-oss-20b, -120b, transformers'
-// modeling_gpt_oss.py: biases on every attention projection and on each expert's gate, up and
-// down maps, as `bias` counts them, and on the router's logits; a learned sink logit per head;
-// experts of intermediate_size, no shared or dense ones; sliding windows on alternate layers
-// from layer_types; its MXFP4 quantization_config marks the experts' published format,
+// num_nextn_predict_layers, counted apart), deepseek_v32 and glm_moe_dsa (DeepSeek-V3.2, GLM-5:
+// DeepSeek-V3's fields and its sparse attention's indexer, ModelSpec::sparse_attention), kimi_k2
+// (Kimi K2: DeepseekV3ForCausalLM, the same fields), minimax_m2 (MiniMax-M2: Mixtral-style experts
+// of intermediate_size, sigmoid router with use_routing_bias, q/k norms per layer; its MTP modules,
+// use_mtp, are not counted), gemma2 and gemma3_text (explicit head_dim, four norms per layer, Gemma
+// 3's q/k norms; tied embeddings), gpt_neox (LayerNorm, biases everywhere, GeLU MLP; its parallel
+// residual has the same matrices and FLOPs) and llama4_text (MoE every interleave_moe_layer_step-th
+// layer with a shared expert, dense layers of intermediate_size_mlp between; its chunked attention,
+// 8,192-token chunks on three layers in four) and glm4_moe (GLM-4.5, 4.6, 4.7: DeepSeek-V3's MoE
+// layout under grouped-query attention, transformers' modeling_glm4_moe.py: attention_bias on Q, K
+// and V only, o_proj without, as Qwen2's; use_qk_norm per head; a sigmoid router with
+// e_score_correction_bias; its partial RoPE, partial_rotary_factor, changes no count or cost; its
+// MTP layers, num_nextn_predict_layers, counted apart) and gpt_oss (gpt-oss-20b, -120b,
+// transformers' modeling_gpt_oss.py: biases on every attention projection and on each expert's
+// gate, up and down maps, as `bias` counts them, and on the router's logits; a learned sink logit
+// per head; experts of intermediate_size, no shared or dense ones; sliding windows on alternate
+// layers from layer_types; its MXFP4 quantization_config marks the experts' published format,
 // read_quantization below).
 // Local attention (sliding windows, Llama 4's chunks)
 // becomes ModelSpec::window (read_window below), which the cost model prices.
@@ -304,7 +305,7 @@ void read_window(const ConfigReader& r, const std::string& type, ModelSpec& m) {
   const bool llama4 = type == "llama4_text";
   const char* size_key = llama4 ? "attention_chunk_size" : "sliding_window";
   if (type == "gpt_neox" || type == "llama" || type == "deepseek_v2" || type == "deepseek_v3" ||
-      type == "kimi_k2" || type == "glm4_moe")
+      type == "deepseek_v32" || type == "glm_moe_dsa" || type == "kimi_k2" || type == "glm4_moe")
     return;
   if ((type == "qwen2" || type == "qwen3" || type == "qwen3_moe")) {
     if (!r.get_bool("use_sliding_window", false)) return;
@@ -347,6 +348,18 @@ void read_window(const ConfigReader& r, const std::string& type, ModelSpec& m) {
   m.window = w;
 }
 
+// deepseek_v32 (DeepSeek-V3.2-Exp, V3.2, V3.2-Speciale) and glm_moe_dsa (GLM-5: DeepSeek-V3.2's
+// layout at other widths, GlmMoeDsaForCausalLM): DeepSeek-V3's fields and the lightning
+// indexer's (index_n_heads, index_head_dim, index_topk; the three are required, as DeepSeek's
+// own config_671B_v3.2.json and GLM-5's config.json state them).
+void read_sparse_attention(const ConfigReader& r, ModelSpec& m) {
+  SparseAttentionSpec s;
+  s.index_heads = r.get_int("index_n_heads", 1, kMaxWidth);
+  s.index_head_dim = r.get_int("index_head_dim", 1, kMaxWidth);
+  s.top_k = r.get_int("index_topk", 1, kMaxSeqLen);
+  m.sparse_attention = s;
+}
+
 // The model_type of a multimodal config's text model (its text_config object), "" where it has
 // none.
 std::string multimodal_text_type(const json& j) {
@@ -359,10 +372,11 @@ std::string multimodal_text_type(const json& j) {
 
 ModelSpec read_config(const json& j, const std::string& text, const std::string& file) {
   ConfigReader r(j, text, file);
-  const std::vector<std::string> types = {
-      "llama",     "mistral",     "phi3",        "qwen2",       "qwen3",    "mixtral",
-      "qwen3_moe", "deepseek_v2", "deepseek_v3", "kimi_k2",     "glm4_moe", "minimax_m2",
-      "gemma2",    "gemma3_text", "gpt_neox",    "llama4_text", "gpt_oss"};
+  const std::vector<std::string> types = {"llama",       "mistral",      "phi3",      "qwen2",
+                                          "qwen3",       "mixtral",      "qwen3_moe", "deepseek_v2",
+                                          "deepseek_v3", "deepseek_v32", "kimi_k2",   "glm4_moe",
+                                          "glm_moe_dsa", "minimax_m2",   "gemma2",    "gemma3_text",
+                                          "gpt_neox",    "llama4_text",  "gpt_oss"};
   std::string type = r.get_string("model_type");
   // Families met in practice whose structure ModelSpec cannot hold: refused with the reason.
   if (type == "llama4")
@@ -408,9 +422,15 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
       std::min<int64_t>(8192, r.get_int("max_position_embeddings", 8192, 1, kMaxSeqLen));
   // GPT-NeoX names the RoPE base rotary_emb_base; both default to 10000 in transformers.
   m.rope_theta = r.get_double(neox ? "rotary_emb_base" : "rope_theta", 10000, 1, kMaxRopeTheta);
+  // transformers 5 moves it into rope_parameters (GLM-5's config.json: {"rope_theta": 1000000,
+  // "rope_type": "default"}).
+  if (!r.has("rope_theta") && j.contains("rope_parameters") && j.at("rope_parameters").is_object())
+    m.rope_theta = ConfigReader(j.at("rope_parameters"), text, file)
+                       .get_double("rope_theta", 10000, 1, kMaxRopeTheta);
   read_moe(r, type, m);
   if (type == "llama4_text") read_llama4(r, m);
   read_window(r, type, m);
+  if (type == "deepseek_v32" || type == "glm_moe_dsa") read_sparse_attention(r, m);
   m.mtp_layers = r.get_int("num_nextn_predict_layers", 0, 0, kMaxLayers);
   read_quantization(j, text, file, m);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {

@@ -59,6 +59,20 @@ std::vector<LinearMap> attention_linears(const ModelSpec& model) {
                     .kv_groups = model.heads});
     maps.push_back(
         {.name = "attn_out", .in = model.heads * a.v_head_dim, .out = h, .split = TpSplit::row});
+    if (model.sparse_attention) {
+      // The lightning indexer's (DeepSeek's inference/model.py Indexer; vLLM's and Megatron-Core's
+      // DSA hold them replicated: every rank selects the same keys for its heads). Its queries
+      // come from the query latent, its one key and its per-head weights from the hidden state.
+      const SparseAttentionSpec& s = *model.sparse_attention;
+      maps.push_back({.name = "index_q",
+                      .in = a.q_lora_rank,
+                      .out = s.index_heads * s.index_head_dim,
+                      .split = TpSplit::replicated});
+      maps.push_back(
+          {.name = "index_k", .in = h, .out = s.index_head_dim, .split = TpSplit::replicated});
+      maps.push_back(
+          {.name = "index_weights", .in = h, .out = s.index_heads, .split = TpSplit::replicated});
+    }
     return maps;
   }
   const int64_t q = model.q_width(), kv = model.kv_width();

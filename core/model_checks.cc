@@ -61,6 +61,16 @@ void complete_and_check_model(ModelSpec& m, const FieldDiagnostic& at) {
                      "layer local",
                      m.layers));
   }
+  if (m.sparse_attention && (!m.mla || m.mla->q_lora_rank == 0)) {
+    fail("sparse_attention",
+         "needs multi-head latent attention with a query latent (mla.q_lora_rank > 0): the "
+         "indexer's queries are projected from it (DeepSeek-V3.2)");
+  } else if (m.sparse_attention && m.attention != AttentionKind::flash) {
+    fail("sparse_attention", "needs attention: flash (the sparse kernels are fused)");
+  } else if (m.sparse_attention && m.window) {
+    fail("sparse_attention",
+         "cannot be combined with a window: sparse attention already chooses each query's keys");
+  }
   if (m.mxfp4_experts && !m.moe) {
     fail("mxfp4_experts", "needs routed experts (a moe section): MXFP4 holds the experts only");
   }

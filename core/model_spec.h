@@ -61,6 +61,21 @@ struct MlaSpec {            // DeepSeek-V2/V3 multi-head latent attention
   int64_t v_head_dim = 0;
 };
 
+// DeepSeek Sparse Attention (DeepSeek-V3.2-Exp: DeepSeek_V3_2.pdf and inference/model.py of
+// github.com/deepseek-ai/DeepSeek-V3.2-Exp; config.json index_n_heads, index_head_dim,
+// index_topk; Megatron-Core --experimental-attention-variant dsa): a lightning indexer of
+// `index_heads` heads of `index_head_dim` scores every earlier token for each query, and the MLA
+// attends to the `top_k` best (its whole prefix while shorter). The indexer's weights (DeepSeek's
+// inference/model.py Indexer): wq_b from the query latent to index_heads × index_head_dim, wk from
+// the hidden state to one key of index_head_dim, a LayerNorm on that key and weights_proj from the
+// hidden state to one weight per index head. Its keys are cached (FP8 and one FP32 scale per 128
+// elements) beside the MLA latent. REQUIRES: mla with a q_lora_rank.
+struct SparseAttentionSpec {
+  int64_t index_heads = 0;
+  int64_t index_head_dim = 0;
+  int64_t top_k = 0;
+};
+
 // Block-wise FP8 scales: one scale for each block of `n` output × `k` input weights (Hugging Face
 // quantization_config.weight_block_size [n, k] with quant_method fp8).
 struct WeightBlock {
@@ -119,6 +134,7 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
   std::optional<AttentionWindow> window;  // local attention (core/attention_span.h prices it)
+  std::optional<SparseAttentionSpec> sparse_attention;  // DSA; never with `window`
   // The weight blocks of the model's published FP8 checkpoint (DeepSeek-V3's own weights,
   // Qwen3's -FP8 releases: 128 × 128), which `serve --weights fp8` takes as what the engine
   // loads; absent: per-tensor or per-channel FP8 (Llama 3.1 FP8, Mixtral FP8, or FP8 quantized
@@ -131,8 +147,18 @@ struct ModelSpec {
   bool mxfp4_experts = false;
   TrainingSpec training;
 
-  // Whether `layer` attends within AttentionWindow rather than to the whole sequence.
+  // The keys a query attends to, as a window: `window`, or under sparse attention a sliding
+  // window of top_k keys on every layer (a query's top_k best earlier tokens: as many keys as the
+  // last top_k, its whole prefix while shorter). What attention's FLOPs and a decode's attention
+  // reads follow; what the KV cache keeps is `window`'s alone (sparse attention keeps every token).
+  std::optional<AttentionWindow> attended_window() const {
+    if (sparse_attention) return AttentionWindow{sparse_attention->top_k, WindowKind::sliding, 0};
+    return window;
+  }
+
+  // Whether `layer` attends within attended_window() rather than to the whole sequence.
   bool attends_locally(int64_t layer) const {
+    if (sparse_attention) return true;
     return window && (window->global_every == 0 || (layer + 1) % window->global_every != 0);
   }
 

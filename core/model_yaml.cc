@@ -70,6 +70,15 @@ AttentionWindow read_window(const YamlNode& n) {
   return w;
 }
 
+SparseAttentionSpec read_sparse_attention(const YamlNode& n) {
+  n.expect_only_keys({"index_heads", "index_head_dim", "top_k"});
+  SparseAttentionSpec s;
+  s.index_heads = n.child("index_heads").as_int(1, kMaxWidth);
+  s.index_head_dim = n.child("index_head_dim").as_int(1, kMaxWidth);
+  s.top_k = n.child("top_k").as_int(1, kMaxSeqLen);
+  return s;
+}
+
 // [n, k]: the FP8 checkpoint's weight blocks, as Hugging Face's weight_block_size lists them.
 WeightBlock read_weight_block(const YamlNode& n) {
   if (!n.is_sequence() || n.size() != 2)
@@ -90,15 +99,33 @@ TrainingSpec read_training(const YamlNode& n) {
 }
 
 ModelSpec read_model(const YamlNode& root) {
-  root.expect_only_keys({"name",          "layers",          "hidden",
-                         "heads",         "kv_heads",        "head_dim",
-                         "ffn_hidden",    "vocab",           "mlp",
-                         "norm",          "tied_embeddings", "dropout",
-                         "bias",          "qkv_bias",        "attention_sinks",
-                         "qk_norm",       "attention",       "position_embedding",
-                         "max_positions", "rope_theta",      "moe",
-                         "mla",           "window",          "fp8_weight_block",
-                         "mxfp4_experts", "training"});
+  root.expect_only_keys({"name",
+                         "layers",
+                         "hidden",
+                         "heads",
+                         "kv_heads",
+                         "head_dim",
+                         "ffn_hidden",
+                         "vocab",
+                         "mlp",
+                         "norm",
+                         "tied_embeddings",
+                         "dropout",
+                         "bias",
+                         "qkv_bias",
+                         "attention_sinks",
+                         "qk_norm",
+                         "attention",
+                         "position_embedding",
+                         "max_positions",
+                         "rope_theta",
+                         "moe",
+                         "mla",
+                         "window",
+                         "sparse_attention",
+                         "fp8_weight_block",
+                         "mxfp4_experts",
+                         "training"});
   ModelSpec m;
   m.name = root.child("name").as_string();
   m.layers = root.child("layers").as_int(1, kMaxLayers);
@@ -133,6 +160,8 @@ ModelSpec read_model(const YamlNode& root) {
   if (auto n = root.optional_child("moe")) m.moe = read_moe(*n);
   if (auto n = root.optional_child("mla")) m.mla = read_mla(*n);
   if (auto n = root.optional_child("window")) m.window = read_window(*n);
+  if (auto n = root.optional_child("sparse_attention"))
+    m.sparse_attention = read_sparse_attention(*n);
   if (auto n = root.optional_child("fp8_weight_block")) m.fp8_weight_block = read_weight_block(*n);
   m.mxfp4_experts = root.get_bool("mxfp4_experts", false);
   if (auto n = root.optional_child("training")) m.training = read_training(*n);

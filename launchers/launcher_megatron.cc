@@ -265,6 +265,16 @@ void megatron_moe_args(const ModelSpec& model, const Layout& layout, LauncherArg
     args.arg("--qk-pos-emb-head-dim", model.mla->qk_rope_head_dim);
     args.arg("--v-head-dim", model.mla->v_head_dim);
   }
+  if (model.sparse_attention) {
+    // Megatron-Core's DSA (TransformerConfig experimental_attention_variant, dsa_indexer_*),
+    // whose __post_init__ asserts RoPE fusion off (apply_rope_fusion, on by default in
+    // Megatron-LM's arguments.py).
+    args.arg("--experimental-attention-variant", "dsa");
+    args.arg("--dsa-indexer-n-heads", model.sparse_attention->index_heads);
+    args.arg("--dsa-indexer-head-dim", model.sparse_attention->index_head_dim);
+    args.arg("--dsa-indexer-topk", model.sparse_attention->top_k);
+    args.flag("--no-rope-fusion");
+  }
   if (!model.moe) return;
   args.arg("--num-experts", model.moe->experts);
   args.arg("--moe-router-topk", model.moe->top_k);
@@ -286,7 +296,11 @@ void megatron_moe_args(const ModelSpec& model, const Layout& layout, LauncherArg
     args.arg("--moe-layer-freq", fmt::format("\"{}\"", moe_layer_pattern(model)));
 }
 
-void model_rules(Refusals& out, const ModelSpec& model) {
+void model_rules(Refusals& out, const ModelSpec& model, const Layout& layout) {
+  if (model.sparse_attention && layout.cp > 1 && layout.cp_kind != CpKind::allgather)
+    out.field("cp_kind",
+              "Megatron-Core's DSAttention takes context parallelism by all-gather only "
+              "(TransformerConfig: cp_comm_type allgather); use cp_kind=allgather");
   if (model.position_embedding == PositionEmbedding::alibi)
     out.other("position_embedding", "alibi", "Megatron-core has no ALiBi");
   if (model.mlp == MlpKind::relu)
@@ -369,7 +383,7 @@ void megatron_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& t
     out.field("shard",
               "hybrid sharding with Megatron-FSDP (ZeRO-2/3) is not exported; use shard=0, or "
               "zero=1");
-  model_rules(out, model);
+  model_rules(out, model, layout);
 }
 
 std::string render_megatron(const ModelSpec& model, const TrainingSpec& training,
@@ -490,7 +504,7 @@ void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& train
     out.field("shard", "the NeMo 1 GPT config has no distributed-optimizer instances; use shard=0");
   if (uneven_split_needed(model, layout))
     out.field("uneven", "the GPT config splits layers evenly over stages");
-  model_rules(out, model);
+  model_rules(out, model, layout);
 }
 
 std::string render_nemo(const ModelSpec& model, const TrainingSpec& training, const Layout& layout,
@@ -669,7 +683,7 @@ void nemo2_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& trai
     out.field("shard",
               "hybrid sharding with Megatron-FSDP (ZeRO-2/3) is not exported; use shard=0, or "
               "zero=1");
-  model_rules(out, model);
+  model_rules(out, model, layout);
 }
 
 std::string render_nemo2(const ModelSpec& model, const TrainingSpec& training, const Layout& layout,

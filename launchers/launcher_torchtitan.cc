@@ -201,6 +201,7 @@ constexpr TorchtitanFlavor kFlavors[] = {
 };
 
 const TorchtitanFlavor* torchtitan_flavor(const ModelSpec& model) {
+  if (model.sparse_attention) return nullptr;  // DeepSeek-V3.2 is not deepseek_v3 (no DSA there)
   const int64_t experts = model.moe ? model.moe->experts : 0;
   for (const TorchtitanFlavor& f : kFlavors)
     if (f.layers == model.layers && f.hidden == model.hidden && f.experts == experts) return &f;

@@ -52,7 +52,8 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens,
                           : static_cast<double>(m.head_dim);
   const double v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
   f.attention_core =
-      2 * tokens * mean_keys_per_query(m, layer, seq_len, o.causal_attention) * a * (qk + v);
+      2 * tokens * mean_keys_per_query(m, layer, seq_len, o.causal_attention) * a * (qk + v) +
+      tokens * indexer_flops_per_query(m, seq_len, o.causal_attention);
   auto module = [&](RecomputeModule which) -> double& {
     return f.module[static_cast<size_t>(which)];
   };

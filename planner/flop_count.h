@@ -26,7 +26,7 @@ struct FlopOptions {
 // Forward FLOPs of one layer for `tokens` tokens in sequences of `seq_len`.
 struct LayerFlops {
   double dense_gemms = 0;     // projections and MLP (experts at top_k)
-  double attention_core = 0;  // Q·Kᵀ and softmax·V
+  double attention_core = 0;  // Q·Kᵀ and softmax·V, and a sparse-attention indexer's scores
   // Of those, what selective recompute of each module repeats (Layout::recompute_modules):
   // core_attn the attention core, mla_up_proj MLA's q_b and kv_b, mlp a dense MLP, moe the
   // router and routed experts, shared_experts theirs; layernorm and moe_act are memory-bound (0).

@@ -123,7 +123,17 @@ AttentionTimes flash_attention_times(const LayerCostContext& ctx, const LayerCos
       std::min(ctx.seq_len * key.cp_a2a / key.cp, attention_kernel_span(m, layer, ctx.seq_len));
   const AttentionModel::Times a =
       ctx.attention->time(flops, static_cast<int64_t>(qk), std::max<int64_t>(1, block), causal);
-  return {a.forward_s, a.backward_s, flops};
+  if (!m.sparse_attention) return {a.forward_s, a.backward_s, flops};
+  // A sparse-attention indexer scores every key of the sequence (its whole CP block) for the
+  // rank's tokens at every index head, as one more attention-shaped kernel at the profile's
+  // attention efficiency for its head dim (DeepGEMM's FP8 logits kernel is not measured); its
+  // backward (the indexer's KL loss, Megatron-Core --dsa-indexer-loss-coeff) as attention's.
+  const double index_flops =
+      tokens * indexer_flops_per_query(m, static_cast<double>(ctx.seq_len), causal);
+  const AttentionModel::Times i =
+      ctx.attention->time(index_flops, m.sparse_attention->index_head_dim,
+                          std::max<int64_t>(1, ctx.seq_len * key.cp_a2a / key.cp), causal);
+  return {a.forward_s + i.forward_s, a.backward_s + i.backward_s, flops + index_flops};
 }
 
 // Every layer of a kind is priced alike (kind_forward_flops): with a window, at the mean of its

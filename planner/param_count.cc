@@ -39,10 +39,13 @@ void add_linear(const LinearMap& map, bool attention, LayerParams& p) {
   }
 }
 
-// Norm weights inside attention: MLA's q_a/kv_a layernorms, q/k RMSNorm per head (Qwen3) or
-// over the whole of Q and K (MiniMax-M2).
+// Norm weights inside attention: MLA's q_a/kv_a layernorms (and a sparse-attention indexer's
+// LayerNorm on its key, weight and bias), q/k RMSNorm per head (Qwen3) or over the whole of Q and
+// K (MiniMax-M2).
 int64_t attention_norm_params(const ModelSpec& m) {
-  if (m.mla) return (m.mla->q_lora_rank > 0 ? m.mla->q_lora_rank : 0) + m.mla->kv_lora_rank;
+  if (m.mla)
+    return (m.mla->q_lora_rank > 0 ? m.mla->q_lora_rank : 0) + m.mla->kv_lora_rank +
+           (m.sparse_attention ? 2 * m.sparse_attention->index_head_dim : 0);
   switch (m.qk_norm) {
     case QkNorm::per_head:
       return 2 * m.head_dim;

@@ -34,6 +34,11 @@ std::string model_table(const ReportData& d) {
                                                    chunked ? "chunks" : "sliding window",
                                                    m.window->tokens, local_layers(m), m.layers)});
   }
+  if (m.sparse_attention)
+    rows.push_back(
+        {"sparse attention",
+         fmt::format("top {} keys per query, indexer of {} heads × {}", m.sparse_attention->top_k,
+                     m.sparse_attention->index_heads, m.sparse_attention->index_head_dim)});
   if (m.moe) {
     rows.push_back(
         {"experts", fmt::format("{} routed, top-{}, {} shared, width {}", m.moe->experts,

@@ -6,7 +6,7 @@ Usage: scripts/aiconfigurator-rows.py SILICON_SAMPLE_CSV [EXISTING_ROWS_YAML] > 
 The CSV is aic-core/src/aiconfigurator_core/systems/silicon_sample.csv of ai-dynamo/aiconfigurator
 at commit 095f58a51c4ca8e61b66ec108d86f223f8d559ce (git show 095f58a:<path>). Every aggregated
 (non-disaggregated) row on an H100 or H200 of a model meshplan ships (Llama 3.1 8B and 70B,
-DeepSeek-R1/V3, Qwen3-235B-A22B, Qwen3-32B, MiniMax-M2.5, gpt-oss-120b) is copied, except those EXISTING_ROWS_YAML already
+DeepSeek-R1/V3, Qwen3-235B-A22B, Qwen3-32B, MiniMax-M2.5, gpt-oss-120b, GLM-5) is copied, except those EXISTING_ROWS_YAML already
 holds (by source_row_id). Numbers are the CSV's text, unchanged. Rows are sorted, so the output is the same
 for the same CSV.
 """
@@ -18,10 +18,10 @@ COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
 PATH = "aic-core/src/aiconfigurator_core/systems/silicon_sample.csv"
 MODELS = ("meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B", "deepseek-ai/DeepSeek-R1",
           "deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-235B-A22B", "Qwen/Qwen3-32B")
-# Models whose rows joined later (MiniMax-M2.5 2026-12-02, gpt-oss-120b 2026-12-06): numbered
-# after the others, in this order (their model paths sort so), so that every earlier row keeps
-# its id.
-LATER_MODELS = ("MiniMaxAI/MiniMax-M2.5", "openai/gpt-oss-120b")
+# Models whose rows joined later (MiniMax-M2.5 2026-12-02, gpt-oss-120b and GLM-5 2026-12-06):
+# numbered after the others, in this order (their model paths sort so), so that every earlier
+# row keeps its id.
+LATER_MODELS = ("MiniMaxAI/MiniMax-M2.5", "openai/gpt-oss-120b", "zhipuai/GLM-5")
 GPUS = {"h100_sxm": "H100-SXM-80GB", "h200_sxm": "H200-SXM-141GB"}
 
 

@@ -58,6 +58,12 @@ struct DecodeAttention {
   double hbm_bytes_per_s = 1;
   double flops_per_s = 1;  // decode attention's sustained FLOP/s
   double kernel_latency_s = 0;
+  // A sparse-attention indexer (ModelSpec::sparse_attention), which reads and scores every
+  // cached token of each decode (its context, not the top_k the attention reads): its cache's
+  // bytes per token and layer and its FLOPs per key (2 · index heads · index head dim, every
+  // head on every rank; in FP8, counted as the BF16 FLOPs taking as long). 0 without one.
+  double index_bytes_per_token_layer = 0;
+  double index_flops_per_key = 0;
 
   // A layer's mean keys over the model's global and local layers.
   double keys(double context_tokens, double local_tokens) const {
@@ -67,9 +73,12 @@ struct DecodeAttention {
   // The layer's attention kernel reading `cache_bytes` (the decodes' keys' and any prompt
   // chunk's cached context) with `keys` decode keys; `decodes`: the step decodes (or reads
   // decode context), else only the read is priced.
-  double layer_s(double decode_keys, double cache_bytes, bool decodes) const {
-    const double decode_flops = 2 * decode_keys * heads_local * qk_plus_v_dim;
-    const double read_s = cache_bytes * data_share / hbm_bytes_per_s;
+  // `index_keys`: the decodes' whole contexts, which an indexer reads and scores.
+  double layer_s(double decode_keys, double index_keys, double cache_bytes, bool decodes) const {
+    const double decode_flops =
+        2 * decode_keys * heads_local * qk_plus_v_dim + index_keys * index_flops_per_key;
+    const double read_s =
+        (cache_bytes + index_keys * index_bytes_per_token_layer) * data_share / hbm_bytes_per_s;
     if (!decodes) return read_s;
     return kernel_latency_s + std::max(read_s, decode_flops * data_share / flops_per_s);
   }
@@ -92,7 +101,8 @@ struct DecodeStepPrice {
   // `context_tokens` (and `local_tokens` under local attention), summed over its sequences.
   double step_s(double context_tokens, double local_tokens) const {
     const double keys = attention.keys(context_tokens, local_tokens);
-    const double layer_s = attention.layer_s(keys, keys * attention.kv_bytes_per_token_layer, true);
+    const double layer_s =
+        attention.layer_s(keys, context_tokens, keys * attention.kv_bytes_per_token_layer, true);
     StepBreakdown one = stage;
     one.attention_s = layer_s * stage_layers / micro_batches;
     StepBreakdown round = pipeline_round(one, head, hop_s, pp, micro_batches);

@@ -19,9 +19,19 @@ double kv_elements_per_token_layer(const ModelSpec& model, int64_t tp) {
   return 2 * kv_heads_per_rank(model, tp) * static_cast<double>(model.head_dim);
 }
 
+double indexer_bytes_per_token_layer(const ModelSpec& model) {
+  if (!model.sparse_attention) return 0;
+  constexpr int64_t kScaleBlock = 128;  // elements sharing one FP32 scale
+  constexpr double kScaleBytes = 4;
+  const int64_t d = model.sparse_attention->index_head_dim;
+  return static_cast<double>(d) +
+         kScaleBytes * static_cast<double>((d + kScaleBlock - 1) / kScaleBlock);
+}
+
 double kv_bytes_per_token(const ModelSpec& model, int64_t tp, int64_t pp, KvFormat kv) {
-  return kv_elements_per_token_layer(model, tp) * static_cast<double>(stage_layers(model, pp)) *
-         bytes_per_kv_element(kv);
+  return (kv_elements_per_token_layer(model, tp) * bytes_per_kv_element(kv) +
+          indexer_bytes_per_token_layer(model)) *
+         static_cast<double>(stage_layers(model, pp));
 }
 
 int64_t block_rounded_tokens(int64_t tokens, int64_t block_tokens) {

@@ -8,6 +8,10 @@
 // MLA (DeepSeek-V2/V3): the cache holds the compressed latent (kv_lora_rank) and the decoupled
 // RoPE key (qk_rope_head_dim) per token and layer, shared by all heads, so it is replicated on
 // every TP rank (576 elements per layer for DeepSeek-V3; vLLM and SGLang MLA backends).
+// Sparse attention (DeepSeek-V3.2): the indexer's key per token and layer beside the latent, in
+// FP8 with one FP32 scale per 128 elements whatever the KV format (132 bytes for index_head_dim
+// 128: vLLM's DeepseekV32IndexerCache, head_dim index_head_dim + index_head_dim // 128 * 4 of
+// uint8; SGLang's NSA index cache alike), replicated on every TP rank like the latent.
 // Pipeline parallelism: a GPU holds the KV of its stage's layers, ceil(layers / pp).
 #pragma once
 
@@ -24,6 +28,8 @@ int64_t stage_layers(const ModelSpec& model, int64_t pp);
 double kv_heads_per_rank(const ModelSpec& model, int64_t tp);
 // Elements of K and V (or the MLA latent) one token adds to one layer on one TP rank.
 double kv_elements_per_token_layer(const ModelSpec& model, int64_t tp);
+// Bytes one token adds to one layer's sparse-attention indexer cache (0 without one).
+double indexer_bytes_per_token_layer(const ModelSpec& model);
 // Bytes one token adds to the KV cache on one GPU of the largest stage.
 double kv_bytes_per_token(const ModelSpec& model, int64_t tp, int64_t pp, KvFormat kv);
 // Tokens a request holds rounded up to whole blocks of `block_tokens`. REQUIRES: block ≥ 1.

@@ -72,7 +72,8 @@ struct ReplayLimits {
   // preemption is re-estimated as (tokens decoded + 20 × sequences) / (answer tokens + 1) over
   // those left running. Off: a request is admitted when its prompt's cache fits.
   bool reserves_answers = false;
-  // The model's local attention (ModelSpec::window), for what a decode reads on those layers.
+  // The model's local attention (ModelSpec::attended_window: its window, or sparse attention's
+  // top_k), for what a decode reads on those layers.
   std::optional<AttentionWindow> window;
   // Engines that allocate the cache as sequences grow (see the header comment): the cache a
   // sequence of n tokens holds (kv_cache.h RequestCache). Empty: whole isl + osl

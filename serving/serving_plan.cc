@@ -436,7 +436,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
   limits.mixed_steps = engine.mixes_prefill_and_decode || p.options.mixed_chunk;
   limits.max_prefill_tokens = prefill_tokens(p.options);
   limits.reserves_answers = engine.reserves_answers;
-  limits.window = p.model.window;
+  limits.window = p.model.attended_window();
   limits.prefix_reused_tokens = e.memory.prefix.reused_tokens;
   limits.prefix_shared_tokens = e.memory.prefix.shared_tokens;
   limits.front_end_s = front_end_s(p.options);
@@ -487,7 +487,7 @@ std::optional<ServingEstimate> evaluate_serving(const ServingProblem& p, Serving
 
   const int64_t mean_batch = std::max<int64_t>(1, std::llround(e.replay.mean_batch));
   for (int64_t i = 0; i < mean_batch; ++i)
-    e.decode_batch.add_decode(p.model.window, p.workload.isl + p.workload.osl / 2);
+    e.decode_batch.add_decode(p.model.attended_window(), p.workload.isl + p.workload.osl / 2);
   e.decode_batch.sampled = mean_batch;
   e.decode_step = steps.time(e.decode_batch);
   if (p.step_ops) e.decode_ops = steps.step_ops(e.decode_batch);

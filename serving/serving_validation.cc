@@ -112,6 +112,7 @@ std::string model_file(const std::string& name) {
   if (has(name, "Qwen3-32B")) return "models/qwen3-32b.yaml";
   if (has(name, "MiniMax-M2.5")) return "models/minimax-m2.5.yaml";
   if (has(name, "gpt-oss-120b")) return "models/gpt-oss-120b.yaml";
+  if (has(name, "GLM-5")) return "models/glm-5.yaml";
   return "";
 }
 

@@ -91,7 +91,7 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
   data_share_ = 1 / static_cast<double>(layout.data_ranks());
   DecodeAttention& a = decode_attention_;
   a.local_share = local_layer_share(model);
-  a.windowed = model.window.has_value();
+  a.windowed = model.attended_window().has_value();
   a.kv_bytes_per_token_layer =
       kv_elements_per_token_layer(model, layout.dense_tp()) * bytes_per_kv_element(options.kv);
   a.heads_local =
@@ -102,6 +102,19 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
   a.flops_per_s = calibration_.attention_efficiency.value * cluster.gpu.peak_bf16_flops_per_s *
                   calibration_.sustained_compute_ratio.value;
   a.kernel_latency_s = kKernelLatencyS;
+  a.index_bytes_per_token_layer = indexer_bytes_per_token_layer(model);
+  // The indexer scores in FP8 (DeepGEMM's fp8_mqa_logits, which vLLM and SGLang call): its FLOPs
+  // count at the attention kernels' BF16 rate scaled by the datasheet's FP8 / BF16 peak (half
+  // the time on Hopper; BF16 where the GPU has no FP8).
+  if (model.sparse_attention) {
+    const double fp8_speedup =
+        cluster.gpu.peak_fp8_flops_per_s > 0
+            ? cluster.gpu.peak_fp8_flops_per_s / cluster.gpu.peak_bf16_flops_per_s
+            : 1.0;
+    a.index_flops_per_key = 2 * static_cast<double>(model.sparse_attention->index_heads) *
+                            static_cast<double>(model.sparse_attention->index_head_dim) /
+                            fp8_speedup;
+  }
 }
 
 double StepTimeModel::memory_kernel_s(double bytes) const {
@@ -156,6 +169,25 @@ void StepTimeModel::each_layer_op(const std::vector<LinearMap>& linears, bool mo
   const double activation_bytes = tokens * static_cast<double>(model_.hidden) * kActivationBytes;
   op(StepOp{"norms, residual adds (4 kernels)", StepOpKind::memory,
             kSmallKernelsPerLayer * memory_kernel_s(2 * activation_bytes * data_share_)});
+  if (model_.sparse_attention) {
+    // The sparse-attention indexer's small kernels beside its three GEMMs and its scores
+    // (priced with attention), as DeepSeek's inference/model.py Indexer.forward runs them: RoPE,
+    // the Hadamard rotation and the FP8 quantization of the index queries (3), the key's
+    // LayerNorm, RoPE, rotation, quantization and cache write (5), the head weights' scaling and
+    // the top-k selection, which writes top_k indices a token. Each reads and writes its
+    // tensor in BF16 (the weights in FP32).
+    const SparseAttentionSpec& s = *model_.sparse_attention;
+    const double heads = static_cast<double>(s.index_heads),
+                 dim = static_cast<double>(s.index_head_dim);
+    const double t = tokens * data_share_;
+    const double indexer_s = 3 * memory_kernel_s(2 * t * heads * dim * kActivationBytes) +
+                             5 * memory_kernel_s(2 * t * dim * kActivationBytes) +
+                             memory_kernel_s(2 * t * heads * 4) +
+                             memory_kernel_s(t * static_cast<double>(s.top_k) * 4);
+    op(StepOp{
+        "indexer RoPE, rotations, FP8 quantization, key norm, cache write, top-k (10 kernels)",
+        StepOpKind::memory, indexer_s});
+  }
   if (moe) {
     // Routing data movement: each token's hidden state copied to its top_k experts' rows
     // (permute), and the rows weighted back into one (unpermute); a GPU moves the rows of its
@@ -216,8 +248,18 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
     prefill_s +=
         global * attention_.time(per_key * t * (p + t / 2), model_.head_dim, span, true).forward_s;
     cache_bytes += global * p * kv_bytes_per_token_layer;
+    if (a.index_flops_per_key > 0) {
+      // The indexer scores the chunk's queries against every key before them and its own
+      // causal prefix, reading the cached ones (attention-shaped, at the attention kernel's
+      // rate for its head dim).
+      prefill_s += attention_
+                       .time(a.index_flops_per_key * t * (p + t / 2),
+                             model_.sparse_attention->index_head_dim, span, true)
+                       .forward_s;
+      cache_bytes += p * a.index_bytes_per_token_layer;
+    }
     if (local > 0) {
-      const AttentionWindow& w = *model_.window;
+      const AttentionWindow w = *model_.attended_window();
       const double keys = local_keys_sum(w, c.context_before, c.tokens);
       prefill_s +=
           local * attention_.time(per_key * keys, model_.head_dim, std::min(span, w.tokens), true)
@@ -227,8 +269,8 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
   }
   // Decodes read every cached token once (at the read bandwidth); under attention-DP each rank
   // attends over its own share of the sequences.
-  const double decode_s =
-      a.layer_s(decode_keys, cache_bytes, batch.decodes > 0 || batch.decode_context_tokens > 0);
+  const double decode_s = a.layer_s(decode_keys, batch.decode_context_tokens, cache_bytes,
+                                    batch.decodes > 0 || batch.decode_context_tokens > 0);
   return (batch.chunks.empty() ? 0 : kernel_s(prefill_s * data_share_)) + decode_s;
 }
 

@@ -247,8 +247,8 @@ TEST_CASE("a multimodal wrapper around a text model meshplan reads names that te
 TEST_CASE("an unsupported model_type lists the supported ones") {
   CHECK(error_of(R"({"model_type": "gpt2"})") ==
         "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
-        "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|kimi_k2|"
-        "glm4_moe|minimax_m2|gemma2|gemma3_text|gpt_neox|llama4_text|gpt_oss");
+        "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|deepseek_v32|"
+        "kimi_k2|glm4_moe|glm_moe_dsa|minimax_m2|gemma2|gemma3_text|gpt_neox|llama4_text|gpt_oss");
 }
 
 TEST_CASE("Qwen2-72B's Q/K/V biases add 80 x 10,240 parameters") {

@@ -182,8 +182,8 @@ TEST_CASE("config.json: malformed JSON gives line and column") {
 TEST_CASE("config.json: unsupported model_type lists the supported ones") {
   CHECK(hf_errors("{\"model_type\": \"gpt2\"}") ==
         "config.json:1:2: error: field 'model_type' = '\"gpt2\"': must be one of "
-        "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|kimi_k2|"
-        "glm4_moe|minimax_m2|gemma2|gemma3_text|gpt_neox|llama4_text|gpt_oss\n"
+        "llama|mistral|phi3|qwen2|qwen3|mixtral|qwen3_moe|deepseek_v2|deepseek_v3|deepseek_v32|"
+        "kimi_k2|glm4_moe|glm_moe_dsa|minimax_m2|gemma2|gemma3_text|gpt_neox|llama4_text|gpt_oss\n"
         "  {\"model_type\": \"gpt2\"}\n"
         "   ^\n");
 }

@@ -129,7 +129,9 @@ TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") 
                             {"tests/data/hf/qwen3-32b.json", "models/qwen3-32b.yaml"},
                             {"tests/data/hf/deepseek-v3.json", "models/deepseek-v3.yaml"},
                             {"tests/data/hf/minimax-m2.5.json", "models/minimax-m2.5.yaml"},
-                            {"tests/data/hf/gpt-oss-120b.json", "models/gpt-oss-120b.yaml"}};
+                            {"tests/data/hf/gpt-oss-120b.json", "models/gpt-oss-120b.yaml"},
+                            {"tests/data/hf/deepseek-v3.2.json", "models/deepseek-v3.2.yaml"},
+                            {"tests/data/hf/glm-5-fp8.json", "models/glm-5.yaml"}};
   for (auto& p : pairs) {
     CAPTURE(p[0]);
     ModelSpec hf = load(p[0]);

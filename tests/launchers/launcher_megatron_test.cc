@@ -167,7 +167,7 @@ int64_t megatron_micro_batches(const std::map<std::string, std::string>& args, i
 
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
-  REQUIRE(known.size() == 74);
+  REQUIRE(known.size() == 79);
   const struct {
     const char* model;
     const char* layout;
@@ -191,6 +191,7 @@ TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 define
       {"llama3-70b", "tp=2,cp=8,pp=2,cp_kind=hybrid,cp_a2a=4", 512},
       {"mixtral-8x7b", "tp=2,pp=2,vpp=2,ep=4,zero=1,ep_overlap=true", 64},
       {"mixtral-8x7b", "tp=8,ep=8,etp=1,zero=1", 64},
+      {"deepseek-v3.2", "tp=1,pp=16,ep=32,cp=2,cp_kind=allgather,recompute=full,uneven=true", 1024},
       {"deepseek-v3",
        "tp=1,pp=16,ep=64,uneven=true,recompute=selective,"
        "recompute_modules=layernorm+mla_up_proj+moe_act",
@@ -248,6 +249,29 @@ TEST_CASE("Megatron-LM: MoE dispatch and grouped GEMM as priced, the RoPE base")
   const ModelSpec gpt3 = model("gpt3-175b");
   CHECK(exported(Launcher::megatron, gpt3, layout("tp=8,pp=8", gpt3, 1024)).find("--rotary-base") ==
         std::string::npos);
+}
+
+TEST_CASE(
+    "Megatron-LM: DeepSeek-V3.2's sparse attention as Megatron-Core's DSA, CP by all-gather") {
+  const ModelSpec ds = model("deepseek-v3.2");
+  const std::string out =
+      exported(Launcher::megatron, ds, layout("tp=1,pp=16,ep=32,uneven=true", ds, 512));
+  CHECK(out.find("--experimental-attention-variant dsa \\\n"
+                 "--dsa-indexer-n-heads 64 \\\n"
+                 "--dsa-indexer-head-dim 128 \\\n"
+                 "--dsa-indexer-topk 2048 \\\n"
+                 "--no-rope-fusion") != std::string::npos);
+  CHECK(model("deepseek-v3").sparse_attention.has_value() == false);
+  CHECK(exported(Launcher::megatron, model("deepseek-v3"),
+                 layout("tp=1,pp=16,ep=32,uneven=true", model("deepseek-v3"), 512))
+            .find("--dsa-") == std::string::npos);
+  // DSAttention asserts cp_comm_type allgather under context parallelism.
+  const Layout ring = layout("tp=1,pp=16,ep=32,cp=2,uneven=true", ds, 1024);
+  CHECK(refusal(Launcher::megatron, ds, ring)
+            .find("field 'cp_kind' = 'ring': Megatron-LM cannot express this: Megatron-Core's "
+                  "DSAttention takes context parallelism by "
+                  "all-gather only") != std::string::npos);
+  CHECK(refusal(Launcher::nemo2, ds, ring).find("field 'cp_kind'") != std::string::npos);
 }
 
 TEST_CASE("DeepSeek-V3's router as its config gives it: sigmoid scores, x2.5, expert bias") {

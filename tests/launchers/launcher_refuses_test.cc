@@ -61,7 +61,8 @@ TEST_CASE("launcher_refuses agrees with export_launcher on every layout of a gri
   int checked = 0, refused = 0;
   ModelSpec alibi = model("gpt3-175b");  // as BLOOM: ALiBi, which Megatron-core lacks
   alibi.position_embedding = PositionEmbedding::alibi;
-  for (const char* name : {"llama3-8b", "mixtral-8x7b", "deepseek-v3", "gpt3-175b", "alibi"}) {
+  for (const char* name :
+       {"llama3-8b", "mixtral-8x7b", "deepseek-v3", "deepseek-v3.2", "gpt3-175b", "alibi"}) {
     const ModelSpec m = std::string(name) == "alibi" ? alibi : model(name);
     for (const std::string& text : layout_grid(m.moe.has_value())) {
       Result<Layout> parsed = parse_layout(text);

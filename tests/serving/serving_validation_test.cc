@@ -237,7 +237,7 @@ TEST_CASE("serving validation: AIConfigurator's silicon rows, one group per engi
   const std::string path = std::string(MESHPLAN_TEST_DATA) + "/serving_runs_aiconfigurator.yaml";
   Result<std::vector<ServingRun>> runs = load_serving_runs(path);
   REQUIRE(runs.ok());
-  CHECK(runs->size() == 1430);
+  CHECK(runs->size() == 1460);
   // The rows of models added later come last (scripts/aiconfigurator-rows.py), so earlier ids hold:
   // MiniMax-M2.5 on vLLM 0.18.0, from aicx-1071 on.
   const ServingRun& minimax = run(runs.value(), "aicx-1071");
@@ -252,6 +252,12 @@ TEST_CASE("serving validation: AIConfigurator's silicon rows, one group per engi
   CHECK(oss.options.weights == WeightFormat::mxfp4);
   CHECK(oss.options.kv == KvFormat::bf16);
   CHECK(run(runs.value(), "aicx-1185").options.weights == WeightFormat::fp8);
+  // GLM-5 (DeepSeek Sparse Attention) FP8 on SGLang's glm5-hopper image, 8 H200s, from aicx-1431.
+  const ServingRun& glm = run(runs.value(), "aicx-1431");
+  CHECK(glm.model_file == "models/glm-5.yaml");
+  CHECK(glm.group == "aic sglang");
+  CHECK(glm.options.weights == WeightFormat::fp8);
+  CHECK(glm.layout.tp == 8);
   // Qwen3-235B-A22B FP8 with TensorRT-LLM 1.0.0rc3 on 4 H100s, ep 2, 128/128 tokens, 16 users.
   const ServingRun& trt = run(runs.value(), "aicx-001");
   CHECK(trt.group == "aic trtllm");
