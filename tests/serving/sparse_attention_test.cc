@@ -8,8 +8,11 @@
 #include "core/layer_geometry.h"
 #include "planner/flop_count.h"
 #include "planner/param_count.h"
+#include "planner/profile_lookup.h"
 #include "serving/decode_step_price.h"
+#include "serving/gemm_roofline.h"
 #include "serving/kv_cache.h"
+#include "serving/step_time.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;
@@ -144,4 +147,34 @@ TEST_CASE("sparse attention: GLM-5's config.json (glm_moe_dsa) counts 743.9B, it
   CHECK(total_params(m) == total);
   CHECK(total_params(m) == 743'911'199'232);
   CHECK(m.mtp_layers == 1);  // counted apart (mtp_params)
+}
+
+TEST_CASE("sparse attention: a decode step runs the indexer's ten small kernels a layer") {
+  const ClusterSpec c = testing::shipped_cluster("dgx-h200-64n");
+  Result<CalibrationProfile> p = resolve_profile(c, "", ProfileSearchPath{});
+  REQUIRE(p.ok());
+  serving::ServingLayout l;
+  l.tp = 8;
+  serving::StepBatch b;
+  b.decodes = b.sampled = 1;
+  b.decode_context_tokens = 8192;
+  const auto indexer_op = [](const std::vector<serving::StepOp>& ops) {
+    for (const serving::StepOp& op : ops)
+      if (std::string(op.name).rfind("indexer", 0) == 0) return op.seconds;
+    return -1.0;
+  };
+  const ModelSpec v32 = shipped_model("deepseek-v3.2");
+  const serving::StepOps ops =
+      serving::StepTimeModel(v32, c, p.value(), l, serving::ServingOptions{}, {}).step_ops(b);
+  // One token: each kernel's fixed cost and a few kilobytes (3 of 64 × 128 BF16 queries read and
+  // written, 5 of a 128-wide key, the head weights, 2,048 top-k indices).
+  const double bytes = 3 * 2.0 * 64 * 128 * 2 + 5 * 2.0 * 128 * 2 + 2.0 * 64 * 4 + 2048.0 * 4;
+  CHECK(indexer_op(ops.dense) ==
+        doctest::Approx(10 * serving::kKernelLatencyS +
+                        bytes / serving::read_bandwidth(p.value(), c.gpu)));
+  CHECK(indexer_op(ops.moe) == indexer_op(ops.dense));
+  const serving::StepOps v3 = serving::StepTimeModel(shipped_model("deepseek-v3"), c, p.value(), l,
+                                                     serving::ServingOptions{}, {})
+                                  .step_ops(b);
+  CHECK(indexer_op(v3.moe) == -1.0);
 }
