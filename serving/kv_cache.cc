@@ -19,18 +19,32 @@ double kv_elements_per_token_layer(const ModelSpec& model, int64_t tp) {
   return 2 * kv_heads_per_rank(model, tp) * static_cast<double>(model.head_dim);
 }
 
+namespace {
+
+constexpr int64_t kScaleBlock = 128;  // FP8 elements sharing one FP32 scale (DSA caches)
+constexpr double kScaleBytes = 4;
+
+// `elements` in FP8 with one FP32 scale per kScaleBlock of them.
+double fp8_scaled_bytes(int64_t elements) {
+  return static_cast<double>(elements) +
+         kScaleBytes * static_cast<double>((elements + kScaleBlock - 1) / kScaleBlock);
+}
+
+}  // namespace
+
+double kv_bytes_per_token_layer(const ModelSpec& model, int64_t tp, KvFormat kv) {
+  if (model.sparse_attention && model.mla && kv == KvFormat::fp8)
+    return fp8_scaled_bytes(model.mla->kv_lora_rank) +
+           bytes_per_kv_element(KvFormat::bf16) * static_cast<double>(model.mla->qk_rope_head_dim);
+  return kv_elements_per_token_layer(model, tp) * bytes_per_kv_element(kv);
+}
+
 double indexer_bytes_per_token_layer(const ModelSpec& model) {
-  if (!model.sparse_attention) return 0;
-  constexpr int64_t kScaleBlock = 128;  // elements sharing one FP32 scale
-  constexpr double kScaleBytes = 4;
-  const int64_t d = model.sparse_attention->index_head_dim;
-  return static_cast<double>(d) +
-         kScaleBytes * static_cast<double>((d + kScaleBlock - 1) / kScaleBlock);
+  return model.sparse_attention ? fp8_scaled_bytes(model.sparse_attention->index_head_dim) : 0;
 }
 
 double kv_bytes_per_token(const ModelSpec& model, int64_t tp, int64_t pp, KvFormat kv) {
-  return (kv_elements_per_token_layer(model, tp) * bytes_per_kv_element(kv) +
-          indexer_bytes_per_token_layer(model)) *
+  return (kv_bytes_per_token_layer(model, tp, kv) + indexer_bytes_per_token_layer(model)) *
          static_cast<double>(stage_layers(model, pp));
 }
 

@@ -28,6 +28,12 @@ int64_t stage_layers(const ModelSpec& model, int64_t pp);
 double kv_heads_per_rank(const ModelSpec& model, int64_t tp);
 // Elements of K and V (or the MLA latent) one token adds to one layer on one TP rank.
 double kv_elements_per_token_layer(const ModelSpec& model, int64_t tp);
+// Bytes one token adds to one layer's K/V (or MLA latent) on one TP rank in format `kv`. A sparse-
+// attention model's FP8 latent is FlashMLA's sparse layout, which vLLM's FlashMLASparse backend
+// converts any FP8 cache to (kv_cache_dtype fp8_ds_mla, 656 bytes for DeepSeek-V3.2: the 512
+// latent values in FP8, one FP32 scale per 128 of them, the 64 RoPE values in BF16; FlashMLA's
+// README); TensorRT-LLM's DSA layout is not verified and taken the same.
+double kv_bytes_per_token_layer(const ModelSpec& model, int64_t tp, KvFormat kv);
 // Bytes one token adds to one layer's sparse-attention indexer cache (0 without one).
 double indexer_bytes_per_token_layer(const ModelSpec& model);
 // Bytes one token adds to the KV cache on one GPU of the largest stage.

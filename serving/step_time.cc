@@ -92,8 +92,7 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
   DecodeAttention& a = decode_attention_;
   a.local_share = local_layer_share(model);
   a.windowed = model.attended_window().has_value();
-  a.kv_bytes_per_token_layer =
-      kv_elements_per_token_layer(model, layout.dense_tp()) * bytes_per_kv_element(options.kv);
+  a.kv_bytes_per_token_layer = kv_bytes_per_token_layer(model, layout.dense_tp(), options.kv);
   a.heads_local =
       std::max(1.0, static_cast<double>(model.heads) / static_cast<double>(layout.dense_tp()));
   a.qk_plus_v_dim = qk_plus_v_dim(model);

@@ -101,9 +101,15 @@ TEST_CASE("sparse attention: the indexer scores the whole prefix, 2 · 64 · 128
 TEST_CASE("sparse attention: the indexer caches 132 bytes a token a layer beside the latent") {
   const ModelSpec m = shipped_model("deepseek-v3.2");
   CHECK(serving::indexer_bytes_per_token_layer(m) == 128 + 4);  // FP8 key, one FP32 scale
-  CHECK(serving::kv_bytes_per_token(m, 8, 1, serving::KvFormat::fp8) == (576 + 132) * 61);
+  // In FP8 the latent takes FlashMLA's sparse layout: 512 FP8 values, 4 FP32 scales, 64 BF16
+  // RoPE values.
+  CHECK(serving::kv_bytes_per_token_layer(m, 8, serving::KvFormat::fp8) == 512 + 4 * 4 + 64 * 2);
+  CHECK(serving::kv_bytes_per_token(m, 8, 1, serving::KvFormat::fp8) == (656 + 132) * 61);
   CHECK(serving::kv_bytes_per_token(m, 8, 1, serving::KvFormat::bf16) == (2 * 576 + 132) * 61);
-  CHECK(serving::kv_bytes_per_token(m, 8, 2, serving::KvFormat::fp8) == (576 + 132) * 31);
+  CHECK(serving::kv_bytes_per_token(m, 8, 2, serving::KvFormat::fp8) == (656 + 132) * 31);
+  // DeepSeek-V3 (no sparse attention) keeps 576 FP8 elements.
+  CHECK(serving::kv_bytes_per_token_layer(shipped_model("deepseek-v3"), 8,
+                                          serving::KvFormat::fp8) == 576);
   CHECK(serving::indexer_bytes_per_token_layer(shipped_model("deepseek-v3")) == 0);
 }
 
