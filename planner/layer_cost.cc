@@ -119,8 +119,8 @@ AttentionTimes flash_attention_times(const LayerCostContext& ctx, const LayerCos
   // length (ring attention), so its efficiency is that of a seq_len/cp sequence; an
   // all-to-all group of cp_a2a ranks gives each the whole of their sequence (fewer heads). A
   // local layer's kernel spans its window at most.
-  const int64_t block =
-      std::min(ctx.seq_len * key.cp_a2a / key.cp, attention_kernel_span(m, layer, ctx.seq_len));
+  const int64_t cp_block = ctx.seq_len * key.cp_a2a / key.cp;
+  const int64_t block = std::min(cp_block, attention_kernel_span(m, layer, ctx.seq_len));
   const AttentionModel::Times a =
       ctx.attention->time(flops, static_cast<int64_t>(qk), std::max<int64_t>(1, block), causal);
   if (!m.sparse_attention) return {a.forward_s, a.backward_s, flops};
@@ -130,9 +130,8 @@ AttentionTimes flash_attention_times(const LayerCostContext& ctx, const LayerCos
   // backward (the indexer's KL loss, Megatron-Core --dsa-indexer-loss-coeff) as attention's.
   const double index_flops =
       tokens * indexer_flops_per_query(m, static_cast<double>(ctx.seq_len), causal);
-  const AttentionModel::Times i =
-      ctx.attention->time(index_flops, m.sparse_attention->index_head_dim,
-                          std::max<int64_t>(1, ctx.seq_len * key.cp_a2a / key.cp), causal);
+  const AttentionModel::Times i = ctx.attention->time(
+      index_flops, m.sparse_attention->index_head_dim, std::max<int64_t>(1, cp_block), causal);
   return {a.forward_s + i.forward_s, a.backward_s + i.backward_s, flops + index_flops};
 }
 

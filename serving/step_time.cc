@@ -106,10 +106,8 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
   // count at the attention kernels' BF16 rate scaled by the datasheet's FP8 / BF16 peak (half
   // the time on Hopper; BF16 where the GPU has no FP8).
   if (model.sparse_attention) {
-    const double fp8_speedup =
-        cluster.gpu.peak_fp8_flops_per_s > 0
-            ? cluster.gpu.peak_fp8_flops_per_s / cluster.gpu.peak_bf16_flops_per_s
-            : 1.0;
+    const double fp8_speedup = cluster.gpu.peak_flops_per_s(Precision::fp8) /
+                               cluster.gpu.peak_flops_per_s(Precision::bf16);
     a.index_flops_per_key = 2 * static_cast<double>(model.sparse_attention->index_heads) *
                             static_cast<double>(model.sparse_attention->index_head_dim) /
                             fp8_speedup;
