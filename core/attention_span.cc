@@ -21,11 +21,15 @@ double mean_keys_per_query(const ModelSpec& m, int64_t layer, double seq_len, bo
   return scale * pairs / seq_len;
 }
 
+double indexer_flops_per_key(const ModelSpec& m) {
+  if (!m.sparse_attention) return 0;
+  return 2 * static_cast<double>(m.sparse_attention->index_heads) *
+         static_cast<double>(m.sparse_attention->index_head_dim);
+}
+
 double indexer_flops_per_query(const ModelSpec& m, double seq_len, bool causal) {
-  if (!m.sparse_attention || seq_len <= 0) return 0;
-  const double per_key = 2 * static_cast<double>(m.sparse_attention->index_heads) *
-                         static_cast<double>(m.sparse_attention->index_head_dim);
-  return per_key * (causal ? 1.0 : 2.0) * seq_len / 2;
+  if (seq_len <= 0) return 0;
+  return indexer_flops_per_key(m) * (causal ? 1.0 : 2.0) * seq_len / 2;
 }
 
 int64_t attention_kernel_span(const ModelSpec& m, int64_t layer, int64_t seq_len) {

@@ -20,6 +20,10 @@ namespace meshplan {
 // Mean keys per query on `layer` for sequences of `seq_len` tokens (see above).
 double mean_keys_per_query(const ModelSpec& m, int64_t layer, double seq_len, bool causal);
 
+// A sparse-attention indexer's forward FLOPs for one key it scores (ModelSpec::sparse_attention;
+// 0 without): 2 · index heads · index head dim.
+double indexer_flops_per_key(const ModelSpec& m);
+
 // A sparse-attention indexer's forward FLOPs per query (ModelSpec::sparse_attention; 0 without):
 // 2 · index heads · index head dim for each key of its whole prefix, which it scores to choose
 // the top_k: the causal mean seq_len/2 keys (twice that not causal, as above). Every TP rank runs

@@ -85,6 +85,7 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
     attn += 2 * kAct * tokens *
             static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
   }
+  if (m.sparse_attention) attn += indexer_activation_bytes(m, a);
   if (m.dropout) attn += kMask * tokens * h * rep;
   if (m.attention == AttentionKind::flash) {
     attn += 4 * tokens * w.heads;  // fp32 log-sum-exp per query and head
@@ -125,6 +126,23 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
     module(RecomputeModule::core_attn) =
         std::max(0.0, out.no_recompute() - op_sac_stored_bytes(m, layer, a));
   return out;
+}
+
+double indexer_activation_bytes(const ModelSpec& m, const ActivationShape& a) {
+  if (!m.sparse_attention) return 0;
+  constexpr double kIndexBytes = 8;  // torch.topk's int64 indices
+  const SparseAttentionSpec& d = *m.sparse_attention;
+  const double heads = static_cast<double>(d.index_heads),
+               dim = static_cast<double>(d.index_head_dim);
+  const double b = static_cast<double>(a.micro_batch);
+  const double local_rows = static_cast<double>(a.seq_len) / static_cast<double>(a.cp) * b;
+  const double rows = a.sp ? local_rows / static_cast<double>(a.tp) : local_rows;
+  const double keys = static_cast<double>(std::min(d.top_k, a.seq_len));
+  double bytes = rows * (kAct * heads * dim + kAct * heads + kIndexBytes * keys) +
+                 kAct * dim * (static_cast<double>(a.seq_len) * b + local_rows);
+  if (a.sp && m.mla)
+    bytes += kAct * local_rows * static_cast<double>(m.hidden + m.mla->q_lora_rank);
+  return bytes;
 }
 
 double op_sac_stored_bytes(const ModelSpec& m, int64_t layer, const ActivationShape& a) {

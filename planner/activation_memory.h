@@ -75,6 +75,20 @@ struct LayerActivations {
 
 LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const ActivationShape& a);
 
+// Bytes a sparse-attention model's indexer (ModelSpec::sparse_attention, DeepSeek-V3.2) keeps of
+// one layer for one micro-batch, as Megatron-Core's DSA keeps them (megatron/core/transformer/
+// experimental_attention_variant/dsa.py at d98e8a64, DSAIndexer.forward_before_topk and
+// FusedDSAIndexerLoss, whose forward saves q, weights, k, query, key and topk_indices): the
+// indexer's BF16 queries (heads × dim) and head weights for the rank's query rows (sliced to its
+// own rows under sequence parallelism), the int64 top-k indices of those rows (torch.topk,
+// min(top_k, sequence) a row), its BF16 keys for every key of the sequence (all-gathered under
+// CP) and its key norm's input for the rank's rows; under sequence parallelism also the
+// all-gathered layer input and query latent its replicated linears keep (without it they share
+// the attention's). The main attention's query and key it also saves are the attention's own.
+// Transient score matrices (the reference path's FP32 tokens × keys scores) are not counted.
+// 0 for a model without sparse attention.
+double indexer_activation_bytes(const ModelSpec& m, const ActivationShape& a);
+
 // Bytes torchtitan's op SAC keeps of layer `layer` for one micro-batch (planner/op_sac.h): the
 // block's BF16 input (the checkpoint's), the outputs of the mm's it saves (rows × the rank's
 // output columns; a row-parallel map's partial sums are whole rows before their reduce-scatter),

@@ -64,6 +64,11 @@ struct DecodeAttention {
   // head on every rank; in FP8, counted as the BF16 FLOPs taking as long). 0 without one.
   double index_bytes_per_token_layer = 0;
   double index_flops_per_key = 0;
+  // Bytes each of the indexer's scores moves: the FP32 logit its scoring kernel writes and its
+  // top-k kernel reads back (DeepGEMM's fp8_mqa_logits and fp8_paged_mqa_logits return float32
+  // [queries × keys], vLLM's and SGLang's indexers pass them to a top-k kernel): 2 · 4. 0 without
+  // an indexer.
+  double index_logit_bytes = 0;
 
   // A layer's mean keys over the model's global and local layers.
   double keys(double context_tokens, double local_tokens) const {
@@ -78,7 +83,8 @@ struct DecodeAttention {
     const double decode_flops =
         2 * decode_keys * heads_local * qk_plus_v_dim + index_keys * index_flops_per_key;
     const double read_s =
-        (cache_bytes + index_keys * index_bytes_per_token_layer) * data_share / hbm_bytes_per_s;
+        (cache_bytes + index_keys * (index_bytes_per_token_layer + index_logit_bytes)) *
+        data_share / hbm_bytes_per_s;
     if (!decodes) return read_s;
     return kernel_latency_s + std::max(read_s, decode_flops * data_share / flops_per_s);
   }

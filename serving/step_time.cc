@@ -108,9 +108,8 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
   if (model.sparse_attention) {
     const double fp8_speedup = cluster.gpu.peak_flops_per_s(Precision::fp8) /
                                cluster.gpu.peak_flops_per_s(Precision::bf16);
-    a.index_flops_per_key = 2 * static_cast<double>(model.sparse_attention->index_heads) *
-                            static_cast<double>(model.sparse_attention->index_head_dim) /
-                            fp8_speedup;
+    a.index_flops_per_key = indexer_flops_per_key(model) / fp8_speedup;
+    a.index_logit_bytes = 2 * 4;
   }
 }
 
@@ -248,12 +247,12 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
     if (a.index_flops_per_key > 0) {
       // The indexer scores the chunk's queries against every key before them and its own
       // causal prefix, reading the cached ones (attention-shaped, at the attention kernel's
-      // rate for its head dim).
+      // rate for its head dim), and writes each score as an FP32 logit that top-k reads back.
       prefill_s += attention_
                        .time(a.index_flops_per_key * t * (p + t / 2),
                              model_.sparse_attention->index_head_dim, span, true)
                        .forward_s;
-      cache_bytes += p * a.index_bytes_per_token_layer;
+      cache_bytes += p * a.index_bytes_per_token_layer + t * (p + t / 2) * a.index_logit_bytes;
     }
     if (local > 0) {
       const AttentionWindow w = *model_.attended_window();

@@ -6,6 +6,7 @@
 
 #include "core/attention_span.h"
 #include "core/layer_geometry.h"
+#include "planner/activation_memory.h"
 #include "planner/flop_count.h"
 #include "planner/param_count.h"
 #include "planner/profile_lookup.h"
@@ -113,18 +114,21 @@ TEST_CASE("sparse attention: the indexer caches 132 bytes a token a layer beside
   CHECK(serving::indexer_bytes_per_token_layer(shipped_model("deepseek-v3")) == 0);
 }
 
-TEST_CASE("sparse attention: a decode reads top_k latents and every index key") {
+TEST_CASE(
+    "sparse attention: a decode reads top_k latents and every index key, and moves an FP32 "
+    "logit per key") {
   serving::DecodeAttention a;
   a.kv_bytes_per_token_layer = 576;  // FP8 latent
   a.index_bytes_per_token_layer = 132;
+  a.index_logit_bytes = 8;  // written by the scoring kernel, read by top-k
   a.index_flops_per_key = 2.0 * 64 * 128;
   a.heads_local = 16;  // 128 heads over tp 8
   a.qk_plus_v_dim = 576 + 512;
   a.hbm_bytes_per_s = 1e12;
   a.flops_per_s = 1e20;  // reads bound it
   a.kernel_latency_s = 0;
-  // One sequence 8,192 tokens into its context: 2,048 latents and 8,192 index keys.
-  const double read_s = (2048.0 * 576 + 8192.0 * 132) / 1e12;
+  // One sequence 8,192 tokens into its context: 2,048 latents and 8,192 index keys and logits.
+  const double read_s = (2048.0 * 576 + 8192.0 * (132 + 8)) / 1e12;
   CHECK(a.layer_s(2048, 8192, 2048 * 576, true) == doctest::Approx(read_s));
   a.hbm_bytes_per_s = 1e20;
   a.flops_per_s = 1e12;  // FLOPs bound it
@@ -183,4 +187,42 @@ TEST_CASE("sparse attention: a decode step runs the indexer's ten small kernels 
                                                      serving::ServingOptions{}, {})
                                   .step_ops(b);
   CHECK(indexer_op(v3.moe) == -1.0);
+  // The step model's decode attention: the index cache's 132 bytes a key and an 8-byte logit.
+  const serving::DecodeAttention a =
+      serving::StepTimeModel(v32, c, p.value(), l, serving::ServingOptions{}, {})
+          .decode_price(1, 1)
+          .attention;
+  CHECK(a.index_bytes_per_token_layer == 132);
+  CHECK(a.index_logit_bytes == 8);
+}
+
+TEST_CASE(
+    "sparse attention: training keeps the indexer's queries, head weights, int64 top-k indices "
+    "and keys") {
+  const ModelSpec v32 = shipped_model("deepseek-v3.2"), v3 = shipped_model("deepseek-v3");
+  ActivationShape a;
+  a.seq_len = 4096;
+  // 4,096 rows × (64 × 128 BF16 queries + 64 BF16 weights + 2,048 int64 indices) + BF16 keys
+  // (128 wide) for the 4,096 keys and the key norm's 4,096 inputs.
+  constexpr double kOneRank = 4096.0 * (2 * 64 * 128 + 2 * 64 + 8 * 2048) + 2 * 128 * (4096 + 4096);
+  static_assert(kOneRank == 136'839'168);
+  CHECK(indexer_activation_bytes(v32, a) == kOneRank);
+  CHECK(indexer_activation_bytes(v3, a) == 0);
+  // What a layer stores grows by exactly that, in the attention's share recompute keeps.
+  const LayerActivations with = layer_activations(v32, 5, a), without = layer_activations(v3, 5, a);
+  CHECK(with.attention_other - without.attention_other == doctest::Approx(kOneRank));
+  CHECK(with.mlp == without.mlp);
+  CHECK(with.attention_scores == without.attention_scores);
+  // TP 8 with sequence parallelism: the rank's 512 query rows, every key, and the gathered
+  // layer input (7,168) and query latent (1,536) the indexer's replicated linears keep.
+  a.tp = 8;
+  a.sp = true;
+  CHECK(indexer_activation_bytes(v32, a) == 512.0 * (2 * 64 * 128 + 2 * 64 + 8 * 2048) +
+                                                2 * 128 * (4096 + 4096) +
+                                                2 * 4096.0 * (7168 + 1536));
+  // Sequences shorter than top_k keep one index per key.
+  a = ActivationShape{};
+  a.seq_len = 1024;
+  CHECK(indexer_activation_bytes(v32, a) ==
+        1024.0 * (2 * 64 * 128 + 2 * 64 + 8 * 1024) + 2 * 128 * (1024 + 1024));
 }
