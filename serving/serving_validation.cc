@@ -107,6 +107,7 @@ std::string model_file(const std::string& name) {
   if (has(name, "Llama-2-70B")) return "models/llama2-70b.yaml";
   if (has(name, "Mixtral-8x7B")) return "models/mixtral-8x7b.yaml";
   if (has(name, "Mixtral-8x22B")) return "models/mixtral-8x22b.yaml";
+  if (has(name, "DeepSeek-V3.2")) return "models/deepseek-v3.2.yaml";
   if (has(name, "DeepSeek-R1") || has(name, "DeepSeek-V3")) return "models/deepseek-v3.yaml";
   if (has(name, "Qwen3-235B-A22B")) return "models/qwen3-235b-a22b.yaml";
   if (has(name, "Qwen3-32B")) return "models/qwen3-32b.yaml";
@@ -137,6 +138,7 @@ std::string group_of(const YAML::Node& row) {
   if (has(src, "trtllm-perf-overview")) return "trtllm-offline";
   if (has(src, "trtllm-online")) return "trtllm-online";
   if (has(src, "aiconfigurator")) return "aiconfigurator";
+  if (has(src, "gpustack")) return "gpustack";
   return "mlperf";
 }
 
@@ -204,6 +206,9 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
     // (closed/NVIDIA/code/harness/harness_llm/main_llm.cc), which no config changes.
     r.options.max_utilization = true;
   }
+  // GPUStack's `vllm bench serve` runs (tests/data/serving_runs_gpustack.yaml): every prompt sent
+  // at once, as many as the run's successful requests, to an engine at its defaults.
+  if (r.group == "gpustack") r.workload.requests = static_cast<int64_t>(number(row, "samples"));
   if (r.group == "trtllm-offline") {
     r.workload.requests = perf_overview_requests(r.workload.isl, r.workload.osl);
     r.options.memory_fraction = kPerfOverviewKvFraction;
@@ -460,9 +465,11 @@ std::string serving_validation_table(const ServingValidation& v) {
                     run.layout.attention_dp ? " adp" : "", to_string(run.options.engine), load),
         cells[0], cells[1], cells[2], r.error.empty() ? "" : "  " + r.error);
   }
-  out += "\nskipped:\n";
+  // The rows it could not replay, with the reason; no heading when it replayed every row.
+  std::string skipped;
   for (const ServingRun& run : v.runs)
-    if (!run.skip_reason.empty()) out += fmt::format("  {}: {}\n", run.id, run.skip_reason);
+    if (!run.skip_reason.empty()) skipped += fmt::format("  {}: {}\n", run.id, run.skip_reason);
+  if (!skipped.empty()) out += "\nskipped:\n" + skipped;
   out += "\nsummary (predicted / measured − 1):\n";
   for (const ServingErrorSummary& s : v.summaries)
     out += fmt::format("  {:<28} n={:<3} mean |error| {:5.1f}%  median {:+6.1f}%  max {:5.1f}%\n",

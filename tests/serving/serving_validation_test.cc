@@ -306,3 +306,45 @@ TEST_CASE("serving validation: SGLang rows measured after the generator's mixed-
   for (const ServingRun& r : runs.value())
     if (r.options.engine != Engine::sglang) CHECK_FALSE(r.options.mixed_chunk);
 }
+
+TEST_CASE(
+    "serving validation: GPUStack's DeepSeek-V3.2 rows send every prompt at once to engines at "
+    "their defaults") {
+  const std::string path = std::string(MESHPLAN_TEST_DATA) + "/serving_runs_gpustack.yaml";
+  Result<std::vector<ServingRun>> runs = load_serving_runs(path);
+  REQUIRE(runs.ok());
+  CHECK(runs->size() == 10);
+  // vLLM 0.13.0 at -tp 8: 500 random prompts of 4,000 tokens, answers of 200, BF16 cache (auto).
+  const ServingRun& vllm = run(runs.value(), "gps-03");
+  CHECK(vllm.group == "gpustack");
+  CHECK(vllm.skip_reason.empty());
+  CHECK(vllm.model_file == "models/deepseek-v3.2.yaml");
+  CHECK(vllm.options.engine == Engine::vllm);
+  CHECK(vllm.options.weights == WeightFormat::fp8);
+  CHECK(vllm.options.kv == KvFormat::bf16);
+  CHECK(vllm.layout.tp == 8);
+  CHECK(!vllm.layout.attention_dp);
+  CHECK(vllm.layout.replicas == 1);
+  CHECK(vllm.workload.load == LoadKind::offline);
+  CHECK(vllm.workload.requests == 500);
+  CHECK(vllm.workload.isl == 4000);
+  CHECK(vllm.workload.osl == 200);
+  CHECK(vllm.options.max_step_tokens == 0);  // the engine's default
+  CHECK(vllm.measured[0] == 474.96);
+  CHECK(vllm.measured[1] == doctest::Approx(103.38688));
+  CHECK(vllm.measured[2] == doctest::Approx(0.22674));
+  // SGLang 0.5.6.post2 with --tp-size 8 --dp-size 8 --enable-dp-attention: tp 8 under
+  // attention-DP on one engine; 984 of 1,000 prompts succeeded.
+  const ServingRun& sglang = run(runs.value(), "gps-06");
+  CHECK(sglang.options.engine == Engine::sglang);
+  CHECK(sglang.layout.tp == 8);
+  CHECK(sglang.layout.attention_dp);
+  CHECK(sglang.layout.replicas == 1);
+  CHECK(sglang.workload.requests == 984);
+  CHECK(!sglang.options.mixed_chunk);  // SGLang's default prefill-first scheduler
+  // DeepSeek-V3 and R1 rows elsewhere keep DeepSeek-V3's file.
+  Result<std::vector<ServingRun>> aic =
+      load_serving_runs(std::string(MESHPLAN_TEST_DATA) + "/serving_runs_aiconfigurator.yaml");
+  REQUIRE(aic.ok());
+  CHECK(run(aic.value(), "aicx-557").model_file == "models/deepseek-v3.yaml");
+}
