@@ -95,6 +95,18 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
   a.kv_bytes_per_token_layer = kv_bytes_per_token_layer(model, layout.dense_tp(), options.kv);
   a.heads_local =
       std::max(1.0, static_cast<double>(model.heads) / static_cast<double>(layout.dense_tp()));
+  // vLLM runs a sparse-attention model's MLA through FlashMLA's sparse kernels in MQA form on the
+  // latent, prefill and decode alike, and those take a multiple of 64 query heads a rank on
+  // Hopper, 128 on Blackwell: a rank with fewer pads its queries with zero heads, which the
+  // kernel computes (vllm/v1/attention/backends/mla/flashmla_sparse.py at 60191e18,
+  // FlashMLASparseImpl: prefill_padding, _bf16_flash_mla_kernel; its FP8 decode kernel pads to
+  // 64 or 128). DeepSeek-V3.2's 128 heads at tp 8: 16 a rank, computed as 64.
+  if (model.sparse_attention && options.engine == Engine::vllm) {
+    const bool blackwell =
+        cluster.gpu.name.rfind("B", 0) == 0 || cluster.gpu.name.rfind("GB", 0) == 0;
+    const double multiple = blackwell ? 128 : 64;
+    a.heads_local = std::ceil(a.heads_local / multiple) * multiple;
+  }
   a.qk_plus_v_dim = qk_plus_v_dim(model);
   a.data_share = data_share_;
   a.hbm_bytes_per_s = calibration_.hbm_bytes_per_s.value;
@@ -256,7 +268,7 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
     }
     if (local > 0) {
       const AttentionWindow w = *model_.attended_window();
-      const double keys = local_keys_sum(w, c.context_before, c.tokens);
+      const double keys = chunk_local_keys(model_, c);
       prefill_s +=
           local * attention_.time(per_key * keys, model_.head_dim, std::min(span, w.tokens), true)
                       .forward_s;
@@ -286,6 +298,12 @@ const Costs& kept(std::vector<Costs>& memo, double key, const Compute& compute) 
 }
 
 }  // namespace
+
+double chunk_local_keys(const ModelSpec& model, const PrefillChunk& c) {
+  const AttentionWindow w = *model.attended_window();
+  if (model.sparse_attention) return static_cast<double>(c.tokens) * static_cast<double>(w.tokens);
+  return local_keys_sum(w, c.context_before, c.tokens);
+}
 
 double micro_batches(const StepBatch& batch, int64_t pp) {
   const int64_t sequences = batch.decodes + static_cast<int64_t>(batch.chunks.size());

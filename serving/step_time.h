@@ -100,6 +100,13 @@ struct StepBatch {
   void add_decode(const std::optional<AttentionWindow>& window, int64_t context);
 };
 
+// The query-key pairs the attention kernel computes for prompt chunk `c` on a local layer of
+// `model` (one whose attended_window() is set): the window's keys of each of its queries
+// (core/attention_span.h local_keys_sum); under sparse attention every query's top_k index
+// slots, those before its position too (masked, not skipped: FlashMLA's sparse prefill computes
+// its scores over [queries, heads, top_k], its README's definition of flash_mla_sparse_fwd).
+double chunk_local_keys(const ModelSpec& model, const PrefillChunk& c);
+
 // Micro-batches the step runs as under `pp` stages: pp, or one per sequence (decode or prompt
 // chunk) where it has fewer; at least 1.
 double micro_batches(const StepBatch& batch, int64_t pp);

@@ -226,3 +226,41 @@ TEST_CASE(
   CHECK(indexer_activation_bytes(v32, a) ==
         1024.0 * (2 * 64 * 128 + 2 * 64 + 8 * 1024) + 2 * 128 * (1024 + 1024));
 }
+
+TEST_CASE(
+    "sparse attention: a prompt chunk computes every query's top_k slots, a window only the "
+    "keys it has") {
+  const ModelSpec v32 = shipped_model("deepseek-v3.2");
+  // 128 prompt tokens on an empty cache: 128 × 2,048 slots, though a query has at most 128 keys.
+  CHECK(serving::chunk_local_keys(v32, {128, 0}) == 128.0 * 2048);
+  CHECK(serving::chunk_local_keys(v32, {1024, 8192}) == 1024.0 * 2048);
+  // A sliding window (Mistral-style, 4,096) counts the keys each query has: 1 + 2 + … + 128.
+  ModelSpec slide = shipped_model("llama3-8b");
+  slide.window = AttentionWindow{4096, WindowKind::sliding, 0};
+  CHECK(serving::chunk_local_keys(slide, {128, 0}) == 128.0 * 129 / 2);
+}
+
+TEST_CASE(
+    "sparse attention: vLLM pads a rank's query heads to FlashMLA's 64 on Hopper, 128 on "
+    "Blackwell") {
+  const auto heads = [](const char* model, const char* cluster, serving::Engine engine,
+                        int64_t tp) {
+    const ClusterSpec c = testing::shipped_cluster(cluster);
+    Result<CalibrationProfile> p = resolve_profile(c, "", ProfileSearchPath{});
+    REQUIRE(p.ok());
+    serving::ServingLayout l;
+    l.tp = tp;
+    serving::ServingOptions o;
+    o.engine = engine;
+    return serving::StepTimeModel(shipped_model(model), c, p.value(), l, o, {})
+        .decode_price(1, 1)
+        .attention.heads_local;
+  };
+  // 128 heads over tp 8: 16 a rank, computed as 64 (H200) or 128 (B200) under vLLM.
+  CHECK(heads("deepseek-v3.2", "dgx-h200-64n", serving::Engine::vllm, 8) == 64);
+  CHECK(heads("deepseek-v3.2", "dgx-b200-64n", serving::Engine::vllm, 8) == 128);
+  CHECK(heads("deepseek-v3.2", "dgx-h200-64n", serving::Engine::vllm, 2) == 64);
+  // Other engines, and models without sparse attention, keep their heads.
+  CHECK(heads("deepseek-v3.2", "dgx-h200-64n", serving::Engine::sglang, 8) == 16);
+  CHECK(heads("deepseek-v3", "dgx-h200-64n", serving::Engine::vllm, 8) == 16);
+}
