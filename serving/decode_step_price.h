@@ -52,7 +52,9 @@ struct DecodeAttention {
   double local_share = 0;  // layers attending locally (ModelSpec::window), of all
   bool windowed = false;   // the model has local layers: they read decode_local_tokens
   double kv_bytes_per_token_layer = 0;
-  double heads_local = 1;    // query heads on one rank
+  // Query heads on one rank, as its attention kernel computes them (vLLM's sparse MLA pads them
+  // to FlashMLA's multiple: StepTimeModel's constructor).
+  double heads_local = 1;
   double qk_plus_v_dim = 0;  // query-key plus value head dims (FlashAttention's convention)
   double data_share = 1;     // a rank's share of the sequences (1 / tp under attention-DP)
   double hbm_bytes_per_s = 1;
