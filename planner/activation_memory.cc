@@ -85,7 +85,7 @@ LayerActivations layer_activations(const ModelSpec& m, int64_t layer, const Acti
     attn += 2 * kAct * tokens *
             static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
   }
-  if (m.sparse_attention) attn += indexer_activation_bytes(m, a);
+  attn += indexer_activation_bytes(m, a);  // 0 without sparse attention
   if (m.dropout) attn += kMask * tokens * h * rep;
   if (m.attention == AttentionKind::flash) {
     attn += 4 * tokens * w.heads;  // fp32 log-sum-exp per query and head

@@ -176,6 +176,10 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
     r.workload.load = LoadKind::concurrency;
     r.workload.concurrency = number(row, "concurrency");
   }
+  // A row that states how many requests its run made (`samples`: MLPerf's sample count, the
+  // successful requests of GPUStack's `vllm bench serve` runs) replays that many.
+  if (const double samples = number(row, "samples"); samples > 0)
+    r.workload.requests = static_cast<int64_t>(samples);
   if (r.group == "trtllm-online") r.workload.requests = kOnlineTableRequests;
   if (r.group == "aiconfigurator" || r.group.rfind("aic ", 0) == 0) {
     r.options.max_step_tokens = aiconfigurator_step_tokens(r.options.engine, r.workload);
@@ -197,18 +201,14 @@ ServingRun run_of(const YAML::Node& row, int ordinal) {
     aiconfigurator_sglang_launch(text(row, "measured_on"), r.workload, r.options);
   }
   if (r.group == "mlperf") {
-    // NVIDIA's MLPerf harness (the data file's section): its engine's batch cap and token budget,
-    // and as many samples as the run issued (Offline issues every one at once).
+    // NVIDIA's MLPerf harness (the data file's section): its engine's batch cap and token budget
+    // (its sample count read above; Offline issues every one at once).
     r.layout.max_batch = static_cast<int64_t>(number(row, "gpu_batch_size"));
     r.options.max_step_tokens = static_cast<int64_t>(number(row, "max_num_tokens"));
-    r.workload.requests = static_cast<int64_t>(number(row, "samples"));
     // harness_llm's capacity scheduler: --trtllm_batch_sched_policy defaults to max_util
     // (closed/NVIDIA/code/harness/harness_llm/main_llm.cc), which no config changes.
     r.options.max_utilization = true;
   }
-  // GPUStack's `vllm bench serve` runs (tests/data/serving_runs_gpustack.yaml): every prompt sent
-  // at once, as many as the run's successful requests, to an engine at its defaults.
-  if (r.group == "gpustack") r.workload.requests = static_cast<int64_t>(number(row, "samples"));
   if (r.group == "trtllm-offline") {
     r.workload.requests = perf_overview_requests(r.workload.isl, r.workload.osl);
     r.options.memory_fraction = kPerfOverviewKvFraction;

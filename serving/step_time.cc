@@ -10,7 +10,11 @@
 #include "serving/peer_all_reduce.h"
 
 namespace meshplan::serving {
+
 namespace {
+
+// An indexer score as DeepGEMM's logits kernels write it and top-k reads it: FP32.
+constexpr double kIndexLogitBytes = 4;
 
 // A kernel of `work_s` in a CUDA graph: its fixed cost, then its work (step_time.h).
 double kernel_s(double work_s) { return kKernelLatencyS + work_s; }
@@ -121,7 +125,7 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
     const double fp8_speedup = cluster.gpu.peak_flops_per_s(Precision::fp8) /
                                cluster.gpu.peak_flops_per_s(Precision::bf16);
     a.index_flops_per_key = indexer_flops_per_key(model) / fp8_speedup;
-    a.index_logit_bytes = 2 * 4;
+    a.index_logit_bytes = 2 * kIndexLogitBytes;
   }
 }
 
@@ -260,11 +264,12 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
       // The indexer scores the chunk's queries against every key before them and its own
       // causal prefix, reading the cached ones (attention-shaped, at the attention kernel's
       // rate for its head dim), and writes each score as an FP32 logit that top-k reads back.
+      const double scores = t * (p + t / 2);
       prefill_s += attention_
-                       .time(a.index_flops_per_key * t * (p + t / 2),
+                       .time(a.index_flops_per_key * scores,
                              model_.sparse_attention->index_head_dim, span, true)
                        .forward_s;
-      cache_bytes += p * a.index_bytes_per_token_layer + t * (p + t / 2) * a.index_logit_bytes;
+      cache_bytes += p * a.index_bytes_per_token_layer + scores * a.index_logit_bytes;
     }
     if (local > 0) {
       const AttentionWindow w = *model_.attended_window();
