@@ -71,7 +71,10 @@ struct CollectiveFit {
 // backward throughput, or only their combined fwd+bwd figure (3.5× forward FLOPs over both
 // times), or only the forward.
 struct AttentionSample {
-  std::string kernel;  // cudnn | fa2 | fa3 | ... (which implementation was timed)
+  // Which implementation was timed: cudnn | fa2 | fa3 (training's and serving's fallback), or a
+  // serving engine's own prompt-attention kernel, trtllm | vllm | sglang, "-fp8kv" over an FP8
+  // cache (serving/step_time.cc prompt_attention_kernels).
+  std::string kernel;
   int64_t head_dim = 0, seq_len = 0;
   bool causal = true;
   double fwd_flops_per_s = 0, bwd_flops_per_s = 0, fwd_bwd_flops_per_s = 0;  // 0: not given

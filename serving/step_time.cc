@@ -27,6 +27,29 @@ constexpr double kNormStatBytes = 4;    // a tensor-parallel RMSNorm's FP32 mean
 // SGLang: FlashAttention-3 / FlashInfer; TensorRT-LLM its own FMHA, closest to FA3).
 const std::vector<std::string> kServingAttentionKernels = {"fa3", "fa2", "cudnn"};
 
+// The kernels of a prompt chunk's attention: the engine's own, as AIConfigurator timed it on the
+// GPU over the KV-cache format (profiles' samples named after the engine, "-fp8kv" for an FP8
+// cache: scripts/aiconfigurator-attention-kernels.mjs), else kServingAttentionKernels. With an FP8
+// cache TensorRT-LLM's kernel computes in FP8: its engine builder turns FP8 context FMHA on
+// wherever paged context FMHA (PluginConfig's default) meets an FP8 KV cache ("FP8 Context FMHA
+// is enabled to support FP8 Paged Context FMHA", tensorrt_llm/builder.py), and trtllm-bench's
+// build sets use_fp8_context_fmha for every FP8 checkpoint, whose cache it makes FP8
+// (tensorrt_llm/bench/build/build.py at 000a01de); its PyTorch flow (trtllm-serve since 1.0) is
+// taken alike, unverified. vLLM's and SGLang's keep BF16 math over an FP8 cache (vLLM's table
+// has no other rows; SGLang's FP8-math rows time the same). MLA's prompts run through the same
+// fused kernels (the latent expanded to heads of 192 and 128); sparse attention's do not
+// (FlashMLA's sparse kernels gather each query's top_k keys, which these tables do not time), and
+// keep kServingAttentionKernels.
+std::vector<std::string> prompt_attention_kernels(const ModelSpec& model,
+                                                  const ServingOptions& options) {
+  std::vector<std::string> kernels;
+  if (!model.sparse_attention)
+    kernels.push_back(std::string(engine_preset(options.engine).name) +
+                      (options.kv == KvFormat::fp8 ? "-fp8kv" : ""));
+  kernels.insert(kernels.end(), kServingAttentionKernels.begin(), kServingAttentionKernels.end());
+  return kernels;
+}
+
 // INT4 and MXFP4 weights are widened to BF16 inside the GEMM (W4A16: AWQ's kernels; on Hopper,
 // which has no FP4 tensor cores, the MXFP4 MoE kernels of vLLM and TensorRT-LLM,
 // AIConfigurator's w4a16_mxfp4), so their math runs at the BF16 rate.
@@ -83,6 +106,8 @@ StepTimeModel::StepTimeModel(const ModelSpec& model, const ClusterSpec& cluster,
                      : GemmRoofline(profile, cluster.gpu, Precision::bf16,
                                     resolve_calibration(profile, cluster.gpu, Precision::bf16))),
       attention_(profile, cluster.gpu, kServingAttentionKernels, calibration_),
+      prompt_attention_(profile, cluster.gpu, prompt_attention_kernels(model, options),
+                        calibration_),
       collectives_(profile, cluster, calibration_),
       peer_(profile.peer_all_reduce),
       layer_memo_(kLayerMemoSlots),
@@ -258,7 +283,8 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
     const double per_key = 2 * a.heads_local * a.qk_plus_v_dim;
     const int64_t span = c.context_before + c.tokens;
     prefill_s +=
-        global * attention_.time(per_key * t * (p + t / 2), model_.head_dim, span, true).forward_s;
+        global *
+        prompt_attention_.time(per_key * t * (p + t / 2), model_.head_dim, span, true).forward_s;
     cache_bytes += global * p * kv_bytes_per_token_layer;
     if (a.index_flops_per_key > 0) {
       // The indexer scores the chunk's queries against every key before them and its own
@@ -275,8 +301,9 @@ double StepTimeModel::attention_layer_s(const StepBatch& batch) const {
       const AttentionWindow w = *model_.attended_window();
       const double keys = chunk_local_keys(model_, c);
       prefill_s +=
-          local * attention_.time(per_key * keys, model_.head_dim, std::min(span, w.tokens), true)
-                      .forward_s;
+          local *
+          prompt_attention_.time(per_key * keys, model_.head_dim, std::min(span, w.tokens), true)
+              .forward_s;
       cache_bytes += local * local_keys(w, c.context_before) * kv_bytes_per_token_layer;
     }
   }

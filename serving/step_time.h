@@ -9,7 +9,8 @@
 //   GPU's E_local = E/ep in expectation under uniform routing, each a GEMM of its share of the
 //   routed tokens.
 // - attention: prefill chunks as causal fused attention (planner/attention_model.h, FLOPs in
-//   FlashAttention's convention over the chunk's queries against its context); decodes read
+//   FlashAttention's convention over the chunk's queries against its context; the engine's own
+//   kernel as measured for the GPU where the profile has it: prompt_attention_); decodes read
 //   every cached token's K/V (or MLA latent) once at the read bandwidth.
 // - four small memory-bound kernels (two norms, RoPE + KV append, activation), each
 //   the kernel's fixed cost + bytes / HBM. MoE layers add the routing permute and unpermute, each
@@ -218,6 +219,10 @@ class StepTimeModel {
   // gemm_ itself where the weights already run BF16 GEMMs.
   GemmRoofline bf16_gemm_;
   AttentionModel attention_;
+  // The prompt chunks' own attention: the engine's measured kernel for the KV-cache format where
+  // the profile has it (prompt_attention_kernels), else attention_'s; the indexer's scores keep
+  // attention_.
+  AttentionModel prompt_attention_;
   CollectiveModel collectives_;
   PeerAllReduceFit peer_;
   mutable std::vector<LayerCosts> layer_memo_;

@@ -614,3 +614,36 @@ TEST_CASE(
   CHECK(seconds(ops_of(Engine::sglang, decode), "mlp_up", "routed experts") ==
         seconds(ops_of(Engine::vllm, decode), "mlp_up", "routed experts"));
 }
+
+TEST_CASE(
+    "step time: a prompt chunk's attention runs at the engine's own kernel for its cache format, "
+    "else at FlashAttention-3's") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const ClusterSpec c = shipped_cluster("dgx-h100-1n");
+  CalibrationProfile p = profile_of(c);
+  auto sample = [](const char* kernel, double tflops) {
+    return AttentionSample{kernel, 128, 4096, true, tflops * 1e12, 0, 0, "test"};
+  };
+  p.attention = {sample("fa3", 600), sample("vllm", 400), sample("trtllm-fp8kv", 800)};
+  StepBatch b;
+  b.chunks.push_back({4096, 0});
+  auto attention_s = [&](Engine e, KvFormat kv) {
+    ServingOptions o;
+    o.engine = e;
+    o.kv = kv;
+    return StepTimeModel(m, c, p, ServingLayout{}, o, HostOverhead{}).time(b).attention_s;
+  };
+  // 32 layers, each one kernel: its fixed cost plus the causal FLOPs of 32 heads × (128 + 128)
+  // over 4,096 × 2,048 query-key pairs, 2 FLOPs each, at the sample's rate × the profile's
+  // sustained share (h100-published.yaml 0.848).
+  const double flops = 2.0 * 32 * 256 * 4096 * 2048;
+  auto expected = [&](double tflops) {
+    return 32 * (kKernelLatencyS + flops / (tflops * 1e12 * 0.848));
+  };
+  CHECK(attention_s(Engine::vllm, KvFormat::bf16) == doctest::Approx(expected(400)));
+  CHECK(attention_s(Engine::trtllm, KvFormat::fp8) == doctest::Approx(expected(800)));
+  // No samples for the engine and format: the BF16 kernels' preference, FlashAttention-3 first.
+  CHECK(attention_s(Engine::trtllm, KvFormat::bf16) == doctest::Approx(expected(600)));
+  CHECK(attention_s(Engine::vllm, KvFormat::fp8) == doctest::Approx(expected(600)));
+  CHECK(attention_s(Engine::sglang, KvFormat::bf16) == doctest::Approx(expected(600)));
+}
