@@ -23,6 +23,15 @@ std::pair<double, double> sample_throughputs(const AttentionSample& s) {
 
 }  // namespace
 
+std::string preferred_attention_kernel(const CalibrationProfile& profile,
+                                       const std::vector<std::string>& kernels) {
+  for (const std::string& k : kernels)
+    if (std::any_of(profile.attention.begin(), profile.attention.end(),
+                    [&](const AttentionSample& s) { return s.kernel == k; }))
+      return k;
+  return "";
+}
+
 // Attention's scalars do not depend on the GEMM precision.
 AttentionModel::AttentionModel(const CalibrationProfile& profile, const GpuSpec& gpu,
                                const std::vector<std::string>& kernels)
@@ -33,14 +42,7 @@ AttentionModel::AttentionModel(const CalibrationProfile& profile, const GpuSpec&
                                const ResolvedCalibration& calibration)
     : fallback_flops_per_s_(calibration.attention_efficiency.value * gpu.peak_bf16_flops_per_s),
       sustained_(calibration.sustained_compute_ratio.value) {
-  for (const std::string& k : kernels) {
-    const bool present = std::any_of(profile.attention.begin(), profile.attention.end(),
-                                     [&](const AttentionSample& s) { return s.kernel == k; });
-    if (present) {
-      kernel_ = k;
-      break;
-    }
-  }
+  kernel_ = preferred_attention_kernel(profile, kernels);
   if (kernel_.empty()) return;
   for (const AttentionSample& s : profile.attention) {
     if (s.kernel != kernel_) continue;

@@ -34,6 +34,11 @@ namespace meshplan {
 // Backward over forward throughput of fused attention (see above).
 constexpr double kAttentionBackwardThroughputRatio = 0.87;
 
+// The first of `kernels` (a preference order) the profile has samples of; "" when none (the
+// efficiency fallback).
+std::string preferred_attention_kernel(const CalibrationProfile& profile,
+                                       const std::vector<std::string>& kernels);
+
 class AttentionModel {
  public:
   // `kernels`: preference order, e.g. {"cudnn", "fa3", "fa2"}.

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "core/units.h"
 #include "planner/attention_model.h"
 #include "planner/memory_model.h"
@@ -160,6 +162,11 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
     return fmt::format("{:.2f} ({})", value.value, origin_tag(value));
   };
   const Calibrated& ceiling = c.gemm_sustained_flops_per_s;
+  // The kernel whose samples training's attention reads (a serving engine's are not among them).
+  const std::string attention_kernel = preferred_attention_kernel(p, o.attention_kernels);
+  const auto attention_samples =
+      std::count_if(p.attention.begin(), p.attention.end(),
+                    [&](const AttentionSample& s) { return s.kernel == attention_kernel; });
   return {
       fmt::format("Weights {:.0f} B, gradients {:.0f} B, optimizer states {:.0f} B per parameter "
                   "(mixed-precision Adam; gradients {}); {}; {}.",
@@ -230,11 +237,11 @@ std::vector<std::string> report_assumptions(const CostOptions& o, const Calibrat
                   "them: Megatron-Core's output layer and router).",
                   o.fp8_recipe, 100 * c.fp8_quantization_overhead.value,
                   origin_tag(c.fp8_quantization_overhead)),
-      p.attention.empty()
+      attention_kernel.empty()
           ? fmt::format("Fused attention efficiency: {}.", from(c.attention_efficiency))
-          : fmt::format("Fused attention: the profile's {} kernel samples (by head dim, sequence "
+          : fmt::format("Fused attention: the profile's {} samples of {} (by head dim, sequence "
                         "length and mask).",
-                        p.attention.size()),
+                        attention_samples, attention_kernel),
       fmt::format("HBM bandwidth: {:.0f} GB/s ({}).", c.hbm_bytes_per_s.value / 1e9,
                   origin_tag(c.hbm_bytes_per_s)),
       fmt::format("Ring bus efficiency: innermost level {}, other levels {}.",

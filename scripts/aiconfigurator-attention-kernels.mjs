@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 // Measured prompt-attention throughput of the serving engines' own kernels, from NVIDIA
 // AIConfigurator's kernel database, as the attention samples of profiles/h100-*.yaml and
-// profiles/h200-*.yaml hold them (kernels trtllm, trtllm-fp8kv, vllm, vllm-fp8kv, sglang,
-// sglang-fp8kv; serving/step_time.h prompt_attention_kernels).
+// profiles/h200-*.yaml, profiles/a100-published.yaml and profiles/b200-published.yaml hold them
+// (kernels trtllm, trtllm-fp8kv, vllm, vllm-fp8kv, sglang, sglang-fp8kv; serving/step_time.cc
+// prompt_attention_kernels).
 //
 // Usage: scripts/aiconfigurator-attention-kernels.mjs AIC_REPO GPU > samples.yaml
-//   GPU: h100_sxm or h200_sxm. AIC_REPO: a git clone of ai-dynamo/aiconfigurator holding commit
+//   GPU: a100_sxm, h100_sxm, h200_sxm or b200_sxm (profiles/<gpu>-published.yaml, and the
+//   measured H100/H200 profiles). AIC_REPO: a git clone of ai-dynamo/aiconfigurator holding commit
 //   095f58a51c4c; run it from a folder where `npm install hyparquet hyparquet-compressors` put
 //   those two packages.
 //
 // Reads aic-core/src/aiconfigurator_core/systems/data/<GPU>/attention/<engine>/<version>/
-// context_attention_perf.parquet at that commit for one version of each engine (TensorRT-LLM
-// 1.2.0rc5, vLLM 0.14.0, SGLang 0.5.9: the oldest table of each engine on both GPUs), the
+// context_attention_perf.parquet at that commit for one version of each engine (the oldest
+// table of each engine on the GPU: TensorRT-LLM 1.2.0rc5, 1.0.0 on A100; vLLM 0.14.0, 0.19.0 on
+// B200; SGLang 0.5.9), the
 // prompt's causal attention over a fresh prompt of `isl` tokens for `batch_size` prompts. Per
 // engine, KV-cache format, head dim and prompt length one sample: the median over the table's
 // head counts (8 or more query heads, any KV heads) at the batch that fills an 8,192-token step
@@ -35,16 +38,23 @@ const COMMIT = '095f58a51c4ca8e61b66ec108d86f223f8d559ce'
 const STEP_TOKENS = 8192
 const MIN_HEADS = 8
 const ISLS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384]
-// engine directory, version, kernel name, {kv format: math format}
-const TABLES = [
-  ['trtllm', '1.2.0rc5', 'trtllm', { bfloat16: 'bfloat16', fp8: 'fp8' }],
-  ['vllm', '0.14.0', 'vllm', { bfloat16: 'bfloat16', fp8: 'bfloat16' }],
-  ['sglang', '0.5.9', 'sglang', { bfloat16: 'bfloat16', fp8: 'bfloat16' }],
+// engine directory, kernel name, {kv format: math format}
+const ENGINES = [
+  ['trtllm', 'trtllm', { bfloat16: 'bfloat16', fp8: 'fp8' }],
+  ['vllm', 'vllm', { bfloat16: 'bfloat16', fp8: 'bfloat16' }],
+  ['sglang', 'sglang', { bfloat16: 'bfloat16', fp8: 'bfloat16' }],
 ]
+// The table's version per GPU and engine.
+const VERSIONS = {
+  a100_sxm: { trtllm: '1.0.0', vllm: '0.14.0', sglang: '0.5.9' },
+  h100_sxm: { trtllm: '1.2.0rc5', vllm: '0.14.0', sglang: '0.5.9' },
+  h200_sxm: { trtllm: '1.2.0rc5', vllm: '0.14.0', sglang: '0.5.9' },
+  b200_sxm: { trtllm: '1.2.0rc5', vllm: '0.19.0', sglang: '0.5.9' },
+}
 
 const [repo, gpu] = process.argv.slice(2)
-if (!repo || !['h100_sxm', 'h200_sxm'].includes(gpu)) {
-  console.error('usage: aiconfigurator-attention-kernels.mjs AIC_REPO h100_sxm|h200_sxm')
+if (!repo || !(gpu in VERSIONS)) {
+  console.error(`usage: aiconfigurator-attention-kernels.mjs AIC_REPO ${Object.keys(VERSIONS).join('|')}`)
   process.exit(2)
 }
 
@@ -55,7 +65,8 @@ const median = (xs) => {
 }
 
 const lines = []
-for (const [engine, version, kernel, math] of TABLES) {
+for (const [engine, kernel, math] of ENGINES) {
+  const version = VERSIONS[gpu][engine]
   const path = `aic-core/src/aiconfigurator_core/systems/data/${gpu}/attention/${engine}/${version}/context_attention_perf.parquet`
   const buf = execFileSync('git', ['-C', repo, 'show', `${COMMIT}:${path}`], { maxBuffer: 1 << 30 })
   const file = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength)
