@@ -30,6 +30,13 @@
 //   attention:                        # fused attention kernels (FlashAttention FLOP convention)
 //     - {kernel: cudnn, head_dim: 128, seq_len: 4096, causal: true, fwd_tflops: 518,
 //        bwd_tflops: 450, source: "..."}   # or fwd_bwd_tflops alone
+//   # or the same as a table (what the writer picks where every kernel has no comma and every
+//   # text is one line), a field not given left empty, the source running to the row's end:
+//   attention_table: |
+//     kernel,head_dim,seq_len,causal,fwd_tflops,bwd_tflops,fwd_bwd_tflops,source
+//     cudnn,128,4096,true,518,450,,FA3 paper, Figure 5
+//   # yaml-cpp reads a block as one scalar, not a node per field: h100-published's 159 samples
+//   # as a list were 67 M of the 77 M instructions `meshplan memory` took; as a table 20 M of 29 M.
 //   fp8_quantization_overhead: {delayed: 0, current: 0.21}   # by FP8 scaling recipe
 //   sustained_compute_ratio: 0.85     # sustained / burst clock of compute-bound kernels
 //   gpu_compute_spread: 0.0176        # σ / mean of sustained throughput between GPUs
@@ -285,6 +292,31 @@ void render_gemm(std::string& out, const std::map<std::string, GemmTable>& gemm)
   }
 }
 
+// The header line of an attention_table: its columns, the sample fields in their units; the
+// source runs to the end of its row (it may hold commas), a field not given left empty.
+constexpr const char* kAttentionTableHeader =
+    "kernel,head_dim,seq_len,causal,fwd_tflops,bwd_tflops,fwd_bwd_tflops,source";
+constexpr size_t kAttentionTableFields = 8;
+
+// Whether `a` can be a row of an attention_table: its kernel without commas and both texts on
+// one line, without the spaces at their ends that a row would not keep apart from its neighbours.
+bool fits_attention_table(const AttentionSample& a) {
+  auto one_line = [](const std::string& t) {
+    return t.find('\n') == std::string::npos && t.find('\r') == std::string::npos &&
+           (t.empty() || (!std::isspace(static_cast<unsigned char>(t.front())) &&
+                          !std::isspace(static_cast<unsigned char>(t.back()))));
+  };
+  return !a.kernel.empty() && a.kernel.find(',') == std::string::npos && one_line(a.kernel) &&
+         one_line(a.source);
+}
+
+std::string render_attention_table_row(const AttentionSample& a) {
+  auto rate = [](double v) { return v ? format_scaled(v, -kTera) : std::string(); };
+  return fmt::format("{},{},{},{},{},{},{},{}", a.kernel, a.head_dim, a.seq_len,
+                     a.causal ? "true" : "false", rate(a.fwd_flops_per_s), rate(a.bwd_flops_per_s),
+                     rate(a.fwd_bwd_flops_per_s), a.source);
+}
+
 std::string render_attention_sample(const AttentionSample& a) {
   std::string row =
       fmt::format("{{kernel: {}, head_dim: {}, seq_len: {}, causal: {}", quote(a.kernel),
@@ -295,6 +327,19 @@ std::string render_attention_sample(const AttentionSample& a) {
     row += ", fwd_bwd_tflops: " + format_scaled(a.fwd_bwd_flops_per_s, -kTera);
   if (!a.source.empty()) row += ", source: " + quote(a.source);
   return row + "}";
+}
+
+// As a table where every sample fits one (what a profile of many samples reads fastest), else
+// as a list.
+void render_attention(std::string& out, const std::vector<AttentionSample>& samples) {
+  if (samples.empty()) return;
+  if (std::all_of(samples.begin(), samples.end(), fits_attention_table)) {
+    out += fmt::format("attention_table: |\n  {}\n", kAttentionTableHeader);
+    for (const auto& a : samples) out += "  " + render_attention_table_row(a) + "\n";
+    return;
+  }
+  out += "attention:\n";
+  for (const auto& a : samples) out += "  - " + render_attention_sample(a) + "\n";
 }
 
 void render_collective(std::string& out, const CollectiveFit& c) {
@@ -503,6 +548,90 @@ AttentionSample read_attention_sample(const YamlNode& n) {
   return s;
 }
 
+// The first fields of `line` split at commas, the last running to the line's end, each with its
+// column; fewer where the line has fewer commas.
+std::vector<std::pair<std::string, size_t>> csv_fields_last_rest(const std::string& line,
+                                                                 size_t count) {
+  std::vector<std::pair<std::string, size_t>> out;
+  size_t start = 0;
+  while (out.size() + 1 < count) {
+    const size_t comma = line.find(',', start);
+    out.emplace_back(line.substr(start, comma - start), start);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+  out.emplace_back(line.substr(start), start);
+  return out;
+}
+
+// One row of an attention_table (`row`: its index among the table's rows, `line`: its line in
+// the block), read under the rules of the list's entries (read_attention_sample); errors point at
+// the field.
+AttentionSample read_attention_table_row(const YamlNode& table, const std::string& text,
+                                         size_t line, size_t row) {
+  const auto fields = csv_fields_last_rest(text, kAttentionTableFields);
+  auto fail_at = [&](size_t column, const std::string& field, const std::string& value,
+                     const std::string& rule) {
+    throw InputError{{Diagnostic{table.block_location(line, column),
+                                 fmt::format("{}[{}]{}", table.path(), row, field), value, rule}}};
+  };
+  if (fields.size() != kAttentionTableFields)
+    fail_at(0, "", text,
+            fmt::format("must have 8 comma-separated fields ({}), not {}", kAttentionTableHeader,
+                        fields.size()));
+  AttentionSample s;
+  s.kernel = fields[0].first;
+  if (s.kernel.empty()) fail_at(fields[0].second, ".kernel", "", "must not be empty");
+  const int64_t limits[] = {int64_t{1} << 20, int64_t{1} << 32};
+  int64_t* const sizes[] = {&s.head_dim, &s.seq_len};
+  static const char* const kSizeNames[] = {".head_dim", ".seq_len"};
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& [value, column] = fields[1 + i];
+    if (auto rule = int_from_text(value, 1, limits[i], *sizes[i]))
+      fail_at(column, kSizeNames[i], value, *rule);
+  }
+  const auto& [causal, causal_column] = fields[3];
+  if (causal != "true" && causal != "false")
+    fail_at(causal_column, ".causal", causal, "must be true or false");
+  s.causal = causal == "true";
+  double* const rates[] = {&s.fwd_flops_per_s, &s.bwd_flops_per_s, &s.fwd_bwd_flops_per_s};
+  static const char* const kRateNames[] = {".fwd_tflops", ".bwd_tflops", ".fwd_bwd_tflops"};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& [value, column] = fields[4 + i];
+    if (value.empty()) continue;  // not given
+    if (auto rule = scaled_from_text(value, kTera, Zero::refused, *rates[i]))
+      fail_at(column, kRateNames[i], value, *rule);
+  }
+  if (s.fwd_flops_per_s <= 0 && s.fwd_bwd_flops_per_s <= 0)
+    fail_at(0, "", text, "needs fwd_tflops or fwd_bwd_tflops greater than 0");
+  s.source = fields[7].first;
+  return s;
+}
+
+// An attention_table block: the header line, then one sample per line (blank lines skipped).
+std::vector<AttentionSample> read_attention_table(const YamlNode& table) {
+  const std::string text = table.as_string();
+  std::vector<AttentionSample> out;
+  size_t line = 0, start = 0, row = 0;
+  bool header = true;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    const std::string content = text.substr(start, end - start);
+    if (header) {
+      if (content != kAttentionTableHeader)
+        throw InputError{
+            {Diagnostic{table.block_location(line, 0), table.path(), content,
+                        fmt::format("must start with the header line {}", kAttentionTableHeader)}}};
+      header = false;
+    } else if (!content.empty()) {
+      out.push_back(read_attention_table_row(table, content, line, row++));
+    }
+    start = end + 1;
+    ++line;
+  }
+  return out;
+}
+
 PeerAllReduceFit read_peer(const YamlNode& n) {
   if (!n.is_map()) n.fail("must be a mapping {latency_us, peer_read_GBps, max_bytes, source}");
   n.expect_only_keys({"latency_us", "peer_read_GBps", "max_bytes", "source"});
@@ -517,10 +646,10 @@ PeerAllReduceFit read_peer(const YamlNode& n) {
 CalibrationProfile read_profile(const YamlNode& root) {
   if (!root.is_map()) root.fail("must be a mapping (a calibration profile)");
   root.expect_only_keys({"name", "provenance", "gemm", "hbm_GBps", "attention_efficiency",
-                         "attention", "fp8_quantization_overhead", "sustained_compute_ratio",
-                         "gpu_compute_spread", "intra_node_bus_efficiency",
-                         "inter_node_bus_efficiency", "collectives", "peer_all_reduce", "notes",
-                         "complete", "missing"});
+                         "attention", "attention_table", "fp8_quantization_overhead",
+                         "sustained_compute_ratio", "gpu_compute_spread",
+                         "intra_node_bus_efficiency", "inter_node_bus_efficiency", "collectives",
+                         "peer_all_reduce", "notes", "complete", "missing"});
   CalibrationProfile p;
   p.name = get_text(root, "name", file_stem(root.file()));
   p.provenance = read_provenance(root.child("provenance"));
@@ -534,11 +663,15 @@ CalibrationProfile read_profile(const YamlNode& root) {
   }
   p.hbm_bytes_per_s = get_scaled(root, "hbm_GBps", kGiga, Zero::refused);
   p.attention_efficiency = get_fraction(root, "attention_efficiency");
-  if (auto att = root.optional_child("attention")) {
+  auto att = root.optional_child("attention");
+  auto att_table = root.optional_child("attention_table");
+  if (att && att_table) att_table->fail("give attention or attention_table, not both");
+  if (att) {
     if (!att->is_sequence()) att->fail("must be a list");
     for (size_t i = 0; i < att->size(); ++i)
       p.attention.push_back(read_attention_sample(att->element(i)));
   }
+  if (att_table) p.attention = read_attention_table(*att_table);
   if (auto q = root.optional_child("fp8_quantization_overhead")) {
     if (!q->is_map())
       q->fail("must be a mapping of FP8 recipe to overhead, e.g. {delayed: 0, current: 0.21}");
@@ -604,8 +737,7 @@ std::string render_profile_yaml(const CalibrationProfile& p) {
   if (p.hbm_bytes_per_s) out += "hbm_GBps: " + format_scaled(p.hbm_bytes_per_s, -kGiga) + "\n";
   if (p.attention_efficiency)
     out += "attention_efficiency: " + format_scaled(p.attention_efficiency, 0) + "\n";
-  if (!p.attention.empty()) out += "attention:\n";
-  for (const auto& a : p.attention) out += "  - " + render_attention_sample(a) + "\n";
+  render_attention(out, p.attention);
   if (p.sustained_compute_ratio)
     out += "sustained_compute_ratio: " + format_scaled(p.sustained_compute_ratio, 0) + "\n";
   if (p.gpu_compute_spread)

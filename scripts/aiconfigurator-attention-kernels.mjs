@@ -5,7 +5,8 @@
 // (kernels trtllm, trtllm-fp8kv, vllm, vllm-fp8kv, sglang, sglang-fp8kv; serving/step_time.cc
 // prompt_attention_kernels).
 //
-// Usage: scripts/aiconfigurator-attention-kernels.mjs AIC_REPO GPU > samples.yaml
+// Usage: scripts/aiconfigurator-attention-kernels.mjs AIC_REPO GPU > samples.csv
+//   Prints rows of a profile's attention_table (core/profile.cc), to go below its header line.
 //   GPU: a100_sxm, h100_sxm, h200_sxm or b200_sxm (profiles/<gpu>-published.yaml, and the
 //   measured H100/H200 profiles). AIC_REPO: a git clone of ai-dynamo/aiconfigurator holding commit
 //   095f58a51c4c; run it from a folder where `npm install hyparquet hyparquet-compressors` put
@@ -89,7 +90,7 @@ for (const [engine, kernel, math] of ENGINES) {
     const [name, d, isl] = key.split('|')
     lines.push({
       name, d: Number(d), isl: Number(isl),
-      text: `  - {kernel: ${name}, head_dim: ${d}, seq_len: ${isl}, causal: true, fwd_tflops: ${median(tflops).toFixed(1)}, source: "${source}, median of ${tflops.length} head counts"}`,
+      text: `  ${name},${d},${isl},true,${median(tflops).toFixed(1)},,,${source}, median of ${tflops.length} head counts`,
     })
   }
 }

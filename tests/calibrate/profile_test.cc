@@ -219,6 +219,97 @@ TEST_CASE("a GEMM samples_table's errors point at the row and field") {
             .find("give samples or samples_table, not both") != std::string::npos);
 }
 
+TEST_CASE("an attention_table reads as the same samples as the list, its source with commas") {
+  const std::string list =
+      "attention:\n"
+      "  - {kernel: cudnn, head_dim: 128, seq_len: 4096, causal: false, fwd_tflops: 518.25, "
+      "bwd_tflops: 450, source: \"FA3 paper, Figure 5 (2.3)\"}\n"
+      "  - {kernel: trtllm-fp8kv, head_dim: 64, seq_len: 512, causal: true, fwd_bwd_tflops: 0.5}\n";
+  const std::string table =
+      "attention_table: |\n"
+      "  kernel,head_dim,seq_len,causal,fwd_tflops,bwd_tflops,fwd_bwd_tflops,source\n"
+      "  cudnn,128,4096,false,518.25,450,,FA3 paper, Figure 5 (2.3)\n"
+      "\n"
+      "  trtllm-fp8kv,64,512,true,,,0.5,\n";
+  auto a = parse_profile_yaml("provenance: {how: published}\n" + list, "list/p.yaml");
+  auto b = parse_profile_yaml("provenance: {how: published}\n" + table, "table/p.yaml");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE(b->attention.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const AttentionSample &x = a->attention[i], &y = b->attention[i];
+    CHECK(x.kernel == y.kernel);
+    CHECK(x.head_dim == y.head_dim);
+    CHECK(x.seq_len == y.seq_len);
+    CHECK(x.causal == y.causal);
+    CHECK(x.fwd_flops_per_s == y.fwd_flops_per_s);  // bit for bit: the same decimal conversion
+    CHECK(x.bwd_flops_per_s == y.bwd_flops_per_s);
+    CHECK(x.fwd_bwd_flops_per_s == y.fwd_bwd_flops_per_s);
+    CHECK(x.source == y.source);
+  }
+  CHECK(b->attention[0].fwd_flops_per_s == 518.25e12);
+  CHECK(b->attention[0].source == "FA3 paper, Figure 5 (2.3)");
+  CHECK(b->attention[1].fwd_flops_per_s == 0);  // empty: not given
+  CHECK(b->attention[1].source.empty());
+  // Rendered back, the table is what the list becomes.
+  const std::string text = render_profile_yaml(*a);
+  CHECK(text == render_profile_yaml(*b));
+  CHECK(text.find("attention_table: |\n"
+                  "  kernel,head_dim,seq_len,causal,fwd_tflops,bwd_tflops,fwd_bwd_tflops,source\n"
+                  "  cudnn,128,4096,false,518.25,450,,FA3 paper, Figure 5 (2.3)\n"
+                  "  trtllm-fp8kv,64,512,true,,,0.5,\n") != std::string::npos);
+}
+
+TEST_CASE("a profile's attention samples that no table row can hold are written as a list") {
+  CalibrationProfile p;
+  p.name = "list";
+  p.attention.push_back({"fa3", 128, 4096, true, 5.79e14, 0, 0, "a source\nof two lines"});
+  const std::string text = render_profile_yaml(p);
+  CHECK(text.find("attention_table") == std::string::npos);
+  CHECK(text.find("attention:\n  - {kernel: fa3, head_dim: 128, seq_len: 4096, causal: true, "
+                  "fwd_tflops: 579, source: ") != std::string::npos);
+  p.attention[0].source = "FA3 paper";
+  p.attention[0].kernel = "fa3,v2";
+  CHECK(render_profile_yaml(p).find("attention_table") == std::string::npos);
+  p.attention[0].kernel = "fa3";
+  CHECK(render_profile_yaml(p).find("attention_table: |\n") != std::string::npos);
+}
+
+TEST_CASE("an attention_table's errors point at the row and field") {
+  const std::string head =
+      "attention_table: |\n"
+      "  kernel,head_dim,seq_len,causal,fwd_tflops,bwd_tflops,fwd_bwd_tflops,source\n";
+  CHECK(profile_errors(head + "  fa3,128,4096,yes,579,,,FA3 paper\n") ==
+        "p.yaml:4:16: error: field 'attention_table[0].causal' = 'yes': must be true or false\n"
+        "    fa3,128,4096,yes,579,,,FA3 paper\n"
+        "                 ^\n");
+  CHECK(profile_errors(head + "  fa3,128,4096,true,579,,,\n  fa3,128,0,true,579,,,\n") ==
+        "p.yaml:5:11: error: field 'attention_table[1].seq_len' = '0': must be an integer "
+        "between 1 and 4294967296\n"
+        "    fa3,128,0,true,579,,,\n"
+        "            ^\n");
+  CHECK(profile_errors(head + "  fa3,128,4096,true,-1,,,\n")
+            .find("p.yaml:4:21: error: field 'attention_table[0].fwd_tflops' = '-1': must be a "
+                  "number greater than 0") == 0);
+  CHECK(profile_errors(head + "  fa3,128,4096,true\n") ==
+        "p.yaml:4:3: error: field 'attention_table[0]' = 'fa3,128,4096,true': must have 8 "
+        "comma-separated fields (kernel,head_dim,seq_len,causal,fwd_tflops,bwd_tflops,"
+        "fwd_bwd_tflops,source), not 4\n"
+        "    fa3,128,4096,true\n"
+        "    ^\n");
+  CHECK(profile_errors(head + "  fa3,128,4096,true,,450,,FA3 paper\n")
+            .find("p.yaml:4:3: error: field 'attention_table[0]' = 'fa3,128,4096,true,,450,,FA3 "
+                  "paper': needs fwd_tflops or fwd_bwd_tflops greater than 0") == 0);
+  CHECK(profile_errors(head + "  ,128,4096,true,579,,,\n")
+            .find("p.yaml:4:3: error: field 'attention_table[0].kernel': must not be empty") == 0);
+  CHECK(profile_errors("attention_table: |\n  kernel,head_dim\n  fa3,128\n")
+            .find("p.yaml:3:3: error: field 'attention_table' = 'kernel,head_dim': must start "
+                  "with the header line kernel,head_dim,seq_len,causal,fwd_tflops,bwd_tflops,"
+                  "fwd_bwd_tflops,source") == 0);
+  CHECK(profile_errors("attention: []\n" + head + "  fa3,128,4096,true,579,,,\n")
+            .find("give attention or attention_table, not both") != std::string::npos);
+}
+
 TEST_CASE("a collective fit's busbw_GBps of 0 is an error, not a missing value") {
   CHECK(profile_errors(kFit + "0}\n") ==
         "p.yaml:3:72: error: field 'collectives[0].busbw_GBps' = '0': must be a number greater "
