@@ -71,6 +71,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -170,14 +171,25 @@ std::optional<std::string> scaled_from_text(const std::string& s, int shift, Zer
                          ? "must be a number greater than 0 (leave the field out when not measured)"
                          : "must be a non-negative number";
   if (!is_plain_number(s)) return rule;
-  Decimal d = to_decimal(s);
-  d.exp += shift;
-  std::string text = fmt::format("{}e{}", d.digits.empty() ? "0" : d.digits, d.exp);
-  if (d.negative && !d.digits.empty()) return rule;
-  if (d.digits.empty() && zero == Zero::refused) return rule;
+  // The mantissa as written with its exponent shifted: the same decimal, which strtod rounds
+  // correctly (no double is multiplied).
+  const size_t e = s.find_first_of("eE");
+  const std::string_view mantissa(s.data(), e == std::string::npos ? s.size() : e);
+  const bool nonzero = mantissa.find_first_of("123456789") != std::string_view::npos;
+  if (mantissa.front() == '-' && nonzero) return rule;
+  if (!nonzero) {
+    if (zero == Zero::refused) return rule;
+    value = 0;
+    return std::nullopt;
+  }
+  const long exponent = (e == std::string::npos ? 0 : std::strtol(s.c_str() + e + 1, nullptr, 10)) +
+                        shift;  // at most 4 digits (is_plain_number)
+  std::string text(mantissa);
+  text += 'e';
+  text += std::to_string(exponent);
   value = std::strtod(text.c_str(), nullptr);
   if (!std::isfinite(value)) return "must be a finite number";
-  if (value == 0 && !d.digits.empty()) return "is too small to represent (it rounds to 0)";
+  if (value == 0) return "is too small to represent (it rounds to 0)";
   return std::nullopt;
 }
 

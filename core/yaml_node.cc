@@ -2,21 +2,23 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "core/edit_distance.h"
 #include "core/yaml_structure.h"
 
 namespace meshplan {
 
-std::shared_ptr<const SourceText> SourceText::from_string(std::string file,
-                                                          const std::string& text) {
+std::shared_ptr<SourceText> SourceText::from_string(std::string file, const std::string& text) {
   auto s = std::make_shared<SourceText>();
   s->file = std::move(file);
   std::istringstream in(text);
@@ -31,6 +33,14 @@ std::shared_ptr<const SourceText> SourceText::from_string(std::string file,
 std::string SourceText::line(int one_based) const {
   if (one_based < 1 || one_based > static_cast<int>(lines.size())) return "";
   return lines[static_cast<size_t>(one_based - 1)];
+}
+
+const std::string* SourceText::lifted_text(const YAML::Mark& m) const {
+  const auto it = std::lower_bound(lifted.begin(), lifted.end(), std::make_pair(m.line, m.column),
+                                   [](const LiftedBlock& b, const std::pair<int, int>& at) {
+                                     return std::make_pair(b.line, b.column) < at;
+                                   });
+  return it != lifted.end() && it->line == m.line && it->column == m.column ? &it->text : nullptr;
 }
 
 std::string read_text_file(const std::string& file) {
@@ -54,20 +64,49 @@ std::string read_text_file(const std::string& file) {
 YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const SourceText> source, std::string path)
     : node_(std::move(node)), source_(std::move(source)), path_(std::move(path)) {}
 
+namespace {
+
+// Content lines a literal block needs before it is lifted out of yaml-cpp's reading: enough that
+// only the long tables of calibration profiles are, every other block read as yaml-cpp reads it.
+constexpr size_t kLiftedBlockMinLines = 16;
+
+// The whole-document rules (core/yaml_structure.h) over `root`, read from `yaml`.
+YamlNode checked_root(const YAML::Node& root, const std::string& yaml,
+                      std::shared_ptr<const SourceText> source) {
+  std::vector<Diagnostic> errors = yaml_document_errors(yaml, *source);
+  if (!errors.empty()) throw InputError{errors};
+  if (!root.IsMap()) {
+    SourceLocation where{source->file, 1, 1, source->line(1)};
+    throw InputError{{Diagnostic{where, "", "", "must be a YAML mapping of fields"}}};
+  }
+  errors = yaml_key_errors(root, *source);
+  if (!errors.empty()) throw InputError{errors};
+  return YamlNode(root, std::move(source), "");
+}
+
+}  // namespace
+
 YamlNode YamlNode::parse(const std::string& text, const std::string& file) {
-  auto source = SourceText::from_string(file, text);
-  try {
-    YAML::Node root = YAML::Load(text);
-    std::vector<Diagnostic> errors = yaml_document_errors(text, *source);
-    if (!errors.empty()) throw InputError{errors};
-    YamlNode n(root, source, "");
-    if (!root.IsMap()) {
-      SourceLocation where{file, 1, 1, source->line(1)};
-      throw InputError{{Diagnostic{where, "", "", "must be a YAML mapping of fields"}}};
+  std::shared_ptr<SourceText> source = SourceText::from_string(file, text);
+  LiftedText lifted = lift_literal_blocks(text, kLiftedBlockMinLines);
+  if (!lifted.blocks.empty()) {
+    // Kept only where the guess holds (core/yaml_blocks.h); anything else is read as written.
+    std::optional<YAML::Node> root;
+    try {
+      root = YAML::Load(lifted.yaml);
+    } catch (const YAML::Exception&) {
     }
-    errors = yaml_key_errors(root, *source);
-    if (!errors.empty()) throw InputError{errors};
-    return n;
+    if (root && lifted_blocks_found(*root, lifted.blocks)) {
+      source->lifted = std::move(lifted.blocks);
+      try {
+        return checked_root(*root, lifted.yaml, source);
+      } catch (const YAML::Exception&) {
+        source->lifted.clear();
+      }
+    }
+  }
+  try {
+    return checked_root(YAML::Load(text), text, source);
   } catch (const YAML::Exception& e) {
     SourceLocation where{file, e.mark.line + 1, e.mark.column + 1, source->line(e.mark.line + 1)};
     throw InputError{{Diagnostic{where, "", "", "invalid YAML: " + e.msg}}};
@@ -97,7 +136,7 @@ SourceLocation YamlNode::block_location(size_t content_line, size_t content_colu
 }
 
 Diagnostic YamlNode::diagnostic(const std::string& rule) const {
-  std::string value = node_.IsScalar() ? node_.Scalar() : "";
+  std::string value = node_.IsScalar() ? scalar_value() : "";
   return Diagnostic{location(), path_, value, rule};
 }
 
@@ -178,9 +217,16 @@ YamlNode YamlNode::element(size_t i) const {
   return YamlNode(node_[i], source_, fmt::format("{}[{}]", path_, i));
 }
 
+const std::string& YamlNode::scalar_value() const {
+  const std::string& s = node_.Scalar();
+  if (s.empty() && !source_->lifted.empty())
+    if (const std::string* block = source_->lifted_text(node_.Mark())) return *block;
+  return s;
+}
+
 std::string YamlNode::scalar_text() const {
   if (!node_.IsScalar()) fail("must be a single value, not a list or mapping");
-  return node_.Scalar();
+  return scalar_value();
 }
 
 std::string YamlNode::as_string() const {

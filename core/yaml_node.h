@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "core/yaml_blocks.h"
 
 namespace meshplan {
 
@@ -20,8 +21,12 @@ namespace meshplan {
 struct SourceText {
   std::string file;
   std::vector<std::string> lines;
-  static std::shared_ptr<const SourceText> from_string(std::string file, const std::string& text);
+  // The long literal blocks yaml-cpp read as empty scalars (core/yaml_blocks.h), in line order.
+  std::vector<LiftedBlock> lifted;
+  static std::shared_ptr<SourceText> from_string(std::string file, const std::string& text);
   std::string line(int one_based) const;
+  // The text of the lifted block whose `|` is at `m`, or null.
+  const std::string* lifted_text(const YAML::Mark& m) const;
 };
 
 // The integer `s` spells, into `value`, when it lies in [min, max]; else the rule it breaks
@@ -84,6 +89,9 @@ class YamlNode {
 
  private:
   std::string scalar_text() const;
+  // The scalar's text as written: a lifted block's from the source, else yaml-cpp's.
+  // REQUIRES: is_scalar().
+  const std::string& scalar_value() const;
   SourceLocation key_location(const std::string& key) const;
 
   YAML::Node node_;

@@ -24,12 +24,13 @@ declare -A seeds=(
   [serving_layout]="fuzz/corpus/serving_layout/*"
   [request_trace]="tests/data/traces/*.csv fuzz/corpus/request_trace/*"
   [yaml_documents]="models/*.yaml topologies/*.yaml profiles/*-published.yaml tests/data/hostile/* fuzz/corpus/yaml_documents/*"
+  [yaml_blocks]="profiles/*-published.yaml profiles/example.yaml fuzz/corpus/yaml_blocks/*"
 )
 
 status=0
 summary=""
 for target in model_yaml cluster_yaml profile_yaml hf_config layout nccl_tests regress validation_runs \
-  serving_layout request_trace yaml_documents; do
+  serving_layout request_trace yaml_documents yaml_blocks; do
   corpus="$build/fuzz-corpus/$target"
   artifacts="$build/fuzz-artifacts"
   mkdir -p "$corpus" "$artifacts"

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 
 namespace meshplan {
@@ -324,6 +325,33 @@ TEST_CASE("a profile number that underflows to 0 is an error") {
         "represent (it rounds to 0)\n"
         "    - {collective: all_reduce, group_size: 8, latency_us: 1, busbw_GBps: 1e-9999}\n"
         "                                                                         ^\n");
+}
+
+TEST_CASE("a profile number's sign, zero and exponent read as the decimal written") {
+  // A zero where zero is allowed reads +0 whatever its sign; a negative number is refused.
+  auto r = parse_profile_yaml(
+      "provenance: {how: published}\n"
+      "collectives:\n  - {collective: all_reduce, group_size: 8, latency_us: -0.000, "
+      "busbw_GBps: +36.0e1, half_peak_bytes: 0}\n",
+      "p.yaml");
+  REQUIRE(r.ok());
+  CHECK(r->collectives[0].latency_s == 0);
+  CHECK_FALSE(std::signbit(r->collectives[0].latency_s));
+  CHECK(r->collectives[0].busbw_bytes_per_s == 3.6e11);
+  CHECK(profile_errors(kFit + "-1}\n").find("= '-1': must be a number greater than 0") !=
+        std::string::npos);
+  CHECK(profile_errors(kFit + "0.0e5}\n").find("= '0.0e5': must be a number greater than 0") !=
+        std::string::npos);
+  // The exponent shifted in the text, not a product of doubles: 0.1 TFLOP/s is exactly 1e11.
+  auto g = parse_profile_yaml(
+      "provenance: {how: published}\n"
+      "gemm:\n  bf16: {max_efficiency: 0.8, samples: [{m: 1, n: 1, k: 1, tflops: 0.1}, "
+      "{m: 1, n: 1, k: 1, tflops: 7106838973697001e-13}]}\n",
+      "p.yaml");
+  REQUIRE(g.ok());
+  CHECK(g->gemm.at("bf16").samples[0].flops_per_s == 1e11);
+  CHECK(g->gemm.at("bf16").samples[1].flops_per_s == 710.6838973697001e12);
+  CHECK(profile_errors(kFit + "1e9999}\n").find("must be a finite number") != std::string::npos);
 }
 
 TEST_CASE("hbm_GBps: 0 and an efficiency of 0 are errors, not defaults") {
