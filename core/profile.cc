@@ -420,16 +420,54 @@ GemmSample read_gemm_sample(const YamlNode& n) {
   return s;
 }
 
-// The comma-separated fields of `line`, each with its column.
-std::vector<std::pair<std::string, size_t>> csv_fields(const std::string& line) {
+// The comma-separated fields of `line`, each with its column; at most `count`, the last then
+// running to the line's end (commas and all).
+std::vector<std::pair<std::string, size_t>> csv_fields(const std::string& line,
+                                                       size_t count = std::string::npos) {
   std::vector<std::pair<std::string, size_t>> out;
   size_t start = 0;
-  for (;;) {
+  while (out.size() + 1 < count) {
     const size_t comma = line.find(',', start);
     out.emplace_back(line.substr(start, comma - start), start);
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
+  out.emplace_back(line.substr(start), start);
+  return out;
+}
+
+// The error of field `field` (".m", "" for the whole row) of row `row` of a table block, at
+// `column` of the block's line `line`.
+InputError table_row_error(const YamlNode& table, size_t line, size_t row, size_t column,
+                           const std::string& field, const std::string& value,
+                           const std::string& rule) {
+  return InputError{{Diagnostic{table.block_location(line, column),
+                                fmt::format("{}[{}]{}", table.path(), row, field), value, rule}}};
+}
+
+// A table block's samples: its header line (which must be `header`), then one sample per line
+// read by `read_row(table, text, line, row)`; blank lines skipped.
+template <typename ReadRow>
+auto read_table_block(const YamlNode& table, const char* header, ReadRow read_row) {
+  const std::string text = table.as_string();
+  std::vector<decltype(read_row(table, text, size_t{0}, size_t{0}))> out;
+  size_t line = 0, start = 0, row = 0;
+  bool at_header = true;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    const std::string content = text.substr(start, end - start);
+    if (at_header) {
+      if (content != header)
+        throw InputError{{Diagnostic{table.block_location(line, 0), table.path(), content,
+                                     fmt::format("must start with the header line {}", header)}}};
+      at_header = false;
+    } else if (!content.empty()) {
+      out.push_back(read_row(table, content, line, row++));
+    }
+    start = end + 1;
+    ++line;
+  }
+  return out;
 }
 
 // One row (`row`: its index among the table's rows, `line`: its line in the block) of a
@@ -439,8 +477,7 @@ GemmSample read_gemm_table_row(const YamlNode& table, const std::string& text, s
   const auto fields = csv_fields(text);
   auto fail_at = [&](size_t column, const std::string& field, const std::string& value,
                      const std::string& rule) {
-    throw InputError{{Diagnostic{table.block_location(line, column),
-                                 fmt::format("{}[{}]{}", table.path(), row, field), value, rule}}};
+    throw table_row_error(table, line, row, column, field, value, rule);
   };
   if (fields.size() != 6)
     fail_at(0, "", text,
@@ -466,30 +503,6 @@ GemmSample read_gemm_table_row(const YamlNode& table, const std::string& text, s
   return s;
 }
 
-// A samples_table block: the header line, then one sample per line (blank lines skipped).
-std::vector<GemmSample> read_gemm_sample_table(const YamlNode& table) {
-  const std::string text = table.as_string();
-  std::vector<GemmSample> out;
-  size_t line = 0, start = 0, row = 0;
-  bool header = true;
-  while (start < text.size()) {
-    const size_t end = std::min(text.find('\n', start), text.size());
-    const std::string content = text.substr(start, end - start);
-    if (header) {
-      if (content != kGemmTableHeader)
-        throw InputError{
-            {Diagnostic{table.block_location(line, 0), table.path(), content,
-                        fmt::format("must start with the header line {}", kGemmTableHeader)}}};
-      header = false;
-    } else if (!content.empty()) {
-      out.push_back(read_gemm_table_row(table, content, line, row++));
-    }
-    start = end + 1;
-    ++line;
-  }
-  return out;
-}
-
 GemmTable read_gemm_table(const YamlNode& n, const std::string& dtype) {
   n.expect_only_keys({"max_efficiency", "sustained_tflops", "samples", "samples_table"});
   GemmTable t;
@@ -504,7 +517,7 @@ GemmTable read_gemm_table(const YamlNode& n, const std::string& dtype) {
     for (size_t i = 0; i < samples->size(); ++i)
       t.samples.push_back(read_gemm_sample(samples->element(i)));
   }
-  if (table) t.samples = read_gemm_sample_table(*table);
+  if (table) t.samples = read_table_block(*table, kGemmTableHeader, read_gemm_table_row);
   return t;
 }
 
@@ -560,32 +573,15 @@ AttentionSample read_attention_sample(const YamlNode& n) {
   return s;
 }
 
-// The first fields of `line` split at commas, the last running to the line's end, each with its
-// column; fewer where the line has fewer commas.
-std::vector<std::pair<std::string, size_t>> csv_fields_last_rest(const std::string& line,
-                                                                 size_t count) {
-  std::vector<std::pair<std::string, size_t>> out;
-  size_t start = 0;
-  while (out.size() + 1 < count) {
-    const size_t comma = line.find(',', start);
-    out.emplace_back(line.substr(start, comma - start), start);
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-  out.emplace_back(line.substr(start), start);
-  return out;
-}
-
 // One row of an attention_table (`row`: its index among the table's rows, `line`: its line in
 // the block), read under the rules of the list's entries (read_attention_sample); errors point at
 // the field.
 AttentionSample read_attention_table_row(const YamlNode& table, const std::string& text,
                                          size_t line, size_t row) {
-  const auto fields = csv_fields_last_rest(text, kAttentionTableFields);
+  const auto fields = csv_fields(text, kAttentionTableFields);
   auto fail_at = [&](size_t column, const std::string& field, const std::string& value,
                      const std::string& rule) {
-    throw InputError{{Diagnostic{table.block_location(line, column),
-                                 fmt::format("{}[{}]{}", table.path(), row, field), value, rule}}};
+    throw table_row_error(table, line, row, column, field, value, rule);
   };
   if (fields.size() != kAttentionTableFields)
     fail_at(0, "", text,
@@ -618,30 +614,6 @@ AttentionSample read_attention_table_row(const YamlNode& table, const std::strin
     fail_at(0, "", text, "needs fwd_tflops or fwd_bwd_tflops greater than 0");
   s.source = fields[7].first;
   return s;
-}
-
-// An attention_table block: the header line, then one sample per line (blank lines skipped).
-std::vector<AttentionSample> read_attention_table(const YamlNode& table) {
-  const std::string text = table.as_string();
-  std::vector<AttentionSample> out;
-  size_t line = 0, start = 0, row = 0;
-  bool header = true;
-  while (start < text.size()) {
-    const size_t end = std::min(text.find('\n', start), text.size());
-    const std::string content = text.substr(start, end - start);
-    if (header) {
-      if (content != kAttentionTableHeader)
-        throw InputError{
-            {Diagnostic{table.block_location(line, 0), table.path(), content,
-                        fmt::format("must start with the header line {}", kAttentionTableHeader)}}};
-      header = false;
-    } else if (!content.empty()) {
-      out.push_back(read_attention_table_row(table, content, line, row++));
-    }
-    start = end + 1;
-    ++line;
-  }
-  return out;
 }
 
 PeerAllReduceFit read_peer(const YamlNode& n) {
@@ -683,7 +655,8 @@ CalibrationProfile read_profile(const YamlNode& root) {
     for (size_t i = 0; i < att->size(); ++i)
       p.attention.push_back(read_attention_sample(att->element(i)));
   }
-  if (att_table) p.attention = read_attention_table(*att_table);
+  if (att_table)
+    p.attention = read_table_block(*att_table, kAttentionTableHeader, read_attention_table_row);
   if (auto q = root.optional_child("fp8_quantization_overhead")) {
     if (!q->is_map())
       q->fail("must be a mapping of FP8 recipe to overhead, e.g. {delayed: 0, current: 0.21}");
