@@ -691,18 +691,35 @@ bool offload_fit(CostModel& model, Layout& layout, CostModel::ShapeRef shape,
 // (CostModel::uniform_recompute_group): the same compute, fewer stored layer inputs. Taken when
 // it needs less memory (one evaluated layout); `layout` and `peak` then carry it. `shape`: the
 // layout's (CostModel::shape_ref), which the retry shares.
-bool uniform_groups_help(CostModel& model, Layout& layout, CostModel::ShapeRef shape,
-                         StageMemory& peak, int64_t& order, ThreadResult& out) {
+// The peak stage of a layout as built (StageMemory) or as its sums alone (StageTotals, for a
+// layout that offloads nothing: bit for bit the built stage's, stage_totals), and its bytes.
+double total_of(const StageMemory& peak) { return peak.total_bytes(); }
+double total_of(const StageTotals& peak) { return peak.total; }
+void peak_of(const CostModel& model, const Layout& l, CostModel::ShapeRef shape, StageMemory& out) {
+  out = model.peak_stage_memory(l, shape);
+}
+void peak_of(const CostModel& model, const Layout& l, CostModel::ShapeRef shape, StageTotals& out) {
+  std::array<bool, 4> zero{};
+  zero[static_cast<size_t>(l.zero)] = true;
+  std::array<StageTotals, 4> peaks;
+  model.peak_totals_by_zero(l, shape, zero, peaks);
+  out = peaks[static_cast<size_t>(l.zero)];
+}
+
+template <class Peak>
+bool uniform_groups_help(CostModel& model, Layout& layout, CostModel::ShapeRef shape, Peak& peak,
+                         int64_t& order, ThreadResult& out) {
   const int64_t group = model.uniform_recompute_group(layout, shape);
   if (group <= 1) return false;
   Layout grouped = layout;
   grouped.recompute_layers = group;
   ++out.evaluated;
   ++order;
-  const StageMemory p = model.peak_stage_memory(grouped, shape);
-  if (!out.smallest || p.total_bytes() < out.smallest->key)
-    out.smallest = Ranked{p.total_bytes(), order, grouped};
-  if (p.total_bytes() >= peak.total_bytes()) return false;
+  Peak p;
+  peak_of(model, grouped, shape, p);
+  if (!out.smallest || total_of(p) < out.smallest->key)
+    out.smallest = Ranked{total_of(p), order, grouped};
+  if (total_of(p) >= total_of(peak)) return false;
   layout = grouped;
   peak = p;
   return true;
@@ -899,6 +916,27 @@ void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef sha
   rank_fitting(t, layout, shape, bytes, order, options, floor);
 }
 
+// place_with_retries where nothing may be offloaded (its only retry, the uniform recompute
+// groups), on the peak stage's sums (peak_totals_by_zero's) instead of the built stage: the same
+// bytes, retry and dominant term, without building a stage. REQUIRES: !layout.offloads().
+void place_with_group_retry(SearchThread& t, Layout& layout, CostModel::ShapeRef shape,
+                            StageTotals peak, int64_t& order, const SearchOptions& options,
+                            FloorState& floor) {
+  CostModel& model = *t.model;
+  ThreadResult& out = t.out;
+  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
+  if (peak.total > hbm && layout.recompute == Recompute::full &&
+      model.options().uniform_recompute && !options.fix.recompute_layers)
+    uniform_groups_help(model, layout, shape, peak, order, out);
+  if (peak.total > hbm) {
+    ++out.rejected[static_cast<size_t>(dominant_term(peak))];
+    return;
+  }
+  if (!launcher_runs(options, model, layout, out)) return;
+  ++out.feasible;
+  rank_fitting(t, layout, shape, peak.total, order, options, floor);
+}
+
 // EP overlap for one recompute choice and schedule. Megatron-Core's EP overlap excludes full and
 // block recomputation: the search's own choice gives way to them (a --fix keeps it on).
 // DualPipe overlaps them by construction (its F&B pairs), DualPipeV where the framework overlaps
@@ -977,6 +1015,8 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
       rank_fitting(t, layout, shape, peak.total, order, options, floor);
     } else if (!retries) {
       ++out.rejected[static_cast<size_t>(dominant_term(peak))];
+    } else if (!allow_offload) {
+      place_with_group_retry(t, layout, shape, peak, order, options, floor);
     } else {
       place_with_retries(t, layout, shape, model.peak_stage_memory(layout, shape), order,
                          allow_offload, options, floor);

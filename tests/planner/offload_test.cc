@@ -142,3 +142,51 @@ TEST_CASE("uniform_recompute_group picks the group size with the least peak acti
     CHECK(peak_activations(chosen) <= peak_activations(group));
   }
 }
+
+TEST_CASE("a full-recompute layout too big per layer is searched again in uniform groups") {
+  // The search's retry (no offloading): a layout recomputing every layer that does not fit is
+  // tried with uniform_recompute_group's groups; ranked with them where they fit, else rejected
+  // under the grouped stage's largest term. HBM is set between the two peaks.
+  const ModelSpec m = shipped_model("llama3-70b");
+  const TrainingSpec t{8192, 1024, Precision::bf16};
+  ClusterSpec c = two_level_cluster(64);
+  const Layout l = checked("tp=8,pp=4,dp=16,zero=1,recompute=full", m, 512, t);
+  Layout grouped = l;
+  grouped.recompute_layers = CostModel(m, c, CalibrationProfile{}, t).uniform_recompute_group(l);
+  REQUIRE(grouped.recompute_layers > 1);
+  CostModel sizes(m, c, CalibrationProfile{}, t);
+  const double per_layer = sizes.peak_stage_memory(l).total_bytes();
+  const StageMemory in_groups = sizes.peak_stage_memory(grouped);
+  REQUIRE(in_groups.total_bytes() < per_layer);
+  SearchOptions o;
+  o.top_k = 1000;
+  o.fix = parse_layout_fix("tp=8,pp=4,cp=1,zero=1,recompute=full,mbs=1,vpp=1,order=tp-cp-dp-pp")
+              .value();
+  {
+    c.gpu.hbm_bytes = static_cast<int64_t>((per_layer + in_groups.total_bytes()) / 2);
+    CostModel model(m, c, CalibrationProfile{}, t);
+    const SearchResult r = search_layouts(model, c.gpus(), o);
+    bool found = false;
+    for (const Estimate& e : r.ranked) {
+      if (e.layout.schedule != Schedule::one_f_one_b || e.layout.shard != 0) continue;
+      CHECK(e.layout.recompute_layers == grouped.recompute_layers);
+      CHECK(e.peak_bytes == in_groups.total_bytes());
+      found = true;
+    }
+    CHECK(found);
+  }
+  {
+    c.gpu.hbm_bytes = static_cast<int64_t>(in_groups.total_bytes() / 2);
+    CostModel model(m, c, CalibrationProfile{}, t);
+    const SearchResult r = search_layouts(model, c.gpus(), o);
+    CHECK(r.ranked.empty());
+    const double states =
+        in_groups.params_bytes + in_groups.grads_bytes + in_groups.optimizer_bytes;
+    const char* reason = states >= in_groups.activations_bytes && states >= in_groups.other_bytes()
+                             ? "exceeds memory: model states dominate"
+                         : in_groups.activations_bytes >= in_groups.other_bytes()
+                             ? "exceeds memory: activations dominate"
+                             : "exceeds memory: logits/buffers dominate";
+    CHECK(r.rejected.count(reason) == 1);
+  }
+}
