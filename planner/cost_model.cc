@@ -1,6 +1,7 @@
 #include "planner/cost_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <tuple>
 
 #include "planner/activation_memory.h"
@@ -1127,6 +1128,13 @@ bool CostModel::least_recompute_by_stage(const Layout& l, ShapeRef ref, int64_t 
   return true;
 }
 
+size_t CostModel::UniformGroupKeyHash::operator()(const UniformGroupKey& k) const {
+  uint64_t h = 0;
+  for (size_t i = 0; i < k.bits.size(); i += 4)
+    h = hashed(h, k.bits[i], k.bits[i + 1], k.bits[i + 2], k.bits[i + 3]);
+  return static_cast<size_t>(h);
+}
+
 int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const {
   const LayerActivations& dense = shape.costs.dense.activations;
   const LayerActivations& moe = shape.costs.moe.activations;
@@ -1137,6 +1145,19 @@ int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const
     if (k.mix.layers() == 0) continue;
     classes.push_back({uniform_group_terms(k.mix, dense, moe),
                        in_flight_micro_batches(l, shape.micro_batches, k.first)});
+  }
+  // The scan below reads these alone: an answer found for the same bits is this one.
+  UniformGroupKey key;
+  const bool keyed = classes.size() <= kUniformKeyClasses;
+  if (keyed) {
+    for (size_t i = 0; i < classes.size(); ++i) {
+      const UniformClassTerms& c = classes[i];
+      key.bits[4 * i] = static_cast<uint64_t>(c.terms.layers);
+      key.bits[4 * i + 1] = std::bit_cast<uint64_t>(c.terms.layer_input);
+      key.bits[4 * i + 2] = std::bit_cast<uint64_t>(c.terms.widest);
+      key.bits[4 * i + 3] = std::bit_cast<uint64_t>(c.in_flight);
+    }
+    if (auto* known = uniform_group_memo_.find(key)) return known->second;
   }
   auto largest = [&](int64_t group) {
     double worst = 0;
@@ -1162,6 +1183,7 @@ int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const
     }
     group = std::max(group + 1, next);
   }
+  if (keyed) uniform_group_memo_.emplace(key, best);
   return best;
 }
 

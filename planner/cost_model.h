@@ -352,6 +352,20 @@ class CostModel {
     double in_flight = 0;
   };
   mutable std::vector<UniformClassTerms> uniform_classes_;
+  // best_uniform_group's answers by what it reads: each class's terms and micro-batches in
+  // flight (the bits of layers, layer input, widest layer, in flight), for shapes of at most
+  // kUniformKeyClasses classes. Shapes of other shard groups and items ask it again.
+  static constexpr size_t kUniformKeyClasses = 6;
+  struct UniformGroupKey {
+    std::array<uint64_t, 4 * kUniformKeyClasses> bits{};
+    bool operator==(const UniformGroupKey&) const = default;
+  };
+  struct UniformGroupKeyHash {
+    size_t operator()(const UniformGroupKey& k) const;
+  };
+  static constexpr size_t kUniformGroupsCached = 4096;
+  mutable FlatCacheMap<UniformGroupKey, int64_t, UniformGroupKeyHash, kUniformGroupsCached>
+      uniform_group_memo_;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   // frame_sums of frames_of(l, shape), cached alike.

@@ -190,3 +190,29 @@ TEST_CASE("a full-recompute layout too big per layer is searched again in unifor
     CHECK(r.rejected.count(reason) == 1);
   }
 }
+
+TEST_CASE("a uniform recompute group remembered from another shape is the one found afresh") {
+  // The cost model keeps each group by what decides it (every stage class's layers, layer input,
+  // widest layer and micro-batches in flight): another shard group's shape asks the same and is
+  // answered from memory, other schedules and micro-batch sizes are not.
+  const ModelSpec m = shipped_model("llama3-70b");
+  const TrainingSpec t{8192, 1024, Precision::bf16};
+  const ClusterSpec c = two_level_cluster(64);
+  CostModel warm(m, c, CalibrationProfile{}, t);
+  const std::vector<std::string> layouts = {
+      "tp=8,pp=4,dp=16,recompute=full",
+      "tp=8,pp=4,dp=16,recompute=full,shard=8",
+      "tp=8,pp=4,dp=16,recompute=full,schedule=gpipe",
+      "tp=8,pp=4,vpp=2,dp=16,recompute=full,schedule=interleaved",
+      "tp=8,pp=4,dp=16,mbs=2,recompute=full",
+      "tp=4,pp=8,dp=16,recompute=full"};
+  for (const std::string& text : layouts) {
+    CAPTURE(text);
+    const Layout l = checked(text, m, 512, t);
+    CostModel cold(m, c, CalibrationProfile{}, t);
+    CHECK(warm.uniform_recompute_group(l) == cold.uniform_recompute_group(l));
+  }
+  // GPipe holds every micro-batch in flight where 1F1B holds at most pp: a larger group.
+  CHECK(warm.uniform_recompute_group(checked(layouts[2], m, 512, t)) >
+        warm.uniform_recompute_group(checked(layouts[0], m, 512, t)));
+}
