@@ -983,7 +983,7 @@ int64_t CostModel::activations_settle(const Layout& l, ShapeRef ref, int64_t fro
   if (shape.activation_terms.size() != shape.classes.size() ||
       shape.terms_recompute != l.recompute || shape.terms_modules != l.recompute_modules)
     return never;
-  // Scanned down from the last count: the first growth met bounds the run that settles.
+  // The run settles past every class's last growth.
   const int64_t last = from_layers + (to_layers - from_layers) / step * step;
   int64_t settled = from_layers;
   const StageActivationTerms* previous = nullptr;
@@ -991,17 +991,46 @@ int64_t CostModel::activations_settle(const Layout& l, ShapeRef ref, int64_t fro
     // A class with the previous one's terms has its activations, scanned already.
     if (previous && same_activation_terms(terms, *previous)) continue;
     previous = &terms;
-    StageActivations later = stage_activations(terms, last);
-    for (int64_t rl = last - step; rl >= settled; rl -= step) {
-      const StageActivations a = stage_activations(terms, rl);
-      if (!(later.per_micro_batch <= a.per_micro_batch &&
-            later.recompute_buffer <= a.recompute_buffer)) {
-        settled = rl + step;
-        break;
-      }
-      later = a;
-    }
+    settled = std::max(settled, class_settles(terms, from_layers, last, step));
   }
+  return settled;
+}
+
+size_t CostModel::SettleKeyHash::operator()(const SettleKey& k) const {
+  return static_cast<size_t>(hashed(k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9],
+                                    k[10], k[11], k[12], k[13]));
+}
+
+int64_t CostModel::class_settles(const StageActivationTerms& terms, int64_t from, int64_t last,
+                                 int64_t step) const {
+  const SettleKey key{static_cast<uint64_t>(terms.recompute),
+                      static_cast<uint64_t>(terms.dense_layers),
+                      static_cast<uint64_t>(terms.moe_layers),
+                      std::bit_cast<uint64_t>(terms.dense_full),
+                      std::bit_cast<uint64_t>(terms.dense_policy),
+                      std::bit_cast<uint64_t>(terms.moe_full),
+                      std::bit_cast<uint64_t>(terms.moe_policy),
+                      std::bit_cast<uint64_t>(terms.dense_whole),
+                      std::bit_cast<uint64_t>(terms.moe_whole),
+                      std::bit_cast<uint64_t>(terms.dense_largest),
+                      std::bit_cast<uint64_t>(terms.moe_largest),
+                      static_cast<uint64_t>(from),
+                      static_cast<uint64_t>(last),
+                      static_cast<uint64_t>(step)};
+  if (auto* known = settle_memo_.find(key)) return known->second;
+  // Scanned down from the last count: the first growth met is the highest.
+  int64_t settled = from;
+  StageActivations later = stage_activations(terms, last);
+  for (int64_t rl = last - step; rl >= from; rl -= step) {
+    const StageActivations a = stage_activations(terms, rl);
+    if (!(later.per_micro_batch <= a.per_micro_batch &&
+          later.recompute_buffer <= a.recompute_buffer)) {
+      settled = rl + step;
+      break;
+    }
+    later = a;
+  }
+  settle_memo_.emplace(key, settled);
   return settled;
 }
 

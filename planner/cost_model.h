@@ -366,6 +366,16 @@ class CostModel {
   static constexpr size_t kUniformGroupsCached = 4096;
   mutable FlatCacheMap<UniformGroupKey, int64_t, UniformGroupKeyHash, kUniformGroupsCached>
       uniform_group_memo_;
+  // activations_settle's scan of one stage class's terms over the counts from, from + step, ...,
+  // last: the count after the highest at which the next count's activations grow (`from` where
+  // none does). Kept by the fields it reads (the terms stage_activations compares, the counts).
+  int64_t class_settles(const StageActivationTerms& terms, int64_t from, int64_t last,
+                        int64_t step) const;
+  using SettleKey = std::array<uint64_t, 14>;
+  struct SettleKeyHash {
+    size_t operator()(const SettleKey& k) const;
+  };
+  mutable FlatCacheMap<SettleKey, int64_t, SettleKeyHash, kUniformGroupsCached> settle_memo_;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   // frame_sums of frames_of(l, shape), cached alike.

@@ -362,3 +362,37 @@ TEST_CASE("a shape rebuilt in a forgotten shape's storage estimates as one built
   CHECK(warm.step_time_lower_bound_s(l, warm.shape_ref(l)) ==
         cold.step_time_lower_bound_s(l, cold.shape_ref(l)));
 }
+
+TEST_CASE(
+    "activations settle where no stage's activations grow with the count, found or remembered") {
+  // The block method on llama3-70b (20 layers a stage): from one layer recomputed in full on,
+  // each further one stores its input instead of its activations and the rebuilt layer's buffer
+  // stays, so every stage's activations fall; from none to one the buffer appears (the bytes
+  // still fall there, the stored layers' savings being larger, but the buffer grows). The model
+  // keeps each class's answer by its terms and counts: another shard group's shape is answered
+  // from memory, as a cold model answers it.
+  const ModelSpec m = shipped_model("llama3-70b");
+  const TrainingSpec t{8192, 1024, Precision::bf16};
+  const ClusterSpec c = two_level_cluster(64);
+  CostModel warm(m, c, CalibrationProfile{}, t);
+  for (const std::string text : {"tp=8,pp=4,dp=16", "tp=8,pp=4,dp=16,shard=8"}) {
+    CAPTURE(text);
+    Layout l = parse_layout(text).value();
+    REQUIRE(check_layout(l, m, 512, t).empty());
+    CostModel cold(m, c, CalibrationProfile{}, t);
+    const int64_t settled = warm.activations_settle(l, warm.shape_ref(l), 0, 20, 1);
+    CHECK(settled == 1);
+    CHECK(cold.activations_settle(l, cold.shape_ref(l), 0, 20, 1) == settled);
+    CHECK(warm.activations_settle(l, warm.shape_ref(l), 2, 20, 2) == 2);
+    for (int64_t rl = settled; rl < 20; ++rl) {
+      CAPTURE(rl);
+      Layout a = l, b = l;
+      a.recompute_layers = rl, b.recompute_layers = rl + 1;
+      const MemoryEstimate at = estimate_memory(m, c.gpu, a, t);
+      const MemoryEstimate next = estimate_memory(m, c.gpu, b, t);
+      for (size_t s = 0; s < at.stages.size(); ++s)
+        CHECK(next.stages[s].activations_bytes <= at.stages[s].activations_bytes);
+    }
+    CHECK(warm.activations_settle(l, warm.shape_ref(l), 1, 20, 1) == 1);
+  }
+}
