@@ -997,8 +997,7 @@ int64_t CostModel::activations_settle(const Layout& l, ShapeRef ref, int64_t fro
 }
 
 size_t CostModel::SettleKeyHash::operator()(const SettleKey& k) const {
-  return static_cast<size_t>(hashed(k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9],
-                                    k[10], k[11], k[12], k[13]));
+  return static_cast<size_t>(std::apply([](auto... v) { return hashed(v...); }, k));
 }
 
 int64_t CostModel::class_settles(const StageActivationTerms& terms, int64_t from, int64_t last,

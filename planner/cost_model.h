@@ -363,8 +363,9 @@ class CostModel {
   struct UniformGroupKeyHash {
     size_t operator()(const UniformGroupKey& k) const;
   };
-  static constexpr size_t kUniformGroupsCached = 4096;
-  mutable FlatCacheMap<UniformGroupKey, int64_t, UniformGroupKeyHash, kUniformGroupsCached>
+  // Entries each of the scans' memos keeps (best_uniform_group's, class_settles').
+  static constexpr size_t kScanAnswersCached = 4096;
+  mutable FlatCacheMap<UniformGroupKey, int64_t, UniformGroupKeyHash, kScanAnswersCached>
       uniform_group_memo_;
   // activations_settle's scan of one stage class's terms over the counts from, from + step, ...,
   // last: the count after the highest at which the next count's activations grow (`from` where
@@ -375,7 +376,7 @@ class CostModel {
   struct SettleKeyHash {
     size_t operator()(const SettleKey& k) const;
   };
-  mutable FlatCacheMap<SettleKey, int64_t, SettleKeyHash, kUniformGroupsCached> settle_memo_;
+  mutable FlatCacheMap<SettleKey, int64_t, SettleKeyHash, kScanAnswersCached> settle_memo_;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   // frame_sums of frames_of(l, shape), cached alike.

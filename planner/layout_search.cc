@@ -687,10 +687,6 @@ bool offload_fit(CostModel& model, Layout& layout, CostModel::ShapeRef shape,
   return false;
 }
 
-// A full-recompute candidate too big for GPU memory, retried with the uniform method's groups
-// (CostModel::uniform_recompute_group): the same compute, fewer stored layer inputs. Taken when
-// it needs less memory (one evaluated layout); `layout` and `peak` then carry it. `shape`: the
-// layout's (CostModel::shape_ref), which the retry shares.
 // The peak stage of a layout as built (StageMemory) or as its sums alone (StageTotals, for a
 // layout that offloads nothing: bit for bit the built stage's, stage_totals), and its bytes.
 double total_of(const StageMemory& peak) { return peak.total_bytes(); }
@@ -706,6 +702,17 @@ void peak_of(const CostModel& model, const Layout& l, CostModel::ShapeRef shape,
   out = peaks[static_cast<size_t>(l.zero)];
 }
 
+// Whether a layout too big for GPU memory is retried in uniform recompute groups: full recompute,
+// where the framework groups layers and no count is pinned.
+bool retried_in_groups(const CostModel& model, const Layout& layout, const SearchOptions& options) {
+  return layout.recompute == Recompute::full && model.options().uniform_recompute &&
+         !options.fix.recompute_layers;
+}
+
+// A full-recompute candidate too big for GPU memory, retried with the uniform method's groups
+// (CostModel::uniform_recompute_group): the same compute, fewer stored layer inputs. Taken when
+// it needs less memory (one evaluated layout); `layout` and `peak` then carry it. `shape`: the
+// layout's (CostModel::shape_ref), which the retry shares.
 template <class Peak>
 bool uniform_groups_help(CostModel& model, Layout& layout, CostModel::ShapeRef shape, Peak& peak,
                          int64_t& order, ThreadResult& out) {
@@ -891,18 +898,24 @@ void rank_fitting(SearchThread& t, const Layout& layout, CostModel::ShapeRef sha
 
 // A layout too big for GPU memory (or offloading): retried with uniform recompute groups and
 // with its optimizer states offloaded where the search allows, then ranked or rejected under
-// the reason it did not fit. `peak` is its peak stage; `layout` carries the retry that fit.
-void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef shape,
-                        StageMemory peak, int64_t& order, bool allow_offload,
-                        const SearchOptions& options, FloorState& floor) {
+// the reason it did not fit. `peak` is its peak stage, built (StageMemory) or, where nothing may
+// be offloaded (!allow_offload, !layout.offloads()), its sums alone (StageTotals: the same bytes,
+// retry and dominant term without building a stage); `layout` carries the retry that fit.
+template <class Peak>
+void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef shape, Peak peak,
+                        int64_t& order, bool allow_offload, const SearchOptions& options,
+                        FloorState& floor) {
   CostModel& model = *t.model;
   ThreadResult& out = t.out;
   const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
-  double bytes = peak.total_bytes();
-  if (bytes > hbm && layout.recompute == Recompute::full && model.options().uniform_recompute &&
-      !options.fix.recompute_layers && uniform_groups_help(model, layout, shape, peak, order, out))
-    bytes = peak.total_bytes();
-  if (bytes > hbm && allow_offload && offload_fit(model, layout, shape, peak, order, out)) {
+  double bytes = total_of(peak);
+  if (bytes > hbm && retried_in_groups(model, layout, options) &&
+      uniform_groups_help(model, layout, shape, peak, order, out))
+    bytes = total_of(peak);
+  bool offloaded = false;
+  if constexpr (std::is_same_v<Peak, StageMemory>)
+    offloaded = bytes > hbm && allow_offload && offload_fit(model, layout, shape, peak, order, out);
+  if (offloaded) {
     bytes = model.peak_stage_memory(layout, shape).total_bytes();
   } else if (bytes > hbm) {
     ++out.rejected[static_cast<size_t>(dominant_term(peak))];
@@ -914,27 +927,6 @@ void place_with_retries(SearchThread& t, Layout& layout, CostModel::ShapeRef sha
   if (!launcher_runs(options, model, layout, out)) return;
   ++out.feasible;
   rank_fitting(t, layout, shape, bytes, order, options, floor);
-}
-
-// place_with_retries where nothing may be offloaded (its only retry, the uniform recompute
-// groups), on the peak stage's sums (peak_totals_by_zero's) instead of the built stage: the same
-// bytes, retry and dominant term, without building a stage. REQUIRES: !layout.offloads().
-void place_with_group_retry(SearchThread& t, Layout& layout, CostModel::ShapeRef shape,
-                            StageTotals peak, int64_t& order, const SearchOptions& options,
-                            FloorState& floor) {
-  CostModel& model = *t.model;
-  ThreadResult& out = t.out;
-  const double hbm = static_cast<double>(model.cluster().gpu.hbm_bytes);
-  if (peak.total > hbm && layout.recompute == Recompute::full &&
-      model.options().uniform_recompute && !options.fix.recompute_layers)
-    uniform_groups_help(model, layout, shape, peak, order, out);
-  if (peak.total > hbm) {
-    ++out.rejected[static_cast<size_t>(dominant_term(peak))];
-    return;
-  }
-  if (!launcher_runs(options, model, layout, out)) return;
-  ++out.feasible;
-  rank_fitting(t, layout, shape, peak.total, order, options, floor);
 }
 
 // EP overlap for one recompute choice and schedule. Megatron-Core's EP overlap excludes full and
@@ -961,9 +953,7 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
   const Offload offload = layout.offload;
   const int64_t rl = layout.recompute_layers;
   const bool plain = !layout.offloads();
-  const bool retries =
-      allow_offload || (layout.recompute == Recompute::full && model.options().uniform_recompute &&
-                        !options.fix.recompute_layers);
+  const bool retries = allow_offload || retried_in_groups(model, layout, options);
   // Filled for the stages `zeros` marks, the only ones read: the thread's buffer, which saves
   // zeroing a fresh one per call.
   std::array<StageTotals, 4>& peaks = t.peaks;
@@ -1016,7 +1006,7 @@ void run_zero_stages(SearchThread& t, Layout layout, CostModel::ShapeRef shape,
     } else if (!retries) {
       ++out.rejected[static_cast<size_t>(dominant_term(peak))];
     } else if (!allow_offload) {
-      place_with_group_retry(t, layout, shape, peak, order, options, floor);
+      place_with_retries(t, layout, shape, peak, order, allow_offload, options, floor);
     } else {
       place_with_retries(t, layout, shape, model.peak_stage_memory(layout, shape), order,
                          allow_offload, options, floor);
