@@ -838,13 +838,18 @@ StageMemory CostModel::peak_stage_memory(const Layout& l) {
   return peak_stage_memory(l, shape_ref(l));
 }
 
-const std::vector<StageMemory>& CostModel::frames_of(const Layout& l, const Shape& shape) const {
+const CostModel::Shape& CostModel::frames_for_schedule(const Layout& l, const Shape& shape) {
   const Shape& owner = shape.frames_home();
   if (owner.frames_schedule != l.schedule) {
     for (auto& f : owner.frames) f.clear();
     for (auto& f : owner.frame_sums) f.clear();
     owner.frames_schedule = l.schedule;
   }
+  return owner;
+}
+
+const std::vector<StageMemory>& CostModel::frames_of(const Layout& l, const Shape& shape) const {
+  const Shape& owner = frames_for_schedule(l, shape);
   std::vector<StageMemory>& frames = owner.frames[static_cast<size_t>(l.zero)];
   if (!frames.empty()) return frames;
   // Another ZeRO stage's frames of this schedule differ only in the ZeRO stage's terms.
@@ -900,12 +905,9 @@ const std::vector<StageActivations>& CostModel::activations_of(const Layout& l,
 }
 
 const std::vector<FrameSums>& CostModel::sums_of(const Layout& l, const Shape& shape) const {
-  const std::vector<StageMemory>& frames = frames_of(l, shape);
-  const Shape& owner = shape.frames_home();
-  std::vector<FrameSums>& sums = owner.frame_sums[static_cast<size_t>(l.zero)];
-  if (sums.empty())
-    for (const StageMemory& f : frames) sums.push_back(frame_sums(f));
-  return sums;
+  std::array<bool, 4> zeros{};
+  zeros[static_cast<size_t>(l.zero)] = true;
+  return sums_by_zero(l, shape, zeros)[static_cast<size_t>(l.zero)];
 }
 
 // The first class with the largest total wins, as in a scan keeping the strictly larger.
@@ -924,17 +926,26 @@ static std::pair<size_t, StageTotals> largest_class(
 
 const std::array<std::vector<FrameSums>, 4>& CostModel::sums_by_zero(
     const Layout& l, const Shape& shape, const std::array<bool, 4>& zeros) const {
-  const Shape& owner = shape.frames_home();
-  bool cached = owner.frames_schedule == l.schedule;
+  const Shape& owner = frames_for_schedule(l, shape);
+  bool cached = true;
   for (size_t zero = 0; zero < zeros.size(); ++zero)
     cached = cached && (!zeros[zero] || !owner.frame_sums[zero].empty());
-  if (!cached) {
-    Layout z = l;
-    for (size_t zero = 0; zero < zeros.size(); ++zero) {
-      if (!zeros[zero]) continue;
-      z.zero = static_cast<int>(zero);
-      sums_of(z, shape);
-    }
+  if (cached) return owner.frame_sums;
+  // frame_sums of frames_of's frames, from their two parts: the part every ZeRO stage shares
+  // once per class, the ZeRO stage's terms per stage asked for.
+  const size_t n = shape.classes.size();
+  fixed_.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    fixed_[i] = frame_fixed(shape.classes[i].params, l, shape.micro_batches, shape.logits_bytes,
+                            context_.fp8, options_.memory);
+  Layout z = l;
+  for (size_t zero = 0; zero < zeros.size(); ++zero) {
+    std::vector<FrameSums>& sums = owner.frame_sums[zero];
+    if (!zeros[zero] || !sums.empty()) continue;
+    z.zero = static_cast<int>(zero);
+    for (size_t i = 0; i < n; ++i)
+      sums.push_back(frame_sums(
+          fixed_[i], zero_terms(shape.classes[i].params, z, context_.fp8, options_.memory)));
   }
   return owner.frame_sums;
 }

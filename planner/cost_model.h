@@ -320,7 +320,8 @@ class CostModel {
     // stage_memory_frame of each class per ZeRO stage, for the schedule last asked about
     // (peak_stage_memory's cache: the search asks for one schedule many times over).
     mutable std::array<std::vector<StageMemory>, 4> frames;
-    mutable std::array<std::vector<FrameSums>, 4> frame_sums;  // frame_sums of `frames`
+    // frame_sums of each class's frame per ZeRO stage (of `frames`, which need not be built).
+    mutable std::array<std::vector<FrameSums>, 4> frame_sums;
     // A shape differing from this one in ep_overlap alone, whose frames (which do not depend on
     // it) this one shares; null: its own.
     const Shape* frames_owner = nullptr;
@@ -379,7 +380,11 @@ class CostModel {
   mutable FlatCacheMap<SettleKey, int64_t, SettleKeyHash, kScanAnswersCached> settle_memo_;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
-  // frame_sums of frames_of(l, shape), cached alike.
+  // The shape holding `shape`'s frames and their sums, those of another schedule forgotten.
+  static const Shape& frames_for_schedule(const Layout& l, const Shape& shape);
+  mutable std::vector<FrameFixed> fixed_;  // sums_by_zero's buffer
+  // frame_sums of frames_of(l, shape)'s frames, cached alike (from the frames' two parts, the
+  // frames themselves not built).
   const std::vector<FrameSums>& sums_of(const Layout& l, const Shape& shape) const;
   // sums_of for each ZeRO stage `zeros` marks (l's own zero ignored), by ZeRO stage: one check
   // when all are cached already (the search asks for every recompute choice of a schedule).

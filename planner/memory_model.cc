@@ -145,17 +145,37 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
   s.layers = params.layers;
   s.params = params.per_gpu();
   set_zero_terms(s, params, l, fp8, o);
-  s.in_flight_micro_batches = in_flight_micro_batches(l, micro_batches, params.stage);
-  if (holds_last_chunk(l.pipeline(), params.stage)) s.logits_bytes = logits;
-  if (fp8)
-    s.fp8_scaling_bytes = fp8_scaling_bytes_per_gemm(o) * static_cast<double>(params.fp8_gemms);
-  s.cuda_context_bytes = static_cast<double>(o.cuda_context_bytes);
-  s.nccl_bytes = static_cast<double>(o.nccl_bytes_per_communicator * communicators(l));
+  const FrameFixed fixed = frame_fixed(params, l, micro_batches, logits, fp8, o);
+  s.in_flight_micro_batches = fixed.in_flight_micro_batches;
+  s.logits_bytes = fixed.logits;
+  s.fp8_scaling_bytes = fixed.fp8_scaling;
+  s.cuda_context_bytes = fixed.cuda_context;
+  s.nccl_bytes = fixed.nccl;
   return s;
+}
+
+FrameFixed frame_fixed(const StageParams& params, const Layout& l, int64_t micro_batches,
+                       double logits, bool fp8, const MemoryOptions& o) {
+  FrameFixed f;
+  f.in_flight_micro_batches = in_flight_micro_batches(l, micro_batches, params.stage);
+  if (holds_last_chunk(l.pipeline(), params.stage)) f.logits = logits;
+  if (fp8) f.fp8_scaling = fp8_scaling_bytes_per_gemm(o) * static_cast<double>(params.fp8_gemms);
+  f.cuda_context = static_cast<double>(o.cuda_context_bytes);
+  f.nccl = static_cast<double>(o.nccl_bytes_per_communicator * communicators(l));
+  return f;
 }
 
 void set_zero_terms(StageMemory& s, const StageParams& params, const Layout& l, bool fp8,
                     const MemoryOptions& o) {
+  const ZeroTerms z = zero_terms(params, l, fp8, o);
+  s.params_bytes = z.params;
+  s.grads_bytes = z.grads;
+  s.optimizer_bytes = z.optimizer;
+  s.zero3_buffer_bytes = z.zero3_buffer;
+  s.fp8_weight_cache_bytes = z.fp8_weight_cache;
+}
+
+ZeroTerms zero_terms(const StageParams& params, const Layout& l, bool fp8, const MemoryOptions& o) {
   const int64_t dense_shards = l.shard_size();
   const int64_t expert_shards =
       l.shard > 0 ? std::max<int64_t>(1, l.shard / l.ep) : std::max<int64_t>(1, l.expert_dp());
@@ -163,23 +183,22 @@ void set_zero_terms(StageMemory& s, const StageParams& params, const Layout& l, 
       model_state_bytes(static_cast<double>(params.dense_per_gpu), l.zero, dense_shards, o);
   ModelStateBytes e =
       model_state_bytes(static_cast<double>(params.expert_per_gpu), l.zero, expert_shards, o);
-  s.params_bytes = d.params + e.params;
-  s.grads_bytes = d.grads + e.grads;
-  s.optimizer_bytes = d.optimizer + e.optimizer;
-  s.zero3_buffer_bytes = 0;
+  ZeroTerms z;
+  z.params = d.params + e.params;
+  z.grads = d.grads + e.grads;
+  z.optimizer = d.optimizer + e.optimizer;
   if (zero_sharding(l.zero).weights && params.layers > 0) {
     const auto weights = static_cast<double>(params.per_gpu());
     const double bytes_per_param =
         gathered_bytes_per_param(weights, static_cast<double>(params.linear_per_gpu), fp8, o);
-    s.zero3_buffer_bytes = 2.0 * bytes_per_param * weights / static_cast<double>(params.layers);
+    z.zero3_buffer = 2.0 * bytes_per_param * weights / static_cast<double>(params.layers);
     if (o.zero3_max_live_params > 0)
-      s.zero3_buffer_bytes =
-          std::min(s.zero3_buffer_bytes, o.weight_bytes_per_param * o.zero3_max_live_params);
+      z.zero3_buffer = std::min(z.zero3_buffer, o.weight_bytes_per_param * o.zero3_max_live_params);
   }
-  s.fp8_weight_cache_bytes = 0;
   if (fp8 && !o.fp8_params && !zero_sharding(l.zero).weights)
-    s.fp8_weight_cache_bytes =
+    z.fp8_weight_cache =
         o.fp8_weight_cache_bytes_per_param * static_cast<double>(params.linear_per_gpu);
+  return z;
 }
 
 double gathered_bytes_per_param(double params, double linear, bool fp8, const MemoryOptions& o) {

@@ -95,6 +95,20 @@ StageMemory stage_memory_frame(const StageParams& params, const Layout& l, int64
 // stage and layout under another ZeRO stage becomes stage_memory_frame's for l, bit for bit.
 void set_zero_terms(StageMemory& frame, const StageParams& params, const Layout& l, bool fp8,
                     const MemoryOptions& o);
+// Those terms' values (set_zero_terms assigns them).
+struct ZeroTerms {
+  double params = 0, grads = 0, optimizer = 0;  // params_bytes, grads_bytes, optimizer_bytes
+  double zero3_buffer = 0, fp8_weight_cache = 0;
+};
+ZeroTerms zero_terms(const StageParams& params, const Layout& l, bool fp8, const MemoryOptions& o);
+// The terms of stage_memory_frame that do not change with the ZeRO stage: micro-batches in
+// flight (the schedule), logits (the last chunk's stage), FP8 scaling state and the fixed
+// allowances. stage_memory_frame is these and zero_terms.
+struct FrameFixed {
+  double in_flight_micro_batches = 0, logits = 0, fp8_scaling = 0, cuda_context = 0, nccl = 0;
+};
+FrameFixed frame_fixed(const StageParams& params, const Layout& l, int64_t micro_batches,
+                       double logits, bool fp8, const MemoryOptions& o);
 // Bytes per parameter a ZeRO parameter all-gather moves (and its buffer holds) for `params`
 // parameters of which `linear` are the transformer layers' linear weights: MemoryOptions::
 // weight_bytes_per_param (exactly, params ≤ 0 too), but FP8 training with FP8 parameters
@@ -237,6 +251,19 @@ inline FrameSums frame_sums(const StageMemory& f) {
                   f.fp8_scaling_bytes + f.cuda_context_bytes + f.nccl_bytes;
   return s;
 }
+// frame_sums(stage_memory_frame(...)) from the frame's two parts, bit for bit, without building
+// the frame (the search sums every ZeRO stage of every shape it builds).
+inline FrameSums frame_sums(const FrameFixed& fixed, const ZeroTerms& z) {
+  FrameSums s;
+  s.in_flight_micro_batches = fixed.in_flight_micro_batches;
+  s.states = z.params + z.grads + z.optimizer;
+  s.logits = fixed.logits, s.zero3_buffer = z.zero3_buffer;
+  s.fp8_weight_cache = z.fp8_weight_cache, s.fp8_scaling = fixed.fp8_scaling;
+  s.fixed_other = fixed.logits + z.zero3_buffer + z.fp8_weight_cache + fixed.fp8_scaling +
+                  fixed.cuda_context + fixed.nccl;
+  return s;
+}
+
 // stage_totals(f, a, o) of the frame `f` sums, bit for bit (the same sums in the same order).
 inline StageTotals stage_totals(const FrameSums& f, const StageActivations& a,
                                 const MemoryOptions& o) {

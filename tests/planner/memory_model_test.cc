@@ -412,6 +412,42 @@ TEST_CASE("a frame takes another ZeRO stage's terms and becomes that stage's fra
     }
 }
 
+TEST_CASE("a frame's sums from its two parts equal the built frame's sums bit for bit") {
+  // The search sums frames without building them (CostModel::sums_by_zero): every field of
+  // frame_sums, for the first, middle and last stages, each ZeRO stage, BF16 and FP8 (scaling
+  // state, weight cache), a V-shaped schedule (logits on stage 0) and a shard group.
+  const ModelSpec m = testing::shipped_model("mixtral-8x7b");
+  const TrainingSpec t{4096, 64, Precision::bf16};
+  MemoryOptions o;
+  o.zero3_max_live_params = 1e8;
+  o.fp8_amax_history_len = 16;
+  for (const bool fp8 : {false, true})
+    for (const char* text : {"tp=2,pp=4,dp=4,ep=4,mbs=1,vpp=2,schedule=interleaved",
+                             "tp=1,pp=4,dp=4,ep=2,mbs=1,vpp=2,schedule=dualpipev",
+                             "tp=1,pp=8,dp=4,ep=2,mbs=1,shard=2"}) {
+      CAPTURE(fp8);
+      CAPTURE(text);
+      Layout l = parse_layout(text, "test").value();
+      const int64_t micro_batches = t.global_batch / (l.dp * l.mbs);
+      for (const StageParams& p : stage_params(m, l))
+        for (int zero = l.shard > 0 ? 1 : 0; zero <= 3; ++zero) {
+          CAPTURE(p.stage);
+          CAPTURE(zero);
+          l.zero = zero;
+          const FrameSums built = frame_sums(stage_memory_frame(p, l, micro_batches, 1e9, fp8, o));
+          const FrameSums parts =
+              frame_sums(frame_fixed(p, l, micro_batches, 1e9, fp8, o), zero_terms(p, l, fp8, o));
+          CHECK(parts.in_flight_micro_batches == built.in_flight_micro_batches);
+          CHECK(parts.states == built.states);
+          CHECK(parts.logits == built.logits);
+          CHECK(parts.zero3_buffer == built.zero3_buffer);
+          CHECK(parts.fp8_weight_cache == built.fp8_weight_cache);
+          CHECK(parts.fp8_scaling == built.fp8_scaling);
+          CHECK(parts.fixed_other == built.fixed_other);
+        }
+    }
+}
+
 TEST_CASE("stage activations from their terms equal stage_activations bit for bit") {
   // Llama 4 Maverick alternates dense and MoE layers; DeepSeek-V3 leads with dense ones.
   for (const char* name : {"llama4-maverick", "deepseek-v3", "mixtral-8x7b"}) {
