@@ -264,10 +264,39 @@ const std::vector<StageLayerMix>& CostModel::mix_of(const Layout& l) {
                         [&] { return stage_layer_mix(model_, l); });
 }
 
+size_t CostModel::SyncKeyHash::operator()(const SyncKey& k) const {
+  return static_cast<size_t>(std::apply([](auto... v) { return hashed(v...); }, k));
+}
+
 CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& whole,
                                            const ShardGroups& sharded, double params,
                                            double gathered_bytes_per_param, int zero,
                                            int64_t layers) const {
+  SyncKey key{};
+  size_t at = 0;
+  for (const GroupShape* g : {&whole, &sharded.shard, &sharded.replicas}) {
+    for (const GroupShape::Dim& d : g->dims) {
+      key[at++] = static_cast<uint64_t>(d.size);
+      key[at++] = static_cast<uint64_t>(d.stride);
+    }
+    key[at++] = static_cast<uint64_t>(g->dim_count);
+  }
+  key[at++] = std::bit_cast<uint64_t>(params);
+  key[at++] = std::bit_cast<uint64_t>(gathered_bytes_per_param);
+  key[at++] = static_cast<uint64_t>(zero);
+  key[at++] = static_cast<uint64_t>(layers);
+  key[at++] = static_cast<uint64_t>(l.dp);
+  if (auto* known = sync_memo_.find(key)) return known->second;
+  const SyncTimes t =
+      priced_sync_times(l.dp, whole, sharded, params, gathered_bytes_per_param, zero, layers);
+  sync_memo_.emplace(key, t);
+  return t;
+}
+
+CostModel::SyncTimes CostModel::priced_sync_times(int64_t dp, const GroupShape& whole,
+                                                  const ShardGroups& sharded, double params,
+                                                  double gathered_bytes_per_param, int zero,
+                                                  int64_t layers) const {
   SyncTimes t;
   if (whole.size() <= 1 || params <= 0) return t;
   // ZeRO-0 all-reduces over the whole group; a sharded state is reduce-scattered and gathered
@@ -277,7 +306,7 @@ CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& wh
   const GroupShape replicas = zero > 0 ? sharded.replicas : GroupShape::of(1, 1);
   const MemoryOptions& mo = options_.memory;
   const double bucket =
-      std::min(params, std::max(options_.dp_bucket_params, 1e6 * static_cast<double>(l.dp)));
+      std::min(params, std::max(options_.dp_bucket_params, 1e6 * static_cast<double>(dp)));
   const ZeroSharding z = zero_sharding(zero);
   const Collective reduce =
       z.reduce_scatters_grads() ? Collective::reduce_scatter : Collective::all_reduce;

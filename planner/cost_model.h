@@ -412,9 +412,22 @@ class CostModel {
                               const LayerPair& c) const;
   const std::array<SyncTimes, 2>& sync_of(const Layout& l, const StageClass& k) const;
   // `gathered_bytes_per_param`: what gathering them moves per parameter (gathered_bytes_per_param).
+  // Remembered by what it reads (sync_memo_): shapes of other micro-batch sizes, schedules and
+  // chunk counts ask for the same groups, parameters and ZeRO stage.
   SyncTimes sync_times(const Layout& l, const GroupShape& whole, const ShardGroups& sharded,
                        double params, double gathered_bytes_per_param, int zero,
                        int64_t layers) const;
+  SyncTimes priced_sync_times(int64_t dp, const GroupShape& whole, const ShardGroups& sharded,
+                              double params, double gathered_bytes_per_param, int zero,
+                              int64_t layers) const;
+  // sync_times' inputs: the three groups' dims (size, stride) and dim counts, the parameters and
+  // bytes per gathered parameter (bits), the ZeRO stage, the layers, the data-parallel degree.
+  using SyncKey = std::array<uint64_t, 20>;
+  struct SyncKeyHash {
+    size_t operator()(const SyncKey& k) const;
+  };
+  static constexpr size_t kSyncTimesCached = 4096;
+  mutable FlatCacheMap<SyncKey, SyncTimes, SyncKeyHash, kSyncTimesCached> sync_memo_;
   const std::vector<StageParams>& params_of(const Layout& l);
   const std::vector<StageLayerMix>& mix_of(const Layout& l);
   // A class's timing per micro-batch, without the ZeRO-dependent terms (finish_step).

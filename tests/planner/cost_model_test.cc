@@ -329,6 +329,38 @@ TEST_CASE("a shape built from a sibling (shard group, ep_overlap) estimates as o
   }
 }
 
+TEST_CASE("data-parallel sync times remembered from another shape estimate as a cold model's") {
+  // CostModel::sync_times keeps its answers by what it reads (the groups, parameters, bytes per
+  // gathered parameter, ZeRO stage, layers and dp): a shape of another micro-batch size, schedule
+  // or ZeRO stage asks again, and the answer is a cold model's (a key without the ZeRO stage
+  // would answer ZeRO-3 with ZeRO-1's times, which differ; one without the groups, a shard group's
+  // with the whole group's).
+  Case c;
+  c.model = shipped_model("mixtral-8x7b");
+  c.cluster = two_level_cluster(4);  // 32 GPUs
+  const std::string base = "tp=2,pp=2,ep=4,dp=8,recompute=selective";
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {",mbs=1,zero=1", ",mbs=2,zero=1"},
+      {",mbs=1,zero=1", ",mbs=1,zero=3"},
+      {",mbs=1,zero=3", ",mbs=1,zero=3,shard=4"},
+      {",mbs=1,zero=2", ",mbs=1,zero=2,vpp=2,schedule=interleaved"},
+      {",mbs=1,zero=0", ",mbs=1,zero=2"}};
+  for (const auto& [built, asked] : pairs) {
+    CAPTURE(built);
+    CAPTURE(asked);
+    CostModel warm(c.model, c.cluster, CalibrationProfile{}, c.training);
+    CostModel cold(c.model, c.cluster, CalibrationProfile{}, c.training);
+    const Estimate first = estimate(warm, c, base + built);
+    const Estimate a = estimate(warm, c, base + asked), b = estimate(cold, c, base + asked);
+    CHECK(first.breakdown.dp_s > 0);
+    CHECK(a.breakdown.dp_s == b.breakdown.dp_s);
+    CHECK(a.breakdown.optimizer_s == b.breakdown.optimizer_s);
+    CHECK(a.step_time_s == b.step_time_s);
+    if (built.find("zero=1") != std::string::npos && asked.find("zero=3") != std::string::npos)
+      CHECK(a.breakdown.dp_s != first.breakdown.dp_s);
+  }
+}
+
 TEST_CASE("a shape rebuilt in a forgotten shape's storage estimates as one built fresh") {
   // forget_shapes keeps the shapes' storage for the next ones (reset_keeping_buffers): every
   // cache a shape fills (frames, activations, the step-time bound, the uniform recompute group)
