@@ -283,6 +283,18 @@ TEST_CASE(
                                 .epsilon(1e-9));
 }
 
+namespace {
+
+// Two models of one case: `warm` asked about another layout first, `cold` not.
+struct WarmAndCold {
+  explicit WarmAndCold(const Case& c)
+      : warm(c.model, c.cluster, CalibrationProfile{}, c.training),
+        cold(c.model, c.cluster, CalibrationProfile{}, c.training) {}
+  CostModel warm, cold;
+};
+
+}  // namespace
+
 TEST_CASE("a shape built from a sibling (shard group, ep_overlap) estimates as one built alone") {
   // CostModel::shape_of builds a shape whose key differs from the one it built last in the shard
   // group and ep_overlap alone from that sibling (its stage split, micro-batches, point-to-point
@@ -305,8 +317,9 @@ TEST_CASE("a shape built from a sibling (shard group, ep_overlap) estimates as o
   for (const auto& [built, asked] : pairs) {
     CAPTURE(built);
     CAPTURE(asked);
-    CostModel warm(c.model, c.cluster, CalibrationProfile{}, c.training);
-    CostModel cold(c.model, c.cluster, CalibrationProfile{}, c.training);
+    WarmAndCold w(c);
+    CostModel& warm = w.warm;
+    CostModel& cold = w.cold;
     const Estimate first = estimate(warm, c, base + built);
     // The search's memory path too (the activations' terms by recompute count).
     const std::array<bool, 4> zeros{true, true, true, true};
@@ -348,10 +361,9 @@ TEST_CASE("data-parallel sync times remembered from another shape estimate as a 
   for (const auto& [built, asked] : pairs) {
     CAPTURE(built);
     CAPTURE(asked);
-    CostModel warm(c.model, c.cluster, CalibrationProfile{}, c.training);
-    CostModel cold(c.model, c.cluster, CalibrationProfile{}, c.training);
-    const Estimate first = estimate(warm, c, base + built);
-    const Estimate a = estimate(warm, c, base + asked), b = estimate(cold, c, base + asked);
+    WarmAndCold w(c);
+    const Estimate first = estimate(w.warm, c, base + built);
+    const Estimate a = estimate(w.warm, c, base + asked), b = estimate(w.cold, c, base + asked);
     CHECK(first.breakdown.dp_s > 0);
     CHECK(a.breakdown.dp_s == b.breakdown.dp_s);
     CHECK(a.breakdown.optimizer_s == b.breakdown.optimizer_s);

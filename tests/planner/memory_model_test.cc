@@ -379,19 +379,39 @@ TEST_CASE("the search's memory totals equal the built stage's sums bit for bit, 
   }
 }
 
-TEST_CASE("a frame takes another ZeRO stage's terms and becomes that stage's frame bit for bit") {
+namespace {
+
+// Each stage of mixtral-8x7b's frames for BF16 and FP8 (scaling state, weight cache) under
+// layouts with interleaved chunks, a V-shaped schedule (logits on stage 0) and a shard group:
+// `check(p, l, micro_batches, fp8, o)`, the ZeRO-3 buffer capped so that it differs from the
+// default and FP8 scaling state kept.
+template <class Check>
+void for_each_frame_case(Check check) {
   const ModelSpec m = testing::shipped_model("mixtral-8x7b");
   const TrainingSpec t{4096, 64, Precision::bf16};
   MemoryOptions o;
-  o.zero3_max_live_params = 1e8;  // the ZeRO-3 buffer's cap, so that it differs from the default
+  o.zero3_max_live_params = 1e8;
+  o.fp8_amax_history_len = 16;
   for (const bool fp8 : {false, true})
     for (const char* text : {"tp=2,pp=4,dp=4,ep=4,mbs=1,vpp=2,schedule=interleaved",
+                             "tp=1,pp=4,dp=4,ep=2,mbs=1,vpp=2,schedule=dualpipev",
                              "tp=1,pp=8,dp=4,ep=2,mbs=1,shard=2"}) {
       CAPTURE(fp8);
       CAPTURE(text);
       Layout l = parse_layout(text, "test").value();
       const int64_t micro_batches = t.global_batch / (l.dp * l.mbs);
-      for (const StageParams& p : stage_params(m, l))
+      for (const StageParams& p : stage_params(m, l)) {
+        CAPTURE(p.stage);
+        check(p, l, micro_batches, fp8, o);
+      }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a frame takes another ZeRO stage's terms and becomes that stage's frame bit for bit") {
+  for_each_frame_case(
+      [](const StageParams& p, Layout l, int64_t micro_batches, bool fp8, const MemoryOptions& o) {
         for (int from = 0; from <= 3; ++from)
           for (int to = 0; to <= 3; ++to) {
             if ((from == 0 || to == 0) && l.shard > 0) continue;  // a shard group shards: ZeRO ≥ 1
@@ -409,29 +429,15 @@ TEST_CASE("a frame takes another ZeRO stage's terms and becomes that stage's fra
             CHECK(frame_sums(frame).states == frame_sums(own).states);
             CHECK(frame_sums(frame).fixed_other == frame_sums(own).fixed_other);
           }
-    }
+      });
 }
 
 TEST_CASE("a frame's sums from its two parts equal the built frame's sums bit for bit") {
   // The search sums frames without building them (CostModel::sums_by_zero): every field of
-  // frame_sums, for the first, middle and last stages, each ZeRO stage, BF16 and FP8 (scaling
-  // state, weight cache), a V-shaped schedule (logits on stage 0) and a shard group.
-  const ModelSpec m = testing::shipped_model("mixtral-8x7b");
-  const TrainingSpec t{4096, 64, Precision::bf16};
-  MemoryOptions o;
-  o.zero3_max_live_params = 1e8;
-  o.fp8_amax_history_len = 16;
-  for (const bool fp8 : {false, true})
-    for (const char* text : {"tp=2,pp=4,dp=4,ep=4,mbs=1,vpp=2,schedule=interleaved",
-                             "tp=1,pp=4,dp=4,ep=2,mbs=1,vpp=2,schedule=dualpipev",
-                             "tp=1,pp=8,dp=4,ep=2,mbs=1,shard=2"}) {
-      CAPTURE(fp8);
-      CAPTURE(text);
-      Layout l = parse_layout(text, "test").value();
-      const int64_t micro_batches = t.global_batch / (l.dp * l.mbs);
-      for (const StageParams& p : stage_params(m, l))
+  // frame_sums, each ZeRO stage.
+  for_each_frame_case(
+      [](const StageParams& p, Layout l, int64_t micro_batches, bool fp8, const MemoryOptions& o) {
         for (int zero = l.shard > 0 ? 1 : 0; zero <= 3; ++zero) {
-          CAPTURE(p.stage);
           CAPTURE(zero);
           l.zero = zero;
           const FrameSums built = frame_sums(stage_memory_frame(p, l, micro_batches, 1e9, fp8, o));
@@ -445,7 +451,7 @@ TEST_CASE("a frame's sums from its two parts equal the built frame's sums bit fo
           CHECK(parts.fp8_scaling == built.fp8_scaling);
           CHECK(parts.fixed_other == built.fixed_other);
         }
-    }
+      });
 }
 
 TEST_CASE("stage activations from their terms equal stage_activations bit for bit") {
