@@ -216,10 +216,6 @@ CostModel::ComputeKey CostModel::dense_key(const LayerCostKey& k) const {
   return {k.tp, experts ? k.expert_tp() : 0, k.cp, k.cp_a2a, experts ? k.ep : 0, k.mbs, k.sp};
 }
 
-size_t CostModel::ComputeKeyHash::operator()(const ComputeKey& k) const {
-  return static_cast<size_t>(std::apply([](auto... v) { return hashed(v...); }, k));
-}
-
 const CostModel::DenseCompute& CostModel::dense_compute(const LayerCostKey& k) {
   return dense_compute_cache_.get(dense_key(k), [&] {
     DenseCompute d;
@@ -262,10 +258,6 @@ const std::vector<StageParams>& CostModel::params_of(const Layout& l) {
 const std::vector<StageLayerMix>& CostModel::mix_of(const Layout& l) {
   return mix_cache_.get(MixKey{l.pp, l.vpp, placement_kind(l.pipeline())},
                         [&] { return stage_layer_mix(model_, l); });
-}
-
-size_t CostModel::SyncKeyHash::operator()(const SyncKey& k) const {
-  return static_cast<size_t>(std::apply([](auto... v) { return hashed(v...); }, k));
 }
 
 CostModel::SyncTimes CostModel::sync_times(const Layout& l, const GroupShape& whole,
@@ -1036,10 +1028,6 @@ int64_t CostModel::activations_settle(const Layout& l, ShapeRef ref, int64_t fro
   return settled;
 }
 
-size_t CostModel::SettleKeyHash::operator()(const SettleKey& k) const {
-  return static_cast<size_t>(std::apply([](auto... v) { return hashed(v...); }, k));
-}
-
 int64_t CostModel::class_settles(const StageActivationTerms& terms, int64_t from, int64_t last,
                                  int64_t step) const {
   const SettleKey key{static_cast<uint64_t>(terms.recompute),
@@ -1196,13 +1184,6 @@ bool CostModel::least_recompute_by_stage(const Layout& l, ShapeRef ref, int64_t 
   return true;
 }
 
-size_t CostModel::UniformGroupKeyHash::operator()(const UniformGroupKey& k) const {
-  uint64_t h = 0;
-  for (size_t i = 0; i < k.bits.size(); i += 4)
-    h = hashed(h, k.bits[i], k.bits[i + 1], k.bits[i + 2], k.bits[i + 3]);
-  return static_cast<size_t>(h);
-}
-
 int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const {
   const LayerActivations& dense = shape.costs.dense.activations;
   const LayerActivations& moe = shape.costs.moe.activations;
@@ -1215,15 +1196,15 @@ int64_t CostModel::best_uniform_group(const Layout& l, const Shape& shape) const
                        in_flight_micro_batches(l, shape.micro_batches, k.first)});
   }
   // The scan below reads these alone: an answer found for the same bits is this one.
-  UniformGroupKey key;
+  UniformGroupKey key{};
   const bool keyed = classes.size() <= kUniformKeyClasses;
   if (keyed) {
     for (size_t i = 0; i < classes.size(); ++i) {
       const UniformClassTerms& c = classes[i];
-      key.bits[4 * i] = static_cast<uint64_t>(c.terms.layers);
-      key.bits[4 * i + 1] = std::bit_cast<uint64_t>(c.terms.layer_input);
-      key.bits[4 * i + 2] = std::bit_cast<uint64_t>(c.terms.widest);
-      key.bits[4 * i + 3] = std::bit_cast<uint64_t>(c.in_flight);
+      key[4 * i] = static_cast<uint64_t>(c.terms.layers);
+      key[4 * i + 1] = std::bit_cast<uint64_t>(c.terms.layer_input);
+      key[4 * i + 2] = std::bit_cast<uint64_t>(c.terms.widest);
+      key[4 * i + 3] = std::bit_cast<uint64_t>(c.in_flight);
     }
     if (auto* known = uniform_group_memo_.find(key)) return known->second;
   }

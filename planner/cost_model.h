@@ -37,6 +37,7 @@
 #include "planner/flat_cache_map.h"
 #include "planner/flop_count.h"
 #include "planner/gemm_model.h"
+#include "planner/hash_mix.h"
 #include "planner/last_key_cache.h"
 #include "planner/layer_cost.h"
 #include "planner/memory_model.h"
@@ -357,27 +358,17 @@ class CostModel {
   // flight (the bits of layers, layer input, widest layer, in flight), for shapes of at most
   // kUniformKeyClasses classes. Shapes of other shard groups and items ask it again.
   static constexpr size_t kUniformKeyClasses = 6;
-  struct UniformGroupKey {
-    std::array<uint64_t, 4 * kUniformKeyClasses> bits{};
-    bool operator==(const UniformGroupKey&) const = default;
-  };
-  struct UniformGroupKeyHash {
-    size_t operator()(const UniformGroupKey& k) const;
-  };
+  using UniformGroupKey = std::array<uint64_t, 4 * kUniformKeyClasses>;
   // Entries each of the scans' memos keeps (best_uniform_group's, class_settles').
   static constexpr size_t kScanAnswersCached = 4096;
-  mutable FlatCacheMap<UniformGroupKey, int64_t, UniformGroupKeyHash, kScanAnswersCached>
-      uniform_group_memo_;
+  mutable FlatCacheMap<UniformGroupKey, int64_t, WordsHash, kScanAnswersCached> uniform_group_memo_;
   // activations_settle's scan of one stage class's terms over the counts from, from + step, ...,
   // last: the count after the highest at which the next count's activations grow (`from` where
   // none does). Kept by the fields it reads (the terms stage_activations compares, the counts).
   int64_t class_settles(const StageActivationTerms& terms, int64_t from, int64_t last,
                         int64_t step) const;
   using SettleKey = std::array<uint64_t, 14>;
-  struct SettleKeyHash {
-    size_t operator()(const SettleKey& k) const;
-  };
-  mutable FlatCacheMap<SettleKey, int64_t, SettleKeyHash, kScanAnswersCached> settle_memo_;
+  mutable FlatCacheMap<SettleKey, int64_t, WordsHash, kScanAnswersCached> settle_memo_;
   const std::vector<StageActivations>& activations_of(const Layout& l, const Shape& shape) const;
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   // The shape holding `shape`'s frames and their sums, those of another schedule forgotten.
@@ -423,11 +414,8 @@ class CostModel {
   // sync_times' inputs: the three groups' dims (size, stride) and dim counts, the parameters and
   // bytes per gathered parameter (bits), the ZeRO stage, the layers, the data-parallel degree.
   using SyncKey = std::array<uint64_t, 20>;
-  struct SyncKeyHash {
-    size_t operator()(const SyncKey& k) const;
-  };
   static constexpr size_t kSyncTimesCached = 4096;
-  mutable FlatCacheMap<SyncKey, SyncTimes, SyncKeyHash, kSyncTimesCached> sync_memo_;
+  mutable FlatCacheMap<SyncKey, SyncTimes, WordsHash, kSyncTimesCached> sync_memo_;
   const std::vector<StageParams>& params_of(const Layout& l);
   const std::vector<StageLayerMix>& mix_of(const Layout& l);
   // A class's timing per micro-batch, without the ZeRO-dependent terms (finish_step).
@@ -483,9 +471,6 @@ class CostModel {
   LastKeyCache<std::map<ParamsKey, ClassSplit>> classes_cache_;
   LastKeyCache<std::map<ParamsKey, std::vector<StageParams>>> params_cache_;
   using ComputeKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
-  struct ComputeKeyHash {
-    size_t operator()(const ComputeKey& k) const;
-  };
   ComputeKey dense_key(const LayerCostKey& k) const;
   const DenseCompute& dense_compute(const LayerCostKey& k);
   // An MoE layer's compute and, found once with it, the dense compute of its key.
@@ -494,11 +479,11 @@ class CostModel {
     const DenseCompute* dense = nullptr;  // a node of dense_compute_cache_
   };
   // Node-based maps: a value's address holds while the model lives (MoeCompute::dense).
-  LastKeyCache<std::unordered_map<ComputeKey, DenseCompute, ComputeKeyHash>> dense_compute_cache_;
-  LastKeyCache<std::unordered_map<ComputeKey, MoeCompute, ComputeKeyHash>> moe_compute_cache_;
+  LastKeyCache<std::unordered_map<ComputeKey, DenseCompute, WordsHash>> dense_compute_cache_;
+  LastKeyCache<std::unordered_map<ComputeKey, MoeCompute, WordsHash>> moe_compute_cache_;
   // An MoE layer's compute that its expert degrees leave unchanged (shared_compute), by the
   // compute key with ep and etp zero: a search asks it for every ep and etp of a shape.
-  LastKeyCache<std::unordered_map<ComputeKey, SharedCompute, ComputeKeyHash>> moe_shared_cache_;
+  LastKeyCache<std::unordered_map<ComputeKey, SharedCompute, WordsHash>> moe_shared_cache_;
   using MixKey = std::tuple<int64_t, int64_t, PlacementKind>;
   LastKeyCache<std::map<MixKey, std::vector<StageLayerMix>>> mix_cache_;
   // Bounded by the map itself (FlatCacheMap empties itself when full).

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <tuple>
 
 namespace meshplan {
 
@@ -32,5 +34,14 @@ uint64_t hashed(Words... words) {
   ((h = folded(h, static_cast<uint64_t>(words))), ...);
   return mixed(h);
 }
+
+// The hash of a key that is a tuple or array of words (hashed over its elements in order), for
+// the caches' maps.
+struct WordsHash {
+  template <class Key>
+  size_t operator()(const Key& k) const {
+    return static_cast<size_t>(std::apply([](auto... v) { return hashed(v...); }, k));
+  }
+};
 
 }  // namespace meshplan

@@ -241,18 +241,9 @@ struct FrameSums {
   double logits = 0, zero3_buffer = 0, fp8_weight_cache = 0, fp8_scaling = 0;
   double fixed_other = 0;  // other_bytes() but the allocator slack
 };
-inline FrameSums frame_sums(const StageMemory& f) {
-  FrameSums s;
-  s.in_flight_micro_batches = f.in_flight_micro_batches;
-  s.states = f.params_bytes + f.grads_bytes + f.optimizer_bytes;
-  s.logits = f.logits_bytes, s.zero3_buffer = f.zero3_buffer_bytes;
-  s.fp8_weight_cache = f.fp8_weight_cache_bytes, s.fp8_scaling = f.fp8_scaling_bytes;
-  s.fixed_other = f.logits_bytes + f.zero3_buffer_bytes + f.fp8_weight_cache_bytes +
-                  f.fp8_scaling_bytes + f.cuda_context_bytes + f.nccl_bytes;
-  return s;
-}
-// frame_sums(stage_memory_frame(...)) from the frame's two parts, bit for bit, without building
-// the frame (the search sums every ZeRO stage of every shape it builds).
+// A frame's sums from its two parts (frame_fixed, zero_terms), so that the search sums every ZeRO
+// stage of every shape it builds without building the frame; a built frame's sums are its parts'
+// (one order of summing for both).
 inline FrameSums frame_sums(const FrameFixed& fixed, const ZeroTerms& z) {
   FrameSums s;
   s.in_flight_micro_batches = fixed.in_flight_micro_batches;
@@ -262,6 +253,12 @@ inline FrameSums frame_sums(const FrameFixed& fixed, const ZeroTerms& z) {
   s.fixed_other = fixed.logits + z.zero3_buffer + z.fp8_weight_cache + fixed.fp8_scaling +
                   fixed.cuda_context + fixed.nccl;
   return s;
+}
+inline FrameSums frame_sums(const StageMemory& f) {
+  return frame_sums(FrameFixed{f.in_flight_micro_batches, f.logits_bytes, f.fp8_scaling_bytes,
+                               f.cuda_context_bytes, f.nccl_bytes},
+                    ZeroTerms{f.params_bytes, f.grads_bytes, f.optimizer_bytes,
+                              f.zero3_buffer_bytes, f.fp8_weight_cache_bytes});
 }
 
 // stage_totals(f, a, o) of the frame `f` sums, bit for bit (the same sums in the same order).
