@@ -952,23 +952,33 @@ const std::array<std::vector<FrameSums>, 4>& CostModel::sums_by_zero(
   for (size_t zero = 0; zero < zeros.size(); ++zero)
     cached = cached && (!zeros[zero] || !owner.frame_sums[zero].empty());
   if (cached) return owner.frame_sums;
-  // frame_sums of frames_of's frames, from their two parts: the part every ZeRO stage shares
-  // once per class, the ZeRO stage's terms per stage asked for.
-  const size_t n = shape.classes.size();
-  fixed_.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    fixed_[i] = frame_fixed(shape.classes[i].params, l, shape.micro_batches, shape.logits_bytes,
-                            context_.fp8, options_.memory);
-  Layout z = l;
-  for (size_t zero = 0; zero < zeros.size(); ++zero) {
-    std::vector<FrameSums>& sums = owner.frame_sums[zero];
-    if (!zeros[zero] || !sums.empty()) continue;
-    z.zero = static_cast<int>(zero);
-    for (size_t i = 0; i < n; ++i)
-      sums.push_back(frame_sums(
-          fixed_[i], zero_terms(shape.classes[i].params, z, context_.fp8, options_.memory)));
+  // frame_sums of frames_of's frames, from their two parts: the part every ZeRO stage shares,
+  // and each asked ZeRO stage's terms (remembered), class by class.
+  std::array<bool, 4> todo{};
+  for (size_t zero = 0; zero < zeros.size(); ++zero)
+    todo[zero] = zeros[zero] && owner.frame_sums[zero].empty();
+  const StateShards shards = state_shards(l);
+  for (const StageClass& k : shape.classes) {
+    const FrameFixed fixed = frame_fixed(k.params, l, shape.micro_batches, shape.logits_bytes,
+                                         context_.fp8, options_.memory);
+    const std::array<ZeroTerms, 4>& terms = zero_terms_by_stage(k.params, shards);
+    for (size_t zero = 0; zero < todo.size(); ++zero)
+      if (todo[zero]) owner.frame_sums[zero].push_back(frame_sums(fixed, terms[zero]));
   }
   return owner.frame_sums;
+}
+
+const std::array<ZeroTerms, 4>& CostModel::zero_terms_by_stage(const StageParams& params,
+                                                               StateShards shards) const {
+  const ZeroTermsKey key{
+      static_cast<uint64_t>(params.dense_per_gpu),  static_cast<uint64_t>(params.expert_per_gpu),
+      static_cast<uint64_t>(params.linear_per_gpu), static_cast<uint64_t>(params.layers),
+      static_cast<uint64_t>(shards.dense),          static_cast<uint64_t>(shards.expert)};
+  if (auto* known = zero_terms_memo_.find(key)) return known->second;
+  std::array<ZeroTerms, 4> terms;
+  for (size_t zero = 0; zero < terms.size(); ++zero)
+    terms[zero] = zero_terms(params, static_cast<int>(zero), shards, context_.fp8, options_.memory);
+  return zero_terms_memo_.emplace(key, terms).first->second;
 }
 
 void CostModel::peak_totals_by_zero(const Layout& l, ShapeRef ref, const std::array<bool, 4>& zeros,

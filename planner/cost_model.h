@@ -373,7 +373,16 @@ class CostModel {
   const std::vector<StageMemory>& frames_of(const Layout& l, const Shape& shape) const;
   // The shape holding `shape`'s frames and their sums, those of another schedule forgotten.
   static const Shape& frames_for_schedule(const Layout& l, const Shape& shape);
-  mutable std::vector<FrameFixed> fixed_;  // sums_by_zero's buffer
+  // zero_terms of a stage class under each ZeRO stage (0-3), remembered by all they read: the
+  // class's dense, expert and linear parameters per GPU, its layers and the state shards (fp8 and
+  // the memory options are the model's). Shapes of other micro-batch sizes, schedules, chunk
+  // counts and items ask for the same: llama3-405b on 16,384 GPUs asked 292,401 times for 738
+  // distinct terms.
+  const std::array<ZeroTerms, 4>& zero_terms_by_stage(const StageParams& params,
+                                                      StateShards shards) const;
+  using ZeroTermsKey = std::array<uint64_t, 6>;
+  mutable FlatCacheMap<ZeroTermsKey, std::array<ZeroTerms, 4>, WordsHash, kScanAnswersCached>
+      zero_terms_memo_;
   // frame_sums of frames_of(l, shape)'s frames, cached alike (from the frames' two parts, the
   // frames themselves not built).
   const std::vector<FrameSums>& sums_of(const Layout& l, const Shape& shape) const;

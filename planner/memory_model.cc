@@ -175,19 +175,29 @@ void set_zero_terms(StageMemory& s, const StageParams& params, const Layout& l, 
   s.fp8_weight_cache_bytes = z.fp8_weight_cache;
 }
 
-ZeroTerms zero_terms(const StageParams& params, const Layout& l, bool fp8, const MemoryOptions& o) {
-  const int64_t dense_shards = l.shard_size();
-  const int64_t expert_shards =
+StateShards state_shards(const Layout& l) {
+  StateShards s;
+  s.dense = l.shard_size();
+  s.expert =
       l.shard > 0 ? std::max<int64_t>(1, l.shard / l.ep) : std::max<int64_t>(1, l.expert_dp());
+  return s;
+}
+
+ZeroTerms zero_terms(const StageParams& params, const Layout& l, bool fp8, const MemoryOptions& o) {
+  return zero_terms(params, l.zero, state_shards(l), fp8, o);
+}
+
+ZeroTerms zero_terms(const StageParams& params, int zero, StateShards shards, bool fp8,
+                     const MemoryOptions& o) {
   ModelStateBytes d =
-      model_state_bytes(static_cast<double>(params.dense_per_gpu), l.zero, dense_shards, o);
+      model_state_bytes(static_cast<double>(params.dense_per_gpu), zero, shards.dense, o);
   ModelStateBytes e =
-      model_state_bytes(static_cast<double>(params.expert_per_gpu), l.zero, expert_shards, o);
+      model_state_bytes(static_cast<double>(params.expert_per_gpu), zero, shards.expert, o);
   ZeroTerms z;
   z.params = d.params + e.params;
   z.grads = d.grads + e.grads;
   z.optimizer = d.optimizer + e.optimizer;
-  if (zero_sharding(l.zero).weights && params.layers > 0) {
+  if (zero_sharding(zero).weights && params.layers > 0) {
     const auto weights = static_cast<double>(params.per_gpu());
     const double bytes_per_param =
         gathered_bytes_per_param(weights, static_cast<double>(params.linear_per_gpu), fp8, o);
@@ -195,7 +205,7 @@ ZeroTerms zero_terms(const StageParams& params, const Layout& l, bool fp8, const
     if (o.zero3_max_live_params > 0)
       z.zero3_buffer = std::min(z.zero3_buffer, o.weight_bytes_per_param * o.zero3_max_live_params);
   }
-  if (fp8 && !o.fp8_params && !zero_sharding(l.zero).weights)
+  if (fp8 && !o.fp8_params && !zero_sharding(zero).weights)
     z.fp8_weight_cache =
         o.fp8_weight_cache_bytes_per_param * static_cast<double>(params.linear_per_gpu);
   return z;

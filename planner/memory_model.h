@@ -101,6 +101,17 @@ struct ZeroTerms {
   double zero3_buffer = 0, fp8_weight_cache = 0;
 };
 ZeroTerms zero_terms(const StageParams& params, const Layout& l, bool fp8, const MemoryOptions& o);
+// The data-parallel ranks a ZeRO stage shards a stage's states over: the dense parameters' (the
+// shard group under hybrid sharding, else dp) and the experts' (the shard group's share of an
+// expert's replicas, else the expert-data-parallel degree), at least 1 each. All zero_terms reads
+// of the layout besides its ZeRO stage.
+struct StateShards {
+  int64_t dense = 1, expert = 1;
+};
+StateShards state_shards(const Layout& l);
+// zero_terms(params, l, fp8, o) for l.zero = `zero` and state_shards(l) = `shards`.
+ZeroTerms zero_terms(const StageParams& params, int zero, StateShards shards, bool fp8,
+                     const MemoryOptions& o);
 // The terms of stage_memory_frame that do not change with the ZeRO stage: micro-batches in
 // flight (the schedule), logits (the last chunk's stage), FP8 scaling state and the fixed
 // allowances. stage_memory_frame is these and zero_terms.

@@ -373,6 +373,44 @@ TEST_CASE("data-parallel sync times remembered from another shape estimate as a 
   }
 }
 
+TEST_CASE("a stage class's ZeRO terms remembered from another shape give a cold model's peaks") {
+  // CostModel::zero_terms_by_stage keeps each stage class's model states, ZeRO-3 buffer and FP8
+  // weight cache under every ZeRO stage by what they read (the class's parameters per GPU and
+  // layers, the state shards): a shape of another micro-batch size, schedule or shard group asks
+  // again, and its peak totals are a cold model's under every ZeRO stage (a key without the state
+  // shards would answer a shard group's layout with the whole data-parallel group's states).
+  Case c;
+  c.model = shipped_model("mixtral-8x7b");
+  c.cluster = two_level_cluster(4);  // 32 GPUs
+  const std::string base = "tp=2,pp=2,ep=4,dp=8,zero=1,recompute=selective";
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {",mbs=1", ",mbs=2"},
+      {",mbs=1", ",mbs=1,vpp=2,schedule=interleaved"},
+      {",mbs=1", ",mbs=1,shard=4"},
+      {",mbs=1,shard=4", ",mbs=2"}};
+  const std::array<bool, 4> zeros{true, true, true, true};
+  for (const auto& [built, asked] : pairs) {
+    CAPTURE(built);
+    CAPTURE(asked);
+    WarmAndCold w(c);
+    std::array<StageTotals, 4> first{}, warm{}, cold{};
+    const Layout built_layout = parse_layout(base + built).value();
+    w.warm.peak_totals_by_zero(built_layout, w.warm.shape_ref(built_layout), zeros, first);
+    const Layout asked_layout = parse_layout(base + asked).value();
+    w.warm.peak_totals_by_zero(asked_layout, w.warm.shape_ref(asked_layout), zeros, warm);
+    w.cold.peak_totals_by_zero(asked_layout, w.cold.shape_ref(asked_layout), zeros, cold);
+    for (size_t z = 0; z < zeros.size(); ++z) {
+      CAPTURE(z);
+      CHECK(warm[z].states == cold[z].states);
+      CHECK(warm[z].other == cold[z].other);
+      CHECK(warm[z].total == cold[z].total);
+    }
+    // Sharded over 4 ranks instead of 8, the states of every sharding ZeRO stage differ.
+    if ((built + asked).find("shard=4") != std::string::npos)
+      CHECK(warm[3].states != first[3].states);
+  }
+}
+
 TEST_CASE("a shape rebuilt in a forgotten shape's storage estimates as one built fresh") {
   // forget_shapes keeps the shapes' storage for the next ones (reset_keeping_buffers): every
   // cache a shape fills (frames, activations, the step-time bound, the uniform recompute group)
