@@ -101,9 +101,9 @@ struct ZeroTerms {
   double zero3_buffer = 0, fp8_weight_cache = 0;
 };
 ZeroTerms zero_terms(const StageParams& params, const Layout& l, bool fp8, const MemoryOptions& o);
-// The data-parallel ranks a ZeRO stage shards a stage's states over: the dense parameters' (the
-// shard group under hybrid sharding, else dp) and the experts' (the shard group's share of an
-// expert's replicas, else the expert-data-parallel degree), at least 1 each. All zero_terms reads
+// The ranks a ZeRO stage shards a stage's states over: the dense parameters' (the shard group
+// under hybrid sharding, else dp·cp: Layout::shard_size) and the experts' (the shard group's share
+// of an expert's replicas, else the expert-data-parallel degree; at least 1). All zero_terms reads
 // of the layout besides its ZeRO stage.
 struct StateShards {
   int64_t dense = 1, expert = 1;
