@@ -285,6 +285,22 @@ TEST_CASE(
 
 namespace {
 
+// The memo tests' case: mixtral-8x7b on 32 GPUs (4 nodes of 8).
+Case mixtral_on_32_gpus() {
+  Case c;
+  c.model = shipped_model("mixtral-8x7b");
+  c.cluster = two_level_cluster(4);
+  return c;
+}
+
+// The search's peak totals of a layout under every ZeRO stage (CostModel::peak_totals_by_zero).
+std::array<StageTotals, 4> peaks_by_zero(CostModel& model, const std::string& text) {
+  const Layout l = parse_layout(text).value();
+  std::array<StageTotals, 4> peaks{};
+  model.peak_totals_by_zero(l, model.shape_ref(l), {true, true, true, true}, peaks);
+  return peaks;
+}
+
 // Two models of one case: `warm` asked about another layout first, `cold` not.
 struct WarmAndCold {
   explicit WarmAndCold(const Case& c)
@@ -300,9 +316,7 @@ TEST_CASE("a shape built from a sibling (shard group, ep_overlap) estimates as o
   // group and ep_overlap alone from that sibling (its stage split, micro-batches, point-to-point
   // and embedding times, and its layer costs where ep_overlap is the same): the same estimate as
   // a model that never built the sibling.
-  Case c;
-  c.model = shipped_model("mixtral-8x7b");
-  c.cluster = two_level_cluster(4);  // 32 GPUs
+  const Case c = mixtral_on_32_gpus();
   const std::string base = "tp=2,pp=2,vpp=2,ep=4,dp=8,mbs=1,zero=1,schedule=interleaved";
   const std::string sel = ",recompute=selective";
   // The last pair recomputes in another mode than its sibling: the sibling's activation terms,
@@ -322,15 +336,12 @@ TEST_CASE("a shape built from a sibling (shard group, ep_overlap) estimates as o
     CostModel& cold = w.cold;
     const Estimate first = estimate(warm, c, base + built);
     // The search's memory path too (the activations' terms by recompute count).
-    const std::array<bool, 4> zeros{true, true, true, true};
-    std::array<StageTotals, 4> warm_peaks{}, cold_peaks{};
-    const Layout built_layout = parse_layout(base + built).value();
-    warm.peak_totals_by_zero(built_layout, warm.shape_ref(built_layout), zeros, warm_peaks);
+    peaks_by_zero(warm, base + built);
     const Estimate a = estimate(warm, c, base + asked), b = estimate(cold, c, base + asked);
-    const Layout asked_layout = parse_layout(base + asked).value();
-    warm.peak_totals_by_zero(asked_layout, warm.shape_ref(asked_layout), zeros, warm_peaks);
-    cold.peak_totals_by_zero(asked_layout, cold.shape_ref(asked_layout), zeros, cold_peaks);
-    for (size_t z = 0; z < zeros.size(); ++z) CHECK(warm_peaks[z].total == cold_peaks[z].total);
+    const std::array<StageTotals, 4> warm_peaks = peaks_by_zero(warm, base + asked);
+    const std::array<StageTotals, 4> cold_peaks = peaks_by_zero(cold, base + asked);
+    for (size_t z = 0; z < warm_peaks.size(); ++z)
+      CHECK(warm_peaks[z].total == cold_peaks[z].total);
     // The two differ (the overlap shows in the step, the shard group in the memory).
     CHECK((a.step_time_s != first.step_time_s || a.peak_bytes != first.peak_bytes));
     CHECK(a.step_time_s == b.step_time_s);
@@ -348,9 +359,7 @@ TEST_CASE("data-parallel sync times remembered from another shape estimate as a 
   // or ZeRO stage asks again, and the answer is a cold model's (a key without the ZeRO stage
   // would answer ZeRO-3 with ZeRO-1's times, which differ; one without the groups, a shard group's
   // with the whole group's).
-  Case c;
-  c.model = shipped_model("mixtral-8x7b");
-  c.cluster = two_level_cluster(4);  // 32 GPUs
+  const Case c = mixtral_on_32_gpus();
   const std::string base = "tp=2,pp=2,ep=4,dp=8,recompute=selective";
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {",mbs=1,zero=1", ",mbs=2,zero=1"},
@@ -379,27 +388,21 @@ TEST_CASE("a stage class's ZeRO terms remembered from another shape give a cold 
   // layers, the state shards): a shape of another micro-batch size, schedule or shard group asks
   // again, and its peak totals are a cold model's under every ZeRO stage (a key without the state
   // shards would answer a shard group's layout with the whole data-parallel group's states).
-  Case c;
-  c.model = shipped_model("mixtral-8x7b");
-  c.cluster = two_level_cluster(4);  // 32 GPUs
+  const Case c = mixtral_on_32_gpus();
   const std::string base = "tp=2,pp=2,ep=4,dp=8,zero=1,recompute=selective";
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {",mbs=1", ",mbs=2"},
       {",mbs=1", ",mbs=1,vpp=2,schedule=interleaved"},
       {",mbs=1", ",mbs=1,shard=4"},
       {",mbs=1,shard=4", ",mbs=2"}};
-  const std::array<bool, 4> zeros{true, true, true, true};
   for (const auto& [built, asked] : pairs) {
     CAPTURE(built);
     CAPTURE(asked);
     WarmAndCold w(c);
-    std::array<StageTotals, 4> first{}, warm{}, cold{};
-    const Layout built_layout = parse_layout(base + built).value();
-    w.warm.peak_totals_by_zero(built_layout, w.warm.shape_ref(built_layout), zeros, first);
-    const Layout asked_layout = parse_layout(base + asked).value();
-    w.warm.peak_totals_by_zero(asked_layout, w.warm.shape_ref(asked_layout), zeros, warm);
-    w.cold.peak_totals_by_zero(asked_layout, w.cold.shape_ref(asked_layout), zeros, cold);
-    for (size_t z = 0; z < zeros.size(); ++z) {
+    const std::array<StageTotals, 4> first = peaks_by_zero(w.warm, base + built);
+    const std::array<StageTotals, 4> warm = peaks_by_zero(w.warm, base + asked);
+    const std::array<StageTotals, 4> cold = peaks_by_zero(w.cold, base + asked);
+    for (size_t z = 0; z < warm.size(); ++z) {
       CAPTURE(z);
       CHECK(warm[z].states == cold[z].states);
       CHECK(warm[z].other == cold[z].other);
@@ -415,9 +418,7 @@ TEST_CASE("a shape rebuilt in a forgotten shape's storage estimates as one built
   // forget_shapes keeps the shapes' storage for the next ones (reset_keeping_buffers): every
   // cache a shape fills (frames, activations, the step-time bound, the uniform recompute group)
   // must start afresh. A model asked about layouts of other shapes first answers as a cold one.
-  Case c;
-  c.model = shipped_model("mixtral-8x7b");
-  c.cluster = two_level_cluster(4);  // 32 GPUs
+  const Case c = mixtral_on_32_gpus();
   // Other shapes (mbs, tp) with the same ZeRO stage, recompute and schedule: whichever node the
   // asked shape reuses holds caches keyed alike.
   const std::vector<std::string> first = {
