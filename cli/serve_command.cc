@@ -128,10 +128,14 @@ Workload workload(const ServeOptions& o) {
 
 // Why a --layout evaluates to nothing: the cache holds no request (under a length spread, not
 // the longest one the replay draws).
-std::string no_room_rule(const Workload& w) {
-  if (!w.lengths_vary())
-    return "leaves no KV-cache room for one request: weights and workspace exceed the engine's "
-           "memory budget";
+std::string no_room_rule(const ServingProblem& p, const ServingLayout& layout) {
+  const Workload& w = p.workload;
+  if (!w.lengths_vary()) {
+    const NoFit f = layout_shortfall(p, layout);
+    return fmt::format("leaves no KV-cache room for one request ({} tokens) at {} weights: {}",
+                       f.memory.tokens_per_request + f.memory.prefix.shared_tokens,
+                       to_string(f.weights), memory_short_text(p, f));
+  }
   const int64_t longest = longest_replayed_sequence(w);
   return fmt::format(
       "leaves no KV-cache room for the longest request {} (isl + osl = {} tokens): the cache "
@@ -199,7 +203,7 @@ int run_serve(const ServeOptions& o) {
   if (std::vector<Diagnostic> errors = check_slo(p); !errors.empty()) return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_step_tokens(p); !errors.empty())
     return print_errors(errors);
-  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}, {}, {}, o.gpu_hour_cost};
+  ServeReport report{&p, {}, o.in.layout_text.empty(), o.top, {}, {}, {}, o.gpu_hour_cost, {}};
   if (report.searched) {
     if (std::vector<Diagnostic> errors = check_prefix(p, nullptr); !errors.empty())
       return print_errors(errors);
@@ -212,6 +216,7 @@ int run_serve(const ServeOptions& o) {
     report.result = search_serving(searched);
     if (wants_more_gpus(searched, report.result))
       report.more_gpus = search_more_gpus(searched, report.result);
+    if (report.result.ranked.empty()) report.no_fit = explain_no_fit(p);
   } else {
     Result<ServingLayout> layout = parse_serving_layout(o.in.layout_text);
     if (!layout) return print_errors(layout.errors());
@@ -224,7 +229,8 @@ int run_serve(const ServeOptions& o) {
       ++report.result.evaluated;
     }
     if (report.result.ranked.empty())
-      return print_errors({flag_error("--layout", o.in.layout_text, no_room_rule(p.workload))});
+      return print_errors(
+          {flag_error("--layout", o.in.layout_text, no_room_rule(p, layout.value()))});
     rank_estimates(report.result);
   }
   if (!o.trace_path.empty() && !report.result.ranked.empty()) {

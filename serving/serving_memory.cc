@@ -76,21 +76,23 @@ double memory_fraction(const ServingOptions& options) {
                                      : engine_preset(options.engine).memory_fraction;
 }
 
-double kv_budget_bytes(const EnginePreset& engine, double fraction, double capacity_bytes,
-                       double weight_bytes, double activation_bytes, double reserved_bytes) {
-  double kv = 0;
+double signed_kv_budget_bytes(const EnginePreset& engine, double fraction, double capacity_bytes,
+                              double weight_bytes, double activation_bytes, double reserved_bytes) {
   switch (engine.budget) {
     case BudgetRule::fraction_of_total:
-      kv = fraction * capacity_bytes - weight_bytes - activation_bytes - reserved_bytes;
-      break;
+      return fraction * capacity_bytes - weight_bytes - activation_bytes - reserved_bytes;
     case BudgetRule::static_fraction:
-      kv = fraction * capacity_bytes - weight_bytes;
-      break;
+      return fraction * capacity_bytes - weight_bytes;
     case BudgetRule::fraction_of_free:
-      kv = fraction * (capacity_bytes - weight_bytes - activation_bytes - reserved_bytes);
-      break;
+      return fraction * (capacity_bytes - weight_bytes - activation_bytes - reserved_bytes);
   }
-  return std::max(0.0, kv);
+  return 0;
+}
+
+double kv_budget_bytes(const EnginePreset& engine, double fraction, double capacity_bytes,
+                       double weight_bytes, double activation_bytes, double reserved_bytes) {
+  return std::max(0.0, signed_kv_budget_bytes(engine, fraction, capacity_bytes, weight_bytes,
+                                              activation_bytes, reserved_bytes));
 }
 
 ServingMemory serving_memory(const ModelSpec& model, const GpuSpec& gpu,

@@ -55,7 +55,11 @@ double weight_bytes_per_gpu(const ModelSpec& model, const ServingLayout& layout,
 // Activation workspace of one step of `step_tokens` tokens and `batch` sequences.
 double activation_bytes_per_gpu(const ModelSpec& model, int64_t tp, int64_t step_tokens,
                                 int64_t batch);
-// The KV budget per the engine's rule with memory fraction `fraction`; never negative.
+// The KV budget per the engine's rule with memory fraction `fraction`, below zero where the
+// weights and workspace exceed what the rule gives them.
+double signed_kv_budget_bytes(const EnginePreset& engine, double fraction, double capacity_bytes,
+                              double weight_bytes, double activation_bytes, double reserved_bytes);
+// The same, never negative.
 double kv_budget_bytes(const EnginePreset& engine, double fraction, double capacity_bytes,
                        double weight_bytes, double activation_bytes, double reserved_bytes);
 // The options' memory fraction, or the engine's default.

@@ -293,12 +293,15 @@ std::string engine_lines(const ModelSpec& model, const ServingLayout& l, const S
   return out;
 }
 
+// Where a GPU's memory goes; what the engine's rule leaves outside every budget closes the sum.
 std::string memory_line(const std::string& what, const ServingProblem& p, const ServingMemory& m) {
+  const double left =
+      m.capacity_bytes - m.weight_bytes - m.activation_bytes - m.reserved_bytes - m.kv_budget_bytes;
   return fmt::format(
       "{}: {:.1f} GiB = weights {:.2f} + activations {:.2f} + reserved {:.2f} + KV budget {:.2f} "
-      "GiB ({} rule {:.2f})\n",
+      "+ left free {:.2f} GiB ({} rule {:.2f})\n",
       what, m.capacity_bytes / kGiB, m.weight_bytes / kGiB, m.activation_bytes / kGiB,
-      m.reserved_bytes / kGiB, m.kv_budget_bytes / kGiB, to_string(p.options.engine),
+      m.reserved_bytes / kGiB, m.kv_budget_bytes / kGiB, left / kGiB, to_string(p.options.engine),
       memory_fraction(p.options));
 }
 
@@ -475,11 +478,86 @@ std::string pareto_text(const ServingProblem& p, const ServingSearchResult& r) {
   return out;
 }
 
+// "tp8 pp2 ep8 adp": one replica's split, without its count and batch.
+std::string split_text(const ServingLayout& l) {
+  return fmt::format("tp{} pp{} ep{}{}", l.tp, l.pp, l.ep, l.attention_dp ? " adp" : "");
+}
+
+}  // namespace
+
+std::string memory_short_text(const ServingProblem& p, const NoFit& f) {
+  const ServingMemory& m = f.memory;
+  return fmt::format(
+      "per GPU of {:.1f} GiB: weights {:.2f} + activations {:.2f} + reserved {:.2f} GiB; {}'s "
+      "rule ({:.2f}) leaves the KV cache {:.2f} GiB where one request takes {:.2f} GiB: {:.2f} "
+      "GiB short",
+      m.capacity_bytes / kGiB, m.weight_bytes / kGiB, m.activation_bytes / kGiB,
+      m.reserved_bytes / kGiB, to_string(p.options.engine), memory_fraction(p.options),
+      f.signed_budget_bytes / kGiB, f.request_kv_bytes / kGiB, f.short_bytes() / kGiB);
+}
+
+namespace {
+
+// Where nothing fits (no_fit.h): the verdict, the nearest layout's memory, and what would make a
+// layout fit, one line each (`remedies_intro` and the remedies, or why there is none).
+struct NoFitLines {
+  std::string verdict, nearest, remedies_intro;
+  std::vector<std::string> remedies;
+};
+
+// "1 GPU", "8 GPUs".
+std::string count_text(int64_t n, const char* noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
+NoFitLines no_fit_lines(const ServingProblem& p, const NoFit& f) {
+  const ServingMemory& m = f.memory;
+  NoFitLines out;
+  out.verdict = fmt::format("no layout fits: none leaves KV-cache room for one request ({} tokens)",
+                            m.tokens_per_request + m.prefix.shared_tokens);
+  out.nearest = fmt::format("nearest: {} on {}, {} weights; {}", split_text(f.nearest),
+                            count_text(f.nearest.replica_gpus(), "GPU"), to_string(f.weights),
+                            memory_short_text(p, f));
+  if (f.remedies.empty()) {
+    out.remedies_intro = fmt::format(
+        "nothing would within the cluster's {}: no replica of up to {} (tp within a node, pp "
+        "up to 8) fits at any weight format meshplan serves or with an FP8 KV cache",
+        count_text(p.cluster.gpus(), "GPU"),
+        count_text(std::min(p.cluster.gpus(), p.cluster.gpus_per_node * 8), "GPU"));
+    return out;
+  }
+  out.remedies_intro = "what would make a layout fit (one replica of the fewest GPUs each):";
+  for (const NoFitRemedy& r : f.remedies)
+    out.remedies.push_back(fmt::format(
+        "{}: {} on {}, {} weights, {} KV cache, up to {} at once (--layout {})", r.flags,
+        split_text(r.layout), count_text(r.layout.replica_gpus(), "GPU"), to_string(r.weights),
+        to_string(r.kv), count_text(r.max_concurrency, "request"), layout_text(r.layout)));
+  return out;
+}
+
+std::string no_fit_text(const ServeReport& r) {
+  if (!r.no_fit) return "no layout fits\n";
+  const NoFitLines l = no_fit_lines(*r.problem, *r.no_fit);
+  std::string out = l.verdict + "\n" + l.nearest + "\n" + l.remedies_intro + "\n";
+  for (const std::string& line : l.remedies) out += "  " + line + "\n";
+  return out;
+}
+
+std::string no_fit_markdown(const ServeReport& r) {
+  if (!r.no_fit) return "No layout fits.\n";
+  const NoFitLines l = no_fit_lines(*r.problem, *r.no_fit);
+  std::string out = "**" + l.verdict + ".**\n\n" + l.nearest + ".\n\n" + l.remedies_intro + "\n";
+  if (!l.remedies.empty()) out += "\n";
+  for (const std::string& line : l.remedies)
+    out += "- `" + line.substr(0, line.find(':')) + "`" + line.substr(line.find(':')) + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string serve_table(const ServeReport& r) {
   std::string out = header(r);
-  if (r.result.ranked.empty()) return out + "no layout fits\n";
+  if (r.result.ranked.empty()) return out + no_fit_text(r);
   std::vector<Row> rows;
   const size_t shown = std::min(r.result.ranked.size(), static_cast<size_t>(r.top));
   for (size_t i = 0; i < shown; ++i) rows.push_back(row_of(r, i + 1, r.result.ranked[i]));
@@ -515,7 +593,7 @@ std::string serve_table(const ServeReport& r) {
 std::string serve_markdown(const ServeReport& r) {
   std::string out = "## Serving plan\n\n";
   out += header(r) + "\n";
-  if (r.result.ranked.empty()) return out + "No layout fits.\n";
+  if (r.result.ranked.empty()) return out + no_fit_markdown(r);
   const std::vector<std::string> head = columns(r);
   out += "|";
   for (const std::string& c : head) out += " " + c + " |";
@@ -611,6 +689,37 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   return j;
 }
 
+namespace {
+
+nlohmann::ordered_json no_fit_json(const NoFit& f) {
+  const auto split = [](const ServingLayout& l) {
+    return nlohmann::ordered_json{{"tp", l.tp},
+                                  {"pp", l.pp},
+                                  {"ep", l.ep},
+                                  {"attention_dp", l.attention_dp},
+                                  {"max_batch", l.max_batch}};
+  };
+  nlohmann::ordered_json remedies = nlohmann::ordered_json::array();
+  for (const NoFitRemedy& r : f.remedies)
+    remedies.push_back({{"flags", r.flags},
+                        {"weights", to_string(r.weights)},
+                        {"kv", to_string(r.kv)},
+                        {"gpus", r.layout.replica_gpus()},
+                        {"layout", split(r.layout)},
+                        {"max_concurrency", r.max_concurrency}});
+  return {{"nearest",
+           {{"layout", split(f.nearest)},
+            {"gpus", f.nearest.replica_gpus()},
+            {"weights", to_string(f.weights)},
+            {"memory", memory_json(f.memory)},
+            {"signed_kv_budget_bytes", f.signed_budget_bytes},
+            {"request_kv_bytes", f.request_kv_bytes},
+            {"short_bytes", f.short_bytes()}}},
+          {"remedies", remedies}};
+}
+
+}  // namespace
+
 nlohmann::ordered_json serve_json(const ServeReport& r) {
   const ServingProblem& p = *r.problem;
   nlohmann::ordered_json j;
@@ -637,6 +746,7 @@ nlohmann::ordered_json serve_json(const ServeReport& r) {
               {"margin", p.options.slo.margin}};
   if (r.result.ranked.empty()) {
     j["best"] = nullptr;
+    if (r.no_fit) j["no_fit"] = no_fit_json(*r.no_fit);
     return j;
   }
   j["best"] = estimate_json(p, r.result.ranked.front(), r.gpu_hour_cost_usd);

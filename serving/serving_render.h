@@ -6,6 +6,7 @@
 
 #include "serving/load_curve.h"
 #include "serving/more_gpus.h"
+#include "serving/no_fit.h"
 #include "serving/serving_search.h"
 #include "serving/slower_steps.h"
 
@@ -24,9 +25,15 @@ struct ServeReport {
   // The price of one GPU-hour in USD (--gpu-hour-cost; 0: none): each row's cost per million
   // output tokens (token_cost.h).
   double gpu_hour_cost_usd = 0;
+  // Where a search found no layout that fits: the nearest and what would make one fit
+  // (no_fit.h; empty: not asked, or some layout fits).
+  std::optional<NoFit> no_fit;
 };
 
 std::string serve_table(const ServeReport& r);
+// "per GPU of 79.6 GiB: weights … GiB short": where `f`'s nearest layout's memory goes, and how
+// far one request's KV cache is from fitting in what the engine's rule leaves it.
+std::string memory_short_text(const ServingProblem& p, const NoFit& f);
 std::string serve_markdown(const ServeReport& r);
 nlohmann::ordered_json serve_json(const ServeReport& r);
 

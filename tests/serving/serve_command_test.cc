@@ -289,7 +289,38 @@ TEST_CASE("serve: a model whose weights leave no KV room on the layout is an inp
                               " --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
                               " --isl 128 --osl 128 --layout tp=1,replicas=1");
   CHECK(r.rc == 2);
-  CHECK(r.err.find("leaves no KV-cache room") != std::string::npos);
+  // 256 tokens × 126 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes = 0.12 GiB; 810 GB of
+  // weights on one GPU.
+  CHECK(r.err.find("--layout: error: field 'layout' = 'tp=1,replicas=1': leaves no KV-cache room "
+                   "for one request (256 tokens) at bf16 weights: per GPU of 79.6 GiB: weights "
+                   "755.96 + activations ") == 0);
+  CHECK(r.err.find("where one request takes 0.12 GiB: ") != std::string::npos);
+}
+
+TEST_CASE("serve: a search where nothing fits names the nearest layout and what would fit") {
+  const std::string search = "serve --model " + repo_path("models/llama3-405b.yaml") +
+                             " --cluster " + repo_path("topologies/dgx-h100-1n.yaml") +
+                             " --isl 2000 --osl 500 --offline --requests 100";
+  const auto r = run_meshplan(search);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("no layout fits: none leaves KV-cache room for one request (2512 tokens)\n"
+                   "nearest: tp8 pp1 ep1 on 8 GPUs, bf16 weights; per GPU of 79.6 GiB: weights "
+                   "94.50 + ") != std::string::npos);
+  CHECK(
+      r.out.find("what would make a layout fit (one replica of the fewest GPUs each):\n"
+                 "  --weights int4: tp4 pp1 ep1 on 4 GPUs, int4 weights, bf16 KV cache, up to ") !=
+      std::string::npos);
+  CHECK(r.out.find("\n  --weights fp8: tp8 pp1 ep1 on 8 GPUs, fp8 weights, ") != std::string::npos);
+  const auto json = run_meshplan(search + " --format json");
+  REQUIRE(json.rc == 0);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  CHECK(j["best"].is_null());
+  CHECK(j["no_fit"]["nearest"]["gpus"] == 8);
+  CHECK(j["no_fit"]["nearest"]["request_kv_bytes"].get<double>() == 2512.0 * 64512);
+  REQUIRE(j["no_fit"]["remedies"].size() == 2);
+  CHECK(j["no_fit"]["remedies"][0]["flags"] == "--weights int4");
+  CHECK(j["no_fit"]["remedies"][0]["gpus"] == 4);
+  CHECK(j["no_fit"]["remedies"][1]["weights"] == "fp8");
 }
 
 TEST_CASE("serve: a shared prompt prefix is reported in JSON and raises throughput") {
