@@ -61,6 +61,8 @@ Result<RegressionRecord> evaluate_fixed(const RegressionScenario& entry, const S
   Layout layout = parsed.value();
   std::vector<Diagnostic> errors = check_layout(layout, scenario.model, scenario.gpus,
                                                 scenario.training, entry.layout_where.file);
+  if (errors.empty())
+    errors = check_layout_on_cluster(layout, scenario.cluster, entry.layout_where.file);
   if (!errors.empty())
     return relocate_layout_errors(errors, entry.layout_where, entry.path + ".layout");
   CostModel model(scenario.model, scenario.cluster, scenario.profile, scenario.training,

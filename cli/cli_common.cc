@@ -222,6 +222,7 @@ std::optional<Inputs> load_inputs(const InputOptions& in, bool with_layout) {
   }
   out.layout = layout.value();
   std::vector<Diagnostic> errors = check_layout(out.layout, out.model, out.gpus, out.training);
+  if (errors.empty()) errors = check_layout_on_cluster(out.layout, out.cluster);
   if (out.layout.offloads() && !out.cluster.host.known()) {
     errors.push_back(Diagnostic{{"--layout", 0, 0, ""},
                                 out.layout.offload != Offload::none ? "offload" : "act_offload",

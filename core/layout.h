@@ -152,5 +152,9 @@ void locate_in_layout(std::vector<Diagnostic>& errors, const std::string& text);
 std::vector<Diagnostic> check_layout(Layout& layout, const ModelSpec& model, int64_t gpus,
                                      const TrainingSpec& training,
                                      const std::string& origin = "--layout");
+// Checks a checked `layout` against the cluster's network: TP overlap within one NVLink domain
+// (tp_overlap_within_domain). Returns every violation.
+std::vector<Diagnostic> check_layout_on_cluster(const Layout& layout, const ClusterSpec& cluster,
+                                                const std::string& origin = "--layout");
 
 }  // namespace meshplan

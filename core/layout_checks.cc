@@ -158,6 +158,12 @@ bool dispatch_needs_ep(const Layout& layout, const ModelSpec& model) {
   return layout.dispatch == Dispatch::alltoall || (model.moe && layout.ep > 1);
 }
 
+bool tp_overlap_within_domain(const Layout& layout, int64_t domain_gpus) {
+  if (!layout.tp_overlap || layout.tp <= 1) return true;
+  const int64_t extent = layout.tp * layout.stride(Dim::tp);  // ranks a group's block spans
+  return extent <= domain_gpus && domain_gpus % extent == 0;
+}
+
 bool ep_overlap_needs_ep(const Layout& layout, const ModelSpec& model) {
   return !layout.ep_overlap || (model.moe && layout.ep > 1);
 }
@@ -389,6 +395,21 @@ std::vector<Diagnostic> check_layout(Layout& layout, const ModelSpec& model, int
   check_pipeline(checker, layout, model);
   check_batch_and_sequence(checker, layout, training);
   check_cp_kind(checker, layout, model);
+  return checker.errors;
+}
+
+std::vector<Diagnostic> check_layout_on_cluster(const Layout& layout, const ClusterSpec& cluster,
+                                                const std::string& origin) {
+  Checker checker(origin);
+  const NetworkLevel& domain = cluster.network.front();
+  checker.require(
+      tp_overlap_within_domain(layout, domain.span), "tp_overlap", "true",
+      fmt::format("needs each tensor-parallel group within one NVLink domain (the cluster's "
+                  "innermost network level, '{}': {} GPUs); a group of {} ranks at stride {} "
+                  "spans {} (Transformer Engine's userbuffers reach their peers by CUDA IPC or a "
+                  "multi-node NVLink fabric only); drop tp_overlap or keep tp·stride within {}",
+                  domain.name, domain.span, layout.tp, layout.stride(Dim::tp),
+                  layout.tp * layout.stride(Dim::tp), domain.span));
   return checker.errors;
 }
 

@@ -80,5 +80,13 @@ bool stage_recompute_needs_block(const Layout& layout);
 bool ep_overlap_needs_ep(const Layout& layout, const ModelSpec& model);
 // A dispatcher other than the default likewise needs expert parallelism to dispatch over.
 bool dispatch_needs_ep(const Layout& layout, const ModelSpec& model);
+// TP communication overlap needs each tensor-parallel group inside one NVLink domain of
+// `domain_gpus` GPUs (the cluster's innermost network level, aligned blocks of ranks): Transformer
+// Engine's userbuffers, which Megatron-LM's --tp-comm-overlap and NeMo's ub_tp_comm_overlap run
+// on, map the peers' buffers through CUDA IPC ("CUDA IPC supports only up to 8 GPUs in an NVLink
+// domain") or a multi-node NVLink fabric (MNNVL), never over the inter-node network
+// (transformer_engine/common/comm_gemm_overlap/userbuffers/userbuffers-host.cpp, NVIDIA/
+// TransformerEngine at d0067d0); PyTorch's async TP (torchtitan) is held to the same domain.
+bool tp_overlap_within_domain(const Layout& layout, int64_t domain_gpus);
 
 }  // namespace meshplan

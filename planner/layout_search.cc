@@ -133,6 +133,7 @@ class Enumerator {
         gpus_(gpus),
         levels_(cluster.network.size()),
         node_gpus_(cluster.gpus_per_node),
+        domain_gpus_(cluster.network.front().span),
         options_(options),
         framework_(framework) {}
 
@@ -244,17 +245,25 @@ class Enumerator {
                   layout.vpp = vpp, layout.ep = ep, layout.mbs = mbs, layout.etp = probe.etp;
                   layout.sp = sp;
                   layout.cp_kind = cp_kind, layout.cp_a2a = cp_a2a;
+                  layout.order = order;
                   // Overlap never lengthens a step in the model (exposed_after_overlap), so where
-                  // the framework has it the search takes it rather than trying both.
+                  // the framework has it, and the TP group lies within one NVLink domain, the
+                  // search takes it rather than trying both; pinned on, the rest are skipped.
                   layout.tp_overlap =
                       tp > 1 && fix.tp_overlap.value_or(sp && framework_.tp_comm_overlap);
+                  if (!tp_overlap_within_domain(layout, domain_gpus_)) {
+                    if (fix.tp_overlap) {
+                      ++skipped["tp_overlap_within_domain"];
+                      continue;
+                    }
+                    layout.tp_overlap = false;
+                  }
                   // EP overlap likewise, within Megatron-Core's limit (vpp with pp > 1); run_item
                   // turns it off where the recompute excludes it.
                   layout.ep_overlap =
                       model_.moe && ep > 1 &&
                       fix.ep_overlap.value_or(framework_.ep_comm_overlap && (pp == 1 || vpp > 1));
                   layout.uneven = deficit > 0;
-                  layout.order = order;
                   // Fields never searched take what --fix pins, on every candidate that can
                   // carry it.
                   layout.dispatch = fix.dispatch.value_or(Dispatch::alltoall);
@@ -375,6 +384,7 @@ class Enumerator {
   int64_t gpus_;
   size_t levels_ = 0;
   int64_t node_gpus_ = 0;
+  int64_t domain_gpus_ = 0;  // GPUs of one NVLink domain (the innermost network level)
   const SearchOptions& options_;
   const CostOptions& framework_;
   mutable ScheduleMemo schedule_memo_;

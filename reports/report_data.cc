@@ -17,6 +17,7 @@ WhatIf evaluate_variant(const CostModel& base, const ClusterSpec& cluster, int64
                         Layout layout, std::string scenario, std::string change) {
   WhatIf w{std::move(scenario), std::move(change), std::nullopt, ""};
   std::vector<Diagnostic> errors = check_layout(layout, base.model(), gpus, base.training());
+  if (errors.empty()) errors = check_layout_on_cluster(layout, cluster);
   if (!errors.empty()) {
     w.note = fmt::format("not valid: {} {}", errors.front().field, errors.front().rule);
     return w;

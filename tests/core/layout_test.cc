@@ -242,6 +242,25 @@ TEST_CASE("named layout rules: each predicate is the rule check_layout reports")
   CHECK(!ep_splits_experts(Layout{.ep = 2}, model));  // dense: ep must be 1
 }
 
+TEST_CASE("TP overlap holds only where each TP group lies in one NVLink domain") {
+  Layout layout;
+  layout.tp = 8, layout.tp_overlap = true;
+  CHECK(tp_overlap_within_domain(layout, 8));  // tp innermost: ranks 0-7 of a node
+  layout.tp = 16;
+  CHECK(!tp_overlap_within_domain(layout, 8));   // ranks 0-15: two nodes
+  CHECK(tp_overlap_within_domain(layout, 64));   // a 64-GPU NVLink domain holds four groups
+  CHECK(!tp_overlap_within_domain(layout, 72));  // NVL72: the group of ranks 64-79 straddles it
+  layout.tp_overlap = false;
+  CHECK(tp_overlap_within_domain(layout, 8));  // no overlap asked
+  // cp inside tp (order cp-tp-dp-pp): tp 4 at stride 2 spans 8 ranks, one node; at stride 4, 16.
+  Result<Layout> l = parse_layout("tp=4,cp=2,tp_overlap=true,order=cp-tp-dp-pp");
+  REQUIRE(l.ok());
+  CHECK(tp_overlap_within_domain(l.value(), 8));
+  l = parse_layout("tp=4,cp=4,tp_overlap=true,order=cp-tp-dp-pp");
+  REQUIRE(l.ok());
+  CHECK(!tp_overlap_within_domain(l.value(), 8));
+}
+
 TEST_CASE("a layout key given twice is an error naming the first one's column") {
   CHECK(errors_of("tp=8,pp=2,tp=4", 512) ==
         "--layout:1:11: error: field 'tp' = '4': is given twice; the first is at column 1\n"

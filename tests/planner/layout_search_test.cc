@@ -377,6 +377,26 @@ TEST_CASE(
     CHECK(e.layout.ep_overlap);
 }
 
+TEST_CASE("the search overlaps TP communication only where the TP group is in one NVLink node") {
+  const ModelSpec m = shipped_model("llama3-8b");
+  const TrainingSpec t{4096, 64, Precision::bf16};
+  const ClusterSpec c = two_level_cluster(2);  // two 8-GPU NVLink domains
+  auto search = [&](const std::string& fix) {
+    return framework_search(m, c, t, "megatron-core", fix, 1000);
+  };
+  const SearchResult across = search("tp=16,mbs=1");
+  REQUIRE(!across.ranked.empty());
+  for (const Estimate& e : across.ranked) CHECK(!e.layout.tp_overlap);
+  bool overlapped = false;
+  for (const Estimate& e : search("tp=8,mbs=1").ranked) overlapped |= e.layout.tp_overlap;
+  CHECK(overlapped);
+  // Pinned on, tp 16 leaves nothing to run: each candidate is skipped by the rule.
+  const SearchResult pinned = search("tp=16,mbs=1,tp_overlap=true");
+  CHECK(pinned.ranked.empty());
+  REQUIRE(pinned.skipped.count("tp_overlap_within_domain") == 1);
+  CHECK(pinned.skipped.at("tp_overlap_within_domain") > 0);
+}
+
 TEST_CASE("etp: the search tries 1 beside tp where the framework folds experts, pinnable") {
   ModelSpec m = shipped_model("mixtral-8x7b");
   TrainingSpec t{4096, 64, Precision::bf16};
