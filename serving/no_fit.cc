@@ -8,6 +8,17 @@
 #include "serving/serving_search.h"
 
 namespace meshplan::serving {
+
+double request_kv_bytes(const ServingMemory& m) {
+  return static_cast<double>(m.tokens_per_request + m.prefix.shared_tokens) * m.kv_bytes_per_token;
+}
+
+double signed_budget_bytes(const ServingProblem& p, const ServingMemory& m) {
+  return signed_kv_budget_bytes(engine_preset(p.options.engine), memory_fraction(p.options),
+                                m.capacity_bytes, m.weight_bytes, m.activation_bytes,
+                                m.reserved_bytes);
+}
+
 namespace {
 
 // GPUs of one replica as the search forms them (tp a power of two within a node, pp a power of
@@ -101,20 +112,6 @@ std::vector<NoFitRemedy> remedies(const ServingProblem& p) {
   });
   return out;
 }
-
-}  // namespace
-
-double request_kv_bytes(const ServingMemory& m) {
-  return static_cast<double>(m.tokens_per_request + m.prefix.shared_tokens) * m.kv_bytes_per_token;
-}
-
-double signed_budget_bytes(const ServingProblem& p, const ServingMemory& m) {
-  return signed_kv_budget_bytes(engine_preset(p.options.engine), memory_fraction(p.options),
-                                m.capacity_bytes, m.weight_bytes, m.activation_bytes,
-                                m.reserved_bytes);
-}
-
-namespace {
 
 // Keeps `l` (memory `m` at weight format `w`) in `f` where it comes nearer to fitting.
 void keep_nearer(std::optional<NoFit>& f, const ServingProblem& v, WeightFormat w,

@@ -32,8 +32,7 @@ struct NoFitRemedy {
 };
 
 struct NoFit {
-  int64_t candidates = 0;  // layouts tried (each weight format's, without batch caps)
-  ServingLayout nearest;   // max_batch resolved
+  ServingLayout nearest;  // max_batch resolved
   WeightFormat weights = WeightFormat::bf16;
   ServingMemory memory;  // the nearest's, per GPU
   // The cache one request takes per GPU, with a shared prefix's one copy (bytes), and what the
