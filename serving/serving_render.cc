@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <utility>
 #include <vector>
 
 #include "core/units.h"
@@ -499,10 +500,11 @@ std::string memory_short_text(const ServingProblem& p, const NoFit& f) {
 namespace {
 
 // Where nothing fits (no_fit.h): the verdict, the nearest layout's memory, and what would make a
-// layout fit, one line each (`remedies_intro` and the remedies, or why there is none).
+// layout fit, one line each (`remedies_intro` and the remedies, or why there is none); each
+// remedy as its flags and what they give, which the text and Markdown join their own way.
 struct NoFitLines {
   std::string verdict, nearest, remedies_intro;
-  std::vector<std::string> remedies;
+  std::vector<std::pair<std::string, std::string>> remedies;  // flags, what they give
 };
 
 // "1 GPU", "8 GPUs".
@@ -528,10 +530,11 @@ NoFitLines no_fit_lines(const ServingProblem& p, const NoFit& f) {
   }
   out.remedies_intro = "what would make a layout fit (one replica of the fewest GPUs each):";
   for (const NoFitRemedy& r : f.remedies)
-    out.remedies.push_back(fmt::format(
-        "{}: {} on {}, {} weights, {} KV cache, up to {} at once (--layout {})", r.flags,
-        split_text(r.layout), count_text(r.layout.replica_gpus(), "GPU"), to_string(r.weights),
-        to_string(r.kv), count_text(r.max_concurrency, "request"), layout_text(r.layout)));
+    out.remedies.emplace_back(
+        r.flags, fmt::format("{} on {}, {} weights, {} KV cache, up to {} at once (--layout {})",
+                             split_text(r.layout), count_text(r.layout.replica_gpus(), "GPU"),
+                             to_string(r.weights), to_string(r.kv),
+                             count_text(r.max_concurrency, "request"), layout_text(r.layout)));
   return out;
 }
 
@@ -539,7 +542,7 @@ std::string no_fit_text(const ServeReport& r) {
   if (!r.no_fit) return "no layout fits\n";
   const NoFitLines l = no_fit_lines(*r.problem, *r.no_fit);
   std::string out = l.verdict + "\n" + l.nearest + "\n" + l.remedies_intro + "\n";
-  for (const std::string& line : l.remedies) out += "  " + line + "\n";
+  for (const auto& [flags, gives] : l.remedies) out += "  " + flags + ": " + gives + "\n";
   return out;
 }
 
@@ -548,8 +551,7 @@ std::string no_fit_markdown(const ServeReport& r) {
   const NoFitLines l = no_fit_lines(*r.problem, *r.no_fit);
   std::string out = "**" + l.verdict + ".**\n\n" + l.nearest + ".\n\n" + l.remedies_intro + "\n";
   if (!l.remedies.empty()) out += "\n";
-  for (const std::string& line : l.remedies)
-    out += "- `" + line.substr(0, line.find(':')) + "`" + line.substr(line.find(':')) + "\n";
+  for (const auto& [flags, gives] : l.remedies) out += "- `" + flags + "`: " + gives + "\n";
   return out;
 }
 
