@@ -194,6 +194,8 @@ int run_serve(const ServeOptions& o) {
                                         "is required for 'meshplan serve' unless "
                                         "--requests-file gives each request's lengths")});
   }
+  if (std::vector<Diagnostic> errors = check_context(p); !errors.empty())
+    return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_workload(p.workload); !errors.empty())
     return print_errors(errors);
   if (std::vector<Diagnostic> errors = check_engine_options(p.options); !errors.empty())

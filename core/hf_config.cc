@@ -20,7 +20,9 @@
 // layers from layer_types; its MXFP4 quantization_config marks the experts' published format,
 // read_quantization below).
 // Local attention (sliding windows, Llama 4's chunks)
-// becomes ModelSpec::window (read_window below), which the cost model prices.
+// becomes ModelSpec::window (read_window below), which the cost model prices. The length the
+// engines serve (max_position_embeddings under RoPE scaling) becomes ModelSpec::context_tokens
+// (read_context_tokens below).
 //
 // Parameters are counted exactly or refused: a field that would change the count in a way the
 // spec cannot express is an error naming it (attention_bias, mlp_bias, moe_layer_freq != 1).
@@ -360,6 +362,63 @@ void read_sparse_attention(const ConfigReader& r, ModelSpec& m) {
   m.sparse_attention = s;
 }
 
+// The longest sequence the engines serve the model at, as vLLM derives its default
+// max_model_len (vllm/config/model.py _get_and_verify_max_len at 0052a5b8; SGLang's
+// get_context_length applies the same rule): the least of the length keys present
+// (max_position_embeddings, n_positions, max_seq_len, seq_length, max_sequence_length,
+// max_seq_length, seq_len), model_max_length where given instead; then, under RoPE scaling
+// (rope_scaling, or transformers 5's rope_parameters, possibly one per layer type) of a type other
+// than su, longrope and llama3, times its factor (default 1), counted from
+// original_max_position_embeddings for yarn; not for Gemma 3, whose length is scaled already. A
+// LongRoPE model defaults to its original_max_position_embeddings. 0 where no key is present
+// (vLLM then assumes 2048 and warns; meshplan checks nothing).
+int64_t read_context_tokens(const json& j, const ConfigReader& r, const std::string& type,
+                            const std::string& text, const std::string& file) {
+  double tokens = 0;
+  for (const char* key : {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
+                          "max_sequence_length", "max_seq_length", "seq_len"})
+    if (r.has(key)) {
+      const auto v = static_cast<double>(r.get_int(key, 1, kMaxSeqLen));
+      tokens = tokens == 0 ? v : std::min(tokens, v);
+    }
+  if (r.has("model_max_length"))
+    tokens = static_cast<double>(r.get_int("model_max_length", 1, kMaxSeqLen));
+  if (tokens == 0) return 0;
+  const char* rope_key = r.has("rope_scaling") ? "rope_scaling" : "rope_parameters";
+  if (!r.has(rope_key) || !j.at(rope_key).is_object() || type == "gemma3_text")
+    return static_cast<int64_t>(tokens);
+  // One set of parameters, or one per layer type (all with the same factor, as vLLM assumes).
+  const json& rope = j.at(rope_key);
+  std::vector<const json*> sets;
+  if (rope.contains("rope_type") || rope.contains("type") || rope.contains("factor")) {
+    sets.push_back(&rope);
+  } else {
+    for (const auto& [layer_type, params] : rope.items())
+      if (params.is_object()) sets.push_back(&params);
+  }
+  double factor = 1;
+  bool longrope = false;
+  for (const json* params : sets) {
+    const ConfigReader p(*params, text, file);
+    const std::string rope_type = p.has("rope_type") ? p.get_string("rope_type")
+                                  : p.has("type")    ? p.get_string("type")
+                                                     : "default";
+    if (rope_type == "longrope") longrope = true;
+    if (rope_type == "su" || rope_type == "longrope" || rope_type == "llama3") continue;
+    factor = p.get_double("factor", factor, 1e-6, 1e6);
+    if (rope_type == "yarn" && p.has("original_max_position_embeddings"))
+      tokens = static_cast<double>(p.get_int("original_max_position_embeddings", 1, kMaxSeqLen));
+  }
+  tokens *= factor;
+  if (longrope && r.has("original_max_position_embeddings"))
+    tokens = static_cast<double>(r.get_int("original_max_position_embeddings", 1, kMaxSeqLen));
+  if (tokens < 1 || tokens > static_cast<double>(kMaxSeqLen))
+    r.fail(rope_key, fmt::format("scales the model's length to {:.0f} tokens; it must be between "
+                                 "1 and {}",
+                                 tokens, kMaxSeqLen));
+  return static_cast<int64_t>(tokens);
+}
+
 // The model_type of a multimodal config's text model (its text_config object), "" where it has
 // none.
 std::string multimodal_text_type(const json& j) {
@@ -432,6 +491,7 @@ ModelSpec read_config(const json& j, const std::string& text, const std::string&
   read_window(r, type, m);
   if (type == "deepseek_v32" || type == "glm_moe_dsa") read_sparse_attention(r, m);
   m.mtp_layers = r.get_int("num_nextn_predict_layers", 0, 0, kMaxLayers);
+  m.context_tokens = read_context_tokens(j, r, type, text, file);
   read_quantization(j, text, file, m);
   complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
     return r.diagnostic(field, rule);

@@ -76,6 +76,14 @@ void complete_and_check_model(ModelSpec& m, const FieldDiagnostic& at) {
   }
   if (m.position_embedding == PositionEmbedding::learned && m.max_positions == 0) {
     fail("max_positions", "is required when position_embedding is learned");
+  } else if (m.position_embedding == PositionEmbedding::learned &&
+             m.context_tokens > m.max_positions) {
+    fail("context_tokens",
+         fmt::format("must be at most max_positions ({}): the learned position table has no row "
+                     "for a later position",
+                     m.max_positions));
+  } else if (m.position_embedding == PositionEmbedding::learned && m.context_tokens == 0) {
+    m.context_tokens = m.max_positions;
   }
   if (errors.empty() && parameter_estimate(m) > kMaxParameters) {
     fail("layers", fmt::format("the model has about {:.3g} parameters; at most {:.0e} are "

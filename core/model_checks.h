@@ -23,9 +23,9 @@ using FieldDiagnostic =
 
 // Fills head_dim (hidden/heads) and ffn_hidden (4·hidden for gelu/relu) when unset, then checks:
 // hidden divisible by heads when head_dim is implied, heads divisible by kv_heads, ffn_hidden
-// given for swiglu, first_dense_layers < layers, max_positions given for learned positions,
-// and at most kMaxParameters parameters in all (reported under `layers`). Throws InputError
-// listing every violation.
+// given for swiglu, first_dense_layers < layers, max_positions given for learned positions
+// (context_tokens at most it, and it where unset), and at most kMaxParameters parameters in all
+// (reported under `layers`). Throws InputError listing every violation.
 void complete_and_check_model(ModelSpec& m, const FieldDiagnostic& at);
 
 }  // namespace meshplan

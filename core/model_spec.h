@@ -127,6 +127,13 @@ struct ModelSpec {
   AttentionKind attention = AttentionKind::flash;
   PositionEmbedding position_embedding = PositionEmbedding::rope;
   int64_t max_positions = 0;  // rows of a learned position table
+  // The longest sequence (prompt + answer) the model serves, as the engines derive it from
+  // config.json (hf_config.h: max_position_embeddings, scaled as vLLM scales it under RoPE
+  // scaling); 0: not stated, nothing checked. Learned positions: max_positions unless given.
+  // `serve` refuses longer requests (vLLM, SGLang and TensorRT-LLM do) and passes the workload's
+  // longest to the engines (--max-model-len, --context-length, --max_seq_len). Not a training
+  // limit: a run may train past it (context extension).
+  int64_t context_tokens = 0;
   // RoPE base frequency θ (Llama 3: 500000). Changes no cost; launcher exports pass it on
   // (Megatron-LM --rotary-base, NeMo rotary_base). 10000 where a config omits it, the default of
   // Hugging Face's RoPE models and of Megatron-LM.

@@ -118,6 +118,7 @@ ModelSpec read_model(const YamlNode& root) {
                          "attention",
                          "position_embedding",
                          "max_positions",
+                         "context_tokens",
                          "rope_theta",
                          "moe",
                          "mla",
@@ -156,6 +157,7 @@ ModelSpec read_model(const YamlNode& root) {
                          : pos == "alibi" ? PositionEmbedding::alibi
                                           : PositionEmbedding::rope;
   m.max_positions = root.get_int("max_positions", 0, 1, kMaxSeqLen);
+  m.context_tokens = root.get_int("context_tokens", 0, 1, kMaxSeqLen);
   m.rope_theta = root.get_double("rope_theta", 10000, 1, kMaxRopeTheta);
   if (auto n = root.optional_child("moe")) m.moe = read_moe(*n);
   if (auto n = root.optional_child("mla")) m.mla = read_mla(*n);

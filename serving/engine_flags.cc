@@ -36,17 +36,17 @@ std::string quantization_flag(WeightFormat w) {
 // vLLM `vllm serve` (EngineArgs.add_cli_args; the pinned table
 // tests/data/engines/vllm-99d7eb5d6a51-engine-args.txt): --tensor-parallel-size,
 // --pipeline-parallel-size, --data-parallel-size, --enable-expert-parallel, --max-num-seqs,
-// --max-num-batched-tokens, --gpu-memory-utilization, --block-size, --kv-cache-dtype,
-// --quantization. Attention-DP is vLLM's data parallelism over the tp ranks (docs: "Data
-// Parallel Deployment", DP attention + EP for MoE). vLLM's MoE layers span every GPU of an
-// engine, its data-parallel ranks included (FusedMoEParallelConfig.make: the experts split
-// tp × dp ways under --enable-expert-parallel, else tensor-parallel over as many), so the
-// replicas of an MoE model are separate servers and ep is 1 or tp (engine_splits_experts);
-// a dense model's replicas are its data-parallel ranks. --quantization takes any string there;
-// "mxfp4" names vLLM's Mxfp4Config (vllm/model_executor/layers/quantization/mxfp4.py, "MXFP4
-// quantization method for GPT-OSS model"), what it reads from a gpt-oss checkpoint.
+// --max-num-batched-tokens, --gpu-memory-utilization, --block-size, --max-model-len,
+// --kv-cache-dtype, --quantization. Attention-DP is vLLM's data parallelism over the tp ranks
+// (docs: "Data Parallel Deployment", DP attention + EP for MoE). vLLM's MoE layers span every GPU
+// of an engine, its data-parallel ranks included (FusedMoEParallelConfig.make: the experts split tp
+// × dp ways under --enable-expert-parallel, else tensor-parallel over as many), so the replicas of
+// an MoE model are separate servers and ep is 1 or tp (engine_splits_experts); a dense model's
+// replicas are its data-parallel ranks. --quantization takes any string there; "mxfp4" names vLLM's
+// Mxfp4Config (vllm/model_executor/layers/quantization/mxfp4.py, "MXFP4 quantization method for
+// GPT-OSS model"), what it reads from a gpt-oss checkpoint.
 std::string vllm_command(const std::string& model, bool moe, const ServingLayout& l,
-                         const ServingOptions& o, PoolRole role) {
+                         const ServingOptions& o, int64_t max_sequence_tokens, PoolRole role) {
   if (!engine_splits_experts(Engine::vllm, l.tp, l.ep))
     return fmt::format(
         "vllm: no command for ep {} in an engine of tp {}: its --enable-expert-parallel spreads "
@@ -61,6 +61,7 @@ std::string vllm_command(const std::string& model, bool moe, const ServingLayout
       model, l.dense_tp(), l.pp, l.replicas / servers * l.data_ranks(),
       l.ep > 1 ? " --enable-expert-parallel" : "", l.max_batch, step_tokens_of(Engine::vllm, o),
       fraction_for(Engine::vllm, o), e.block_tokens);
+  if (max_sequence_tokens > 0) s += fmt::format(" --max-model-len {}", max_sequence_tokens);
   // Prefill/decode disaggregation: the KV moves by the NIXL connector, both pools' instances in
   // the role its documentation launches them with (docs/features/nixl_connector_usage.md;
   // KVTransferConfig, vllm/config/kv_transfer.py; the connector reads no role), a proxy in front.
@@ -75,11 +76,12 @@ std::string vllm_command(const std::string& model, bool moe, const ServingLayout
 // SGLang (its server-arguments documentation at b36e8e198b71, the table
 // tests/data/engines/sglang-b36e8e198b71-server-args.txt): --tp-size, --pp-size, --dp-size,
 // --ep-size, --max-running-requests, --chunked-prefill-size, --mem-fraction-static,
-// --page-size, --kv-cache-dtype, --quantization (mxfp4 among its choices); attention-DP:
+// --page-size, --context-length, --kv-cache-dtype, --quantization (mxfp4 among its choices);
+// attention-DP:
 // --enable-dp-attention with
 // --dp-size equal to the tp size (per replica).
 std::string sglang_command(const std::string& model, const ServingLayout& l,
-                           const ServingOptions& o, PoolRole role) {
+                           const ServingOptions& o, int64_t max_sequence_tokens, PoolRole role) {
   const EnginePreset& e = engine_preset(Engine::sglang);
   std::string s = fmt::format(
       "python -m sglang.launch_server --model-path {} --tp-size {} --pp-size {} --dp-size {} "
@@ -87,6 +89,7 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
       "{:.2f} --page-size {}",
       model, l.tp, l.pp, l.attention_dp ? l.tp : l.replicas, l.ep, l.max_batch,
       step_tokens_of(Engine::sglang, o), fraction_for(Engine::sglang, o), e.block_tokens);
+  if (max_sequence_tokens > 0) s += fmt::format(" --context-length {}", max_sequence_tokens);
   if (l.attention_dp) s += " --enable-dp-attention";
   // Prefill/decode disaggregation: each pool's servers in their mode (the KV moves by the
   // default transfer backend; sglang_router's --pd-disaggregation fronts the two pools).
@@ -103,7 +106,7 @@ std::string sglang_command(const std::string& model, const ServingLayout& l,
 
 // TensorRT-LLM trtllm-serve (tensorrt_llm/commands/serve.py at 4c05a74891e4, the options table
 // tests/data/engines/trtllm-4c05a74891e4-serve-options.txt): --tp_size, --pp_size, --ep_size,
-// --max_batch_size, --max_num_tokens, --kv_cache_free_gpu_memory_fraction,
+// --max_batch_size, --max_num_tokens, --max_seq_len, --kv_cache_free_gpu_memory_fraction,
 // --enable_chunked_prefill; one server per replica. FP8 weights and KV come from the
 // (ModelOpt-quantized) checkpoint, MXFP4 experts from gpt-oss's own. Attention-DP and the capacity
 // scheduler policy have no flag: they are LLM API options (tensorrt_llm/llmapi/llm_args.py
@@ -138,15 +141,16 @@ const char* extra_options_file(PoolRole role) {
 }  // namespace
 
 std::string trtllm_command(const std::string& model, const ServingLayout& l,
-                           const ServingOptions& o, PoolRole role) {
+                           const ServingOptions& o, int64_t max_sequence_tokens, PoolRole role) {
   const std::string extra = extra_llm_api_options(l, o, role);
   const char* file = extra_options_file(role);
   return fmt::format(
       "{}trtllm-serve {} --tp_size {} --pp_size {} --ep_size {} --max_batch_size {} "
-      "--max_num_tokens {} --kv_cache_free_gpu_memory_fraction {:.2f}{}{}   # x{} servers",
+      "--max_num_tokens {}{} --kv_cache_free_gpu_memory_fraction {:.2f}{}{}   # x{} servers",
       extra.empty() ? "" : fmt::format("echo '{}' > {} && ", extra, file), model, l.tp, l.pp, l.ep,
-      l.max_batch, step_tokens_of(Engine::trtllm, o), fraction_for(Engine::trtllm, o),
-      o.chunked_context ? " --enable_chunked_prefill" : "",
+      l.max_batch, step_tokens_of(Engine::trtllm, o),
+      max_sequence_tokens > 0 ? fmt::format(" --max_seq_len {}", max_sequence_tokens) : "",
+      fraction_for(Engine::trtllm, o), o.chunked_context ? " --enable_chunked_prefill" : "",
       extra.empty() ? "" : fmt::format(" --extra_llm_api_options {}", file), l.replicas);
 }
 

@@ -18,12 +18,21 @@ enum class PoolRole { whole, prefill, decode };
 // Where an engine cannot run the layout, its line says why instead. `role`: a disaggregated
 // layout's pools, SGLang's servers in their pool's --disaggregation-mode, vLLM's with the NIXL KV
 // connector, TensorRT-LLM's with a KV cache transceiver.
+// `max_sequence_tokens` > 0: the longest request (isl + osl) the server is to take, passed as
+// the engine's maximum length (vLLM --max-model-len, SGLang --context-length, TensorRT-LLM
+// --max_seq_len) in place of the model's whole context window, which vLLM refuses to start with
+// where the KV cache cannot hold one sequence of it (vllm/v1/core/kv_cache_utils.py
+// _check_enough_kv_cache_memory: "Try increasing `gpu_memory_utilization` or decreasing
+// `max_model_len`").
 std::string vllm_command(const std::string& model, bool moe, const ServingLayout& l,
-                         const ServingOptions& o, PoolRole role = PoolRole::whole);
+                         const ServingOptions& o, int64_t max_sequence_tokens,
+                         PoolRole role = PoolRole::whole);
 std::string sglang_command(const std::string& model, const ServingLayout& l,
-                           const ServingOptions& o, PoolRole role = PoolRole::whole);
+                           const ServingOptions& o, int64_t max_sequence_tokens,
+                           PoolRole role = PoolRole::whole);
 std::string trtllm_command(const std::string& model, const ServingLayout& l,
-                           const ServingOptions& o, PoolRole role = PoolRole::whole);
+                           const ServingOptions& o, int64_t max_sequence_tokens,
+                           PoolRole role = PoolRole::whole);
 // TensorRT-LLM's disaggregated server in front of `prefill_servers` context and `decode_servers`
 // generation servers (trtllm_command's pool lines): its configuration written to disagg.yaml,
 // each server's url a placeholder host (prefill-0, …, decode-0, …) on trtllm-serve's default port.

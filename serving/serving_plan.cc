@@ -181,6 +181,33 @@ std::vector<Diagnostic> check_workload(const Workload& w) {
                          "requests (a closed loop replays 10 × the concurrency)")};
 }
 
+std::vector<Diagnostic> check_context(const ServingProblem& p) {
+  const int64_t window = p.model.context_tokens;
+  if (window == 0) return {};
+  const Workload& w = p.workload;
+  const std::vector<RequestLength> lengths = request_lengths(w, replay_request_count(w));
+  const int64_t longest = longest_sequence(lengths);
+  if (longest <= window) return {};
+  const std::string refused = fmt::format(
+      "{}'s context window is {} tokens (its context_tokens), and vLLM, SGLang and TensorRT-LLM "
+      "refuse a longer request",
+      p.model.name, window);
+  if (!w.lengths_vary())
+    return {flag_error(
+        "--isl", std::to_string(w.isl),
+        fmt::format("with --osl {} a request holds {} tokens; {}", w.osl, longest, refused))};
+  const auto over = std::count_if(lengths.begin(), lengths.end(),
+                                  [&](const RequestLength& r) { return r.sequence() > window; });
+  const std::string count = fmt::format(
+      "{} of the {} requests replayed hold more (the longest {} "
+      "tokens); {}",
+      over, lengths.size(), longest, refused);
+  if (w.trace) return {flag_error("--requests-file", w.trace_file, count)};
+  return {flag_error(w.isl_stdev > 0 ? "--isl-stdev" : "--osl-stdev",
+                     fmt::format("{:g}", w.isl_stdev > 0 ? w.isl_stdev : w.osl_stdev),
+                     count + "; narrow the spread or shorten --isl/--osl")};
+}
+
 std::vector<Diagnostic> check_slo(const ServingProblem& p) {
   if (p.options.slo.tpot_s <= 0) return {};
   for (const RequestLength& r : request_lengths(p.workload, replay_request_count(p.workload)))

@@ -117,6 +117,10 @@ constexpr double kMaxReplayTokens = 1e8;
 
 // Problems with the workload: the replay's size beyond kMaxReplayTokens (named by flag).
 std::vector<Diagnostic> check_workload(const Workload& w);
+// Requests longer (isl + osl) than the model's context window (ModelSpec::context_tokens, where
+// stated), which vLLM, SGLang and TensorRT-LLM refuse: named by --isl (every request alike), by
+// --isl-stdev (a spread's longest) or by --requests-file (a trace's).
+std::vector<Diagnostic> check_context(const ServingProblem& p);
 // An engine's own options asked of another: SGLang's --enable-mixed-chunk, --search-mixed-chunk,
 // --max-prefill-tokens; TensorRT-LLM's --enable-chunked-context and
 // --capacity-scheduler-policy MAX_UTILIZATION.

@@ -10,6 +10,7 @@
 #include "serving/engine_preset.h"
 #include "serving/fp8_block_split.h"
 #include "serving/kv_cache.h"
+#include "serving/request_replay.h"
 #include "serving/serving_plan.h"
 #include "serving/token_cost.h"
 
@@ -274,21 +275,24 @@ ServingLayout prefill_pool(const ServingLayout& l) {
   return pool;
 }
 
-nlohmann::ordered_json engine_flags_json(const ModelSpec& model, const ServingLayout& l,
+nlohmann::ordered_json engine_flags_json(const ServingProblem& p, const ServingLayout& l,
                                          const ServingOptions& o, PoolRole role = PoolRole::whole) {
+  const ModelSpec& model = p.model;
+  const int64_t longest = longest_replayed_sequence(p.workload);
   // An engine that would refuse the FP8 checkpoint so split gets the reason instead.
   auto line = [&](Engine e, const std::string& command) {
     const std::string why = fp8_block_refusal(model, o.weights, e, l);
     return why.empty() ? command : fmt::format("{}: no command: it {}", to_string(e), why);
   };
-  return {{"vllm", line(Engine::vllm, vllm_command(model.name, model.moe.has_value(), l, o, role))},
-          {"sglang", line(Engine::sglang, sglang_command(model.name, l, o, role))},
-          {"trtllm", line(Engine::trtllm, trtllm_command(model.name, l, o, role))}};
+  return {{"vllm", line(Engine::vllm,
+                        vllm_command(model.name, model.moe.has_value(), l, o, longest, role))},
+          {"sglang", line(Engine::sglang, sglang_command(model.name, l, o, longest, role))},
+          {"trtllm", line(Engine::trtllm, trtllm_command(model.name, l, o, longest, role))}};
 }
 
-std::string engine_lines(const ModelSpec& model, const ServingLayout& l, const ServingOptions& o,
+std::string engine_lines(const ServingProblem& p, const ServingLayout& l, const ServingOptions& o,
                          PoolRole role = PoolRole::whole) {
-  const nlohmann::ordered_json lines = engine_flags_json(model, l, o, role);
+  const nlohmann::ordered_json lines = engine_flags_json(p, l, o, role);
   std::string out;
   for (const nlohmann::ordered_json& line : lines) out += "  " + line.get<std::string>() + "\n";
   return out;
@@ -384,14 +388,14 @@ std::string details(const ServingProblem& p, const ServingEstimate& e, const std
       e.goodput_tokens_per_s);
   out += ttft_line(e.replay) + utilization_line(e) + slower;
   const ServingOptions o = evaluated_options(p.options, e);
-  if (!disagg) return out + "engine flags:\n" + engine_lines(p.model, e.layout, o);
+  if (!disagg) return out + "engine flags:\n" + engine_lines(p, e.layout, o);
   out +=
       "engine flags, decode pool (SGLang's servers carry their pool's --disaggregation-mode, "
       "vLLM's the NIXL KV connector, TensorRT-LLM's a KV cache transceiver; each engine's router "
       "or proxy in front of the two pools):\n" +
-      engine_lines(p.model, e.layout, o, PoolRole::decode);
+      engine_lines(p, e.layout, o, PoolRole::decode);
   out += "engine flags, prefill pool:\n" +
-         engine_lines(p.model, prefill_pool(e.layout), o, PoolRole::prefill);
+         engine_lines(p, prefill_pool(e.layout), o, PoolRole::prefill);
   return out + "TensorRT-LLM's disaggregated server:\n  " +
          trtllm_disaggregated_router(e.layout.prefill_replicas, e.layout.replicas) + "\n";
 }
@@ -681,10 +685,9 @@ nlohmann::ordered_json estimate_json(const ServingProblem& p, const ServingEstim
   const ServingOptions o = evaluated_options(p.options, e);
   const bool disagg = e.layout.disaggregated();
   j["engine_flags"] =
-      engine_flags_json(p.model, e.layout, o, disagg ? PoolRole::decode : PoolRole::whole);
+      engine_flags_json(p, e.layout, o, disagg ? PoolRole::decode : PoolRole::whole);
   if (disagg) {
-    j["prefill_engine_flags"] =
-        engine_flags_json(p.model, prefill_pool(e.layout), o, PoolRole::prefill);
+    j["prefill_engine_flags"] = engine_flags_json(p, prefill_pool(e.layout), o, PoolRole::prefill);
     j["trtllm_disaggregated_server"] =
         trtllm_disaggregated_router(e.layout.prefill_replicas, e.layout.replicas);
   }

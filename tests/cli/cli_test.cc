@@ -609,7 +609,7 @@ TEST_CASE("a model with a key given twice exits 2 naming both places") {
                        repo_path("topologies/dgx-h100-1n.yaml") + " --layout tp=8");
   CHECK(r.rc == 2);
   CHECK(r.out.empty());
-  CHECK(r.err == path + ":20:1: error: field 'layers': is given twice; the first is at " + path +
+  CHECK(r.err == path + ":21:1: error: field 'layers': is given twice; the first is at " + path +
                      ":3:1\n  layers: 64\n  ^\n");
   std::filesystem::remove(path);
 }

@@ -482,3 +482,35 @@ TEST_CASE("gpt-oss (gpt_oss): biases, sinks, a router bias: 116,829,156,672 and 
             .find("field 'attention_bias' = 'false': must be true for gpt_oss") !=
         std::string::npos);
 }
+
+TEST_CASE("context window as vLLM derives it: llama3 and YaRN scaling, a linear factor, LongRoPE") {
+  // llama3-type scaling keeps max_position_embeddings; YaRN counts from its original length.
+  CHECK(load("llama-3.1-8b.json").context_tokens == 131072);
+  CHECK(load("gpt-oss-120b.json").context_tokens == 4096 * 32);
+  CHECK(load("mixtral-8x7b.json").context_tokens == 32768);
+  CHECK(load("glm-5-fp8.json").context_tokens == 202752);  // rope_parameters, type default
+  auto context_of = [](const std::string& extra) {
+    Result<ModelSpec> r = parse_hf_config(std::string(kTinyLlama) + extra + "}", "config.json");
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : format_diagnostics(r.errors())));
+    return r.value().context_tokens;
+  };
+  CHECK(context_of("") == 0);  // no length key: nothing stated
+  CHECK(context_of(R"(, "max_position_embeddings": 4096, "rope_scaling": {"type": "linear",
+ "factor": 4.0})") == 16384);
+  CHECK(context_of(
+            R"(, "max_position_embeddings": 4096, "rope_scaling": {"rope_type": "dynamic"})") ==
+        4096);
+  // LongRoPE (Phi-3 128K): vLLM defaults to the original length.
+  CHECK(context_of(R"(, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+ "rope_scaling": {"type": "longrope", "long_factor": [1.0], "short_factor": [1.0]})") == 4096);
+  // One set of parameters per layer type (transformers 5).
+  CHECK(context_of(R"(, "max_position_embeddings": 8192, "rope_parameters": {"full_attention":
+ {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096},
+ "sliding_attention": {"rope_type": "default"}})") == 16384);
+  CHECK(context_of(R"(, "max_position_embeddings": 8192, "model_max_length": 2048)") == 2048);
+  CHECK(error_of(std::string(kTinyLlama) +
+                 R"(, "max_position_embeddings": 100000000, "rope_scaling": {"type": "linear",
+ "factor": 8}})") ==
+        "config.json:2:111: error: field 'rope_scaling' = '{…}': scales the model's length to "
+        "800000000 tokens; it must be between 1 and 100000000");
+}

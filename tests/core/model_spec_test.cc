@@ -144,6 +144,7 @@ TEST_CASE("Hugging Face config.json files map onto the same specs as our YAML") 
     CHECK(hf.rope_theta == yaml.rope_theta);  // 500000, 1e6 (Mixtral, Qwen3), 10000 (DeepSeek)
     CHECK(hf.window.has_value() == yaml.window.has_value());
     CHECK(hf.mxfp4_experts == yaml.mxfp4_experts);
+    CHECK(hf.context_tokens == yaml.context_tokens);
   }
 }
 
@@ -235,4 +236,27 @@ TEST_CASE(
   CHECK(total_params(q.value()) -
             total_params(parse_model_yaml(no_bias, "qwen2-7b.yaml").value()) ==
         28 * (3584 + 2 * 512));
+}
+
+TEST_CASE("context_tokens: the longest request served, bounded and given by learned positions") {
+  const std::string base = "name: x\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 100\n";
+  Result<ModelSpec> rope = parse_model_yaml(base + "context_tokens: 32768\n", "x.yaml");
+  REQUIRE(rope.ok());
+  CHECK(rope->context_tokens == 32768);
+  Result<ModelSpec> unstated = parse_model_yaml(base, "x.yaml");
+  REQUIRE(unstated.ok());
+  CHECK(unstated->context_tokens == 0);
+  const std::string learned = base + "position_embedding: learned\nmax_positions: 2048\n";
+  Result<ModelSpec> table = parse_model_yaml(learned, "x.yaml");
+  REQUIRE(table.ok());
+  CHECK(table->context_tokens == 2048);
+  CHECK(load("models/gpt3-175b.yaml").context_tokens == 2048);
+  Result<ModelSpec> past = parse_model_yaml(learned + "context_tokens: 4096\n", "x.yaml");
+  REQUIRE(!past.ok());
+  CHECK(format_diagnostics(past.errors())
+            .starts_with("x.yaml:8:17: error: field 'context_tokens' = '4096': must be at most "
+                         "max_positions (2048): the learned position table has no row for a "
+                         "later position\n"));
+  Result<ModelSpec> zero = parse_model_yaml(base + "context_tokens: 0\n", "x.yaml");
+  REQUIRE(!zero.ok());
 }

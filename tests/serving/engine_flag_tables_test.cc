@@ -180,7 +180,7 @@ TEST_CASE("engine tables: every vLLM option of a launch line is one vLLM 99d7eb5
   for (const Case& c : cases())
     for (bool moe : {false, true})
       for (PoolRole role : {PoolRole::whole, PoolRole::prefill, PoolRole::decode}) {
-        const std::string line = vllm_command("m", moe, c.layout, c.options, role);
+        const std::string line = vllm_command("m", moe, c.layout, c.options, 4096, role);
         CAPTURE(line);
         if (line.rfind("vllm: no command", 0) == 0) continue;  // the engine cannot run it
         const LaunchLine split = split_line(line);
@@ -218,7 +218,7 @@ TEST_CASE(
   std::map<std::string, int> used;
   for (const Case& c : cases())
     for (PoolRole role : {PoolRole::whole, PoolRole::prefill, PoolRole::decode}) {
-      const std::string line = sglang_command("m", c.layout, c.options, role);
+      const std::string line = sglang_command("m", c.layout, c.options, 4096, role);
       CAPTURE(line);
       CHECK((line.find("--disaggregation-mode") == std::string::npos) == (role == PoolRole::whole));
       const LaunchLine split = split_line(line);
@@ -246,7 +246,7 @@ TEST_CASE(
   int with_yaml = 0;
   for (const Case& c : cases())
     for (PoolRole role : {PoolRole::whole, PoolRole::prefill, PoolRole::decode}) {
-      const std::string line = trtllm_command("m", c.layout, c.options, role);
+      const std::string line = trtllm_command("m", c.layout, c.options, 4096, role);
       CAPTURE(line);
       const LaunchLine split = split_line(line);
       REQUIRE(split.words.size() >= 2);

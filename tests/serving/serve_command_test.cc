@@ -599,3 +599,27 @@ TEST_CASE("serve: gpt-oss-120b in MXFP4 fits one H100 beside its KV cache") {
   CHECK(best["weights"] == "mxfp4");
   CHECK(best["max_concurrency"].get<int64_t>() >= 16);
 }
+
+TEST_CASE("serve: requests past the model's context window are refused, the longest is passed on") {
+  const std::string llama2 = "serve --model " + repo_path("models/llama2-70b.yaml") +
+                             " --cluster " + repo_path("topologies/dgx-h100-1n.yaml");
+  // Llama 2's 4,096 positions: 4,000 + 97 is one too many, 4,000 + 96 fits.
+  auto r = run_meshplan(llama2 + " --isl 4000 --osl 97 --requests 10");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "--isl: error: field 'isl' = '4000': with --osl 97 a request holds 4097 tokens; "
+        "llama2-70b's context window is 4096 tokens (its context_tokens), and vLLM, SGLang and "
+        "TensorRT-LLM refuse a longer request\n");
+  r = run_meshplan(llama2 + " --isl 4000 --osl 96 --requests 10 --layout tp=8");
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find(" --block-size 16 --max-model-len 4096") != std::string::npos);
+  CHECK(r.out.find(" --page-size 1 --context-length 4096") != std::string::npos);
+  CHECK(r.out.find(" --max_num_tokens 8192 --max_seq_len 4096 ") != std::string::npos);
+  // A spread: its longest request decides, and the count of those over is given.
+  r = run_meshplan(llama2 + " --isl 3000 --osl 500 --isl-stdev 400 --requests 100");
+  CHECK(r.rc == 2);
+  CHECK(r.err.rfind("--isl-stdev: error: field 'isl-stdev' = '400': ", 0) == 0);
+  CHECK(r.err.find(" of the 100 requests replayed hold more (the longest ") != std::string::npos);
+  CHECK(r.err.ends_with("; narrow the spread or shorten --isl/--osl\n"));
+}
