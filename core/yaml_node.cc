@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "core/edit_distance.h"
@@ -56,9 +55,22 @@ std::string read_text_file(const std::string& file) {
                                  : fmt::format("cannot open file: {}", std::strerror(err));
     throw InputError{{Diagnostic{{file, 0, 0, ""}, "", "", rule}}};
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // In chunks, so that a file without end is refused at the bound rather than read until memory
+  // runs out.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes)
+      throw InputError{{Diagnostic{
+          {file, 0, 0, ""},
+          "",
+          "",
+          fmt::format("holds more than {} MiB, more than any meshplan input (a model, cluster, "
+                      "profile or request trace); is it a device or an endless stream?",
+                      kMaxInputFileBytes >> 20)}}};
+  }
+  return text;
 }
 
 YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const SourceText> source, std::string path)

@@ -99,7 +99,13 @@ class YamlNode {
   std::string path_;
 };
 
-// Reads a whole file; throws InputError naming the file when it cannot be read.
+// The most bytes an input file may hold: far above any model, cluster, profile or request trace
+// (the largest shipped input is under 1 MiB; a million-request trace is tens of MiB), and a bound
+// on what an endless stream (/dev/zero, /dev/urandom) makes meshplan read before it refuses.
+constexpr size_t kMaxInputFileBytes = size_t{256} << 20;
+
+// Reads a whole file; throws InputError naming the file when it cannot be read or holds more than
+// kMaxInputFileBytes.
 std::string read_text_file(const std::string& file);
 
 }  // namespace meshplan
