@@ -8,7 +8,7 @@
 
 #include "core/cluster_spec.h"
 #include "core/edit_distance.h"
-#include "core/model_checks.h"
+#include "core/model_yaml.h"
 #include "core/yaml_node.h"
 #include "planner/model_flops_eq3.h"
 #include "planner/model_flops_megatron.h"
@@ -55,42 +55,12 @@ ModelSpec read_inline_model(const YamlNode& n, const std::string& id) {
   return m;
 }
 
-// A model of the file's `models:` map, keys as in models/*.yaml (their defaults too).
+// A model of the file's `models:` map: the keys of models/*.yaml (their defaults too) but `name`,
+// MoE, MLA, windows and the rest included; learned positions span the run's sequence unless
+// max_positions says otherwise.
 ModelSpec read_named_model(const YamlNode& n, const std::string& name, int64_t seq_len) {
-  n.expect_only_keys({"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab",
-                      "mlp", "norm", "tied_embeddings", "attention", "dropout", "bias",
-                      "position_embedding"});
-  ModelSpec m;
-  m.name = name;
-  m.layers = n.child("layers").as_int(1, 100000);
-  m.hidden = n.child("hidden").as_int(1, 10'000'000);
-  m.heads = n.child("heads").as_int(1, 100000);
-  m.kv_heads = n.get_int("kv_heads", m.heads, 1, 100000);
-  m.head_dim = n.get_int("head_dim", 0, 1, 100000);
-  m.ffn_hidden = n.get_int("ffn_hidden", 0, 1, 100'000'000);
-  m.vocab = n.child("vocab").as_int(1, 100'000'000);
-  const std::string mlp = n.get_choice("mlp", "gelu", {"gelu", "swiglu", "relu"});
-  m.mlp = mlp == "swiglu" ? MlpKind::swiglu : mlp == "relu" ? MlpKind::relu : MlpKind::gelu;
-  m.norm = n.get_choice("norm", "layernorm", {"layernorm", "rmsnorm"}) == "rmsnorm"
-               ? NormKind::rmsnorm
-               : NormKind::layernorm;
-  m.tied_embeddings = n.get_bool("tied_embeddings", false);
-  m.attention = n.get_choice("attention", "flash", {"flash", "standard"}) == "standard"
-                    ? AttentionKind::standard
-                    : AttentionKind::flash;
-  m.dropout = n.get_bool("dropout", false);
-  m.bias = n.get_bool("bias", false);
-  const std::string pos = n.get_choice("position_embedding", "rope", {"rope", "alibi", "learned"});
-  m.position_embedding = pos == "alibi"     ? PositionEmbedding::alibi
-                         : pos == "learned" ? PositionEmbedding::learned
-                                            : PositionEmbedding::rope;
+  ModelSpec m = read_model_mapping(n, name, seq_len);
   m.training.seq_len = seq_len;
-  if (m.position_embedding == PositionEmbedding::learned) m.max_positions = seq_len;
-  complete_and_check_model(m, [&](const std::string& field, const std::string& rule) {
-    Diagnostic d = n.has(field) ? n.child(field).diagnostic(rule) : n.diagnostic(rule);
-    d.field = field;
-    return d;
-  });
   return m;
 }
 

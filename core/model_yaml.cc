@@ -1,5 +1,10 @@
 // Reads models/*.yaml (DESIGN.md §2) into a ModelSpec, then checks it (model_checks.cc).
+#include "core/model_yaml.h"
+
 #include <fmt/format.h>
+
+#include <string>
+#include <vector>
 
 #include "core/model_checks.h"
 #include "core/model_limits.h"
@@ -98,37 +103,46 @@ TrainingSpec read_training(const YamlNode& n) {
   return t;
 }
 
-ModelSpec read_model(const YamlNode& root) {
-  root.expect_only_keys({"name",
-                         "layers",
-                         "hidden",
-                         "heads",
-                         "kv_heads",
-                         "head_dim",
-                         "ffn_hidden",
-                         "vocab",
-                         "mlp",
-                         "norm",
-                         "tied_embeddings",
-                         "dropout",
-                         "bias",
-                         "qkv_bias",
-                         "attention_sinks",
-                         "qk_norm",
-                         "attention",
-                         "position_embedding",
-                         "max_positions",
-                         "context_tokens",
-                         "rope_theta",
-                         "moe",
-                         "mla",
-                         "window",
-                         "sparse_attention",
-                         "fp8_weight_block",
-                         "mxfp4_experts",
-                         "training"});
+// The keys of a model mapping besides `name` (models/*.yaml).
+const std::vector<std::string>& model_keys() {
+  static const std::vector<std::string> keys = {
+      "layers",
+      "hidden",
+      "heads",
+      "kv_heads",
+      "head_dim",
+      "ffn_hidden",
+      "vocab",
+      "mlp",
+      "norm",
+      "tied_embeddings",
+      "dropout",
+      "bias",
+      "qkv_bias",
+      "attention_sinks",
+      "qk_norm",
+      "attention",
+      "position_embedding",
+      "max_positions",
+      "context_tokens",
+      "rope_theta",
+      "moe",
+      "mla",
+      "window",
+      "sparse_attention",
+      "fp8_weight_block",
+      "mxfp4_experts",
+      "training",
+  };
+  return keys;
+}
+
+// The fields of a model mapping, named `name`; learned positions without max_positions take
+// `default_max_positions` (0: required).
+ModelSpec read_model_fields(const YamlNode& root, const std::string& name,
+                            int64_t default_max_positions) {
   ModelSpec m;
-  m.name = root.child("name").as_string();
+  m.name = name;
   m.layers = root.child("layers").as_int(1, kMaxLayers);
   m.hidden = root.child("hidden").as_int(1, kMaxWidth);
   m.heads = root.child("heads").as_int(1, kMaxWidth);
@@ -157,6 +171,8 @@ ModelSpec read_model(const YamlNode& root) {
                          : pos == "alibi" ? PositionEmbedding::alibi
                                           : PositionEmbedding::rope;
   m.max_positions = root.get_int("max_positions", 0, 1, kMaxSeqLen);
+  if (m.position_embedding == PositionEmbedding::learned && m.max_positions == 0)
+    m.max_positions = default_max_positions;
   m.context_tokens = root.get_int("context_tokens", 0, 1, kMaxSeqLen);
   m.rope_theta = root.get_double("rope_theta", 10000, 1, kMaxRopeTheta);
   if (auto n = root.optional_child("moe")) m.moe = read_moe(*n);
@@ -184,7 +200,20 @@ ModelSpec read_model(const YamlNode& root) {
   return m;
 }
 
+ModelSpec read_model(const YamlNode& root) {
+  std::vector<std::string> keys = model_keys();
+  keys.insert(keys.begin(), "name");
+  root.expect_only_keys(keys);
+  return read_model_fields(root, root.child("name").as_string(), 0);
+}
+
 }  // namespace
+
+ModelSpec read_model_mapping(const YamlNode& root, const std::string& name,
+                             int64_t default_max_positions) {
+  root.expect_only_keys(model_keys());
+  return read_model_fields(root, name, default_max_positions);
+}
 
 Result<ModelSpec> parse_model_yaml(const std::string& text, const std::string& file) {
   return capture_input_errors([&] { return read_model(YamlNode::parse(text, file)); });

@@ -227,3 +227,35 @@ TEST_CASE("the modern development set: every row compares its source's metric (t
   // TEMPORARY, as in .ci/run: loose until the cost-model physics of issue 11 lands (38.5% today).
   CHECK(summary(r.value(), "all").mean_abs <= 0.60);
 }
+
+TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_norm, sinks)") {
+  Result<std::vector<PublishedRun>> runs =
+      load_published_runs(std::string(MESHPLAN_TEST_DATA) + "/published_runs_moe.yaml");
+  REQUIRE_MESSAGE(runs.ok(), (runs.ok() ? "" : format_diagnostics(runs.errors())));
+  CHECK(runs.value().size() == 3);
+  const PublishedRun& oss = run_named(runs.value(), "mbridge-2602-gpt-oss-120b-64-bf16");
+  CHECK(oss.framework == "megatron-core");
+  REQUIRE(oss.model.moe.has_value());
+  CHECK(oss.model.moe->experts == 128);
+  CHECK(oss.model.moe->top_k == 4);
+  REQUIRE(oss.model.window.has_value());
+  CHECK(oss.model.window->tokens == 128);
+  CHECK(oss.model.attention_sinks);
+  CHECK(oss.model.bias);
+  CHECK(oss.fix.ep == 8);
+  CHECK(oss.model.training.seq_len == 4096);
+  CHECK(oss.measured_tokens_per_s_per_gpu == doctest::Approx(5993));
+  const PublishedRun& qwen = run_named(runs.value(), "mbridge-2511-qwen3-30b-a3b-16-fp8");
+  CHECK(qwen.model.qk_norm == QkNorm::per_head);
+  CHECK(qwen.model.moe->expert_ffn_hidden == 768);
+  CHECK(qwen.model.training.precision == Precision::fp8);
+  CHECK(qwen.fix.vpp == 24);
+  // A key no model file has is refused by name, as in a model file.
+  Result<std::vector<PublishedRun>> bad = load_text(
+      "models:\n  m: {layers: 2, hidden: 64, heads: 4, vocab: 100, expert_count: 8}\n"
+      "runs:\n  - {id: a, source: s, cluster: dgx_h100, gpus: 8, model: m, seq_len: 512, "
+      "layout: {dp: 8}, global_batch: 8, measured: {tokens_per_s_per_gpu: 1}}\n");
+  REQUIRE(!bad.ok());
+  CHECK(format_diagnostics(bad.errors())
+            .find("error: field 'models.m.expert_count': unknown field") != std::string::npos);
+}
