@@ -620,6 +620,8 @@ TEST_CASE("serve: requests past the model's context window are refused, the long
   r = run_meshplan(llama2 + " --isl 3000 --osl 500 --isl-stdev 400 --requests 100");
   CHECK(r.rc == 2);
   CHECK(r.err.rfind("--isl-stdev: error: field 'isl-stdev' = '400': ", 0) == 0);
-  CHECK(r.err.find(" of the 100 requests replayed hold more (the longest ") != std::string::npos);
+  CHECK(r.err.find("refuse a longer request: ") != std::string::npos);
+  CHECK(r.err.find(" of the 100 requests replayed are longer (the longest holds ") !=
+        std::string::npos);
   CHECK(r.err.ends_with("; narrow the spread or shorten --isl/--osl\n"));
 }
