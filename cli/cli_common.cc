@@ -133,6 +133,13 @@ std::string framework_line(const CostOptions& cost) {
       cost.memory.fp8_params ? "; FP8 parameters when training in FP8" : "");
 }
 
+std::string moe_caution_line(const ModelSpec& model) {
+  if (!model.moe) return "";
+  return "caution: MoE training times are optimistic: meshplan predicts the published MoE runs of "
+         "tests/data/published_runs_moe.yaml far too fast (README, `meshplan validate`); compare "
+         "MoE layouts with care\n";
+}
+
 void add_framework_json(nlohmann::ordered_json& j, const CostOptions& cost) {
   j["framework"] = cost.framework;
   if (!cost.grad_reduce_dtype.empty()) j["grad_reduce_dtype"] = cost.grad_reduce_dtype;

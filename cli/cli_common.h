@@ -89,6 +89,10 @@ std::string framework_line(const CostOptions& cost);
 // The same for JSON output: `framework`, and `grad_reduce_dtype` / `fp8_params` where the job
 // set them.
 void add_framework_json(nlohmann::ordered_json& j, const CostOptions& cost);
+// For a model with routed experts, the caution that MoE training times are not validated to the
+// dense models' standard (tests/data/published_runs_moe.yaml: far too fast); "" for a dense
+// model.
+std::string moe_caution_line(const ModelSpec& model);
 
 // Writes each file under `dir` (created when missing); on failure prints the error and returns
 // kExitBadInput, else 0.

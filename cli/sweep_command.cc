@@ -130,7 +130,8 @@ int run_sweep_command(const SweepOptions& o) {
   } else if (o.in.format == "md") {
     std::cout << render_sweep_report(s, request.value()).front().content;
   } else {
-    std::cout << sweep_table(s, request.value()) << framework_line(model.options());
+    std::cout << sweep_table(s, request.value()) << framework_line(model.options())
+              << moe_caution_line(model.model());
   }
   return 0;
 }

@@ -817,3 +817,25 @@ TEST_CASE("memory --framework prices with the framework's memory rules, as estim
   Run typo = run_meshplan("memory " + m70 + " --framework nemoo");
   CHECK(typo.rc == 2);
 }
+
+TEST_CASE(
+    "estimate plan and sweep of an MoE model caution that its training times are optimistic") {
+  const std::string mixtral = "--model " + repo_path("models/mixtral-8x7b.yaml") + " --cluster " +
+                              repo_path("topologies/dgx-h100-1n.yaml");
+  const std::string caution =
+      "caution: MoE training times are optimistic: meshplan predicts the published MoE runs of "
+      "tests/data/published_runs_moe.yaml far too fast (README, `meshplan validate`); compare MoE "
+      "layouts with care\n";
+  for (const std::string& command :
+       {"estimate " + mixtral + " --layout ep=8,mbs=1,recompute=full",
+        "plan " + mixtral + " --top 1", "sweep " + mixtral + " --gpus 8"}) {
+    CAPTURE(command);
+    const Run r = run_meshplan(command);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.ends_with(caution));
+  }
+  // A dense model's answers carry none.
+  const Run dense = run_meshplan("estimate " + k8b + " --layout tp=8");
+  REQUIRE(dense.rc == 0);
+  CHECK(dense.out.find("caution:") == std::string::npos);
+}
