@@ -77,9 +77,7 @@ std::string vllm_command(const std::string& model, bool moe, const ServingLayout
 // tests/data/engines/sglang-b36e8e198b71-server-args.txt): --tp-size, --pp-size, --dp-size,
 // --ep-size, --max-running-requests, --chunked-prefill-size, --mem-fraction-static,
 // --page-size, --context-length, --kv-cache-dtype, --quantization (mxfp4 among its choices);
-// attention-DP:
-// --enable-dp-attention with
-// --dp-size equal to the tp size (per replica).
+// attention-DP: --enable-dp-attention with --dp-size equal to the tp size (per replica).
 std::string sglang_command(const std::string& model, const ServingLayout& l,
                            const ServingOptions& o, int64_t max_sequence_tokens, PoolRole role) {
   const EnginePreset& e = engine_preset(Engine::sglang);
