@@ -101,8 +101,8 @@ FrameworkPreset read_run_framework(const YamlNode& run, const RunsContext& ctx,
 }
 
 void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, PublishedRun& r) {
-  n.expect_only_keys({"tp", "pp", "dp", "cp", "ep", "zero", "recompute", "sp", "schedule", "vpp",
-                      "mbs", "tp_times_pp", "tp_overlap"});
+  n.expect_only_keys({"tp", "pp", "dp", "cp", "ep", "etp", "ep_overlap", "dispatch", "zero",
+                      "recompute", "sp", "schedule", "vpp", "mbs", "tp_times_pp", "tp_overlap"});
   LayoutFix& f = r.fix;
   auto opt_int = [&](const char* key, std::optional<int64_t>& field) {
     if (n.has(key))
@@ -159,6 +159,16 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
   if (n.has("vpp")) f.vpp = n.child("vpp").as_int(1, 1024);
   // TP communication overlapped with GEMMs (Megatron-LM --tp-comm-overlap): off unless stated.
   if (n.has("tp_overlap")) f.tp_overlap = n.child("tp_overlap").as_bool();
+  // MoE settings a recipe publishes (Megatron-Core --expert-tensor-parallel-size,
+  // --overlap-moe-expert-parallel-comm, --moe-token-dispatcher-type): searched where left out.
+  if (n.has("etp")) f.etp = n.child("etp").as_int(1, 1'000'000);
+  if (n.has("ep_overlap")) f.ep_overlap = n.child("ep_overlap").as_bool();
+  if (n.has("dispatch")) {
+    const std::string d = n.child("dispatch").as_choice({"alltoall", "allgather", "deepep"});
+    f.dispatch = d == "deepep"      ? Dispatch::deepep
+                 : d == "allgather" ? Dispatch::allgather
+                                    : Dispatch::alltoall;
+  }
 }
 
 void read_measured(const YamlNode& m, PublishedRun& r) {

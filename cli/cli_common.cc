@@ -136,7 +136,7 @@ std::string framework_line(const CostOptions& cost) {
 std::string moe_caution_line(const ModelSpec& model) {
   if (!model.moe) return "";
   return "caution: MoE training times are optimistic: meshplan predicts the published MoE runs of "
-         "tests/data/published_runs_moe.yaml far too fast (README, `meshplan validate`); compare "
+         "tests/data/published_runs_moe.yaml too fast (README, `meshplan validate`); compare "
          "MoE layouts with care\n";
 }
 

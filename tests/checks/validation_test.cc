@@ -233,7 +233,7 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
       load_published_runs(std::string(MESHPLAN_TEST_DATA) + "/published_runs_moe.yaml");
   REQUIRE_MESSAGE(runs.ok(), (runs.ok() ? "" : format_diagnostics(runs.errors())));
   CHECK(runs.value().size() == 3);
-  const PublishedRun& oss = run_named(runs.value(), "mbridge-2602-gpt-oss-120b-64-bf16");
+  const PublishedRun& oss = run_named(runs.value(), "mbridge-260401-gpt-oss-120b-64-bf16");
   CHECK(oss.framework == "megatron-core");
   REQUIRE(oss.model.moe.has_value());
   CHECK(oss.model.moe->experts == 128);
@@ -243,13 +243,27 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
   CHECK(oss.model.attention_sinks);
   CHECK(oss.model.bias);
   CHECK(oss.fix.ep == 8);
+  CHECK(oss.fix.vpp == 1);
+  CHECK(oss.fix.ep_overlap == false);
+  CHECK(oss.fix.dispatch == Dispatch::alltoall);
   CHECK(oss.model.training.seq_len == 4096);
-  CHECK(oss.measured_tokens_per_s_per_gpu == doctest::Approx(5993));
-  const PublishedRun& qwen = run_named(runs.value(), "mbridge-2511-qwen3-30b-a3b-16-fp8");
+  CHECK(oss.measured_tokens_per_s_per_gpu == doctest::Approx(5824));
+  const PublishedRun& qwen = run_named(runs.value(), "mbridge-2606-qwen3-30b-a3b-16-fp8");
   CHECK(qwen.model.qk_norm == QkNorm::per_head);
   CHECK(qwen.model.moe->expert_ffn_hidden == 768);
   CHECK(qwen.model.training.precision == Precision::fp8);
-  CHECK(qwen.fix.vpp == 24);
+  CHECK(qwen.fix.ep == 16);
+  CHECK(qwen.fix.dispatch == Dispatch::deepep);
+  // The recipe's layout beyond the table's columns: experts whole on each rank (etp 1, EP over
+  // the TP ranks), TP communication not overlapped, dispatch overlapped.
+  const PublishedRun& big = run_named(runs.value(), "mbridge-260401-qwen3-235b-a22b-256-fp8");
+  CHECK(big.model.layers == 94);
+  CHECK(big.fix.etp == 1);
+  CHECK(big.fix.ep == 32);
+  CHECK(big.fix.tp == 2);
+  CHECK(big.fix.tp_overlap == false);
+  CHECK(big.fix.ep_overlap == true);
+  CHECK(big.fix.sp == true);
   // A key no model file has is refused by name, as in a model file.
   Result<std::vector<PublishedRun>> bad = load_text(
       "models:\n  m: {layers: 2, hidden: 64, heads: 4, vocab: 100, expert_count: 8}\n"
@@ -258,4 +272,23 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
   REQUIRE(!bad.ok());
   CHECK(format_diagnostics(bad.errors())
             .find("error: field 'models.m.expert_count': unknown field") != std::string::npos);
+}
+
+TEST_CASE("a run's layout takes the recipe's MoE settings: etp, ep_overlap, dispatch by name") {
+  const std::string head =
+      "models:\n  m: {layers: 2, hidden: 64, heads: 4, vocab: 100, moe: {experts: 8, top_k: 2, "
+      "expert_ffn_hidden: 64}}\nruns:\n  - {id: a, source: s, cluster: dgx_h100, gpus: 8, "
+      "model: m, seq_len: 512, layout: {dp: 8, ep: 8, ";
+  const std::string tail = "}, global_batch: 8, measured: {tokens_per_s_per_gpu: 1}}\n";
+  Result<std::vector<PublishedRun>> ok =
+      load_text(head + "etp: 1, ep_overlap: true, dispatch: allgather" + tail);
+  REQUIRE_MESSAGE(ok.ok(), (ok.ok() ? "" : format_diagnostics(ok.errors())));
+  CHECK(ok.value().front().fix.etp == 1);
+  CHECK(ok.value().front().fix.ep_overlap == true);
+  CHECK(ok.value().front().fix.dispatch == Dispatch::allgather);
+  Result<std::vector<PublishedRun>> bad = load_text(head + "dispatch: deep" + tail);
+  REQUIRE(!bad.ok());
+  CHECK(bad.errors().front().field == "runs[0].layout.dispatch");
+  CHECK(bad.errors().front().rule ==
+        "must be one of alltoall|allgather|deepep (did you mean 'deepep'?)");
 }

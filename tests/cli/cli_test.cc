@@ -824,7 +824,7 @@ TEST_CASE(
                               repo_path("topologies/dgx-h100-1n.yaml");
   const std::string caution =
       "caution: MoE training times are optimistic: meshplan predicts the published MoE runs of "
-      "tests/data/published_runs_moe.yaml far too fast (README, `meshplan validate`); compare MoE "
+      "tests/data/published_runs_moe.yaml too fast (README, `meshplan validate`); compare MoE "
       "layouts with care\n";
   for (const std::string& command :
        {"estimate " + mixtral + " --layout ep=8,mbs=1,recompute=full",
