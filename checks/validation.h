@@ -1,9 +1,10 @@
 // Predictions against published, measured training runs: tests/data/published_runs.yaml (a
 // copy of ../shared/validation/published_runs.yaml, Megatron-LM 2021, DeepSpeed ZeRO-3, BLOOM)
 // and tests/data/published_runs_modern.yaml (Megatron-Core README, LLM Foundry, NVIDIA
-// dgxc-benchmarking), and tests/data/published_runs_moe.yaml (Megatron-Bridge's DGX H100 MoE
-// runs). Fields a source does not publish are searched, and the best prediction is
-// compared (the authors tuned their runs); each row says which fields were searched.
+// dgxc-benchmarking, torchtitan, Megatron-Bridge), and tests/data/published_runs_moe.yaml
+// (Megatron-Bridge's DGX H100 MoE runs). Fields a source does not publish are searched, and the
+// best prediction is compared (the authors tuned their runs); each row says which fields were
+// searched.
 //
 // A runs file holds `runs:` and optionally `frameworks:` (source → framework preset, a name or
 // {framework: NAME, notes: ...}) and `models:` (name → the keys of models/*.yaml but `name`:

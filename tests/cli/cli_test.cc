@@ -427,9 +427,9 @@ TEST_CASE("validate takes several --runs files and shows each modern run's frame
                           "/published_runs.yaml' --runs '" + data + "/published_runs_modern.yaml'");
   REQUIRE(both.rc == 0);
   nlohmann::json j = nlohmann::json::parse(both.out);
-  CHECK(j["runs"].size() == 49);
+  CHECK(j["runs"].size() == 51);
   CHECK(j["summaries"].back()["name"] == "all");
-  CHECK(j["summaries"].back()["runs"] == 49);
+  CHECK(j["summaries"].back()["runs"] == 51);
   Run modern =
       run_meshplan("validate --threads 2 --runs '" + data + "/published_runs_modern.yaml'");
   REQUIRE(modern.rc == 0);
