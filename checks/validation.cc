@@ -8,6 +8,7 @@
 
 #include "core/cluster_spec.h"
 #include "core/edit_distance.h"
+#include "core/layout_fields.h"
 #include "core/model_yaml.h"
 #include "core/yaml_node.h"
 #include "planner/model_flops_eq3.h"
@@ -160,14 +161,15 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
   // TP communication overlapped with GEMMs (Megatron-LM --tp-comm-overlap): off unless stated.
   if (n.has("tp_overlap")) f.tp_overlap = n.child("tp_overlap").as_bool();
   // MoE settings a recipe publishes (Megatron-Core --expert-tensor-parallel-size,
-  // --overlap-moe-expert-parallel-comm, --moe-token-dispatcher-type): searched where left out.
-  if (n.has("etp")) f.etp = n.child("etp").as_int(1, 1'000'000);
-  if (n.has("ep_overlap")) f.ep_overlap = n.child("ep_overlap").as_bool();
-  if (n.has("dispatch")) {
-    const std::string d = n.child("dispatch").as_choice({"alltoall", "allgather", "deepep"});
-    f.dispatch = d == "deepep"      ? Dispatch::deepep
-                 : d == "allgather" ? Dispatch::allgather
-                                    : Dispatch::alltoall;
+  // --overlap-moe-expert-parallel-comm, --moe-token-dispatcher-type), read by the layout
+  // fields' own parsers, as --layout and --fix read them: searched where left out.
+  for (const char* key : {"etp", "ep_overlap", "dispatch"}) {
+    if (!n.has(key)) continue;
+    const LayoutField& field = *find_layout_field(key);
+    Layout parsed;
+    const std::string rule = field.parse(n.child(key).as_string(), parsed);
+    if (!rule.empty()) n.child(key).fail(rule);
+    field.pin(parsed, f);
   }
 }
 
