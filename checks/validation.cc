@@ -103,7 +103,8 @@ FrameworkPreset read_run_framework(const YamlNode& run, const RunsContext& ctx,
 
 void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, PublishedRun& r) {
   n.expect_only_keys({"tp", "pp", "dp", "cp", "ep", "etp", "ep_overlap", "dispatch", "zero",
-                      "recompute", "sp", "schedule", "vpp", "mbs", "tp_times_pp", "tp_overlap"});
+                      "recompute", "recompute_modules", "sp", "schedule", "vpp", "mbs",
+                      "tp_times_pp", "tp_overlap"});
   LayoutFix& f = r.fix;
   auto opt_int = [&](const char* key, std::optional<int64_t>& field) {
     if (n.has(key))
@@ -160,10 +161,11 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
   if (n.has("vpp")) f.vpp = n.child("vpp").as_int(1, 1024);
   // TP communication overlapped with GEMMs (Megatron-LM --tp-comm-overlap): off unless stated.
   if (n.has("tp_overlap")) f.tp_overlap = n.child("tp_overlap").as_bool();
-  // MoE settings a recipe publishes (Megatron-Core --expert-tensor-parallel-size,
-  // --overlap-moe-expert-parallel-comm, --moe-token-dispatcher-type), read by the layout
-  // fields' own parsers, as --layout and --fix read them: searched where left out.
-  for (const char* key : {"etp", "ep_overlap", "dispatch"}) {
+  // Settings a recipe publishes (Megatron-Core --expert-tensor-parallel-size,
+  // --overlap-moe-expert-parallel-comm, --moe-token-dispatcher-type, --recompute-modules), read
+  // by the layout fields' own parsers, as --layout and --fix read them. Left out, the first
+  // three are searched and the modules stay Megatron-Core's default (core_attn).
+  for (const char* key : {"etp", "ep_overlap", "dispatch", "recompute_modules"}) {
     if (!n.has(key)) continue;
     const LayoutField& field = *find_layout_field(key);
     Layout parsed;

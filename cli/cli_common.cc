@@ -135,9 +135,10 @@ std::string framework_line(const CostOptions& cost) {
 
 std::string moe_caution_line(const ModelSpec& model) {
   if (!model.moe) return "";
-  return "caution: MoE training times are optimistic: meshplan predicts the published MoE runs of "
-         "tests/data/published_runs_moe.yaml too fast (README, `meshplan validate`); compare "
-         "MoE layouts with care\n";
+  return "caution: MoE training times are not validated to the dense models' standard: meshplan's "
+         "errors on the published MoE runs of tests/data/published_runs_moe.yaml are several "
+         "times larger, most of them too fast (README, `meshplan validate`); compare MoE layouts "
+         "with care\n";
 }
 
 void add_framework_json(nlohmann::ordered_json& j, const CostOptions& cost) {

@@ -90,8 +90,8 @@ std::string framework_line(const CostOptions& cost);
 // set them.
 void add_framework_json(nlohmann::ordered_json& j, const CostOptions& cost);
 // For a model with routed experts, the caution that MoE training times are not validated to the
-// dense models' standard (tests/data/published_runs_moe.yaml: too fast); "" for a dense
-// model.
+// dense models' standard (tests/data/published_runs_moe.yaml: errors several times the dense
+// sets', most of them optimistic); "" for a dense model.
 std::string moe_caution_line(const ModelSpec& model);
 
 // Writes each file under `dir` (created when missing); on failure prints the error and returns

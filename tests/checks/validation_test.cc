@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/recompute_modules.h"
+
 using namespace meshplan;
 
 namespace {
@@ -234,7 +236,7 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
   Result<std::vector<PublishedRun>> runs =
       load_published_runs(std::string(MESHPLAN_TEST_DATA) + "/published_runs_moe.yaml");
   REQUIRE_MESSAGE(runs.ok(), (runs.ok() ? "" : format_diagnostics(runs.errors())));
-  CHECK(runs.value().size() == 3);
+  CHECK(runs.value().size() == 7);
   const PublishedRun& oss = run_named(runs.value(), "mbridge-260401-gpt-oss-120b-64-bf16");
   CHECK(oss.framework == "megatron-core");
   REQUIRE(oss.model.moe.has_value());
@@ -266,6 +268,13 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
   CHECK(big.fix.tp_overlap == false);
   CHECK(big.fix.ep_overlap == true);
   CHECK(big.fix.sp == true);
+  // The model zoo's rows: a recompute published module by module, its step time.
+  const PublishedRun& zoo = run_named(runs.value(), "modelzoo-qwen3-235b-256-bf16-ep32");
+  CHECK(zoo.source == "moe-modelzoo");
+  CHECK(zoo.fix.recompute == Recompute::selective);
+  CHECK(zoo.fix.recompute_modules == parse_recompute_modules("layernorm+moe_act"));
+  CHECK(zoo.fix.zero == 1);
+  CHECK(zoo.measured_iteration_s == doctest::Approx(19.7));
   // A key no model file has is refused by name, as in a model file.
   Result<std::vector<PublishedRun>> bad = load_text(
       "models:\n  m: {layers: 2, hidden: 64, heads: 4, vocab: 100, expert_count: 8}\n"

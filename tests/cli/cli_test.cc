@@ -823,9 +823,10 @@ TEST_CASE(
   const std::string mixtral = "--model " + repo_path("models/mixtral-8x7b.yaml") + " --cluster " +
                               repo_path("topologies/dgx-h100-1n.yaml");
   const std::string caution =
-      "caution: MoE training times are optimistic: meshplan predicts the published MoE runs of "
-      "tests/data/published_runs_moe.yaml too fast (README, `meshplan validate`); compare MoE "
-      "layouts with care\n";
+      "caution: MoE training times are not validated to the dense models' standard: meshplan's "
+      "errors on the published MoE runs of tests/data/published_runs_moe.yaml are several times "
+      "larger, most of them too fast (README, `meshplan validate`); compare MoE layouts with "
+      "care\n";
   for (const std::string& command :
        {"estimate " + mixtral + " --layout ep=8,mbs=1,recompute=full",
         "plan " + mixtral + " --top 1", "sweep " + mixtral + " --gpus 8"}) {
