@@ -17,7 +17,7 @@
 // iteration_s, tokens_per_s_per_gpu or model_tflops_per_gpu (Megatron's FLOP formula), compared
 // in that order of preference; mfu_as_published is kept for reading only. Its `layout` pins what
 // the source states (tp, pp, dp, cp, ep, vpp, mbs, zero, recompute, sp, schedule, tp_overlap,
-// and an MoE recipe's etp, ep_overlap and dispatch); the rest is searched.
+// an MoE recipe's etp, ep_overlap and dispatch, and recompute_modules); the rest is searched.
 #pragma once
 
 #include <cstdint>

@@ -198,10 +198,9 @@ std::vector<Diagnostic> check_context(const ServingProblem& p) {
         fmt::format("with --osl {} a request holds {} tokens; {}", w.osl, longest, refused))};
   const auto over = std::count_if(lengths.begin(), lengths.end(),
                                   [&](const RequestLength& r) { return r.sequence() > window; });
-  const std::string count = fmt::format(
-      "{}: {} of the {} requests replayed are longer (the longest "
-      "holds {} tokens)",
-      refused, over, lengths.size(), longest);
+  const std::string count =
+      fmt::format("{}: {} of the {} requests replayed are longer (the longest holds {} tokens)",
+                  refused, over, lengths.size(), longest);
   if (w.trace) return {flag_error("--requests-file", w.trace_file, count)};
   return {flag_error(w.isl_stdev > 0 ? "--isl-stdev" : "--osl-stdev",
                      fmt::format("{:g}", w.isl_stdev > 0 ? w.isl_stdev : w.osl_stdev),
