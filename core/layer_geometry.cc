@@ -1,6 +1,7 @@
 #include "core/layer_geometry.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace meshplan {
 
@@ -20,6 +21,15 @@ double LinearMap::rank_out(int64_t tp) const {
 double expert_rows(const MoeSpec& moe, double tokens, int64_t ep) {
   const double routed = tokens * static_cast<double>(moe.top_k) * moe.capacity_factor;
   return routed / static_cast<double>(moe.experts / ep);
+}
+
+double parts_per_token(const MoeSpec& moe, int64_t parts) {
+  const double n = static_cast<double>(parts);
+  double usable = n;
+  if (moe.group_limit > 0)
+    usable = std::min(n, static_cast<double>(moe.group_limit) *
+                             std::max(1.0, n / static_cast<double>(moe.groups)));
+  return usable * (1 - std::pow(1 - 1 / usable, static_cast<double>(moe.top_k)));
 }
 
 RankGemm rank_gemm(const LinearMap& map, int64_t tp, double tokens, double expert_rows,

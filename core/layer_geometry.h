@@ -55,6 +55,15 @@ struct LinearMap {
 // REQUIRES: ep divides moe.experts.
 double expert_rows(const MoeSpec& moe, double tokens, int64_t ep);
 
+// Expected parts a token's top_k experts land on when the experts are spread evenly over
+// `parts` (the EP group's ranks, or its nodes) and a balanced router chooses them uniformly:
+// u·(1 − (1 − 1/u)^k) over the u parts a token may use. That is every part, or with
+// group-limited routing at most group_limit groups' parts (DeepSeek-V3: 8 groups, one per node,
+// limit 4: 3.6 nodes per token instead of 5.3 for top-8 over 8 nodes). DeepEP sends a token
+// once to each node (network) and each rank (NVLink) it lands on, not once per expert.
+// REQUIRES: parts ≥ 1.
+double parts_per_token(const MoeSpec& moe, int64_t parts);
+
 // The forward GEMM a TP rank runs for `map`: rows × out (the rank's output width) × in, `count`
 // of them as one grouped kernel. Routed experts: `expert_rows` rows each over `local_experts`
 // copies; shared experts: one MLP of their summed width (Megatron-Core's

@@ -188,12 +188,13 @@ size_t CostModel::CpTermsHash::operator()(const CpTermsKey& k) const {
 const CostModel::CpTerms& CostModel::cp_terms(const Layout& l) {
   const LayerCostKey k = layer_cost_key(l);
   const GroupShape cp = cp_group(l);
-  const CpTermsKey key{packed(k.tp, k.cp),
-                       packed(k.ep, k.etp),
-                       packed(k.cp_a2a, k.cp_ring),
-                       k.mbs,
-                       (k.sp ? 1 : 0) | static_cast<int64_t>(k.cp_kind) << 1,
-                       cp.dims[0].stride};
+  const CpTermsKey key{
+      packed(k.tp, k.cp),
+      packed(k.ep, k.etp),
+      packed(k.cp_a2a, k.cp_ring),
+      k.mbs,
+      (k.sp ? 1 : 0) | static_cast<int64_t>(k.cp_kind) << 1 | static_cast<int64_t>(k.dispatch) << 8,
+      cp.dims[0].stride};
   return cp_terms_cache_.get(key, [&] {
     const ComputeRefs compute = compute_of(k);
     auto terms = [&](const LayerCompute& c) {
@@ -213,7 +214,7 @@ const CostModel::CpTerms& CostModel::cp_terms(const Layout& l) {
 // that layer is an MoE layer (an all-MoE model); the head reads tp, cp and mbs.
 CostModel::ComputeKey CostModel::dense_key(const LayerCostKey& k) const {
   const bool experts = model_.moe && model_.is_moe_layer(0);
-  return {k.tp, experts ? k.expert_tp() : 0, k.cp, k.cp_a2a, experts ? k.ep : 0, k.mbs, k.sp};
+  return {k.tp, experts ? k.expert_tp() : 0, k.cp, k.cp_a2a, experts ? k.ep : 0, k.mbs, k.sp, 0};
 }
 
 const CostModel::DenseCompute& CostModel::dense_compute(const LayerCostKey& k) {
@@ -226,19 +227,21 @@ const CostModel::DenseCompute& CostModel::dense_compute(const LayerCostKey& k) {
 }
 
 CostModel::ComputeRefs CostModel::compute_of(const LayerCostKey& k) {
-  // Layouts come in runs of one compute key (the CP variants, overlaps and dispatchers of a
-  // shape): the last one found answers before the map. The maps' nodes never move, so the
-  // pointers hold; an MoE model's dense compute is looked up only where its MoE compute is made.
+  // Layouts come in runs of one compute key (the CP variants and overlaps of a shape; an MoE
+  // layer's dispatchers permute different rows): the last one found answers before the map. The
+  // maps' nodes never move, so the pointers hold; an MoE model's dense compute is looked up only
+  // where its MoE compute is made.
   if (!model_.moe) {
     const DenseCompute& d = dense_compute(k);
     return {&d.dense, &d.dense, &d.head};
   }
-  const MoeCompute& c =
-      moe_compute_cache_.get({k.tp, k.expert_tp(), k.cp, k.cp_a2a, k.ep, k.mbs, k.sp}, [&] {
+  const MoeCompute& c = moe_compute_cache_.get(
+      {k.tp, k.expert_tp(), k.cp, k.cp_a2a, k.ep, k.mbs, k.sp, static_cast<int64_t>(k.dispatch)},
+      [&] {
         MoeCompute made;
         made.dense = &dense_compute(k);
         const SharedCompute& shared =
-            moe_shared_cache_.get({k.tp, 0, k.cp, k.cp_a2a, 0, k.mbs, k.sp},
+            moe_shared_cache_.get({k.tp, 0, k.cp, k.cp_a2a, 0, k.mbs, k.sp, 0},
                                   [&] { return shared_compute(context_, k, true); });
         made.moe = layer_compute(context_, k, true, shared);
         return made;

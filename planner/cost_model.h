@@ -479,7 +479,8 @@ class CostModel {
   const ClassSplit& classes_of(const Layout& l);
   LastKeyCache<std::map<ParamsKey, ClassSplit>> classes_cache_;
   LastKeyCache<std::map<ParamsKey, std::vector<StageParams>>> params_cache_;
-  using ComputeKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
+  using ComputeKey =
+      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int64_t>;
   ComputeKey dense_key(const LayerCostKey& k) const;
   const DenseCompute& dense_compute(const LayerCostKey& k);
   // An MoE layer's compute and, found once with it, the dense compute of its key.

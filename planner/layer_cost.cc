@@ -98,6 +98,10 @@ double dispatched_tokens(const LayerCostKey& key, double tokens) {
   return key.sp ? tokens / static_cast<double>(key.tp) : tokens;
 }
 
+MemoryBoundShape memory_bound_shape(const LayerCostKey& key, bool moe_layer, double tokens) {
+  return {key.tp, key.sp, moe_layer, tokens, key.expert_tp(), key.ep, key.dispatch};
+}
+
 // Core attention (scores, softmax, values) forward and backward seconds.
 struct AttentionTimes {
   double forward = 0, backward = 0;
@@ -276,9 +280,10 @@ std::array<double, kRecomputeModules> module_forward_times(const LayerCostContex
   const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
   const double fe = static_cast<double>(e.expert_ffn_hidden);
   module(RecomputeModule::moe_act) = act * routed * fe / tp / hbm;
-  module(RecomputeModule::moe) = forward(role(LinearRole::router)) +
-                                 forward(role(LinearRole::expert)) +
-                                 module(RecomputeModule::moe_act) + 8 * routed * h / hbm;
+  module(RecomputeModule::moe) =
+      forward(role(LinearRole::router)) + forward(role(LinearRole::expert)) +
+      module(RecomputeModule::moe_act) +
+      moe_permute_op(m, memory_bound_shape(key, true, tokens)).forward_bytes / hbm;
   if (e.shared_experts > 0)
     module(RecomputeModule::shared_experts) =
         forward(role(LinearRole::shared)) +
@@ -366,27 +371,14 @@ void add_cp_exchange(LayerCost& c, const LayerCostContext& ctx, const LayerCostK
   }
 }
 
-// Expected nodes a token's top_k experts land on, of the `nodes` the EP group spans, with the
-// experts spread evenly over the nodes and a balanced router choosing them uniformly:
-// u·(1 − (1 − 1/u)^k) over the u nodes a token may use. That is every node, or with
-// group-limited routing at most group_limit groups' nodes (DeepSeek-V3: 8 groups, one per
-// node, limit 4: 3.6 nodes per token instead of 5.3 for top-8 over 8 nodes).
-double nodes_per_token(const MoeSpec& e, int64_t nodes) {
-  const double n = static_cast<double>(nodes);
-  double usable = n;
-  if (e.group_limit > 0)
-    usable = std::min(
-        n, static_cast<double>(e.group_limit) * std::max(1.0, n / static_cast<double>(e.groups)));
-  return usable * (1 - std::pow(1 - 1 / usable, static_cast<double>(e.top_k)));
-}
-
 // One pass's dispatch and combine over the EP group (Layout::dispatch; Megatron-Core's
 // token_dispatcher.py):
 //   alltoall: each token's top_k·capacity copies all-to-all, and back;
 //   allgather: every rank's tokens all-gathered over the group, the outputs reduce-scattered;
 //   deepep: DeepEP (DeepSeek-V3 report §3.2.2): one copy per remote node over the network,
-//     forwarded over NVLink to the node's experts; the network and NVLink stages pipeline, so
-//     the slower one sets the time.
+//     forwarded over NVLink once to each rank holding any of the token's experts (DeepEP's
+//     dispatch layout: is_token_in_rank, num_tokens_per_rank), not once per expert; the network
+//     and NVLink stages pipeline, so the slower one sets the time.
 // `tokens`: the TP group's tokens; each rank dispatches dispatched_tokens of them.
 double ep_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, double tokens,
                  const GroupShape& ep_group) {
@@ -406,13 +398,15 @@ double ep_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, double to
     case Dispatch::deepep: {
       const int64_t inside = net.members_within(ep_group, 0);
       const int64_t nodes = ep_group.size() / inside;
+      const double per_rank =
+          tokens * e.capacity_factor * token_bytes * parts_per_token(e, ep_group.size());
       const double nvlink =
           inside > 1 ? collective_s(ctx, Collective::all_to_all,
-                                    GroupShape::of(inside, ep_group.dims[0].stride), copies)
+                                    GroupShape::of(inside, ep_group.dims[0].stride), per_rank)
                      : 0;
       if (nodes <= 1) return 2 * nvlink;
       const double n = static_cast<double>(nodes);
-      const double remote = nodes_per_token(e, nodes) * (n - 1) / n;
+      const double remote = parts_per_token(e, nodes) * (n - 1) / n;
       // Bytes whose cross-node share, (n − 1)/n, is one copy per remote node.
       const double network =
           collective_s(ctx, Collective::all_to_all, ep_group,
@@ -506,7 +500,7 @@ SharedCompute shared_compute(const LayerCostContext& ctx, const LayerCostKey& ke
   out.attention_forward_s = attn.forward;
   out.attention_backward_s = attn.backward;
   const std::vector<MemoryBoundOp> ops =
-      layer_memory_bound_ops(*ctx.model, *ctx.options, {key.tp, key.sp, moe_layer, tokens});
+      shared_memory_bound_ops(*ctx.model, *ctx.options, memory_bound_shape(key, moe_layer, tokens));
   out.memory_forward_s = forward_bytes(ops) / ctx.hbm_bytes_per_s;
   out.memory_backward_s = backward_bytes(ops) / ctx.hbm_bytes_per_s;
   return out;
@@ -527,11 +521,16 @@ LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key,
   out.attention_backward_s = attn.backward;
   out.memory_forward_s = shared.memory_forward_s;
   out.memory_backward_s = shared.memory_backward_s;
+  if (moe_layer) {
+    const MemoryBoundOp permute = moe_permute_op(m, memory_bound_shape(key, moe_layer, tokens));
+    out.memory_forward_s += permute.forward_bytes / ctx.hbm_bytes_per_s;
+    out.memory_backward_s += permute.backward_bytes / ctx.hbm_bytes_per_s;
+  }
   out.module_forward_s = module_forward_times(ctx, key, moe_layer, tokens, maps, attn);
   if (ctx.options->memory.selective_op_sac) {
     std::vector<LinearMap> built;
     out.module_forward_s[static_cast<size_t>(RecomputeModule::core_attn)] =
-        op_sac_forward_s(*ctx.model, maps_of(ctx, moe_layer, built), maps, shared.memory_forward_s);
+        op_sac_forward_s(*ctx.model, maps_of(ctx, moe_layer, built), maps, out.memory_forward_s);
   }
   out.activations = layer_activations(m, moe_layer ? m.first_moe_layer() : 0,
                                       {key.mbs, ctx.seq_len, key.tp, key.cp, key.ep, key.sp,
@@ -602,7 +601,7 @@ std::vector<OpCost> layer_ops(const LayerCostContext& ctx, const LayerCostKey& k
   out.push_back(core);
   add_memory_ops(
       out, ctx,
-      layer_memory_bound_ops(*ctx.model, *ctx.options, {key.tp, key.sp, moe_layer, tokens}));
+      layer_memory_bound_ops(*ctx.model, *ctx.options, memory_bound_shape(key, moe_layer, tokens)));
   return out;
 }
 

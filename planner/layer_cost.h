@@ -90,8 +90,9 @@ struct LayerCostContext {
 
 // A layer's compute for one micro-batch (GEMMs, core attention, memory-bound ops) and its stored
 // activations: everything but communication. It depends on the key's tp, etp, cp, cp_a2a, ep, mbs
-// and sp alone (not where groups sit, the CP exchange, the overlaps or the dispatcher), so a
-// search computes it once for the many layouts that differ only in those.
+// and sp, and in an MoE layer the dispatcher (the rows it permutes, moe_permute_op), alone (not
+// where groups sit, the CP exchange or the overlaps), so a search computes it once for the many
+// layouts that differ only in those.
 struct LayerCompute {
   double gemm_forward_s = 0, gemm_input_grad_s = 0, gemm_weight_grad_s = 0;
   double attention_forward_s = 0, attention_backward_s = 0;
@@ -102,7 +103,8 @@ struct LayerCompute {
 LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer);
 
 // The part of a layer's compute its expert degrees (ep, etp) leave unchanged: the GEMM times of
-// every linear map but the routed experts', core attention and the memory-bound ops. It reads
+// every linear map but the routed experts', core attention and the memory-bound ops but the MoE
+// permutation (shared_memory_bound_ops). It reads
 // the key's tp, cp, cp_a2a, mbs and sp alone, so a search prices it once for an MoE layer's many
 // expert layouts.
 struct SharedCompute {

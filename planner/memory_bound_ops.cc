@@ -1,10 +1,24 @@
 #include "planner/memory_bound_ops.h"
 
+#include "core/layer_geometry.h"
+
 namespace meshplan {
 namespace {
 
 // An element-wise op whose backward reads and writes twice what its forward does.
 MemoryBoundOp elementwise(const char* name, double bytes) { return {name, bytes, 2 * bytes}; }
+
+// The tokens a rank routes: its SP share of the TP group's, or all of them.
+double local_rows(const MemoryBoundShape& shape) {
+  return shape.sp ? shape.tokens / static_cast<double>(shape.tp) : shape.tokens;
+}
+
+// The rows a rank's experts compute: its expert-TP group's routed copies under SP (gathered
+// over the group after the dispatch), else its own.
+double routed_rows(const MoeSpec& e, const MemoryBoundShape& shape) {
+  return local_rows(shape) * static_cast<double>(e.top_k) * e.capacity_factor *
+         static_cast<double>(shape.sp ? shape.etp : 1);
+}
 
 }  // namespace
 
@@ -12,9 +26,9 @@ double activation_bytes_per_element(const ModelSpec& model) {
   return model.mlp == MlpKind::swiglu ? 6 : 4;
 }
 
-std::vector<MemoryBoundOp> layer_memory_bound_ops(const ModelSpec& model,
-                                                  const CostOptions& options,
-                                                  const MemoryBoundShape& shape) {
+std::vector<MemoryBoundOp> shared_memory_bound_ops(const ModelSpec& model,
+                                                   const CostOptions& options,
+                                                   const MemoryBoundShape& shape) {
   const double t = static_cast<double>(shape.tp), h = static_cast<double>(model.hidden);
   const double tokens = shape.tokens;
   const double rep_tokens = shape.sp ? tokens / t : tokens;
@@ -38,9 +52,40 @@ std::vector<MemoryBoundOp> layer_memory_bound_ops(const ModelSpec& model,
   const double fe = static_cast<double>(e.expert_ffn_hidden);
   ops.push_back(elementwise(
       "activation", act * (routed + tokens * static_cast<double>(e.shared_experts)) * fe / t));
-  // Permute and un-permute: read and write each routed token.
-  ops.push_back(elementwise("moe permute", 8 * routed * h));
   return ops;
+}
+
+MemoryBoundOp moe_permute_op(const ModelSpec& model, const MemoryBoundShape& shape) {
+  const double bytes = 2 * static_cast<double>(model.hidden) * moe_permuted_rows(model, shape);
+  return {"moe permute", bytes, bytes};  // BF16 rows; the backward permutes the gradients
+}
+
+std::vector<MemoryBoundOp> layer_memory_bound_ops(const ModelSpec& model,
+                                                  const CostOptions& options,
+                                                  const MemoryBoundShape& shape) {
+  std::vector<MemoryBoundOp> ops = shared_memory_bound_ops(model, options, shape);
+  if (shape.moe_layer) ops.push_back(moe_permute_op(model, shape));
+  return ops;
+}
+
+double moe_permuted_rows(const ModelSpec& model, const MemoryBoundShape& shape) {
+  const MoeSpec& e = *model.moe;
+  const double local = local_rows(shape), received = routed_rows(e, shape);
+  switch (shape.dispatch) {
+    case Dispatch::alltoall: {
+      const double sent = local * static_cast<double>(e.top_k) * e.capacity_factor;
+      const double sort = e.experts / shape.ep > 1 ? 4 * received : 0;
+      return 2 * (local + sent) + sort;
+    }
+    case Dispatch::deepep: {
+      const double arrived = received * parts_per_token(e, shape.ep) / static_cast<double>(e.top_k);
+      return 2 * (arrived + received);
+    }
+    case Dispatch::allgather:
+      return 4 * received +
+             local * static_cast<double>(shape.ep) * static_cast<double>(shape.sp ? shape.etp : 1);
+  }
+  return 0;
 }
 
 std::vector<MemoryBoundOp> loss_memory_bound_ops(const ModelSpec& model, int64_t tp,

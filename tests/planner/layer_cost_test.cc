@@ -165,6 +165,22 @@ TEST_CASE("MoE dispatch: DeepEP sends one copy per remote node, group limits shr
   CHECK(deepep_free / a2a == doctest::Approx(free * 7 / 8 / 7).epsilon(0.02));
 }
 
+TEST_CASE("MoE dispatch inside a node: DeepEP sends a token once to each rank it lands on") {
+  // Qwen3-235B-A22B (top-8 of 128 experts, no group limit) with ep = 8 on one node: a token's
+  // eight experts land on 8 · (1 − (7/8)^8) = 5.25 of the 8 ranks, the all-to-all moves all
+  // eight copies; both over the same NVLink group, so the time ratio is the byte ratio.
+  const ModelSpec m = meshplan::testing::shipped_model("qwen3-235b-a22b");
+  const ClusterSpec c = meshplan::testing::two_level_cluster(1);
+  const TrainingSpec t{4096, 1024, Precision::bf16};
+  auto ep_s = [&](const char* text) {
+    CostModel model(m, c, CalibrationProfile{}, t);
+    return model.layer_costs(parse_layout(text).value()).moe.ep_forward_s;
+  };
+  const double a2a = ep_s("tp=1,ep=8,dp=8,mbs=4");
+  const double deepep = ep_s("tp=1,ep=8,dp=8,mbs=4,dispatch=deepep");
+  CHECK(deepep / a2a == doctest::Approx(8 * (1 - std::pow(0.875, 8)) / 8).epsilon(0.02));
+}
+
 TEST_CASE("dropless routing: expert forward and input-gradient GEMMs pay the routed row tiles") {
   // mixtral-8x7b at ep=1, 4,000 tokens: 4000 · 2 / 8 = 1000 rows per expert (eight tiles of
   // 128), eight experts. A capacity factor above 1 pads every expert to its capacity (equal
