@@ -236,7 +236,7 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
   Result<std::vector<PublishedRun>> runs =
       load_published_runs(std::string(MESHPLAN_TEST_DATA) + "/published_runs_moe.yaml");
   REQUIRE_MESSAGE(runs.ok(), (runs.ok() ? "" : format_diagnostics(runs.errors())));
-  CHECK(runs.value().size() == 7);
+  CHECK(runs.value().size() == 10);
   const PublishedRun& oss = run_named(runs.value(), "mbridge-260401-gpt-oss-120b-64-bf16");
   CHECK(oss.framework == "megatron-core");
   REQUIRE(oss.model.moe.has_value());
@@ -275,6 +275,17 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
   CHECK(zoo.fix.recompute_modules == parse_recompute_modules("layernorm+moe_act"));
   CHECK(zoo.fix.zero == 1);
   CHECK(zoo.measured_iteration_s == doctest::Approx(19.7));
+  // Megatron-Bridge's guides: one layout under three dispatch settings, BF16 gradients.
+  const PublishedRun& a2a = run_named(runs.value(), "mbridge-docs-qwen3-30b-a3b-16-bf16-alltoall");
+  const PublishedRun& hybrid =
+      run_named(runs.value(), "mbridge-docs-qwen3-30b-a3b-16-bf16-hybridep-overlap");
+  CHECK(a2a.source == "mbridge-docs");
+  CHECK(a2a.fix.dispatch == Dispatch::alltoall);
+  CHECK(a2a.fix.ep_overlap == false);
+  CHECK(hybrid.fix.dispatch == Dispatch::deepep);
+  CHECK(hybrid.fix.ep_overlap == true);
+  CHECK(hybrid.model.training.precision == Precision::bf16);
+  CHECK(hybrid.measured_iteration_s == doctest::Approx(20.147));
   // A key no model file has is refused by name, as in a model file.
   Result<std::vector<PublishedRun>> bad = load_text(
       "models:\n  m: {layers: 2, hidden: 64, heads: 4, vocab: 100, expert_count: 8}\n"
