@@ -525,36 +525,35 @@ double CostModel::mirror_sync_s(const Layout& l, int64_t stage, const StageParam
 }
 
 bool CostModel::siblings(const ShapeKey& a, const ShapeKey& b) {
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i] && i != kShapeKeyShard && i != kShapeKeyEpOverlap) return false;
+  constexpr uint64_t others = ~(kShapeKeyShardBits | kShapeKeyEpOverlapBit);
+  if ((a[0] & others) != (b[0] & others)) return false;
+  for (size_t i = 1; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
   return true;
 }
 
+CostModel::ShapeKey CostModel::shape_key(const Layout& l) {
+  auto pair = [](int64_t low, int64_t high) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(low)) | static_cast<uint64_t>(high) << 32;
+  };
+  auto bits = [](auto value, int shift) {
+    return static_cast<uint64_t>(static_cast<int64_t>(value)) << shift;
+  };
+  uint64_t head = static_cast<uint32_t>(l.shard) | (l.ep_overlap ? kShapeKeyEpOverlapBit : 0) |
+                  bits(placement_kind(l.pipeline()), 33) |
+                  bits(!l.recompute_stage_layers.empty(), 36) | bits(l.sp && l.tp > 1, 37) |
+                  bits(l.tp_overlap, 38) | bits(l.cp_kind, 39) | bits(l.dispatch, 42);
+  for (int i = 0; i < 4; ++i) head |= bits(l.order[static_cast<size_t>(i)], 45 + 3 * i);
+  return {head,
+          pair(l.tp, l.cp),
+          pair(l.pp, l.dp),
+          pair(l.vpp, l.ep),
+          pair(l.mbs, l.cp_a2a),
+          static_cast<uint64_t>(l.expert_tp())};
+}
+
 const CostModel::Shape& CostModel::shape_of(const Layout& l) {
-  // The fields a work item's shapes differ in first (the shard group, ep_overlap, the schedule's
-  // placement, per-stage counts), so that the map's comparisons of its shapes end early.
-  static_assert(kShapeKeyShard == 0 && kShapeKeyEpOverlap == 1, "the key's first two entries");
-  const ShapeKey key = {l.shard,
-                        l.ep_overlap,
-                        static_cast<int64_t>(placement_kind(l.pipeline())),
-                        !l.recompute_stage_layers.empty(),
-                        l.tp,
-                        l.cp,
-                        l.pp,
-                        l.dp,
-                        l.vpp,
-                        l.ep,
-                        l.mbs,
-                        l.sp && l.tp > 1,
-                        l.tp_overlap,
-                        static_cast<int64_t>(l.cp_kind),
-                        l.cp_a2a,
-                        l.expert_tp(),
-                        static_cast<int64_t>(l.dispatch),
-                        static_cast<int64_t>(l.order[0]),
-                        static_cast<int64_t>(l.order[1]),
-                        static_cast<int64_t>(l.order[2]),
-                        static_cast<int64_t>(l.order[3])};
+  const ShapeKey key = shape_key(l);
   if (last_shape_ && key == last_key_) return *last_shape_;
   auto it = shape_cache_.find(key);
   if (it == shape_cache_.end()) {
@@ -567,15 +566,16 @@ const CostModel::Shape& CostModel::shape_of(const Layout& l) {
       it = shape_cache_.insert(std::move(node)).position;
     }
     if (last_built_ && siblings(key, last_built_key_))
-      build_sibling_shape(l, *last_built_,
-                          key[kShapeKeyEpOverlap] == last_built_key_[kShapeKeyEpOverlap],
-                          it->second);
+      build_sibling_shape(
+          l, *last_built_,
+          (key[0] & kShapeKeyEpOverlapBit) == (last_built_key_[0] & kShapeKeyEpOverlapBit),
+          it->second);
     else
       build_shape(l, it->second);
     last_built_ = &it->second;
     last_built_key_ = key;
     ShapeKey twin = key;
-    twin[kShapeKeyEpOverlap] = twin[kShapeKeyEpOverlap] == 0 ? 1 : 0;
+    twin[0] ^= kShapeKeyEpOverlapBit;
     if (auto t = shape_cache_.find(twin); t != shape_cache_.end())
       it->second.frames_owner = &t->second.frames_home();
   }

@@ -390,9 +390,15 @@ class CostModel {
   // when all are cached already (the search asks for every recompute choice of a schedule).
   const std::array<std::vector<FrameSums>, 4>& sums_by_zero(const Layout& l, const Shape& shape,
                                                             const std::array<bool, 4>& zeros) const;
-  using ShapeKey = std::array<int64_t, 21>;
-  static constexpr size_t kShapeKeyShard = 0;      // shape_of's key: the shard entry
-  static constexpr size_t kShapeKeyEpOverlap = 1;  // shape_of's key: the ep_overlap entry
+  // shape_of's key: the layout fields a shape reads, packed two or more a word (every count a
+  // layout holds is below 2^32: GPU counts, micro-batch sizes and chunk counts are validated far
+  // below it). Word 0 holds the fields a work item's shapes differ in (the shard group in its
+  // low 32 bits, ep_overlap, the schedule's placement, per-stage recompute) and the small enums,
+  // so that the map's comparisons of an item's shapes end at the first word.
+  using ShapeKey = std::array<uint64_t, 6>;
+  static constexpr uint64_t kShapeKeyShardBits = 0xffffffffULL;  // word 0: the shard group
+  static constexpr uint64_t kShapeKeyEpOverlapBit = 1ULL << 32;  // word 0: ep_overlap
+  static ShapeKey shape_key(const Layout& l);
   const Shape& shape_of(const Layout& l);
   // Builds l's shape into `shape`, a fresh or a forgotten one whose buffers it reuses.
   void build_shape(const Layout& l, Shape& shape);
