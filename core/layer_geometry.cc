@@ -23,6 +23,14 @@ double expert_rows(const MoeSpec& moe, double tokens, int64_t ep) {
   return routed / static_cast<double>(moe.experts / ep);
 }
 
+double rank_tokens(double tokens, int64_t tp, bool sp) {
+  return sp ? tokens / static_cast<double>(tp) : tokens;
+}
+
+double expert_group_tokens(double tokens, int64_t tp, int64_t etp, bool sp) {
+  return rank_tokens(tokens, tp, sp) * static_cast<double>(sp ? etp : 1);
+}
+
 double parts_per_token(const MoeSpec& moe, int64_t parts) {
   const double n = static_cast<double>(parts);
   double usable = n;

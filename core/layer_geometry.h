@@ -55,6 +55,15 @@ struct LinearMap {
 // REQUIRES: ep divides moe.experts.
 double expert_rows(const MoeSpec& moe, double tokens, int64_t ep);
 
+// Tokens one rank of a TP group routes to the experts: its sequence-parallel share of the
+// group's `tokens` under SP (Megatron-Core's token dispatchers take the SP-split hidden
+// states), else all of them.
+double rank_tokens(double tokens, int64_t tp, bool sp);
+// Tokens whose routed copies a rank's experts compute: under SP its expert-TP group's (the etp
+// ranks' shares, gathered over the group after the dispatch), else its own. expert_rows of
+// these are the rows of each of its experts.
+double expert_group_tokens(double tokens, int64_t tp, int64_t etp, bool sp);
+
 // Expected parts a token's top_k experts land on when the experts are spread evenly over
 // `parts` (the EP group's ranks, or its nodes) and a balanced router chooses them uniformly:
 // u·(1 − (1 − 1/u)^k) over the u parts a token may use. That is every part, or with

@@ -92,10 +92,9 @@ void add_memory_ops(std::vector<OpCost>& out, const LayerCostContext& ctx,
   }
 }
 
-// Tokens each rank dispatches to the experts: its sequence-parallel share under SP (Megatron-
-// Core's token dispatchers take the SP-split hidden states), else the TP group's tokens.
+// Tokens each rank dispatches to the experts (core/layer_geometry.h rank_tokens).
 double dispatched_tokens(const LayerCostKey& key, double tokens) {
-  return key.sp ? tokens / static_cast<double>(key.tp) : tokens;
+  return rank_tokens(tokens, key.tp, key.sp);
 }
 
 MemoryBoundShape memory_bound_shape(const LayerCostKey& key, bool moe_layer, double tokens) {
@@ -181,8 +180,7 @@ ExpertGemms routed_experts(const LayerCostContext& ctx, const LayerCostKey& key,
   const MoeSpec& e = *ctx.model->moe;
   ExpertGemms experts;
   experts.tp = key.expert_tp();
-  experts.rows = expert_rows(
-      e, dispatched_tokens(key, tokens) * static_cast<double>(key.sp ? experts.tp : 1), key.ep);
+  experts.rows = expert_rows(e, expert_group_tokens(tokens, key.tp, experts.tp, key.sp), key.ep);
   experts.local = static_cast<double>(e.experts / key.ep);
   // Dropless routing (capacity factor 1) gives each expert a random count; a capacity above 1
   // pads every expert to it (Megatron-Core --moe-pad-expert-input-to-capacity), equal groups.
@@ -247,12 +245,11 @@ GemmTimes sum_of(const std::vector<MapGemms>& maps, Keep keep) {
 // communication): the attention core; the two norms (each reads and writes its 2-byte rows);
 // MLA's up-projections (q_b, kv_b); a dense MLP's GEMMs and activation; the routed experts'
 // activation; router and routed experts with their activation and permutation; the shared
-// experts' GEMMs and activation.
-std::array<double, kRecomputeModules> module_forward_times(const LayerCostContext& ctx,
-                                                           const LayerCostKey& key, bool moe_layer,
-                                                           double tokens,
-                                                           const std::vector<MapGemms>& maps,
-                                                           const AttentionTimes& attn) {
+// experts' GEMMs and activation. `permute_forward_s`: the MoE permutation's forward
+// (moe_permute_op), which layer_compute prices.
+std::array<double, kRecomputeModules> module_forward_times(
+    const LayerCostContext& ctx, const LayerCostKey& key, bool moe_layer, double tokens,
+    const std::vector<MapGemms>& maps, const AttentionTimes& attn, double permute_forward_s) {
   const ModelSpec& m = *ctx.model;
   const double hbm = ctx.hbm_bytes_per_s, h = static_cast<double>(m.hidden);
   const double tp = static_cast<double>(key.tp);
@@ -280,10 +277,9 @@ std::array<double, kRecomputeModules> module_forward_times(const LayerCostContex
   const double routed = tokens * static_cast<double>(e.top_k) * e.capacity_factor;
   const double fe = static_cast<double>(e.expert_ffn_hidden);
   module(RecomputeModule::moe_act) = act * routed * fe / tp / hbm;
-  module(RecomputeModule::moe) =
-      forward(role(LinearRole::router)) + forward(role(LinearRole::expert)) +
-      module(RecomputeModule::moe_act) +
-      moe_permute_op(m, memory_bound_shape(key, true, tokens)).forward_bytes / hbm;
+  module(RecomputeModule::moe) = forward(role(LinearRole::router)) +
+                                 forward(role(LinearRole::expert)) +
+                                 module(RecomputeModule::moe_act) + permute_forward_s;
   if (e.shared_experts > 0)
     module(RecomputeModule::shared_experts) =
         forward(role(LinearRole::shared)) +
@@ -521,12 +517,15 @@ LayerCompute layer_compute(const LayerCostContext& ctx, const LayerCostKey& key,
   out.attention_backward_s = attn.backward;
   out.memory_forward_s = shared.memory_forward_s;
   out.memory_backward_s = shared.memory_backward_s;
+  double permute_forward_s = 0;
   if (moe_layer) {
     const MemoryBoundOp permute = moe_permute_op(m, memory_bound_shape(key, moe_layer, tokens));
-    out.memory_forward_s += permute.forward_bytes / ctx.hbm_bytes_per_s;
+    permute_forward_s = permute.forward_bytes / ctx.hbm_bytes_per_s;
+    out.memory_forward_s += permute_forward_s;
     out.memory_backward_s += permute.backward_bytes / ctx.hbm_bytes_per_s;
   }
-  out.module_forward_s = module_forward_times(ctx, key, moe_layer, tokens, maps, attn);
+  out.module_forward_s =
+      module_forward_times(ctx, key, moe_layer, tokens, maps, attn, permute_forward_s);
   if (ctx.options->memory.selective_op_sac) {
     std::vector<LinearMap> built;
     out.module_forward_s[static_cast<size_t>(RecomputeModule::core_attn)] =

@@ -8,18 +8,6 @@ namespace {
 // An element-wise op whose backward reads and writes twice what its forward does.
 MemoryBoundOp elementwise(const char* name, double bytes) { return {name, bytes, 2 * bytes}; }
 
-// The tokens a rank routes: its SP share of the TP group's, or all of them.
-double local_rows(const MemoryBoundShape& shape) {
-  return shape.sp ? shape.tokens / static_cast<double>(shape.tp) : shape.tokens;
-}
-
-// The rows a rank's experts compute: its expert-TP group's routed copies under SP (gathered
-// over the group after the dispatch), else its own.
-double routed_rows(const MoeSpec& e, const MemoryBoundShape& shape) {
-  return local_rows(shape) * static_cast<double>(e.top_k) * e.capacity_factor *
-         static_cast<double>(shape.sp ? shape.etp : 1);
-}
-
 }  // namespace
 
 double activation_bytes_per_element(const ModelSpec& model) {
@@ -70,7 +58,9 @@ std::vector<MemoryBoundOp> layer_memory_bound_ops(const ModelSpec& model,
 
 double moe_permuted_rows(const ModelSpec& model, const MemoryBoundShape& shape) {
   const MoeSpec& e = *model.moe;
-  const double local = local_rows(shape), received = routed_rows(e, shape);
+  const double local = rank_tokens(shape.tokens, shape.tp, shape.sp);
+  const double group = expert_group_tokens(shape.tokens, shape.tp, shape.etp, shape.sp);
+  const double received = group * static_cast<double>(e.top_k) * e.capacity_factor;
   switch (shape.dispatch) {
     case Dispatch::alltoall: {
       const double sent = local * static_cast<double>(e.top_k) * e.capacity_factor;
@@ -82,8 +72,7 @@ double moe_permuted_rows(const ModelSpec& model, const MemoryBoundShape& shape) 
       return 2 * (arrived + received);
     }
     case Dispatch::allgather:
-      return 4 * received +
-             local * static_cast<double>(shape.ep) * static_cast<double>(shape.sp ? shape.etp : 1);
+      return 4 * received + group * static_cast<double>(shape.ep);
   }
   return 0;
 }
