@@ -102,8 +102,8 @@ FrameworkPreset read_run_framework(const YamlNode& run, const RunsContext& ctx,
 }
 
 void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, PublishedRun& r) {
-  n.expect_only_keys({"tp", "pp", "dp", "cp", "ep", "etp", "ep_overlap", "dispatch", "zero",
-                      "recompute", "recompute_modules", "sp", "schedule", "vpp", "mbs",
+  n.expect_only_keys({"tp", "pp", "dp", "cp", "cp_kind", "ep", "etp", "ep_overlap", "dispatch",
+                      "zero", "recompute", "recompute_modules", "sp", "schedule", "vpp", "mbs",
                       "tp_times_pp", "tp_overlap"});
   LayoutFix& f = r.fix;
   auto opt_int = [&](const char* key, std::optional<int64_t>& field) {
@@ -162,10 +162,11 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
   // TP communication overlapped with GEMMs (Megatron-LM --tp-comm-overlap): off unless stated.
   if (n.has("tp_overlap")) f.tp_overlap = n.child("tp_overlap").as_bool();
   // Settings a recipe publishes (Megatron-Core --expert-tensor-parallel-size,
-  // --overlap-moe-expert-parallel-comm, --moe-token-dispatcher-type, --recompute-modules), read
-  // by the layout fields' own parsers, as --layout and --fix read them. Left out, the first
-  // three are searched and the modules stay Megatron-Core's default (core_attn).
-  for (const char* key : {"etp", "ep_overlap", "dispatch", "recompute_modules"}) {
+  // --overlap-moe-expert-parallel-comm, --moe-token-dispatcher-type, --recompute-modules,
+  // --cp-comm-type), read by the layout fields' own parsers, as --layout and --fix read them.
+  // Left out, all but the modules are searched; the modules stay Megatron-Core's default
+  // (core_attn).
+  for (const char* key : {"etp", "ep_overlap", "dispatch", "recompute_modules", "cp_kind"}) {
     if (!n.has(key)) continue;
     const LayoutField& field = *find_layout_field(key);
     Layout parsed;
@@ -176,13 +177,22 @@ void read_run_layout(const YamlNode& n, const FrameworkPreset& framework, Publis
 }
 
 void read_measured(const YamlNode& m, PublishedRun& r) {
-  m.expect_only_keys({"hardware_tflops_per_gpu", "model_tflops_per_gpu", "pct_of_peak", "mfu",
-                      "iteration_s", "samples_per_s", "tokens_per_s_per_gpu", "mfu_as_published"});
+  m.expect_only_keys({"hardware_tflops_per_gpu", "model_tflops_per_gpu", "model_flops",
+                      "pct_of_peak", "mfu", "iteration_s", "samples_per_s", "tokens_per_s_per_gpu",
+                      "mfu_as_published"});
   r.measured_hardware_tflops = m.get_double("hardware_tflops_per_gpu", 0, 1e-6, 1e9);
   r.measured_iteration_s = m.get_double("iteration_s", 0, 1e-9, 1e9);
   r.measured_tokens_per_s_per_gpu = m.get_double("tokens_per_s_per_gpu", 0, 1e-9, 1e12);
   r.measured_model_tflops = m.get_double("model_tflops_per_gpu", 0, 1e-6, 1e9);
   r.mfu_as_published = m.get_double("mfu_as_published", 0, 0, 1);
+  // Megatron-LM's count before and after 8873b55d (2025-03-06: causal attention).
+  if (m.has("model_flops")) {
+    const YamlNode count = m.child("model_flops");
+    if (!m.has("model_tflops_per_gpu")) count.fail("applies to model_tflops_per_gpu only");
+    r.model_flops = count.as_choice({"megatron-r0.8", "megatron-causal"}) == "megatron-causal"
+                        ? MegatronFlops::causal
+                        : MegatronFlops::r0_8;
+  }
   if (r.measured_hardware_tflops == 0 && r.measured_iteration_s == 0 &&
       r.measured_tokens_per_s_per_gpu == 0 && r.measured_model_tflops == 0) {
     m.fail(
@@ -298,8 +308,8 @@ void compare(const PublishedRun& r, const Estimate& e, ValidationRow& row) {
     // Megatron-LM logs and its README reports TFLOP/s with its own formula: so do we.
     row.metric = kMetricModelTflops;
     row.measured = r.measured_model_tflops;
-    row.predicted =
-        megatron_flops_per_step(r.model, r.global_batch, e.layout.tp) / e.step_time_s / gpus / 1e12;
+    row.predicted = megatron_flops_per_step(r.model, r.global_batch, e.layout.tp, r.model_flops) /
+                    e.step_time_s / gpus / 1e12;
   }
   row.relative_error = (row.predicted - row.measured) / row.measured;
 }

@@ -29,6 +29,7 @@
 #include "core/result.h"
 #include "planner/framework_preset.h"
 #include "planner/layout_search.h"
+#include "planner/model_flops_megatron.h"
 #include "planner/profile_lookup.h"
 #include "planner/profile_swaps.h"
 
@@ -51,7 +52,10 @@ struct PublishedRun {
   double measured_iteration_s = 0;      // seconds per optimizer step
   double measured_tokens_per_s_per_gpu = 0;
   double measured_model_tflops = 0;  // per GPU, Megatron-LM's num_floating_point_operations
-  double mfu_as_published = 0;       // the source's own FLOP convention; informational
+  // Which count of it the source's Megatron-LM logged (measured: model_flops, "megatron-r0.8"
+  // or "megatron-causal"): planner/model_flops_megatron.h.
+  MegatronFlops model_flops = MegatronFlops::r0_8;
+  double mfu_as_published = 0;  // the source's own FLOP convention; informational
 };
 
 Result<std::vector<PublishedRun>> load_published_runs(const std::string& path);

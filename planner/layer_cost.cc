@@ -107,6 +107,27 @@ struct AttentionTimes {
   double forward_flops = 0;  // as priced (causal halves them): LayerCostContext's ops report it
 };
 
+// Causal attention over a CP ring of `ring` ranks (Transformer Engine's AttnFuncWithCPAndKVP2P,
+// transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py at d0067d0d):
+// the sequence is split into 2·ring chunks, rank r holding chunks r and 2·ring − 1 − r, so that
+// each of the ring's steps does the same work. Step 0 is the "diagonal" section, a causal
+// kernel over the rank's own block; every later step is a kernel without a mask, the rank's
+// queries against half the arriving keys ("lower-triangle") or half its queries against all of
+// them ("upper-triangle"), priced at the shorter side's length. So 1/ring of the FLOPs run at
+// causal efficiency and the rest at the unmasked kernel's, which is the faster (fewer
+// partly-masked tiles). Any other case (no ring, no causal mask, a window inside the block): one
+// kernel over the block.
+AttentionModel::Times ring_attention_time(const LayerCostContext& ctx, double flops,
+                                          int64_t head_dim, int64_t block, int64_t ring,
+                                          bool causal) {
+  if (!causal || ring <= 1) return ctx.attention->time(flops, head_dim, block, causal);
+  const double diagonal = flops / static_cast<double>(ring);
+  const AttentionModel::Times d = ctx.attention->time(diagonal, head_dim, block, true);
+  const AttentionModel::Times u =
+      ctx.attention->time(flops - diagonal, head_dim, std::max<int64_t>(1, block / 2), false);
+  return {d.forward_s + u.forward_s, d.backward_s + u.backward_s};
+}
+
 // Flash attention on `layer` (a layer of its kind, local or global: ModelSpec::window).
 AttentionTimes flash_attention_times(const LayerCostContext& ctx, const LayerCostKey& key,
                                      double tokens, int64_t layer) {
@@ -125,7 +146,8 @@ AttentionTimes flash_attention_times(const LayerCostContext& ctx, const LayerCos
   const int64_t cp_block = ctx.seq_len * key.cp_a2a / key.cp;
   const int64_t block = std::min(cp_block, attention_kernel_span(m, layer, ctx.seq_len));
   const AttentionModel::Times a =
-      ctx.attention->time(flops, static_cast<int64_t>(qk), std::max<int64_t>(1, block), causal);
+      ring_attention_time(ctx, flops, static_cast<int64_t>(qk), std::max<int64_t>(1, block),
+                          block == cp_block ? key.cp_ring : 1, causal);
   if (!m.sparse_attention) return {a.forward_s, a.backward_s, flops};
   // A sparse-attention indexer scores every key of the sequence (its whole CP block) for the
   // rank's tokens at every index head, as one more attention-shaped kernel at the profile's

@@ -7,7 +7,9 @@ int64_t megatron_padded_vocab(int64_t vocab, int64_t tp) {
   return (vocab + multiple - 1) / multiple * multiple;
 }
 
-double megatron_flops_per_step(const ModelSpec& m, int64_t global_batch, int64_t tp) {
+double megatron_flops_per_step(const ModelSpec& m, int64_t global_batch, int64_t tp,
+                               MegatronFlops count) {
+  const bool causal = count == MegatronFlops::causal;
   const double B = static_cast<double>(global_batch), s = static_cast<double>(m.training.seq_len);
   const double L = static_cast<double>(m.layers), h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads), g = static_cast<double>(m.kv_heads);
@@ -15,11 +17,15 @@ double megatron_flops_per_step(const ModelSpec& m, int64_t global_batch, int64_t
   const double gated = m.mlp == MlpKind::swiglu ? 1.5 : 1.0;
   double mlp = static_cast<double>(m.ffn_hidden) / h * gated;
   if (m.moe) {
-    mlp = static_cast<double>(m.moe->expert_ffn_hidden) / h * static_cast<double>(m.moe->top_k) *
-              gated +
-          static_cast<double>(m.moe->shared_experts * m.moe->expert_ffn_hidden) / h * gated;
+    const double expert =
+        static_cast<double>(m.moe->expert_ffn_hidden) / h * static_cast<double>(m.moe->top_k) *
+            gated +
+        static_cast<double>(m.moe->shared_experts * m.moe->expert_ffn_hidden) / h * gated;
+    // r0.8 counts every layer as MoE; 8873b55d weighs the dense and MoE layers.
+    const double moe_layers = static_cast<double>(m.moe_layers());
+    mlp = causal ? (expert * moe_layers + mlp * (L - moe_layers)) / L : expert;
   }
-  const double attention = (1 + g / a + s / h) * (d * a / h);
+  const double attention = (1 + g / a + (causal ? s / (2 * h) : s / h)) * (d * a / h);
   const double logits = static_cast<double>(megatron_padded_vocab(m.vocab, tp)) / (2 * L * h);
   return 12 * B * s * L * h * h * (attention + mlp + logits);
 }

@@ -236,7 +236,7 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
   Result<std::vector<PublishedRun>> runs =
       load_published_runs(std::string(MESHPLAN_TEST_DATA) + "/published_runs_moe.yaml");
   REQUIRE_MESSAGE(runs.ok(), (runs.ok() ? "" : format_diagnostics(runs.errors())));
-  CHECK(runs.value().size() == 10);
+  CHECK(runs.value().size() == 14);
   const PublishedRun& oss = run_named(runs.value(), "mbridge-260401-gpt-oss-120b-64-bf16");
   CHECK(oss.framework == "megatron-core");
   REQUIRE(oss.model.moe.has_value());
@@ -286,6 +286,15 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
   CHECK(hybrid.fix.ep_overlap == true);
   CHECK(hybrid.model.training.precision == Precision::bf16);
   CHECK(hybrid.measured_iteration_s == doctest::Approx(20.147));
+  // The model zoo's long-context table: Megatron-LM's causal count, ring CP.
+  const PublishedRun& lc = run_named(runs.value(), "modelzoo-qwen3-235b-256-bf16-128k");
+  CHECK(lc.model_flops == MegatronFlops::causal);
+  CHECK(lc.measured_model_tflops == doctest::Approx(389));
+  CHECK(lc.fix.cp == 8);
+  CHECK(lc.fix.cp_kind == CpKind::ring);
+  CHECK(lc.model.training.seq_len == 131072);
+  CHECK(lc.fix.recompute_modules == parse_recompute_modules("layernorm+moe"));
+  CHECK(zoo.model_flops == MegatronFlops::r0_8);
   // A key no model file has is refused by name, as in a model file.
   Result<std::vector<PublishedRun>> bad = load_text(
       "models:\n  m: {layers: 2, hidden: 64, heads: 4, vocab: 100, expert_count: 8}\n"
@@ -313,4 +322,28 @@ TEST_CASE("a run's layout takes the recipe's MoE settings: etp, ep_overlap, disp
   CHECK(bad.errors().front().field == "runs[0].layout.dispatch");
   CHECK(bad.errors().front().rule ==
         "must be one of alltoall|allgather|deepep (did you mean 'deepep'?)");
+}
+
+TEST_CASE("a run names which of Megatron-LM's FLOP counts its model TFLOP/s use") {
+  const std::string head =
+      "models:\n  m: {layers: 2, hidden: 64, heads: 4, vocab: 100}\nruns:\n  - {id: a, source: s, "
+      "cluster: dgx_h100, gpus: 8, model: m, seq_len: 512, layout: {dp: 8}, global_batch: 8, "
+      "measured: {";
+  Result<std::vector<PublishedRun>> causal =
+      load_text(head + "model_tflops_per_gpu: 300, model_flops: megatron-causal}}\n");
+  REQUIRE_MESSAGE(causal.ok(), (causal.ok() ? "" : format_diagnostics(causal.errors())));
+  CHECK(causal.value().front().model_flops == MegatronFlops::causal);
+  Result<std::vector<PublishedRun>> plain = load_text(head + "model_tflops_per_gpu: 300}}\n");
+  REQUIRE(plain.ok());
+  CHECK(plain.value().front().model_flops == MegatronFlops::r0_8);
+  Result<std::vector<PublishedRun>> unknown =
+      load_text(head + "model_tflops_per_gpu: 300, model_flops: causal}}\n");
+  REQUIRE(!unknown.ok());
+  CHECK(unknown.errors().front().field == "runs[0].measured.model_flops");
+  CHECK(unknown.errors().front().rule == "must be one of megatron-r0.8|megatron-causal");
+  Result<std::vector<PublishedRun>> alone =
+      load_text(head + "iteration_s: 2, model_flops: megatron-causal}}\n");
+  REQUIRE(!alone.ok());
+  CHECK(alone.errors().front().field == "runs[0].measured.model_flops");
+  CHECK(alone.errors().front().rule == "applies to model_tflops_per_gpu only");
 }

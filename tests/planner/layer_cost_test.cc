@@ -98,6 +98,40 @@ TEST_CASE(
   CHECK(a2a.attention_forward_s <= ring.attention_forward_s);
 }
 
+TEST_CASE(
+    "ring CP: one step in cp a causal kernel over the rank's block, the rest unmasked kernels "
+    "over half of it (Transformer Engine's p2p)") {
+  const Fixture f;
+  // Unmasked kernels faster than causal ones, longer ones faster than shorter.
+  CalibrationProfile p;
+  auto sample = [](int64_t seq, bool causal, double fwd, double bwd) {
+    AttentionSample s;
+    s.kernel = "cudnn", s.head_dim = 128, s.seq_len = seq, s.causal = causal;
+    s.fwd_flops_per_s = fwd, s.bwd_flops_per_s = bwd;
+    return s;
+  };
+  p.attention = {sample(4096, true, 300e12, 200e12), sample(8192, true, 400e12, 300e12),
+                 sample(4096, false, 500e12, 400e12), sample(8192, false, 600e12, 500e12)};
+  const AttentionModel attention{p, f.cluster.gpu, f.options.attention_kernels};
+  LayerCostContext ctx = f.context();
+  ctx.attention = &attention;
+  const GroupShape one = GroupShape::of(1, 1);
+  const LayerCost c = layer_cost(ctx, LayerCostKey{1, 4, 1, 1, false, false, CpKind::ring, 1, 4},
+                                 false, {one, GroupShape::of(4, 1), one, one});
+  // 8,192 queries a rank, 16,384 keys each on average (causal over 32K), 32 heads of 128.
+  const double flops = 2 * kTokens * 16384 * 32 * (128 + 128);
+  const AttentionModel::Times diagonal = attention.time(flops / 4, 128, 8192, true);
+  const AttentionModel::Times off = attention.time(3 * flops / 4, 128, 4096, false);
+  CHECK(c.attention_forward_s ==
+        doctest::Approx(diagonal.forward_s + off.forward_s).epsilon(1e-12));
+  // By hand at the samples: (F/4)/400 + (3F/4)/500 TFLOP/s, times the sustained ratio.
+  const double sustained = attention.time(1e12, 128, 8192, true).forward_s * 400e12 / 1e12;
+  CHECK(c.attention_forward_s ==
+        doctest::Approx(sustained * (flops / 4 / 400e12 + 3 * flops / 4 / 500e12)).epsilon(1e-9));
+  // One causal kernel over the whole block would take longer.
+  CHECK(c.attention_forward_s < attention.time(flops, 128, 8192, true).forward_s);
+}
+
 TEST_CASE("hybrid CP: all-to-all inside groups of cp_a2a, a ring of cp/cp_a2a across them") {
   const Fixture f;
   const LayerCost c = f.cost(CpKind::hybrid, 2, 2);

@@ -55,3 +55,46 @@ TEST_CASE("for GPT-3-style models it is eq. 3 without the recompute pass") {
   CHECK(megatron_flops_per_step(m, 8, 1) == doctest::Approx(expected).epsilon(1e-12));
   CHECK(megatron_flops_per_step(m, 8, 1) < eq3_flops_per_step(m, 8));
 }
+
+TEST_CASE("Megatron-LM's count since 8873b55d halves the scores-and-values term (causal)") {
+  // 6144 times attention (1 + 1/2 + 4/16)·(4·2/8) = 1.75, MLP 2, logits 4: 7.75.
+  CHECK(megatron_flops_per_step(tiny(), 1, 1, MegatronFlops::causal) ==
+        doctest::Approx(6144 * 7.75));
+  // An MoE model's dense layers count their own width there, not the experts'; r0.8 counts
+  // every layer as MoE. One dense layer of FFN 32, then one MoE layer of 2 experts of 8 a token.
+  ModelSpec moe = tiny();
+  moe.ffn_hidden = 32;
+  moe.moe = MoeSpec{};
+  moe.moe->experts = 4;
+  moe.moe->top_k = 2;
+  moe.moe->expert_ffn_hidden = 8;
+  moe.moe->first_dense_layers = 1;
+  // r0.8: attention 2, MLP 2·8/8 = 2, logits 4: 8. Causal: 1.75 + (32/8 + 2)/2 = 3, + 4: 8.75.
+  CHECK(megatron_flops_per_step(moe, 1, 1) == doctest::Approx(6144 * 8));
+  CHECK(megatron_flops_per_step(moe, 1, 1, MegatronFlops::causal) == doctest::Approx(6144 * 8.75));
+}
+
+TEST_CASE("the MoE model zoo's 4K table reports TFLOP/s by the causal count") {
+  // Qwen3-235B-A22B (94 layers, hidden 4096, 64 heads of 128, 4 KV groups, 128 experts of 1536,
+  // top-8, SwiGLU, vocabulary 151,936), 2048 × 4096 tokens a step, TP 2: its EP 32 layout took
+  // 19.7 s a step on 256 H100s and the table says 245 TFLOP/s per GPU
+  // (yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md at e8650517).
+  ModelSpec m;
+  m.layers = 94;
+  m.hidden = 4096;
+  m.heads = 64;
+  m.kv_heads = 4;
+  m.head_dim = 128;
+  m.ffn_hidden = 12288;
+  m.vocab = 151936;
+  m.mlp = MlpKind::swiglu;
+  m.training.seq_len = 4096;
+  m.moe = MoeSpec{};
+  m.moe->experts = 128;
+  m.moe->top_k = 8;
+  m.moe->expert_ffn_hidden = 1536;
+  const double causal = megatron_flops_per_step(m, 2048, 2, MegatronFlops::causal) / 256 / 19.7;
+  const double full = megatron_flops_per_step(m, 2048, 2) / 256 / 19.7;
+  CHECK(causal / 1e12 == doctest::Approx(246.2).epsilon(0.001));
+  CHECK(full / 1e12 == doctest::Approx(277.7).epsilon(0.001));
+}
