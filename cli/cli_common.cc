@@ -75,7 +75,8 @@ void add_cost_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {
                               fmt::join(framework_names(), " | "), kDefaultFramework));
   add_job_options(sub, in, cost);
   sub->add_flag("--causal-attention-flops", cost.flops.causal_attention,
-                "count attention FLOPs for the causal half only (default: full, Megatron-LM/PaLM)");
+                "count attention FLOPs for the causal half only, as Megatron-LM logs them since "
+                "8873b55d (2025-03) (default: full, as PaLM and Megatron-LM before it)");
 }
 
 void add_job_options(CLI::App* sub, InputOptions& in, CostOptions& cost) {

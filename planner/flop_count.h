@@ -15,8 +15,9 @@
 namespace meshplan {
 
 struct FlopOptions {
-  // Attention scores and values counted for every (query, key) pair, the Megatron-LM / PaLM
-  // convention; true halves them (causal mask).
+  // Attention scores and values counted for every (query, key) pair, the PaLM convention and
+  // Megatron-LM's before 8873b55d (2025-03-06); true halves them (causal mask), as Megatron-LM
+  // has counted since (planner/model_flops_megatron.h).
   bool causal_attention = false;
   // Selective recompute is torchtitan's op SAC (MemoryOptions::selective_op_sac, which the cost
   // model copies here): core_attn's entry is then the GEMMs it repeats (op_sac.h).

@@ -107,25 +107,37 @@ struct AttentionTimes {
   double forward_flops = 0;  // as priced (causal halves them): LayerCostContext's ops report it
 };
 
-// Causal attention over a CP ring of `ring` ranks (Transformer Engine's AttnFuncWithCPAndKVP2P,
-// transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py at d0067d0d):
-// the sequence is split into 2·ring chunks, rank r holding chunks r and 2·ring − 1 − r, so that
-// each of the ring's steps does the same work. Step 0 is the "diagonal" section, a causal
-// kernel over the rank's own block; every later step is a kernel without a mask, the rank's
-// queries against half the arriving keys ("lower-triangle") or half its queries against all of
-// them ("upper-triangle"), priced at the shorter side's length. So 1/ring of the FLOPs run at
-// causal efficiency and the rest at the unmasked kernel's, which is the faster (fewer
-// partly-masked tiles). Any other case (no ring, no causal mask, a window inside the block): one
-// kernel over the block.
-AttentionModel::Times ring_attention_time(const LayerCostContext& ctx, double flops,
-                                          int64_t head_dim, int64_t block, int64_t ring,
-                                          bool causal) {
-  if (!causal || ring <= 1) return ctx.attention->time(flops, head_dim, block, causal);
-  const double diagonal = flops / static_cast<double>(ring);
-  const AttentionModel::Times d = ctx.attention->time(diagonal, head_dim, block, true);
-  const AttentionModel::Times u =
-      ctx.attention->time(flops - diagonal, head_dim, std::max<int64_t>(1, block / 2), false);
-  return {d.forward_s + u.forward_s, d.backward_s + u.backward_s};
+// Causal attention over context parallelism as Transformer Engine runs it
+// (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py at d0067d0d):
+// the sequence is split into 2·cp chunks of c tokens, rank r holding chunks r and 2·cp − 1 − r,
+// so that every rank does the same work.
+//   ring of `ring` ranks (AttnFuncWithCPAndKVP2P; `block` = 2c, the rank's tokens): step 0, the
+//     "diagonal" section, is a causal kernel over the block; every later step runs without a
+//     mask, the rank's queries against half the arriving keys ("lower-triangle") or half its
+//     queries against all of them ("upper-triangle"). The steps do equal work: 1/ring of the
+//     FLOPs at causal efficiency over the block, the rest unmasked over half of it (the shorter
+//     side).
+//   all-gather (AttnFuncWithCPAndKVAllGather): one kernel per local chunk, its c queries against
+//     the gathered keys up to the chunk's end under a bottom-right causal mask: only each call's
+//     last c×c tile is triangular. 2·c²/2 of the rank's 2·cp·c² pairs, 1/(2·cp) of the FLOPs, at
+//     causal efficiency over c tokens, the rest unmasked over c.
+// Unmasked kernels are the faster (no partly masked tiles). Anything else (no causal mask, no
+// CP, a window inside the block, Ulysses' all-to-all): one kernel over the block.
+AttentionModel::Times cp_attention_time(const LayerCostContext& ctx, const LayerCostKey& key,
+                                        double flops, int64_t head_dim, int64_t block,
+                                        bool whole_block, bool causal) {
+  const auto split = [&](double causal_share, int64_t causal_len, int64_t unmasked_len) {
+    const double masked = flops * causal_share;
+    const AttentionModel::Times d = ctx.attention->time(masked, head_dim, causal_len, true);
+    const AttentionModel::Times u =
+        ctx.attention->time(flops - masked, head_dim, std::max<int64_t>(1, unmasked_len), false);
+    return AttentionModel::Times{d.forward_s + u.forward_s, d.backward_s + u.backward_s};
+  };
+  if (causal && whole_block && key.cp_ring > 1)
+    return split(1 / static_cast<double>(key.cp_ring), block, block / 2);
+  if (causal && whole_block && key.cp_kind == CpKind::allgather && key.cp > 1)
+    return split(1 / static_cast<double>(2 * key.cp), std::max<int64_t>(1, block / 2), block / 2);
+  return ctx.attention->time(flops, head_dim, block, causal);
 }
 
 // Flash attention on `layer` (a layer of its kind, local or global: ModelSpec::window).
@@ -146,8 +158,8 @@ AttentionTimes flash_attention_times(const LayerCostContext& ctx, const LayerCos
   const int64_t cp_block = ctx.seq_len * key.cp_a2a / key.cp;
   const int64_t block = std::min(cp_block, attention_kernel_span(m, layer, ctx.seq_len));
   const AttentionModel::Times a =
-      ring_attention_time(ctx, flops, static_cast<int64_t>(qk), std::max<int64_t>(1, block),
-                          block == cp_block ? key.cp_ring : 1, causal);
+      cp_attention_time(ctx, key, flops, static_cast<int64_t>(qk), std::max<int64_t>(1, block),
+                        block == cp_block, causal);
   if (!m.sparse_attention) return {a.forward_s, a.backward_s, flops};
   // A sparse-attention indexer scores every key of the sequence (its whole CP block) for the
   // rank's tokens at every index head, as one more attention-shaped kernel at the profile's

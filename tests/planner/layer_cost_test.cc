@@ -99,8 +99,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "ring CP: one step in cp a causal kernel over the rank's block, the rest unmasked kernels "
-    "over half of it (Transformer Engine's p2p)") {
+    "causal CP as Transformer Engine runs it: a ring's steps one causal kernel and the rest "
+    "unmasked, all-gather's chunks causal in their last tile") {
   const Fixture f;
   // Unmasked kernels faster than causal ones, longer ones faster than shorter.
   CalibrationProfile p;
@@ -124,12 +124,22 @@ TEST_CASE(
   const AttentionModel::Times off = attention.time(3 * flops / 4, 128, 4096, false);
   CHECK(c.attention_forward_s ==
         doctest::Approx(diagonal.forward_s + off.forward_s).epsilon(1e-12));
-  // By hand at the samples: (F/4)/400 + (3F/4)/500 TFLOP/s, times the sustained ratio.
-  const double sustained = attention.time(1e12, 128, 8192, true).forward_s * 400e12 / 1e12;
+  // By hand at the samples: (F/4)/400 + (3F/4)/500 TFLOP/s, over the sustained ratio.
+  const double over_sustained = attention.time(1e12, 128, 8192, true).forward_s * 400e12 / 1e12;
   CHECK(c.attention_forward_s ==
-        doctest::Approx(sustained * (flops / 4 / 400e12 + 3 * flops / 4 / 500e12)).epsilon(1e-9));
+        doctest::Approx(over_sustained * (flops / 4 / 400e12 + 3 * flops / 4 / 500e12))
+            .epsilon(1e-9));
   // One causal kernel over the whole block would take longer.
   CHECK(c.attention_forward_s < attention.time(flops, 128, 8192, true).forward_s);
+  // All-gather CP: one kernel per local chunk of 4,096 queries against the gathered keys up to
+  // its end, causal in its last 4,096 × 4,096 tile only: 2 of the rank's 8 tiles' halves, 1/8
+  // of the FLOPs, causal over 4,096 tokens; the rest unmasked over 4,096.
+  const LayerCost g =
+      layer_cost(ctx, LayerCostKey{1, 4, 1, 1, false, false, CpKind::allgather, 1, 1}, false,
+                 {one, GroupShape::of(4, 1), one, one});
+  CHECK(g.attention_forward_s ==
+        doctest::Approx(over_sustained * (flops / 8 / 300e12 + 7 * flops / 8 / 500e12))
+            .epsilon(1e-9));
 }
 
 TEST_CASE("hybrid CP: all-to-all inside groups of cp_a2a, a ring of cp/cp_a2a across them") {
