@@ -79,20 +79,8 @@ TEST_CASE("the MoE model zoo's 4K table reports TFLOP/s by the causal count") {
   // top-8, SwiGLU, vocabulary 151,936), 2048 × 4096 tokens a step, TP 2: its EP 32 layout took
   // 19.7 s a step on 256 H100s and the table says 245 TFLOP/s per GPU
   // (yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md at e8650517).
-  ModelSpec m;
-  m.layers = 94;
-  m.hidden = 4096;
-  m.heads = 64;
-  m.kv_heads = 4;
-  m.head_dim = 128;
-  m.ffn_hidden = 12288;
-  m.vocab = 151936;
-  m.mlp = MlpKind::swiglu;
+  ModelSpec m = shipped_model("qwen3-235b-a22b");
   m.training.seq_len = 4096;
-  m.moe = MoeSpec{};
-  m.moe->experts = 128;
-  m.moe->top_k = 8;
-  m.moe->expert_ffn_hidden = 1536;
   const double causal = megatron_flops_per_step(m, 2048, 2, MegatronFlops::causal) / 256 / 19.7;
   const double full = megatron_flops_per_step(m, 2048, 2) / 256 / 19.7;
   CHECK(causal / 1e12 == doctest::Approx(246.2).epsilon(0.001));
