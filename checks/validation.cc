@@ -306,7 +306,8 @@ void compare(const PublishedRun& r, const Estimate& e, ValidationRow& row) {
     row.predicted = e.tokens_per_s / gpus;
   } else {
     // Megatron-LM logs and its README reports TFLOP/s with its own formula: so do we.
-    row.metric = kMetricModelTflops;
+    row.metric =
+        r.model_flops == MegatronFlops::causal ? kMetricModelTflopsCausal : kMetricModelTflops;
     row.measured = r.measured_model_tflops;
     row.predicted = megatron_flops_per_step(r.model, r.global_batch, e.layout.tp, r.model_flops) /
                     e.step_time_s / gpus / 1e12;

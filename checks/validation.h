@@ -65,6 +65,8 @@ inline constexpr const char* kMetricHardwareTflops = "hardware TFLOP/s per GPU";
 inline constexpr const char* kMetricStepTime = "seconds per step";
 inline constexpr const char* kMetricTokens = "tokens/s per GPU";
 inline constexpr const char* kMetricModelTflops = "model TFLOP/s per GPU (Megatron formula)";
+inline constexpr const char* kMetricModelTflopsCausal =
+    "model TFLOP/s per GPU (Megatron formula, causal attention)";
 
 struct ValidationRow {
   std::string id, source, table, framework;

@@ -23,6 +23,7 @@ std::string metric_unit(const std::string& metric) {
   if (metric == kMetricStepTime) return "s/step";
   if (metric == kMetricTokens) return "tokens/s/GPU";
   if (metric == kMetricModelTflops) return "model TFLOP/s (Megatron)";
+  if (metric == kMetricModelTflopsCausal) return "model TFLOP/s (Megatron, causal)";
   return "hardware TFLOP/s (eq. 3)";
 }
 

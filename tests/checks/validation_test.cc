@@ -341,6 +341,22 @@ TEST_CASE("a run names which of Megatron-LM's FLOP counts its model TFLOP/s use"
   REQUIRE(!unknown.ok());
   CHECK(unknown.errors().front().field == "runs[0].measured.model_flops");
   CHECK(unknown.errors().front().rule == "must be one of megatron-r0.8|megatron-causal");
+  // The same layout predicted under both counts: one step time, the counts' ratio between them.
+  Result<std::vector<PublishedRun>> both = load_text(
+      head + "model_tflops_per_gpu: 300}}\n" +
+      "  - {id: b, source: s, cluster: dgx_h100, gpus: 8, model: m, seq_len: 512, layout: {dp: 8}, "
+      "global_batch: 8, measured: {model_tflops_per_gpu: 300, model_flops: megatron-causal}}\n");
+  REQUIRE(both.ok());
+  Result<ValidationReport> rows = validate_runs(both.value(), MESHPLAN_SOURCE_DIR, 1);
+  REQUIRE_MESSAGE(rows.ok(), (rows.ok() ? "" : format_diagnostics(rows.errors())));
+  REQUIRE(rows->rows.size() == 2);
+  CHECK(rows->rows[0].metric == kMetricModelTflops);
+  CHECK(rows->rows[1].metric == kMetricModelTflopsCausal);
+  const ModelSpec& m = both.value().front().model;
+  CHECK(rows->rows[1].predicted / rows->rows[0].predicted ==
+        doctest::Approx(megatron_flops_per_step(m, 8, 1, MegatronFlops::causal) /
+                        megatron_flops_per_step(m, 8, 1))
+            .epsilon(1e-12));
   Result<std::vector<PublishedRun>> alone =
       load_text(head + "iteration_s: 2, model_flops: megatron-causal}}\n");
   REQUIRE(!alone.ok());
