@@ -92,11 +92,6 @@ void add_memory_ops(std::vector<OpCost>& out, const LayerCostContext& ctx,
   }
 }
 
-// Tokens each rank dispatches to the experts (core/layer_geometry.h rank_tokens).
-double dispatched_tokens(const LayerCostKey& key, double tokens) {
-  return rank_tokens(tokens, key.tp, key.sp);
-}
-
 MemoryBoundShape memory_bound_shape(const LayerCostKey& key, bool moe_layer, double tokens) {
   return {key.tp, key.sp, moe_layer, tokens, key.expert_tp(), key.ep, key.dispatch};
 }
@@ -126,17 +121,21 @@ struct AttentionTimes {
 AttentionModel::Times cp_attention_time(const LayerCostContext& ctx, const LayerCostKey& key,
                                         double flops, int64_t head_dim, int64_t block,
                                         bool whole_block, bool causal) {
-  const auto split = [&](double causal_share, int64_t causal_len, int64_t unmasked_len) {
+  // `causal_share` of the FLOPs causal over `causal_len` tokens, the rest unmasked over half
+  // the block.
+  const auto split = [&](double causal_share, int64_t causal_len) {
     const double masked = flops * causal_share;
-    const AttentionModel::Times d = ctx.attention->time(masked, head_dim, causal_len, true);
+    const AttentionModel::Times d =
+        ctx.attention->time(masked, head_dim, std::max<int64_t>(1, causal_len), true);
     const AttentionModel::Times u =
-        ctx.attention->time(flops - masked, head_dim, std::max<int64_t>(1, unmasked_len), false);
+        ctx.attention->time(flops - masked, head_dim, std::max<int64_t>(1, block / 2), false);
     return AttentionModel::Times{d.forward_s + u.forward_s, d.backward_s + u.backward_s};
   };
-  if (causal && whole_block && key.cp_ring > 1)
-    return split(1 / static_cast<double>(key.cp_ring), block, block / 2);
-  if (causal && whole_block && key.cp_kind == CpKind::allgather && key.cp > 1)
-    return split(1 / static_cast<double>(2 * key.cp), std::max<int64_t>(1, block / 2), block / 2);
+  if (causal && whole_block) {
+    if (key.cp_ring > 1) return split(1 / static_cast<double>(key.cp_ring), block);
+    if (key.cp_kind == CpKind::allgather && key.cp > 1)
+      return split(1 / static_cast<double>(2 * key.cp), block / 2);
+  }
   return ctx.attention->time(flops, head_dim, block, causal);
 }
 
@@ -409,13 +408,13 @@ void add_cp_exchange(LayerCost& c, const LayerCostContext& ctx, const LayerCostK
 //     forwarded over NVLink once to each rank holding any of the token's experts (DeepEP's
 //     dispatch layout: is_token_in_rank, num_tokens_per_rank), not once per expert; the network
 //     and NVLink stages pipeline, so the slower one sets the time.
-// `tokens`: the TP group's tokens; each rank dispatches dispatched_tokens of them.
+// `tokens`: the TP group's tokens; each rank dispatches its rank_tokens of them.
 double ep_pass_s(const LayerCostContext& ctx, const LayerCostKey& key, double tokens,
                  const GroupShape& ep_group) {
   const MoeSpec& e = *ctx.model->moe;
   const CollectiveModel& net = *ctx.collectives;
   const double token_bytes = 2 * static_cast<double>(ctx.model->hidden);
-  tokens = dispatched_tokens(key, tokens);
+  tokens = rank_tokens(tokens, key.tp, key.sp);
   const double copies = tokens * static_cast<double>(e.top_k) * e.capacity_factor * token_bytes;
   switch (key.dispatch) {
     case Dispatch::alltoall:
