@@ -71,7 +71,7 @@ bool chunks_divide_layers(const Layout& layout, const ModelSpec& model) {
 }
 
 bool chunks_within_layers(const Layout& layout, const ModelSpec& model) {
-  return model.layers >= layout.pp * layout.vpp;
+  return model.layers + kEmbeddingAndLossChunks >= layout.pp * layout.vpp;
 }
 
 bool batch_splits(const Layout& layout, const TrainingSpec& training) {
@@ -285,7 +285,9 @@ void check_pipeline(Checker& checker, const Layout& layout, const ModelSpec& mod
                               "first and last stages hold fewer layers",
                               chunks, model.layers));
   checker.require(chunks_within_layers(layout, model), "pp", layout.pp,
-                  fmt::format("pp·vpp = {} must not exceed layers ({})", chunks, model.layers));
+                  fmt::format("pp·vpp = {} must not exceed layers + 2 ({}: the embedding and the "
+                              "loss may each fill a chunk of their own)",
+                              chunks, model.layers + kEmbeddingAndLossChunks));
   if (layout.vpp > 1) {
     checker.require(schedule_fits_vpp(layout) || layout.schedule == Schedule::dualpipev ||
                         layout.schedule == Schedule::zb_v,

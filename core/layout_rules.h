@@ -34,7 +34,14 @@ bool etp_fold_fits(const Layout& layout);
 bool shard_divides_dp_cp(const Layout& layout);
 bool shard_needs_zero(const Layout& layout);
 bool shard_holds_expert_groups(const Layout& layout);
-// The pp·vpp chunks divide the layers (unless uneven) and are no more than the layers.
+// The pp·vpp chunks divide the layers (unless uneven) and are no more than the layers plus
+// kEmbeddingAndLossChunks: an uneven split's first and last chunks may hold no layer, the
+// embedding alone and the loss (final norm, LM head) alone, as Megatron-LM places them under
+// --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split (each
+// counted as one layer of the split; megatron/core/transformer/transformer_block.py
+// get_num_layers_to_build at d98e8a64: "Not enough layers" only below zero) and torchtitan
+// under first/last_stage_less_layers (generate_llm_fqn_per_model_part).
+inline constexpr int64_t kEmbeddingAndLossChunks = 2;
 bool chunks_divide_layers(const Layout& layout, const ModelSpec& model);
 bool chunks_within_layers(const Layout& layout, const ModelSpec& model);
 // dp·mbs divides the global batch.

@@ -142,11 +142,13 @@ std::vector<int64_t> megatron_chunks(const std::vector<int64_t>& stages, int64_t
 }
 
 // The first/last-stage flags when they give meshplan's split (chunks, core/layout.h
-// chunk_layers) exactly; nullopt when only the flexible layout can.
+// chunk_layers) exactly; nullopt when only the flexible layout can. TransformerConfig refuses
+// a first or last stage of no layer ("num_layers_in_first_pipeline_stage must be larger than 0").
 std::optional<FirstLastSplit> first_last_split(const std::vector<int64_t>& chunks, int64_t pp,
                                                int64_t vpp) {
   std::vector<int64_t> stages(static_cast<size_t>(pp), 0);
   for (size_t c = 0; c < chunks.size(); ++c) stages[c % static_cast<size_t>(pp)] += chunks[c];
+  if (stages.front() <= 0 || stages.back() <= 0) return std::nullopt;
   const std::vector<int64_t> middle(stages.begin() + 1, stages.end() - 1);
   if (std::adjacent_find(middle.begin(), middle.end(), std::not_equal_to<>()) != middle.end() ||
       megatron_chunks(stages, vpp) != chunks)
@@ -154,10 +156,28 @@ std::optional<FirstLastSplit> first_last_split(const std::vector<int64_t>& chunk
   return FirstLastSplit{stages.front(), stages.back()};
 }
 
-// "t*n" (or "t" for one layer), with "E" before the first chunk and "L" after the last.
+// Megatron-LM's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split
+// (TransformerConfig at d98e8a64: each counts as one layer of an even split over pp·vpp chunks,
+// taken from the first and the last chunk; transformer_block.py get_num_layers_to_build) give
+// meshplan's uneven split (chunk_layers: ceil-sized chunks, the last one short, then the first)
+// whenever it is short by 1 (the loss counted) or 2 (both): the layers plus the deficit fill the
+// chunks evenly by its definition. The chunks that hold no layer (pp·vpp of layers + 1 or + 2)
+// are split so.
+struct AccountSplit {
+  bool embedding = false, loss = false;
+};
+std::optional<AccountSplit> account_split(const ModelSpec& model, const Layout& layout) {
+  const int64_t chunks = layout.pp * layout.vpp;
+  const int64_t deficit = (model.layers + chunks - 1) / chunks * chunks - model.layers;
+  if (deficit < 1 || deficit > 2) return std::nullopt;
+  return AccountSplit{deficit == 2, true};
+}
+
+// "t*n" (or "t" for one layer, nothing for none), with "E" before the first chunk and "L" after
+// the last.
 std::string chunk_text(const std::vector<int64_t>& chunks, size_t c) {
   std::string out = c == 0 ? "E" : "";
-  out += chunks[c] == 1 ? "t" : fmt::format("t*{}", chunks[c]);
+  if (chunks[c] > 0) out += chunks[c] == 1 ? "t" : fmt::format("t*{}", chunks[c]);
   if (c + 1 == chunks.size()) out += "L";
   return out;
 }
@@ -347,6 +367,12 @@ void megatron_pipeline_args(const ModelSpec& model, const Layout& layout, Launch
     if (layout.vpp > 1) args.arg("--num-virtual-stages-per-pipeline-rank", layout.vpp);
     args.arg("--decoder-first-pipeline-num-layers", split->first);
     args.arg("--decoder-last-pipeline-num-layers", split->last);
+    return;
+  }
+  if (const std::optional<AccountSplit> split = account_split(model, layout)) {
+    if (layout.vpp > 1) args.arg("--num-virtual-stages-per-pipeline-rank", layout.vpp);
+    if (split->embedding) args.flag("--account-for-embedding-in-pipeline-split");
+    if (split->loss) args.flag("--account-for-loss-in-pipeline-split");
     return;
   }
   // arguments.py: the layout alone sets vpp (it asserts no other vpp flag beside it).
@@ -599,6 +625,9 @@ void nemo2_strategy(const ModelSpec& model, const Layout& layout, RecipeLines& r
             first_last_split(chunks, layout.pp, layout.vpp)) {
       r.set(s + "num_layers_in_first_pipeline_stage", split->first);
       r.set(s + "num_layers_in_last_pipeline_stage", split->last);
+    } else if (const std::optional<AccountSplit> account = account_split(model, layout)) {
+      if (account->embedding) r.set(s + "account_for_embedding_in_pipeline_split", true);
+      if (account->loss) r.set(s + "account_for_loss_in_pipeline_split", true);
     } else {
       r.text(s + "pipeline_model_parallel_layout", megatron_layout_string(chunks));
     }

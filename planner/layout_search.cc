@@ -202,8 +202,10 @@ class Enumerator {
     const std::vector<int64_t> mbs_choices = divisors(training_.global_batch / dp);
     const std::vector<std::array<Dim, 4>> order_choices = orders();
     std::vector<std::pair<CpKind, int64_t>> variants;  // cp_variants' buffer
-    // vpp > 1 only with pp > 1, and pp·vpp at most the layers: the loop's bounds.
-    for (int64_t vpp = 1; pp * vpp <= model_.layers && (vpp == 1 || pp > 1); ++vpp) {
+    // vpp > 1 only with pp > 1, and pp·vpp at most the layers plus the embedding's and the
+    // loss's own chunks (chunks_within_layers): the loop's bounds.
+    for (int64_t vpp = 1;
+         pp * vpp <= model_.layers + kEmbeddingAndLossChunks && (vpp == 1 || pp > 1); ++vpp) {
       const int64_t chunks = pp * vpp;
       const int64_t deficit = (model_.layers + chunks - 1) / chunks * chunks - model_.layers;
       if (!allowed(fix.vpp, vpp)) continue;

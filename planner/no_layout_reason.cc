@@ -6,6 +6,7 @@
 #include <cassert>
 #include <utility>
 
+#include "core/layout_rules.h"
 #include "core/units.h"
 
 namespace meshplan {
@@ -35,7 +36,10 @@ std::string rule_sentence(const std::string& counter, const ModelSpec& m, const 
         "({}) evenly",
         m.heads, m.kv_heads);
   if (counter == "chunks_within_layers")
-    return fmt::format("pp must not exceed the layers ({})", m.layers);
+    return fmt::format(
+        "pp must not exceed the layers + 2 ({}: the embedding and the loss may "
+        "each fill a stage of their own)",
+        m.layers + kEmbeddingAndLossChunks);
   if (counter == "uneven deficit above max_uneven_deficit")
     return fmt::format("pp·vpp must split the {} layers evenly, or at most {} short", m.layers,
                        max_uneven_deficit);

@@ -236,7 +236,7 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
   Result<std::vector<PublishedRun>> runs =
       load_published_runs(std::string(MESHPLAN_TEST_DATA) + "/published_runs_moe.yaml");
   REQUIRE_MESSAGE(runs.ok(), (runs.ok() ? "" : format_diagnostics(runs.errors())));
-  CHECK(runs.value().size() == 14);
+  CHECK(runs.value().size() == 15);
   const PublishedRun& oss = run_named(runs.value(), "mbridge-260401-gpt-oss-120b-64-bf16");
   CHECK(oss.framework == "megatron-core");
   REQUIRE(oss.model.moe.has_value());
@@ -275,6 +275,12 @@ TEST_CASE("MoE rows: a named model takes the model file's keys (moe, window, qk_
   CHECK(zoo.fix.recompute_modules == parse_recompute_modules("layernorm+moe_act"));
   CHECK(zoo.fix.zero == 1);
   CHECK(zoo.measured_iteration_s == doctest::Approx(19.7));
+  // The A2A row: 96 chunks for 94 layers, the embedding and the loss each alone in one.
+  const PublishedRun& deep = run_named(runs.value(), "modelzoo-qwen3-235b-256-bf16-a2a-pp32");
+  CHECK(deep.fix.pp == 32);
+  CHECK(deep.fix.vpp == 3);
+  CHECK(deep.fix.dispatch == Dispatch::alltoall);
+  CHECK(deep.measured_iteration_s == doctest::Approx(24.2));
   // Megatron-Bridge's guides: one layout under three dispatch settings, BF16 gradients.
   const PublishedRun& a2a = run_named(runs.value(), "mbridge-docs-qwen3-30b-a3b-16-bf16-alltoall");
   const PublishedRun& hybrid =

@@ -625,7 +625,7 @@ TEST_CASE("plan refuses a search beyond 10^8 layouts up front, naming the count"
   CHECK(r.rc == 2);
   CHECK(r.out.empty());
   CHECK(r.err ==
-        "plan: error: the search would evaluate 171500224 layouts; at most 100000000 are "
+        "plan: error: the search would evaluate 171501112 layouts; at most 100000000 are "
         "searched (pin fields such as pp, vpp or recompute with --fix)\n");
   std::filesystem::remove(path);
 }

@@ -229,8 +229,10 @@ TEST_CASE("named layout rules: each predicate is the rule check_layout reports")
   layout.tp = 16;
   CHECK(tp_splits_heads(layout, model));
   CHECK(tp_splits_kv_heads(layout, model));  // a multiple of 8: KV heads replicated
-  layout.tp = 1, layout.pp = 81;
+  layout.tp = 1, layout.pp = 83;
   CHECK(!chunks_within_layers(layout, model));
+  layout.pp = 82;  // the embedding and the loss each on a stage of their own
+  CHECK(chunks_within_layers(layout, model));
   layout.pp = 3;
   CHECK(!chunks_divide_layers(layout, model));
   layout.uneven = true;

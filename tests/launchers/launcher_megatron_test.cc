@@ -167,7 +167,7 @@ int64_t megatron_micro_batches(const std::map<std::string, std::string>& args, i
 
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
-  REQUIRE(known.size() == 79);
+  REQUIRE(known.size() == 81);
   const struct {
     const char* model;
     const char* layout;
@@ -364,27 +364,78 @@ TEST_CASE(
         std::string::npos);
 }
 
-TEST_CASE("Megatron-LM: uneven with vpp runs the priced chunks through the flexible layout") {
+// Megatron-LM's layers per chunk under --account-for-embedding/loss-in-pipeline-split
+// (transformer_block.py get_num_layers_to_build at d98e8a64): (layers + e + l) / (pp·vpp) each,
+// the first chunk (pipeline rank 0, virtual stage 0) less the embedding, the last less the loss.
+std::vector<int64_t> megatron_account_chunks(int64_t layers, int64_t pp, int64_t vpp,
+                                             bool embedding, bool loss) {
+  const int64_t counted = layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
+  REQUIRE(counted % pp == 0);
+  REQUIRE(counted / pp % vpp == 0);
+  std::vector<int64_t> out(static_cast<size_t>(pp * vpp), counted / pp / vpp);
+  if (embedding) out.front() -= 1;
+  if (loss) out.back() -= 1;
+  return out;
+}
+
+TEST_CASE(
+    "Megatron-LM: the embedding and the loss counted as layers give meshplan's uneven split") {
+  CHECK(megatron_account_chunks(126, 16, 2, true, true) == chunk_layers(126, 16, 2));
+  CHECK(megatron_account_chunks(126, 16, 8, true, true) == chunk_layers(126, 16, 8));
+  CHECK(megatron_account_chunks(94, 8, 4, true, true) == chunk_layers(94, 8, 4));
+  CHECK(megatron_account_chunks(94, 32, 3, true, true) == chunk_layers(94, 32, 3));
+  CHECK(megatron_account_chunks(61, 2, 31, false, true) == chunk_layers(61, 2, 31));
+  CHECK(megatron_account_chunks(79, 4, 5, false, true) == chunk_layers(79, 4, 5));
+}
+
+TEST_CASE("Megatron-LM: uneven with vpp counts the embedding and the loss as layers") {
   // Llama 3 405B, 126 layers in 32 chunks (pp=16, vpp=2): meshplan prices 3,4x30,3, which puts
-  // 3 and 4 on rank 0; Megatron's first/last flags split each rank evenly over its chunks, so
-  // the layout names the chunks, and vpp comes from it alone (arguments.py asserts no other
-  // vpp flag beside it).
+  // 3 and 4 on rank 0; Megatron's first/last flags split each rank evenly over its chunks, but
+  // counting the embedding and the loss as a layer each splits 128 into 32 chunks of 4, the first
+  // and the last short by one (TransformerConfig account_for_embedding/loss_in_pipeline_split).
   const ModelSpec big = model("llama3-405b");
   const std::string out = exported(
       Launcher::megatron, big, layout("tp=8,pp=16,vpp=2,recompute=full,uneven=true", big, 16384));
-  CHECK(out.find("--num-virtual-stages-per-pipeline-rank") == std::string::npos);
-  CHECK(out.find("--num-layers-per-virtual-pipeline-stage") == std::string::npos);
-  const std::vector<int64_t> chunks =
-      megatron_layout_chunks(flag_text(out, "--pipeline-model-parallel-layout"));
-  CHECK(chunks == chunk_layers(126, 16, 2));
-  CHECK(chunks.size() % 16 == 0);  // arguments.py: stages divisible by pp; vpp = 32 / 16
+  CHECK(flag_value(out, "--num-virtual-stages-per-pipeline-rank") == 2);
+  CHECK(out.find("--account-for-embedding-in-pipeline-split") != std::string::npos);
+  CHECK(out.find("--account-for-loss-in-pipeline-split") != std::string::npos);
+  CHECK(out.find("--pipeline-model-parallel-layout") == std::string::npos);
+  CHECK(out.find("--decoder-first-pipeline-num-layers") == std::string::npos);
   CHECK_FALSE(megatron_accepts_uneven(126, 16, 7, 7, 2));
+  // 128 chunks (vpp=8): the first holds the embedding alone and the last the loss alone.
+  CHECK(chunk_layers(126, 16, 8).front() == 0);
+  CHECK(chunk_layers(126, 16, 8).back() == 0);
+  const std::string empty = exported(
+      Launcher::megatron, big, layout("tp=8,pp=16,vpp=8,recompute=full,uneven=true", big, 16384));
+  CHECK(flag_value(empty, "--num-virtual-stages-per-pipeline-rank") == 8);
+  CHECK(empty.find("--account-for-embedding-in-pipeline-split") != std::string::npos);
+  // Short by one: the loss alone counts (DeepSeek-V3's 61 layers in 62 chunks, pp=2 vpp=31).
+  const ModelSpec ds = model("deepseek-v3");
+  const std::string loss_only =
+      exported(Launcher::megatron, ds, layout("tp=8,pp=2,vpp=31,ep=8,uneven=true", ds, 128));
+  CHECK(loss_only.find("--account-for-embedding-in-pipeline-split") == std::string::npos);
+  CHECK(loss_only.find("--account-for-loss-in-pipeline-split") != std::string::npos);
   // An even split keeps --num-layers-per-virtual-pipeline-stage (llama3-70b: 80 layers in 4 x 5
   // chunks of 4).
   const ModelSpec m70 = model("llama3-70b");
   const std::string even = exported(Launcher::megatron, m70, layout("tp=8,pp=4,vpp=5", m70, 64));
   CHECK(flag_value(even, "--num-layers-per-virtual-pipeline-stage") == 4);
   CHECK(even.find("--pipeline-model-parallel-layout") == std::string::npos);
+}
+
+TEST_CASE("Megatron-LM: an uneven split short by more than two runs through the flexible layout") {
+  // DeepSeek-V3, 61 layers in 16 chunks (pp=8, vpp=2): 3,4x12,3,3,3 — neither the first/last
+  // flags nor counting the embedding and the loss give it, so the layout names the chunks, and
+  // vpp comes from it alone (arguments.py asserts no other vpp flag beside it).
+  const ModelSpec ds = model("deepseek-v3");
+  const std::string out =
+      exported(Launcher::megatron, ds, layout("tp=8,pp=8,vpp=2,ep=8,uneven=true", ds, 1024));
+  CHECK(out.find("--num-virtual-stages-per-pipeline-rank") == std::string::npos);
+  CHECK(out.find("--account-for-loss-in-pipeline-split") == std::string::npos);
+  const std::vector<int64_t> chunks =
+      megatron_layout_chunks(flag_text(out, "--pipeline-model-parallel-layout"));
+  CHECK(chunks == chunk_layers(61, 8, 2));
+  CHECK(chunks.size() % 8 == 0);  // arguments.py: stages divisible by pp; vpp = 16 / 8
 }
 
 // NeMo 8cfedd720346's GPT config keys (model: section), from the committed table.

@@ -74,6 +74,32 @@ TEST_CASE("a heavy last stage: both models charge its excess once per micro-batc
   CHECK(e.step_time_s > (64 + 3) * mean);
 }
 
+// Megatron-LM's --account-for-embedding/loss-in-pipeline-split: 30 layers in 32 chunks (pp 4,
+// vpp 8) put the embedding alone in the first chunk and the loss alone in the last, so the first
+// and last stages hold 7 layers and the middle ones 8; the empty chunks still take their slots
+// in the interleaved schedule, which the simulator replays.
+TEST_CASE(
+    "chunks of no layer: the first and last stages hold one layer fewer, the simulator agrees") {
+  Case c;
+  c.model = gpt_like(30, 4096, 32, 128, 2048);  // tiny vocabulary: the LM head is negligible
+  CostModel m(c.model, c.cluster, CalibrationProfile{}, c.training);
+  Layout l;
+  const Estimate e = estimate(m, c, "tp=2,pp=4,dp=1,zero=0,vpp=8,uneven=true", &l);
+  REQUIRE(e.stages.size() == 4);
+  const double per_layer = e.stages[1].forward_s / 8;
+  CHECK(e.stages[2].forward_s == doctest::Approx(8 * per_layer).epsilon(1e-9));
+  CHECK(e.stages[0].forward_s == doctest::Approx(7 * per_layer).epsilon(0.01));
+  CHECK(e.stages[3].forward_s == doctest::Approx(7 * per_layer).epsilon(0.01));
+  CHECK(std::fabs(simulated_step(m, l) - e.step_time_s) / e.step_time_s < 0.02);
+  // 36 chunks would leave middle chunks empty: beyond the layers + 2.
+  Layout over = parse_layout("tp=2,pp=4,dp=1,zero=0,vpp=9,uneven=true").value();
+  const std::vector<Diagnostic> refused = check_layout(over, c.model, 8, c.training);
+  REQUIRE(refused.size() == 1);
+  CHECK(refused.front().rule ==
+        "pp·vpp = 36 must not exceed layers + 2 (32: the embedding and the loss may each fill a "
+        "chunk of their own)");
+}
+
 // The LM head is not a Transformer Engine module in Megatron-Core: an FP8 job runs it in BF16
 // (LayerCostContext::bf16_gemm), so what the last stage adds to an equal first stage is the same
 // for an FP8 and a BF16 job, while their layers' GEMMs differ.
