@@ -409,6 +409,14 @@ TEST_CASE("Megatron-LM: uneven with vpp counts the embedding and the loss as lay
       Launcher::megatron, big, layout("tp=8,pp=16,vpp=8,recompute=full,uneven=true", big, 16384));
   CHECK(flag_value(empty, "--num-virtual-stages-per-pipeline-rank") == 8);
   CHECK(empty.find("--account-for-embedding-in-pipeline-split") != std::string::npos);
+  // NeMo 2 sets the same two MegatronStrategy fields.
+  const std::string recipe = exported(
+      Launcher::nemo2, big, layout("tp=8,pp=16,vpp=8,recompute=full,uneven=true", big, 16384));
+  CHECK(recipe.find("recipe.trainer.strategy.account_for_embedding_in_pipeline_split = True\n") !=
+        std::string::npos);
+  CHECK(recipe.find("recipe.trainer.strategy.account_for_loss_in_pipeline_split = True\n") !=
+        std::string::npos);
+  CHECK(recipe.find("pipeline_model_parallel_layout") == std::string::npos);
   // Short by one: the loss alone counts (DeepSeek-V3's 61 layers in 62 chunks, pp=2 vpp=31).
   const ModelSpec ds = model("deepseek-v3");
   const std::string loss_only =
