@@ -2,11 +2,15 @@
 
 namespace meshplan {
 
+int64_t chunk_deficit(int64_t layers, int64_t chunks) {
+  return (layers + chunks - 1) / chunks * chunks - layers;
+}
+
 std::vector<int64_t> chunk_layers(int64_t layers, int64_t pp, int64_t vpp) {
   const int64_t chunks = pp * vpp;
   const int64_t base = (layers + chunks - 1) / chunks;
   std::vector<int64_t> out(static_cast<size_t>(chunks), base);
-  int64_t deficit = base * chunks - layers;
+  int64_t deficit = chunk_deficit(layers, chunks);
   // Take from the ends inward: last, first, second-to-last, second, ...
   for (int64_t i = 0; deficit > 0; ++i, --deficit) {
     int64_t k = i / 2;

@@ -19,6 +19,10 @@
 
 namespace meshplan {
 
+// Layers an uneven split of `layers` over `chunks` ceil-sized chunks is short: ceil(layers /
+// chunks) · chunks − layers (0 when they divide).
+int64_t chunk_deficit(int64_t layers, int64_t chunks);
+
 // Per-chunk layer counts for pp·vpp chunks in pipeline order (chunk c lives on rank c % pp).
 // Even when divisible; otherwise ceil-sized chunks with the deficit taken from the last chunk,
 // then the first, then the second-to-last, ... (Llama 3 405B: first and last stages hold fewer).

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 
+#include "core/pipeline_placement.h"
 #include "launchers/launcher_args.h"
 #include "launchers/launcher_export.h"
 
@@ -167,8 +168,7 @@ struct AccountSplit {
   bool embedding = false, loss = false;
 };
 std::optional<AccountSplit> account_split(const ModelSpec& model, const Layout& layout) {
-  const int64_t chunks = layout.pp * layout.vpp;
-  const int64_t deficit = (model.layers + chunks - 1) / chunks * chunks - model.layers;
+  const int64_t deficit = chunk_deficit(model.layers, layout.pp * layout.vpp);
   if (deficit < 1 || deficit > 2) return std::nullopt;
   return AccountSplit{deficit == 2, true};
 }

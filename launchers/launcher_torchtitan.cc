@@ -33,8 +33,7 @@ namespace {
 // Layers the priced split lacks of pp·vpp equal stages (chunk_layers takes them from the last
 // stage, then the first, ...).
 int64_t split_deficit(const ModelSpec& model, const Layout& layout) {
-  const int64_t stages = layout.pp * layout.vpp;
-  return (stages - model.layers % stages) % stages;
+  return chunk_deficit(model.layers, layout.pp * layout.vpp);
 }
 
 // torchtitan's --parallelism.pipeline_parallel_schedule names.

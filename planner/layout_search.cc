@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "core/layout_rules.h"
+#include "core/pipeline_placement.h"
 #include "planner/hash_mix.h"
 #include "planner/work_item.h"
 #include "simulator/pipeline_schedule.h"
@@ -207,7 +208,7 @@ class Enumerator {
     for (int64_t vpp = 1;
          pp * vpp <= model_.layers + kEmbeddingAndLossChunks && (vpp == 1 || pp > 1); ++vpp) {
       const int64_t chunks = pp * vpp;
-      const int64_t deficit = (model_.layers + chunks - 1) / chunks * chunks - model_.layers;
+      const int64_t deficit = chunk_deficit(model_.layers, chunks);
       if (!allowed(fix.vpp, vpp)) continue;
       if (vpp > 1 && !offers_chunks(vpp)) {
         ++rejected["the framework has no interleaved schedule"];

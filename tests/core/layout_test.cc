@@ -100,6 +100,11 @@ TEST_CASE("uneven chunks take the deficit from the last chunk, then the first") 
   CHECK(chunk_layers(80, 4, 1) == std::vector<int64_t>{20, 20, 20, 20});
   CHECK(chunk_layers(10, 4, 1) == std::vector<int64_t>{2, 3, 3, 2});
   CHECK(chunk_layers(9, 4, 1) == std::vector<int64_t>{2, 3, 2, 2});
+  // One chunk per layer and two more: the first and last hold none (the embedding, the loss).
+  CHECK(chunk_layers(6, 2, 4) == std::vector<int64_t>{0, 1, 1, 1, 1, 1, 1, 0});
+  CHECK(chunk_deficit(6, 8) == 2);
+  CHECK(chunk_deficit(126, 16) == 2);
+  CHECK(chunk_deficit(80, 16) == 0);
 }
 
 TEST_CASE("every layout violation is reported, not just the first") {
