@@ -284,10 +284,11 @@ void check_pipeline(Checker& checker, const Layout& layout, const ModelSpec& mod
                   fmt::format("pp·vpp = {} must divide layers ({}); add uneven=true to let the "
                               "first and last stages hold fewer layers",
                               chunks, model.layers));
-  checker.require(chunks_within_layers(layout, model), "pp", layout.pp,
-                  fmt::format("pp·vpp = {} must not exceed layers + 2 ({}: the embedding and the "
-                              "loss may each fill a chunk of their own)",
-                              chunks, model.layers + kEmbeddingAndLossChunks));
+  checker.require(
+      chunks_within_layers(layout, model), "pp", layout.pp,
+      fmt::format("pp·vpp = {} must not exceed layers + {} ({}: the embedding and the "
+                  "loss may each fill a chunk of their own)",
+                  chunks, kEmbeddingAndLossChunks, model.layers + kEmbeddingAndLossChunks));
   if (layout.vpp > 1) {
     checker.require(schedule_fits_vpp(layout) || layout.schedule == Schedule::dualpipev ||
                         layout.schedule == Schedule::zb_v,

@@ -203,12 +203,13 @@ class Enumerator {
     const std::vector<int64_t> mbs_choices = divisors(training_.global_batch / dp);
     const std::vector<std::array<Dim, 4>> order_choices = orders();
     std::vector<std::pair<CpKind, int64_t>> variants;  // cp_variants' buffer
-    // vpp > 1 only with pp > 1, and pp·vpp at most the layers plus the embedding's and the
-    // loss's own chunks (chunks_within_layers): the loop's bounds.
-    for (int64_t vpp = 1;
-         pp * vpp <= model_.layers + kEmbeddingAndLossChunks && (vpp == 1 || pp > 1); ++vpp) {
-      const int64_t chunks = pp * vpp;
-      const int64_t deficit = chunk_deficit(model_.layers, chunks);
+    // vpp > 1 only with pp > 1, and no more chunks than the layout rule allows
+    // (chunks_within_layers): the loop's bounds.
+    Layout chunked = shape;
+    for (chunked.vpp = 1; (chunked.vpp == 1 || pp > 1) && chunks_within_layers(chunked, model_);
+         ++chunked.vpp) {
+      const int64_t vpp = chunked.vpp;
+      const int64_t deficit = chunk_deficit(model_.layers, pp * vpp);
       if (!allowed(fix.vpp, vpp)) continue;
       if (vpp > 1 && !offers_chunks(vpp)) {
         ++rejected["the framework has no interleaved schedule"];

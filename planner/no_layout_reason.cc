@@ -37,9 +37,9 @@ std::string rule_sentence(const std::string& counter, const ModelSpec& m, const 
         m.heads, m.kv_heads);
   if (counter == "chunks_within_layers")
     return fmt::format(
-        "pp must not exceed the layers + 2 ({}: the embedding and the loss may "
+        "pp must not exceed the layers + {} ({}: the embedding and the loss may "
         "each fill a stage of their own)",
-        m.layers + kEmbeddingAndLossChunks);
+        kEmbeddingAndLossChunks, m.layers + kEmbeddingAndLossChunks);
   if (counter == "uneven deficit above max_uneven_deficit")
     return fmt::format("pp·vpp must split the {} layers evenly, or at most {} short", m.layers,
                        max_uneven_deficit);
