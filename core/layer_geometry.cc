@@ -161,4 +161,8 @@ LinearMap lm_head_linear(const ModelSpec& model) {
   return {.name = "logits", .in = model.hidden, .out = model.vocab};
 }
 
+LinearMap mtp_projection_linear(const ModelSpec& model) {
+  return {.name = "mtp_proj", .in = 2 * model.hidden, .out = model.hidden};
+}
+
 }  // namespace meshplan

@@ -100,5 +100,9 @@ std::vector<LinearMap> layer_linears(const ModelSpec& model, int64_t layer);
 LinearMap embedding_linear(const ModelSpec& model);
 // hidden → vocab logits, column-parallel (held even when tied: it is the embedding's transpose).
 LinearMap lm_head_linear(const ModelSpec& model);
+// A multi-token-prediction module's projection of [hidden; embedding] back to hidden,
+// column-parallel without bias (Megatron-Core MultiTokenPredictionLayer.eh_proj; DeepSeek-V3
+// §2.2 M_k).
+LinearMap mtp_projection_linear(const ModelSpec& model);
 
 }  // namespace meshplan

@@ -13,6 +13,10 @@ int64_t ModelSpec::kv_width() const { return kv_heads * head_dim; }
 
 int64_t ModelSpec::moe_layers_in(int64_t begin, int64_t end) const {
   if (!moe) return 0;
+  if (end > layers && layers > 0) {  // MTP layers: of the last layer's kind
+    const int64_t mtp = end - std::max(begin, layers);
+    return moe_layers_in(begin, layers) + (is_moe_layer(layers - 1) ? mtp : 0);
+  }
   const int64_t first = moe->first_dense_layers, step = moe->layer_step;
   const int64_t from = std::max(begin, first);
   if (end <= from) return 0;

@@ -121,8 +121,13 @@ struct ModelSpec {
   bool attention_sinks = false;
   bool post_norms = false;  // two more norms per layer, after attention and after the MLP
                             // (Gemma 2/3 "sandwich" norms): 4 per layer instead of 2
-  // Multi-token-prediction modules after the last layer (DeepSeek-V3 num_nextn_predict_layers).
-  // Counted by mtp_params (planner/param_count.h), not part of the trained model's layers.
+  // Multi-token-prediction modules after the last layer (DeepSeek-V3 num_nextn_predict_layers,
+  // Megatron-Core --mtp-num-layers), trained with the model: each a layer of the last layer's
+  // kind behind a projection of [hidden; next token's embedding], with its own pass through the
+  // shared LM head and loss. Training places them after the last layer, on the last pipeline
+  // chunk (Megatron-Core's placement without a pipeline layout): layer indices layers …
+  // layers + mtp_layers − 1 of chunk_boundaries. Serving does not price them (no speculative
+  // decoding).
   int64_t mtp_layers = 0;
   AttentionKind attention = AttentionKind::flash;
   PositionEmbedding position_embedding = PositionEmbedding::rope;
@@ -173,7 +178,8 @@ struct ModelSpec {
     return moe && layer >= moe->first_dense_layers &&
            (layer - moe->first_dense_layers + 1) % moe->layer_step == 0;
   }
-  // MoE layers among layers [begin, end).
+  // MoE layers among layers [begin, end); indices from `layers` on are multi-token-prediction
+  // layers, each of the last layer's kind.
   int64_t moe_layers_in(int64_t begin, int64_t end) const;
   int64_t moe_layers() const { return moe_layers_in(0, layers); }
   int64_t dense_layers() const { return layers - moe_layers(); }

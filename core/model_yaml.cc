@@ -120,6 +120,7 @@ const std::vector<std::string>& model_keys() {
       "bias",
       "qkv_bias",
       "attention_sinks",
+      "mtp_layers",
       "qk_norm",
       "attention",
       "position_embedding",
@@ -159,6 +160,7 @@ ModelSpec read_model_fields(const YamlNode& root, const std::string& name,
   m.bias = root.get_bool("bias", false);
   m.qkv_bias = root.get_bool("qkv_bias", false);
   m.attention_sinks = root.get_bool("attention_sinks", false);
+  m.mtp_layers = root.get_int("mtp_layers", 0, 0, kMaxLayers);
   const std::string qk = root.get_choice("qk_norm", "false", {"false", "true", "per_layer"});
   m.qk_norm = qk == "true"        ? QkNorm::per_head
               : qk == "per_layer" ? QkNorm::per_layer

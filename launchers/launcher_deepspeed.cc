@@ -12,8 +12,13 @@
 
 namespace meshplan {
 
-void deepspeed_rules(Refusals& out, const ModelSpec& /*model*/, const TrainingSpec& training,
+void deepspeed_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
                      const Layout& layout, const JobSettings& job) {
+  if (model.mtp_layers > 0)
+    out.other(
+        "mtp_layers", [&] { return std::to_string(model.mtp_layers); },
+        "Megatron-DeepSpeed, whose model the config trains, has no multi-token "
+        "prediction; use Megatron-LM or NeMo 2");
   if (job.fp8_params_in(training.precision))
     out.other("fp8_params", "true",
               "its ZeRO stores and gathers 16-bit parameters (Transformer Engine's FP8 runs "

@@ -173,23 +173,26 @@ std::optional<AccountSplit> account_split(const ModelSpec& model, const Layout& 
   return AccountSplit{deficit == 2, true};
 }
 
-// "t*n" (or "t" for one layer, nothing for none), with "E" before the first chunk and "L" after
-// the last.
-std::string chunk_text(const std::vector<int64_t>& chunks, size_t c) {
+// "t*n" (or "t" for one layer, nothing for none), with "E" before the first chunk and the
+// multi-token-prediction layers ("m" each) and "L" after the last.
+std::string chunk_text(const std::vector<int64_t>& chunks, size_t c, int64_t mtp_layers) {
   std::string out = c == 0 ? "E" : "";
   if (chunks[c] > 0) out += chunks[c] == 1 ? "t" : fmt::format("t*{}", chunks[c]);
-  if (c + 1 == chunks.size()) out += "L";
+  if (c + 1 == chunks.size()) out += std::string(static_cast<size_t>(mtp_layers), 'm') + "L";
   return out;
 }
 
 // --pipeline-model-parallel-layout for `chunks`, runs of equal chunks written "(t*n|)*k"
-// (the string's own repetition syntax): 7,8x14,7 is "Et*7|(t*8|)*14t*7L".
-std::string megatron_layout_string(const std::vector<int64_t>& chunks) {
+// (the string's own repetition syntax): 7,8x14,7 is "Et*7|(t*8|)*14t*7L"; with one
+// multi-token-prediction layer "Et*7|(t*8|)*14t*7mL" (Megatron-Core places "m" in the layout,
+// docs/user-guide/features/multi_token_prediction.md: "E|t*3|(t|)*5mL" keeps it on the last
+// stage, where meshplan prices it).
+std::string megatron_layout_string(const std::vector<int64_t>& chunks, int64_t mtp_layers) {
   std::string out;
   for (size_t c = 0; c < chunks.size();) {
-    const std::string text = chunk_text(chunks, c);
+    const std::string text = chunk_text(chunks, c, mtp_layers);
     size_t run = 1;
-    while (c + run + 1 < chunks.size() && chunk_text(chunks, c + run) == text) ++run;
+    while (c + run + 1 < chunks.size() && chunk_text(chunks, c + run, mtp_layers) == text) ++run;
     const bool last = c + run == chunks.size();
     out += run > 1 ? fmt::format("({}|)*{}", text, run) : text + (last ? "" : "|");
     c += run;
@@ -229,6 +232,8 @@ void megatron_shape_args(const ModelSpec& model, const TrainingSpec& training, L
   args.arg("--normalization", model.norm == NormKind::rmsnorm ? "RMSNorm" : "LayerNorm");
   if (model.mlp == MlpKind::swiglu) args.flag("--swiglu");
   if (!model.tied_embeddings) args.flag("--untie-embeddings-and-output-weights");
+  // Trained on the last pipeline stage, as priced (ModelSpec::mtp_layers).
+  if (model.mtp_layers > 0) args.arg("--mtp-num-layers", model.mtp_layers);
   if (!model.bias) args.flag("--disable-bias-linear");
   // Megatron-Core's q/k norms are per head (TransformerConfig qk_layernorm); a per-layer one
   // (MiniMax-M2) has no flag and is left out.
@@ -317,6 +322,13 @@ void megatron_moe_args(const ModelSpec& model, const Layout& layout, LauncherArg
 }
 
 void model_rules(Refusals& out, const ModelSpec& model, const Layout& layout) {
+  // arguments.py (MTP validation): "Multi-Token Prediction (MTP) is not supported with {type}
+  // position embedding type. The supported position embedding types are rope and none."
+  if (model.mtp_layers > 0 && model.position_embedding != PositionEmbedding::rope)
+    out.other(
+        "mtp_layers", [&] { return std::to_string(model.mtp_layers); },
+        "Megatron-Core trains multi-token prediction with RoPE (or no position "
+        "embedding) only");
   if (model.sparse_attention && layout.cp > 1 && layout.cp_kind != CpKind::allgather)
     out.field("cp_kind",
               "Megatron-Core's DSAttention takes context parallelism by all-gather only "
@@ -376,7 +388,8 @@ void megatron_pipeline_args(const ModelSpec& model, const Layout& layout, Launch
     return;
   }
   // arguments.py: the layout alone sets vpp (it asserts no other vpp flag beside it).
-  args.arg("--pipeline-model-parallel-layout", "\"" + megatron_layout_string(chunks) + "\"");
+  args.arg("--pipeline-model-parallel-layout",
+           "\"" + megatron_layout_string(chunks, model.mtp_layers) + "\"");
 }
 
 // The job settings Megatron-Core's launchers take (Megatron-LM d98e8a64ddf3,
@@ -457,12 +470,6 @@ std::string render_megatron(const ModelSpec& model, const TrainingSpec& training
       fmt::format("vocabulary {} comes from the tokenizer (--tokenizer-type ...)", model.vocab)};
   if (layout.zero >= 2)
     comment.push_back("Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1");
-  // meshplan prices the main model only (ModelSpec::mtp_layers): the run trains what was priced.
-  if (model.mtp_layers > 0)
-    comment.push_back(fmt::format(
-        "the model's {} multi-token-prediction module(s) are not priced, so not exported: "
-        "--mtp-num-layers {} adds them",
-        model.mtp_layers, model.mtp_layers));
   return args.render(comment);
 }
 
@@ -530,6 +537,11 @@ void nemo_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& train
     out.field("shard", "the NeMo 1 GPT config has no distributed-optimizer instances; use shard=0");
   if (uneven_split_needed(model, layout))
     out.field("uneven", "the GPT config splits layers evenly over stages");
+  if (model.mtp_layers > 0)
+    out.other(
+        "mtp_layers", [&] { return std::to_string(model.mtp_layers); },
+        "NeMo 1's GPT model builds no multi-token-prediction block; use NeMo 2 or "
+        "Megatron-LM");
   model_rules(out, model, layout);
 }
 
@@ -629,7 +641,8 @@ void nemo2_strategy(const ModelSpec& model, const Layout& layout, RecipeLines& r
       if (account->embedding) r.set(s + "account_for_embedding_in_pipeline_split", true);
       if (account->loss) r.set(s + "account_for_loss_in_pipeline_split", true);
     } else {
-      r.text(s + "pipeline_model_parallel_layout", megatron_layout_string(chunks));
+      r.text(s + "pipeline_model_parallel_layout",
+             megatron_layout_string(chunks, model.mtp_layers));
     }
   }
   r.set(s + "virtual_pipeline_model_parallel_size",
@@ -687,6 +700,9 @@ void nemo2_model_config(const ModelSpec& model, const TrainingSpec& training, co
     r.set(c + "cpu_offloading", true);
     r.set(c + "cpu_offloading_num_layers", layout.act_offload);
   }
+  // The multi-token-prediction modules priced (TransformerConfig.mtp_num_layers; the recipes'
+  // model configs may leave it None).
+  if (model.mtp_layers > 0) r.set(c + "mtp_num_layers", model.mtp_layers);
   if (!model.moe) return;
   r.text(c + "moe_token_dispatcher_type", megatron_dispatcher(layout.dispatch));
   if (layout.dispatch == Dispatch::deepep) r.text(c + "moe_flex_dispatcher_backend", "deepep");

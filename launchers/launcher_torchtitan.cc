@@ -70,6 +70,14 @@ int64_t replicas(const Layout& layout) {
 
 void torchtitan_rules(Refusals& out, const ModelSpec& model, const TrainingSpec& training,
                       const Layout& layout, const JobSettings& job) {
+  // torchtitan 0.2.2 has no multi-token prediction; its later DeepSeek-V3 sets it in the model
+  // registry (model_registry(..., num_mtp_layers=N), models/deepseek_v3/MTP.md of 2026-08-11),
+  // not in a job option.
+  if (model.mtp_layers > 0)
+    out.other(
+        "mtp_layers", [&] { return std::to_string(model.mtp_layers); },
+        "torchtitan 0.2.2 trains no multi-token-prediction modules; use Megatron-LM or "
+        "NeMo 2");
   // quantize.linear.float8.enable_fsdp_float8_all_gather: FSDP2 gathers Float8Linear weights
   // in float8; DDP (zero=0) gathers none.
   if (job.fp8_params_in(training.precision) && layout.zero == 0)

@@ -184,7 +184,8 @@ bool attention_core_stores_activations(const ModelSpec& m, bool fp8, bool fp8_qu
 
 double logits_bytes(const ModelSpec& m, const ActivationShape& a) {
   double tokens = static_cast<double>(a.seq_len / a.cp * a.micro_batch);
-  return 6.0 * tokens * static_cast<double>(m.vocab) / static_cast<double>(a.tp);
+  return 6.0 * tokens * static_cast<double>(m.vocab) / static_cast<double>(a.tp) *
+         static_cast<double>(1 + m.mtp_layers);
 }
 
 }  // namespace meshplan

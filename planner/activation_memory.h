@@ -96,7 +96,9 @@ double indexer_activation_bytes(const ModelSpec& m, const ActivationShape& a);
 double op_sac_stored_bytes(const ModelSpec& m, int64_t layer, const ActivationShape& a);
 
 // Last stage: logits in bf16 plus their fp32 copy for the loss (Megatron-LM's fused
-// vocab-parallel cross entropy), 6·s·b·V/t bytes, for the one micro-batch in backward.
+// vocab-parallel cross entropy), 6·s·b·V/t bytes, for the one micro-batch in backward; once more
+// for each multi-token-prediction module, whose losses are computed beside the model's on the
+// same stage (Megatron-Core: "MTP loss is computed in the post-processing stage").
 double logits_bytes(const ModelSpec& m, const ActivationShape& a);
 
 }  // namespace meshplan

@@ -410,9 +410,11 @@ void CostModel::build_shape(const Layout& l, Shape& shape) {
   }
   // Megatron-LM's _allreduce_word_embedding_grads (finalize_model_grads) and DeepSpeed
   // PipelineEngine's _exec_reduce_tied_grads: the word embedding's vocab/tp × hidden gradients,
-  // all-reduced between the first and the last stage once the backward pass is done.
+  // all-reduced between the first and the last stage once the backward pass is done. The last
+  // stage holds a copy for tied embeddings or for the multi-token-prediction modules.
+  const bool shared_embedding = model_.tied_embeddings || model_.mtp_layers > 0;
   double embedding_sync = 0;
-  if (model_.tied_embeddings && l.pp > 1) {
+  if (shared_embedding && l.pp > 1) {
     const double params = static_cast<double>(model_.vocab) / static_cast<double>(l.tp) *
                           static_cast<double>(model_.hidden);
     embedding_sync = collectives_.time_s(Collective::all_reduce,
@@ -429,7 +431,7 @@ void CostModel::build_shape(const Layout& l, Shape& shape) {
   for (StageClass& k : shape.classes) {
     const bool first = holds_first_chunk(l.pipeline(), k.first);
     const bool last = holds_last_chunk(l.pipeline(), k.first);
-    if (model_.tied_embeddings && l.pp > 1 && first != last) k.embedding_sync_s = embedding_sync;
+    if (shared_embedding && l.pp > 1 && first != last) k.embedding_sync_s = embedding_sync;
     if (placement_kind(l.pipeline()) == PlacementKind::mirrored)
       k.mirror_sync_s = mirror_sync_s(l, k.first, k.params);
   }
@@ -1294,8 +1296,9 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
     }
     recomputed_flops += static_cast<double>(k.count) * flops;
   }
-  const double dense_layers = static_cast<double>(model_.dense_layers());
-  const double moe_layers = static_cast<double>(model_.moe_layers());
+  const int64_t all_layers = model_.layers + model_.mtp_layers;
+  const double moe_layers = static_cast<double>(model_.moe_layers_in(0, all_layers));
+  const double dense_layers = static_cast<double>(all_layers) - moe_layers;
   e.model_flops =
       3 * (dense_layers * dense_flops_.total() + moe_layers * moe_flops_.total() + head_flops_);
   e.hardware_flops = e.model_flops + recomputed_flops;

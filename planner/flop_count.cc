@@ -43,6 +43,9 @@ double op_sac_forward_flops(const ModelSpec& m, int64_t layer, double tokens) {
 
 LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens, double seq_len,
                                const FlopOptions& o) {
+  // A multi-token-prediction layer does the last layer's work (its projection is counted with
+  // the head: lm_head_forward_flops).
+  if (layer >= m.layers) return layer_forward_flops(m, m.layers - 1, tokens, seq_len, o);
   LayerFlops f;
   int64_t attention_weights = 0;  // a multiply-add per weight per token
   for (const LinearMap& map : attention_linears(m)) attention_weights += map.weights();
@@ -95,14 +98,17 @@ LayerFlops kind_forward_flops(const ModelSpec& m, bool moe_layers, double tokens
 }
 
 double lm_head_forward_flops(const ModelSpec& m, double tokens) {
-  return 2 * tokens * static_cast<double>(lm_head_linear(m).weights());
+  const auto mtp = static_cast<double>(m.mtp_layers);
+  return 2 * tokens *
+         ((1 + mtp) * static_cast<double>(lm_head_linear(m).weights()) +
+          mtp * static_cast<double>(mtp_projection_linear(m).weights()));
 }
 
 std::vector<int64_t> full_recompute_budget(const ModelSpec& m, const Layout& l) {
   std::vector<int64_t> out(static_cast<size_t>(l.pp));
   for (int64_t stage = 0; stage < l.pp; ++stage)
     out[static_cast<size_t>(stage)] =
-        l.recompute == Recompute::full ? m.layers : l.recompute_layers_on(stage);
+        l.recompute == Recompute::full ? m.layers + m.mtp_layers : l.recompute_layers_on(stage);
   return out;
 }
 

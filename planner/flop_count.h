@@ -24,7 +24,8 @@ struct FlopOptions {
   bool op_sac = false;
 };
 
-// Forward FLOPs of one layer for `tokens` tokens in sequences of `seq_len`.
+// Forward FLOPs of one layer for `tokens` tokens in sequences of `seq_len`; a layer index from
+// m.layers on is a multi-token-prediction layer, whose FLOPs are the last layer's.
 struct LayerFlops {
   double dense_gemms = 0;     // projections and MLP (experts at top_k)
   double attention_core = 0;  // Q·Kᵀ and softmax·V, and a sparse-attention indexer's scores
@@ -44,6 +45,8 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t layer, double tokens,
 // and global layers rather than its own (exact for a model without a window).
 LayerFlops kind_forward_flops(const ModelSpec& m, bool moe_layers, double tokens, double seq_len,
                               const FlopOptions& o = {});
+// The LM head's logits, once for the model and once for each multi-token-prediction module, and
+// each module's projection (mtp_projection_linear), which the cost model prices with the head.
 double lm_head_forward_flops(const ModelSpec& m, double tokens);
 
 struct StepFlops {

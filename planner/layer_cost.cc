@@ -640,8 +640,14 @@ std::vector<OpCost> layer_ops(const LayerCostContext& ctx, const LayerCostKey& k
 std::vector<OpCost> head_ops(const LayerCostContext& ctx, const LayerCostKey& key) {
   const ModelSpec& m = *ctx.model;
   const double tokens = static_cast<double>(key.mbs * ctx.seq_len / key.cp);
-  std::vector<OpCost> out{gemm_op(ctx, lm_head_linear(m), key.tp, tokens, {}, true)};
-  add_memory_ops(out, ctx, loss_memory_bound_ops(m, key.tp, tokens));
+  std::vector<OpCost> out;
+  // The model's logits and loss, then each multi-token-prediction module's projection, logits
+  // and loss (its layer is priced as a layer of its kind).
+  for (int64_t depth = 0; depth <= m.mtp_layers; ++depth) {
+    if (depth > 0) out.push_back(gemm_op(ctx, mtp_projection_linear(m), key.tp, tokens));
+    out.push_back(gemm_op(ctx, lm_head_linear(m), key.tp, tokens, {}, true));
+    add_memory_ops(out, ctx, loss_memory_bound_ops(m, key.tp, tokens));
+  }
   return out;
 }
 
@@ -654,6 +660,14 @@ HeadCost lm_head_cost(const LayerCostContext& ctx, const LayerCostKey& key) {
   HeadCost c;
   c.forward_s = g.forward + forward_bytes(loss) / ctx.hbm_bytes_per_s;
   c.backward_s = g.input_grad + g.weight_grad + backward_bytes(loss) / ctx.hbm_bytes_per_s;
+  if (m.mtp_layers == 0) return c;
+  // Each multi-token-prediction module runs the head and loss again on its own hidden states,
+  // behind its projection (its layer is priced as a layer of its kind).
+  GemmTimes p;
+  add_linear(p, ctx, mtp_projection_linear(m), key.tp, tokens);
+  const auto mtp = static_cast<double>(m.mtp_layers);
+  c.forward_s += mtp * (c.forward_s + p.forward);
+  c.backward_s += mtp * (c.backward_s + p.input_grad + p.weight_grad);
   return c;
 }
 

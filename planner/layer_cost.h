@@ -164,7 +164,8 @@ std::vector<OpCost> layer_ops(const LayerCostContext& ctx, const LayerCostKey& k
 // The LM head's GEMM and the loss's memory-bound ops (lm_head_cost's terms).
 std::vector<OpCost> head_ops(const LayerCostContext& ctx, const LayerCostKey& key);
 
-// The LM head (last stage) and loss for one micro-batch: forward and backward seconds.
+// The LM head (last stage) and loss for one micro-batch: forward and backward seconds; with
+// multi-token prediction, again for each module with its projection.
 struct HeadCost {
   double forward_s = 0, backward_s = 0;
 };

@@ -1334,6 +1334,12 @@ bool launcher_takes_stage_recompute(const CostModel& model, const SearchOptions&
   return !field || std::string_view(field) != "recompute_layers";
 }
 
+// The most layers one of `pp` pipeline stages holds: its share of the model's, rounded up, and
+// the multi-token-prediction layers the last stage adds.
+int64_t most_stage_layers(const ModelSpec& m, int64_t pp) {
+  return (m.layers + pp - 1) / pp + m.mtp_layers;
+}
+
 static_assert(std::is_trivially_copyable_v<Layout>, "the search copies layouts freely");
 
 void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
@@ -1341,7 +1347,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
   CostModel& model = *t.model;
   const Layout base = item.base();
   model.forget_shapes();
-  const int64_t stage_layers = (model.model().layers + item.pp() - 1) / item.pp();
+  const int64_t stage_layers = most_stage_layers(model.model(), item.pp());
   int64_t order = base_order;
   const std::vector<RecomputeChoice>& choices =
       t.choices.recompute(model, options.fix, stage_layers, item.vpp());
@@ -1406,7 +1412,7 @@ void run_item(SearchThread& t, const WorkItem& item, int64_t base_order,
 // shard groups (at most one per network level) × schedules (the table's) × recompute choices ×
 // ZeRO stages.
 int64_t item_span(const CostModel& model, const Layout& base) {
-  const int64_t stage_layers = (model.model().layers + base.pp - 1) / base.pp;
+  const int64_t stage_layers = most_stage_layers(model.model(), base.pp);
   const int64_t shards = static_cast<int64_t>(model.cluster().network.size()) + 1;
   const auto schedules = static_cast<int64_t>(sim::schedule_table().size());
   const int64_t offload_tries = 1 + static_cast<int64_t>(model.options().offload_devices.size());
@@ -1427,7 +1433,7 @@ LayoutCount count_items(const CostModel& model, const std::vector<WorkItem>& ite
   ItemChoices choices;
   for (const WorkItem& item : items) {
     const Layout base = item.base();
-    const int64_t stage_layers = (model.model().layers + item.pp() - 1) / item.pp();
+    const int64_t stage_layers = most_stage_layers(model.model(), item.pp());
     int64_t zeros = 0;  // summed over the shard groups
     for (const ItemChoices::Shard& s : choices.shards(model, fix, base))
       zeros += std::count(s.zeros.begin(), s.zeros.end(), true);

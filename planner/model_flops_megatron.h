@@ -26,7 +26,9 @@
 //               + V_pad/(2·L·h) )
 //
 // Runs logged by a Megatron-LM of that commit or later (the MoE model zoo's, Megatron-Bridge's)
-// report TFLOP/s by this count.
+// report TFLOP/s by this count. With --mtp-num-layers M (ModelSpec::mtp_layers) it counts the
+// M layers as L more of the last layer's kind, the logits (1 + M) times, and adds
+// 6·B·s·M·(3h + 2h²) for each module's norms and projection (d98e8a64).
 #pragma once
 
 #include <cstdint>

@@ -81,14 +81,16 @@ int64_t total_params(const ModelSpec& m) {
   return n;
 }
 
+LayerParams mtp_layer_params(const ModelSpec& m) {
+  LayerParams p = layer_params(m, m.layers - 1);
+  add_linear(mtp_projection_linear(m), false, p);
+  p.replicated += 3 * norm_params(m, m.hidden);
+  return p;
+}
+
 int64_t mtp_params(const ModelSpec& m) {
   if (m.mtp_layers == 0) return 0;
-  // DeepSeek-V3 §2.2: per module, a layer like the last one, the projection of the
-  // concatenated [hidden; embedding] back to hidden, and three norms (enorm, hnorm and the
-  // output head's norm); embedding and output head are the main model's.
-  const int64_t module = layer_params(m, m.layers - 1).total() + 2 * m.hidden * m.hidden +
-                         3 * norm_params(m, m.hidden);
-  return m.mtp_layers * module;
+  return m.mtp_layers * mtp_layer_params(m).total();
 }
 
 int64_t active_params(const ModelSpec& m) {
@@ -105,13 +107,15 @@ std::vector<int64_t> chunk_boundaries(const ModelSpec& m, const Layout& l) {
   std::vector<int64_t> sizes = chunk_layers(m.layers, l.pp, l.vpp);
   std::vector<int64_t> bounds{0};
   for (int64_t s : sizes) bounds.push_back(bounds.back() + s);
+  bounds.back() += m.mtp_layers;
   return bounds;
 }
 
 std::vector<LayerParams> model_layer_params(const ModelSpec& m) {
   std::vector<LayerParams> layers;
-  layers.reserve(static_cast<size_t>(m.layers));
+  layers.reserve(static_cast<size_t>(m.layers + m.mtp_layers));
   for (int64_t i = 0; i < m.layers; ++i) layers.push_back(layer_params(m, i));
+  for (int64_t i = 0; i < m.mtp_layers; ++i) layers.push_back(mtp_layer_params(m));
   return layers;
 }
 
@@ -160,10 +164,14 @@ std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l,
       s.dense_per_gpu += embedding_params(m) / l.tp;
     }
     if (!holds_last_chunk(l.pipeline(), rank)) continue;
+    // A stage holding the multi-token-prediction modules but not the embedding keeps its own
+    // copy for them, as for tied embeddings (Megatron-Core LanguageModule
+    // setup_embeddings_and_output_layer: "we also need to maintain duplicated embedding weights
+    // in mtp process stage"); with tied embeddings that copy is the head's.
+    const bool copy =
+        !holds_first_chunk(l.pipeline(), rank) && (m.tied_embeddings || m.mtp_layers > 0);
     const int64_t head =
-        m.tied_embeddings
-            ? (holds_first_chunk(l.pipeline(), rank) ? 0 : lm_head_linear(m).weights())
-            : lm_head_params(m);
+        (m.tied_embeddings ? 0 : lm_head_params(m)) + (copy ? lm_head_linear(m).weights() : 0);
     s.full_params += head + final_norm_params(m);
     s.dense_per_gpu += head / l.tp + final_norm_params(m);
   }

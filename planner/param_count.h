@@ -27,6 +27,11 @@ struct LayerParams {
 };
 
 LayerParams layer_params(const ModelSpec& m, int64_t layer);
+// One multi-token-prediction module (ModelSpec::mtp_layers): a layer like the last one, the
+// projection of [hidden; embedding] back to hidden (mtp_projection_linear, split by tp) and three
+// norms (enorm, hnorm and its final norm: DeepSeek-V3 §2.2; Megatron-Core
+// MultiTokenPredictionLayer). Its embedding and LM head are the model's.
+LayerParams mtp_layer_params(const ModelSpec& m);
 int64_t embedding_params(const ModelSpec& m);  // word (+ learned position) embeddings
 int64_t lm_head_params(const ModelSpec& m);    // 0 when tied
 int64_t final_norm_params(const ModelSpec& m);
@@ -42,7 +47,7 @@ int64_t active_params(const ModelSpec& m);
 // parallelism over dp·cp (dense) and over dp·cp/ep (experts).
 struct StageParams {
   int64_t stage = 0;
-  int64_t layers = 0;          // transformer layers on this stage (all its chunks)
+  int64_t layers = 0;          // transformer layers on this stage (all its chunks; MTP layers too)
   int64_t full_params = 0;     // before TP/EP splitting
   int64_t dense_per_gpu = 0;   // after TP splitting
   int64_t expert_per_gpu = 0;  // after EP and TP splitting
@@ -58,13 +63,17 @@ struct StageParams {
 
 // REQUIRES: the layout passed check_layout for this model.
 std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l);
-// layer_params of each of the model's layers, first to last: what stage_params sums, for callers
+// layer_params of each of the model's layers, first to last, then mtp_layer_params for each
+// multi-token-prediction module: what stage_params sums, for callers
 // that split one model under many layouts (the cost model) to compute once.
 std::vector<LayerParams> model_layer_params(const ModelSpec& m);
 // stage_params(m, l), given model_layer_params(m).
 std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l,
                                       const std::vector<LayerParams>& layers);
-// First layer index of every chunk (pp·vpp chunks in model order) plus the end.
+// First layer index of every chunk (pp·vpp chunks in model order) plus the end. The
+// multi-token-prediction layers (indices m.layers on) close the last chunk: its end is
+// m.layers + m.mtp_layers (Megatron-Core builds them on the last pipeline stage's last virtual
+// stage without a pipeline layout: multi_token_prediction.py get_mtp_num_layers_to_build).
 std::vector<int64_t> chunk_boundaries(const ModelSpec& m, const Layout& l);
 
 }  // namespace meshplan

@@ -52,12 +52,12 @@ std::string memory_table(const MemoryEstimate& e, const ModelSpec& model,
                          const ClusterSpec& cluster, const Layout& layout,
                          const TrainingSpec& training) {
   const int64_t micro = training.global_batch / (layout.dp * layout.mbs);
-  // DeepSeek-V3's multi-token-prediction modules: counted, and said to be outside the plan.
-  const std::string mtp =
-      model.mtp_layers > 0
-          ? fmt::format("; {} more in {} MTP module{}, not planned", with_commas(mtp_params(model)),
-                        model.mtp_layers, model.mtp_layers > 1 ? "s" : "")
-          : "";
+  // DeepSeek-V3's multi-token-prediction modules: counted apart, trained on the last stage.
+  const std::string mtp = model.mtp_layers > 0
+                              ? fmt::format("; {} more in {} MTP module{} on the last stage",
+                                            with_commas(mtp_params(model)), model.mtp_layers,
+                                            model.mtp_layers > 1 ? "s" : "")
+                              : "";
   std::string out = fmt::format(
       "{} ({} parameters{}) on {} ({} × {}, {} each)\nlayout   {}\nbatch    {} sequences × {} "
       "tokens; {} micro-batches of {} per data-parallel rank\n\n",

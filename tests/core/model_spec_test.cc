@@ -260,3 +260,20 @@ TEST_CASE("context_tokens: the longest request served, bounded and given by lear
   Result<ModelSpec> zero = parse_model_yaml(base + "context_tokens: 0\n", "x.yaml");
   REQUIRE(!zero.ok());
 }
+
+TEST_CASE("mtp_layers: multi-token-prediction modules, as config.json's num_nextn_predict_layers") {
+  const std::string base = "name: x\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 100\n";
+  Result<ModelSpec> r = parse_model_yaml(base + "mtp_layers: 1\n", "x.yaml");
+  REQUIRE(r.ok());
+  CHECK(r->mtp_layers == 1);
+  CHECK(parse_model_yaml(base, "x.yaml")->mtp_layers == 0);
+  Result<ModelSpec> bad = parse_model_yaml(base + "mtp_layers: -1\n", "x.yaml");
+  REQUIRE(!bad.ok());
+  const std::string error = format_diagnostics(bad.errors());
+  CHECK(error.substr(0, error.find('\n')) ==
+        "x.yaml:6:13: error: field 'mtp_layers' = '-1': must be an integer between 0 and 100000");
+  // DeepSeek-V3's config.json and the shipped YAML with the key count the same module.
+  ModelSpec yaml = load("models/deepseek-v3.yaml");
+  yaml.mtp_layers = 1;
+  CHECK(mtp_params(yaml) == mtp_params(load("tests/data/hf/deepseek-v3.json")));
+}

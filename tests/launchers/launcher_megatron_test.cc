@@ -167,7 +167,7 @@ int64_t megatron_micro_batches(const std::map<std::string, std::string>& args, i
 
 TEST_CASE("export: every Megatron-LM flag is one Megatron-LM d98e8a64ddf3 defines, with its type") {
   const std::map<std::string, std::string> known = megatron_flags();
-  REQUIRE(known.size() == 81);
+  REQUIRE(known.size() == 82);
   const struct {
     const char* model;
     const char* layout;
@@ -289,13 +289,13 @@ TEST_CASE("DeepSeek-V3's router as its config gives it: sigmoid scores, x2.5, ex
   // NeMo 1's GPT config splits layers evenly: 61 layers on one stage.
   CHECK(exported(Launcher::nemo, ds, layout("tp=1,ep=32", ds, 512))
             .find("  moe_router_score_function: sigmoid  #") != std::string::npos);
-  // Its Hugging Face config adds the MTP module, which is not priced: named, not exported.
+  // Its Hugging Face config adds the MTP module, priced on the last stage and exported.
   const ModelSpec hf =
       load_model(std::string(MESHPLAN_SOURCE_DIR) + "/tests/data/hf/deepseek-v3.json").value();
   const std::string with_mtp = exported(Launcher::megatron, hf, l);
-  CHECK(with_mtp.find("# the model's 1 multi-token-prediction module(s) are not priced, so not "
-                      "exported: --mtp-num-layers 1 adds them\n") != std::string::npos);
-  CHECK(with_mtp.find("\n--mtp-num-layers") == std::string::npos);
+  CHECK(with_mtp.find("--mtp-num-layers 1 \\\n") != std::string::npos);
+  CHECK(with_mtp.find("multi-token-prediction module(s) are not priced") == std::string::npos);
+  CHECK(exported(Launcher::megatron, ds, l).find("--mtp-num-layers") == std::string::npos);
   // Mixtral routes by softmax, unscaled, without a bias: none of the three.
   const ModelSpec mixtral = model("mixtral-8x7b");
   const std::string plain =
@@ -567,4 +567,43 @@ TEST_CASE("NeMo 2: every recipe key is one NeMo 8cfedd720346 / Megatron-core def
   // What Megatron-core cannot run is refused as for Megatron-LM.
   CHECK(refusal(Launcher::nemo2, dense, layout("tp=8,pp=4,schedule=gpipe", dense, 512))
             .find("field 'schedule' = 'gpipe': NeMo 2 cannot express this") != std::string::npos);
+}
+
+TEST_CASE("an MTP model exports its modules where meshplan priced them, or is refused") {
+  const ModelSpec hf =
+      load_model(std::string(MESHPLAN_SOURCE_DIR) + "/tests/data/hf/deepseek-v3.json").value();
+  REQUIRE(hf.mtp_layers == 1);
+  // 61 layers over 16 stages, 3 short of even: the layout string, whose last chunk holds the
+  // MTP layer before the loss ("m", multi_token_prediction.md: "E|t*3|(t|)*5mL").
+  const Layout l = layout("tp=1,pp=16,ep=32,recompute=full,uneven=true", hf, 512);
+  const std::string megatron = exported(Launcher::megatron, hf, l);
+  CHECK(flag_args(megatron).at("--mtp-num-layers") == "1");
+  CHECK(flag_args(megatron).at("--pipeline-model-parallel-layout") ==
+        "\"Et*3|(t*4|)*13t*3|t*3mL\"");
+  const std::string nemo2 = exported(Launcher::nemo2, hf, l);
+  CHECK(nemo2.find("recipe.model.config.mtp_num_layers = 1\n") != std::string::npos);
+  CHECK(nemo2.find("pipeline_model_parallel_layout = \"Et*3|(t*4|)*13t*3|t*3mL\"\n") !=
+        std::string::npos);
+  // Without a layout string Megatron-Core builds the modules on the last stage itself.
+  const Layout even = layout("tp=1,pp=1,ep=32", hf, 512);
+  CHECK(
+      flag_args(exported(Launcher::megatron, hf, even)).count("--pipeline-model-parallel-layout") ==
+      0);
+  // The launchers without multi-token prediction refuse the model, naming the field.
+  CHECK(refusal(Launcher::nemo, hf, even) ==
+        "--layout: error: field 'mtp_layers' = '1': NeMo cannot express this: NeMo 1's GPT model "
+        "builds no multi-token-prediction block; use NeMo 2 or Megatron-LM\n");
+  const Layout fsdp = layout("tp=1,pp=1,ep=32,zero=3", hf, 512);
+  CHECK(refusal(Launcher::torchtitan, hf, fsdp) ==
+        "--layout: error: field 'mtp_layers' = '1': torchtitan cannot express this: torchtitan "
+        "0.2.2 trains no multi-token-prediction modules; use Megatron-LM or NeMo 2\n");
+  CHECK(std::string(launcher_refuses(Launcher::deepspeed, hf, hf.training,
+                                     layout("tp=1,pp=1,zero=1", hf, 8))) == "mtp_layers");
+  // Megatron-LM trains MTP with RoPE only (arguments.py's MTP validation).
+  ModelSpec learned = model("gpt3-175b");
+  learned.mtp_layers = 1;
+  CHECK(refusal(Launcher::megatron, learned, layout("tp=8,pp=8,zero=1", learned, 64))
+            .find("field 'mtp_layers' = '1': Megatron-LM cannot express this: Megatron-Core "
+                  "trains multi-token prediction with RoPE (or no position embedding) only") !=
+        std::string::npos);
 }
