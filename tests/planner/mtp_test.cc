@@ -4,6 +4,7 @@
 // of the embedding, kept in sync with the first stage's.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "planner/memory_model.h"
 #include "planner/model_flops_megatron.h"
 #include "planner/param_count.h"
+#include "planner/simulated_plan.h"
 #include "tests/test_inputs.h"
 
 using namespace meshplan;
@@ -185,4 +187,23 @@ TEST_CASE("the last stage holds both passes' logits and the MTP layer's activati
   // 16 layers and the MTP layer: a 17th layer's stored activations per micro-batch in flight.
   CHECK(mb.stages[1].activations_bytes ==
         doctest::Approx(ma.stages[1].activations_bytes * 17 / 16).epsilon(1e-12));
+}
+
+TEST_CASE("the simulator replays the MTP layer and heads on the last chunk as the model prices") {
+  // DeepSeek-V3's shape on 2,048 H100s with its module: 61 layers and the MTP layer over 62
+  // chunks, the last holding the MTP layer, both heads and the loss.
+  const ModelSpec ds = with_mtp(shipped_model("deepseek-v3"), 1);
+  const ClusterSpec cluster = shipped_cluster("dgx-h100-2048n");
+  TrainingSpec t = ds.training;
+  const Layout l = checked(
+      "tp=4,pp=2,dp=256,ep=128,etp=1,zero=1,mbs=1,vpp=31,sp=true,schedule=interleaved,"
+      "tp_overlap=true,uneven=true,ep_overlap=true",
+      ds, 2048, t);
+  CostModel m(ds, cluster, CalibrationProfile{}, t);
+  const Estimate e = m.evaluate(l);
+  Result<sim::PipelineSimulation> s = simulate_layout(m, l);
+  REQUIRE(s.ok());
+  CHECK(std::fabs(s->result.step_s - e.step_time_s) / e.step_time_s < 0.02);
+  // The last stage runs the module: more per micro-batch than the first's 31 layers.
+  CHECK(e.stages.back().per_micro_batch_s() > e.stages.front().per_micro_batch_s());
 }
