@@ -4,8 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/cluster_spec.h"
+#include "core/layout.h"
 #include "core/model_spec.h"
 #include "core/profile.h"
 
@@ -22,6 +24,16 @@ inline ClusterSpec shipped_cluster(const std::string& name) {
       load_cluster(std::string(MESHPLAN_SOURCE_DIR) + "/topologies/" + name + ".yaml");
   REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : format_diagnostics(r.errors())));
   return r.value();
+}
+
+// `text` parsed and checked for `gpus` GPUs and `t`'s batch (dp resolved). REQUIRES: it passes
+// check_layout.
+inline Layout checked_layout(const std::string& text, const ModelSpec& m, int64_t gpus,
+                             const TrainingSpec& t) {
+  Layout l = parse_layout(text).value();
+  const std::vector<Diagnostic> errors = check_layout(l, m, gpus, t);
+  REQUIRE_MESSAGE(errors.empty(), format_diagnostics(errors));
+  return l;
 }
 
 // GPT-3-style model (GELU, 4h MLP, MHA) with the given shape.

@@ -21,13 +21,6 @@ using namespace meshplan::testing;
 
 namespace {
 
-Layout checked(const std::string& text, const ModelSpec& m, int64_t gpus, const TrainingSpec& t) {
-  Layout l = parse_layout(text).value();
-  const std::vector<Diagnostic> errors = check_layout(l, m, gpus, t);
-  REQUIRE_MESSAGE(errors.empty(), format_diagnostics(errors));
-  return l;
-}
-
 ModelSpec with_mtp(ModelSpec m, int64_t layers) {
   m.mtp_layers = layers;
   return m;
@@ -103,7 +96,7 @@ TEST_CASE("MTP adds a layer's FLOPs, one more logits and the projection to the m
   const ClusterSpec cluster = two_level_cluster(1);
   CostModel plain_model(plain, cluster, CalibrationProfile{}, t);
   CostModel mtp_model(mtp, cluster, CalibrationProfile{}, t);
-  const Layout one = checked("tp=1,pp=1,dp=8,mbs=1", mtp, 8, t);
+  const Layout one = checked_layout("tp=1,pp=1,dp=8,mbs=1", mtp, 8, t);
   CHECK(mtp_model.evaluate(one).model_flops == doctest::Approx(b.model).epsilon(1e-12));
   CHECK(plain_model.evaluate(one).model_flops == doctest::Approx(a.model).epsilon(1e-12));
 }
@@ -129,7 +122,7 @@ TEST_CASE("the LM head runs once more per MTP module behind its projection") {
   const ClusterSpec cluster = two_level_cluster(4);
   CostModel a(plain, cluster, CalibrationProfile{}, t);
   CostModel b(mtp, cluster, CalibrationProfile{}, t);
-  const Layout l = checked("tp=2,pp=2,dp=8,mbs=1,sp=true", mtp, 32, t);
+  const Layout l = checked_layout("tp=2,pp=2,dp=8,mbs=1,sp=true", mtp, 32, t);
   const CostModel::LayerOps ops = b.layer_ops(l);
   // logits, the loss's memory-bound ops, then mtp_proj, logits and the loss's ops again.
   const size_t per_pass = a.layer_ops(l).head.size();
@@ -159,7 +152,7 @@ TEST_CASE("the last stage's embedding copy is synchronized as tied embeddings ar
   tied.tied_embeddings = true;
   const ModelSpec mtp = with_mtp(plain, 1);
   const ClusterSpec cluster = two_level_cluster(4);
-  const Layout l = checked("tp=2,pp=2,dp=8,mbs=1,sp=true,zero=1", mtp, 32, t);
+  const Layout l = checked_layout("tp=2,pp=2,dp=8,mbs=1,sp=true,zero=1", mtp, 32, t);
   CostModel a(plain, cluster, CalibrationProfile{}, t);
   CostModel b(tied, cluster, CalibrationProfile{}, t);
   CostModel c(mtp, cluster, CalibrationProfile{}, t);
@@ -175,7 +168,7 @@ TEST_CASE("the last stage holds both passes' logits and the MTP layer's activati
   const ModelSpec plain = shipped_model("llama3-8b");
   const ModelSpec mtp = with_mtp(plain, 1);
   const ClusterSpec cluster = two_level_cluster(4);
-  const Layout l = checked("tp=2,pp=2,dp=8,mbs=1,sp=true,zero=1", mtp, 32, t);
+  const Layout l = checked_layout("tp=2,pp=2,dp=8,mbs=1,sp=true,zero=1", mtp, 32, t);
   CostModel a(plain, cluster, CalibrationProfile{}, t);
   CostModel b(mtp, cluster, CalibrationProfile{}, t);
   const MemoryEstimate ma = a.evaluate(l).memory, mb = b.evaluate(l).memory;
@@ -195,7 +188,7 @@ TEST_CASE("the simulator replays the MTP layer and heads on the last chunk as th
   const ModelSpec ds = with_mtp(shipped_model("deepseek-v3"), 1);
   const ClusterSpec cluster = shipped_cluster("dgx-h100-2048n");
   TrainingSpec t = ds.training;
-  const Layout l = checked(
+  const Layout l = checked_layout(
       "tp=4,pp=2,dp=256,ep=128,etp=1,zero=1,mbs=1,vpp=31,sp=true,schedule=interleaved,"
       "tp_overlap=true,uneven=true,ep_overlap=true",
       ds, 2048, t);

@@ -12,13 +12,6 @@ using namespace meshplan::testing;
 
 namespace {
 
-Layout checked(const std::string& text, const ModelSpec& m, int64_t gpus, const TrainingSpec& t) {
-  Layout l = parse_layout(text).value();
-  const std::vector<Diagnostic> errors = check_layout(l, m, gpus, t);
-  REQUIRE_MESSAGE(errors.empty(), format_diagnostics(errors));
-  return l;
-}
-
 // One node with a host of round numbers: 1 TB, 100 GB/s DRAM, 10 GB/s PCIe, 10 TB of NVMe at
 // 5 GB/s.
 ClusterSpec round_host_node() {
@@ -33,7 +26,7 @@ TEST_CASE("offload=cpu moves the sharded optimizer states to host memory, nvme t
   const ModelSpec m = shipped_model("llama3-70b");
   const TrainingSpec t{8192, 1024, Precision::bf16};
   GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, "", 0, {}};
-  const Layout base = checked("tp=8,pp=4,dp=16,zero=1", m, 512, t);
+  const Layout base = checked_layout("tp=8,pp=4,dp=16,zero=1", m, 512, t);
   const double p1 = static_cast<double>(stage_params(m, base)[1].dense_per_gpu);
   for (Offload where : {Offload::cpu, Offload::nvme}) {
     Layout l = base;
@@ -54,7 +47,7 @@ TEST_CASE("act_offload keeps one layer's copy on the GPU and moves the rest of t
   const ModelSpec m = shipped_model("llama3-70b");
   const TrainingSpec t{8192, 1024, Precision::bf16};
   GpuSpec gpu{"g", 1e15, 0, 80LL << 30, 3e12, "", 0, {}};
-  const Layout base = checked("tp=8,pp=4,dp=16,zero=1", m, 512, t);
+  const Layout base = checked_layout("tp=8,pp=4,dp=16,zero=1", m, 512, t);
   Layout l = base;
   l.act_offload = 2;
   const StageMemory before = estimate_memory(m, gpu, base, t).stages[1];
@@ -70,7 +63,7 @@ TEST_CASE("the offloaded optimizer step: PCIe copies, the node's CPU step, NVMe 
   const ModelSpec m = shipped_model("llama3-8b");
   const TrainingSpec t{8192, 64, Precision::bf16};
   const ClusterSpec c = round_host_node();
-  const Layout base = checked("tp=8,zero=1", m, 8, t);
+  const Layout base = checked_layout("tp=8,zero=1", m, 8, t);
   const double p = static_cast<double>(stage_params(m, base)[0].per_gpu());  // dp = 1: no shards
   for (Offload where : {Offload::cpu, Offload::nvme}) {
     CAPTURE(to_string(where));
@@ -112,7 +105,7 @@ TEST_CASE("a host too small for the offloaded states rejects the layout") {
   const ModelSpec m = shipped_model("llama3-8b");
   ClusterSpec c = round_host_node();
   const TrainingSpec t{8192, 64, Precision::bf16};
-  Layout l = checked("tp=8,zero=1,offload=cpu", m, 8, t);
+  Layout l = checked_layout("tp=8,zero=1,offload=cpu", m, 8, t);
   CostModel fits(m, c, CalibrationProfile{}, t);
   CHECK(fits.host_fits(l));
   c.host.memory_bytes = 1e9;  // 1 GB for 8 ranks' fp32 states of ~1 B parameters each
@@ -126,7 +119,7 @@ TEST_CASE("uniform_recompute_group picks the group size with the least peak acti
   const TrainingSpec t{8192, 1024, Precision::bf16};
   const ClusterSpec c = two_level_cluster(64);
   CostModel model(m, c, CalibrationProfile{}, t);
-  Layout l = checked("tp=8,pp=4,dp=16,recompute=full", m, 512, t);
+  Layout l = checked_layout("tp=8,pp=4,dp=16,recompute=full", m, 512, t);
   const int64_t chosen = model.uniform_recompute_group(l);
   auto peak_activations = [&](int64_t group) {
     Layout g = l;
@@ -150,7 +143,7 @@ TEST_CASE("a full-recompute layout too big per layer is searched again in unifor
   const ModelSpec m = shipped_model("llama3-70b");
   const TrainingSpec t{8192, 1024, Precision::bf16};
   ClusterSpec c = two_level_cluster(64);
-  const Layout l = checked("tp=8,pp=4,dp=16,zero=1,recompute=full", m, 512, t);
+  const Layout l = checked_layout("tp=8,pp=4,dp=16,zero=1,recompute=full", m, 512, t);
   Layout grouped = l;
   grouped.recompute_layers = CostModel(m, c, CalibrationProfile{}, t).uniform_recompute_group(l);
   REQUIRE(grouped.recompute_layers > 1);
@@ -208,11 +201,11 @@ TEST_CASE("a uniform recompute group remembered from another shape is the one fo
       "tp=4,pp=8,dp=16,recompute=full"};
   for (const std::string& text : layouts) {
     CAPTURE(text);
-    const Layout l = checked(text, m, 512, t);
+    const Layout l = checked_layout(text, m, 512, t);
     CostModel cold(m, c, CalibrationProfile{}, t);
     CHECK(warm.uniform_recompute_group(l) == cold.uniform_recompute_group(l));
   }
   // GPipe holds every micro-batch in flight where 1F1B holds at most pp: a larger group.
-  CHECK(warm.uniform_recompute_group(checked(layouts[2], m, 512, t)) >
-        warm.uniform_recompute_group(checked(layouts[0], m, 512, t)));
+  CHECK(warm.uniform_recompute_group(checked_layout(layouts[2], m, 512, t)) >
+        warm.uniform_recompute_group(checked_layout(layouts[0], m, 512, t)));
 }
