@@ -134,6 +134,14 @@ std::string framework_line(const CostOptions& cost) {
       cost.memory.fp8_params ? "; FP8 parameters when training in FP8" : "");
 }
 
+std::string mtp_line(const ModelSpec& model) {
+  if (model.mtp_layers == 0) return "";
+  return fmt::format(
+      "mtp: trains {} multi-token-prediction module{} (mtp_layers) on the last pipeline stage, "
+      "each a layer with its own pass through the LM head and loss\n",
+      model.mtp_layers, model.mtp_layers > 1 ? "s" : "");
+}
+
 std::string moe_caution_line(const ModelSpec& model) {
   if (!model.moe) return "";
   return "caution: MoE training times are not validated to the dense models' standard: meshplan's "

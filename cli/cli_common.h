@@ -93,6 +93,9 @@ void add_framework_json(nlohmann::ordered_json& j, const CostOptions& cost);
 // dense models' standard (tests/data/published_runs_moe.yaml: errors several times the dense
 // sets', most of them optimistic); "" for a dense model.
 std::string moe_caution_line(const ModelSpec& model);
+// For a model with multi-token-prediction modules (ModelSpec::mtp_layers), the line saying they
+// are trained, on the last pipeline stage (estimate, plan, sweep); "" without.
+std::string mtp_line(const ModelSpec& model);
 
 // Writes each file under `dir` (created when missing); on failure prints the error and returns
 // kExitBadInput, else 0.

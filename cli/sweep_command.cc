@@ -131,7 +131,7 @@ int run_sweep_command(const SweepOptions& o) {
     std::cout << render_sweep_report(s, request.value()).front().content;
   } else {
     std::cout << sweep_table(s, request.value()) << framework_line(model.options())
-              << moe_caution_line(model.model());
+              << mtp_line(model.model()) << moe_caution_line(model.model());
   }
   return 0;
 }

@@ -321,14 +321,18 @@ void megatron_moe_args(const ModelSpec& model, const Layout& layout, LauncherArg
     args.arg("--moe-layer-freq", fmt::format("\"{}\"", moe_layer_pattern(model)));
 }
 
-void model_rules(Refusals& out, const ModelSpec& model, const Layout& layout) {
-  // arguments.py (MTP validation): "Multi-Token Prediction (MTP) is not supported with {type}
-  // position embedding type. The supported position embedding types are rope and none."
-  if (model.mtp_layers > 0 && model.position_embedding != PositionEmbedding::rope)
+// arguments.py (MTP validation): "Multi-Token Prediction (MTP) is not supported with {type}
+// position embedding type. The supported position embedding types are rope and none." Apart and
+// cold: the search asks model_rules of every layout, and this keeps it small enough to inline.
+[[gnu::cold]] void mtp_rules(Refusals& out, const ModelSpec& model) {
+  if (model.position_embedding != PositionEmbedding::rope)
     out.other(
         "mtp_layers", [&] { return std::to_string(model.mtp_layers); },
-        "Megatron-Core trains multi-token prediction with RoPE (or no position "
-        "embedding) only");
+        "Megatron-Core trains multi-token prediction with RoPE (or no position embedding) only");
+}
+
+void model_rules(Refusals& out, const ModelSpec& model, const Layout& layout) {
+  if (model.mtp_layers > 0) mtp_rules(out, model);
   if (model.sparse_attention && layout.cp > 1 && layout.cp_kind != CpKind::allgather)
     out.field("cp_kind",
               "Megatron-Core's DSAttention takes context parallelism by all-gather only "

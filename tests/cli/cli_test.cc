@@ -686,6 +686,20 @@ TEST_CASE("memory of DeepSeek-V3's config.json counts its MTP module apart, on t
   CHECK(yaml.out.find("MTP") == std::string::npos);
 }
 
+TEST_CASE(
+    "estimate of DeepSeek-V3's config.json says it trains the MTP module, the YAML does not") {
+  const std::string args = " --cluster " + repo_path("topologies/dgx-h100-64n.yaml") +
+                           " --layout tp=1,pp=16,ep=32,zero=1,recompute=full,uneven=true";
+  Run r = run_meshplan("estimate --model " + repo_path("tests/data/hf/deepseek-v3.json") + args);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("\nmtp: trains 1 multi-token-prediction module (mtp_layers) on the last "
+                   "pipeline stage, each a layer with its own pass through the LM head and "
+                   "loss\n") != std::string::npos);
+  Run yaml = run_meshplan("estimate --model " + repo_path("models/deepseek-v3.yaml") + args);
+  REQUIRE(yaml.rc == 0);
+  CHECK(yaml.out.find("mtp:") == std::string::npos);
+}
+
 TEST_CASE("the build writes a man page and bash/zsh completions from --help") {
   const std::filesystem::path doc = std::filesystem::path(MESHPLAN_BINARY).parent_path() / "doc";
   const std::string man = read_file(doc / "meshplan.1");
