@@ -142,6 +142,11 @@ std::string mtp_line(const ModelSpec& model) {
       model.mtp_layers, model.mtp_layers > 1 ? "s" : "");
 }
 
+std::string closing_lines(const CostModel& model) {
+  return framework_line(model.options()) + mtp_line(model.model()) +
+         moe_caution_line(model.model());
+}
+
 std::string moe_caution_line(const ModelSpec& model) {
   if (!model.moe) return "";
   return "caution: MoE training times are not validated to the dense models' standard: meshplan's "

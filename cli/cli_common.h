@@ -94,8 +94,11 @@ void add_framework_json(nlohmann::ordered_json& j, const CostOptions& cost);
 // sets', most of them optimistic); "" for a dense model.
 std::string moe_caution_line(const ModelSpec& model);
 // For a model with multi-token-prediction modules (ModelSpec::mtp_layers), the line saying they
-// are trained, on the last pipeline stage (estimate, plan, sweep); "" without.
+// are trained, on the last pipeline stage; "" without.
 std::string mtp_line(const ModelSpec& model);
+// The lines closing estimate's, plan's and sweep's text: framework_line, mtp_line and
+// moe_caution_line for the cost model's options and model.
+std::string closing_lines(const CostModel& model);
 
 // Writes each file under `dir` (created when missing); on failure prints the error and returns
 // kExitBadInput, else 0.

@@ -28,8 +28,7 @@ static int run_estimate(const InputOptions& opts, const CostOptions& cost, doubl
     std::cout << estimate_table(e, model);
     if (tokens > 0)
       std::cout << time_to_train_line(tokens, training_time(tokens, e.tokens_per_s, in->gpus, 0));
-    std::cout << framework_line(model.options()) << mtp_line(model.model())
-              << moe_caution_line(model.model());
+    std::cout << closing_lines(model);
     if (ops) std::cout << layer_ops_table(layer_ops_report(model, in->layout));
   }
   return 0;

@@ -85,8 +85,7 @@ int run_plan(const PlanOptions& o) {
       std::cout << time_to_train_line(o.tokens,
                                       training_time(o.tokens, best.tokens_per_s, in->gpus, 0));
     }
-    std::cout << framework_line(model.options()) << mtp_line(model.model())
-              << moe_caution_line(model.model());
+    std::cout << closing_lines(model);
   }
   return 0;
 }

@@ -130,8 +130,7 @@ int run_sweep_command(const SweepOptions& o) {
   } else if (o.in.format == "md") {
     std::cout << render_sweep_report(s, request.value()).front().content;
   } else {
-    std::cout << sweep_table(s, request.value()) << framework_line(model.options())
-              << mtp_line(model.model()) << moe_caution_line(model.model());
+    std::cout << sweep_table(s, request.value()) << closing_lines(model);
   }
   return 0;
 }

@@ -182,6 +182,13 @@ struct ModelSpec {
   // layers, each of the last layer's kind.
   int64_t moe_layers_in(int64_t begin, int64_t end) const;
   int64_t moe_layers() const { return moe_layers_in(0, layers); }
+  // The layers training runs: the model's and the multi-token-prediction modules' (mtp_layers).
+  int64_t trained_layers() const { return layers + mtp_layers; }
+  // Whether the stage holding the LM head keeps its own copy of the word embedding where it does
+  // not hold the embedding (synced with the first stage's): for tied embeddings, or for the
+  // multi-token-prediction modules (Megatron-Core LanguageModule
+  // setup_embeddings_and_output_layer).
+  bool head_stage_shares_embedding() const { return tied_embeddings || mtp_layers > 0; }
   int64_t dense_layers() const { return layers - moe_layers(); }
   // Index of the first MoE layer (the one every MoE layer's shape and cost is taken from);
   // `layers` for a dense model.

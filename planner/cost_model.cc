@@ -410,9 +410,9 @@ void CostModel::build_shape(const Layout& l, Shape& shape) {
   }
   // Megatron-LM's _allreduce_word_embedding_grads (finalize_model_grads) and DeepSpeed
   // PipelineEngine's _exec_reduce_tied_grads: the word embedding's vocab/tp × hidden gradients,
-  // all-reduced between the first and the last stage once the backward pass is done. The last
-  // stage holds a copy for tied embeddings or for the multi-token-prediction modules.
-  const bool shared_embedding = model_.tied_embeddings || model_.mtp_layers > 0;
+  // all-reduced between the first and the last stage, whose copy it is
+  // (ModelSpec::head_stage_shares_embedding), once the backward pass is done.
+  const bool shared_embedding = model_.head_stage_shares_embedding();
   double embedding_sync = 0;
   if (shared_embedding && l.pp > 1) {
     const double params = static_cast<double>(model_.vocab) / static_cast<double>(l.tp) *
@@ -1296,9 +1296,8 @@ Estimate CostModel::evaluate(const Layout& l, const StageMemory& peak, bool deta
     }
     recomputed_flops += static_cast<double>(k.count) * flops;
   }
-  const int64_t all_layers = model_.layers + model_.mtp_layers;
-  const double moe_layers = static_cast<double>(model_.moe_layers_in(0, all_layers));
-  const double dense_layers = static_cast<double>(all_layers) - moe_layers;
+  const double moe_layers = static_cast<double>(model_.moe_layers_in(0, model_.trained_layers()));
+  const double dense_layers = static_cast<double>(model_.trained_layers()) - moe_layers;
   e.model_flops =
       3 * (dense_layers * dense_flops_.total() + moe_layers * moe_flops_.total() + head_flops_);
   e.hardware_flops = e.model_flops + recomputed_flops;

@@ -108,7 +108,7 @@ std::vector<int64_t> full_recompute_budget(const ModelSpec& m, const Layout& l) 
   std::vector<int64_t> out(static_cast<size_t>(l.pp));
   for (int64_t stage = 0; stage < l.pp; ++stage)
     out[static_cast<size_t>(stage)] =
-        l.recompute == Recompute::full ? m.layers + m.mtp_layers : l.recompute_layers_on(stage);
+        l.recompute == Recompute::full ? m.trained_layers() : l.recompute_layers_on(stage);
   return out;
 }
 

@@ -13,7 +13,7 @@ double megatron_flops_per_step(const ModelSpec& m, int64_t global_batch, int64_t
   const double B = static_cast<double>(global_batch), s = static_cast<double>(m.training.seq_len);
   // Multi-token-prediction layers count as layers of the last layer's kind, with their norms and
   // projection and one more logits each (training.py num_floating_point_operations, d98e8a64).
-  const int64_t layers = m.layers + m.mtp_layers;
+  const int64_t layers = m.trained_layers();
   const double mtp = static_cast<double>(m.mtp_layers);
   const double L = static_cast<double>(layers), h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads), g = static_cast<double>(m.kv_heads);

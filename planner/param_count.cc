@@ -113,7 +113,7 @@ std::vector<int64_t> chunk_boundaries(const ModelSpec& m, const Layout& l) {
 
 std::vector<LayerParams> model_layer_params(const ModelSpec& m) {
   std::vector<LayerParams> layers;
-  layers.reserve(static_cast<size_t>(m.layers + m.mtp_layers));
+  layers.reserve(static_cast<size_t>(m.trained_layers()));
   for (int64_t i = 0; i < m.layers; ++i) layers.push_back(layer_params(m, i));
   for (int64_t i = 0; i < m.mtp_layers; ++i) layers.push_back(mtp_layer_params(m));
   return layers;
@@ -164,12 +164,9 @@ std::vector<StageParams> stage_params(const ModelSpec& m, const Layout& l,
       s.dense_per_gpu += embedding_params(m) / l.tp;
     }
     if (!holds_last_chunk(l.pipeline(), rank)) continue;
-    // A stage holding the multi-token-prediction modules but not the embedding keeps its own
-    // copy for them, as for tied embeddings (Megatron-Core LanguageModule
-    // setup_embeddings_and_output_layer: "we also need to maintain duplicated embedding weights
-    // in mtp process stage"); with tied embeddings that copy is the head's.
-    const bool copy =
-        !holds_first_chunk(l.pipeline(), rank) && (m.tied_embeddings || m.mtp_layers > 0);
+    // Its own copy of the embedding ("we also need to maintain duplicated embedding weights in
+    // mtp process stage", Megatron-Core); with tied embeddings that copy is the head's.
+    const bool copy = !holds_first_chunk(l.pipeline(), rank) && m.head_stage_shares_embedding();
     const int64_t head =
         (m.tied_embeddings ? 0 : lm_head_params(m)) + (copy ? lm_head_linear(m).weights() : 0);
     s.full_params += head + final_norm_params(m);
